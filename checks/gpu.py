@@ -1,0 +1,104 @@
+"""gpu.present: the GPUs on the PCI bus, and whether the NVIDIA driver exposes each of them."""
+
+from __future__ import annotations
+
+from gpu_doctor.describe import fact, gpu_inventory, gpu_label
+from gpu_doctor.facts.model import Facts, Gpu
+from gpu_doctor.model import Evidence, Finding, Status
+from gpu_doctor.registry import check
+from gpu_doctor.unavailable import Unavailable
+
+ID = "gpu.present"
+
+
+def _evidence(facts: Facts) -> tuple[Evidence, ...]:
+    items = [
+        Evidence(
+            f"GPU {gpu_label(g)}",
+            f"kernel driver {g.kernel_driver or 'none'}; NVML index {g.nvml_index if g.nvml_index is not None else '-'}",
+            "sysfs /sys/bus/pci/devices" if g.on_pci_bus else "NVML",
+        )
+        for g in facts.gpus
+    ]
+    if isinstance(facts.pci, Unavailable):
+        items.append(fact("PCI devices", facts.pci, "/sys/bus/pci/devices"))
+    if not isinstance(facts.nvml, Unavailable):
+        items.append(fact("NVML device count", facts.nvml.device_count, "nvmlDeviceGetCount"))
+    return tuple(items)
+
+
+def _why_hidden(gpu: Gpu, facts: Facts) -> str:
+    if gpu.excluded:
+        return "the NVIDIA driver excluded it (\"GPU Excluded: Yes\": NVreg_ExcludedGpus, or it failed to initialise)"
+    driver = gpu.kernel_driver
+    if driver == "nouveau":
+        return "the open-source nouveau driver has claimed it (see driver.nouveau)"
+    if driver in ("vfio-pci", "pci-stub"):
+        return f"it is bound to {driver}, i.e. reserved for a virtual machine"
+    if driver is None:
+        return "no kernel driver is bound to it (see driver.installed)"
+    if not isinstance(facts.nvml, Unavailable) and facts.nvml.init_error is not None:
+        return f"NVML does not answer (NVMLError_{facts.nvml.init_error.name}, see driver.nvml)"
+    return "the NVIDIA driver is bound but NVML does not list it (a GPU that fell off the bus looks like this)"
+
+
+@check(ID, "NVIDIA GPUs are present and visible to the driver", "gpu", required=True)
+def gpu_present(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Lists the display-class NVIDIA and AMD devices on the PCI bus (sysfs) and the GPUs the NVIDIA driver
+    exposes through NVML, joins them by PCI address, and compares the two.
+
+    ## Why it matters
+    PyTorch can only use a GPU that the NVIDIA driver has claimed and exposes. A GPU that is on the bus but
+    not visible to the driver (nouveau bound to it, reserved for a VM, excluded after an error, no driver at
+    all) is invisible to `torch.cuda`, and the failure you see later ("no CUDA GPUs are available") does not
+    say why. No GPU at all usually means a cloud instance without a GPU, a container started without
+    `--gpus`, or an eGPU that is not connected.
+
+    ## How to fix
+    Follow the reason given for each hidden GPU: install or load the NVIDIA driver (driver.installed), stop
+    nouveau (driver.nouveau), release the GPU from vfio-pci, or reboot after a GPU fell off the bus. With no
+    GPU at all, pick a GPU instance type, pass GPUs to the container (`--gpus all`), or connect the eGPU.
+    """
+    evidence = _evidence(facts)
+    nvidia = facts.nvidia_gpus
+    amd = [g for g in facts.gpus if g.vendor == "amd"]
+    if not nvidia:
+        if isinstance(facts.pci, Unavailable) and isinstance(facts.nvml, Unavailable):
+            return Finding(ID, Status.UNKNOWN, "Could not list the PCI devices, and NVML did not answer.", evidence=evidence)
+        if amd:
+            return Finding(
+                ID,
+                Status.WARN,
+                f"No NVIDIA GPU here; found AMD {gpu_inventory(tuple(amd))}.",
+                details="gpu-doctor's checks are written for NVIDIA GPUs; for AMD, PyTorch needs a ROCm build.",
+                evidence=evidence,
+            )
+        wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
+        details = (
+            "This is WSL2: the GPU comes from the Windows NVIDIA driver through /dev/dxg"
+            + ("" if not isinstance(facts.os, Unavailable) and facts.os.has_dxg else ", which is missing here")
+            + ". Install or update the NVIDIA driver on Windows and run `wsl --update`."
+            if wsl
+            else "The PCI bus lists no NVIDIA display device and NVML sees none. On a cloud VM choose a GPU "
+            "instance type; in a container pass the GPUs (`docker run --gpus all`); check that an eGPU is "
+            "connected and authorized. PyTorch will run on the CPU only."
+        )
+        return Finding(ID, Status.FAIL, "No NVIDIA GPU was found on this machine.", details=details, evidence=evidence)
+
+    hidden = [g for g in nvidia if g.nvml_index is None]
+    inventory = gpu_inventory(nvidia)
+    if not hidden:
+        return Finding(ID, Status.PASS, f"{len(nvidia)} NVIDIA GPU{'s' if len(nvidia) > 1 else ''}: {inventory}.", evidence=evidence)
+    reasons = "\n".join(f"- {gpu_label(g)}: {_why_hidden(g, facts)}" for g in hidden)
+    visible = len(nvidia) - len(hidden)
+    return Finding(
+        ID,
+        Status.FAIL,
+        f"{len(hidden)} of {len(nvidia)} NVIDIA GPU{'s' if len(nvidia) > 1 else ''} on the PCI bus "
+        f"{'is' if len(hidden) == 1 else 'are'} not visible to the NVIDIA driver"
+        + (f" ({visible} usable)." if visible else "."),
+        details=f"PyTorch cannot use a GPU the driver does not expose.\n{reasons}",
+        evidence=evidence,
+    )

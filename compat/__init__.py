@@ -1,0 +1,144 @@
+"""Typed access to compat/cuda_matrix.json, validated on load.
+
+The file is data with a date and a source on every entry; `compat/README.md` says how to update it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+MATRIX_SCHEMA = "gpu-doctor cuda_matrix v1"
+
+
+class CompatDataError(ValueError):
+    """cuda_matrix.json does not have the expected shape."""
+
+
+@dataclass(frozen=True)
+class CudaToolkit:
+    cuda: str  # "12.4"
+    release: str  # "GA", "Update 1"
+    linux_min_driver: str | None
+    windows_min_driver: str | None
+    linux_branch: str | None  # "R615" where NVIDIA prints no exact minimum
+    source: str
+    unconfirmed: str | None
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    name: str
+    compute_capability: str
+    architecture: str
+    source: str
+
+
+@dataclass(frozen=True)
+class CompatMatrix:
+    data_date: str
+    toolkits: tuple[CudaToolkit, ...]
+    gpus: tuple[GpuModel, ...]
+    sm_to_arch: dict[str, str]
+
+    def max_cuda_for_driver(self, driver: str, system: str = "linux") -> str | None:
+        """The newest CUDA toolkit whose bundled driver is at most `driver` (what nvidia-smi shows as CUDA Version)."""
+        installed = _version(driver)
+        if installed is None:
+            return None
+        best: tuple[Version, str] | None = None
+        for tk in self.toolkits:
+            minimum = tk.linux_min_driver if system == "linux" else tk.windows_min_driver
+            if minimum is not None:
+                needed = _version(minimum)
+                ok = needed is not None and installed >= needed
+            else:  # only a branch is known: R615 → any 615.x or newer
+                branch = tk.linux_branch if system == "linux" else None
+                ok = branch is not None and installed.major >= int(branch.lstrip("R"))
+            cuda = _version(tk.cuda)
+            if ok and cuda is not None and (best is None or cuda > best[0]):
+                best = (cuda, tk.cuda)
+        return best[1] if best else None
+
+    def gpu_by_name(self, name: str) -> GpuModel | None:
+        """Longest table entry whose words start the device's name ("NVIDIA H100 80GB HBM3" → "NVIDIA H100")."""
+        words = _name_words(name)
+        best: GpuModel | None = None
+        best_len = 0
+        for gpu in self.gpus:
+            key = _name_words(gpu.name)
+            if key and words[: len(key)] == key and len(key) > best_len:
+                best, best_len = gpu, len(key)
+        return best
+
+    def architecture(self, compute_capability: str) -> str | None:
+        return self.sm_to_arch.get(compute_capability)
+
+
+_NOISE = {"nvidia", "tesla"}
+
+
+def _name_words(name: str) -> list[str]:
+    return [w for w in re.split(r"[\s\-_/]+", name.lower()) if w and w not in _NOISE]
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _str(entry: dict[str, Any], key: str, where: str, optional: bool = False) -> Any:
+    value = entry.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise CompatDataError(f"{where}: '{key}' must be a non-empty string")
+    return value
+
+
+def parse_matrix(data: Any) -> CompatMatrix:
+    if not isinstance(data, dict) or data.get("schema") != MATRIX_SCHEMA:
+        raise CompatDataError(f"cuda_matrix.json: expected schema {MATRIX_SCHEMA!r}")
+    toolkits = []
+    for i, entry in enumerate(data.get("cuda_toolkits", [])):
+        where = f"cuda_toolkits[{i}]"
+        tk = CudaToolkit(
+            cuda=_str(entry, "cuda", where),
+            release=_str(entry, "release", where),
+            linux_min_driver=_str(entry, "linux_min_driver", where, optional=True),
+            windows_min_driver=_str(entry, "windows_min_driver", where, optional=True),
+            linux_branch=_str(entry, "linux_branch", where, optional=True),
+            source=_str(entry, "source", where),
+            unconfirmed=_str(entry, "unconfirmed", where, optional=True),
+        )
+        if tk.linux_min_driver is None and tk.linux_branch is None:
+            raise CompatDataError(f"{where}: needs linux_min_driver or linux_branch")
+        for driver in (tk.linux_min_driver, tk.windows_min_driver):
+            if driver is not None and _version(driver) is None:
+                raise CompatDataError(f"{where}: {driver!r} is not a version")
+        toolkits.append(tk)
+    gpus = []
+    for i, entry in enumerate(data.get("gpus", [])):
+        where = f"gpus[{i}]"
+        cc = _str(entry, "compute_capability", where)
+        if not re.fullmatch(r"\d+\.\d+", cc):
+            raise CompatDataError(f"{where}: compute capability {cc!r}")
+        gpus.append(GpuModel(_str(entry, "name", where), cc, _str(entry, "architecture", where), _str(entry, "source", where)))
+    sm = data.get("sm_to_arch", {})
+    if not toolkits or not gpus or not isinstance(sm, dict):
+        raise CompatDataError("cuda_matrix.json: cuda_toolkits, gpus and sm_to_arch are required")
+    return CompatMatrix(_str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm))
+
+
+@functools.cache
+def load_matrix() -> CompatMatrix:
+    text = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    return parse_matrix(json.loads(text))

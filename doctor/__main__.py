@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+import sys
+
+from gpu_doctor.cli import main
+
+sys.exit(main())

@@ -1,0 +1,178 @@
+"""Command line: `gpu-doctor [options]`, `explain ID`, `schema`, `capture DIR`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from gpu_doctor import TOOL_NAME, __version__
+from gpu_doctor.exit_codes import ExitCode
+from gpu_doctor.host.base import Host
+from gpu_doctor.model import Status
+
+
+class UsageError(Exception):
+    """A bad command line: one clear line on stderr, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=TOOL_NAME,
+        description="Diagnose PyTorch on NVIDIA GPUs: driver, GPUs, and what to type to fix them.",
+    )
+    parser.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON document on stdout (logs go to stderr)")
+    out.add_argument("--plain", action="store_true", help="plain text report, no interactive interface")
+    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to diagnose (default: this one)")
+    parser.add_argument("--root", metavar="DIR", help="diagnose a captured machine instead of this one")
+    parser.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+    parser.add_argument("--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
+    parser.add_argument("--skip", action="append", default=[], metavar="ID", help="skip this check (repeatable)")
+    parser.add_argument("--fail-on", choices=("warn", "fail"), default="fail", help="exit 1 at this status or worse")
+    parser.add_argument("--strict", action="store_true", help="same as --fail-on warn")
+    parser.add_argument("--no-plugins", action="store_true", help="do not load third-party checks")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show evidence and tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    explain = sub.add_parser("explain", help="explain a check: what it checks, why it matters, how to fix")
+    explain.add_argument("check_id", metavar="ID")
+    sub.add_parser("schema", help="print the JSON Schema of --json output")
+    capture = sub.add_parser("capture", help="record this machine as a replayable capture directory")
+    capture.add_argument("directory", metavar="DIR")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(build_parser().parse_args(argv))
+    except UsageError as exc:
+        print(f"{TOOL_NAME}: error: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        print(f"{TOOL_NAME}: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as exc:  # last resort: one line and a hint, not a traceback
+        print(f"{TOOL_NAME}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("Please report this with the output of `gpu-doctor -v`.", file=sys.stderr)
+        return ExitCode.INTERNAL
+
+
+def _main(args: argparse.Namespace) -> int:
+    if args.command == "schema":
+        from gpu_doctor.schemas import report_schema_text
+
+        sys.stdout.write(report_schema_text())
+        return ExitCode.OK
+    if args.command == "explain":
+        return _explain(args.check_id, plugins=not args.no_plugins)
+    if args.list_checks:
+        return _list_checks(plugins=not args.no_plugins)
+    host, python = _host_and_python(args)
+    _validate_ids(args.check + args.skip, plugins=not args.no_plugins)
+    if args.command == "capture":
+        return _capture(Path(args.directory), python)
+
+    from gpu_doctor.runner import diagnose
+
+    fail_on = Status.WARN if args.strict or args.fail_on == "warn" else Status.FAIL
+    report = diagnose(host, python, args.check, args.skip, fail_on, plugins=not args.no_plugins)
+    _require_python(report.facts.python, python, args)
+    if args.json:
+        from gpu_doctor.render.json_report import render_json
+
+        sys.stdout.write(render_json(report))
+    else:
+        from gpu_doctor.render.text import render_text
+
+        render_text(report, sys.stdout, verbose=args.verbose)
+    return report.summary().exit_code
+
+
+def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
+    if args.root:
+        from gpu_doctor.host.recorded import CaptureError, RecordedHost
+
+        try:
+            recorded = RecordedHost(args.root)
+        except CaptureError as exc:
+            raise UsageError(str(exc)) from exc
+        return recorded, args.python or recorded.python or "python3"
+    from gpu_doctor.host.real import RealHost
+
+    python = args.python or sys.executable
+    if args.python:
+        found = args.python if "/" in args.python else shutil.which(args.python)
+        if not found or not Path(found).is_file():
+            raise UsageError(f"--python {args.python}: no such file")
+        python = found
+    return RealHost(), python
+
+
+def _require_python(python_facts: object, python: str, args: argparse.Namespace) -> None:
+    """An explicit --python that does not run as a Python is a usage error, not a finding."""
+    from gpu_doctor.unavailable import Unavailable
+
+    if args.python and not args.root and isinstance(python_facts, Unavailable):
+        raise UsageError(f"--python {python} is not a working Python interpreter ({python_facts})")
+
+
+def _validate_ids(ids: list[str], plugins: bool) -> None:
+    if not ids:
+        return
+    from gpu_doctor.runner import known_check_ids
+
+    known = known_check_ids(plugins)
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise UsageError(f"unknown check id {unknown[0]!r} (see --list-checks)")
+
+
+def _list_checks(plugins: bool) -> int:
+    from gpu_doctor.registry import load_checks
+
+    loaded = load_checks(plugins)
+    width = max(len(c.spec.id) for c in loaded.checks)
+    for c in sorted(loaded.checks, key=lambda c: c.spec.id):
+        print(f"{c.spec.id:<{width}}  {c.spec.area:<8}  {c.spec.title}")
+    for problem in loaded.problems:
+        print(f"{problem.check_id}: {problem.summary}", file=sys.stderr)
+    return ExitCode.OK
+
+
+def _explain(check_id: str, plugins: bool) -> int:
+    from gpu_doctor.registry import load_checks
+
+    checks = {c.spec.id: c.spec for c in load_checks(plugins).checks}
+    spec = checks.get(check_id)
+    if spec is None:
+        raise UsageError(f"unknown check id {check_id!r} (see --list-checks)")
+    text = spec.explanation
+    print(f"{spec.id} — {spec.title}\n")
+    for heading, body in (("What it checks", text.what), ("Why it matters", text.why), ("How to fix", text.fix)):
+        print(f"{heading}\n{body}\n")
+    return ExitCode.OK
+
+
+def _capture(directory: Path, python: str) -> int:
+    from gpu_doctor.host.real import RealHost
+    from gpu_doctor.host.recording import RecordingHost
+    from gpu_doctor.runner import diagnose
+
+    if directory.exists() and any(directory.iterdir()):
+        raise UsageError(f"{directory} exists and is not empty")
+    recorder = RecordingHost(RealHost())
+    report = diagnose(recorder, python)
+    recorder.write(directory, python)
+    print(json.dumps({"captured": str(directory), "findings": len(report.findings)}), file=sys.stderr)
+    print(f"Captured this machine in {directory}; replay it with: {TOOL_NAME} --root {directory}")
+    return ExitCode.OK

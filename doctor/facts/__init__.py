@@ -1,0 +1,1 @@
+"""Facts: the frozen snapshot of a machine, gathered through the Host seam."""

@@ -1,0 +1,101 @@
+"""OS, distribution, kernel, WSL and CPU, read from procfs and /etc/os-release."""
+
+from __future__ import annotations
+
+import shlex
+
+from gpu_doctor.facts.model import CpuFacts, OsFacts
+from gpu_doctor.host.base import Host
+from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+OS_RELEASE_PATHS = ("/etc/os-release", "/usr/lib/os-release")
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    """KEY=value lines with shell quoting (os-release(5)); malformed lines are skipped."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, raw = line.partition("=")
+        if not key.isidentifier():
+            continue
+        try:
+            words = shlex.split(raw)
+        except ValueError:
+            continue
+        values[key] = " ".join(words)
+    return values
+
+
+def parse_cpuinfo(text: str) -> tuple[str | None, int]:
+    """(model name, logical CPU count) from /proc/cpuinfo on x86 and arm64."""
+    model: str | None = None
+    count = 0
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key = key.strip().lower()
+        if key == "processor":
+            count += 1
+        elif model is None and key in ("model name", "hardware", "cpu model"):
+            model = value.strip() or None
+    return model, count
+
+
+def is_wsl_kernel(version_text: str) -> bool:
+    lowered = version_text.lower()
+    return "microsoft" in lowered or "wsl" in lowered
+
+
+def gather_os(host: Host) -> OsFacts:
+    release = _strip(host.read_text("/proc/sys/kernel/osrelease"))
+    version = _strip(host.read_text("/proc/version"))
+    os_release: dict[str, str] = {}
+    source: Maybe[str] = Unavailable(Reason.NOT_FOUND, "/etc/os-release")
+    for path in OS_RELEASE_PATHS:
+        text = host.read_text(path)
+        if not isinstance(text, Unavailable):
+            os_release = parse_os_release(text)
+            source = path
+            break
+        source = text
+
+    def field(key: str) -> Maybe[str]:
+        if isinstance(source, Unavailable):
+            return source
+        return os_release.get(key) or Unavailable(Reason.NOT_FOUND, f"{key} in {source}")
+
+    wsl = any(
+        not isinstance(text, Unavailable) and is_wsl_kernel(text) for text in (release, version)
+    )
+    return OsFacts(
+        system="Linux",
+        kernel_release=release,
+        kernel_version=version,
+        distro_id=field("ID"),
+        distro_name=field("PRETTY_NAME"),
+        distro_version=field("VERSION_ID"),
+        distro_like=tuple(os_release.get("ID_LIKE", "").split()),
+        is_wsl=wsl,
+        has_dxg=host.exists("/dev/dxg"),
+    )
+
+
+def gather_cpu(host: Host) -> CpuFacts:
+    text = host.read_text("/proc/cpuinfo")
+    if isinstance(text, Unavailable):
+        return CpuFacts(model=text, logical_cpus=text)
+    model, count = parse_cpuinfo(text)
+    return CpuFacts(
+        model=model or Unavailable(Reason.UNPARSEABLE, "no model name in /proc/cpuinfo"),
+        logical_cpus=count or Unavailable(Reason.UNPARSEABLE, "no processor lines in /proc/cpuinfo"),
+    )
+
+
+def _strip(value: str | Unavailable) -> Maybe[str]:
+    if isinstance(value, Unavailable):
+        return value
+    return value.strip() or Unavailable(Reason.UNPARSEABLE, "empty")

@@ -1,0 +1,153 @@
+"""Gather every fact section concurrently, each probe under its own timeout, all under one deadline.
+
+A probe that raises or hangs leaves its section unavailable and becomes a `crash` finding; the run goes on.
+Probe threads are daemons: a wedged NVML call or a stuck `nvidia-smi` cannot keep the process alive.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_doctor.facts.driver import gather_driver
+from gpu_doctor.facts.gpus import join_gpus
+from gpu_doctor.facts.kernel import gather_kernel
+from gpu_doctor.facts.memory import gather_memory
+from gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
+from gpu_doctor.facts.nvml import gather_nvml
+from gpu_doctor.facts.pci import gather_pci, gather_proc_gpus
+from gpu_doctor.facts.platform import gather_cpu, gather_os
+from gpu_doctor.facts.python_env import PROBE_TIMEOUT_S, gather_python
+from gpu_doctor.host.base import Host
+from gpu_doctor.model import Finding, Status
+from gpu_doctor.unavailable import Reason, Unavailable
+
+DEFAULT_DEADLINE_S = 90.0
+ProbeFn = Callable[[Host, dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str  # also the Facts field it fills
+    fn: ProbeFn  # (host, results of its dependencies) -> section
+    timeout_s: float
+    needs: tuple[str, ...] = ()
+
+
+def default_probes(python: str) -> tuple[Probe, ...]:
+    return (
+        Probe("os", lambda h, _: gather_os(h), 5.0),
+        Probe("cpu", lambda h, _: gather_cpu(h), 5.0),
+        Probe("memory", lambda h, _: gather_memory(h), 5.0),
+        Probe("python", lambda h, _: gather_python(h, python), PROBE_TIMEOUT_S + 5.0),
+        Probe("kernel", lambda h, _: gather_kernel(h), 10.0),
+        Probe("nvml", lambda h, _: gather_nvml(h), 20.0),
+        Probe("pci", lambda h, _: gather_pci(h), 10.0),
+        Probe("proc_gpus", lambda h, _: gather_proc_gpus(h), 5.0),
+        Probe("driver", lambda h, got: gather_driver(h, got["nvml"]), 25.0, needs=("nvml",)),
+    )
+
+
+@dataclass
+class _Slot:
+    probe: Probe
+    done: threading.Event = field(default_factory=threading.Event)
+    started: float | None = None
+    result: Any = None
+    crash: Finding | None = None
+
+
+@dataclass(frozen=True)
+class Gathered:
+    facts: Facts
+    problems: tuple[Finding, ...]  # probes that crashed or timed out
+
+
+def gather(host: Host, probes: tuple[Probe, ...], deadline_s: float = DEFAULT_DEADLINE_S) -> Gathered:
+    slots = {p.name: _Slot(p) for p in probes}
+    deadline = time.monotonic() + deadline_s
+
+    def run(slot: _Slot) -> None:
+        needs = {}
+        for name in slot.probe.needs:
+            dep = slots[name]
+            dep.done.wait(max(0.0, deadline - time.monotonic()))
+            needs[name] = dep.result
+        slot.started = time.monotonic()
+        try:
+            slot.result = slot.probe.fn(host, needs)
+        except Exception as exc:  # a probe bug must not take the run down
+            slot.result = Unavailable(Reason.FAILED, f"probe {slot.probe.name} crashed: {exc}")
+            slot.crash = Finding(
+                check_id=f"probe.{slot.probe.name}",
+                status=Status.CRASH,
+                summary=f"Reading the {slot.probe.name} facts failed: {type(exc).__name__}: {exc}",
+                details="This is a bug in gpu-doctor. The checks that need these facts report 'unknown'.",
+                traceback=traceback.format_exc(),
+            )
+        slot.done.set()
+
+    for slot in slots.values():
+        threading.Thread(target=run, args=(slot,), name=f"probe-{slot.probe.name}", daemon=True).start()
+
+    _wait(slots, deadline)
+    values = {name: slot.result for name, slot in slots.items()}
+    problems = tuple(s.crash for s in slots.values() if s.crash is not None)
+    return Gathered(_assemble(host, values), problems)
+
+
+def _wait(slots: dict[str, _Slot], deadline: float) -> None:
+    pending = dict(slots)
+    while pending:
+        now = time.monotonic()
+        for name, slot in list(pending.items()):
+            if slot.done.is_set():
+                del pending[name]
+                continue
+            over_budget = slot.started is not None and now > slot.started + slot.probe.timeout_s
+            if over_budget or now > deadline:
+                budget = slot.probe.timeout_s if over_budget else None
+                _time_out(slot, budget)
+                del pending[name]
+        if pending:
+            next(iter(pending.values())).done.wait(0.02)
+
+
+def _time_out(slot: _Slot, budget: float | None) -> None:
+    limit = f"its {budget:g} s budget" if budget is not None else "the overall deadline"
+    slot.result = Unavailable(Reason.TIMED_OUT, f"probe {slot.probe.name} did not finish within {limit}")
+    slot.crash = Finding(
+        check_id=f"probe.{slot.probe.name}",
+        status=Status.CRASH,
+        summary=f"Reading the {slot.probe.name} facts hung and was abandoned after {limit}.",
+        details=(
+            "Something on this machine did not answer in time (often a wedged driver: nvidia-smi or NVML "
+            "hanging). The checks that need these facts report 'unknown'."
+        ),
+    )
+
+
+def _assemble(host: Host, values: dict[str, Any]) -> Facts:
+    def section(name: str) -> Any:
+        if name in values:
+            return values[name]
+        return Unavailable(Reason.NOT_APPLICABLE, f"{name} was not gathered")
+
+    return Facts(
+        schema_version=FACTS_SCHEMA_VERSION,
+        host=host.description,
+        os=section("os"),
+        cpu=section("cpu"),
+        memory=section("memory"),
+        python=section("python"),
+        driver=section("driver"),
+        kernel=section("kernel"),
+        nvml=section("nvml"),
+        pci=section("pci"),
+        proc_gpus=section("proc_gpus"),
+        gpus=join_gpus(section("pci"), section("nvml"), section("proc_gpus")),
+    )

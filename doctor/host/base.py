@@ -1,0 +1,83 @@
+"""The Host seam: every byte gpu-doctor reads from a machine goes through one of these methods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Protocol
+
+from gpu_doctor.unavailable import Reason, Unavailable
+
+if TYPE_CHECKING:
+    from gpu_doctor.host.nvml import Nvml
+
+DEFAULT_TIMEOUT_S = 10.0
+MAX_READ_BYTES = 4 << 20  # sysfs/procfs files are tiny; this only bounds garbage
+
+
+class CommandStatus(str, Enum):
+    OK = "ok"
+    NONZERO = "nonzero"  # ran and exited non-zero (or was killed by a signal: returncode < 0)
+    NOT_FOUND = "not_found"
+    PERMISSION_DENIED = "permission_denied"
+    TIMED_OUT = "timed_out"
+    FAILED = "failed"  # could not be started for another reason (or not recorded in a capture)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    status: CommandStatus
+    returncode: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is CommandStatus.OK
+
+    def unavailable(self) -> Unavailable:
+        """Why this command gave no usable output, in the facts' vocabulary."""
+        reason = {
+            CommandStatus.NOT_FOUND: Reason.NOT_FOUND,
+            CommandStatus.PERMISSION_DENIED: Reason.PERMISSION_DENIED,
+            CommandStatus.TIMED_OUT: Reason.TIMED_OUT,
+        }.get(self.status, Reason.FAILED)
+        last = (self.stderr or self.stdout).strip().splitlines()
+        detail = f"{self.argv[0]}: {last[-1]}" if last else f"{self.argv[0]}: {self.status.value}"
+        if self.status is CommandStatus.NONZERO:
+            detail += f" (exit {self.returncode})"
+        return Unavailable(reason, detail)
+
+
+class Host(Protocol):
+    """A machine to diagnose: the real one, or a captured one."""
+
+    @property
+    def description(self) -> str: ...
+
+    def read_text(self, path: str) -> str | Unavailable: ...
+
+    def read_bytes(self, path: str) -> bytes | Unavailable: ...
+
+    def listdir(self, path: str) -> tuple[str, ...] | Unavailable: ...
+
+    def readlink(self, path: str) -> str | Unavailable: ...
+
+    def realpath(self, path: str) -> str | Unavailable: ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def is_dir(self, path: str) -> bool: ...
+
+    def env(self) -> Mapping[str, str]: ...
+
+    def which(self, name: str) -> str | None: ...
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult: ...
+
+    def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult: ...
+
+    def nvml(self) -> Nvml: ...

@@ -1,0 +1,116 @@
+"""The machine gpu-doctor runs on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from importlib import resources
+
+from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus
+from gpu_doctor.host.fs import RootedFs
+from gpu_doctor.host.nvml import Nvml, RealNvml
+from gpu_doctor.unavailable import Unavailable
+
+MAX_OUTPUT_BYTES = 8 << 20
+
+
+def probe_source(probe: str) -> str:
+    """The text of a probe script shipped in gpu_doctor.probes (run by the *target* interpreter)."""
+    return resources.files("gpu_doctor.probes").joinpath(f"{probe}.py").read_text(encoding="utf-8")
+
+
+def run_command(
+    argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None
+) -> CommandResult:
+    """Run argv (never a shell string) with a hard timeout; the whole process group dies on timeout."""
+    argv = tuple(argv)
+    child_env = dict(os.environ if env is None else env)
+    child_env["LC_ALL"] = "C"  # stable, parseable output
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=child_env,
+            start_new_session=True,  # so a timeout can kill grandchildren that hold the pipes
+        )
+    except FileNotFoundError:
+        return CommandResult(argv, CommandStatus.NOT_FOUND, stderr=f"{argv[0]}: command not found")
+    except PermissionError as exc:
+        return CommandResult(argv, CommandStatus.PERMISSION_DENIED, stderr=str(exc))
+    except OSError as exc:
+        return CommandResult(argv, CommandStatus.FAILED, stderr=str(exc))
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        return CommandResult(
+            argv,
+            CommandStatus.TIMED_OUT,
+            proc.returncode,
+            _decode(out),
+            _decode(err) or f"{argv[0]}: no answer within {timeout:g} s",
+            (time.monotonic() - started) * 1000,
+        )
+    status = CommandStatus.OK if proc.returncode == 0 else CommandStatus.NONZERO
+    elapsed = (time.monotonic() - started) * 1000
+    return CommandResult(argv, status, proc.returncode, _decode(out), _decode(err), elapsed)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _decode(data: bytes | None) -> str:
+    return (data or b"")[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
+
+
+class RealHost(RootedFs):
+    def __init__(self, root: str = "/") -> None:
+        super().__init__(root)
+        self._nvml: Nvml | None = None
+
+    @property
+    def description(self) -> str:
+        return "this machine"
+
+    def env(self) -> Mapping[str, str]:
+        return os.environ
+
+    def which(self, name: str) -> str | None:
+        for directory in self.env().get("PATH", os.defpath).split(os.pathsep):
+            if directory and self.is_executable_file(f"{directory}/{name}"):
+                return f"{directory}/{name}"
+        return None
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:
+        return run_command(argv, timeout)
+
+    def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:
+        result = run_command([python, "-c", probe_source(probe)], timeout)
+        # Show "python -c <probe:NAME>" in evidence instead of the whole script.
+        return CommandResult(
+            (python, "-c", f"<probe:{probe}>"),
+            result.status,
+            result.returncode,
+            result.stdout,
+            result.stderr,
+            result.duration_ms,
+        )
+
+    def nvml(self) -> Nvml:
+        if self._nvml is None:
+            self._nvml = RealNvml()
+        return self._nvml
+
+    def realpath(self, path: str) -> str | Unavailable:
+        return self.resolve(path)

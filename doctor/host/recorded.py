@@ -1,0 +1,110 @@
+"""A captured machine replayed from a directory (see gpu_doctor.host.layout)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gpu_doctor.host import layout
+from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus
+from gpu_doctor.host.fs import RootedFs
+from gpu_doctor.host.nvml import Nvml, RecordedNvml
+from gpu_doctor.unavailable import Reason, Unavailable
+
+
+class CaptureError(ValueError):
+    """The directory is not a readable capture."""
+
+
+def _load_json(path: Path, default: Any) -> Any:
+    if not path.exists():
+        return default
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CaptureError(f"{path}: {exc}") from exc
+
+
+def _command_result(argv: Sequence[str], raw: Mapping[str, Any]) -> CommandResult:
+    return CommandResult(
+        tuple(argv),
+        CommandStatus(raw.get("status", "ok")),
+        raw.get("returncode", 0 if raw.get("status", "ok") == "ok" else None),
+        str(raw.get("stdout", "")),
+        str(raw.get("stderr", "")),
+        float(raw.get("duration_ms", 0.0)),
+    )
+
+
+class RecordedHost(RootedFs):
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        if not (self.directory / layout.ROOT_DIR).is_dir():
+            raise CaptureError(f"{self.directory} is not a capture: it has no {layout.ROOT_DIR}/ folder")
+        super().__init__(self.directory / layout.ROOT_DIR)
+        meta = _load_json(self.directory / layout.HOST_FILE, {})
+        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        self._env: dict[str, str] = {str(k): str(v) for k, v in self.meta.get("env", {}).items()}
+        self._file_errors: dict[str, str] = dict(self.meta.get("file_errors", {}))
+        self._commands = [
+            (tuple(entry["argv"]), entry) for entry in _load_json(self.directory / layout.COMMANDS_FILE, [])
+        ]
+        self._probes: dict[str, Any] = _load_json(self.directory / layout.PROBES_FILE, {})
+        self._nvml_data: dict[str, Any] | None = _load_json(self.directory / layout.NVML_FILE, None)
+        self.unexpected_commands: list[tuple[str, ...]] = []
+
+    @property
+    def description(self) -> str:
+        return str(self.meta.get("description") or f"capture {self.directory}")
+
+    @property
+    def python(self) -> str | None:
+        """The interpreter that was diagnosed when the capture was made."""
+        value = self.meta.get("python")
+        return str(value) if value else None
+
+    def _injected(self, path: str) -> Unavailable | None:
+        reason = self._file_errors.get(path)
+        return Unavailable(Reason(reason), path) if reason else None
+
+    def read_bytes(self, path: str) -> bytes | Unavailable:
+        return self._injected(path) or super().read_bytes(path)
+
+    def read_text(self, path: str) -> str | Unavailable:
+        return self._injected(path) or super().read_text(path)
+
+    def listdir(self, path: str) -> tuple[str, ...] | Unavailable:
+        return self._injected(path) or super().listdir(path)
+
+    def realpath(self, path: str) -> str | Unavailable:
+        return self.resolve(path)
+
+    def env(self) -> Mapping[str, str]:
+        return self._env
+
+    def which(self, name: str) -> str | None:
+        for directory in self._env.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":"):
+            candidate = f"{directory}/{name}"
+            if directory and self._local(candidate).is_file():  # marker files need no +x bit
+                return candidate
+        return None
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:
+        wanted = tuple(argv)
+        for recorded, entry in self._commands:
+            if recorded == wanted:
+                return _command_result(wanted, entry)
+        self.unexpected_commands.append(wanted)
+        return CommandResult(wanted, CommandStatus.FAILED, stderr=f"{wanted[0]}: not recorded in this capture")
+
+    def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:
+        argv = (python, "-c", f"<probe:{probe}>")
+        entry = self._probes.get(probe)
+        if entry is None:
+            return CommandResult(argv, CommandStatus.FAILED, stderr=f"probe {probe}: not recorded in this capture")
+        return _command_result(argv, entry)
+
+    def nvml(self) -> Nvml:
+        return RecordedNvml(self._nvml_data)

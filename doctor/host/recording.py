@@ -1,0 +1,216 @@
+"""`gpu-doctor capture DIR`: wrap the real host, remember every answer, write them in the fixture layout."""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gpu_doctor import __version__
+from gpu_doctor.host import layout
+from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, Host
+from gpu_doctor.host.nvml import Nvml, NvmlError
+from gpu_doctor.unavailable import Reason, Unavailable
+
+# Environment variables worth keeping in a capture; everything else (and anything secret-looking) is dropped.
+ENV_PREFIXES = ("CUDA", "NVIDIA_", "LD_LIBRARY_PATH", "PATH", "CONDA_", "VIRTUAL_ENV", "PYTHON", "TORCH", "container", "WSL")
+_SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+def _result_json(result: CommandResult) -> dict[str, Any]:
+    return {
+        "argv": list(result.argv),
+        "status": result.status.value,
+        "returncode": result.returncode,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+    }
+
+
+class RecordingNvml:
+    def __init__(self, inner: Nvml) -> None:
+        self.inner = inner
+        self.data: dict[str, Any] = {"init": None, "system": {}, "devices": []}
+
+    def _record(self, target: dict[str, Any], key: str, fn: Any) -> Any:
+        try:
+            value = fn()
+        except NvmlError as error:
+            target[key] = {"error": error.name, "code": error.code}
+            raise
+        target[key] = value
+        return value
+
+    def init(self) -> None:
+        try:
+            self.inner.init()
+        except NvmlError as error:
+            self.data["init"] = {"error": error.name, "code": error.code}
+            raise
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def system(self, query: str) -> Any:
+        return self._record(self.data["system"], query, lambda: self.inner.system(query))
+
+    def device_count(self) -> int:
+        return int(self._record(self.data, "device_count", self.inner.device_count))
+
+    def device(self, index: int, query: str) -> Any:
+        devices = self.data["devices"]
+        while len(devices) <= index:
+            devices.append({})
+        return self._record(devices[index], query, lambda: self.inner.device(index, query))
+
+
+class RecordingHost:
+    """A Host that forwards to another and remembers what it read; `write()` makes a capture directory."""
+
+    def __init__(self, inner: Host, local_root: Path = Path("/")) -> None:
+        self.inner = inner
+        self.local_root = local_root
+        self.files: dict[str, bytes] = {}
+        self.errors: dict[str, str] = {}
+        self.paths: set[str] = set()  # every path looked at: its symlinks and directories are replicated
+        self.listed: dict[str, tuple[str, ...]] = {}
+        self.commands: list[CommandResult] = []
+        self.probes: dict[str, CommandResult] = {}
+        self.env_keys: set[str] = set()
+        self._nvml: RecordingNvml | None = None
+
+    @property
+    def description(self) -> str:
+        return self.inner.description
+
+    def _note(self, path: str, value: Any) -> Any:
+        self.paths.add(path)
+        if isinstance(value, Unavailable) and value.reason is not Reason.NOT_FOUND:
+            self.errors[path] = value.reason.value
+        return value
+
+    def read_bytes(self, path: str) -> bytes | Unavailable:
+        value = self._note(path, self.inner.read_bytes(path))
+        if isinstance(value, bytes):
+            self.files[path] = value
+        return value
+
+    def read_text(self, path: str) -> str | Unavailable:
+        value = self.read_bytes(path)
+        return value if isinstance(value, Unavailable) else value.decode("utf-8", errors="replace")
+
+    def listdir(self, path: str) -> tuple[str, ...] | Unavailable:
+        value = self._note(path, self.inner.listdir(path))
+        if isinstance(value, tuple):
+            self.listed[path] = value
+        return value
+
+    def readlink(self, path: str) -> str | Unavailable:
+        return self._note(path, self.inner.readlink(path))
+
+    def realpath(self, path: str) -> str | Unavailable:
+        return self._note(path, self.inner.realpath(path))
+
+    def exists(self, path: str) -> bool:
+        self.paths.add(path)
+        return self.inner.exists(path)
+
+    def is_dir(self, path: str) -> bool:
+        self.paths.add(path)
+        return self.inner.is_dir(path)
+
+    def env(self) -> Mapping[str, str]:
+        return self.inner.env()
+
+    def which(self, name: str) -> str | None:
+        found = self.inner.which(name)
+        if found:
+            self.paths.add(found)
+        return found
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:
+        result = self.inner.run(argv, timeout)
+        self.commands.append(result)
+        return result
+
+    def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:
+        result = self.inner.run_probe(python, probe, timeout)
+        self.probes[probe] = result
+        return result
+
+    def nvml(self) -> Nvml:
+        if self._nvml is None:
+            self._nvml = RecordingNvml(self.inner.nvml())
+        return self._nvml
+
+    # -- writing --------------------------------------------------------------------------------------------
+
+    def write(self, directory: Path, python: str) -> None:
+        root = directory / layout.ROOT_DIR
+        root.mkdir(parents=True)
+        for path in sorted(self.paths | set(self.files) | set(self.listed)):
+            self._replicate(root, path)
+        for path, entries in self.listed.items():
+            for name in entries:
+                self._replicate(root, posixpath.join(path, name), leaf_only=True)
+        for path, data in self.files.items():
+            target = self._target(root, path)
+            if target is not None and not target.is_symlink():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        env = self.inner.env()
+        kept = {
+            k: v for k, v in env.items() if k.startswith(ENV_PREFIXES) and not _SECRET.search(k)
+        }
+        meta = {
+            "capture_schema": layout.CAPTURE_SCHEMA,
+            "description": "captured machine",
+            "captured_by": f"gpu-doctor {__version__}",
+            "python": python,
+            "env": kept,
+            "file_errors": self.errors,
+        }
+        _dump(directory / layout.HOST_FILE, meta)
+        _dump(directory / layout.COMMANDS_FILE, [_result_json(r) for r in self.commands])
+        _dump(directory / layout.PROBES_FILE, {k: _result_json(v) for k, v in self.probes.items()})
+        if self._nvml is not None:
+            _dump(directory / layout.NVML_FILE, self._nvml.data)
+
+    def _target(self, root: Path, path: str) -> Path | None:
+        clean = posixpath.normpath("/" + path.lstrip("/")).lstrip("/")
+        return root / clean if clean else None
+
+    def _replicate(self, root: Path, path: str, leaf_only: bool = False) -> None:
+        """Copy the shape of `path` (its directories and symlinks) from the real machine into root."""
+        parts = [p for p in posixpath.normpath("/" + path.lstrip("/")).split("/") if p]
+        start = len(parts) - 1 if leaf_only else 0
+        for i in range(start, len(parts)):
+            host_path = "/" + "/".join(parts[: i + 1])
+            real = self.local_root / host_path.lstrip("/")
+            target = root / host_path.lstrip("/")
+            if target.exists() or target.is_symlink():
+                continue
+            try:
+                if real.is_symlink():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    link = os.readlink(real)
+                    parent = posixpath.dirname(host_path)
+                    # Re-written relative to the capture so it can never point outside it.
+                    resolved = posixpath.normpath(link if link.startswith("/") else posixpath.join(parent, link))
+                    target.symlink_to(posixpath.relpath(resolved, parent))
+                    self._replicate(root, resolved)
+                elif real.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                elif real.exists() and i == len(parts) - 1:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.touch()  # a marker (device node, listed file); read files get their content later
+            except OSError:
+                continue
+
+
+def _dump(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")

@@ -1,0 +1,111 @@
+"""The finding model every check, fix and renderer shares (DESIGN §3)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Status(str, Enum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"  # not applicable here; never counts as pass
+    UNKNOWN = "unknown"  # could not tell (a fact was unavailable)
+    CRASH = "crash"  # the check or its probe broke; a bug or a hang, never a traceback on screen
+
+    @property
+    def severity(self) -> int:
+        """Ordering for "worst status" and --fail-on thresholds."""
+        return _SEVERITY[self]
+
+
+_SEVERITY = {
+    Status.SKIP: 0,
+    Status.PASS: 1,
+    Status.UNKNOWN: 2,
+    Status.CRASH: 3,
+    Status.WARN: 4,
+    Status.FAIL: 5,
+}
+
+
+class Target(str, Enum):
+    PYTHON_ENV = "python-env"  # changes only the diagnosed interpreter's packages; gpu-doctor may run it
+    SYSTEM = "system"  # driver, modules, firmware: shown and copied, run only on explicit request
+
+
+@dataclass(frozen=True)
+class Command:
+    argv: tuple[str, ...]
+    note: str = ""  # one line shown beside the command, e.g. "Ubuntu 22.04 and newer"
+    stdin: str = ""  # text fed to the command (e.g. a config file for `sudo tee`), never a shell string
+
+    def display(self) -> str:
+        line = shlex.join(self.argv)
+        return f"printf %s {shlex.quote(self.stdin)} | {line}" if self.stdin else line
+
+
+@dataclass(frozen=True)
+class Remediation:
+    text: str
+    commands: tuple[Command, ...] = ()
+    requires_root: bool = False
+    requires_reboot: bool = False
+    destructive: bool = False
+    needs_network: bool = False
+    target: Target = Target.SYSTEM
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One value a check looked at, and where it came from (a file, a command, an NVML call)."""
+
+    label: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    check_id: str
+    status: Status
+    summary: str
+    details: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    remediation: Remediation | None = None
+    traceback: str = ""  # only for crash findings; shown in verbose output and bundles
+
+
+@dataclass(frozen=True)
+class Explanation:
+    what: str
+    why: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str  # stable dotted id, never renamed (a test pins the list)
+    title: str
+    area: str
+    explanation: Explanation
+    required: bool = False  # an unknown or crash here makes the run "incomplete" (exit 3)
+
+
+@dataclass(frozen=True)
+class Counts:
+    passed: int = 0
+    warn: int = 0
+    fail: int = 0
+    skip: int = 0
+    unknown: int = 0
+    crash: int = 0
+
+
+@dataclass(frozen=True)
+class FindingsSummary:
+    status: Status
+    exit_code: int
+    counts: Counts = field(default_factory=Counts)

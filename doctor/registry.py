@@ -1,0 +1,108 @@
+"""Where checks come from: an explicit tuple of built-in modules, a decorator, and plugins.
+
+Plugins are entry points in the group `gpu_doctor.checks`; each names a module (its decorated checks register
+on import). A plugin that fails to load becomes a `crash` finding, never a crash of the doctor.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.model import CheckSpec, Explanation, Finding, Status
+
+ENTRY_POINT_GROUP = "gpu_doctor.checks"
+BUILTIN_CHECK_MODULES = (
+    "gpu_doctor.checks.gpu",
+    "gpu_doctor.checks.driver",
+)
+CheckResult = Finding | Iterable[Finding]
+CheckFn = Callable[[Facts], CheckResult]
+_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+_SECTIONS = {"what it checks": "what", "why it matters": "why", "how to fix": "fix"}
+
+
+@dataclass(frozen=True)
+class RegisteredCheck:
+    spec: CheckSpec
+    fn: CheckFn
+    module: str
+
+
+_REGISTRY: dict[str, RegisteredCheck] = {}
+
+
+class RegistryError(ValueError):
+    pass
+
+
+def parse_explanation(doc: str | None, check_id: str) -> Explanation:
+    """The docstring's three `## What it checks / ## Why it matters / ## How to fix` sections."""
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in inspect.cleandoc(doc or "").splitlines():
+        heading = line.strip().lstrip("#").strip().lower() if line.strip().startswith("##") else None
+        if heading is not None:
+            current = _SECTIONS.get(heading)
+            if current is None:
+                raise RegistryError(f"{check_id}: unknown section {line.strip()!r}")
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    texts = {key: "\n".join(lines).strip() for key, lines in sections.items()}
+    missing = [name for name, key in _SECTIONS.items() if not texts.get(key)]
+    if missing:
+        raise RegistryError(f"{check_id}: the docstring lacks {', '.join(missing)}")
+    return Explanation(what=texts["what"], why=texts["why"], fix=texts["fix"])
+
+
+def check(check_id: str, title: str, area: str, *, required: bool = False) -> Callable[[CheckFn], CheckFn]:
+    """Register a pure `Facts -> Finding(s)` function; its docstring is the check's explanation."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        if not _ID.match(check_id):
+            raise RegistryError(f"check id {check_id!r} must be dotted lower case, like 'driver.nvml'")
+        if check_id in _REGISTRY and _REGISTRY[check_id].module != fn.__module__:
+            raise RegistryError(f"check id {check_id!r} is registered twice ({_REGISTRY[check_id].module})")
+        spec = CheckSpec(check_id, title, area, parse_explanation(fn.__doc__, check_id), required)
+        _REGISTRY[check_id] = RegisteredCheck(spec, fn, fn.__module__)
+        return fn
+
+    return register
+
+
+@dataclass(frozen=True)
+class LoadedChecks:
+    checks: tuple[RegisteredCheck, ...]
+    problems: tuple[Finding, ...]  # plugins that failed to load
+
+
+def load_checks(plugins: bool = True) -> LoadedChecks:
+    for name in BUILTIN_CHECK_MODULES:
+        importlib.import_module(name)
+    problems: list[Finding] = []
+    if plugins:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                ep.load()
+            except Exception as exc:  # any plugin bug is reported, never raised
+                problems.append(
+                    Finding(
+                        check_id=f"plugin.{_slug(ep.name)}",
+                        status=Status.CRASH,
+                        summary=f"The check plugin {ep.name!r} ({ep.value}) failed to load: {exc}",
+                        details="Its checks did not run. Update or uninstall the package that provides it.",
+                        traceback=traceback.format_exc(),
+                    )
+                )
+    return LoadedChecks(tuple(_REGISTRY.values()), tuple(problems))
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9_]+", "_", name.lower()).strip("_") or "unnamed"

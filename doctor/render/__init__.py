@@ -1,0 +1,1 @@
+"""Renderers consume only the Report."""

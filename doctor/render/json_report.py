@@ -1,0 +1,39 @@
+"""The versioned JSON envelope (DESIGN §4). stdout carries exactly this one document."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpu_doctor import TOOL_NAME
+from gpu_doctor.report import Report
+from gpu_doctor.serialize import to_json
+
+ENVELOPE_SCHEMA_VERSION = 1
+
+
+def envelope(report: Report) -> dict[str, Any]:
+    specs = {s.id: s for s in report.specs}
+    findings = []
+    for finding in report.findings:
+        item = to_json(finding)
+        spec = specs.get(finding.check_id)
+        item["title"] = spec.title if spec else finding.check_id
+        item["area"] = spec.area if spec else finding.check_id.split(".", 1)[0]
+        findings.append(item)
+    return {
+        "schema_version": ENVELOPE_SCHEMA_VERSION,
+        "tool": {"name": TOOL_NAME, "version": report.tool_version},
+        "generated_at": report.generated_at,
+        "duration_ms": report.duration_ms,
+        "summary": to_json(report.summary()),
+        "host": {"description": report.facts.host, "identifiers_included": False},
+        "facts": to_json(report.facts),
+        "findings": findings,
+        "recommended_install": None,  # filled by the torch compatibility checks (issue 2/6)
+        "smoke": None,  # filled when the smoke test runs (issue 4/6)
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(envelope(report), indent=2, ensure_ascii=False) + "\n"

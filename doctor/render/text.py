@@ -1,0 +1,132 @@
+"""The plain-text report (Rich): grouped by area, a text token on every status, fixes at the end."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import IO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from gpu_doctor import TOOL_NAME
+from gpu_doctor.describe import gpu_inventory
+from gpu_doctor.model import Finding, Remediation, Status
+from gpu_doctor.report import Report
+from gpu_doctor.unavailable import Unavailable
+
+STYLES = {
+    Status.PASS: "green",
+    Status.WARN: "yellow",
+    Status.FAIL: "bold red",
+    Status.SKIP: "dim",
+    Status.UNKNOWN: "magenta",
+    Status.CRASH: "bold magenta",
+}
+AREA_TITLES = {"gpu": "GPUs", "driver": "Driver", "probe": "Gathering facts", "plugin": "Plugins"}
+
+
+def make_console(stream: IO[str]) -> Console:
+    # Rich honours NO_COLOR, FORCE_COLOR and TERM=dumb itself; width stays readable in pipes.
+    return Console(file=stream, highlight=False, soft_wrap=False, width=None if stream.isatty() else 100)
+
+
+def header_lines(report: Report) -> list[str]:
+    facts = report.facts
+    parts = [f"{TOOL_NAME} {report.tool_version}", facts.host]
+    if not isinstance(facts.os, Unavailable):
+        if isinstance(facts.os.distro_name, str):
+            parts.append(facts.os.distro_name)
+        if isinstance(facts.os.kernel_release, str):
+            parts.append(f"kernel {facts.os.kernel_release}")
+    if not isinstance(facts.python, Unavailable):
+        version = facts.python.version if isinstance(facts.python.version, str) else "?"
+        parts.append(f"Python {version} ({facts.python.executable})")
+    gpus = gpu_inventory(facts.gpus) if facts.gpus else "none found"
+    driver = "unknown"
+    if not isinstance(facts.driver, Unavailable):
+        d = facts.driver
+        driver = f"{d.version}" if isinstance(d.version, str) else "not loaded"
+        if isinstance(d.cuda_version, str):
+            driver += f" (CUDA ≤ {d.cuda_version})"
+    return [" · ".join(parts), f"GPUs: {gpus} · NVIDIA driver: {driver}"]
+
+
+def _remediation(console: Console, check_id: str, fix: Remediation) -> None:
+    flags = [
+        name
+        for name, on in (
+            ("needs root", fix.requires_root),
+            ("needs reboot", fix.requires_reboot),
+            ("destructive", fix.destructive),
+            ("needs network", fix.needs_network),
+        )
+        if on
+    ]
+    console.print(Text.assemble(("  " + check_id, "bold"), f": {fix.text}"))
+    for command in fix.commands:
+        line = Text.assemble(("    $ ", "dim"), (command.display(), "bold cyan"))
+        if command.note:
+            line.append(f"   # {command.note}", "dim")
+        console.print(line)
+    if flags:
+        console.print(Text("    [" + "] [".join(flags) + "]", "dim"))
+
+
+def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
+    console = make_console(stream)
+    first, second = header_lines(report)
+    console.print(Text(first, "bold"))
+    console.print(second)
+    areas: dict[str, list[Finding]] = {}
+    specs = {s.id: s for s in report.specs}
+    for finding in report.findings:
+        spec = specs.get(finding.check_id)
+        areas.setdefault(spec.area if spec else finding.check_id.split(".")[0], []).append(finding)
+    width = max((len(f.check_id) for f in report.findings), default=10)
+    for area, findings in areas.items():
+        console.print()
+        console.print(Text(AREA_TITLES.get(area, area.capitalize()), "bold underline"))
+        for f in findings:
+            token = Text(f"{f.status.value.upper():<7}", STYLES[f.status])
+            console.print(Text.assemble("  ", token, f"{f.check_id:<{width}}  ", f.summary))
+            indent = " " * (width + 11)
+            if f.details and (verbose or f.status in (Status.FAIL, Status.WARN, Status.CRASH)):
+                wrap = max(40, console.width - len(indent))
+                for line in f.details.splitlines():
+                    for piece in textwrap.wrap(line, wrap, subsequent_indent="  " if line.startswith("- ") else ""):
+                        console.print(Text(indent + piece, "dim"))
+            if verbose:
+                for ev in f.evidence:
+                    console.print(Text(f"{indent}· {ev.label}: {ev.value}  [{ev.source}]", "dim"), markup=False)
+                if f.traceback:
+                    console.print(escape(f.traceback), style="dim")
+    fixes = [f for f in report.findings if f.remediation is not None and f.status in (Status.FAIL, Status.WARN)]
+    if fixes:
+        console.print()
+        console.print(Text("How to fix", "bold underline"))
+        for f in fixes:
+            assert f.remediation is not None
+            _remediation(console, f.check_id, f.remediation)
+    summary = report.summary()
+    c = summary.counts
+    counts = [
+        f"{n} {label}"
+        for n, label in (
+            (c.fail, "fail"),
+            (c.warn, "warn"),
+            (c.crash, "crash"),
+            (c.unknown, "unknown"),
+            (c.passed, "pass"),
+            (c.skip, "skip"),
+        )
+        if n
+    ]
+    console.print()
+    console.print(
+        Text.assemble(
+            (", ".join(counts) or "no checks ran", STYLES[summary.status]),
+            f" · exit code {summary.exit_code} · {report.duration_ms / 1000:.1f} s",
+            ("  (`gpu-doctor explain ID` explains any check; -v shows the evidence)", "dim"),
+        )
+    )

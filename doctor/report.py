@@ -1,0 +1,50 @@
+"""The Report: one model, many renderers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpu_doctor.exit_codes import ExitCode
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.model import CheckSpec, Counts, Finding, FindingsSummary, Status
+
+
+@dataclass(frozen=True)
+class Report:
+    tool_version: str
+    generated_at: str  # ISO 8601 UTC
+    duration_ms: float
+    facts: Facts
+    findings: tuple[Finding, ...]
+    specs: tuple[CheckSpec, ...]  # the checks that ran, for titles and explanations
+    fail_on: Status = Status.FAIL
+
+    def summary(self) -> FindingsSummary:
+        return summarize(self.findings, self.specs, self.fail_on)
+
+
+def count(findings: tuple[Finding, ...]) -> Counts:
+    by = {s: sum(1 for f in findings if f.status is s) for s in Status}
+    return Counts(
+        passed=by[Status.PASS],
+        warn=by[Status.WARN],
+        fail=by[Status.FAIL],
+        skip=by[Status.SKIP],
+        unknown=by[Status.UNKNOWN],
+        crash=by[Status.CRASH],
+    )
+
+
+def summarize(findings: tuple[Finding, ...], specs: tuple[CheckSpec, ...], fail_on: Status) -> FindingsSummary:
+    worst = max((f.status for f in findings), key=lambda s: s.severity, default=Status.SKIP)
+    required = {s.id for s in specs if s.required}
+    threshold = {Status.FAIL: (Status.FAIL,), Status.WARN: (Status.FAIL, Status.WARN)}[fail_on]
+    if any(f.status in threshold for f in findings):
+        code = ExitCode.FINDINGS
+    elif any(
+        f.status is Status.CRASH or (f.status is Status.UNKNOWN and f.check_id in required) for f in findings
+    ):
+        code = ExitCode.INCOMPLETE
+    else:
+        code = ExitCode.OK
+    return FindingsSummary(status=worst, exit_code=int(code), counts=count(findings))

@@ -1,0 +1,94 @@
+"""Run the checks on gathered facts. A check that raises or hangs becomes a `crash` finding."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from gpu_doctor import __version__
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
+from gpu_doctor.host.base import Host
+from gpu_doctor.model import Finding, Status
+from gpu_doctor.registry import RegisteredCheck, load_checks
+from gpu_doctor.report import Report
+
+CHECK_TIMEOUT_S = 5.0  # checks are pure and fast; this only catches a runaway loop
+
+
+def run_check(check: RegisteredCheck, facts: Facts, timeout_s: float = CHECK_TIMEOUT_S) -> list[Finding]:
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            result = check.fn(facts)
+            box["findings"] = [result] if isinstance(result, Finding) else list(result)
+        except Exception as exc:
+            box["error"] = exc
+            box["traceback"] = traceback.format_exc()
+
+    worker = threading.Thread(target=target, name=f"check-{check.spec.id}", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    cid = check.spec.id
+    if worker.is_alive():
+        return [_crash(cid, f"The check did not finish within {timeout_s:g} s and was abandoned.")]
+    if "error" in box:
+        exc = box["error"]
+        return [_crash(cid, f"The check raised {type(exc).__name__}: {exc}", str(box["traceback"]))]
+    findings = box.get("findings", [])
+    assert isinstance(findings, list)
+    bad = [f for f in findings if not isinstance(f, Finding) or f.check_id != cid]
+    if bad or not findings:
+        return [_crash(cid, "The check returned no finding, or findings for another check id.")]
+    return findings
+
+
+def _crash(check_id: str, summary: str, tb: str = "") -> Finding:
+    return Finding(
+        check_id=check_id,
+        status=Status.CRASH,
+        summary=summary,
+        details="This is a bug in the check, not a problem with your machine. Please report it with a bundle.",
+        traceback=tb,
+    )
+
+
+def select(checks: Iterable[RegisteredCheck], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[RegisteredCheck]:
+    only_set, skip_set = set(only), set(skip)
+    return [c for c in checks if (not only_set or c.spec.id in only_set) and c.spec.id not in skip_set]
+
+
+def known_check_ids(plugins: bool = True) -> set[str]:
+    return {c.spec.id for c in load_checks(plugins).checks}
+
+
+def diagnose(
+    host: Host,
+    python: str,
+    only: Iterable[str] = (),
+    skip: Iterable[str] = (),
+    fail_on: Status = Status.FAIL,
+    plugins: bool = True,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+) -> Report:
+    started = time.monotonic()
+    generated_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    loaded = load_checks(plugins)
+    gathered = gather(host, default_probes(python), deadline_s)
+    chosen = select(loaded.checks, only, skip)
+    findings = [*loaded.problems, *gathered.problems]
+    for check in chosen:
+        findings.extend(run_check(check, gathered.facts))
+    return Report(
+        tool_version=__version__,
+        generated_at=generated_at,
+        duration_ms=round((time.monotonic() - started) * 1000, 1),
+        facts=gathered.facts,
+        findings=tuple(findings),
+        specs=tuple(c.spec for c in chosen),
+        fail_on=fail_on,
+    )

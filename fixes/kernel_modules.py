@@ -1,0 +1,71 @@
+"""Loading, reloading and blacklisting kernel modules; rebuilding the initramfs."""
+
+from __future__ import annotations
+
+from gpu_doctor.facts.model import OsFacts
+from gpu_doctor.fixes.distro import Family, family
+from gpu_doctor.model import Command, Remediation, Target
+from gpu_doctor.unavailable import Unavailable
+
+BLACKLIST_FILE = "/etc/modprobe.d/blacklist-nouveau.conf"
+BLACKLIST_TEXT = "blacklist nouveau\noptions nouveau modeset=0\n"
+REBOOT = Command(("systemctl", "reboot"), note="save your work first")
+
+
+def rebuild_initramfs(os_facts: OsFacts | Unavailable) -> Command:
+    fam = family(os_facts)
+    if fam in (Family.UBUNTU, Family.DEBIAN):
+        return Command(("sudo", "update-initramfs", "-u"))
+    if fam is Family.ARCH:
+        return Command(("sudo", "mkinitcpio", "-P"))
+    return Command(("sudo", "dracut", "--force"), note="Fedora, RHEL, openSUSE and most others")
+
+
+def blacklist_nouveau(os_facts: OsFacts | Unavailable) -> Remediation:
+    return Remediation(
+        text=(
+            "Stop nouveau from loading (also from the initramfs, where a blacklist file alone does not reach), "
+            "then reboot so the NVIDIA driver can claim the GPU."
+        ),
+        commands=(
+            Command(("sudo", "tee", BLACKLIST_FILE), stdin=BLACKLIST_TEXT, note="writes the blacklist file"),
+            rebuild_initramfs(os_facts),
+            REBOOT,
+        ),
+        requires_root=True,
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )
+
+
+def load_nvidia_module() -> Remediation:
+    return Remediation(
+        text=(
+            "Load the NVIDIA kernel module. If modprobe answers 'Key was rejected by service', Secure Boot is "
+            "refusing the unsigned module: enroll its key (mokutil) or sign it. If it loads, a reboot makes it stick."
+        ),
+        commands=(Command(("sudo", "modprobe", "nvidia")), Command(("sudo", "modprobe", "nvidia_uvm"))),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
+def reload_after_upgrade() -> Remediation:
+    return Remediation(
+        text=(
+            "The driver packages were upgraded but the old kernel module is still running. Reboot (simplest), "
+            "or stop everything that uses the GPU (display manager, CUDA programs) and reload the modules."
+        ),
+        commands=(
+            REBOOT,
+            Command(
+                ("sudo", "rmmod", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia"),
+                note="instead of rebooting: only with no GPU process and no desktop on the GPU",
+            ),
+            Command(("sudo", "modprobe", "nvidia"), note="then load the new module"),
+        ),
+        requires_root=True,
+        requires_reboot=True,
+        destructive=True,  # closes every program that uses the GPU, including the desktop
+        target=Target.SYSTEM,
+    )
