@@ -17,7 +17,9 @@ def _is_wsl(facts: Facts) -> bool:
 
 def _driver_evidence(driver: DriverFacts) -> list[Evidence]:
     items = [fact(f"driver version ({r.source})", r.version, r.origin) for r in driver.readings]
-    items.append(fact("newest CUDA the driver supports", driver.cuda_version, driver.cuda_version_source or "-"))
+    items.append(
+        fact("newest CUDA the driver supports", driver.cuda_version, driver.cuda_version_source or "-")
+    )
     items.append(fact("kernel module flavour", driver.kernel_module_flavor, "/proc/driver/nvidia/version"))
     items.append(fact("user-space NVML library", driver.userspace_library, "libnvidia-ml.so.1"))
     return items
@@ -64,13 +66,19 @@ def driver_installed(facts: Facts) -> Finding:
             flavour = driver.kernel_module_flavor
             kind = f" ({flavour} kernel module)" if isinstance(flavour, str) else ""
             where = " from Windows through WSL2" if _is_wsl(facts) else ""
-            cuda = f", supports CUDA up to {driver.cuda_version}" if isinstance(driver.cuda_version, str) else ""
+            cuda = (
+                f", supports CUDA up to {driver.cuda_version}" if isinstance(driver.cuda_version, str) else ""
+            )
             summary = f"NVIDIA driver {driver.version}{kind}{where} is loaded{cuda}."
         return Finding(cid, Status.PASS, summary, evidence=evidence)
     if not facts.nvidia_gpus:
-        return Finding(cid, Status.SKIP, "No NVIDIA GPU here, so no NVIDIA driver is needed.", evidence=evidence)
+        return Finding(
+            cid, Status.SKIP, "No NVIDIA GPU here, so no NVIDIA driver is needed.", evidence=evidence
+        )
     if driver.version.reason in (Reason.PERMISSION_DENIED, Reason.TIMED_OUT):
-        return Finding(cid, Status.UNKNOWN, f"Could not read the driver version: {driver.version}.", evidence=evidence)
+        return Finding(
+            cid, Status.UNKNOWN, f"Could not read the driver version: {driver.version}.", evidence=evidence
+        )
     if _is_wsl(facts):
         return Finding(
             cid,
@@ -133,7 +141,10 @@ _NVML_ERRORS: dict[str, tuple[str, str]] = {
         "A GPU reports insufficient power.",
         "Check that every PCIe power connector is plugged in and the power supply is large enough.",
     ),
-    "Timeout": ("NVML timed out talking to the driver.", "The driver did not answer in time; it may be wedged."),
+    "Timeout": (
+        "NVML timed out talking to the driver.",
+        "The driver did not answer in time; it may be wedged.",
+    ),
 }
 
 
@@ -166,7 +177,7 @@ def driver_nvml(facts: Facts) -> Finding:
     if not isinstance(driver, Unavailable):
         evidence += _driver_evidence(driver)
     if error is None:
-        return _nvml_ok(facts, nvml, driver, tuple(evidence))
+        return _nvml_ok(nvml, driver, tuple(evidence))
     if error.name == "LibraryNotFound" and not facts.nvidia_gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU and no NVML library here.", evidence=tuple(evidence))
     if error.name == "LibRmVersionMismatch":
@@ -215,9 +226,14 @@ def driver_nvml(facts: Facts) -> Finding:
     )
     remediation = load_nvidia_module() if error.name == "DriverNotLoaded" else None
     if error.name == "GpuIsLost":
-        remediation = Remediation(text="Reboot; if it happens again check power cables, risers and temperatures.",
-                                  requires_reboot=True, target=Target.SYSTEM)
-    return Finding(cid, Status.FAIL, summary, details=explanation, evidence=tuple(evidence), remediation=remediation)
+        remediation = Remediation(
+            text="Reboot; if it happens again check power cables, risers and temperatures.",
+            requires_reboot=True,
+            target=Target.SYSTEM,
+        )
+    return Finding(
+        cid, Status.FAIL, summary, details=explanation, evidence=tuple(evidence), remediation=remediation
+    )
 
 
 def _kernel_version(driver: DriverFacts | Unavailable) -> str | None:
@@ -229,7 +245,7 @@ def _kernel_version(driver: DriverFacts | Unavailable) -> str | None:
     return None
 
 
-def _nvml_ok(facts: Facts, nvml: NvmlFacts, driver: DriverFacts | Unavailable, evidence: tuple[Evidence, ...]) -> Finding:
+def _nvml_ok(nvml: NvmlFacts, driver: DriverFacts | Unavailable, evidence: tuple[Evidence, ...]) -> Finding:
     cid = "driver.nvml"
     count = nvml.device_count if isinstance(nvml.device_count, int) else 0
     version = nvml.driver_version if isinstance(nvml.driver_version, str) else "unknown"
@@ -247,7 +263,7 @@ def _nvml_ok(facts: Facts, nvml: NvmlFacts, driver: DriverFacts | Unavailable, e
         else ""
     )
     kernel = _kernel_version(driver)
-    if kernel is not None and version != "unknown" and kernel != version:
+    if kernel is not None and version not in ("unknown", kernel):
         return Finding(
             cid,
             Status.WARN,
@@ -293,12 +309,21 @@ def driver_nouveau(facts: Facts) -> Finding:
     blacklists = kernel.nouveau_blacklisted_by
     evidence = (
         Evidence("nouveau module", "loaded" if loaded else "not loaded", "/proc/modules"),
-        Evidence("blacklisted by", ", ".join(blacklists) or "nothing", "/etc/modprobe.d, /usr/lib/modprobe.d, /proc/cmdline"),
-        *(Evidence(f"kernel driver of {g.bdf}", g.kernel_driver or "none", "sysfs driver link") for g in facts.nvidia_gpus),
+        Evidence(
+            "blacklisted by",
+            ", ".join(blacklists) or "nothing",
+            "/etc/modprobe.d, /usr/lib/modprobe.d, /proc/cmdline",
+        ),
+        *(
+            Evidence(f"kernel driver of {g.bdf}", g.kernel_driver or "none", "sysfs driver link")
+            for g in facts.nvidia_gpus
+        ),
     )
     bound = [g for g in facts.nvidia_gpus if g.kernel_driver == "nouveau"]
     if bound:
-        details = "nouveau has no CUDA support, and while it holds the GPU the NVIDIA driver cannot bind to it."
+        details = (
+            "nouveau has no CUDA support, and while it holds the GPU the NVIDIA driver cannot bind to it."
+        )
         if blacklists:
             details += (
                 f" nouveau is blacklisted ({', '.join(blacklists)}) yet still loaded: the initramfs was built "

@@ -29,7 +29,7 @@ def _evidence(facts: Facts) -> tuple[Evidence, ...]:
 
 def _why_hidden(gpu: Gpu, facts: Facts) -> str:
     if gpu.excluded:
-        return "the NVIDIA driver excluded it (\"GPU Excluded: Yes\": NVreg_ExcludedGpus, or it failed to initialise)"
+        return 'the NVIDIA driver excluded it ("GPU Excluded: Yes": NVreg_ExcludedGpus, or it failed to initialise)'
     driver = gpu.kernel_driver
     if driver == "nouveau":
         return "the open-source nouveau driver has claimed it (see driver.nouveau)"
@@ -39,7 +39,9 @@ def _why_hidden(gpu: Gpu, facts: Facts) -> str:
         return "no kernel driver is bound to it (see driver.installed)"
     if not isinstance(facts.nvml, Unavailable) and facts.nvml.init_error is not None:
         return f"NVML does not answer (NVMLError_{facts.nvml.init_error.name}, see driver.nvml)"
-    return "the NVIDIA driver is bound but NVML does not list it (a GPU that fell off the bus looks like this)"
+    return (
+        "the NVIDIA driver is bound but NVML does not list it (a GPU that fell off the bus looks like this)"
+    )
 
 
 @check(ID, "NVIDIA GPUs are present and visible to the driver", "gpu", required=True)
@@ -66,7 +68,12 @@ def gpu_present(facts: Facts) -> Finding:
     amd = [g for g in facts.gpus if g.vendor == "amd"]
     if not nvidia:
         if isinstance(facts.pci, Unavailable) and isinstance(facts.nvml, Unavailable):
-            return Finding(ID, Status.UNKNOWN, "Could not list the PCI devices, and NVML did not answer.", evidence=evidence)
+            return Finding(
+                ID,
+                Status.UNKNOWN,
+                "Could not list the PCI devices, and NVML did not answer.",
+                evidence=evidence,
+            )
         if amd:
             return Finding(
                 ID,
@@ -78,19 +85,30 @@ def gpu_present(facts: Facts) -> Finding:
         wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
         details = (
             "This is WSL2: the GPU comes from the Windows NVIDIA driver through /dev/dxg"
-            + ("" if not isinstance(facts.os, Unavailable) and facts.os.has_dxg else ", which is missing here")
+            + (
+                ""
+                if not isinstance(facts.os, Unavailable) and facts.os.has_dxg
+                else ", which is missing here"
+            )
             + ". Install or update the NVIDIA driver on Windows and run `wsl --update`."
             if wsl
             else "The PCI bus lists no NVIDIA display device and NVML sees none. On a cloud VM choose a GPU "
             "instance type; in a container pass the GPUs (`docker run --gpus all`); check that an eGPU is "
             "connected and authorized. PyTorch will run on the CPU only."
         )
-        return Finding(ID, Status.FAIL, "No NVIDIA GPU was found on this machine.", details=details, evidence=evidence)
+        return Finding(
+            ID, Status.FAIL, "No NVIDIA GPU was found on this machine.", details=details, evidence=evidence
+        )
 
     hidden = [g for g in nvidia if g.nvml_index is None]
     inventory = gpu_inventory(nvidia)
     if not hidden:
-        return Finding(ID, Status.PASS, f"{len(nvidia)} NVIDIA GPU{'s' if len(nvidia) > 1 else ''}: {inventory}.", evidence=evidence)
+        return Finding(
+            ID,
+            Status.PASS,
+            f"{len(nvidia)} NVIDIA GPU{'s' if len(nvidia) > 1 else ''}: {inventory}.",
+            evidence=evidence,
+        )
     reasons = "\n".join(f"- {gpu_label(g)}: {_why_hidden(g, facts)}" for g in hidden)
     visible = len(nvidia) - len(hidden)
     return Finding(

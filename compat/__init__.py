@@ -131,7 +131,14 @@ def parse_matrix(data: Any) -> CompatMatrix:
         cc = _str(entry, "compute_capability", where)
         if not re.fullmatch(r"\d+\.\d+", cc):
             raise CompatDataError(f"{where}: compute capability {cc!r}")
-        gpus.append(GpuModel(_str(entry, "name", where), cc, _str(entry, "architecture", where), _str(entry, "source", where)))
+        gpus.append(
+            GpuModel(
+                _str(entry, "name", where),
+                cc,
+                _str(entry, "architecture", where),
+                _str(entry, "source", where),
+            )
+        )
     sm = data.get("sm_to_arch", {})
     if not toolkits or not gpus or not isinstance(sm, dict):
         raise CompatDataError("cuda_matrix.json: cuda_toolkits, gpus and sm_to_arch are required")

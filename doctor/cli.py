@@ -12,8 +12,10 @@ from typing import NoReturn
 
 from gpu_doctor import TOOL_NAME, __version__
 from gpu_doctor.exit_codes import ExitCode
+from gpu_doctor.facts.model import PythonFacts
 from gpu_doctor.host.base import Host
 from gpu_doctor.model import Status
+from gpu_doctor.unavailable import Unavailable
 
 
 class UsageError(Exception):
@@ -32,14 +34,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
     out = parser.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print one JSON document on stdout (logs go to stderr)")
+    out.add_argument(
+        "--json", action="store_true", help="print one JSON document on stdout (logs go to stderr)"
+    )
     out.add_argument("--plain", action="store_true", help="plain text report, no interactive interface")
-    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to diagnose (default: this one)")
+    parser.add_argument(
+        "--python", metavar="PATH", help="the Python interpreter to diagnose (default: this one)"
+    )
     parser.add_argument("--root", metavar="DIR", help="diagnose a captured machine instead of this one")
     parser.add_argument("--list-checks", action="store_true", help="list the checks and exit")
-    parser.add_argument("--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
-    parser.add_argument("--skip", action="append", default=[], metavar="ID", help="skip this check (repeatable)")
-    parser.add_argument("--fail-on", choices=("warn", "fail"), default="fail", help="exit 1 at this status or worse")
+    parser.add_argument(
+        "--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)"
+    )
+    parser.add_argument(
+        "--skip", action="append", default=[], metavar="ID", help="skip this check (repeatable)"
+    )
+    parser.add_argument(
+        "--fail-on", choices=("warn", "fail"), default="fail", help="exit 1 at this status or worse"
+    )
     parser.add_argument("--strict", action="store_true", help="same as --fail-on warn")
     parser.add_argument("--no-plugins", action="store_true", help="do not load third-party checks")
     parser.add_argument("-v", "--verbose", action="store_true", help="show evidence and tracebacks")
@@ -118,12 +130,11 @@ def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
     return RealHost(), python
 
 
-def _require_python(python_facts: object, python: str, args: argparse.Namespace) -> None:
+def _require_python(python_facts: PythonFacts | Unavailable, python: str, args: argparse.Namespace) -> None:
     """An explicit --python that does not run as a Python is a usage error, not a finding."""
-    from gpu_doctor.unavailable import Unavailable
-
-    if args.python and not args.root and isinstance(python_facts, Unavailable):
-        raise UsageError(f"--python {python} is not a working Python interpreter ({python_facts})")
+    why = python_facts if isinstance(python_facts, Unavailable) else python_facts.version
+    if args.python and not args.root and isinstance(why, Unavailable):
+        raise UsageError(f"--python {python} is not a working Python interpreter ({why})")
 
 
 def _validate_ids(ids: list[str], plugins: bool) -> None:
@@ -158,7 +169,11 @@ def _explain(check_id: str, plugins: bool) -> int:
         raise UsageError(f"unknown check id {check_id!r} (see --list-checks)")
     text = spec.explanation
     print(f"{spec.id} — {spec.title}\n")
-    for heading, body in (("What it checks", text.what), ("Why it matters", text.why), ("How to fix", text.fix)):
+    for heading, body in (
+        ("What it checks", text.what),
+        ("Why it matters", text.why),
+        ("How to fix", text.fix),
+    ):
         print(f"{heading}\n{body}\n")
     return ExitCode.OK
 

@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from typing import TypeVar
 
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.model import CheckSpec, Explanation, Finding, Status
@@ -24,6 +25,7 @@ BUILTIN_CHECK_MODULES = (
 )
 CheckResult = Finding | Iterable[Finding]
 CheckFn = Callable[[Facts], CheckResult]
+F = TypeVar("F", bound=CheckFn)
 _ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 _SECTIONS = {"what it checks": "what", "why it matters": "why", "how to fix": "fix"}
 
@@ -62,10 +64,10 @@ def parse_explanation(doc: str | None, check_id: str) -> Explanation:
     return Explanation(what=texts["what"], why=texts["why"], fix=texts["fix"])
 
 
-def check(check_id: str, title: str, area: str, *, required: bool = False) -> Callable[[CheckFn], CheckFn]:
+def check(check_id: str, title: str, area: str, *, required: bool = False) -> Callable[[F], F]:
     """Register a pure `Facts -> Finding(s)` function; its docstring is the check's explanation."""
 
-    def register(fn: CheckFn) -> CheckFn:
+    def register(fn: F) -> F:
         if not _ID.match(check_id):
             raise RegistryError(f"check id {check_id!r} must be dotted lower case, like 'driver.nvml'")
         if check_id in _REGISTRY and _REGISTRY[check_id].module != fn.__module__:

@@ -35,7 +35,9 @@ def count(findings: tuple[Finding, ...]) -> Counts:
     )
 
 
-def summarize(findings: tuple[Finding, ...], specs: tuple[CheckSpec, ...], fail_on: Status) -> FindingsSummary:
+def summarize(
+    findings: tuple[Finding, ...], specs: tuple[CheckSpec, ...], fail_on: Status
+) -> FindingsSummary:
     worst = max((f.status for f in findings), key=lambda s: s.severity, default=Status.SKIP)
     required = {s.id for s in specs if s.required}
     threshold = {Status.FAIL: (Status.FAIL,), Status.WARN: (Status.FAIL, Status.WARN)}[fail_on]

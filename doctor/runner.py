@@ -57,7 +57,9 @@ def _crash(check_id: str, summary: str, tb: str = "") -> Finding:
     )
 
 
-def select(checks: Iterable[RegisteredCheck], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[RegisteredCheck]:
+def select(
+    checks: Iterable[RegisteredCheck], only: Iterable[str] = (), skip: Iterable[str] = ()
+) -> list[RegisteredCheck]:
     only_set, skip_set = set(only), set(skip)
     return [c for c in checks if (not only_set or c.spec.id in only_set) and c.spec.id not in skip_set]
 

@@ -26,7 +26,10 @@ def driver_install(os_facts: OsFacts | Unavailable, capabilities: list[str]) -> 
     commands: tuple[Command, ...]
     if fam is Family.UBUNTU:
         commands = (
-            Command(("sudo", "ubuntu-drivers", "install"), note="installs the branch Ubuntu recommends for your GPU"),
+            Command(
+                ("sudo", "ubuntu-drivers", "install"),
+                note="installs the branch Ubuntu recommends for your GPU",
+            ),
         )
         text = "Install the NVIDIA driver Ubuntu recommends for this GPU, then reboot."
     elif fam is Family.DEBIAN:
@@ -37,7 +40,9 @@ def driver_install(os_facts: OsFacts | Unavailable, capabilities: list[str]) -> 
                 note="needs the contrib, non-free and non-free-firmware components in your APT sources",
             ),
         )
-        text = "Install Debian's NVIDIA driver packages (DKMS builds the module for your kernel), then reboot."
+        text = (
+            "Install Debian's NVIDIA driver packages (DKMS builds the module for your kernel), then reboot."
+        )
     elif fam is Family.FEDORA:
         commands = (
             Command(
@@ -56,7 +61,11 @@ def driver_install(os_facts: OsFacts | Unavailable, capabilities: list[str]) -> 
         text = "Install the driver from NVIDIA's CUDA repository for your release, then reboot."
     elif fam is Family.ARCH:
         package = "nvidia-open" if not legacy else "nvidia-580xx-dkms"
-        note = "Turing (RTX 20 / GTX 16) and newer" if not legacy else "pre-Turing GPUs: the 580 legacy branch (AUR)"
+        note = (
+            "Turing (RTX 20 / GTX 16) and newer"
+            if not legacy
+            else "pre-Turing GPUs: the 580 legacy branch (AUR)"
+        )
         commands = (Command(("sudo", "pacman", "-S", "--needed", package), note=note),)
         text = "Install the NVIDIA driver package for your kernel, then reboot."
     elif fam is Family.SUSE:

@@ -28,7 +28,8 @@ NVML_LIBRARY_DIRS = (
     "/usr/local/nvidia/lib64",
     "/usr/lib/wsl/lib",
 )
-_VERSION = re.compile(r"^\d+(\.\d+){1,2}$")
+# ASCII digits only, and bounded: `int()` on a 5000-digit garbage field raises instead of parsing.
+_VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){1,2}$", re.ASCII)
 
 
 def parse_version_token(text: str) -> str | None:
@@ -44,11 +45,17 @@ def parse_proc_driver_version(text: str) -> tuple[str | None, str | None, bool]:
     Open:        `NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build  (...)  ...`
     Fields are separated by two spaces; the version is the first field that looks like one (hardware.md §3.1).
     """
-    line = next((ln for ln in text.splitlines() if ln.startswith("NVRM version:")), "")
-    if not line:
+    raw = next((ln for ln in text.splitlines(keepends=True) if ln.startswith("NVRM version:")), "")
+    if not raw:
         return None, None, False
-    version = next((f.strip() for f in line.split("  ") if _VERSION.match(f.strip())), None)
-    flavor = "open" if "Open Kernel Module" in line else "proprietary"
+    line = raw.splitlines()[0]
+    fields = line.split("  ")
+    if len(line) == len(raw):
+        # No line end: the text was cut short, and the last field may be a cut version ("565.57.0").
+        fields = fields[:-1]
+    version = next((f.strip() for f in fields if _VERSION.match(f.strip())), None)
+    # "Open Kernel Module" / "x86_64 Kernel Module"; a line cut before "Kernel Module" tells neither.
+    flavor = "open" if "Open Kernel Module" in line else "proprietary" if "Kernel Module" in line else None
     # L4T (Jetson) modules are built for aarch64 and carry an L4T release such as 35.3.1, not a 3-digit branch.
     jetson = "aarch64" in line and version is not None and int(version.split(".")[0]) < 100
     return version, flavor, jetson
@@ -76,7 +83,9 @@ def cuda_from_nvml_int(value: int) -> str:
     return f"{value // 1000}.{(value % 1000) // 10}"
 
 
-def _reading_from_text(source: str, origin: str, text: str | Unavailable, parsed: str | None) -> DriverVersionReading:
+def _reading_from_text(
+    source: str, origin: str, text: str | Unavailable, parsed: str | None
+) -> DriverVersionReading:
     if isinstance(text, Unavailable):
         return DriverVersionReading(source, origin, text)
     return DriverVersionReading(
@@ -92,12 +101,17 @@ def gather_driver(host: Host, nvml: NvmlFacts | Unavailable) -> DriverFacts:
     sys_text = host.read_text(SYS_MODULE_VERSION)
     readings.append(
         _reading_from_text(
-            "sysfs", SYS_MODULE_VERSION, sys_text, None if isinstance(sys_text, Unavailable) else parse_version_token(sys_text)
+            "sysfs",
+            SYS_MODULE_VERSION,
+            sys_text,
+            None if isinstance(sys_text, Unavailable) else parse_version_token(sys_text),
         )
     )
 
     proc_text = host.read_text(PROC_VERSION)
-    flavor: Maybe[str] = proc_text if isinstance(proc_text, Unavailable) else Unavailable(Reason.UNPARSEABLE, PROC_VERSION)
+    flavor: Maybe[str] = (
+        proc_text if isinstance(proc_text, Unavailable) else Unavailable(Reason.UNPARSEABLE, PROC_VERSION)
+    )
     jetson = False
     proc_version = None
     if not isinstance(proc_text, Unavailable):
@@ -132,14 +146,18 @@ def gather_driver(host: Host, nvml: NvmlFacts | Unavailable) -> DriverFacts:
 def _nvidia_smi_reading(host: Host, smi: str | None) -> DriverVersionReading:
     origin = " ".join(NVIDIA_SMI_QUERY)
     if smi is None:
-        return DriverVersionReading("nvidia-smi", origin, Unavailable(Reason.NOT_FOUND, "nvidia-smi is not on PATH"))
+        return DriverVersionReading(
+            "nvidia-smi", origin, Unavailable(Reason.NOT_FOUND, "nvidia-smi is not on PATH")
+        )
     result = host.run(NVIDIA_SMI_QUERY, timeout=15.0)
     if not result.ok:
         return DriverVersionReading("nvidia-smi", origin, result.unavailable())
     rows = parse_nvidia_smi_csv(result.stdout)
     version = parse_version_token(rows[0][0]) if rows and rows[0] else None
     return DriverVersionReading(
-        "nvidia-smi", origin, version or Unavailable(Reason.UNPARSEABLE, f"nvidia-smi: {result.stdout[:120]!r}")
+        "nvidia-smi",
+        origin,
+        version or Unavailable(Reason.UNPARSEABLE, f"nvidia-smi: {result.stdout[:120]!r}"),
     )
 
 
@@ -161,7 +179,9 @@ def _cuda_version(
     if isinstance(version, Unavailable):
         return version, None
     if jetson:
-        return Unavailable(Reason.NOT_SUPPORTED, "L4T release: CUDA comes with JetPack, not the driver branch"), None
+        return Unavailable(
+            Reason.NOT_SUPPORTED, "L4T release: CUDA comes with JetPack, not the driver branch"
+        ), None
     cuda = load_matrix().max_cuda_for_driver(version, "linux")
     if cuda is None:
         return Unavailable(Reason.NOT_SUPPORTED, f"driver {version} is older than CUDA 11.0's minimum"), None

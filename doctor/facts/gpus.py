@@ -72,7 +72,9 @@ def _gpu(dev: PciDevice | None, nv: NvmlDevice | None, proc: ProcGpuInfo | None)
     )
 
 
-def _name(dev: PciDevice | None, nv: NvmlDevice | None, proc: ProcGpuInfo | None) -> tuple[Maybe[str], str | None]:
+def _name(
+    dev: PciDevice | None, nv: NvmlDevice | None, proc: ProcGpuInfo | None
+) -> tuple[Maybe[str], str | None]:
     if nv and isinstance(nv.name, str):
         return nv.name, "nvml"
     if proc and isinstance(proc.model, str):
@@ -80,7 +82,9 @@ def _name(dev: PciDevice | None, nv: NvmlDevice | None, proc: ProcGpuInfo | None
     if dev and isinstance(dev.name, str):
         return display_name_from_pci_ids(dev.name), "pci.ids"
     if dev:
-        return Unavailable(Reason.NOT_FOUND, f"device {dev.vendor_id:04x}:{dev.device_id:04x} is not in pci.ids"), None
+        return Unavailable(
+            Reason.NOT_FOUND, f"device {dev.vendor_id:04x}:{dev.device_id:04x} is not in pci.ids"
+        ), None
     return Unavailable(Reason.NOT_FOUND, "no name"), None
 
 

@@ -26,7 +26,12 @@ def modprobe_blacklists_nouveau(text: str) -> bool:
         words = line.split("#", 1)[0].split()
         if words[:2] == ["blacklist", "nouveau"]:
             return True
-        if len(words) >= 3 and words[0] == "install" and words[1] == "nouveau" and words[2] in ("/bin/false", "/bin/true"):
+        if (
+            len(words) >= 3
+            and words[0] == "install"
+            and words[1] == "nouveau"
+            and words[2] in ("/bin/false", "/bin/true")
+        ):
             return True
     return False
 
@@ -34,9 +39,10 @@ def modprobe_blacklists_nouveau(text: str) -> bool:
 def cmdline_blacklists_nouveau(cmdline: str) -> list[str]:
     found = []
     for word in cmdline.split():
-        if word in CMDLINE_BLACKLIST:
-            found.append(word)
-        elif word.startswith(("modprobe.blacklist=", "module_blacklist=")) and "nouveau" in word.split("=", 1)[1].split(","):
+        if word in CMDLINE_BLACKLIST or (
+            word.startswith(("modprobe.blacklist=", "module_blacklist="))
+            and "nouveau" in word.split("=", 1)[1].split(",")
+        ):
             found.append(word)
     return found
 

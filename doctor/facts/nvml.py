@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from gpu_doctor.facts.bdf import normalize_bdf
@@ -44,8 +45,10 @@ def _device(nvml: Nvml, index: int) -> NvmlDevice:
         return _typed(_ask(nvml.device, index, query), kind, query)
 
     bus = ask("pci_bus_id", str)
-    bdf: Maybe[str] = bus if isinstance(bus, Unavailable) else (
-        normalize_bdf(bus) or Unavailable(Reason.UNPARSEABLE, f"busId {bus!r}")
+    bdf: Maybe[str] = (
+        bus
+        if isinstance(bus, Unavailable)
+        else (normalize_bdf(bus) or Unavailable(Reason.UNPARSEABLE, f"busId {bus!r}"))
     )
     cc_raw = _ask(nvml.device, index, "compute_capability")
     cc: Maybe[str]
@@ -99,7 +102,5 @@ def gather_nvml(host: Host) -> NvmlFacts:
             devices=devices,
         )
     finally:
-        try:
+        with contextlib.suppress(NvmlError):
             nvml.shutdown()
-        except NvmlError:
-            pass

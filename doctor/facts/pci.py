@@ -142,10 +142,12 @@ def gather_proc_gpus(host: Host) -> tuple[ProcGpuInfo, ...] | Unavailable:
                 bdf=bdf,
                 model=get("Model"),
                 uuid=get("GPU UUID"),
-                device_minor=int(minor) if minor.isdigit() else Unavailable(Reason.UNPARSEABLE, "Device Minor"),
-                excluded=excluded == "Yes" if excluded in ("Yes", "No") else Unavailable(
-                    Reason.NOT_SUPPORTED, "no 'GPU Excluded' line (older driver)"
-                ),
+                device_minor=int(minor)
+                if minor.isdigit()
+                else Unavailable(Reason.UNPARSEABLE, "Device Minor"),
+                excluded=excluded == "Yes"
+                if excluded in ("Yes", "No")
+                else Unavailable(Reason.NOT_SUPPORTED, "no 'GPU Excluded' line (older driver)"),
             )
         )
     return tuple(infos)

@@ -14,8 +14,8 @@ OS_RELEASE_PATHS = ("/etc/os-release", "/usr/lib/os-release")
 def parse_os_release(text: str) -> dict[str, str]:
     """KEY=value lines with shell quoting (os-release(5)); malformed lines are skipped."""
     values: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
+    for raw_line in text.splitlines():
+        line = raw_line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
         key, _, raw = line.partition("=")
@@ -68,9 +68,7 @@ def gather_os(host: Host) -> OsFacts:
             return source
         return os_release.get(key) or Unavailable(Reason.NOT_FOUND, f"{key} in {source}")
 
-    wsl = any(
-        not isinstance(text, Unavailable) and is_wsl_kernel(text) for text in (release, version)
-    )
+    wsl = any(not isinstance(text, Unavailable) and is_wsl_kernel(text) for text in (release, version))
     return OsFacts(
         system="Linux",
         kernel_release=release,

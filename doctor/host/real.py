@@ -22,9 +22,7 @@ def probe_source(probe: str) -> str:
     return resources.files("gpu_doctor.probes").joinpath(f"{probe}.py").read_text(encoding="utf-8")
 
 
-def run_command(
-    argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None
-) -> CommandResult:
+def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None) -> CommandResult:
     """Run argv (never a shell string) with a hard timeout; the whole process group dies on timeout."""
     argv = tuple(argv)
     child_env = dict(os.environ if env is None else env)

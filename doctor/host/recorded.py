@@ -91,19 +91,23 @@ class RecordedHost(RootedFs):
                 return candidate
         return None
 
-    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:  # noqa: ARG002
         wanted = tuple(argv)
         for recorded, entry in self._commands:
             if recorded == wanted:
                 return _command_result(wanted, entry)
         self.unexpected_commands.append(wanted)
-        return CommandResult(wanted, CommandStatus.FAILED, stderr=f"{wanted[0]}: not recorded in this capture")
+        return CommandResult(
+            wanted, CommandStatus.FAILED, stderr=f"{wanted[0]}: not recorded in this capture"
+        )
 
-    def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:
+    def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:  # noqa: ARG002
         argv = (python, "-c", f"<probe:{probe}>")
         entry = self._probes.get(probe)
         if entry is None:
-            return CommandResult(argv, CommandStatus.FAILED, stderr=f"probe {probe}: not recorded in this capture")
+            return CommandResult(
+                argv, CommandStatus.FAILED, stderr=f"probe {probe}: not recorded in this capture"
+            )
         return _command_result(argv, entry)
 
     def nvml(self) -> Nvml:

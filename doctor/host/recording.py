@@ -8,16 +8,30 @@ import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpu_doctor import __version__
 from gpu_doctor.host import layout
 from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, Host
+from gpu_doctor.host.fs import RootedFs
 from gpu_doctor.host.nvml import Nvml, NvmlError
 from gpu_doctor.unavailable import Reason, Unavailable
 
+_V = TypeVar("_V")
+
 # Environment variables worth keeping in a capture; everything else (and anything secret-looking) is dropped.
-ENV_PREFIXES = ("CUDA", "NVIDIA_", "LD_LIBRARY_PATH", "PATH", "CONDA_", "VIRTUAL_ENV", "PYTHON", "TORCH", "container", "WSL")
+ENV_PREFIXES = (
+    "CUDA",
+    "NVIDIA_",
+    "LD_LIBRARY_PATH",
+    "PATH",
+    "CONDA_",
+    "VIRTUAL_ENV",
+    "PYTHON",
+    "TORCH",
+    "container",
+    "WSL",
+)
 _SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
 
 
@@ -40,7 +54,7 @@ class RecordingNvml:
         try:
             value = fn()
         except NvmlError as error:
-            target[key] = {"error": error.name, "code": error.code}
+            target[key] = {"error": error.name, "code": error.code, "message": error.message}
             raise
         target[key] = value
         return value
@@ -49,7 +63,7 @@ class RecordingNvml:
         try:
             self.inner.init()
         except NvmlError as error:
-            self.data["init"] = {"error": error.name, "code": error.code}
+            self.data["init"] = {"error": error.name, "code": error.code, "message": error.message}
             raise
 
     def shutdown(self) -> None:
@@ -87,7 +101,7 @@ class RecordingHost:
     def description(self) -> str:
         return self.inner.description
 
-    def _note(self, path: str, value: Any) -> Any:
+    def _note(self, path: str, value: _V) -> _V:
         self.paths.add(path)
         if isinstance(value, Unavailable) and value.reason is not Reason.NOT_FOUND:
             self.errors[path] = value.reason.value
@@ -157,15 +171,16 @@ class RecordingHost:
         for path, entries in self.listed.items():
             for name in entries:
                 self._replicate(root, posixpath.join(path, name), leaf_only=True)
+        inside = RootedFs(root)
         for path, data in self.files.items():
-            target = self._target(root, path)
-            if target is not None and not target.is_symlink():
+            # Through symlinks (/etc/os-release -> ../usr/lib/os-release), resolved inside the capture.
+            resolved = inside.resolve(path)
+            target = None if isinstance(resolved, Unavailable) else self._target(root, resolved)
+            if target is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         env = self.inner.env()
-        kept = {
-            k: v for k, v in env.items() if k.startswith(ENV_PREFIXES) and not _SECRET.search(k)
-        }
+        kept = {k: v for k, v in env.items() if k.startswith(ENV_PREFIXES) and not _SECRET.search(k)}
         meta = {
             "capture_schema": layout.CAPTURE_SCHEMA,
             "description": "captured machine",
@@ -200,7 +215,9 @@ class RecordingHost:
                     link = os.readlink(real)
                     parent = posixpath.dirname(host_path)
                     # Re-written relative to the capture so it can never point outside it.
-                    resolved = posixpath.normpath(link if link.startswith("/") else posixpath.join(parent, link))
+                    resolved = posixpath.normpath(
+                        link if link.startswith("/") else posixpath.join(parent, link)
+                    )
                     target.symlink_to(posixpath.relpath(resolved, parent))
                     self._replicate(root, resolved)
                 elif real.is_dir():

@@ -6,7 +6,7 @@ import site
 import sys
 
 
-def main():
+def main():  # type: ignore[no-untyped-def]
     conda = os.environ.get("CONDA_PREFIX")
     if not conda and os.path.isdir(os.path.join(sys.prefix, "conda-meta")):
         conda = sys.prefix
@@ -25,4 +25,4 @@ def main():
     sys.stdout.write(json.dumps(info))
 
 
-main()
+main()  # type: ignore[no-untyped-call]

@@ -5,15 +5,14 @@ from __future__ import annotations
 import textwrap
 from typing import IO
 
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
-
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.describe import gpu_inventory
 from gpu_doctor.model import Finding, Remediation, Status
 from gpu_doctor.report import Report
 from gpu_doctor.unavailable import Unavailable
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
 STYLES = {
     Status.PASS: "green",
@@ -33,15 +32,15 @@ def make_console(stream: IO[str]) -> Console:
 
 def header_lines(report: Report) -> list[str]:
     facts = report.facts
-    parts = [f"{TOOL_NAME} {report.tool_version}", facts.host]
+    system = []
     if not isinstance(facts.os, Unavailable):
         if isinstance(facts.os.distro_name, str):
-            parts.append(facts.os.distro_name)
+            system.append(facts.os.distro_name)
         if isinstance(facts.os.kernel_release, str):
-            parts.append(f"kernel {facts.os.kernel_release}")
+            system.append(f"kernel {facts.os.kernel_release}")
     if not isinstance(facts.python, Unavailable):
         version = facts.python.version if isinstance(facts.python.version, str) else "?"
-        parts.append(f"Python {version} ({facts.python.executable})")
+        system.append(f"Python {version} ({facts.python.executable})")
     gpus = gpu_inventory(facts.gpus) if facts.gpus else "none found"
     driver = "unknown"
     if not isinstance(facts.driver, Unavailable):
@@ -49,7 +48,19 @@ def header_lines(report: Report) -> list[str]:
         driver = f"{d.version}" if isinstance(d.version, str) else "not loaded"
         if isinstance(d.cuda_version, str):
             driver += f" (CUDA ≤ {d.cuda_version})"
-    return [" · ".join(parts), f"GPUs: {gpus} · NVIDIA driver: {driver}"]
+    return [
+        f"{TOOL_NAME} {report.tool_version} · {facts.host}",
+        " · ".join(system),
+        f"GPUs: {gpus} · NVIDIA driver: {driver}",
+    ]
+
+
+def _wrapped(console: Console, indent: str, text: str) -> None:
+    width = max(40, console.width - len(indent) - 1)
+    for line in text.splitlines():
+        hanging = "  " if line.startswith(("- ", "· ")) else ""
+        for piece in textwrap.wrap(line, width, subsequent_indent=hanging) or [""]:
+            console.print(Text(indent + piece.rstrip(), "dim"), soft_wrap=True)
 
 
 def _remediation(console: Console, check_id: str, fix: Remediation) -> None:
@@ -75,9 +86,10 @@ def _remediation(console: Console, check_id: str, fix: Remediation) -> None:
 
 def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
     console = make_console(stream)
-    first, second = header_lines(report)
+    first, *rest = header_lines(report)
     console.print(Text(first, "bold"))
-    console.print(second)
+    for line in rest:
+        console.print(line)
     areas: dict[str, list[Finding]] = {}
     specs = {s.id: s for s in report.specs}
     for finding in report.findings:
@@ -92,16 +104,15 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
             console.print(Text.assemble("  ", token, f"{f.check_id:<{width}}  ", f.summary))
             indent = " " * (width + 11)
             if f.details and (verbose or f.status in (Status.FAIL, Status.WARN, Status.CRASH)):
-                wrap = max(40, console.width - len(indent))
-                for line in f.details.splitlines():
-                    for piece in textwrap.wrap(line, wrap, subsequent_indent="  " if line.startswith("- ") else ""):
-                        console.print(Text(indent + piece, "dim"))
+                _wrapped(console, indent, f.details)
             if verbose:
                 for ev in f.evidence:
-                    console.print(Text(f"{indent}· {ev.label}: {ev.value}  [{ev.source}]", "dim"), markup=False)
+                    _wrapped(console, indent, f"· {ev.label}: {ev.value}  [{ev.source}]")
                 if f.traceback:
                     console.print(escape(f.traceback), style="dim")
-    fixes = [f for f in report.findings if f.remediation is not None and f.status in (Status.FAIL, Status.WARN)]
+    fixes = [
+        f for f in report.findings if f.remediation is not None and f.status in (Status.FAIL, Status.WARN)
+    ]
     if fixes:
         console.print()
         console.print(Text("How to fix", "bold underline"))
@@ -127,6 +138,8 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
         Text.assemble(
             (", ".join(counts) or "no checks ran", STYLES[summary.status]),
             f" · exit code {summary.exit_code} · {report.duration_ms / 1000:.1f} s",
-            ("  (`gpu-doctor explain ID` explains any check; -v shows the evidence)", "dim"),
         )
+    )
+    console.print(
+        Text("`gpu-doctor explain ID` explains a check; -v shows the evidence behind each line.", "dim")
     )

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from gpu_doctor.checks.gpu import gpu_present
+from gpu_doctor.model import Status
+from gpu_doctor.unavailable import Reason, Unavailable
+
+from tests.factories import facts, gpu, nvml_error, os_facts
+
+
+def test_all_visible_passes_and_names_the_gpus() -> None:
+    f = gpu_present(facts(gpus=(gpu(), gpu(bdf="0000:02:00.0", nvml_index=1))))
+    assert f.status is Status.PASS
+    assert "2× NVIDIA GeForce RTX 4090 (compute capability 8.9, 24 GiB)" in f.summary
+
+
+def test_no_gpu_fails() -> None:
+    f = gpu_present(facts(gpus=(), nvml=nvml_error("LibraryNotFound", 12)))
+    assert f.status is Status.FAIL
+    assert "No NVIDIA GPU" in f.summary
+    assert "--gpus all" in f.details
+
+
+def test_no_gpu_in_wsl_points_at_the_windows_driver() -> None:
+    f = gpu_present(facts(gpus=(), os=os_facts(wsl=True)))
+    assert f.status is Status.FAIL
+    assert "WSL2" in f.details and "wsl --update" in f.details
+
+
+def test_unreadable_bus_and_no_nvml_is_unknown_not_fail() -> None:
+    denied = Unavailable(Reason.PERMISSION_DENIED, "/sys/bus/pci/devices")
+    f = gpu_present(facts(gpus=(), pci=denied, nvml=Unavailable(Reason.TIMED_OUT, "nvml")))
+    assert f.status is Status.UNKNOWN
+
+
+def test_amd_only_warns() -> None:
+    amd = gpu(vendor="amd", name="Navi 22 [Radeon RX 6700 XT]", nvml_index=None, kernel_driver="amdgpu")
+    f = gpu_present(facts(gpus=(amd,)))
+    assert f.status is Status.WARN
+    assert "AMD" in f.summary
+
+
+def test_hidden_gpus_say_why_per_gpu() -> None:
+    hidden = (
+        gpu(bdf="0000:01:00.0", nvml_index=None, kernel_driver="nouveau"),
+        gpu(bdf="0000:02:00.0", nvml_index=None, kernel_driver="vfio-pci"),
+        gpu(bdf="0000:03:00.0", nvml_index=None, kernel_driver="nvidia", excluded=True),
+        gpu(bdf="0000:04:00.0", nvml_index=0),
+    )
+    f = gpu_present(facts(gpus=hidden))
+    assert f.status is Status.FAIL
+    assert f.summary.startswith("3 of 4 NVIDIA GPUs")
+    assert "(1 usable)" in f.summary
+    assert "0000:01:00.0: the open-source nouveau driver" in f.details
+    assert "0000:02:00.0: it is bound to vfio-pci" in f.details
+    assert "0000:03:00.0: the NVIDIA driver excluded it" in f.details

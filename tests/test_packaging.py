@@ -1,0 +1,54 @@
+"""Build the wheel and assert its file list: one import package, every subpackage and data file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
+    (wheel,) = out.glob("torch_gpu_doctor-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.namelist()
+
+
+@pytest.mark.slow
+def test_only_one_top_level_package(wheel_names: list[str]) -> None:
+    tops = {name.split("/")[0] for name in wheel_names}
+    dist_info = {t for t in tops if t.endswith(".dist-info")}
+    assert tops - dist_info == {"gpu_doctor"}
+    for generic in ("doctor", "checks", "fixes", "compat", "tests"):
+        assert generic not in tops
+
+
+@pytest.mark.slow
+def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str]) -> None:
+    mapping = {"doctor": "gpu_doctor", "checks": "gpu_doctor/checks", "fixes": "gpu_doctor/fixes", "compat": "gpu_doctor/compat"}
+    expected = set()
+    for folder, target in mapping.items():
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".typed", ".md"):
+                expected.add(f"{target}/{path.relative_to(ROOT / folder).as_posix()}")
+    missing = expected - set(wheel_names)
+    assert not missing, f"not packaged: {sorted(missing)}"
+    for data in ("gpu_doctor/py.typed", "gpu_doctor/compat/cuda_matrix.json", "gpu_doctor/schemas/report.schema.json"):
+        assert data in wheel_names
+
+
+@pytest.mark.slow
+def test_console_script_and_distribution_name(wheel_names: list[str]) -> None:
+    assert any(n.startswith("torch_gpu_doctor-") and n.endswith("entry_points.txt") for n in wheel_names)

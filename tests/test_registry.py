@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.model import Finding
+from gpu_doctor.registry import RegistryError, check, load_checks, parse_explanation
+
+# Check ids are a public contract (scripts use --check/--skip and JSON consumers key on them): never rename.
+STABLE_IDS = {"gpu.present", "driver.installed", "driver.nvml", "driver.nouveau"}
+
+
+def test_builtin_ids_are_stable() -> None:
+    ids = {c.spec.id for c in load_checks(plugins=False).checks}
+    assert ids >= STABLE_IDS
+
+
+def test_every_check_explains_what_why_and_how() -> None:
+    for c in load_checks(plugins=False).checks:
+        text = c.spec.explanation
+        for section in (text.what, text.why, text.fix):
+            assert len(section) > 40, c.spec.id
+        assert c.spec.area == c.spec.id.split(".")[0]
+
+
+def test_explanation_needs_all_three_sections() -> None:
+    with pytest.raises(RegistryError, match="lacks how to fix"):
+        parse_explanation("## What it checks\nx\n## Why it matters\ny\n", "a.b")
+    with pytest.raises(RegistryError, match="unknown section"):
+        parse_explanation("## Whatever\nx", "a.b")
+
+
+def test_decorator_rejects_bad_ids() -> None:
+    def fn(facts: Facts) -> Finding:
+        raise NotImplementedError
+
+    with pytest.raises(RegistryError, match="dotted lower case"):
+        check("NoDots", "t", "a")(fn)
