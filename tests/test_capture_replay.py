@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from gpu_doctor.cli import main
 from gpu_doctor.host.real import RealHost
 from gpu_doctor.host.recorded import RecordedHost

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from gpu_doctor.cli import main
 from gpu_doctor.exit_codes import ExitCode
 from gpu_doctor.schemas import report_schema_text

@@ -44,3 +44,22 @@ def test_ruff_format() -> None:
 def test_mypy_strict() -> None:
     proc = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_bare_imports_of_top_level_folders_are_banned(tmp_path: Path) -> None:
+    # From the repo root `import checks` would load the same files a second time under another name.
+    probe = ROOT / "tests" / "_banned_import_probe.py"
+    probe.write_text("import checks\nfrom compat import load_matrix\n")
+    try:
+        proc = subprocess.run(
+            [_tool("ruff"), "check", "--select", "TID251", str(probe)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        probe.unlink()
+    assert proc.returncode == 1
+    assert proc.stdout.count("TID251") == 2

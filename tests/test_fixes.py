@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import pytest
+
 from gpu_doctor.fixes.distro import Family, family
 from gpu_doctor.fixes.driver_install import driver_install
 from gpu_doctor.fixes.kernel_modules import rebuild_initramfs
 from gpu_doctor.model import Command
-
 from tests.factories import os_facts
 
 

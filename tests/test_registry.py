@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.model import Finding
 from gpu_doctor.registry import RegistryError, check, load_checks, parse_explanation

@@ -143,7 +143,7 @@ def gather_proc_gpus(host: Host) -> tuple[ProcGpuInfo, ...] | Unavailable:
                 model=get("Model"),
                 uuid=get("GPU UUID"),
                 device_minor=int(minor)
-                if minor.isdigit()
+                if minor.isascii() and minor.isdigit() and len(minor) < 10  # "²".isdigit() too
                 else Unavailable(Reason.UNPARSEABLE, "Device Minor"),
                 excluded=excluded == "Yes"
                 if excluded in ("Yes", "No")

@@ -15,7 +15,7 @@ PROBE_TIMEOUT_S = 20.0
 def parse_python_probe(stdout: str) -> dict[str, Any] | Unavailable:
     try:
         data = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: garbage such as "[[[[..." nested too deep
         data = None
     if not isinstance(data, dict):
         return Unavailable(Reason.UNPARSEABLE, f"probe printed no JSON object: {stdout[:200]!r}")

@@ -5,14 +5,15 @@ from __future__ import annotations
 import textwrap
 from typing import IO
 
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.describe import gpu_inventory
 from gpu_doctor.model import Finding, Remediation, Status
 from gpu_doctor.report import Report
 from gpu_doctor.unavailable import Unavailable
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
 
 STYLES = {
     Status.PASS: "green",
@@ -38,9 +39,10 @@ def header_lines(report: Report) -> list[str]:
             system.append(facts.os.distro_name)
         if isinstance(facts.os.kernel_release, str):
             system.append(f"kernel {facts.os.kernel_release}")
+    python = "Python: unknown"
     if not isinstance(facts.python, Unavailable):
         version = facts.python.version if isinstance(facts.python.version, str) else "?"
-        system.append(f"Python {version} ({facts.python.executable})")
+        python = f"Diagnosing Python {version} at {facts.python.executable}"
     gpus = gpu_inventory(facts.gpus) if facts.gpus else "none found"
     driver = "unknown"
     if not isinstance(facts.driver, Unavailable):
@@ -51,6 +53,7 @@ def header_lines(report: Report) -> list[str]:
     return [
         f"{TOOL_NAME} {report.tool_version} · {facts.host}",
         " · ".join(system),
+        python,
         f"GPUs: {gpus} · NVIDIA driver: {driver}",
     ]
 

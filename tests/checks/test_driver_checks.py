@@ -3,11 +3,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from gpu_doctor.checks.driver import driver_installed, driver_nouveau, driver_nvml
 from gpu_doctor.facts.model import DriverVersionReading
 from gpu_doctor.model import Status, Target
 from gpu_doctor.unavailable import Reason, Unavailable
-
 from tests.factories import GONE, driver, facts, gpu, kernel, nvml_device, nvml_error, nvml_ok, os_facts
 
 NO_DRIVER = driver(version=None, installed_module_version=Unavailable(Reason.NOT_FOUND, "modinfo"))

@@ -3,7 +3,6 @@ from __future__ import annotations
 from gpu_doctor.checks.gpu import gpu_present
 from gpu_doctor.model import Status
 from gpu_doctor.unavailable import Reason, Unavailable
-
 from tests.factories import facts, gpu, nvml_error, os_facts
 
 

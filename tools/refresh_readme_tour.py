@@ -1,0 +1,51 @@
+"""Re-run the commands of the README tour and paste their real output between the tour markers.
+
+    <!-- tour: ARGS -->            runs `gpu-doctor ARGS` (shown without --plain) and pastes stdout
+    ```console ... ```
+    <!-- /tour -->
+
+Run from the repository root after changing what the report prints: `python tools/refresh_readme_tour.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = re.compile(r"<!-- tour: (?P<args>.+?) -->\n.*?<!-- /tour -->", re.S)
+
+
+def _output(args: list[str]) -> str:
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="100")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_doctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+    text = proc.stdout.rstrip("\n").replace(str(ROOT) + "/", "")
+    return text.replace(sys.executable, "python3")
+
+
+def _block(match: re.Match[str]) -> str:
+    args = shlex.split(match["args"])
+    shown = " ".join(a for a in args if a != "--plain")
+    command = f"gpu-doctor {shown}".rstrip()
+    return f"<!-- tour: {match['args']} -->\n```console\n$ {command}\n{_output(args)}\n```\n<!-- /tour -->"
+
+
+def main() -> int:
+    readme = ROOT / "README.md"
+    readme.write_text(MARKER.sub(_block, readme.read_text()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
