@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 MATRIX_SCHEMA = "gpu-doctor cuda_matrix v1"
 
@@ -91,11 +91,20 @@ def _name_words(name: str) -> list[str]:
 def _version(text: str) -> Version | None:
     try:
         return Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or int() refusing a garbage component thousands of digits long
         return None
 
 
-def _str(entry: dict[str, Any], key: str, where: str, optional: bool = False) -> Any:
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise CompatDataError(f"cuda_matrix.json: '{key}' must be a list")
+    return value
+
+
+def _str(entry: Any, key: str, where: str, optional: bool = False) -> Any:
+    if not isinstance(entry, dict):
+        raise CompatDataError(f"{where}: must be an object")
     value = entry.get(key)
     if value is None and optional:
         return None
@@ -108,7 +117,7 @@ def parse_matrix(data: Any) -> CompatMatrix:
     if not isinstance(data, dict) or data.get("schema") != MATRIX_SCHEMA:
         raise CompatDataError(f"cuda_matrix.json: expected schema {MATRIX_SCHEMA!r}")
     toolkits = []
-    for i, entry in enumerate(data.get("cuda_toolkits", [])):
+    for i, entry in enumerate(_list(data, "cuda_toolkits")):
         where = f"cuda_toolkits[{i}]"
         tk = CudaToolkit(
             cuda=_str(entry, "cuda", where),
@@ -121,12 +130,14 @@ def parse_matrix(data: Any) -> CompatMatrix:
         )
         if tk.linux_min_driver is None and tk.linux_branch is None:
             raise CompatDataError(f"{where}: needs linux_min_driver or linux_branch")
+        if tk.linux_branch is not None and not re.fullmatch(r"R\d{1,6}", tk.linux_branch, re.ASCII):
+            raise CompatDataError(f"{where}: branch {tk.linux_branch!r} is not like 'R615'")
         for driver in (tk.linux_min_driver, tk.windows_min_driver):
             if driver is not None and _version(driver) is None:
                 raise CompatDataError(f"{where}: {driver!r} is not a version")
         toolkits.append(tk)
     gpus = []
-    for i, entry in enumerate(data.get("gpus", [])):
+    for i, entry in enumerate(_list(data, "gpus")):
         where = f"gpus[{i}]"
         cc = _str(entry, "compute_capability", where)
         if not re.fullmatch(r"\d+\.\d+", cc):
@@ -140,7 +151,12 @@ def parse_matrix(data: Any) -> CompatMatrix:
             )
         )
     sm = data.get("sm_to_arch", {})
-    if not toolkits or not gpus or not isinstance(sm, dict):
+    if (
+        not toolkits
+        or not gpus
+        or not isinstance(sm, dict)
+        or not all(isinstance(v, str) for v in sm.values())
+    ):
         raise CompatDataError("cuda_matrix.json: cuda_toolkits, gpus and sm_to_arch are required")
     return CompatMatrix(_str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm))
 

@@ -56,6 +56,7 @@ def default_probes(python: str) -> tuple[Probe, ...]:
 class _Slot:
     probe: Probe
     done: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the probe's end vs. its time-out: one wins
     started: float | None = None
     result: Any = None
     crash: Finding | None = None
@@ -78,18 +79,22 @@ def gather(host: Host, probes: tuple[Probe, ...], deadline_s: float = DEFAULT_DE
             dep.done.wait(max(0.0, deadline - time.monotonic()))
             needs[name] = dep.result
         slot.started = time.monotonic()
+        crash: Finding | None = None
         try:
-            slot.result = slot.probe.fn(host, needs)
+            result = slot.probe.fn(host, needs)
         except Exception as exc:  # a probe bug must not take the run down
-            slot.result = Unavailable(Reason.FAILED, f"probe {slot.probe.name} crashed: {exc}")
-            slot.crash = Finding(
+            result = Unavailable(Reason.FAILED, f"probe {slot.probe.name} crashed: {exc}")
+            crash = Finding(
                 check_id=f"probe.{slot.probe.name}",
                 status=Status.CRASH,
                 summary=f"Reading the {slot.probe.name} facts failed: {type(exc).__name__}: {exc}",
                 details="This is a bug in gpu-doctor. The checks that need these facts report 'unknown'.",
                 traceback=traceback.format_exc(),
             )
-        slot.done.set()
+        with slot.lock:
+            if not slot.done.is_set():  # else it was abandoned: a late answer must not replace the verdict
+                slot.result, slot.crash = result, crash
+                slot.done.set()
 
     for slot in slots.values():
         threading.Thread(target=run, args=(slot,), name=f"probe-{slot.probe.name}", daemon=True).start()
@@ -118,6 +123,14 @@ def _wait(slots: dict[str, _Slot], deadline: float) -> None:
 
 
 def _time_out(slot: _Slot, budget: float | None) -> None:
+    with slot.lock:
+        if not slot.done.is_set():  # it may have finished since _wait looked
+            _abandon(slot, budget)
+            # Done, with the time-out as its result: probes that need this one go on without it.
+            slot.done.set()
+
+
+def _abandon(slot: _Slot, budget: float | None) -> None:
     limit = f"its {budget:g} s budget" if budget is not None else "the overall deadline"
     slot.result = Unavailable(Reason.TIMED_OUT, f"probe {slot.probe.name} did not finish within {limit}")
     slot.crash = Finding(

@@ -11,6 +11,7 @@ from gpu_doctor.host.base import Host
 from gpu_doctor.host.nvml import Nvml, NvmlError
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
+MAX_DEVICES = 1024  # far above any one machine; a larger (or negative) count can only be garbage
 _REASONS = {
     "NotSupported": Reason.NOT_SUPPORTED,
     "FunctionNotFound": Reason.NOT_SUPPORTED,
@@ -92,6 +93,8 @@ def gather_nvml(host: Host) -> NvmlFacts:
         )
     try:
         count = _typed(_ask(nvml.device_count), int, "device_count")
+        if isinstance(count, int) and not 0 <= count <= MAX_DEVICES:  # a garbled capture, not a machine
+            count = Unavailable(Reason.UNPARSEABLE, f"device_count={count!r}")
         devices = tuple(_device(nvml, i) for i in range(count)) if isinstance(count, int) else ()
         return NvmlFacts(
             init_error=None,

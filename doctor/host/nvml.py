@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 # NVML_ERROR_* codes (nvml.h); the names are pynvml's exception-class suffixes.
 ERROR_CODES: dict[str, int] = {
@@ -134,6 +135,8 @@ class RealNvml:
             return NvmlError.from_code(value, str(exc))
         if isinstance(exc, OSError | ImportError):
             return NvmlError("LibraryNotFound", message=str(exc))
+        if isinstance(exc, AttributeError):  # an old nvidia-ml-py without this function
+            return NvmlError("FunctionNotFound", message=str(exc))
         return NvmlError("Unknown", message=f"{type(exc).__name__}: {exc}")
 
     def _call(self, fn: Callable[[], Any]) -> Any:
@@ -172,8 +175,19 @@ class RealNvml:
 
 def _answer(raw: Any) -> Any:
     if isinstance(raw, dict) and "error" in raw:
-        raise NvmlError(str(raw["error"]), raw.get("code"), str(raw.get("message", "")))
+        code = raw.get("code")
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = None  # garbled: NvmlError takes the name's code
+        raise NvmlError(str(raw["error"]), code, str(raw.get("message") or ""))
     return raw
+
+
+@dataclass(frozen=True)
+class Garbled:
+    """What a capture answers where nvml.json has the wrong shape: no NVML type, so facts call it unparseable."""
+
+    where: str
+    raw: Any
 
 
 class RecordedNvml:
@@ -195,18 +209,31 @@ class RecordedNvml:
     def shutdown(self) -> None:
         return None
 
-    def system(self, query: str) -> Any:
+    def _section(self, key: str, kind: type) -> Any:
         assert self._data is not None
-        return _answer(self._data.get("system", {}).get(query, {"error": "NotSupported"}))
+        value = self._data.get(key, kind())
+        return value if isinstance(value, kind) else Garbled(key, value)
+
+    def system(self, query: str) -> Any:
+        system = self._section("system", dict)
+        if isinstance(system, Garbled):
+            return system
+        return _answer(system.get(query, {"error": "NotSupported"}))
 
     def device_count(self) -> int:
         assert self._data is not None
-        devices = self._data.get("devices", [])
-        return int(_answer(self._data.get("device_count", len(devices))))
+        devices = self._section("devices", list)
+        default = devices if isinstance(devices, Garbled) else len(devices)
+        # Not coerced with int(): a recorded "2" or "two" is garbage, and gather_nvml reports it as such.
+        return cast(int, _answer(self._data.get("device_count", default)))
 
     def device(self, index: int, query: str) -> Any:
-        assert self._data is not None
-        devices = self._data.get("devices", [])
+        devices = self._section("devices", list)
+        if isinstance(devices, Garbled):
+            return devices
         if index >= len(devices):
             raise NvmlError("InvalidArgument", message=f"no device {index}")
-        return _answer(devices[index].get(query, {"error": "NotSupported"}))
+        entry = devices[index]
+        if not isinstance(entry, dict):
+            return Garbled(f"devices[{index}]", entry)
+        return _answer(entry.get(query, {"error": "NotSupported"}))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpu_doctor.host import layout
 from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus
@@ -27,6 +28,22 @@ def _load_json(path: Path, default: Any) -> Any:
         raise CaptureError(f"{path}: {exc}") from exc
 
 
+E = TypeVar("E", bound=Enum)
+
+
+def _expect(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind):
+        raise CaptureError(f"{where}: expected {'an object' if kind is dict else 'a list'}")
+    return value
+
+
+def _enum(kind: type[E], value: Any, where: str) -> E:
+    try:
+        return kind(value)
+    except ValueError as exc:
+        raise CaptureError(f"{where}: {value!r} is not one of {[m.value for m in kind]}") from exc
+
+
 def _command_result(argv: Sequence[str], raw: Mapping[str, Any]) -> CommandResult:
     return CommandResult(
         tuple(argv),
@@ -45,14 +62,34 @@ class RecordedHost(RootedFs):
             raise CaptureError(f"{self.directory} is not a capture: it has no {layout.ROOT_DIR}/ folder")
         super().__init__(self.directory / layout.ROOT_DIR)
         meta = _load_json(self.directory / layout.HOST_FILE, {})
-        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
-        self._env: dict[str, str] = {str(k): str(v) for k, v in self.meta.get("env", {}).items()}
-        self._file_errors: dict[str, str] = dict(self.meta.get("file_errors", {}))
-        self._commands = [
-            (tuple(entry["argv"]), entry) for entry in _load_json(self.directory / layout.COMMANDS_FILE, [])
-        ]
-        self._probes: dict[str, Any] = _load_json(self.directory / layout.PROBES_FILE, {})
-        self._nvml_data: dict[str, Any] | None = _load_json(self.directory / layout.NVML_FILE, None)
+        self.meta: dict[str, Any] = _expect(meta, dict, layout.HOST_FILE)
+        self._env = {
+            str(k): str(v) for k, v in _expect(self.meta.get("env", {}), dict, "host.json env").items()
+        }
+        self._file_errors: dict[str, Reason] = {}
+        for path, reason in _expect(self.meta.get("file_errors", {}), dict, "host.json file_errors").items():
+            self._file_errors[str(path)] = _enum(Reason, reason, f"file_errors[{path!r}]")
+        self._commands = []
+        for i, entry in enumerate(
+            _expect(_load_json(self.directory / layout.COMMANDS_FILE, []), list, "commands.json")
+        ):
+            where = f"commands.json[{i}]"
+            argv = _expect(_expect(entry, dict, where).get("argv"), list, f"{where}.argv")
+            _enum(CommandStatus, entry.get("status", "ok"), f"{where}.status")
+            self._commands.append((tuple(str(a) for a in argv), entry))
+        self._probes: dict[str, Any] = _expect(
+            _load_json(self.directory / layout.PROBES_FILE, {}), dict, "probes.json"
+        )
+        for name, entry in self._probes.items():
+            _enum(
+                CommandStatus,
+                _expect(entry, dict, f"probes.json[{name!r}]").get("status", "ok"),
+                f"probes.json[{name!r}].status",
+            )
+        nvml_data = _load_json(self.directory / layout.NVML_FILE, None)
+        if nvml_data is not None and not isinstance(nvml_data, dict):
+            raise CaptureError(f"{self.directory / layout.NVML_FILE}: expected a JSON object")
+        self._nvml_data: dict[str, Any] | None = nvml_data
         self.unexpected_commands: list[tuple[str, ...]] = []
 
     @property
@@ -67,7 +104,7 @@ class RecordedHost(RootedFs):
 
     def _injected(self, path: str) -> Unavailable | None:
         reason = self._file_errors.get(path)
-        return Unavailable(Reason(reason), path) if reason else None
+        return Unavailable(reason, path) if reason else None
 
     def read_bytes(self, path: str) -> bytes | Unavailable:
         return self._injected(path) or super().read_bytes(path)
