@@ -6,7 +6,7 @@ import site
 import sys
 
 
-def main():  # type: ignore[no-untyped-def]
+def main():
     conda = os.environ.get("CONDA_PREFIX")
     if not conda and os.path.isdir(os.path.join(sys.prefix, "conda-meta")):
         conda = sys.prefix
@@ -25,4 +25,4 @@ def main():  # type: ignore[no-untyped-def]
     sys.stdout.write(json.dumps(info))
 
 
-main()  # type: ignore[no-untyped-call]
+main()
