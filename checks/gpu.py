@@ -111,12 +111,13 @@ def gpu_present(facts: Facts) -> Finding:
         )
     reasons = "\n".join(f"- {gpu_label(g)}: {_why_hidden(g, facts)}" for g in hidden)
     visible = len(nvidia) - len(hidden)
+    plural = len(nvidia) > 1
     return Finding(
         ID,
         Status.FAIL,
-        f"{len(hidden)} of {len(nvidia)} NVIDIA GPU{'s' if len(nvidia) > 1 else ''} on the PCI bus "
-        f"{'is' if len(hidden) == 1 else 'are'} not visible to the NVIDIA driver"
+        f"{len(hidden)} of {len(nvidia)} NVIDIA GPU{'s' if plural else ''} on the PCI bus "
+        f"{'is' if len(hidden) == 1 else 'are'} not usable through the NVIDIA driver"
         + (f" ({visible} usable)." if visible else "."),
-        details=f"PyTorch cannot use a GPU the driver does not expose.\n{reasons}",
+        details=f"PyTorch can only use GPUs that the NVIDIA driver exposes and NVML can reach.\n{reasons}",
         evidence=evidence,
     )

@@ -197,6 +197,9 @@ def _userspace_library(host: Host) -> tuple[Maybe[str], Maybe[str]]:
         if isinstance(resolved, Unavailable):
             return resolved, resolved
         version = library_version_from_name(resolved)
+        if version is None and resolved.startswith("/usr/lib/wsl/"):
+            # WSL projects the Windows driver's library unversioned; NVML itself reports the version.
+            return resolved, Unavailable(Reason.NOT_SUPPORTED, "WSL's libnvidia-ml.so.1 carries no version")
         return resolved, version or Unavailable(Reason.UNPARSEABLE, f"no version in the name {resolved}")
     missing = Unavailable(Reason.NOT_FOUND, "libnvidia-ml.so.1 in the standard library folders")
     return missing, missing

@@ -39,10 +39,14 @@ def header_lines(report: Report) -> list[str]:
             system.append(facts.os.distro_name)
         if isinstance(facts.os.kernel_release, str):
             system.append(f"kernel {facts.os.kernel_release}")
-    python = "Python: unknown"
+    python = f"Python: unknown ({facts.python})"
     if not isinstance(facts.python, Unavailable):
-        version = facts.python.version if isinstance(facts.python.version, str) else "?"
-        python = f"Diagnosing Python {version} at {facts.python.executable}"
+        version = facts.python.version
+        python = (
+            f"Diagnosing Python {version} at {facts.python.executable}"
+            if isinstance(version, str)
+            else f"Diagnosing {facts.python.executable} (its version is unknown: {version})"
+        )
     gpus = gpu_inventory(facts.gpus) if facts.gpus else "none found"
     driver = "unknown"
     if not isinstance(facts.driver, Unavailable):
@@ -50,20 +54,26 @@ def header_lines(report: Report) -> list[str]:
         driver = f"{d.version}" if isinstance(d.version, str) else "not loaded"
         if isinstance(d.cuda_version, str):
             driver += f" (CUDA ≤ {d.cuda_version})"
-    return [
-        f"{TOOL_NAME} {report.tool_version} · {facts.host}",
-        " · ".join(system),
-        python,
-        f"GPUs: {gpus} · NVIDIA driver: {driver}",
-    ]
+    lines = [f"{TOOL_NAME} {report.tool_version} · {facts.host}", " · ".join(system), python]
+    lines.append(f"GPUs: {gpus} · NVIDIA driver: {driver}")
+    return [line for line in lines if line]
 
 
-def _wrapped(console: Console, indent: str, text: str) -> None:
+def _hanging(console: Console, head: Text, text: str, style: str = "") -> None:
+    """`head` then `text` wrapped so continuation lines start under the text, not at column 0."""
+    indent = " " * head.cell_len
+    pieces = textwrap.wrap(text, max(40, console.width - head.cell_len - 1)) or [""]
+    console.print(Text.assemble(head, (pieces[0], style)), soft_wrap=True)
+    for piece in pieces[1:]:
+        console.print(Text(indent + piece, style), soft_wrap=True)
+
+
+def _wrapped(console: Console, indent: str, text: str, style: str = "dim") -> None:
     width = max(40, console.width - len(indent) - 1)
     for line in text.splitlines():
         hanging = "  " if line.startswith(("- ", "· ")) else ""
         for piece in textwrap.wrap(line, width, subsequent_indent=hanging) or [""]:
-            console.print(Text(indent + piece.rstrip(), "dim"), soft_wrap=True)
+            console.print(Text(indent + piece.rstrip(), style), soft_wrap=True)
 
 
 def _remediation(console: Console, check_id: str, fix: Remediation) -> None:
@@ -77,12 +87,17 @@ def _remediation(console: Console, check_id: str, fix: Remediation) -> None:
         )
         if on
     ]
-    console.print(Text.assemble(("  " + check_id, "bold"), f": {fix.text}"))
+    console.print(Text("  " + check_id, "bold"))
+    _wrapped(console, "    ", fix.text, style="")
     for command in fix.commands:
         line = Text.assemble(("    $ ", "dim"), (command.display(), "bold cyan"))
-        if command.note:
-            line.append(f"   # {command.note}", "dim")
-        console.print(line)
+        note = f"   # {command.note}" if command.note else ""
+        if note and line.cell_len + len(note) <= console.width:
+            line.append(note, "dim")
+            note = ""
+        console.print(line, soft_wrap=True)
+        if note:
+            _wrapped(console, "      ", note.strip())
     if flags:
         console.print(Text("    [" + "] [".join(flags) + "]", "dim"))
 
@@ -104,7 +119,7 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
         console.print(Text(AREA_TITLES.get(area, area.capitalize()), "bold underline"))
         for f in findings:
             token = Text(f"{f.status.value.upper():<7}", STYLES[f.status])
-            console.print(Text.assemble("  ", token, f"{f.check_id:<{width}}  ", f.summary))
+            _hanging(console, Text.assemble("  ", token, f"{f.check_id:<{width}}  "), f.summary)
             indent = " " * (width + 11)
             if f.details and (verbose or f.status in (Status.FAIL, Status.WARN, Status.CRASH)):
                 _wrapped(console, indent, f.details)
