@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_doctor.facts.driver import gather_driver
+from gpu_doctor.facts.environment import relevant_env
 from gpu_doctor.facts.gpus import join_gpus
 from gpu_doctor.facts.kernel import gather_kernel
 from gpu_doctor.facts.memory import gather_memory
@@ -22,6 +23,12 @@ from gpu_doctor.facts.nvml import gather_nvml
 from gpu_doctor.facts.pci import gather_pci, gather_proc_gpus
 from gpu_doctor.facts.platform import gather_cpu, gather_os
 from gpu_doctor.facts.python_env import PROBE_TIMEOUT_S, gather_python
+from gpu_doctor.facts.torch import (
+    PACKAGES_TIMEOUT_S,
+    RUNTIME_TIMEOUT_S,
+    gather_torch_packages,
+    gather_torch_runtime,
+)
 from gpu_doctor.host.base import Host
 from gpu_doctor.model import Finding, Status
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -49,6 +56,13 @@ def default_probes(python: str) -> tuple[Probe, ...]:
         Probe("pci", lambda h, _: gather_pci(h), 10.0),
         Probe("proc_gpus", lambda h, _: gather_proc_gpus(h), 5.0),
         Probe("driver", lambda h, got: gather_driver(h, got["nvml"]), 25.0, needs=("nvml",)),
+        Probe("torch_packages", lambda h, _: gather_torch_packages(h, python), PACKAGES_TIMEOUT_S + 5.0),
+        Probe(
+            "torch",
+            lambda h, got: gather_torch_runtime(h, python, got["torch_packages"]),
+            RUNTIME_TIMEOUT_S + 5.0,
+            needs=("torch_packages",),
+        ),
     )
 
 
@@ -163,4 +177,7 @@ def _assemble(host: Host, values: dict[str, Any]) -> Facts:
         pci=section("pci"),
         proc_gpus=section("proc_gpus"),
         gpus=join_gpus(section("pci"), section("nvml"), section("proc_gpus")),
+        env=relevant_env(host.env()),
+        torch_packages=section("torch_packages"),
+        torch=section("torch"),
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from gpu_doctor.unavailable import Maybe
+from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
+from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered in this run")
 
 FACTS_SCHEMA_VERSION = 1
 
@@ -176,6 +179,11 @@ class Facts:
     pci: Maybe[tuple[PciDevice, ...]]
     proc_gpus: Maybe[tuple[ProcGpuInfo, ...]]
     gpus: tuple[Gpu, ...]
+    env: dict[str, str] = field(
+        default_factory=dict
+    )  # the variables that matter (CUDA_*, LD_LIBRARY_PATH, ...)
+    torch_packages: Maybe[TorchPackages] = NOT_GATHERED
+    torch: Maybe[TorchRuntime] = NOT_GATHERED
 
     @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:

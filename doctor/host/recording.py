@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from gpu_doctor import __version__
+from gpu_doctor.facts.environment import relevant_env
 from gpu_doctor.host import layout
 from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, Host
 from gpu_doctor.host.fs import RootedFs
@@ -18,21 +18,6 @@ from gpu_doctor.host.nvml import Nvml, NvmlError
 from gpu_doctor.unavailable import Reason, Unavailable
 
 _V = TypeVar("_V")
-
-# Environment variables worth keeping in a capture; everything else (and anything secret-looking) is dropped.
-ENV_PREFIXES = (
-    "CUDA",
-    "NVIDIA_",
-    "LD_LIBRARY_PATH",
-    "PATH",
-    "CONDA_",
-    "VIRTUAL_ENV",
-    "PYTHON",
-    "TORCH",
-    "container",
-    "WSL",
-)
-_SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
 
 
 def _result_json(result: CommandResult) -> dict[str, Any]:
@@ -179,8 +164,7 @@ class RecordingHost:
             if target is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
-        env = self.inner.env()
-        kept = {k: v for k, v in env.items() if k.startswith(ENV_PREFIXES) and not _SECRET.search(k)}
+        kept = relevant_env(self.inner.env())
         meta = {
             "capture_schema": layout.CAPTURE_SCHEMA,
             "description": "captured machine",

@@ -1,0 +1,146 @@
+"""The torch probes run by a real interpreter against fake torch packages on PYTHONPATH, and the real CPU torch.
+
+Fake packages mimic what matters of torch's surface: torch/version.py, torch.cuda.* and the exact warning
+texts PyTorch emits (c10/cuda/CUDAFunctions.cpp, quoted in ../shared/reference/compat.md §6).
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gpu_doctor.facts.torch import (
+    TorchPackages,
+    TorchRuntime,
+    gather_torch_packages,
+    gather_torch_runtime,
+    parse_runtime,
+)
+from gpu_doctor.host.real import RealHost
+
+DRIVER_TOO_OLD = (
+    "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please update your "
+    "GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+    "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+    "version of the CUDA driver."
+)
+
+
+def fake_torch(site: Path, version: str, cuda: str | None, cuda_module: str, init: str = "") -> Path:
+    pkg = site / "torch"
+    pkg.mkdir(parents=True)
+    (pkg / "version.py").write_text(
+        f"__version__ = {version!r}\ndebug = False\ncuda = {cuda!r}\ngit_version = 'abc'\nhip = None\n"
+    )
+    (pkg / "__init__.py").write_text(
+        textwrap.dedent(init)
+        + "from torch import version, cuda, backends\n__version__ = version.__version__\n"
+    )
+    (pkg / "cuda.py").write_text(textwrap.dedent(cuda_module))
+    (pkg / "backends.py").write_text(
+        "class cudnn:\n    is_available = staticmethod(lambda: False)\n    version = staticmethod(lambda: None)\n"
+    )
+    return pkg
+
+
+CU118_OLD_DRIVER = f"""
+import warnings
+def get_arch_list():
+    return ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+def is_available():
+    warnings.warn({DRIVER_TOO_OLD!r})
+    return False
+def init():
+    raise RuntimeError({DRIVER_TOO_OLD[len("CUDA initialization: ") :]!r})
+def device_count():
+    return 0
+"""
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    return tmp_path
+
+
+def test_cu118_build_on_an_old_driver_reports_the_exact_warning(site: Path) -> None:
+    fake_torch(site, "2.1.0+cu118", "11.8", CU118_OLD_DRIVER)
+    host = RealHost()
+    packages = gather_torch_packages(host, sys.executable)
+    assert isinstance(packages, TorchPackages)
+    assert packages.version == "2.1.0+cu118" and packages.cuda == "11.8"
+    assert packages.torch_paths == (str(site / "torch"),)
+    runtime = gather_torch_runtime(host, sys.executable, packages)
+    assert isinstance(runtime, TorchRuntime)
+    assert runtime.outcome == "ok"
+    assert runtime.cuda_available is False
+    assert runtime.cuda_warnings == (DRIVER_TOO_OLD,)
+    assert runtime.cuda_init_error == "RuntimeError: " + DRIVER_TOO_OLD[len("CUDA initialization: ") :]
+    assert runtime.arch_list == ("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90")
+
+
+def test_segfault_on_import_is_reported_with_the_signal_and_stage(site: Path) -> None:
+    fake_torch(
+        site, "2.4.0+cu124", "12.4", "", init="import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+    )
+    runtime = parse_runtime(RealHost().run_probe(sys.executable, "torch_runtime", 30))
+    assert runtime.outcome == "crashed"
+    assert runtime.failed_stage == "import"
+    assert "SIGSEGV" in runtime.message
+
+
+def test_hang_is_cut_by_the_timeout(site: Path) -> None:
+    fake_torch(site, "2.4.0+cu124", "12.4", "", init="import time\ntime.sleep(600)\n")
+    runtime = parse_runtime(RealHost().run_probe(sys.executable, "torch_runtime", 1.5))
+    assert runtime.outcome == "timed_out"
+    assert runtime.failed_stage == "import"
+
+
+def test_import_error_keeps_the_message(site: Path) -> None:
+    fake_torch(
+        site,
+        "2.4.0+cu124",
+        "12.4",
+        "",
+        init="raise ImportError('libcudnn.so.9: cannot open shared object file')\n",
+    )
+    runtime = parse_runtime(RealHost().run_probe(sys.executable, "torch_runtime", 30))
+    assert runtime.outcome == "failed"
+    assert runtime.message == "ImportError: libcudnn.so.9: cannot open shared object file"
+
+
+def test_garbage_output_is_not_a_result(site: Path) -> None:
+    fake_torch(
+        site,
+        "2.4.0+cu124",
+        "12.4",
+        "",
+        init="import os, sys\nsys.stdout.write('hello\\n')\nsys.stdout.flush()\nos._exit(0)\n",
+    )
+    runtime = parse_runtime(RealHost().run_probe(sys.executable, "torch_runtime", 30))
+    assert runtime.outcome == "garbage"
+    assert "hello" in runtime.message
+
+
+def test_shadowing_copies_are_listed_in_import_order(
+    site: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    second = tmp_path_factory.mktemp("second")
+    fake_torch(site, "2.4.0+cu124", "12.4", "")
+    fake_torch(second, "2.5.1+cpu", None, "")
+    monkeypatch.setenv("PYTHONPATH", f"{site}:{second}")
+    packages = gather_torch_packages(RealHost(), sys.executable)
+    assert isinstance(packages, TorchPackages)
+    assert packages.torch_paths == (str(site / "torch"), str(second / "torch"))
+    assert packages.version == "2.4.0+cu124"  # the first copy wins
+
+
+def test_cpu_build_is_not_imported(site: Path) -> None:
+    fake_torch(site, "2.5.1+cpu", None, "", init="raise SystemExit('must not be imported')\n")
+    host = RealHost()
+    packages = gather_torch_packages(host, sys.executable)
+    runtime = gather_torch_runtime(host, sys.executable, packages)
+    assert str(runtime) == "not applicable: CPU build 2.5.1+cpu: not imported"
