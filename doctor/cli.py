@@ -89,6 +89,9 @@ def _main(args: argparse.Namespace) -> int:
         return _explain(args.check_id, plugins=not args.no_plugins)
     if args.list_checks:
         return _list_checks(plugins=not args.no_plugins)
+    if args.command == "capture" and args.root:
+        # A capture's host.json names an interpreter; never run a path that came from capture data.
+        raise UsageError("capture records this machine; it cannot be combined with --root")
     host, python = _host_and_python(args)
     _validate_ids(args.check + args.skip, plugins=not args.no_plugins)
     if args.command == "capture":
@@ -183,8 +186,8 @@ def _capture(directory: Path, python: str) -> int:
     from gpu_doctor.host.recording import RecordingHost
     from gpu_doctor.runner import diagnose
 
-    if directory.exists() and any(directory.iterdir()):
-        raise UsageError(f"{directory} exists and is not empty")
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise UsageError(f"{directory} exists and is not an empty directory")
     recorder = RecordingHost(RealHost())
     report = diagnose(recorder, python)
     recorder.write(directory, python)

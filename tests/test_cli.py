@@ -95,3 +95,30 @@ def test_fail_on_and_strict_reach_the_exit_code(capsys: pytest.CaptureFixture[st
     healthy = str(FIXTURES / "h100-sxm-x8-server")
     assert run(capsys, "--root", healthy, "--json", "--strict")[0] == ExitCode.OK
     assert run(capsys, "--root", healthy, "--json", "--fail-on", "warn")[0] == ExitCode.OK
+
+
+def test_capture_refuses_root_so_capture_data_is_never_executed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    evil = tmp_path / "evil"
+    (evil / "root").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    script = tmp_path / "python"
+    script.write_text(f"#!/bin/sh\necho pwned > {marker}\n")
+    script.chmod(0o755)
+    (evil / "host.json").write_text(json.dumps({"python": str(script)}))
+    code, out, err = run(capsys, "--root", str(evil), "capture", str(tmp_path / "out"))
+    assert code == ExitCode.USAGE and "cannot be combined with --root" in err
+    assert not marker.exists()
+    # and a replay never runs the recorded interpreter either
+    run(capsys, "--root", str(evil), "--json")
+    assert not marker.exists()
+
+
+def test_probes_do_not_import_from_the_working_directory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "json.py").write_text("raise SystemExit('imported the json.py of the working directory')\n")
+    monkeypatch.chdir(tmp_path)
+    facts = json.loads(run(capsys, "--json")[1])["facts"]
+    assert isinstance(facts["python"]["version"], str)  # the probe ran, unharmed by ./json.py

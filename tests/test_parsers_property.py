@@ -518,7 +518,8 @@ def test_normalize_bdf_agrees_across_sources(domain: int, bus: int, dev: int, fn
 
 def test_normalize_bdf_examples() -> None:
     assert normalize_bdf("00000000:0A:00.0") == normalize_bdf("0000:0a:00.0") == "0000:0a:00.0"
-    assert normalize_bdf("00010000:01:00.0") is None  # domain beyond 16 bits
+    # Intel VMD puts devices in 32-bit domains: sysfs says 10000:e1:00.0, NVML 00010000:E1:00.0
+    assert normalize_bdf("00010000:E1:00.0") == normalize_bdf("10000:e1:00.0") == "10000:e1:00.0"
     assert normalize_bdf("0000:01:00.8") is None
     assert normalize_bdf("") is None
 

@@ -18,6 +18,4 @@ def normalize_bdf(text: str) -> str | None:
     if not match:
         return None
     domain = int(match["domain"] or "0", 16)
-    if domain > 0xFFFF:
-        return None
     return f"{domain:04x}:{int(match['bus'], 16):02x}:{int(match['dev'], 16):02x}.{int(match['fn'] or '0')}"

@@ -19,18 +19,23 @@ RELEVANT_PREFIXES = (
     "VIRTUAL_ENV",
     "CONDA_PREFIX",
     "CONDA_DEFAULT_ENV",
-    "UV_",
-    "PATH",
     "container",
     "WSL_DISTRO_NAME",
 )
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|INDEX_URL", re.IGNORECASE)
+RELEVANT_NAMES = ("PATH",)
+# Names that may hold a secret or an index with credentials are dropped whatever their prefix.
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|CREDENTIAL|AUTH|INDEX|USER|COOKIE|SESSION", re.IGNORECASE)
+URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+
+
+def scrub(value: str) -> str:
+    """`https://me:token@host/x` → `https://***@host/x`: credentials in URLs never leave the machine."""
+    return URL_CREDENTIALS.sub(r"\g<scheme>***@", value)
 
 
 def relevant_env(env: Mapping[str, str]) -> dict[str, str]:
-    """Variables with a relevant prefix; any name that may hold a secret is dropped whatever its prefix."""
     return {
-        name: value
+        name: scrub(value)
         for name, value in sorted(env.items())
-        if name.startswith(RELEVANT_PREFIXES) and not SECRET_NAME.search(name)
+        if (name in RELEVANT_NAMES or name.startswith(RELEVANT_PREFIXES)) and not SECRET_NAME.search(name)
     }

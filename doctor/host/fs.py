@@ -52,11 +52,14 @@ class RootedFs:
                 continue
             candidate = "/" + "/".join([*resolved, name])
             local = self._local(candidate)
-            if local.is_symlink():
+            try:
+                target = os.readlink(local) if local.is_symlink() else None
+            except OSError as exc:  # EACCES on a parent directory, as a non-root user
+                return _oserror(exc, path)
+            if target is not None:
                 hops += 1
                 if hops > _MAX_LINKS:
                     return Unavailable(Reason.FAILED, f"{path}: too many levels of symbolic links")
-                target = os.readlink(local)
                 if target.startswith("/"):
                     resolved = []
                 parts = [p for p in target.split("/") if p] + parts
@@ -111,15 +114,27 @@ class RootedFs:
 
     def exists(self, path: str) -> bool:
         real = self.resolve(path)
-        return not isinstance(real, Unavailable) and self._local(real).exists()
+        try:
+            return not isinstance(real, Unavailable) and self._local(real).exists()
+        except OSError:
+            return False
 
     def is_dir(self, path: str) -> bool:
         real = self.resolve(path)
-        return not isinstance(real, Unavailable) and self._local(real).is_dir()
+        try:
+            return not isinstance(real, Unavailable) and self._local(real).is_dir()
+        except OSError:
+            return False
+
+    def realpath(self, path: str) -> str | Unavailable:
+        return self.resolve(path)
 
     def is_executable_file(self, path: str) -> bool:
         real = self.resolve(path)
         if isinstance(real, Unavailable):
             return False
         local = self._local(real)
-        return local.is_file() and os.access(local, os.X_OK)
+        try:
+            return local.is_file() and os.access(local, os.X_OK)
+        except OSError:
+            return False

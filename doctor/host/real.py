@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -12,7 +13,6 @@ from importlib import resources
 from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus
 from gpu_doctor.host.fs import RootedFs
 from gpu_doctor.host.nvml import Nvml, RealNvml
-from gpu_doctor.unavailable import Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20
 
@@ -22,7 +22,9 @@ def probe_source(probe: str) -> str:
     return resources.files("gpu_doctor.probes").joinpath(f"{probe}.py").read_text(encoding="utf-8")
 
 
-def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None) -> CommandResult:
+def run_command(
+    argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> CommandResult:
     """Run argv (never a shell string) with a hard timeout; the whole process group dies on timeout."""
     argv = tuple(argv)
     child_env = dict(os.environ if env is None else env)
@@ -35,6 +37,7 @@ def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=child_env,
+            cwd=cwd,
             start_new_session=True,  # so a timeout can kill grandchildren that hold the pipes
         )
     except FileNotFoundError:
@@ -94,7 +97,10 @@ class RealHost(RootedFs):
         return run_command(argv, timeout)
 
     def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:
-        result = run_command([python, "-c", probe_source(probe)], timeout)
+        # `python -c` puts the working directory first on sys.path: run from an empty directory so that no
+        # json.py or torch/ of the user's project is imported (or executed) by the probe.
+        with tempfile.TemporaryDirectory(prefix="gpu-doctor-probe-") as empty:
+            result = run_command([python, "-c", probe_source(probe)], timeout, cwd=empty)
         # Show "python -c <probe:NAME>" in evidence instead of the whole script.
         return CommandResult(
             (python, "-c", f"<probe:{probe}>"),
@@ -109,6 +115,3 @@ class RealHost(RootedFs):
         if self._nvml is None:
             self._nvml = RealNvml()
         return self._nvml
-
-    def realpath(self, path: str) -> str | Unavailable:
-        return self.resolve(path)

@@ -115,9 +115,6 @@ class RecordedHost(RootedFs):
     def listdir(self, path: str) -> tuple[str, ...] | Unavailable:
         return self._injected(path) or super().listdir(path)
 
-    def realpath(self, path: str) -> str | Unavailable:
-        return self.resolve(path)
-
     def env(self) -> Mapping[str, str]:
         return self._env
 

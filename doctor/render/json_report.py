@@ -27,7 +27,8 @@ def envelope(report: Report) -> dict[str, Any]:
         "generated_at": report.generated_at,
         "duration_ms": report.duration_ms,
         "summary": to_json(report.summary()),
-        "host": {"description": report.facts.host, "identifiers_included": False},
+        # GPU UUIDs, paths and the kernel command line are in the facts: redaction arrives with bundles (6/6).
+        "host": {"description": report.facts.host, "identifiers_included": True},
         "facts": to_json(report.facts),
         "findings": findings,
         "recommended_install": None,  # filled by the torch compatibility checks (issue 2/6)
