@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpu_doctor.describe import fact
+from gpu_doctor.describe import fact, gpu_inventory
 from gpu_doctor.facts.model import DriverFacts, Facts, KernelFacts, NvmlFacts
-from gpu_doctor.fixes.driver_install import driver_install
+from gpu_doctor.fixes.driver_install import OPEN_MODULE_MIN_CC, driver_install
 from gpu_doctor.fixes.kernel_modules import blacklist_nouveau, load_nvidia_module, reload_after_upgrade
 from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from gpu_doctor.registry import check
@@ -29,6 +29,13 @@ def _loaded(kernel: KernelFacts | Unavailable, name: str) -> bool | None:
     if isinstance(kernel, Unavailable) or isinstance(kernel.modules, Unavailable):
         return None
     return any(m.name == name and m.loaded for m in kernel.modules)
+
+
+def _before_turing(cc: object) -> bool:
+    if not isinstance(cc, str) or "." not in cc:
+        return False
+    major, _, minor = cc.partition(".")
+    return major.isdigit() and minor.isdigit() and (int(major), int(minor)) < OPEN_MODULE_MIN_CC
 
 
 def _capabilities(facts: Facts) -> list[str]:
@@ -59,6 +66,17 @@ def driver_installed(facts: Facts) -> Finding:
     if isinstance(driver, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not read the driver facts: {driver}.")
     evidence = tuple(_driver_evidence(driver))
+    old_gpus = [g for g in facts.nvidia_gpus if _before_turing(g.compute_capability)]
+    if isinstance(driver.version, str) and driver.kernel_module_flavor == "open" and old_gpus:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"The open NVIDIA kernel module {driver.version} is loaded, but it does not support "
+            f"{gpu_inventory(tuple(old_gpus))}: only Turing (RTX 20 / GTX 16) and newer.",
+            details="Install the proprietary kernel module of the same driver branch instead.",
+            evidence=evidence,
+            remediation=driver_install(facts.os, _capabilities(facts)),
+        )
     if isinstance(driver.version, str):
         if driver.is_jetson:
             summary = f"NVIDIA L4T (Jetson) driver {driver.version} is loaded."
@@ -178,8 +196,14 @@ def driver_nvml(facts: Facts) -> Finding:
         evidence += _driver_evidence(driver)
     if error is None:
         return _nvml_ok(nvml, driver, tuple(evidence))
-    if error.name == "LibraryNotFound" and not facts.nvidia_gpus:
-        return Finding(cid, Status.SKIP, "No NVIDIA GPU and no NVML library here.", evidence=tuple(evidence))
+    if not facts.nvidia_gpus and not isinstance(facts.pci, Unavailable):
+        # e.g. a cloud image with the driver preinstalled, booted on a CPU instance: nothing to fix
+        return Finding(
+            cid,
+            Status.SKIP,
+            f"No NVIDIA GPU here (NVML says NVMLError_{error.name}, as expected without one).",
+            evidence=tuple(evidence),
+        )
     if error.name == "LibRmVersionMismatch":
         kernel = _kernel_version(driver)
         user = driver.userspace_version if not isinstance(driver, Unavailable) else None
@@ -236,6 +260,9 @@ def driver_nvml(facts: Facts) -> Finding:
     )
 
 
+LOST_ERRORS = ("NVMLError_GpuIsLost", "NVMLError_ResetRequired", "NVMLError_Unknown")
+
+
 def _kernel_version(driver: DriverFacts | Unavailable) -> str | None:
     if isinstance(driver, Unavailable):
         return None
@@ -247,7 +274,35 @@ def _kernel_version(driver: DriverFacts | Unavailable) -> str | None:
 
 def _nvml_ok(nvml: NvmlFacts, driver: DriverFacts | Unavailable, evidence: tuple[Evidence, ...]) -> Finding:
     cid = "driver.nvml"
-    count = nvml.device_count if isinstance(nvml.device_count, int) else 0
+    if isinstance(nvml.device_count, Unavailable):
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"NVML started but could not list the GPUs ({nvml.device_count}).",
+            evidence=evidence,
+        )
+    lost = sorted(
+        {
+            dev.index
+            for dev in nvml.devices
+            for value in vars(dev).values()
+            if isinstance(value, Unavailable) and value.detail in LOST_ERRORS
+        }
+    )
+    if lost:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"NVML answers, but GPU {', '.join(map(str, lost))} stopped responding (fallen off the bus).",
+            details=_NVML_ERRORS["GpuIsLost"][1],
+            evidence=evidence,
+            remediation=Remediation(
+                text="Reboot; if it happens again check power cables, risers and temperatures.",
+                requires_reboot=True,
+                target=Target.SYSTEM,
+            ),
+        )
+    count = nvml.device_count
     version = nvml.driver_version if isinstance(nvml.driver_version, str) else "unknown"
     unsupported = sorted(
         {

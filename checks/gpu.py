@@ -9,6 +9,7 @@ from gpu_doctor.registry import check
 from gpu_doctor.unavailable import Unavailable
 
 ID = "gpu.present"
+VM_DRIVERS = ("vfio-pci", "pci-stub")
 
 
 def _evidence(facts: Facts) -> tuple[Evidence, ...]:
@@ -33,7 +34,7 @@ def _why_hidden(gpu: Gpu, facts: Facts) -> str:
     driver = gpu.kernel_driver
     if driver == "nouveau":
         return "the open-source nouveau driver has claimed it (see driver.nouveau)"
-    if driver in ("vfio-pci", "pci-stub"):
+    if driver in VM_DRIVERS:
         return f"it is bound to {driver}, i.e. reserved for a virtual machine"
     if driver is None:
         return "no kernel driver is bound to it (see driver.installed)"
@@ -66,12 +67,21 @@ def gpu_present(facts: Facts) -> Finding:
     evidence = _evidence(facts)
     nvidia = facts.nvidia_gpus
     amd = [g for g in facts.gpus if g.vendor == "amd"]
+    nvml_silent = isinstance(facts.nvml, Unavailable) or facts.nvml.init_error is not None
     if not nvidia:
-        if isinstance(facts.pci, Unavailable) and isinstance(facts.nvml, Unavailable):
+        if isinstance(facts.pci, Unavailable) and nvml_silent:
             return Finding(
                 ID,
                 Status.UNKNOWN,
-                "Could not list the PCI devices, and NVML did not answer.",
+                f"Could not list the PCI devices ({facts.pci}), and NVML did not answer.",
+                evidence=evidence,
+            )
+        if not isinstance(facts.driver, Unavailable) and facts.driver.is_jetson:
+            return Finding(
+                ID,
+                Status.PASS,
+                "An integrated Jetson GPU (L4T): it is not a PCI device and NVML does not cover it.",
+                details="Jetson GPUs are reached through the L4T driver, not the desktop driver; see driver.installed.",
                 evidence=evidence,
             )
         if amd:
@@ -102,22 +112,36 @@ def gpu_present(facts: Facts) -> Finding:
 
     hidden = [g for g in nvidia if g.nvml_index is None]
     inventory = gpu_inventory(nvidia)
+    plural = "s" if len(nvidia) > 1 else ""
     if not hidden:
+        return Finding(ID, Status.PASS, f"{len(nvidia)} NVIDIA GPU{plural}: {inventory}.", evidence=evidence)
+    usable = [g for g in nvidia if g.nvml_index is not None]
+    if isinstance(facts.nvml, Unavailable):
+        return Finding(
+            ID,
+            Status.UNKNOWN,
+            f"{len(nvidia)} NVIDIA GPU{plural} on the PCI bus, but NVML could not be asked about them ({facts.nvml}).",
+            evidence=evidence,
+        )
+    container = None if isinstance(facts.os, Unavailable) else facts.os.container
+    if container and usable and all(g.kernel_driver == "nvidia" for g in hidden):
+        # sysfs is not namespaced: a container sees every GPU of the host but only those passed in work.
         return Finding(
             ID,
             Status.PASS,
-            f"{len(nvidia)} NVIDIA GPU{'s' if len(nvidia) > 1 else ''}: {inventory}.",
+            f"{len(usable)} of the host's {len(nvidia)} NVIDIA GPUs {'was' if len(usable) == 1 else 'were'} "
+            f"passed to this {container} container: {gpu_inventory(tuple(usable))}.",
+            details="The others belong to the host; pass them with `--gpus all` (or more nvidia.com/gpu) if needed.",
             evidence=evidence,
         )
     reasons = "\n".join(f"- {gpu_label(g)}: {_why_hidden(g, facts)}" for g in hidden)
-    visible = len(nvidia) - len(hidden)
-    plural = len(nvidia) > 1
-    return Finding(
-        ID,
-        Status.FAIL,
-        f"{len(hidden)} of {len(nvidia)} NVIDIA GPU{'s' if plural else ''} on the PCI bus "
+    summary = (
+        f"{len(hidden)} of {len(nvidia)} NVIDIA GPU{plural} on the PCI bus "
         f"{'is' if len(hidden) == 1 else 'are'} not usable through the NVIDIA driver"
-        + (f" ({visible} usable)." if visible else "."),
-        details=f"PyTorch can only use GPUs that the NVIDIA driver exposes and NVML can reach.\n{reasons}",
-        evidence=evidence,
+        + (f" ({len(usable)} usable)." if usable else ".")
     )
+    details = f"PyTorch can only use GPUs that the NVIDIA driver exposes and NVML can reach.\n{reasons}"
+    if all(g.kernel_driver in VM_DRIVERS for g in hidden):
+        # Reserved for virtual machines on purpose: worth knowing, not a fault of this machine.
+        return Finding(ID, Status.WARN, summary, details=details, evidence=evidence)
+    return Finding(ID, Status.FAIL, summary, details=details, evidence=evidence)

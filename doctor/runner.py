@@ -12,7 +12,7 @@ from gpu_doctor import __version__
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
 from gpu_doctor.host.base import Host
-from gpu_doctor.model import Finding, Status
+from gpu_doctor.model import Evidence, Finding, Remediation, Status
 from gpu_doctor.registry import RegisteredCheck, load_checks
 from gpu_doctor.report import Report
 
@@ -41,10 +41,24 @@ def run_check(check: RegisteredCheck, facts: Facts, timeout_s: float = CHECK_TIM
         return [_crash(cid, f"The check raised {type(exc).__name__}: {exc}", str(box["traceback"]))]
     findings = box.get("findings", [])
     assert isinstance(findings, list)
-    bad = [f for f in findings if not isinstance(f, Finding) or f.check_id != cid]
+    bad = [f for f in findings if not _well_formed(f, cid)]
     if bad or not findings:
-        return [_crash(cid, "The check returned no finding, or findings for another check id.")]
+        return [_crash(cid, "The check returned no finding, a malformed one, or one for another check id.")]
     return findings
+
+
+def _well_formed(finding: object, check_id: str) -> bool:
+    """Plugins are untrusted: a finding must really be one, so that renderers never meet a bad value."""
+    return (
+        isinstance(finding, Finding)
+        and finding.check_id == check_id
+        and isinstance(finding.status, Status)
+        and isinstance(finding.summary, str)
+        and bool(finding.summary)
+        and isinstance(finding.details, str)
+        and all(isinstance(e, Evidence) for e in finding.evidence)
+        and (finding.remediation is None or isinstance(finding.remediation, Remediation))
+    )
 
 
 def _crash(check_id: str, summary: str, tb: str = "") -> Finding:

@@ -37,7 +37,7 @@ def driver_install(os_facts: OsFacts | Unavailable, capabilities: list[str]) -> 
             Command(("sudo", "apt", "update")),
             Command(
                 ("sudo", "apt", "install", "nvidia-driver", "firmware-misc-nonfree", "linux-headers-amd64"),
-                note="needs the contrib, non-free and non-free-firmware components in your APT sources",
+                note="needs contrib, non-free and non-free-firmware in your APT sources; on arm64: linux-headers-arm64",
             ),
         )
         text = (
@@ -60,14 +60,20 @@ def driver_install(os_facts: OsFacts | Unavailable, capabilities: list[str]) -> 
         )
         text = "Install the driver from NVIDIA's CUDA repository for your release, then reboot."
     elif fam is Family.ARCH:
-        package = "nvidia-open" if not legacy else "nvidia-580xx-dkms"
-        note = (
-            "Turing (RTX 20 / GTX 16) and newer"
-            if not legacy
-            else "pre-Turing GPUs: the 580 legacy branch (AUR)"
-        )
-        commands = (Command(("sudo", "pacman", "-S", "--needed", package), note=note),)
-        text = "Install the NVIDIA driver package for your kernel, then reboot."
+        if legacy:
+            commands = ()
+            text = (
+                "Pre-Turing GPUs need the proprietary 580 legacy branch, which Arch ships only in the AUR "
+                "(nvidia-580xx-dkms): build it with your AUR helper, then reboot."
+            )
+        else:
+            commands = (
+                Command(
+                    ("sudo", "pacman", "-S", "--needed", "nvidia-open"),
+                    note="Turing (RTX 20 / GTX 16) and newer",
+                ),
+            )
+            text = "Install the NVIDIA driver package for your kernel, then reboot."
     elif fam is Family.SUSE:
         commands = (
             Command(

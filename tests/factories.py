@@ -113,7 +113,9 @@ def driver(version: str | None = "550.54.15", **fields: Any) -> DriverFacts:
     return replace(base, **fields)
 
 
-def kernel(loaded: tuple[str, ...] = ("nvidia", "nvidia_uvm"), blacklists: tuple[str, ...] = ()) -> KernelFacts:
+def kernel(
+    loaded: tuple[str, ...] = ("nvidia", "nvidia_uvm"), blacklists: tuple[str, ...] = ()
+) -> KernelFacts:
     names = ("nvidia", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nouveau", "amdgpu")
     return KernelFacts(
         modules=tuple(KernelModule(n, n in loaded) for n in names),

@@ -770,3 +770,16 @@ def test_cli_on_a_garbled_but_readable_capture_reports(
     assert code in (0, 1, 3)
     assert not [f for f in document["findings"] if f["status"] == "crash"]
     assert "Traceback" not in err
+
+
+def test_a_plugin_finding_with_a_string_status_is_a_crash_not_a_broken_run() -> None:
+    from gpu_doctor.registry import RegisteredCheck
+    from gpu_doctor.runner import run_check
+    from tests.factories import facts
+
+    def bad(_: object) -> Finding:
+        return Finding("lab.bad", "pass", "s")  # type: ignore[arg-type]
+
+    spec = CheckSpec("lab.bad", "t", "lab", Explanation("w", "y", "f"))
+    (finding,) = run_check(RegisteredCheck(spec, bad, "lab"), facts())
+    assert finding.status is Status.CRASH

@@ -19,7 +19,9 @@ def _findings(report_json: str) -> list[tuple[str, str, str]]:
     return [(f["check_id"], f["status"], f["summary"]) for f in json.loads(report_json)["findings"]]
 
 
-def test_capture_then_replay_gives_the_same_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_capture_then_replay_gives_the_same_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capture = tmp_path / "cap"
     assert main(["capture", str(capture)]) == 0
     capsys.readouterr()

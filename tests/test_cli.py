@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -88,13 +89,17 @@ def test_schema_command_prints_valid_json_schema(capsys: pytest.CaptureFixture[s
     jsonschema.Draft202012Validator.check_schema(json.loads(out))
 
 
-def test_fail_on_and_strict_reach_the_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
-    # the nouveau fixture fails; --check driver.nouveau alone fails too, and --skip of every failing check passes
-    fixture = str(FIXTURES / "nouveau-bound-nvidia-gpu")
-    assert run(capsys, "--root", fixture, "--json")[0] == ExitCode.FINDINGS
-    healthy = str(FIXTURES / "h100-sxm-x8-server")
-    assert run(capsys, "--root", healthy, "--json", "--strict")[0] == ExitCode.OK
-    assert run(capsys, "--root", healthy, "--json", "--fail-on", "warn")[0] == ExitCode.OK
+def test_fail_on_and_strict_reach_the_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # A healthy H100 server whose nouveau module is loaded but holds no GPU: one WARN, nothing failed.
+    warned = tmp_path / "warned"
+    shutil.copytree(FIXTURES / "h100-sxm-x8-server", warned, symlinks=True)
+    modules = warned / "root" / "proc" / "modules"
+    modules.write_text(modules.read_text() + "nouveau 2793472 0 - Live 0x0000000000000000\n")
+    code, out, _ = run(capsys, "--root", str(warned), "--json")
+    assert code == ExitCode.OK
+    assert [f["status"] for f in json.loads(out)["findings"] if f["check_id"] == "driver.nouveau"] == ["warn"]
+    assert run(capsys, "--root", str(warned), "--json", "--strict")[0] == ExitCode.FINDINGS
+    assert run(capsys, "--root", str(warned), "--plain", "--fail-on", "warn")[0] == ExitCode.FINDINGS
 
 
 def test_capture_refuses_root_so_capture_data_is_never_executed(
@@ -107,7 +112,7 @@ def test_capture_refuses_root_so_capture_data_is_never_executed(
     script.write_text(f"#!/bin/sh\necho pwned > {marker}\n")
     script.chmod(0o755)
     (evil / "host.json").write_text(json.dumps({"python": str(script)}))
-    code, out, err = run(capsys, "--root", str(evil), "capture", str(tmp_path / "out"))
+    code, _, err = run(capsys, "--root", str(evil), "capture", str(tmp_path / "out"))
     assert code == ExitCode.USAGE and "cannot be combined with --root" in err
     assert not marker.exists()
     # and a replay never runs the recorded interpreter either
@@ -122,3 +127,14 @@ def test_probes_do_not_import_from_the_working_directory(
     monkeypatch.chdir(tmp_path)
     facts = json.loads(run(capsys, "--json")[1])["facts"]
     assert isinstance(facts["python"]["version"], str)  # the probe ran, unharmed by ./json.py
+
+
+def test_data_is_never_read_as_rich_markup(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capture = tmp_path / "cap[old]"
+    shutil.copytree(FIXTURES / "ci-no-gpu-cuda-toolkit", capture, symlinks=True)
+    meta = json.loads((capture / "host.json").read_text())
+    meta["description"] = "lab [/] box [bold]x[/bold]"
+    (capture / "host.json").write_text(json.dumps(meta))
+    code, out, _ = run(capsys, "--root", str(capture), "--plain")
+    assert code == ExitCode.FINDINGS
+    assert "lab [/] box [bold]x[/bold]" in out

@@ -24,7 +24,9 @@ def _tool(name: str) -> str:
 
 
 def test_ruff_check() -> None:
-    proc = subprocess.run([_tool("ruff"), "check", "."], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [_tool("ruff"), "check", "."], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -34,8 +34,9 @@ def test_driver_packages_per_family() -> None:
     assert first("debian", ["8.6"])[:4] == ("sudo", "apt", "install", "nvidia-driver")
     assert first("fedora", ["8.6"]) == ("sudo", "dnf", "install", "akmod-nvidia", "xorg-x11-drv-nvidia-cuda")
     assert first("arch", ["8.9"])[-1] == "nvidia-open"
-    # Pascal has no open kernel module: Arch must not get nvidia-open
-    assert first("arch", ["6.1"])[-1] != "nvidia-open"
+    # Pascal has no open kernel module, and its legacy driver is AUR-only: no pacman command at all
+    legacy = driver_install(os_facts("arch", ()), ["6.1"])
+    assert legacy.commands == () and "AUR" in legacy.text
     unknown = driver_install(os_facts("gentoo", ()), [])
     assert unknown.commands == () and "nvidia.com" in unknown.text
 

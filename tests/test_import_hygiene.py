@@ -37,7 +37,11 @@ print(json.dumps(bad))
 
 def test_headless_modules_import_neither_textual_nor_torch() -> None:
     out = subprocess.run(
-        [sys.executable, "-c", SCRIPT.format(modules=HEADLESS)], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", SCRIPT.format(modules=HEADLESS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout
     assert out.strip().splitlines()[-1] == "[]"
 
@@ -45,5 +49,7 @@ def test_headless_modules_import_neither_textual_nor_torch() -> None:
 def test_the_check_sees_a_forbidden_import() -> None:
     # proves the test above can fail: importing textual is detected
     script = "import textual, sys; print([m for m in sys.modules if m.split('.')[0] == 'textual'][:1])"
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
     assert "textual" in out

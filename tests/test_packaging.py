@@ -16,7 +16,18 @@ ROOT = Path(__file__).resolve().parent.parent
 def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
         timeout=300,
         capture_output=True,
@@ -37,15 +48,28 @@ def test_only_one_top_level_package(wheel_names: list[str]) -> None:
 
 @pytest.mark.slow
 def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str]) -> None:
-    mapping = {"doctor": "gpu_doctor", "checks": "gpu_doctor/checks", "fixes": "gpu_doctor/fixes", "compat": "gpu_doctor/compat"}
+    mapping = {
+        "doctor": "gpu_doctor",
+        "checks": "gpu_doctor/checks",
+        "fixes": "gpu_doctor/fixes",
+        "compat": "gpu_doctor/compat",
+    }
     expected = set()
     for folder, target in mapping.items():
         for path in (ROOT / folder).rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".typed", ".md"):
+            if (
+                path.is_file()
+                and "__pycache__" not in path.parts
+                and path.suffix in (".py", ".json", ".typed", ".md")
+            ):
                 expected.add(f"{target}/{path.relative_to(ROOT / folder).as_posix()}")
     missing = expected - set(wheel_names)
     assert not missing, f"not packaged: {sorted(missing)}"
-    for data in ("gpu_doctor/py.typed", "gpu_doctor/compat/cuda_matrix.json", "gpu_doctor/schemas/report.schema.json"):
+    for data in (
+        "gpu_doctor/py.typed",
+        "gpu_doctor/compat/cuda_matrix.json",
+        "gpu_doctor/schemas/report.schema.json",
+    ):
         assert data in wheel_names
 
 

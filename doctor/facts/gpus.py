@@ -36,6 +36,8 @@ def join_gpus(
         gpus.append(_gpu(dev, nv, proc_by_bdf.get(dev.bdf)))
     # GPUs NVML sees but sysfs does not (WSL2, some containers, a virtual PCI tree).
     for nv in nvml_devices:
+        if pci_devices and not isinstance(nv.bdf, str):
+            continue  # its bus id query failed (a lost GPU): it is one of the PCI devices, not another GPU
         if nv.index not in seen_nvml:
             bdf = nv.bdf if isinstance(nv.bdf, str) else None
             gpus.append(_gpu(None, nv, proc_by_bdf.get(bdf) if bdf else None))

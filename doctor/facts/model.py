@@ -23,6 +23,9 @@ class OsFacts:
     distro_like: tuple[str, ...]
     is_wsl: bool
     has_dxg: bool  # /dev/dxg: the GPU paravirtualisation device of WSL2
+    container: str | None = (
+        None  # "docker" | "podman" | "kubernetes" | the value of $container; None: not seen
+    )
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,21 @@ def gather_os(host: Host) -> OsFacts:
         distro_like=tuple(os_release.get("ID_LIKE", "").split()),
         is_wsl=wsl,
         has_dxg=host.exists("/dev/dxg"),
+        container=detect_container(host),
     )
+
+
+def detect_container(host: Host) -> str | None:
+    """Markers the runtimes leave (hardware.md §3.7); cgroup v2 paths prove nothing, so they are not used."""
+    env = host.env()
+    if env.get("KUBERNETES_SERVICE_HOST"):
+        return "kubernetes"
+    if host.exists("/.dockerenv"):
+        return "docker"
+    if host.exists("/run/.containerenv"):
+        return "podman"
+    value = env.get("container")
+    return value or None
 
 
 def gather_cpu(host: Host) -> CpuFacts:

@@ -203,7 +203,8 @@ class RecordingHost:
                         link if link.startswith("/") else posixpath.join(parent, link)
                     )
                     target.symlink_to(posixpath.relpath(resolved, parent))
-                    self._replicate(root, resolved)
+                    if not leaf_only:  # a listed entry (/dev/stdout -> /proc/self/fd/1) is not followed
+                        self._replicate(root, resolved)
                 elif real.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
                 elif real.exists() and i == len(parts) - 1:

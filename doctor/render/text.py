@@ -13,7 +13,7 @@ from gpu_doctor import TOOL_NAME
 from gpu_doctor.describe import gpu_inventory
 from gpu_doctor.model import Finding, Remediation, Status
 from gpu_doctor.report import Report
-from gpu_doctor.unavailable import Unavailable
+from gpu_doctor.unavailable import Reason, Unavailable
 
 STYLES = {
     Status.PASS: "green",
@@ -51,7 +51,12 @@ def header_lines(report: Report) -> list[str]:
     driver = "unknown"
     if not isinstance(facts.driver, Unavailable):
         d = facts.driver
-        driver = f"{d.version}" if isinstance(d.version, str) else "not loaded"
+        if isinstance(d.version, str):
+            driver = d.version
+        elif d.version.reason in (Reason.PERMISSION_DENIED, Reason.TIMED_OUT):
+            driver = f"unreadable ({d.version.reason.value.replace('_', ' ')})"
+        else:
+            driver = "not loaded"
         if isinstance(d.cuda_version, str):
             driver += f" (CUDA ≤ {d.cuda_version})"
     lines = [f"{TOOL_NAME} {report.tool_version} · {facts.host}", " · ".join(system), python]
@@ -107,7 +112,7 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
     first, *rest = header_lines(report)
     console.print(Text(first, "bold"))
     for line in rest:
-        console.print(line)
+        console.print(Text(line))  # data (paths, descriptions) is never read as Rich markup
     areas: dict[str, list[Finding]] = {}
     specs = {s.id: s for s in report.specs}
     for finding in report.findings:
@@ -118,9 +123,9 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
         console.print()
         console.print(Text(AREA_TITLES.get(area, area.capitalize()), "bold underline"))
         for f in findings:
-            token = Text(f"{f.status.value.upper():<7}", STYLES[f.status])
+            token = Text(f"{f.status.value.upper():<8}", STYLES[f.status])
             _hanging(console, Text.assemble("  ", token, f"{f.check_id:<{width}}  "), f.summary)
-            indent = " " * (width + 11)
+            indent = " " * (width + 12)
             if f.details and (verbose or f.status in (Status.FAIL, Status.WARN, Status.CRASH)):
                 _wrapped(console, indent, f.details)
             if verbose:
