@@ -65,18 +65,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    json_mode = "--json" in args  # known even when parsing fails, so stdout still gets one JSON document
     try:
-        return _main(build_parser().parse_args(argv))
+        return _main(build_parser().parse_args(args))
     except UsageError as exc:
-        print(f"{TOOL_NAME}: error: {exc}", file=sys.stderr)
-        return ExitCode.USAGE
+        return _fail(ExitCode.USAGE, "usage", f"error: {exc}", json_mode)
     except KeyboardInterrupt:
-        print(f"{TOOL_NAME}: interrupted", file=sys.stderr)
-        return ExitCode.INTERRUPTED
-    except Exception as exc:  # last resort: one line and a hint, not a traceback
-        print(f"{TOOL_NAME}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print("Please report this with the output of `gpu-doctor -v`.", file=sys.stderr)
-        return ExitCode.INTERNAL
+        return _fail(ExitCode.INTERRUPTED, "interrupted", "interrupted", json_mode)
+    except Exception as exc:  # last resort: one line, not a traceback
+        message = f"internal error: {type(exc).__name__}: {exc} (please report it as a bug)"
+        return _fail(ExitCode.INTERNAL, "internal", message, json_mode)
+
+
+def _fail(code: ExitCode, kind: str, message: str, json_mode: bool) -> int:
+    print(f"{TOOL_NAME}: {message}", file=sys.stderr)
+    if json_mode:
+        document = {
+            "schema_version": 1,
+            "tool": {"name": TOOL_NAME, "version": __version__},
+            "error": {"kind": kind, "message": message},
+            "summary": {"exit_code": int(code)},
+        }
+        sys.stdout.write(json.dumps(document) + "\n")
+    return code
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -88,7 +100,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.command == "explain":
         return _explain(args.check_id, plugins=not args.no_plugins)
     if args.list_checks:
-        return _list_checks(plugins=not args.no_plugins)
+        return _list_checks(plugins=not args.no_plugins, as_json=args.json)
     if args.command == "capture" and args.root:
         # A capture's host.json names an interpreter; never run a path that came from capture data.
         raise UsageError("capture records this machine; it cannot be combined with --root")
@@ -151,10 +163,17 @@ def _validate_ids(ids: list[str], plugins: bool) -> None:
         raise UsageError(f"unknown check id {unknown[0]!r} (see --list-checks)")
 
 
-def _list_checks(plugins: bool) -> int:
+def _list_checks(plugins: bool, as_json: bool = False) -> int:
     from gpu_doctor.registry import load_checks
 
     loaded = load_checks(plugins)
+    if as_json:
+        rows = [
+            {"id": c.spec.id, "area": c.spec.area, "title": c.spec.title, "required": c.spec.required}
+            for c in sorted(loaded.checks, key=lambda c: c.spec.id)
+        ]
+        sys.stdout.write(json.dumps({"checks": rows}, indent=2) + "\n")
+        return ExitCode.OK
     width = max(len(c.spec.id) for c in loaded.checks)
     for c in sorted(loaded.checks, key=lambda c: c.spec.id):
         print(f"{c.spec.id:<{width}}  {c.spec.area:<8}  {c.spec.title}")

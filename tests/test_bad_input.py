@@ -750,7 +750,7 @@ def test_cli_root_without_root_folder(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_cli_root_that_does_not_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _one_line_usage_error(capsys, ["--root", str(tmp_path / "missing"), "--json"])
+    _one_line_usage_error(capsys, ["--root", str(tmp_path / "missing")])
 
 
 def test_cli_root_with_broken_capture_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -138,3 +138,30 @@ def test_data_is_never_read_as_rich_markup(capsys: pytest.CaptureFixture[str], t
     code, out, _ = run(capsys, "--root", str(capture), "--plain")
     assert code == ExitCode.FINDINGS
     assert "lab [/] box [bold]x[/bold]" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--json", "--check", "no.such"],
+        ["--json", "--root", "/nonexistent-capture"],
+        ["--json", "--bogus-flag"],
+    ],
+)
+def test_json_mode_errors_still_print_one_valid_json_document(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == ExitCode.USAGE
+    document = json.loads(out)
+    jsonschema.validate(document, json.loads(report_schema_text()))
+    assert document["error"]["kind"] == "usage" and document["summary"]["exit_code"] == 2
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_list_checks_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--list-checks", "--json")
+    rows = {row["id"]: row for row in json.loads(out)["checks"]}
+    assert code == 0
+    assert rows["driver.nvml"]["area"] == "driver" and rows["driver.nvml"]["required"] is True
+    assert rows["driver.nouveau"]["required"] is False

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def wheel_text(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Every file of the built wheel: name -> text (binary-safe decode)."""
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [
@@ -34,7 +35,12 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     )
     (wheel,) = out.glob("torch_gpu_doctor-*.whl")
     with zipfile.ZipFile(wheel) as zf:
-        return zf.namelist()
+        return {name: zf.read(name).decode("utf-8", "replace") for name in zf.namelist()}
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel_text: dict[str, str]) -> list[str]:
+    return list(wheel_text)
 
 
 @pytest.mark.slow
@@ -74,5 +80,6 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
 
 
 @pytest.mark.slow
-def test_console_script_and_distribution_name(wheel_names: list[str]) -> None:
-    assert any(n.startswith("torch_gpu_doctor-") and n.endswith("entry_points.txt") for n in wheel_names)
+def test_console_script_and_distribution_name(wheel_names: list[str], wheel_text: dict[str, str]) -> None:
+    (name,) = [n for n in wheel_names if n.startswith("torch_gpu_doctor-") and n.endswith("entry_points.txt")]
+    assert "[console_scripts]\ngpu-doctor = gpu_doctor.cli:main" in wheel_text[name]

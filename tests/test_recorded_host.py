@@ -37,7 +37,8 @@ def test_garbled_capture_is_a_usage_error(
         RecordedHost(directory)
     assert main(["--root", str(directory), "--json"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and len(err.strip().splitlines()) == 1 and message in err
+    assert json.loads(out)["error"]["kind"] == "usage"  # --json: still exactly one JSON document
+    assert len(err.strip().splitlines()) == 1 and message in err
 
 
 def test_file_errors_are_injected(tmp_path: Path) -> None:

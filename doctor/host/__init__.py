@@ -1,0 +1,1 @@
+"""The Host seam: the only layer that reads the machine (DESIGN §1)."""
