@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 from gpu_doctor import __version__
 from gpu_doctor.facts.environment import relevant_env
 from gpu_doctor.host import layout
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, Host
+from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, Host
 from gpu_doctor.host.fs import RootedFs
 from gpu_doctor.host.nvml import Nvml, NvmlError
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -30,12 +31,16 @@ def _result_json(result: CommandResult) -> dict[str, Any]:
     }
 
 
+NO_ANSWER = {"error": "Timeout", "code": 10, "message": "NVML did not answer while the capture was made"}
+
+
 class RecordingNvml:
     def __init__(self, inner: Nvml) -> None:
         self.inner = inner
         self.data: dict[str, Any] = {"init": None, "system": {}, "devices": []}
 
     def _record(self, target: dict[str, Any], key: str, fn: Any) -> Any:
+        target[key] = dict(NO_ANSWER)  # stays if the call never returns: the replay then times out too
         try:
             value = fn()
         except NvmlError as error:
@@ -45,11 +50,13 @@ class RecordingNvml:
         return value
 
     def init(self) -> None:
+        self.data["init"] = dict(NO_ANSWER)
         try:
             self.inner.init()
         except NvmlError as error:
             self.data["init"] = {"error": error.name, "code": error.code, "message": error.message}
             raise
+        self.data["init"] = None
 
     def shutdown(self) -> None:
         self.inner.shutdown()
@@ -81,21 +88,24 @@ class RecordingHost:
         self.probes: dict[str, CommandResult] = {}
         self.env_keys: set[str] = set()
         self._nvml: RecordingNvml | None = None
+        self._lock = threading.Lock()  # abandoned probe threads may still record while write() runs
 
     @property
     def description(self) -> str:
         return self.inner.description
 
     def _note(self, path: str, value: _V) -> _V:
-        self.paths.add(path)
-        if isinstance(value, Unavailable) and value.reason is not Reason.NOT_FOUND:
-            self.errors[path] = value.reason.value
+        with self._lock:
+            self.paths.add(path)
+            if isinstance(value, Unavailable) and value.reason is not Reason.NOT_FOUND:
+                self.errors[path] = value.reason.value
         return value
 
     def read_bytes(self, path: str) -> bytes | Unavailable:
         value = self._note(path, self.inner.read_bytes(path))
         if isinstance(value, bytes):
-            self.files[path] = value
+            with self._lock:
+                self.files[path] = value
         return value
 
     def read_text(self, path: str) -> str | Unavailable:
@@ -105,7 +115,8 @@ class RecordingHost:
     def listdir(self, path: str) -> tuple[str, ...] | Unavailable:
         value = self._note(path, self.inner.listdir(path))
         if isinstance(value, tuple):
-            self.listed[path] = value
+            with self._lock:
+                self.listed[path] = value
         return value
 
     def readlink(self, path: str) -> str | Unavailable:
@@ -115,12 +126,10 @@ class RecordingHost:
         return self._note(path, self.inner.realpath(path))
 
     def exists(self, path: str) -> bool:
-        self.paths.add(path)
-        return self.inner.exists(path)
+        return self._note(path, self.inner.exists(path))
 
     def is_dir(self, path: str) -> bool:
-        self.paths.add(path)
-        return self.inner.is_dir(path)
+        return self._note(path, self.inner.is_dir(path))
 
     def env(self) -> Mapping[str, str]:
         return self.inner.env()
@@ -128,17 +137,27 @@ class RecordingHost:
     def which(self, name: str) -> str | None:
         found = self.inner.which(name)
         if found:
-            self.paths.add(found)
+            self._note(found, found)
         return found
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:
+        # Recorded as timed out first: a command the probe budget abandons replays as the hang it was.
+        with self._lock:
+            slot = len(self.commands)
+            self.commands.append(CommandResult(tuple(argv), CommandStatus.TIMED_OUT, stderr="no answer"))
         result = self.inner.run(argv, timeout)
-        self.commands.append(result)
+        with self._lock:
+            self.commands[slot] = result
         return result
 
     def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:
+        with self._lock:
+            self.probes[probe] = CommandResult(
+                (python, "-c", probe), CommandStatus.TIMED_OUT, stderr="no answer"
+            )
         result = self.inner.run_probe(python, probe, timeout)
-        self.probes[probe] = result
+        with self._lock:
+            self.probes[probe] = result
         return result
 
     def nvml(self) -> Nvml:
@@ -151,13 +170,21 @@ class RecordingHost:
     def write(self, directory: Path, python: str) -> None:
         root = directory / layout.ROOT_DIR
         root.mkdir(parents=True)
-        for path in sorted(self.paths | set(self.files) | set(self.listed)):
+        with self._lock:  # a snapshot: abandoned probe threads may still be recording
+            paths = sorted(self.paths | set(self.files) | set(self.listed))
+            listed = dict(self.listed)
+            files = dict(self.files)
+            errors = dict(self.errors)
+            commands = list(self.commands)
+            probes = dict(self.probes)
+            nvml = json.loads(json.dumps(self._nvml.data)) if self._nvml is not None else None
+        for path in paths:
             self._replicate(root, path)
-        for path, entries in self.listed.items():
+        for path, entries in listed.items():
             for name in entries:
                 self._replicate(root, posixpath.join(path, name), leaf_only=True)
         inside = RootedFs(root)
-        for path, data in self.files.items():
+        for path, data in files.items():
             # Through symlinks (/etc/os-release -> ../usr/lib/os-release), resolved inside the capture.
             resolved = inside.resolve(path)
             target = None if isinstance(resolved, Unavailable) else self._target(root, resolved)
@@ -171,13 +198,13 @@ class RecordingHost:
             "captured_by": f"gpu-doctor {__version__}",
             "python": python,
             "env": kept,
-            "file_errors": self.errors,
+            "file_errors": errors,
         }
         _dump(directory / layout.HOST_FILE, meta)
-        _dump(directory / layout.COMMANDS_FILE, [_result_json(r) for r in self.commands])
-        _dump(directory / layout.PROBES_FILE, {k: _result_json(v) for k, v in self.probes.items()})
-        if self._nvml is not None:
-            _dump(directory / layout.NVML_FILE, self._nvml.data)
+        _dump(directory / layout.COMMANDS_FILE, [_result_json(r) for r in commands])
+        _dump(directory / layout.PROBES_FILE, {k: _result_json(v) for k, v in probes.items()})
+        if nvml is not None:
+            _dump(directory / layout.NVML_FILE, nvml)
 
     def _target(self, root: Path, path: str) -> Path | None:
         clean = posixpath.normpath("/" + path.lstrip("/")).lstrip("/")
