@@ -22,6 +22,7 @@ ENTRY_POINT_GROUP = "gpu_doctor.checks"
 BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.gpu",
     "gpu_doctor.checks.driver",
+    "gpu_doctor.checks.torch_build",
 )
 CheckResult = Finding | Iterable[Finding]
 CheckFn = Callable[[Facts], CheckResult]

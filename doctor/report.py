@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from gpu_doctor.exit_codes import ExitCode
 from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.torch_wheel import Recommendation
 from gpu_doctor.model import CheckSpec, Counts, Finding, FindingsSummary, Status
 
 
@@ -18,6 +19,7 @@ class Report:
     findings: tuple[Finding, ...]
     specs: tuple[CheckSpec, ...]  # the checks that ran, for titles and explanations
     fail_on: Status = Status.FAIL
+    recommended_install: Recommendation | None = None
 
     def summary(self) -> FindingsSummary:
         return summarize(self.findings, self.specs, self.fail_on)

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from gpu_doctor import __version__
 from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.torch_wheel import recommend
 from gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
 from gpu_doctor.host.base import Host
 from gpu_doctor.model import Evidence, Finding, Remediation, Status
@@ -107,4 +108,5 @@ def diagnose(
         findings=tuple(findings),
         specs=tuple(c.spec for c in chosen),
         fail_on=fail_on,
+        recommended_install=recommend(gathered.facts),
     )

@@ -141,3 +141,40 @@ def facts(**fields: Any) -> Facts:
         gpus=(gpu(),),
     )
     return replace(base, **fields)
+
+
+def python_facts(
+    version: str = "3.11.7", machine: str = "x86_64", executable: str = "/venv/bin/python"
+) -> Any:
+    from gpu_doctor.facts.model import PythonFacts
+
+    return PythonFacts(
+        executable=executable,
+        version=version,
+        implementation="CPython",
+        machine=machine,
+        system="Linux",
+        prefix="/venv",
+        base_prefix="/usr",
+        in_virtualenv=True,
+        conda_prefix=Unavailable(Reason.NOT_APPLICABLE, "not conda"),
+        user_site_enabled=False,
+    )
+
+
+def torch_packages(version: str | None = "2.13.0+cu130", cuda: str | None = "13.0", paths: int = 1) -> Any:
+    from gpu_doctor.facts.torch import TorchPackages
+
+    return TorchPackages(
+        torch_paths=tuple(f"/site{i}/torch" for i in range(paths)),
+        version=version,
+        cuda=cuda,
+        hip=None,
+        debug=False,
+        companions=(),
+        distributions=(),
+        sys_path=(),
+        user_site=None,
+        user_site_enabled=False,
+        externally_managed=False,
+    )

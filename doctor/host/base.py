@@ -22,7 +22,8 @@ class CommandStatus(str, Enum):
     NOT_FOUND = "not_found"
     PERMISSION_DENIED = "permission_denied"
     TIMED_OUT = "timed_out"
-    FAILED = "failed"  # could not be started for another reason (or not recorded in a capture)
+    FAILED = "failed"  # could not be started for another reason
+    NOT_RECORDED = "not_recorded"  # replaying a capture that did not record this command or probe
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class CommandResult:
             CommandStatus.NOT_FOUND: Reason.NOT_FOUND,
             CommandStatus.PERMISSION_DENIED: Reason.PERMISSION_DENIED,
             CommandStatus.TIMED_OUT: Reason.TIMED_OUT,
+            CommandStatus.NOT_RECORDED: Reason.NOT_RECORDED,
         }.get(self.status, Reason.FAILED)
         last = (self.stderr or self.stdout).strip().splitlines()
         detail = f"{self.argv[0]}: {last[-1]}" if last else f"{self.argv[0]}: {self.status.value}"

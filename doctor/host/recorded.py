@@ -132,7 +132,7 @@ class RecordedHost(RootedFs):
                 return _command_result(wanted, entry)
         self.unexpected_commands.append(wanted)
         return CommandResult(
-            wanted, CommandStatus.FAILED, stderr=f"{wanted[0]}: not recorded in this capture"
+            wanted, CommandStatus.NOT_RECORDED, stderr=f"{wanted[0]}: not recorded in this capture"
         )
 
     def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult:  # noqa: ARG002
@@ -140,7 +140,7 @@ class RecordedHost(RootedFs):
         entry = self._probes.get(probe)
         if entry is None:
             return CommandResult(
-                argv, CommandStatus.FAILED, stderr=f"probe {probe}: not recorded in this capture"
+                argv, CommandStatus.NOT_RECORDED, stderr=f"probe {probe}: not recorded in this capture"
             )
         return _command_result(argv, entry)
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.report import Report
 from gpu_doctor.serialize import to_json
+from gpu_doctor.unavailable import Unavailable
 
 ENVELOPE_SCHEMA_VERSION = 1
 
@@ -31,9 +33,22 @@ def envelope(report: Report) -> dict[str, Any]:
         "host": {"description": report.facts.host, "identifiers_included": True},
         "facts": to_json(report.facts),
         "findings": findings,
-        "recommended_install": None,  # filled by the torch compatibility checks (issue 2/6)
+        "recommended_install": _recommended(report),
         "smoke": None,  # filled when the smoke test runs (issue 4/6)
     }
+
+
+def _recommended(report: Report) -> dict[str, Any] | None:
+    rec = report.recommended_install
+    if rec is None:
+        return None
+    python = report.facts.python
+    executable = "python3" if isinstance(python, Unavailable) else python.executable
+    item: dict[str, Any] = to_json(rec)
+    item["argv"] = list(rec.pip_argv(executable))
+    item["command"] = shlex.join(rec.pip_argv(executable))
+    item["uv_command"] = shlex.join(rec.uv_argv(executable))
+    return item
 
 
 def render_json(report: Report) -> str:

@@ -1,0 +1,286 @@
+"""torch.*: is the installed torch the right build for this driver and these GPUs, and does CUDA start?"""
+
+from __future__ import annotations
+
+from gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda, load_torch_releases
+from gpu_doctor.describe import fact, gpu_label
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.facts.torch import TorchPackages
+from gpu_doctor.fixes.driver_install import driver_install
+from gpu_doctor.fixes.torch_wheel import install_remediation, recommend, target_platform
+from gpu_doctor.model import Evidence, Finding, Remediation, Status
+from gpu_doctor.registry import check
+from gpu_doctor.unavailable import Reason, Unavailable
+
+
+def _python(facts: Facts) -> str:
+    return facts.python.executable if not isinstance(facts.python, Unavailable) else "the target Python"
+
+
+def _install_fix(facts: Facts) -> Remediation | None:
+    rec = recommend(facts)
+    return install_remediation(facts, rec) if rec else None
+
+
+def _packages_evidence(packages: TorchPackages) -> tuple[Evidence, ...]:
+    items = [
+        Evidence("torch copy on sys.path", path, "torch_packages probe") for path in packages.torch_paths
+    ]
+    items.append(Evidence("torch.version.cuda", str(packages.cuda), "torch/version.py"))
+    return tuple(items)
+
+
+@check("torch.installed", "torch is installed once, where the interpreter imports it", "torch", required=True)
+def torch_installed(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Which copies of torch the diagnosed interpreter can import (every `torch/` package on its `sys.path`, in
+    import order), read from package metadata without importing torch.
+
+    ## Why it matters
+    Without torch there is nothing to run; with two copies (a user-site install over a virtual environment,
+    an old copy left in another site-packages, a source checkout on `PYTHONPATH`) the one that is imported is
+    not the one pip reports, so reinstalling "fixes" nothing.
+
+    ## How to fix
+    Install the recommended wheel into the diagnosed interpreter with `python -m pip`, and remove the
+    shadowing copies (uninstall from the other location or drop it from `PYTHONPATH`).
+    """
+    cid = "torch.installed"
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable):
+        status = Status.SKIP if packages.reason is Reason.NOT_RECORDED else Status.UNKNOWN
+        return Finding(cid, status, f"Could not see the packages of {_python(facts)}: {packages}.")
+    evidence = _packages_evidence(packages)
+    if not packages.torch_paths:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch is not installed for {_python(facts)}.",
+            evidence=evidence,
+            remediation=_install_fix(facts),
+        )
+    if len(packages.torch_paths) > 1:
+        first, *others = packages.torch_paths
+        return Finding(
+            cid,
+            Status.WARN,
+            f"{len(packages.torch_paths)} copies of torch are importable; {first} wins.",
+            details="The others are shadowed: "
+            + ", ".join(others)
+            + ". pip may report or upgrade a different copy "
+            "from the one Python imports.",
+            evidence=evidence,
+        )
+    return Finding(
+        cid, Status.PASS, f"torch {packages.version} at {packages.torch_paths[0]}.", evidence=evidence
+    )
+
+
+@check("torch.cpu_build", "A GPU build of torch on a machine with an NVIDIA GPU", "torch")
+def torch_cpu_build(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Whether the installed torch is a CPU-only build (`torch.version.cuda` is None) while this machine has an
+    NVIDIA GPU the driver exposes.
+
+    ## Why it matters
+    A CPU build never uses the GPU: `torch.cuda.is_available()` is False with no error at all. It is what
+    `pip install torch` gives on Windows and macOS, and what the `/whl/cpu` index gives everywhere.
+
+    ## How to fix
+    Reinstall torch from the CUDA index that matches the driver and the GPU's architecture; the exact
+    command is shown.
+    """
+    cid = "torch.cpu_build"
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.version is None:
+        return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")
+    usable = [g for g in facts.nvidia_gpus if g.nvml_index is not None]
+    if packages.cuda is not None:
+        return Finding(cid, Status.PASS, f"torch {packages.version} is a CUDA {packages.cuda} build.")
+    if packages.hip is not None:
+        return Finding(cid, Status.PASS, f"torch {packages.version} is a ROCm {packages.hip} build.")
+    if not usable:
+        return Finding(
+            cid, Status.PASS, f"torch {packages.version} is a CPU build, and no NVIDIA GPU is usable here."
+        )
+    return Finding(
+        cid,
+        Status.FAIL,
+        f"torch {packages.version} is a CPU-only build: it will not use the {len(usable)} NVIDIA GPU"
+        f"{'s' if len(usable) > 1 else ''} here.",
+        evidence=_packages_evidence(packages),
+        remediation=_install_fix(facts),
+    )
+
+
+@check("torch.driver_compat", "The driver can load torch's CUDA runtime", "torch")
+def torch_driver_compat(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    The CUDA version torch was built with (`torch.version.cuda`) against the newest CUDA the installed driver
+    supports, with NVIDIA's minor-version compatibility (any driver of the same CUDA major: ≥ 525 for 12.x,
+    ≥ 580 for 13.x).
+
+    ## Why it matters
+    A wheel built for a newer CUDA major than the driver supports cannot start CUDA: PyTorch says "The NVIDIA
+    driver on your system is too old". Within the same major it works, except that PTX newer than the
+    driver cannot be JIT-compiled (PyTorch's release wheels carry no PTX, some extensions do).
+
+    ## How to fix
+    Either update the driver to the branch the wheel needs, or install the wheel built for the CUDA your
+    driver supports; both commands are shown.
+    """
+    cid = "torch.driver_compat"
+    packages, driver = facts.torch_packages, facts.driver
+    if isinstance(packages, Unavailable) or packages.cuda is None:
+        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+    if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str):
+        return Finding(cid, Status.SKIP, "No NVIDIA driver version to compare with (see driver.installed).")
+    evidence = (
+        Evidence("torch.version.cuda", packages.cuda, "torch/version.py"),
+        fact("newest CUDA of the driver", driver.cuda_version, driver.cuda_version_source or "-"),
+    )
+    if not driver_runs_cuda(driver.cuda_version, packages.cuda):
+        fix = _install_fix(facts) or driver_install(facts.os, [])
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"The driver is too old for this torch: it supports CUDA ≤ {driver.cuda_version}, torch needs CUDA "
+            f"{packages.cuda.split('.')[0]}.x.",
+            details="torch.cuda.is_available() will be False with 'The NVIDIA driver on your system is too old'.",
+            evidence=evidence,
+            remediation=fix,
+        )
+    if tuple(int(p) for p in packages.cuda.split(".")[:2]) > tuple(
+        int(p) for p in driver.cuda_version.split(".")[:2]
+    ):
+        return Finding(
+            cid,
+            Status.PASS,
+            f"CUDA {packages.cuda} torch runs on this CUDA {driver.cuda_version} driver through minor-version "
+            "compatibility.",
+            details="PTX newer than the driver cannot be JIT-compiled; PyTorch's own kernels are unaffected.",
+            evidence=evidence,
+        )
+    return Finding(
+        cid,
+        Status.PASS,
+        f"CUDA {packages.cuda} torch, driver supports CUDA ≤ {driver.cuda_version}.",
+        evidence=evidence,
+    )
+
+
+@check("torch.arch_compat", "torch has kernels for every GPU's architecture", "torch")
+def torch_arch_compat(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Every visible GPU's compute capability against the architectures compiled into the installed torch
+    (`torch.cuda.get_arch_list()`, or the published list for that release, variant and platform), using
+    PyTorch's own rule: a cubin for sm_XY runs on X.Z with Z ≥ Y of the same major, never on an integrated
+    (Jetson) GPU of another CC; PTX runs on any newer CC.
+
+    ## Why it matters
+    Without kernels for the GPU's architecture, CUDA initialises but every operation fails with "no kernel
+    image is available for execution on the device". New wheels drop old GPUs (CUDA 13 wheels have nothing
+    for Maxwell, Pascal or Volta) and old wheels lack new ones (RTX 50 needs sm_120).
+
+    ## How to fix
+    Install a torch release and CUDA variant that still (or already) compiles for your GPU; the command
+    names the newest one that also suits your driver.
+    """
+    cid = "torch.arch_compat"
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.cuda is None:
+        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+    gpus = [g for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)]
+    if not gpus:
+        return Finding(cid, Status.SKIP, "No NVIDIA GPU with a known compute capability.")
+    arch, source = _arch_list(facts, packages)
+    if arch is None:
+        return Finding(
+            cid,
+            Status.UNKNOWN,
+            f"The compiled architectures of torch {packages.version} are unknown: {source}.",
+        )
+    data = load_torch_releases()
+    missing = [g for g in gpus if not arch_supported(arch, (), str(g.compute_capability), data.device_rule)]
+    evidence = (Evidence("compiled architectures", " ".join(arch), source),)
+    if missing:
+        names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in missing)
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch {packages.version} has no kernels for {names}.",
+            details="CUDA starts, but every operation on that GPU fails with 'no kernel image is available'.",
+            evidence=evidence,
+            remediation=_install_fix(facts),
+        )
+    caps = ", ".join(sorted({str(g.compute_capability) for g in gpus}))
+    return Finding(
+        cid,
+        Status.PASS,
+        f"torch {packages.version} has kernels for compute capability {caps}.",
+        evidence=evidence,
+    )
+
+
+def _arch_list(facts: Facts, packages: TorchPackages) -> tuple[tuple[str, ...] | None, str]:
+    runtime = facts.torch
+    if not isinstance(runtime, Unavailable) and runtime.arch_list:
+        return runtime.arch_list, "torch.cuda.get_arch_list()"
+    rel = load_torch_releases().release(packages.version or "")
+    platform = target_platform(facts)
+    variant = rel.variant("cu" + (packages.cuda or "").replace(".", "")) if rel else None
+    if variant is None or platform is None or platform not in variant.arch_list:
+        return None, "neither torch itself nor the compat data lists them"
+    return variant.arch_list[
+        platform
+    ], f"compat data for {rel.version if rel else '?'} {variant.name} {platform}"
+
+
+@check("torch.cuda_init", "CUDA initialises in torch", "torch")
+def torch_cuda_init(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Imports torch in a child process of the diagnosed interpreter and calls `torch.cuda.is_available()`,
+    keeping its exact warning, the exception of `torch.cuda.init()`, and any crash or hang.
+
+    ## Why it matters
+    This is the ground truth: everything else predicts, this observes. A segfault or a hang on import, or a
+    CUDA error, is what your training script would hit.
+
+    ## How to fix
+    Read the raw message: a too-old driver, no driver, a broken install or a GPU hidden by
+    CUDA_VISIBLE_DEVICES each have their own check with the exact fix.
+    """
+    cid = "torch.cuda_init"
+    runtime = facts.torch
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.version is None:
+        return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")
+    if packages.cuda is None and packages.hip is None:
+        return Finding(cid, Status.SKIP, "A CPU build: there is no GPU runtime to initialise.")
+    if isinstance(runtime, Unavailable):
+        return Finding(cid, Status.UNKNOWN, f"torch was not imported: {runtime}.")
+    evidence = (Evidence("stderr (last lines)", runtime.stderr_tail or "(empty)", "torch_runtime probe"),)
+    if runtime.outcome != "ok":
+        where = f" during {runtime.failed_stage}" if runtime.failed_stage else ""
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"Importing torch {runtime.outcome.replace('_', ' ')}{where}: {runtime.message}",
+            evidence=evidence,
+        )
+    if runtime.cuda_available:
+        return Finding(
+            cid,
+            Status.PASS,
+            f"CUDA works in torch {runtime.version}: {len(runtime.devices)} device(s).",
+            evidence=evidence,
+        )
+    message = runtime.cuda_init_error or "; ".join(runtime.cuda_warnings) or "no error message"
+    if not facts.nvidia_gpus:
+        return Finding(cid, Status.SKIP, "No NVIDIA GPU here, so CUDA cannot initialise.", evidence=evidence)
+    return Finding(cid, Status.FAIL, f"torch.cuda.is_available() is False: {message}", evidence=evidence)

@@ -1,0 +1,186 @@
+"""torch.* checks and the recommendation engine on in-memory facts.
+
+Each scenario names the fact of compat/cuda_matrix.json (or compat.md / compat-errata.md) it relies on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gpu_doctor.checks.torch_build import (
+    torch_arch_compat,
+    torch_cpu_build,
+    torch_cuda_init,
+    torch_driver_compat,
+    torch_installed,
+)
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.facts.torch import parse_runtime
+from gpu_doctor.fixes.torch_wheel import recommend
+from gpu_doctor.host.base import CommandResult, CommandStatus
+from gpu_doctor.model import Status, Target
+from gpu_doctor.unavailable import Reason, Unavailable
+from tests.factories import driver, facts, gpu, nvml_error, python_facts, torch_packages
+
+CU = "https://download.pytorch.org/whl/"
+
+
+def machine(
+    cc: str | None, driver_cuda: str | None, torch: str | None, torch_cuda: str | None, name: str = "GPU"
+) -> Facts:
+    return facts(
+        python=python_facts(),
+        gpus=(gpu(name=name, cc=cc),) if cc else (),
+        nvml=nvml_error("LibraryNotFound", 12) if cc is None else facts().nvml,
+        driver=driver(cuda_version=driver_cuda) if driver_cuda else driver(version=None),
+        torch_packages=torch_packages(torch, torch_cuda) if torch else torch_packages(None, None, paths=0),
+    )
+
+
+@pytest.mark.parametrize(
+    ("cc", "driver_cuda", "torch", "torch_cuda", "expected", "fact"),
+    [
+        # compat.md §7: GTX 1080 + driver 580 → cu126 (CUDA 13 wheels have no Pascal kernels); keep 2.13.0
+        (
+            "6.1",
+            "13.0",
+            "2.13.0+cu130",
+            "13.0",
+            ("2.13.0", "cu126", CU + "cu126"),
+            "2.13 cu126 has sm_60, runs on 6.1",
+        ),
+        # driver 550 supports CUDA 12.4: cu130 cannot load; cu126 runs through minor-version compatibility (≥ 525)
+        ("8.9", "12.4", "2.13.0+cu130", "13.0", ("2.13.0", "cu126", CU + "cu126"), "12.x MVC ≥ 525.60.13"),
+        # a CPU build on an RTX 4090 with driver 580: the PyPI default of 2.13 (cu130) is the plain pip wheel
+        (
+            "8.9",
+            "13.0",
+            "2.13.0+cpu",
+            None,
+            ("2.13.0", "cu130", None),
+            "pypi_default 2.13 linux_x86_64 = cu130",
+        ),
+        # H100 on driver 565 (CUDA 12.7) with 2.5.1+cu124: already right, keep it (2.5 PyPI default cu124)
+        ("9.0", "12.7", "2.5.1+cu124", "12.4", ("2.5.1", "cu124", None), "pypi_default 2.5 = cu124"),
+        # RTX 5090 (sm_120) + driver 570 (CUDA 12.8): cu124 has no sm_120; the newest confirmed cu128 wheel
+        (
+            "12.0",
+            "12.8",
+            "2.5.1+cu124",
+            "12.4",
+            ("2.10.0", "cu128", None),
+            "compat.md §7: RTX 5090 + 570 → cu128",
+        ),
+        # Tesla K80 (sm_37) + R470 (CUDA 11.4): pytorch/builder cu118 lists keep sm_37 through 2.5
+        (
+            "3.7",
+            "11.4",
+            "1.13.1+cu117",
+            "11.7",
+            ("2.5.1", "cu118", CU + "cu118"),
+            "builder release/2.5 cu118 sm_37",
+        ),
+        # V100 (7.0) on driver 580 with 2.15: cu126 is the newest confirmed wheel with sm_70 (errata: no sm_70 in cu128+ on Windows; Linux cu126 keeps it)
+        (
+            "7.0",
+            "13.0",
+            "2.15.0",
+            "13.2",
+            ("2.14.1", "cu126", CU + "cu126"),
+            "2.15 cu126 unconfirmed (errata §6)",
+        ),
+        # no GPU, no torch: the CPU wheel of the newest release for Python 3.11
+        (None, None, None, None, ("2.15.0", "cpu", CU + "cpu"), "2.15 requires Python ≥ 3.11"),
+    ],
+)
+def test_recommendation_table(
+    cc: str | None,
+    driver_cuda: str | None,
+    torch: str | None,
+    torch_cuda: str | None,
+    expected: tuple[str, str, str | None],
+    fact: str,
+) -> None:
+    rec = recommend(machine(cc, driver_cuda, torch, torch_cuda))
+    assert rec is not None, fact
+    assert (rec.torch, rec.variant, rec.index_url) == expected, fact
+    argv = rec.pip_argv("/venv/bin/python")
+    assert argv[:5] == ("/venv/bin/python", "-m", "pip", "install", "--force-reinstall")
+    assert f"torch=={expected[0]}" in argv
+    assert (argv[-2:] == ("--index-url", expected[2])) if expected[2] else "--index-url" not in argv
+
+
+def test_no_wheel_for_a_driver_older_than_cuda_11_gives_none() -> None:
+    assert recommend(machine("8.6", "10.2", "2.5.1+cu124", "12.4")) is None
+
+
+def test_torch_missing_fails_with_a_python_env_remediation() -> None:
+    f = torch_installed(machine("8.9", "12.4", None, None))
+    assert f.status is Status.FAIL
+    assert f.remediation is not None and f.remediation.target is Target.PYTHON_ENV
+    assert f.remediation.commands[0].argv[0] == "/venv/bin/python"
+
+
+def test_shadowing_copies_warn_and_name_the_winner() -> None:
+    f = torch_installed(
+        replace(
+            machine("8.9", "12.4", "2.5.1+cu124", "12.4"),
+            torch_packages=torch_packages("2.5.1+cu124", "12.4", paths=2),
+        )
+    )
+    assert f.status is Status.WARN
+    assert "/site0/torch wins" in f.summary
+
+
+def test_capture_without_the_probe_skips() -> None:
+    f = torch_installed(
+        replace(facts(), torch_packages=Unavailable(Reason.NOT_RECORDED, "probe torch_packages"))
+    )
+    assert f.status is Status.SKIP
+
+
+def test_cpu_build_on_a_gpu_machine_fails_and_on_a_cpu_machine_passes() -> None:
+    assert torch_cpu_build(machine("8.9", "13.0", "2.13.0+cpu", None)).status is Status.FAIL
+    assert torch_cpu_build(machine(None, None, "2.13.0+cpu", None)).status is Status.PASS
+
+
+def test_driver_too_old_for_the_wheel() -> None:
+    f = torch_driver_compat(machine("8.9", "12.4", "2.13.0+cu130", "13.0"))
+    assert f.status is Status.FAIL
+    assert "CUDA ≤ 12.4, torch needs CUDA 13.x" in f.summary
+    assert f.remediation is not None and "cu126" in f.remediation.commands[0].display()
+
+
+def test_minor_version_compatibility_passes_with_a_note() -> None:
+    f = torch_driver_compat(machine("8.9", "12.4", "2.7.1+cu128", "12.8"))
+    assert f.status is Status.PASS
+    assert "minor-version compatibility" in f.summary
+
+
+def test_arch_missing_from_the_published_list() -> None:
+    f = torch_arch_compat(machine("6.1", "13.0", "2.13.0+cu130", "13.0", name="NVIDIA GeForce GTX 1080"))
+    assert f.status is Status.FAIL
+    assert "no kernels for NVIDIA GeForce GTX 1080" in f.summary
+    assert any("compat data for 2.13.0 cu130 linux_x86_64" in e.source for e in f.evidence)
+
+
+def test_arch_uses_the_runtime_list_when_torch_was_imported() -> None:
+    result = CommandResult(
+        ("python",),
+        CommandStatus.OK,
+        0,
+        '{"result": {"version": "2.5.1+cu124", "arch_list": ["sm_80", "sm_90"]}}\n',
+    )
+    base = machine("8.6", "12.7", "2.5.1+cu124", "12.4")
+    f = torch_arch_compat(replace(base, torch=parse_runtime(result)))
+    assert f.status is Status.PASS  # sm_80 cubins run on 8.6 (same major, newer minor)
+    assert f.evidence[0].source == "torch.cuda.get_arch_list()"
+
+
+def test_cuda_init_reports_a_segfault_with_its_stage() -> None:
+    crashed = parse_runtime(CommandResult(("python",), CommandStatus.NONZERO, -11, '{"stage": "import"}\n'))
+    f = torch_cuda_init(replace(machine("8.9", "12.4", "2.5.1+cu124", "12.4"), torch=crashed))
+    assert f.status is Status.FAIL
+    assert f.summary == "Importing torch crashed during import: killed by SIGSEGV (signal 11)"
