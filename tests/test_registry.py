@@ -7,7 +7,20 @@ from gpu_doctor.model import Finding
 from gpu_doctor.registry import RegistryError, check, load_checks, parse_explanation
 
 # Check ids are a public contract (scripts use --check/--skip and JSON consumers key on them): never rename.
-STABLE_IDS = {"gpu.present", "driver.installed", "driver.nvml", "driver.nouveau"}
+STABLE_IDS = {
+    "gpu.present",
+    "driver.installed",
+    "driver.nvml",
+    "driver.nouveau",
+    "torch.installed",
+    "torch.cpu_build",
+    "torch.driver_compat",
+    "torch.arch_compat",
+    "torch.cuda_init",
+    "env.cuda_visible_devices",
+    "python.env_kind",
+    "compat.data_age",
+}
 
 
 def test_builtin_ids_are_stable() -> None:
