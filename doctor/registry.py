@@ -23,6 +23,7 @@ BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.gpu",
     "gpu_doctor.checks.driver",
     "gpu_doctor.checks.torch_build",
+    "gpu_doctor.checks.torch_stack",
     "gpu_doctor.checks.environment",
 )
 CheckResult = Finding | Iterable[Finding]

@@ -17,7 +17,9 @@ from gpu_doctor.facts.model import (
     NvmlErrorInfo,
     NvmlFacts,
     OsFacts,
+    PythonFacts,
 )
+from gpu_doctor.facts.torch import TorchPackages
 from gpu_doctor.unavailable import Reason, Unavailable
 
 GONE = Unavailable(Reason.NOT_FOUND, "test")
@@ -146,7 +148,6 @@ def facts(**fields: Any) -> Facts:
 def python_facts(
     version: str = "3.11.7", machine: str = "x86_64", executable: str = "/venv/bin/python"
 ) -> Any:
-    from gpu_doctor.facts.model import PythonFacts
 
     return PythonFacts(
         executable=executable,
@@ -162,9 +163,9 @@ def python_facts(
     )
 
 
-def torch_packages(version: str | None = "2.13.0+cu130", cuda: str | None = "13.0", paths: int = 1) -> Any:
-    from gpu_doctor.facts.torch import TorchPackages
-
+def torch_packages(
+    version: str | None = "2.13.0+cu130", cuda: str | None = "13.0", paths: int = 1
+) -> TorchPackages:
     return TorchPackages(
         torch_paths=tuple(f"/site{i}/torch" for i in range(paths)),
         version=version,

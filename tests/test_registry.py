@@ -20,6 +20,10 @@ STABLE_IDS = {
     "env.cuda_visible_devices",
     "python.env_kind",
     "compat.data_age",
+    "torch.companions",
+    "torch.cudnn",
+    "torch.nvidia_wheels",
+    "env.library_path",
 }
 
 

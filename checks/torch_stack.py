@@ -1,0 +1,250 @@
+"""torch.companions, torch.cudnn, torch.nvidia_wheels, env.library_path: the packages and libraries around torch."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from gpu_doctor.compat.torch_releases import load_torch_releases
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.torch_wheel import install_remediation, recommend
+from gpu_doctor.model import Evidence, Finding, Status
+from gpu_doctor.registry import check
+from gpu_doctor.unavailable import Unavailable
+
+_LOCAL = re.compile(r"\+.*$")
+_CU_SUFFIX = re.compile(r"-cu(\d+)$")
+DRIVER_LIBRARIES = ("libcuda", "libnvidia-ml")  # come from the driver, wherever it is installed
+
+
+def _base(version: str) -> str:
+    return _LOCAL.sub("", version)
+
+
+def _cuda_tag(version: str | None) -> str | None:
+    """`0.20.1+cu124` → "12.4"; `2.5.1+cpu` → "cpu"; no local tag → None."""
+    if not version or "+" not in version:
+        return None
+    tag = version.split("+", 1)[1]
+    if tag == "cpu":
+        return "cpu"
+    match = re.fullmatch(r"cu(\d+)(\d)", tag)
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+@check("torch.companions", "torchvision and torchaudio match torch", "torch")
+def torch_companions(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    The installed torchvision and torchaudio against the versions released with the installed torch, and
+    their CUDA variant against torch's.
+
+    ## Why it matters
+    torchvision and torchaudio contain compiled code built against one exact torch: with another torch they
+    fail to import ("undefined symbol", "operator torchvision::nms does not exist") or silently run their
+    CUDA ops on the CPU.
+
+    ## How to fix
+    Reinstall the three together from the same index; the command pins all three.
+    """
+    cid = "torch.companions"
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.version is None:
+        return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")
+    release = load_torch_releases().release(packages.version)
+    installed = [c for c in packages.companions if c.version]
+    if not installed:
+        return Finding(
+            cid, Status.PASS, "Neither torchvision nor torchaudio is installed (both are optional)."
+        )
+    if release is None:
+        return Finding(cid, Status.UNKNOWN, f"torch {packages.version} is not in the compat data.")
+    expected = release.companions.for_version(_base(packages.version))
+    problems = []
+    evidence = []
+    for comp in installed:
+        assert comp.version is not None
+        want = expected.torchvision if comp.name == "torchvision" else expected.torchaudio
+        evidence.append(Evidence(comp.name, comp.version, f"{comp.name}/version.py"))
+        if want and _base(comp.version) != want:
+            problems.append(f"{comp.name} {comp.version} (torch {_base(packages.version)} goes with {want})")
+        elif comp.cuda != packages.cuda and comp.name == "torchvision":
+            problems.append(
+                f"{comp.name} {comp.version} is built for CUDA {comp.cuda}, torch for CUDA {packages.cuda}"
+            )
+    if problems:
+        rec = recommend(facts)
+        return Finding(
+            cid,
+            Status.FAIL,
+            "Mismatched companions: " + "; ".join(problems) + ".",
+            evidence=tuple(evidence),
+            remediation=install_remediation(facts, rec) if rec else None,
+        )
+    names = ", ".join(f"{c.name} {c.version}" for c in installed)
+    return Finding(cid, Status.PASS, f"{names} match torch {packages.version}.", evidence=tuple(evidence))
+
+
+@check("torch.cudnn", "cuDNN loads in torch", "torch")
+def torch_cudnn(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Whether torch can use cuDNN (`torch.backends.cudnn.is_available()`) and which version it loaded, against
+    the version the wheel was built with.
+
+    ## Why it matters
+    Convolutions, RNNs and attention kernels go through cuDNN. A missing or foreign cuDNN (another version
+    found first through LD_LIBRARY_PATH or a conda `cudnn`) makes them fail or fall back to slow paths.
+
+    ## How to fix
+    Let torch use the cuDNN of its own `nvidia-cudnn-*` wheel: remove other cuDNN directories from
+    LD_LIBRARY_PATH, or reinstall torch so its pinned cuDNN wheel comes back.
+    """
+    cid = "torch.cudnn"
+    runtime, packages = facts.torch, facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.cuda is None:
+        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+    if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
+        return Finding(cid, Status.SKIP, "torch could not be imported (see torch.cuda_init).")
+    if not runtime.cuda_available:
+        return Finding(cid, Status.SKIP, "CUDA does not initialise (see torch.cuda_init).")
+    if not runtime.cudnn_available or runtime.cudnn_version is None:
+        return Finding(
+            cid, Status.FAIL, "torch cannot load cuDNN: convolutions and RNNs on the GPU will fail."
+        )
+    loaded = _cudnn_text(runtime.cudnn_version)
+    release = load_torch_releases().release(packages.version or "")
+    variant = release.variant("cu" + packages.cuda.replace(".", "")) if release else None
+    expected = variant.cudnn if variant else None
+    evidence = (Evidence("cuDNN loaded", loaded, "torch.backends.cudnn.version()"),)
+    if expected and not expected.startswith(loaded.rsplit(".", 1)[0] + "."):
+        return Finding(
+            cid,
+            Status.WARN,
+            f"torch loaded cuDNN {loaded}, but this wheel ships cuDNN {expected}: another copy was found first.",
+            evidence=evidence,
+        )
+    return Finding(cid, Status.PASS, f"cuDNN {loaded} is available.", evidence=evidence)
+
+
+def _cudnn_text(version: int) -> str:
+    """torch reports 90100 for 9.1.0 (cuDNN ≥ 9: major*10000 + minor*100 + patch; 8.x: major*1000 + ...)."""
+    if version >= 10000:
+        return f"{version // 10000}.{version // 100 % 100}.{version % 100}"
+    return f"{version // 1000}.{version // 100 % 10}.{version % 100}"
+
+
+@check("torch.nvidia_wheels", "The nvidia-* CUDA wheels are the ones torch needs", "torch")
+def torch_nvidia_wheels(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    The `nvidia-*` packages (cuBLAS, cuDNN, NCCL, ...) installed next to torch: whether they satisfy torch's
+    own requirements, and whether CUDA 11, 12 and 13 families are mixed.
+
+    ## Why it matters
+    PyTorch's Linux wheels load their CUDA libraries from these packages. A missing one fails at import
+    ("libcudnn.so.9: cannot open shared object file"); a wrong version or a second CUDA family installed by
+    another package can be loaded instead and crash or slow down.
+
+    ## How to fix
+    Reinstall torch (which reinstalls its pinned nvidia-* wheels) and uninstall the packages of the other
+    CUDA family.
+    """
+    cid = "torch.nvidia_wheels"
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.version is None or packages.cuda is None:
+        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+    dists = {d.name: d for d in packages.distributions}
+    torch_dist = dists.get("torch")
+    problems = []
+    families = sorted({m.group(1) for name in dists if (m := _CU_SUFFIX.search(name))})
+    if len(families) > 1:
+        problems.append("CUDA families mixed: " + ", ".join(f"cu{f}" for f in families))
+    for raw in torch_dist.requires if torch_dist else ():
+        try:
+            req = Requirement(raw)
+        except InvalidRequirement:
+            continue
+        if not req.name.lower().startswith("nvidia-"):
+            continue
+        if req.marker is not None and not req.marker.evaluate(
+            {"platform_system": "Linux", "sys_platform": "linux"}
+        ):
+            continue
+        have = dists.get(req.name.lower().replace("_", "-"))
+        if have is None:
+            problems.append(f"{req.name} is missing")
+            continue
+        try:
+            if req.specifier and Version(have.version) not in req.specifier:
+                problems.append(f"{req.name} {have.version} does not satisfy {req.specifier}")
+        except InvalidVersion:
+            problems.append(f"{req.name} has an unreadable version {have.version!r}")
+    evidence = tuple(
+        Evidence(d.name, d.version, d.location or "-")
+        for d in packages.distributions
+        if d.name.startswith("nvidia-")
+    )
+    if problems:
+        rec = recommend(facts)
+        return Finding(
+            cid,
+            Status.FAIL,
+            "The nvidia-* wheels do not match torch: " + "; ".join(problems) + ".",
+            evidence=evidence,
+            remediation=install_remediation(facts, rec) if rec else None,
+        )
+    count = sum(1 for d in packages.distributions if d.name.startswith("nvidia-"))
+    return Finding(cid, Status.PASS, f"{count} nvidia-* wheels, all as torch requires.", evidence=evidence)
+
+
+@check("env.library_path", "torch loads its CUDA libraries from its own wheels", "env")
+def library_path(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    The CUDA libraries actually mapped into the torch process (from `/proc/self/maps` of the child), and
+    whether any comes from outside torch's own `torch/lib` and `nvidia/` wheel folders (the driver's
+    `libcuda` and `libnvidia-ml` excepted).
+
+    ## Why it matters
+    `LD_LIBRARY_PATH` pointing at a system CUDA toolkit, or a conda `cudatoolkit`, makes torch load another
+    cuBLAS or cuDNN than it was built with: crashes, "CUBLAS_STATUS_NOT_INITIALIZED", or silently slower code.
+
+    ## How to fix
+    Remove the CUDA toolkit folders from `LD_LIBRARY_PATH` for this environment (torch's wheels bring their
+    own libraries), or use a conda build of torch with conda's CUDA libraries, not a mix.
+    """
+    cid = "env.library_path"
+    runtime = facts.torch
+    if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
+        return Finding(cid, Status.SKIP, "torch was not imported, so no library was loaded to inspect.")
+    foreign = [
+        lib
+        for lib in runtime.mapped_libraries
+        if lib.name not in DRIVER_LIBRARIES
+        and "/site-packages/nvidia/" not in lib.realpath
+        and "/torch/lib/" not in lib.realpath
+    ]
+    evidence = tuple(
+        Evidence(lib.name, lib.realpath, "/proc/self/maps of the torch process")
+        for lib in runtime.mapped_libraries
+    )
+    if foreign:
+        ld = facts.env.get("LD_LIBRARY_PATH")
+        return Finding(
+            cid,
+            Status.WARN,
+            "torch loaded "
+            + ", ".join(f"{lib.name} from {lib.realpath}" for lib in foreign)
+            + " instead of its own wheels.",
+            details=f"LD_LIBRARY_PATH={ld!r}." if ld else "",
+            evidence=evidence,
+        )
+    return Finding(
+        cid,
+        Status.PASS,
+        f"{len(runtime.mapped_libraries)} CUDA libraries, all from torch's own wheels or the driver.",
+        evidence=evidence,
+    )

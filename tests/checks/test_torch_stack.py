@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from gpu_doctor.checks.torch_stack import (
+    _cudnn_text,
+    library_path,
+    torch_companions,
+    torch_cudnn,
+    torch_nvidia_wheels,
+)
+from gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime, parse_runtime
+from gpu_doctor.host.base import CommandResult, CommandStatus
+from gpu_doctor.model import Status
+from tests.factories import facts, python_facts, torch_packages
+
+
+def _with(**fields: Any) -> TorchPackages:
+    return replace(torch_packages("2.5.1+cu124", "12.4"), **fields)
+
+
+def test_companions_from_the_release_pass_and_others_fail() -> None:
+    # compat data: torch 2.5.1 goes with torchvision 0.20.1 and torchaudio 2.5.1
+    good = (
+        CompanionPackage("torchaudio", (), "2.5.1+cu124", "12.4"),
+        CompanionPackage("torchvision", (), "0.20.1+cu124", "12.4"),
+    )
+    assert torch_companions(facts(torch_packages=_with(companions=good))).status is Status.PASS
+    old = (CompanionPackage("torchvision", (), "0.15.2+cu118", "11.8"),)
+    f = torch_companions(facts(python=python_facts(), torch_packages=_with(companions=old)))
+    assert f.status is Status.FAIL
+    assert "torch 2.5.1 goes with 0.20.1" in f.summary
+    assert f.remediation is not None and "torchvision==0.20.1" in f.remediation.commands[0].display()
+
+
+def test_companion_built_for_another_cuda_fails() -> None:
+    other = (CompanionPackage("torchvision", (), "0.20.1+cu121", "12.1"),)
+    f = torch_companions(facts(torch_packages=_with(companions=other)))
+    assert f.status is Status.FAIL
+    assert "built for CUDA 12.1, torch for CUDA 12.4" in f.summary
+
+
+def test_cudnn_version_encodings() -> None:
+    assert _cudnn_text(90100) == "9.1.0"
+    assert _cudnn_text(8902) == "8.9.2"
+
+
+def _runtime(cudnn: int | None, libs: list[dict[str, str]] | None = None) -> TorchRuntime:
+    result = {
+        "version": "2.5.1+cu124",
+        "cuda": "12.4",
+        "cuda_available": True,
+        "cudnn_available": cudnn is not None,
+        "cudnn_version": cudnn,
+        "mapped_libraries": libs or [],
+    }
+    return parse_runtime(
+        CommandResult(("python",), CommandStatus.OK, 0, json.dumps({"result": result}) + "\n")
+    )
+
+
+def test_cudnn_missing_fails_and_present_passes() -> None:
+    base = facts(torch_packages=_with())
+    assert torch_cudnn(replace(base, torch=_runtime(None))).status is Status.FAIL
+    assert (
+        torch_cudnn(replace(base, torch=_runtime(90100))).status is Status.PASS
+    )  # 2.5 cu124 ships cuDNN 9.1.0.70
+
+
+def test_nvidia_wheels_missing_wrong_and_mixed() -> None:
+    torch_dist = Distribution(
+        "torch", "2.5.1+cu124", "/site", ("nvidia-cudnn-cu12==9.1.0.70; platform_system == 'Linux'",)
+    )
+    ok = (torch_dist, Distribution("nvidia-cudnn-cu12", "9.1.0.70", "/site", ()))
+    assert torch_nvidia_wheels(facts(torch_packages=_with(distributions=ok))).status is Status.PASS
+    missing = torch_nvidia_wheels(facts(torch_packages=_with(distributions=(torch_dist,))))
+    assert missing.status is Status.FAIL and "nvidia-cudnn-cu12 is missing" in missing.summary
+    mixed = (*ok, Distribution("nvidia-cublas-cu11", "11.11.3.6", "/site", ()))
+    f = torch_nvidia_wheels(facts(torch_packages=_with(distributions=mixed)))
+    assert f.status is Status.FAIL and "CUDA families mixed: cu11, cu12" in f.summary
+
+
+def test_library_from_a_system_toolkit_warns() -> None:
+    own = {
+        "name": "libcublas",
+        "path": "/v/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12",
+        "realpath": "/v/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12",
+    }
+    driver = {
+        "name": "libcuda",
+        "path": "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "realpath": "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15",
+    }
+    foreign = {
+        "name": "libcudnn",
+        "path": "/usr/local/cuda/lib64/libcudnn.so.8",
+        "realpath": "/usr/local/cuda/lib64/libcudnn.so.8.9.7",
+    }
+    base = replace(facts(), env={"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"})
+    assert library_path(replace(base, torch=_runtime(90100, [own, driver]))).status is Status.PASS
+    f = library_path(replace(base, torch=_runtime(90100, [own, driver, foreign])))
+    assert f.status is Status.WARN
+    assert "libcudnn from /usr/local/cuda/lib64/libcudnn.so.8.9.7" in f.summary
+    assert "LD_LIBRARY_PATH='/usr/local/cuda/lib64'" in f.details
