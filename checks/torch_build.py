@@ -6,8 +6,7 @@ from gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda, l
 from gpu_doctor.describe import fact, gpu_label
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.facts.torch import TorchPackages
-from gpu_doctor.fixes.driver_install import driver_install
-from gpu_doctor.fixes.torch_wheel import install_remediation, recommend, target_platform
+from gpu_doctor.fixes.torch_wheel import fix_for_torch, target_platform
 from gpu_doctor.model import Evidence, Finding, Remediation, Status
 from gpu_doctor.registry import check
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -17,9 +16,8 @@ def _python(facts: Facts) -> str:
     return facts.python.executable if not isinstance(facts.python, Unavailable) else "the target Python"
 
 
-def _install_fix(facts: Facts) -> Remediation | None:
-    rec = recommend(facts)
-    return install_remediation(facts, rec) if rec else None
+def _install_fix(facts: Facts) -> Remediation:
+    return fix_for_torch(facts)
 
 
 def _packages_evidence(packages: TorchPackages) -> tuple[Evidence, ...]:
@@ -143,7 +141,7 @@ def torch_driver_compat(facts: Facts) -> Finding:
         fact("newest CUDA of the driver", driver.cuda_version, driver.cuda_version_source or "-"),
     )
     if not driver_runs_cuda(driver.cuda_version, packages.cuda):
-        fix = _install_fix(facts) or driver_install(facts.os, [])
+        fix = _install_fix(facts)
         return Finding(
             cid,
             Status.FAIL,

@@ -9,7 +9,7 @@ from packaging.version import InvalidVersion, Version
 
 from gpu_doctor.compat.torch_releases import load_torch_releases
 from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.torch_wheel import install_remediation, recommend
+from gpu_doctor.fixes.torch_wheel import fix_for_torch
 from gpu_doctor.model import Evidence, Finding, Status
 from gpu_doctor.registry import check
 from gpu_doctor.unavailable import Unavailable
@@ -75,13 +75,12 @@ def torch_companions(facts: Facts) -> Finding:
                 f"{comp.name} {comp.version} is built for CUDA {comp.cuda}, torch for CUDA {packages.cuda}"
             )
     if problems:
-        rec = recommend(facts)
         return Finding(
             cid,
             Status.FAIL,
             "Mismatched companions: " + "; ".join(problems) + ".",
             evidence=tuple(evidence),
-            remediation=install_remediation(facts, rec) if rec else None,
+            remediation=fix_for_torch(facts),
         )
     names = ", ".join(f"{c.name} {c.version}" for c in installed)
     return Finding(cid, Status.PASS, f"{names} match torch {packages.version}.", evidence=tuple(evidence))
@@ -188,13 +187,12 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
         if d.name.startswith("nvidia-")
     )
     if problems:
-        rec = recommend(facts)
         return Finding(
             cid,
             Status.FAIL,
             "The nvidia-* wheels do not match torch: " + "; ".join(problems) + ".",
             evidence=evidence,
-            remediation=install_remediation(facts, rec) if rec else None,
+            remediation=fix_for_torch(facts),
         )
     count = sum(1 for d in packages.distributions if d.name.startswith("nvidia-"))
     return Finding(cid, Status.PASS, f"{count} nvidia-* wheels, all as torch requires.", evidence=evidence)

@@ -9,7 +9,7 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpu_doctor.compat.torch_releases import (
     Candidate,
@@ -18,6 +18,7 @@ from gpu_doctor.compat.torch_releases import (
     supporting_candidates,
 )
 from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.driver_install import driver_install
 from gpu_doctor.model import Command, Remediation, Target
 from gpu_doctor.unavailable import Unavailable
 
@@ -156,6 +157,35 @@ def _cpu_recommendation(
         reason="no usable NVIDIA GPU here: the CPU build avoids several GB of CUDA libraries",
         confirmed=rel.unconfirmed is None,
     )
+
+
+def driver_remediation(facts: Facts) -> Remediation:
+    """When no wheel can run on the installed driver, the fix is the driver, where the driver lives."""
+    os_facts = facts.os
+    if not isinstance(os_facts, Unavailable) and os_facts.is_wsl:
+        return Remediation(
+            text="No torch wheel supports this GPU with the current driver. In WSL2 the driver is the Windows one: "
+            "update the NVIDIA driver on Windows (never install a Linux driver inside WSL), then `wsl --shutdown`.",
+            needs_network=True,
+            target=Target.SYSTEM,
+        )
+    if not isinstance(os_facts, Unavailable) and os_facts.container:
+        return Remediation(
+            text="No torch wheel supports this GPU with the current driver. Inside a container the driver is the "
+            "host's: update the NVIDIA driver on the host (the container cannot change it).",
+            target=Target.SYSTEM,
+        )
+    base = driver_install(facts.os, gpu_capabilities(facts))
+    return replace(
+        base,
+        text="No torch wheel supports this GPU with the installed driver: update the driver. " + base.text,
+    )
+
+
+def fix_for_torch(facts: Facts) -> Remediation:
+    """The recommended wheel, or the driver when no wheel can work here."""
+    rec = recommend(facts)
+    return install_remediation(facts, rec) if rec is not None else driver_remediation(facts)
 
 
 def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:

@@ -22,7 +22,7 @@ from gpu_doctor.fixes.torch_wheel import recommend
 from gpu_doctor.host.base import CommandResult, CommandStatus
 from gpu_doctor.model import Status, Target
 from gpu_doctor.unavailable import Reason, Unavailable
-from tests.factories import driver, facts, gpu, nvml_error, python_facts, torch_packages
+from tests.factories import driver, facts, gpu, nvml_error, os_facts, python_facts, torch_packages
 
 CU = "https://download.pytorch.org/whl/"
 
@@ -184,3 +184,17 @@ def test_cuda_init_reports_a_segfault_with_its_stage() -> None:
     f = torch_cuda_init(replace(machine("8.9", "12.4", "2.5.1+cu124", "12.4"), torch=crashed))
     assert f.status is Status.FAIL
     assert f.summary == "Importing torch crashed during import: killed by SIGSEGV (signal 11)"
+
+
+def test_when_no_wheel_fits_the_driver_the_fix_is_the_driver_where_it_lives() -> None:
+    # Kepler-era driver 390 reports CUDA 9.1: no torch wheel in the data is built for CUDA < 11
+    old = machine("8.6", "9.1", "2.5.1+cu124", "12.4")
+    assert recommend(old) is None
+    f = torch_driver_compat(old)
+    assert f.status is Status.FAIL and f.remediation is not None
+    assert f.remediation.target is Target.SYSTEM
+    assert f.remediation.commands[0].argv == ("sudo", "ubuntu-drivers", "install")
+    wsl = torch_driver_compat(replace(old, os=os_facts(wsl=True)))
+    assert wsl.remediation is not None and "never install a Linux driver inside WSL" in wsl.remediation.text
+    boxed = torch_driver_compat(replace(old, os=replace(os_facts(), container="docker")))
+    assert boxed.remediation is not None and "on the host" in boxed.remediation.text
