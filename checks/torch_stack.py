@@ -17,6 +17,8 @@ from gpu_doctor.unavailable import Unavailable
 _LOCAL = re.compile(r"\+.*$")
 _CU_SUFFIX = re.compile(r"-cu(\d+)$")
 DRIVER_LIBRARIES = ("libcuda", "libnvidia-ml")  # come from the driver, wherever it is installed
+# torch's own folders: site-packages (pip, venv) or dist-packages (Debian/Ubuntu system Python)
+OWN_LIBRARY = re.compile(r"/(site|dist)-packages/(nvidia|torch)/")
 
 
 def _base(version: str) -> str:
@@ -195,6 +197,13 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
             remediation=fix_for_torch(facts),
         )
     count = sum(1 for d in packages.distributions if d.name.startswith("nvidia-"))
+    if count == 0:
+        return Finding(
+            cid,
+            Status.PASS,
+            "torch requires no nvidia-* wheel here, and none is installed.",
+            evidence=evidence,
+        )
     return Finding(cid, Status.PASS, f"{count} nvidia-* wheels, all as torch requires.", evidence=evidence)
 
 
@@ -221,9 +230,7 @@ def library_path(facts: Facts) -> Finding:
     foreign = [
         lib
         for lib in runtime.mapped_libraries
-        if lib.name not in DRIVER_LIBRARIES
-        and "/site-packages/nvidia/" not in lib.realpath
-        and "/torch/lib/" not in lib.realpath
+        if lib.name not in DRIVER_LIBRARIES and not OWN_LIBRARY.search(lib.realpath)
     ]
     evidence = tuple(
         Evidence(lib.name, lib.realpath, "/proc/self/maps of the torch process")

@@ -90,9 +90,9 @@ def test_schema_command_prints_valid_json_schema(capsys: pytest.CaptureFixture[s
 
 
 def test_fail_on_and_strict_reach_the_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    # A healthy H100 server whose nouveau module is loaded but holds no GPU: one WARN, nothing failed.
+    # A healthy RTX 4090 box whose nouveau module is loaded but holds no GPU: one WARN, nothing failed.
     warned = tmp_path / "warned"
-    shutil.copytree(FIXTURES / "h100-sxm-x8-server", warned, symlinks=True)
+    shutil.copytree(FIXTURES / "rtx4090-workstation-healthy", warned, symlinks=True)
     modules = warned / "root" / "proc" / "modules"
     modules.write_text(modules.read_text() + "nouveau 2793472 0 - Live 0x0000000000000000\n")
     code, out, _ = run(capsys, "--root", str(warned), "--json")
