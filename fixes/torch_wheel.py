@@ -155,7 +155,7 @@ def _cpu_recommendation(
         variant="cpu",
         index_url=INDEX_CPU,
         reason="no usable NVIDIA GPU here: the CPU build avoids several GB of CUDA libraries",
-        confirmed=rel.unconfirmed is None,
+        confirmed=(cpu := rel.variant("cpu")) is not None and cpu.unconfirmed is None,
     )
 
 
