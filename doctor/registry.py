@@ -22,6 +22,8 @@ ENTRY_POINT_GROUP = "gpu_doctor.checks"
 BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.gpu",
     "gpu_doctor.checks.driver",
+    "gpu_doctor.checks.nvml",
+    "gpu_doctor.checks.nouveau",
     "gpu_doctor.checks.torch_build",
     "gpu_doctor.checks.torch_stack",
     "gpu_doctor.checks.environment",

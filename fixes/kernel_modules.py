@@ -69,3 +69,11 @@ def reload_after_upgrade() -> Remediation:
         destructive=True,  # closes every program that uses the GPU, including the desktop
         target=Target.SYSTEM,
     )
+
+
+def gpu_lost() -> Remediation:
+    return Remediation(
+        text="Reboot; if it happens again check power cables, risers and temperatures (kernel log: Xid 79).",
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )

@@ -16,6 +16,8 @@ HEADLESS = [
     "gpu_doctor.host.recording",
     "gpu_doctor.checks.gpu",
     "gpu_doctor.checks.driver",
+    "gpu_doctor.checks.nvml",
+    "gpu_doctor.checks.nouveau",
     "gpu_doctor.fixes.driver_install",
     "gpu_doctor.fixes.kernel_modules",
     "gpu_doctor.compat",

@@ -4,7 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_doctor.checks.driver import driver_installed, driver_nouveau, driver_nvml
+from gpu_doctor.checks.driver import driver_installed
+from gpu_doctor.checks.nouveau import driver_nouveau
+from gpu_doctor.checks.nvml import driver_nvml
 from gpu_doctor.facts.model import DriverVersionReading
 from gpu_doctor.model import Status, Target
 from gpu_doctor.unavailable import Reason, Unavailable

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpu_doctor.checks.driver import driver_installed, driver_nvml
+from gpu_doctor.checks.driver import driver_installed
 from gpu_doctor.checks.gpu import gpu_present
+from gpu_doctor.checks.nvml import driver_nvml
 from gpu_doctor.facts.gpus import join_gpus
 from gpu_doctor.facts.model import PciDevice
 from gpu_doctor.model import Status

@@ -1,0 +1,204 @@
+"""driver.nvml: does NVML, the driver's management library, answer, and what does each error mean here?"""
+
+from __future__ import annotations
+
+from gpu_doctor.checks.driver_common import driver_evidence
+from gpu_doctor.describe import fact
+from gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
+from gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
+from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from gpu_doctor.registry import check
+from gpu_doctor.unavailable import Reason, Unavailable
+
+_NVML_ERRORS: dict[str, tuple[str, str]] = {
+    # name: (summary, plain explanation)
+    "DriverNotLoaded": (
+        "NVML is installed but the NVIDIA kernel module is not loaded.",
+        "The user-space part of the driver is present, the kernel part is not running.",
+    ),
+    "NoPermission": (
+        "NVML was refused access to the GPU (permission denied).",
+        "Your user cannot open /dev/nvidiactl or /dev/nvidia*; usually the device nodes have unusual "
+        "permissions, or a container was started without access to them.",
+    ),
+    "GpuIsLost": (
+        "A GPU has fallen off the bus: NVML reports it lost.",
+        "The GPU stopped answering on PCIe (kernel log: Xid 79). Causes: power, overheating, a riser or "
+        "extender cable, or a hardware fault. Only a reboot (or a GPU reset) brings it back.",
+    ),
+    "OperatingSystem": (
+        "The operating system blocked NVML.",
+        "Typically a container's device cgroup does not allow the NVIDIA devices.",
+    ),
+    "InsufficientPower": (
+        "A GPU reports insufficient power.",
+        "Check that every PCIe power connector is plugged in and the power supply is large enough.",
+    ),
+    "Timeout": (
+        "NVML timed out talking to the driver.",
+        "The driver did not answer in time; it may be wedged.",
+    ),
+}
+
+
+@check("driver.nvml", "NVML, the driver's management library, answers", "driver", required=True)
+def driver_nvml(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Initialises NVML (libnvidia-ml, the library behind nvidia-smi) and asks it for the driver version and the
+    GPUs; maps every NVML error to what it means on this machine.
+
+    ## Why it matters
+    NVML failing is the most precise early signal of a broken driver installation: "Driver/library version
+    mismatch" means the driver was upgraded without a reboot; "driver not loaded" means the kernel module is
+    not running; "library not found" means the user-space half of the driver is missing (or a container was
+    started without the `utility` capability). CUDA, and therefore PyTorch, fails in the same situations
+    with far less helpful messages.
+
+    ## How to fix
+    Version mismatch: reboot (or unload and reload the nvidia modules). Module not loaded: `sudo modprobe
+    nvidia`. Library missing: install the driver's user-space package, or start the container with
+    `NVIDIA_DRIVER_CAPABILITIES=compute,utility`. A GPU "lost": reboot and check power and risers.
+    """
+    cid = "driver.nvml"
+    nvml = facts.nvml
+    driver = facts.driver
+    if isinstance(nvml, Unavailable):
+        return Finding(cid, Status.UNKNOWN, f"NVML could not be queried: {nvml}.")
+    error = nvml.init_error
+    evidence = [fact("NVML init", f"NVMLError_{error.name} ({error.code})" if error else "ok", "nvmlInit")]
+    if not isinstance(driver, Unavailable):
+        evidence += driver_evidence(driver)
+    if error is None:
+        return _nvml_ok(nvml, driver, tuple(evidence))
+    if not facts.nvidia_gpus and not isinstance(facts.pci, Unavailable):
+        # e.g. a cloud image with the driver preinstalled, booted on a CPU instance: nothing to fix
+        return Finding(
+            cid,
+            Status.SKIP,
+            f"No NVIDIA GPU here (NVML says NVMLError_{error.name}, as expected without one).",
+            evidence=tuple(evidence),
+        )
+    if error.name == "LibRmVersionMismatch":
+        kernel = _kernel_version(driver)
+        user = driver.userspace_version if not isinstance(driver, Unavailable) else None
+        versions = (
+            f" The running kernel module is {kernel}, the installed library is {user}."
+            if isinstance(kernel, str) and isinstance(user, str)
+            else ""
+        )
+        return Finding(
+            cid,
+            Status.FAIL,
+            "Driver/library version mismatch: the NVIDIA driver was updated but the old kernel module still runs.",
+            details="The user-space libraries (libnvidia-ml, libcuda) and the loaded kernel module come from "
+            f"different driver versions, so neither NVML nor CUDA can start.{versions} This happens when the "
+            "driver packages are upgraded (often by unattended upgrades) and the machine was not rebooted.",
+            evidence=tuple(evidence),
+            remediation=reload_after_upgrade(),
+        )
+    if error.name == "LibraryNotFound":
+        loaded = not isinstance(driver, Unavailable) and isinstance(driver.version, str)
+        if not loaded:
+            return Finding(
+                cid,
+                Status.FAIL,
+                "NVML is missing because no NVIDIA driver is installed (see driver.installed).",
+                evidence=tuple(evidence),
+            )
+        return Finding(
+            cid,
+            Status.FAIL,
+            "The NVIDIA kernel module is loaded, but its user-space library libnvidia-ml.so.1 is missing.",
+            details="Inside a container this means the NVIDIA runtime was not asked for the `utility` capability; on a "
+            "host, the driver's user-space package (e.g. libnvidia-ml / nvidia-utils) is not installed or does not "
+            "match the module.",
+            evidence=tuple(evidence),
+            remediation=Remediation(
+                text="Install the driver's user-space package matching the loaded module, or start the container "
+                "with `--gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility`.",
+                target=Target.SYSTEM,
+            ),
+        )
+    summary, explanation = _NVML_ERRORS.get(
+        error.name, (f"NVML failed to start: NVMLError_{error.name} ({error.message}).", "")
+    )
+    remediation = load_nvidia_module() if error.name == "DriverNotLoaded" else None
+    if error.name == "GpuIsLost":
+        remediation = gpu_lost()
+    return Finding(
+        cid, Status.FAIL, summary, details=explanation, evidence=tuple(evidence), remediation=remediation
+    )
+
+
+LOST_ERRORS = ("NVMLError_GpuIsLost", "NVMLError_ResetRequired", "NVMLError_Unknown")
+
+
+def _kernel_version(driver: DriverFacts | Unavailable) -> str | None:
+    if isinstance(driver, Unavailable):
+        return None
+    for reading in driver.readings:
+        if reading.source in ("sysfs", "procfs") and isinstance(reading.version, str):
+            return reading.version
+    return None
+
+
+def _nvml_ok(nvml: NvmlFacts, driver: DriverFacts | Unavailable, evidence: tuple[Evidence, ...]) -> Finding:
+    cid = "driver.nvml"
+    if isinstance(nvml.device_count, Unavailable):
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"NVML started but could not list the GPUs ({nvml.device_count}).",
+            evidence=evidence,
+        )
+    lost = sorted(
+        {
+            dev.index
+            for dev in nvml.devices
+            for value in vars(dev).values()
+            if isinstance(value, Unavailable) and value.detail in LOST_ERRORS
+        }
+    )
+    if lost:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"NVML answers, but GPU {', '.join(map(str, lost))} stopped responding (fallen off the bus).",
+            details=_NVML_ERRORS["GpuIsLost"][1],
+            evidence=evidence,
+            remediation=gpu_lost(),
+        )
+    count = nvml.device_count
+    version = nvml.driver_version if isinstance(nvml.driver_version, str) else "unknown"
+    unsupported = sorted(
+        {
+            name
+            for dev in nvml.devices
+            for name, value in vars(dev).items()
+            if isinstance(value, Unavailable) and value.reason is Reason.NOT_SUPPORTED
+        }
+    )
+    details = (
+        f"Some values are not supported by this GPU or driver (normal, e.g. on GeForce or vGPU): {', '.join(unsupported)}."
+        if unsupported
+        else ""
+    )
+    kernel = _kernel_version(driver)
+    if kernel is not None and version not in ("unknown", kernel):
+        return Finding(
+            cid,
+            Status.WARN,
+            f"NVML answers, but reports driver {version} while the loaded kernel module is {kernel}.",
+            details="The user-space libraries and the kernel module should come from the same driver release; "
+            "a reboot after the last driver update usually fixes it.",
+            evidence=evidence,
+            remediation=reload_after_upgrade(),
+        )
+    return Finding(
+        cid,
+        Status.PASS,
+        f"NVML answers: driver {version}, {count} GPU{'s' if count != 1 else ''}.",
+        details=details,
+        evidence=evidence,
+    )
