@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpu_doctor.compat import CompatDataError, load_matrix
+from gpu_doctor.compat.torch_parse import parse_torch_compat
 from gpu_doctor.compat.torch_releases import (
     TorchCompat,
     arch_supported,
@@ -22,7 +23,6 @@ from gpu_doctor.compat.torch_releases import (
     load_torch_releases,
     newest_release_supporting,
     parse_cc,
-    parse_torch_compat,
     ptx_runs_on,
     release,
     supporting_candidates,
