@@ -91,6 +91,39 @@ def machine(
             ("2.14.1", "cu126", CU + "cu126"),
             "2.15 cu126 unconfirmed (errata §6)",
         ),
+        # RTX 3090 + driver 535 (CUDA 12.2) with 2.1.0+cu121: the 2.1 PyPI default, sm_86: keep it as is
+        ("8.6", "12.2", "2.1.0+cu121", "12.1", ("2.1.0", "cu121", None), "pypi_default 2.1 = cu121"),
+        # A100 on R470 (CUDA 11.4) with 2.3.0+cu121: 12.x cannot load; cu118 runs through 11.x MVC (≥ 450.80.02)
+        (
+            "8.0",
+            "11.4",
+            "2.3.0+cu121",
+            "12.1",
+            ("2.3.0", "cu118", CU + "cu118"),
+            "11.x MVC; 2.3 cu118 has sm_80",
+        ),
+        # T4 (sm_75) on driver 580 with the 2.13 default cu130: cu130 keeps sm_75 (Turing is its oldest)
+        (
+            "7.5",
+            "13.0",
+            "2.13.0+cu130",
+            "13.0",
+            ("2.13.0", "cu130", None),
+            "2.13 cu130 arch list starts at sm_75",
+        ),
+        # L4 (8.9) on driver 550, nothing installed: 2.14 (confirmed) from cu126; 2.15's cu126 is unconfirmed
+        ("8.9", "12.4", None, None, ("2.14.1", "cu126", CU + "cu126"), "2.14 default cu130 needs R580"),
+        # B200 (sm_100) + driver 570 with 2.6.0+cu124 (no sm_100): the newest confirmed cu128 wheel, plain pip
+        (
+            "10.0",
+            "12.8",
+            "2.6.0+cu124",
+            "12.4",
+            ("2.10.0", "cu128", None),
+            "2.10 pypi_default cu128 has sm_100",
+        ),
+        # Tesla P100 (sm_60) + driver 535 with 2.13.0+cu130: cu126 of the same release still has sm_60
+        ("6.0", "12.2", "2.13.0+cu130", "13.0", ("2.13.0", "cu126", CU + "cu126"), "2.13 cu126 has sm_60"),
         # no GPU, no torch: the CPU wheel of the newest release for Python 3.11
         (None, None, None, None, ("2.15.0", "cpu", CU + "cpu"), "2.15 requires Python ≥ 3.11"),
     ],
@@ -110,6 +143,28 @@ def test_recommendation_table(
     assert argv[:5] == ("/venv/bin/python", "-m", "pip", "install", "--force-reinstall")
     assert f"torch=={expected[0]}" in argv
     assert (argv[-2:] == ("--index-url", expected[2])) if expected[2] else "--index-url" not in argv
+
+
+def test_python_39_gets_the_last_release_that_supports_it() -> None:
+    # 2.8 is the newest release with Python 3.9 wheels in the data
+    rec = recommend(replace(machine(None, None, None, None), python=python_facts(version="3.9.18")))
+    assert rec is not None and (rec.torch, rec.variant) == ("2.8.0", "cpu")
+
+
+def test_grace_hopper_on_arm_gets_the_aarch64_default() -> None:
+    # GH200 (9.0) on aarch64 with driver 580: 2.15's aarch64 PyPI default is cu132 (13.x MVC on R580)
+    rec = recommend(replace(machine("9.0", "13.0", None, None), python=python_facts(machine="aarch64")))
+    assert rec is not None and (rec.torch, rec.variant, rec.index_url) == ("2.15.0", "cu132", None)
+
+
+def test_mixed_gpus_need_one_wheel_for_all() -> None:
+    # an RTX 3080 (8.6) next to a GTX 1080 (6.1): cu130 has no Pascal kernels, cu126 serves both
+    both = replace(
+        machine("8.6", "13.0", "2.13.0+cu130", "13.0"),
+        gpus=(gpu(cc="8.6"), gpu(bdf="0000:02:00.0", cc="6.1", nvml_index=1)),
+    )
+    rec = recommend(both)
+    assert rec is not None and (rec.torch, rec.variant) == ("2.13.0", "cu126")
 
 
 def test_no_wheel_for_a_driver_older_than_cuda_11_gives_none() -> None:
