@@ -31,7 +31,3 @@ class Unavailable:
 T = TypeVar("T")
 # A fact that may be missing, always with its reason.
 Maybe = Union[T, Unavailable]  # noqa: UP007 - a generic alias needs Union
-
-
-def value_or_none(value: Maybe[T]) -> T | None:
-    return None if isinstance(value, Unavailable) else value

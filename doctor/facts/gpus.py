@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from gpu_doctor.compat import load_matrix
+from gpu_doctor.compat.torch_releases import load_torch_releases
 from gpu_doctor.facts.model import Gpu, NvmlDevice, NvmlFacts, PciDevice, ProcGpuInfo
 from gpu_doctor.facts.pci import VENDOR_NVIDIA
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -97,6 +98,11 @@ def _compute_capability(
         return nv.compute_capability, "nvml"
     if dev is not None and dev.vendor_id != VENDOR_NVIDIA:
         return Unavailable(Reason.NOT_APPLICABLE, "not an NVIDIA GPU"), None
+    if dev is not None:
+        # The device id is exact; names are matched by words and may be missing (no pci.ids, no driver).
+        by_id = load_torch_releases().gpu_by_pci_id(f"{dev.device_id:04x}")
+        if by_id is not None:
+            return by_id.compute_capability, f"compat table (PCI id 10de:{dev.device_id:04x}, {by_id.name})"
     if isinstance(name, str):
         model = load_matrix().gpu_by_name(name)
         if model is not None:
