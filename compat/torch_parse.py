@@ -22,6 +22,7 @@ from gpu_doctor.compat.torch_releases import (
     Companions,
     CubinRule,
     DeviceRule,
+    KernelModule,
     PciGpu,
     TorchCompat,
     TorchRelease,
@@ -34,6 +35,7 @@ from gpu_doctor.compat.torch_releases import (
 )
 
 _BRANCH = re.compile(r"R[0-9]{3}", re.ASCII)
+_DRIVER = re.compile(r"[0-9]{3}(\.[0-9]{1,3}){0,2}", re.ASCII)
 _CUDA_VARIANT = re.compile(r"cu([0-9]{1,2})([0-9])", re.ASCII)
 _LIB_VERSION = re.compile(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
 _PCI_ID = re.compile(r"[0-9a-f]{4}", re.ASCII)
@@ -320,11 +322,38 @@ def _parse_architectures(value: Any, where: str) -> tuple[ArchitectureLastDriver
                 max_driver_cuda=max_cuda,
                 last_toolkit_major_with_codegen=codegen,
                 note=_opt_text(raw, "note", aw),
+                kernel_module=_kernel_module(raw, aw),
+                kernel_module_source=_text(raw, "kernel_module_source", aw),
                 source=_text(raw, "source", aw),
                 unconfirmed=_opt_text(raw, "unconfirmed", aw),
             )
         )
     return tuple(out)
+
+
+def _kernel_module(raw: dict[str, Any], where: str) -> KernelModule:
+    text = _text(raw, "kernel_module", where)
+    try:
+        return KernelModule(text)
+    except ValueError:
+        choices = ", ".join(k.value for k in KernelModule)
+        raise CompatDataError(f"{where}.kernel_module: {text!r} is not one of {choices}") from None
+
+
+def _parse_mvc(value: Any, where: str) -> dict[int, tuple[str, str]]:
+    out: dict[int, tuple[str, str]] = {}
+    for i, item in enumerate(_lst(value, where, non_empty=True)):
+        mw = f"{where}[{i}]"
+        raw = _obj(item, mw)
+        major = raw.get("cuda_major")
+        if isinstance(major, bool) or not isinstance(major, int) or not 10 < major < 100 or major in out:
+            raise CompatDataError(f"{mw}.cuda_major: must be a CUDA major, listed once")
+        _text(raw, "source", mw)
+        out[major] = (
+            _text(raw, "linux_min_driver", mw, _DRIVER),
+            _text(raw, "windows_min_driver", mw, _DRIVER),
+        )
+    return out
 
 
 def _parse_bundled(
@@ -412,4 +441,7 @@ def parse_torch_compat(data: Any) -> TorchCompat:
         architectures=_parse_architectures(root.get("architecture_last_driver"), "architecture_last_driver"),
         pci_gpus=_parse_pci(root.get("gpus")),
         toolkit_drivers=toolkits,
+        mvc_min_driver=_parse_mvc(
+            root.get("cuda_minor_version_compatibility"), "cuda_minor_version_compatibility"
+        ),
     )

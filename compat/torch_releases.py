@@ -15,6 +15,7 @@ import re
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from importlib import resources
 
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows", "macos")
@@ -159,6 +160,14 @@ class DeviceRule:
     source: str
 
 
+class KernelModule(str, Enum):
+    """NVIDIA's guidance on its open kernel modules for an architecture (R560 and later)."""
+
+    OPEN_REQUIRED = "open_required"  # Blackwell, Grace Hopper: the proprietary module does not support them
+    OPEN_RECOMMENDED = "open_recommended"  # Turing to Hopper
+    PROPRIETARY_ONLY = "proprietary_only"  # no GSP: Maxwell, Pascal, Volta (and Kepler, R470 and older)
+
+
 @dataclass(frozen=True)
 class ArchitectureLastDriver:
     architecture: str
@@ -167,6 +176,8 @@ class ArchitectureLastDriver:
     max_driver_cuda: str | None  # newest CUDA the last driver exposes ("13.0")
     last_toolkit_major_with_codegen: int | None  # newest CUDA major that can still compile for it
     note: str | None
+    kernel_module: KernelModule  # which NVIDIA kernel module flavour drives it
+    kernel_module_source: str
     source: str
     unconfirmed: str | None
 
@@ -190,6 +201,9 @@ class TorchCompat:
     toolkit_drivers: Mapping[
         tuple[str, str], tuple[str | None, str | None]
     ]  # (cuda, release) -> (linux, windows)
+    mvc_min_driver: Mapping[
+        int, tuple[str, str]
+    ]  # CUDA major -> (linux, windows) minimum driver, minor-version compat
 
     @property
     def newest(self) -> TorchRelease:
@@ -235,6 +249,12 @@ class TorchCompat:
 
     def architecture_last_driver(self, compute_capability: str) -> ArchitectureLastDriver | None:
         return next((a for a in self.architectures if compute_capability in a.compute_capabilities), None)
+
+    def min_driver_for_cuda(self, cuda: str, system: str = "linux") -> str | None:
+        """The oldest driver that loads a wheel built for `cuda` ("12.6"), through minor-version compatibility."""
+        major = cuda.split(".", maxsplit=1)[0]
+        row = self.mvc_min_driver.get(int(major)) if major.isdigit() else None
+        return None if row is None else row[0] if system == "linux" else row[1]
 
 
 # --- pure query helpers --------------------------------------------------------------------------------------

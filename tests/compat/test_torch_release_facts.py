@@ -12,6 +12,7 @@ import pytest
 from gpu_doctor.compat import load_matrix
 from gpu_doctor.compat.torch_parse import parse_torch_compat
 from gpu_doctor.compat.torch_releases import (
+    KernelModule,
     TorchCompat,
     TorchRelease,
     TorchVariant,
@@ -435,6 +436,33 @@ def test_architecture_last_driver(data: TorchCompat) -> None:
     turing = data.architecture_last_driver("7.5")
     assert turing is not None and turing.last_driver_branch is None
     assert data.architecture_last_driver("8.7") is None  # Jetson: JetPack drivers, not listed
+
+
+@pytest.mark.parametrize(
+    ("cc", "module"),
+    [
+        ("12.0", KernelModule.OPEN_REQUIRED),  # NVIDIA blog (R560): Blackwell must use the open modules
+        ("10.0", KernelModule.OPEN_REQUIRED),
+        ("9.0", KernelModule.OPEN_RECOMMENDED),  # Turing..Hopper: recommended
+        ("7.5", KernelModule.OPEN_RECOMMENDED),
+        ("7.0", KernelModule.PROPRIETARY_ONLY),  # Maxwell/Pascal/Volta have no GSP
+        ("6.1", KernelModule.PROPRIETARY_ONLY),
+        ("3.7", KernelModule.PROPRIETARY_ONLY),  # Kepler: R470 predates the open modules (R515)
+    ],
+)
+def test_kernel_module_guidance(data: TorchCompat, cc: str, module: KernelModule) -> None:
+    arch = data.architecture_last_driver(cc)
+    assert arch is not None and arch.kernel_module is module
+    assert "Open-Source GPU Kernel Modules" in arch.kernel_module_source
+
+
+def test_minor_version_compatibility_minimum_drivers(data: TorchCompat) -> None:
+    # NVIDIA minor-version compatibility table (compat-errata.md #55-#57)
+    assert data.min_driver_for_cuda("13.0") == "580"
+    assert data.min_driver_for_cuda("12.6") == "525.60.13"
+    assert data.min_driver_for_cuda("12.6", "windows") == "528.33"
+    assert data.min_driver_for_cuda("11.8") == "450.80.02"
+    assert data.min_driver_for_cuda("10.2") is None
 
 
 @pytest.mark.parametrize(

@@ -115,6 +115,13 @@ def _delete(path: tuple[Any, ...]) -> Any:
         (_set(("pytorch_device_rule", "examples", 0, "runs"), False), "pytorch_device_rule.examples[0]"),
         (_set(("architecture_last_driver", 5, "last_driver_branch"), "580"), "architecture_last_driver[5]"),
         (_set(("architecture_last_driver", 5, "max_driver_cuda"), None), "go together"),
+        (_set(("architecture_last_driver", 0, "kernel_module"), "open"), "is not one of open_required"),
+        (_delete(("architecture_last_driver", 0, "kernel_module_source")), "kernel_module_source"),
+        (_set(("cuda_minor_version_compatibility", 1, "cuda_major"), 13), "listed once"),
+        (
+            _set(("cuda_minor_version_compatibility", 0, "linux_min_driver"), "R580"),
+            "cuda_minor_version_compatibility[0].linux_min_driver",
+        ),
         (
             _set(("gpus", 25, "pci_device_ids"), ["27b8"]),
             "gpus[26].pci_device_ids[0]: 27b8 is also 'NVIDIA H100'",
