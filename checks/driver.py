@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import before_turing, capabilities, driver_evidence, is_wsl
+from gpu_doctor.checks.driver_common import before_turing, driver_evidence, is_wsl
 from gpu_doctor.describe import gpu_inventory
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.driver_install import driver_install
+from gpu_doctor.fixes.driver_plan import plan_driver
 from gpu_doctor.fixes.kernel_modules import load_nvidia_module
 from gpu_doctor.model import Finding, Remediation, Status, Target
 from gpu_doctor.registry import check
@@ -45,7 +46,7 @@ def driver_installed(facts: Facts) -> Finding:
             f"{gpu_inventory(tuple(old_gpus))}: only Turing (RTX 20 / GTX 16) and newer.",
             details="Install the proprietary kernel module of the same driver branch instead.",
             evidence=evidence,
-            remediation=driver_install(facts.os, capabilities(facts)),
+            remediation=driver_install(facts.os, plan_driver(facts)),
         )
     if isinstance(driver.version, str):
         if driver.is_jetson:
@@ -101,5 +102,5 @@ def driver_installed(facts: Facts) -> Finding:
         details="No source reports a driver version: NVML is missing, no nvidia kernel module is loaded and none "
         "is installed for the running kernel.",
         evidence=evidence,
-        remediation=driver_install(facts.os, capabilities(facts)),
+        remediation=driver_install(facts.os, plan_driver(facts)),
     )

@@ -6,7 +6,9 @@ from gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda, l
 from gpu_doctor.describe import fact, gpu_label
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.facts.torch import TorchPackages
-from gpu_doctor.fixes.torch_wheel import fix_for_torch, target_platform
+from gpu_doctor.fixes.driver_plan import plan_driver
+from gpu_doctor.fixes.target import target_platform
+from gpu_doctor.fixes.torch_wheel import fix_for_torch
 from gpu_doctor.model import Evidence, Finding, Remediation, Status
 from gpu_doctor.registry import check
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -97,8 +99,18 @@ def torch_cpu_build(facts: Facts) -> Finding:
     usable = [g for g in facts.nvidia_gpus if g.nvml_index is not None]
     if packages.cuda is not None:
         return Finding(cid, Status.PASS, f"torch {packages.version} is a CUDA {packages.cuda} build.")
-    if packages.hip is not None:
+    amd = [g for g in facts.gpus if g.vendor == "amd"]
+    if packages.hip is not None and (amd or not usable):
         return Finding(cid, Status.PASS, f"torch {packages.version} is a ROCm {packages.hip} build.")
+    if packages.hip is not None:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch {packages.version} is a ROCm build for AMD GPUs: it cannot use the NVIDIA GPU"
+            f"{'s' if len(usable) > 1 else ''} here.",
+            evidence=_packages_evidence(packages),
+            remediation=_install_fix(facts),
+        )
     if not usable:
         return Finding(
             cid, Status.PASS, f"torch {packages.version} is a CPU build, and no NVIDIA GPU is usable here."
@@ -147,7 +159,12 @@ def torch_driver_compat(facts: Facts) -> Finding:
             Status.FAIL,
             f"The driver is too old for this torch: it supports CUDA ≤ {driver.cuda_version}, torch needs CUDA "
             f"{packages.cuda.split('.')[0]}.x.",
-            details="torch.cuda.is_available() will be False with 'The NVIDIA driver on your system is too old'.",
+            details="torch.cuda.is_available() will be False with 'The NVIDIA driver on your system is too old'."
+            + (
+                f" Or keep this torch and update the driver: {needed}"
+                if (needed := plan_driver(facts).summary())
+                else ""
+            ),
             evidence=evidence,
             remediation=fix,
         )

@@ -1,95 +1,122 @@
-"""The NVIDIA driver package for the user's distribution."""
+"""The NVIDIA driver package for the user's distribution, for a DriverPlan (branch, open or proprietary)."""
 
 from __future__ import annotations
 
 from gpu_doctor.facts.model import OsFacts
 from gpu_doctor.fixes.distro import Family, family
+from gpu_doctor.fixes.driver_plan import DriverPlan
 from gpu_doctor.model import Command, Remediation, Target
 from gpu_doctor.unavailable import Unavailable
 
 NVIDIA_DOWNLOADS = "https://www.nvidia.com/Download/index.aspx"
 OPEN_MODULE_MIN_CC = (7, 5)  # NVIDIA's open kernel modules support Turing and newer only
+KEPLER_BRANCH = 470
 
 
-def _needs_proprietary(capabilities: list[str]) -> bool:
-    for cc in capabilities:
-        major, _, minor = cc.partition(".")
-        if major.isdigit() and minor.isdigit() and (int(major), int(minor)) < OPEN_MODULE_MIN_CC:
-            return True
-    return False
-
-
-def driver_install(os_facts: OsFacts | Unavailable, capabilities: list[str]) -> Remediation:
-    """Install the distribution's NVIDIA driver; `capabilities` are the GPUs' compute capabilities."""
-    legacy = _needs_proprietary(capabilities)
-    fam = family(os_facts)
-    commands: tuple[Command, ...]
-    if fam is Family.UBUNTU:
-        commands = (
-            Command(
-                ("sudo", "ubuntu-drivers", "install"),
-                note="installs the branch Ubuntu recommends for your GPU",
-            ),
-        )
-        text = "Install the NVIDIA driver Ubuntu recommends for this GPU, then reboot."
-    elif fam is Family.DEBIAN:
-        commands = (
-            Command(("sudo", "apt", "update")),
-            Command(
-                ("sudo", "apt", "install", "nvidia-driver", "firmware-misc-nonfree", "linux-headers-amd64"),
-                note="needs contrib, non-free and non-free-firmware in your APT sources; on arm64: linux-headers-arm64",
-            ),
-        )
-        text = (
-            "Install Debian's NVIDIA driver packages (DKMS builds the module for your kernel), then reboot."
-        )
-    elif fam is Family.FEDORA:
-        commands = (
-            Command(
-                ("sudo", "dnf", "install", "akmod-nvidia", "xorg-x11-drv-nvidia-cuda"),
-                note="from the RPM Fusion nonfree repository; wait for akmods to build the module before rebooting",
-            ),
-        )
-        text = "Install the NVIDIA driver from RPM Fusion, wait a few minutes for the module to build, then reboot."
-    elif fam is Family.RHEL:
-        commands = (
-            Command(
-                ("sudo", "dnf", "install", "nvidia-open" if not legacy else "cuda-drivers"),
-                note="from NVIDIA's CUDA repository for your RHEL-compatible release",
-            ),
-        )
-        text = "Install the driver from NVIDIA's CUDA repository for your release, then reboot."
-    elif fam is Family.ARCH:
-        if legacy:
-            commands = ()
-            text = (
-                "Pre-Turing GPUs need the proprietary 580 legacy branch, which Arch ships only in the AUR "
-                "(nvidia-580xx-dkms): build it with your AUR helper, then reboot."
-            )
-        else:
-            commands = (
-                Command(
-                    ("sudo", "pacman", "-S", "--needed", "nvidia-open"),
-                    note="Turing (RTX 20 / GTX 16) and newer",
-                ),
-            )
-            text = "Install the NVIDIA driver package for your kernel, then reboot."
-    elif fam is Family.SUSE:
-        commands = (
-            Command(
-                ("sudo", "zypper", "install", "nvidia-open-driver-G06-signed-kmp-default"),
-                note="open kernel module, Turing and newer; older GPUs need the G05 proprietary driver",
-            ),
-        )
-        text = "Install openSUSE's signed NVIDIA driver, then reboot."
-    else:
-        commands = ()
-        text = f"Install the NVIDIA driver for your distribution (or from {NVIDIA_DOWNLOADS}), then reboot."
+def driver_install(os_facts: OsFacts | Unavailable, plan: DriverPlan) -> Remediation:
+    """Install the distribution's NVIDIA driver for `plan`, then reboot."""
+    commands, text = _commands(family(os_facts), plan)
+    extra = " ".join(t for t in (plan.summary(), plan.module_note) if t)
     return Remediation(
-        text=text,
+        text=f"{text} {extra}".strip(),
         commands=commands,
         requires_root=bool(commands),
         requires_reboot=True,
         needs_network=True,
         target=Target.SYSTEM,
+    )
+
+
+def _commands(fam: Family, plan: DriverPlan) -> tuple[tuple[Command, ...], str]:
+    branch, is_open, legacy = plan.branch, plan.open_modules, bool(plan.end_of_life)
+    if fam is Family.UBUNTU:
+        if branch is None:
+            return (
+                Command(
+                    ("sudo", "ubuntu-drivers", "install"),
+                    note="installs the branch Ubuntu recommends for your GPU",
+                ),
+            ), "Install the NVIDIA driver Ubuntu recommends for this GPU, then reboot."
+        package = f"nvidia-driver-{branch}" + ("-open" if is_open else "")
+        return (
+            Command(("sudo", "apt", "update")),
+            Command(
+                ("sudo", "apt", "install", package),
+                note="a newer branch from `ubuntu-drivers list` works as well"
+                if not legacy
+                else "the last branch for these GPUs",
+            ),
+        ), f"Install Ubuntu's {package} package, then reboot."
+    if fam is Family.DEBIAN:
+        if branch == KEPLER_BRANCH:
+            packages: tuple[str, ...] = ("nvidia-tesla-470-driver",)
+        else:
+            packages = ("nvidia-open-kernel-dkms", "nvidia-driver") if is_open else ("nvidia-driver",)
+        return (
+            Command(("sudo", "apt", "update")),
+            Command(
+                ("sudo", "apt", "install", *packages, "firmware-misc-nonfree", "linux-headers-amd64"),
+                note="needs contrib, non-free and non-free-firmware in your APT sources; on arm64: linux-headers-arm64",
+            ),
+        ), (
+            "Install Debian's NVIDIA driver packages (DKMS builds the module for your kernel), then reboot."
+            + (
+                f" Debian ships one branch per release: if `apt policy nvidia-driver` shows one older than "
+                f"R{branch}, use NVIDIA's CUDA repository for Debian instead."
+                if branch and branch != KEPLER_BRANCH
+                else ""
+            )
+        )
+    if fam is Family.FEDORA:
+        akmod = f"akmod-nvidia-{branch}xx" if legacy and branch else "akmod-nvidia"
+        return (
+            Command(
+                ("sudo", "dnf", "install", akmod, "xorg-x11-drv-nvidia-cuda"),
+                note="from the RPM Fusion nonfree repository; wait for akmods to build the module before rebooting",
+            ),
+        ), (
+            "Install the NVIDIA driver from RPM Fusion, wait a few minutes for the module to build, then reboot."
+            + (
+                f" {akmod} is RPM Fusion's legacy package for the R{branch} branch."
+                if akmod != "akmod-nvidia"
+                else ""
+            )
+        )
+    if fam is Family.RHEL:
+        return (
+            Command(
+                ("sudo", "dnf", "install", "nvidia-open" if is_open else "cuda-drivers"),
+                note="from NVIDIA's CUDA repository for your RHEL-compatible release"
+                + (f"; it must provide R{branch} or newer" if branch else ""),
+            ),
+        ), "Install the driver from NVIDIA's CUDA repository for your release, then reboot."
+    if fam is Family.ARCH:
+        if legacy and branch:
+            return (), (
+                f"These GPUs need the proprietary R{branch} legacy branch, which Arch ships only in the AUR "
+                f"(nvidia-{branch}xx-dkms): build it with your AUR helper, then reboot."
+            )
+        package = "nvidia-open" if is_open else "nvidia"
+        return (
+            Command(("sudo", "pacman", "-S", "--needed", package)),
+        ), "Install the NVIDIA driver package for your kernel, then reboot."
+    if fam is Family.SUSE:
+        if branch == KEPLER_BRANCH:
+            package = "nvidia-gfxG05-kmp-default"
+        else:
+            package = (
+                "nvidia-open-driver-G06-signed-kmp-default" if is_open else "nvidia-driver-G06-kmp-default"
+            )
+        return (
+            Command(
+                ("sudo", "zypper", "install", package),
+                note="openSUSE's own signed build"
+                if "signed" in package
+                else "from NVIDIA's repository for openSUSE",
+            ),
+        ), "Install openSUSE's NVIDIA driver package, then reboot."
+    return (), (
+        f"Install the NVIDIA driver for your distribution (or from {NVIDIA_DOWNLOADS})"
+        + (f", R{branch} or newer" if branch and not legacy else f", the R{branch} branch" if branch else "")
+        + ", then reboot."
     )

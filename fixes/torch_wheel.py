@@ -8,8 +8,7 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gpu_doctor.compat.torch_releases import (
     Candidate,
@@ -19,11 +18,18 @@ from gpu_doctor.compat.torch_releases import (
 )
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.driver_install import driver_install
+from gpu_doctor.fixes.driver_plan import plan_driver
+from gpu_doctor.fixes.target import (
+    gpu_capabilities,
+    installed_torch,
+    installed_variant,
+    python_minor,
+    target_platform,
+)
 from gpu_doctor.model import Command, Remediation, Target
 from gpu_doctor.unavailable import Unavailable
 
 INDEX_CPU = "https://download.pytorch.org/whl/cpu"
-_LOCAL = re.compile(r"\+.*$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,7 @@ class Recommendation:
     index_url: str | None  # None: the plain PyPI wheel is this variant
     reason: str
     confirmed: bool
+    already_installed: bool = False  # the installed torch is this version and variant
 
     def packages(self) -> tuple[str, ...]:
         pins = [f"torch=={self.torch}"]
@@ -51,42 +58,9 @@ class Recommendation:
         return ("uv", "pip", "install", "--python", python, "--reinstall", *self.packages(), *index)
 
 
-def target_platform(facts: Facts) -> str | None:
-    """The wheel platform of the diagnosed interpreter: linux_x86_64, linux_aarch64 or windows."""
-    py = facts.python
-    if isinstance(py, Unavailable) or not isinstance(py.machine, str):
-        return None
-    system = py.system if isinstance(py.system, str) else "Linux"
-    if system == "Windows":
-        return "windows"
-    machine = py.machine.lower()
-    if system == "Linux" and machine in ("x86_64", "amd64"):
-        return "linux_x86_64"
-    if system == "Linux" and machine in ("aarch64", "arm64"):
-        return "linux_aarch64"
-    return None
-
-
-def python_minor(facts: Facts) -> str | None:
-    py = facts.python
-    if isinstance(py, Unavailable) or not isinstance(py.version, str):
-        return None
-    return ".".join(py.version.split(".")[:2])
-
-
-def installed_torch(facts: Facts) -> str | None:
-    packages = facts.torch_packages
-    if isinstance(packages, Unavailable) or packages.version is None:
-        return None
-    return _LOCAL.sub("", packages.version)
-
-
-def gpu_capabilities(facts: Facts) -> list[str]:
-    usable = [g for g in facts.nvidia_gpus if g.nvml_index is not None] or list(facts.nvidia_gpus)
-    return [g.compute_capability for g in usable if isinstance(g.compute_capability, str)]
-
-
-def _from_candidate(candidate: Candidate, version: str, reason: str) -> Recommendation:
+def _from_candidate(
+    candidate: Candidate, version: str, reason: str, already_installed: bool = False
+) -> Recommendation:
     companion = candidate.release.companions.for_version(version)
     return Recommendation(
         torch=version,
@@ -96,6 +70,7 @@ def _from_candidate(candidate: Candidate, version: str, reason: str) -> Recommen
         index_url=None if candidate.pypi_default else candidate.variant.index_url,
         reason=reason,
         confirmed=candidate.confirmed,
+        already_installed=already_installed,
     )
 
 
@@ -115,9 +90,17 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
     )
     installed = installed_torch(facts)
     if not capabilities:
-        return _cpu_recommendation(data, python, installed)
+        return _cpu_recommendation(data, python, installed, installed_variant(facts) == "cpu")
     if driver_cuda is None:
         return None
+    variant = installed_variant(facts)
+    itself = [
+        c
+        for c in supporting_candidates(data, capabilities, python, platform, driver_cuda, True)
+        if installed in c.release.all_versions and c.variant.name == variant
+    ]
+    if installed and itself:  # no reinstall just to switch to the PyPI default or to confirmed data
+        return _from_candidate(itself[0], installed, "the installed build already fits this machine", True)
     for include_unconfirmed in (False, True):
         candidates = supporting_candidates(
             data, capabilities, python, platform, driver_cuda, include_unconfirmed
@@ -139,7 +122,7 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
 
 
 def _cpu_recommendation(
-    data: TorchCompat, python: str | None, installed: str | None
+    data: TorchCompat, python: str | None, installed: str | None, cpu_installed: bool
 ) -> Recommendation | None:
     releases = [r for r in data.releases if python is None or python in r.python_versions]
     kept = next((r for r in releases if installed and installed in r.all_versions), None)
@@ -156,30 +139,50 @@ def _cpu_recommendation(
         index_url=INDEX_CPU,
         reason="no usable NVIDIA GPU here: the CPU build avoids several GB of CUDA libraries",
         confirmed=(cpu := rel.variant("cpu")) is not None and cpu.unconfirmed is None,
+        already_installed=cpu_installed and kept is not None,
     )
 
 
 def driver_remediation(facts: Facts) -> Remediation:
     """When no wheel can run on the installed driver, the fix is the driver, where the driver lives."""
+    plan = plan_driver(facts)
+    needed = " ".join(t for t in (plan.summary(), *plan.end_of_life) if t)
+    lead = f"No torch wheel supports {_gpus(facts)} with the installed driver{_driver_cuda(facts)}."
     os_facts = facts.os
     if not isinstance(os_facts, Unavailable) and os_facts.is_wsl:
         return Remediation(
-            text="No torch wheel supports this GPU with the current driver. In WSL2 the driver is the Windows one: "
-            "update the NVIDIA driver on Windows (never install a Linux driver inside WSL), then `wsl --shutdown`.",
+            text=f"{lead} {needed} In WSL2 the driver is the Windows one: update the NVIDIA driver on Windows "
+            "(never install a Linux driver inside WSL), then run `wsl --shutdown`.",
             needs_network=True,
             target=Target.SYSTEM,
         )
     if not isinstance(os_facts, Unavailable) and os_facts.container:
         return Remediation(
-            text="No torch wheel supports this GPU with the current driver. Inside a container the driver is the "
-            "host's: update the NVIDIA driver on the host (the container cannot change it).",
+            text=f"{lead} {needed} Inside a container the driver is the host's: update the NVIDIA driver on the "
+            "host (the container cannot change it).",
             target=Target.SYSTEM,
         )
-    base = driver_install(facts.os, gpu_capabilities(facts))
-    return replace(
-        base,
-        text="No torch wheel supports this GPU with the installed driver: update the driver. " + base.text,
+    base = driver_install(facts.os, plan)
+    return Remediation(
+        text=f"{lead} {base.text}",
+        commands=base.commands,
+        requires_root=base.requires_root,
+        requires_reboot=base.requires_reboot,
+        needs_network=base.needs_network,
+        target=base.target,
     )
+
+
+def _gpus(facts: Facts) -> str:
+    caps = sorted(set(gpu_capabilities(facts)))
+    return f"compute capability {', '.join(caps)}" if caps else "this GPU"
+
+
+def _driver_cuda(facts: Facts) -> str:
+    driver = facts.driver
+    if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str):
+        return ""
+    return f" (CUDA ≤ {driver.cuda_version})"
 
 
 def fix_for_torch(facts: Facts) -> Remediation:
@@ -196,9 +199,11 @@ def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
         if conda
         else ""
     )
+    end_of_life = " ".join(plan_driver(facts).end_of_life)
     return Remediation(
         text=f"Install torch {rec.torch} ({rec.variant}) into {python}: {rec.reason}."
         + ("" if rec.confirmed else " (Some of the data behind this choice is unconfirmed.)")
+        + (f" {end_of_life}" if end_of_life else "")
         + note,
         commands=(
             Command(rec.pip_argv(python)),

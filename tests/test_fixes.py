@@ -4,9 +4,10 @@ import pytest
 
 from gpu_doctor.fixes.distro import Family, family
 from gpu_doctor.fixes.driver_install import driver_install
+from gpu_doctor.fixes.driver_plan import DriverPlan, plan_driver
 from gpu_doctor.fixes.kernel_modules import rebuild_initramfs
 from gpu_doctor.model import Command
-from tests.factories import os_facts
+from tests.factories import facts, gpu, os_facts, python_facts
 
 
 @pytest.mark.parametrize(
@@ -27,18 +28,96 @@ def test_family(distro_id: str, like: tuple[str, ...], expected: Family) -> None
     assert family(os_facts(distro_id, like)) is expected
 
 
-def test_driver_packages_per_family() -> None:
-    def first(distro: str, caps: list[str]) -> tuple[str, ...]:
-        return driver_install(os_facts(distro, ()), caps).commands[-1].argv
+def plan(cc: str, distro: str = "ubuntu") -> DriverPlan:
+    return plan_driver(facts(os=os_facts(distro, ()), python=python_facts(), gpus=(gpu(cc=cc),)))
 
-    assert first("debian", ["8.6"])[:4] == ("sudo", "apt", "install", "nvidia-driver")
-    assert first("fedora", ["8.6"]) == ("sudo", "dnf", "install", "akmod-nvidia", "xorg-x11-drv-nvidia-cuda")
-    assert first("arch", ["8.9"])[-1] == "nvidia-open"
-    # Pascal has no open kernel module, and its legacy driver is AUR-only: no pacman command at all
-    legacy = driver_install(os_facts("arch", ()), ["6.1"])
-    assert legacy.commands == () and "AUR" in legacy.text
-    unknown = driver_install(os_facts("gentoo", ()), [])
-    assert unknown.commands == () and "nvidia.com" in unknown.text
+
+@pytest.mark.parametrize(
+    ("distro", "cc", "argv"),
+    [
+        # Ada: open modules recommended (NVIDIA, R560); the branch the newest default wheel's CUDA shipped with
+        ("ubuntu", "8.9", ("sudo", "apt", "install", "nvidia-driver-595-open")),
+        # Pascal: proprietary only, and R580 is its last branch (compat: architecture_last_driver)
+        ("ubuntu", "6.1", ("sudo", "apt", "install", "nvidia-driver-580")),
+        # Kepler: R470 is its last branch
+        ("ubuntu", "3.7", ("sudo", "apt", "install", "nvidia-driver-470")),
+        (
+            "debian",
+            "8.9",
+            (
+                "sudo",
+                "apt",
+                "install",
+                "nvidia-open-kernel-dkms",
+                "nvidia-driver",
+                "firmware-misc-nonfree",
+                "linux-headers-amd64",
+            ),
+        ),
+        (
+            "debian",
+            "3.7",
+            (
+                "sudo",
+                "apt",
+                "install",
+                "nvidia-tesla-470-driver",
+                "firmware-misc-nonfree",
+                "linux-headers-amd64",
+            ),
+        ),
+        ("fedora", "8.6", ("sudo", "dnf", "install", "akmod-nvidia", "xorg-x11-drv-nvidia-cuda")),
+        ("fedora", "6.1", ("sudo", "dnf", "install", "akmod-nvidia-580xx", "xorg-x11-drv-nvidia-cuda")),
+        ("rocky", "12.0", ("sudo", "dnf", "install", "nvidia-open")),
+        ("rocky", "7.0", ("sudo", "dnf", "install", "cuda-drivers")),
+        ("arch", "8.9", ("sudo", "pacman", "-S", "--needed", "nvidia-open")),
+        (
+            "opensuse-tumbleweed",
+            "8.9",
+            ("sudo", "zypper", "install", "nvidia-open-driver-G06-signed-kmp-default"),
+        ),
+        ("opensuse-tumbleweed", "6.1", ("sudo", "zypper", "install", "nvidia-driver-G06-kmp-default")),
+        ("opensuse-tumbleweed", "3.7", ("sudo", "zypper", "install", "nvidia-gfxG05-kmp-default")),
+    ],
+)
+def test_driver_package_per_family_and_architecture(distro: str, cc: str, argv: tuple[str, ...]) -> None:
+    fix = driver_install(os_facts(distro, ()), plan(cc, distro))
+    assert fix.commands[-1].argv == argv
+    assert fix.requires_root and fix.requires_reboot
+
+
+def test_arch_legacy_branches_are_aur_only_and_unknown_distros_get_text() -> None:
+    legacy = driver_install(os_facts("arch", ()), plan("6.1", "arch"))
+    assert legacy.commands == () and "nvidia-580xx-dkms" in legacy.text
+    unknown = driver_install(os_facts("gentoo", ()), plan("8.9", "gentoo"))
+    assert unknown.commands == () and "nvidia.com" in unknown.text and "R595 or newer" in unknown.text
+
+
+def test_plan_names_the_minimum_driver_and_the_module_flavour() -> None:
+    blackwell = plan("12.0")
+    assert (blackwell.min_driver, blackwell.open_modules) == ("580", True)
+    assert "requires its open kernel modules" in blackwell.module_note
+    pascal = plan("6.1")
+    assert (pascal.min_driver, pascal.branch, pascal.torch, pascal.variant) == (
+        "525.60.13",
+        580,
+        "2.14.1",
+        "cu126",
+    )
+    assert not pascal.open_modules
+    assert pascal.end_of_life == (
+        "Pascal GPUs were last supported by driver R580 (CUDA ≤ 13.0), and CUDA 13+ torch wheels have no kernels "
+        "for them: the newest combination that still works is torch 2.14.1 (cu126) on the R580 driver.",
+    )
+    mixed = plan_driver(facts(python=python_facts(), gpus=(gpu(cc="12.0"), gpu(cc="6.1", nvml_index=1))))
+    assert "no single driver serves both" in mixed.module_note
+
+
+def test_grace_hopper_requires_open_modules() -> None:
+    gh200 = plan_driver(facts(python=python_facts(machine="aarch64"), gpus=(gpu(cc="9.0"),)))
+    assert gh200.open_modules and "requires" in gh200.module_note
+    x86_h100 = plan("9.0")
+    assert x86_h100.open_modules and "recommends" in x86_h100.module_note
 
 
 def test_initramfs_tool_per_family() -> None:

@@ -1,0 +1,144 @@
+"""Which driver this machine needs: the minimum version for a current torch wheel, the branch to install, and
+whether NVIDIA's open kernel modules are required, recommended or impossible for these GPUs.
+
+Pure: facts and compat data in, a DriverPlan out. Architectures at the end of their life (Kepler after R470;
+Maxwell, Pascal and Volta after R580, and never in CUDA 13 wheels) are named plainly, with the newest torch
+and driver combination that still works for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpu_doctor.compat.torch_releases import (
+    ArchitectureLastDriver,
+    Candidate,
+    KernelModule,
+    TorchCompat,
+    load_torch_releases,
+    supporting_candidates,
+)
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.target import driver_system, gpu_capabilities, python_minor, target_platform
+
+_NO_CAP = "99.9"  # a driver with no CUDA limit: what the GPUs alone allow
+
+
+@dataclass(frozen=True)
+class DriverPlan:
+    """The driver to install. Every field may be unknown (None): the remediation then says less, never wrong."""
+
+    min_driver: str | None  # the oldest driver that loads `torch` `variant`: "580", "525.60.13"
+    branch: int | None  # the branch to install: the last branch of an end-of-life GPU, else the wheel's own
+    torch: str | None  # the newest torch this driver unlocks for every GPU here
+    variant: str | None  # its CUDA variant: "cu130"
+    open_modules: bool  # install NVIDIA's open kernel modules (False: the proprietary ones)
+    module_note: str  # why open or proprietary, in a sentence ("" when unknown)
+    end_of_life: tuple[str, ...]  # plain sentences about architectures no current wheel or driver serves
+
+    def summary(self) -> str:
+        """One sentence: which driver, for which torch ("" when the data has no answer)."""
+        if self.min_driver is None or self.torch is None:
+            return ""
+        text = f"torch {self.torch} ({self.variant}) needs driver ≥ {self.min_driver}"
+        if self.end_of_life and self.branch:
+            return text + f"; install the R{self.branch} branch, the last one these GPUs have."
+        if self.branch and str(self.branch) != self.min_driver.split(".")[0]:
+            return text + f"; R{self.branch} or newer is best (the branch its CUDA runtime shipped with)."
+        return text + "."
+
+
+def plan_driver(facts: Facts, data: TorchCompat | None = None) -> DriverPlan:
+    data = data or load_torch_releases()
+    capabilities = sorted(set(gpu_capabilities(facts)))
+    archs = [a for a in (data.architecture_last_driver(cc) for cc in capabilities) if a is not None]
+    ended = [a for a in archs if a.last_driver_branch is not None]
+    cap = min((a.max_driver_cuda for a in ended if a.max_driver_cuda), key=_cuda_key, default=_NO_CAP)
+    platform = target_platform(facts)
+    best: Candidate | None = None
+    if capabilities and platform is not None:
+        for include_unconfirmed in (False, True):
+            found = supporting_candidates(
+                data, capabilities, python_minor(facts), platform, cap, include_unconfirmed
+            )
+            if found:
+                best = found[0]
+                break
+    min_driver = (
+        data.min_driver_for_cuda(best.variant.cuda, driver_system(facts))
+        if best is not None and best.variant.cuda
+        else None
+    )
+    open_modules, module_note = _module_choice(archs, platform, capabilities)
+    return DriverPlan(
+        min_driver=min_driver,
+        branch=_branch(ended, data, best, min_driver),
+        torch=best.release.latest if best else None,
+        variant=best.variant.name if best else None,
+        open_modules=open_modules,
+        module_note=module_note,
+        end_of_life=tuple(_end_of_life(a, best) for a in ended),
+    )
+
+
+def _cuda_key(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def _branch(
+    ended: list[ArchitectureLastDriver], data: TorchCompat, best: Candidate | None, min_driver: str | None
+) -> int | None:
+    branches = [int(a.last_driver_branch[1:]) for a in ended if a.last_driver_branch]
+    if branches:
+        return min(branches)  # the last branch every GPU here still has
+    if best is not None:  # the driver the wheel's CUDA runtime was released with: full compatibility, PTX too
+        full = data.full_compat_min_driver(best.release, best.variant.name)
+        if full and full.split(".")[0].isdigit():
+            return int(full.split(".")[0])
+    head = (min_driver or "").split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
+def _module_choice(
+    archs: list[ArchitectureLastDriver], platform: str | None, capabilities: list[str]
+) -> tuple[bool, str]:
+    kinds = {a.kernel_module for a in archs}
+    if platform == "linux_aarch64" and "9.0" in capabilities:
+        kinds.add(KernelModule.OPEN_REQUIRED)  # Grace Hopper
+    old = sorted({a.architecture for a in archs if a.kernel_module is KernelModule.PROPRIETARY_ONLY})
+    new = sorted({a.architecture for a in archs if a.kernel_module is KernelModule.OPEN_REQUIRED})
+    if old and new:
+        return True, (
+            f"{' and '.join(new)} GPUs need NVIDIA's open kernel modules, which do not support "
+            f"{' and '.join(old)} GPUs: no single driver serves both, so move one kind of GPU to another machine."
+        )
+    if old:
+        return (
+            False,
+            f"{' and '.join(old)} GPUs need the proprietary kernel modules (the open ones need Turing or newer).",
+        )
+    if KernelModule.OPEN_REQUIRED in kinds:
+        return (
+            True,
+            "NVIDIA requires its open kernel modules for this GPU (the proprietary ones do not support it).",
+        )
+    if kinds == {KernelModule.OPEN_RECOMMENDED}:
+        return (
+            True,
+            "NVIDIA recommends its open kernel modules for Turing and newer GPUs (the default since R560).",
+        )
+    return True, ""
+
+
+def _end_of_life(arch: ArchitectureLastDriver, best: Candidate | None) -> str:
+    text = f"{arch.architecture} GPUs were last supported by driver {arch.last_driver_branch} (CUDA ≤ {arch.max_driver_cuda})"
+    if arch.last_toolkit_major_with_codegen is not None:
+        text += (
+            f", and CUDA {arch.last_toolkit_major_with_codegen + 1}+ torch wheels have no kernels for them"
+        )
+    if best is not None:
+        text += (
+            f": the newest combination that still works is torch {best.release.latest} ({best.variant.name}) "
+            f"on the {arch.last_driver_branch} driver"
+        )
+    return text + "."

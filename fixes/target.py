@@ -1,0 +1,67 @@
+"""What the fixes are for: the diagnosed interpreter's platform and Python, the installed torch, the GPUs."""
+
+from __future__ import annotations
+
+import re
+
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.unavailable import Unavailable
+
+_LOCAL = re.compile(r"\+.*$")
+
+
+def target_platform(facts: Facts) -> str | None:
+    """The wheel platform of the diagnosed interpreter: linux_x86_64, linux_aarch64 or windows."""
+    py = facts.python
+    if isinstance(py, Unavailable) or not isinstance(py.machine, str):
+        return None
+    system = py.system if isinstance(py.system, str) else "Linux"
+    if system == "Windows":
+        return "windows"
+    machine = py.machine.lower()
+    if system == "Linux" and machine in ("x86_64", "amd64"):
+        return "linux_x86_64"
+    if system == "Linux" and machine in ("aarch64", "arm64"):
+        return "linux_aarch64"
+    return None
+
+
+def python_minor(facts: Facts) -> str | None:
+    py = facts.python
+    if isinstance(py, Unavailable) or not isinstance(py.version, str):
+        return None
+    return ".".join(py.version.split(".")[:2])
+
+
+def installed_torch(facts: Facts) -> str | None:
+    """The installed torch version without its local tag ("2.5.1"), or None."""
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.version is None:
+        return None
+    return _LOCAL.sub("", packages.version)
+
+
+def installed_variant(facts: Facts) -> str | None:
+    """The installed torch's variant as the wheel index names it: cu126, rocm6.2 or cpu."""
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.version is None:
+        return None
+    if packages.cuda is not None:
+        return "cu" + "".join(packages.cuda.split(".")[:2])
+    if packages.hip is not None:
+        return "rocm" + ".".join(packages.hip.split(".")[:2])
+    return "cpu"
+
+
+def gpu_capabilities(facts: Facts) -> list[str]:
+    """Compute capabilities of the NVIDIA GPUs the driver exposes (all of them when none is exposed)."""
+    usable = [g for g in facts.nvidia_gpus if g.nvml_index is not None] or list(facts.nvidia_gpus)
+    return [g.compute_capability for g in usable if isinstance(g.compute_capability, str)]
+
+
+def driver_system(facts: Facts) -> str:
+    """Whose driver numbering applies: "windows" under WSL2 and on Windows, else "linux"."""
+    os_facts = facts.os
+    if not isinstance(os_facts, Unavailable) and os_facts.is_wsl:
+        return "windows"
+    return "windows" if target_platform(facts) == "windows" else "linux"
