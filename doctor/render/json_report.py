@@ -7,6 +7,7 @@ import shlex
 from typing import Any
 
 from gpu_doctor import TOOL_NAME
+from gpu_doctor.model import Status, Target
 from gpu_doctor.report import Report
 from gpu_doctor.serialize import to_json
 from gpu_doctor.unavailable import Unavailable
@@ -45,6 +46,12 @@ def _recommended(report: Report) -> dict[str, Any] | None:
     python = report.facts.python
     executable = "python3" if isinstance(python, Unavailable) else python.executable
     item: dict[str, Any] = to_json(rec)
+    # a provisioning script runs `command` when `needed`: a different build, or a torch check that a
+    # reinstall fixes (a companion of the wrong variant, mixed nvidia-* wheels)
+    item["needed"] = not rec.already_installed or any(
+        f.status is Status.FAIL and f.remediation is not None and f.remediation.target is Target.PYTHON_ENV
+        for f in report.findings
+    )
     item["argv"] = list(rec.pip_argv(executable))
     item["command"] = shlex.join(rec.pip_argv(executable))
     item["uv_command"] = shlex.join(rec.uv_argv(executable))
