@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpu_doctor.checks.cuda_messages import explain
 from gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda, load_torch_releases
 from gpu_doctor.describe import fact, gpu_label
 from gpu_doctor.facts.model import Facts
@@ -298,4 +299,10 @@ def torch_cuda_init(facts: Facts) -> Finding:
     message = runtime.cuda_init_error or "; ".join(runtime.cuda_warnings) or "no error message"
     if not facts.nvidia_gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU here, so CUDA cannot initialise.", evidence=evidence)
-    return Finding(cid, Status.FAIL, f"torch.cuda.is_available() is False: {message}", evidence=evidence)
+    return Finding(
+        cid,
+        Status.FAIL,
+        f"torch.cuda.is_available() is False: {message}",
+        details=explain(message) or "",
+        evidence=evidence,
+    )

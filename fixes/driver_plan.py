@@ -48,22 +48,38 @@ class DriverPlan:
         return text + "."
 
 
+def planned_driver_cuda(facts: Facts, data: TorchCompat) -> str:
+    """The newest CUDA of the best driver every GPU here can have: an end-of-life architecture's last
+    branch caps it (Kepler: R470, CUDA 11.4); otherwise no cap."""
+    capabilities = sorted(set(gpu_capabilities(facts)))
+    ended = [a for a in (data.architecture_last_driver(cc) for cc in capabilities) if a is not None]
+    caps = [a.max_driver_cuda for a in ended if a.max_driver_cuda is not None]
+    return min(caps, key=_cuda_key, default=_NO_CAP)
+
+
+def newest_for_gpus(facts: Facts, data: TorchCompat) -> Candidate | None:
+    """The newest torch wheel with kernels for every GPU here, on the best driver these GPUs can still have."""
+    capabilities = sorted(set(gpu_capabilities(facts)))
+    platform = target_platform(facts)
+    if not capabilities or platform is None:
+        return None
+    cap = planned_driver_cuda(facts, data)
+    for include_unconfirmed in (False, True):
+        found = supporting_candidates(
+            data, capabilities, python_minor(facts), platform, cap, include_unconfirmed
+        )
+        if found:
+            return found[0]
+    return None
+
+
 def plan_driver(facts: Facts, data: TorchCompat | None = None) -> DriverPlan:
     data = data or load_torch_releases()
     capabilities = sorted(set(gpu_capabilities(facts)))
     archs = [a for a in (data.architecture_last_driver(cc) for cc in capabilities) if a is not None]
     ended = [a for a in archs if a.last_driver_branch is not None]
-    cap = min((a.max_driver_cuda for a in ended if a.max_driver_cuda), key=_cuda_key, default=_NO_CAP)
     platform = target_platform(facts)
-    best: Candidate | None = None
-    if capabilities and platform is not None:
-        for include_unconfirmed in (False, True):
-            found = supporting_candidates(
-                data, capabilities, python_minor(facts), platform, cap, include_unconfirmed
-            )
-            if found:
-                best = found[0]
-                break
+    best = newest_for_gpus(facts, data)
     min_driver = (
         data.min_driver_for_cuda(best.variant.cuda, driver_system(facts))
         if best is not None and best.variant.cuda

@@ -18,7 +18,7 @@ from gpu_doctor.compat.torch_releases import (
 )
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.driver_install import driver_install
-from gpu_doctor.fixes.driver_plan import plan_driver
+from gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from gpu_doctor.fixes.target import (
     gpu_capabilities,
     installed_torch,
@@ -27,7 +27,7 @@ from gpu_doctor.fixes.target import (
     target_platform,
 )
 from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Unavailable
+from gpu_doctor.unavailable import Reason, Unavailable
 
 INDEX_CPU = "https://download.pytorch.org/whl/cpu"
 
@@ -91,6 +91,11 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
     installed = installed_torch(facts)
     if not capabilities:
         return _cpu_recommendation(data, python, installed, installed_variant(facts) == "cpu")
+    after = ""
+    if driver_cuda is None and _no_driver(facts):  # choose for the driver these GPUs need; that comes first
+        plan = plan_driver(facts, data)
+        driver_cuda = planned_driver_cuda(facts, data)
+        after = f", once the NVIDIA driver (≥ {plan.min_driver}) is installed: install the driver first"
     if driver_cuda is None:
         return None
     variant = installed_variant(facts)
@@ -100,7 +105,9 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
         if installed in c.release.all_versions and c.variant.name == variant
     ]
     if installed and itself:  # no reinstall just to switch to the PyPI default or to confirmed data
-        return _from_candidate(itself[0], installed, "the installed build already fits this machine", True)
+        return _from_candidate(
+            itself[0], installed, "the installed build already fits this machine" + after, True
+        )
     for include_unconfirmed in (False, True):
         candidates = supporting_candidates(
             data, capabilities, python, platform, driver_cuda, include_unconfirmed
@@ -110,15 +117,24 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
         same = [c for c in candidates if installed and installed in c.release.all_versions]
         if same:
             return _from_candidate(
-                same[0], installed or same[0].release.latest, "keeps the installed torch version"
+                same[0], installed or same[0].release.latest, "keeps the installed torch version" + after
             )
         best = candidates[0]
         return _from_candidate(
             best,
             best.release.latest,
-            f"the newest torch with kernels for compute capability {', '.join(sorted(set(capabilities)))} on CUDA ≤ {driver_cuda}",
+            f"the newest torch with kernels for compute capability {', '.join(sorted(set(capabilities)))}"
+            + (after or f" on CUDA ≤ {driver_cuda}"),
         )
     return None
+
+
+def _no_driver(facts: Facts) -> bool:
+    """True when no NVIDIA driver is installed (not merely unreadable: permission denied stays unknown)."""
+    driver = facts.driver
+    if isinstance(driver, Unavailable):
+        return driver.reason is Reason.NOT_FOUND
+    return isinstance(driver.version, Unavailable) and driver.version.reason is Reason.NOT_FOUND
 
 
 def _cpu_recommendation(

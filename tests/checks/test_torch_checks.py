@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+from gpu_doctor.checks.cuda_messages import explain
 from gpu_doctor.checks.torch_build import (
     torch_arch_compat,
     torch_cpu_build,
@@ -142,3 +145,53 @@ def test_when_no_wheel_fits_the_driver_the_fix_is_the_driver_where_it_lives() ->
     assert wsl.remediation is not None and "never install a Linux driver inside WSL" in wsl.remediation.text
     boxed = torch_driver_compat(replace(old, os=replace(os_facts(), container="docker")))
     assert boxed.remediation is not None and "on the host" in boxed.remediation.text
+
+
+def test_cuda_init_explains_a_known_message_and_keeps_the_raw_text() -> None:
+    # the Error 803 text as torch prints it (CompVis/stable-diffusion#439, easydiffusion#379)
+    raw = (
+        "CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+        "calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display "
+        "driver / cuda driver combination"
+    )
+    result = CommandResult(
+        ("python",),
+        CommandStatus.OK,
+        0,
+        '{"result": {"version": "2.9.1+cu126", "cuda_available": false, "cuda_warnings": ["' + raw + '"]}}\n',
+    )
+    base = machine("6.1", "13.0", "2.9.1+cu126", "12.6")
+    f = torch_cuda_init(replace(base, torch=parse_runtime(result)))
+    assert f.status is Status.FAIL
+    assert f.summary.endswith("Error 803: system has unsupported display driver / cuda driver combination")
+    assert "updated without a reboot" in f.details
+
+
+@pytest.mark.parametrize(
+    ("message", "meaning"),
+    [
+        ("The NVIDIA driver on your system is too old (found version 12070).", "torch.driver_compat"),
+        ("CUDA initialization: Found no NVIDIA driver on your system.", "libcuda.so.1"),
+        ("Error 804: forward compatibility was attempted on non supported HW", "cuda-compat"),
+        ("Error 802: system not yet initialized", "nvidia-fabricmanager"),
+        ("Error 100: no CUDA-capable device is detected", "CUDA_VISIBLE_DEVICES"),
+        ("Error 34: CUDA driver is a stub library", "stub libcuda.so"),
+        ("Torch not compiled with CUDA enabled", "CPU-only"),
+    ],
+)
+def test_cuda_messages_have_plain_meanings(message: str, meaning: str) -> None:
+    explained = explain(message)
+    assert explained is not None and meaning in explained
+    assert explain("something nobody has seen") is None
+
+
+def test_unreadable_driver_gives_no_recommendation_but_a_missing_one_does() -> None:
+    denied = replace(
+        machine("8.9", None, None, None),
+        driver=replace(
+            driver(version=None), version=Unavailable(Reason.PERMISSION_DENIED, "NVMLError_NoPermission")
+        ),
+    )
+    assert recommend(denied) is None  # the driver is there but unreadable: no guess
+    missing = recommend(machine("8.9", None, None, None))
+    assert missing is not None and "install the driver first" in missing.reason

@@ -139,6 +139,13 @@ SCENARIOS = [
              pip("2.15.0", "0.29.2", "2.11.0", "cpu"), "no GPU: the CPU index avoids GBs of CUDA libraries"),
     Scenario("no-gpu-cu130", (), None, "2.13.0+cu130", "13.0", (P, P, S, S),
              pip("2.13.0", "0.28.0", "2.11.0", "cpu"), "keeps the version, drops CUDA on a machine without GPU"),
+    # --- no driver yet: the wheel for the driver these GPUs need, which comes first ----------------------------
+    Scenario("t4-no-driver-none", ("7.5",), None, None, None, (F, S, S, S),
+             pip("2.15.0", "0.29.2", "2.11.0"), "Turing has no last branch: the newest wheel, after R580+",
+             says="once the NVIDIA driver (≥ 580) is installed: install the driver first"),
+    Scenario("p40-no-driver-cu124", ("6.1",), None, "2.5.1+cu124", "12.4", (P, P, S, P),
+             pip("2.5.1", "0.20.1", "2.5.1"), "Pascal's last branch R580 runs 2.5.1 cu124 (sm_60 runs on 6.1)",
+             says="the installed build already fits this machine, once the NVIDIA driver"),
     # --- no wheel can work with this driver: the driver, where it lives ---------------------------------------
     Scenario("rtx3080-390-ubuntu", ("8.6",), "9.1", "2.5.1+cu124", "12.4", (P, P, F, P),
              "sudo apt install nvidia-driver-595-open", "no wheel for CUDA < 11; open modules for Turing+",
