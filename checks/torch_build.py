@@ -279,7 +279,8 @@ def torch_cuda_init(facts: Facts) -> Finding:
     if packages.cuda is None and packages.hip is None:
         return Finding(cid, Status.SKIP, "A CPU build: there is no GPU runtime to initialise.")
     if isinstance(runtime, Unavailable):
-        return Finding(cid, Status.UNKNOWN, f"torch was not imported: {runtime}.")
+        status = Status.SKIP if runtime.reason is Reason.NOT_RECORDED else Status.UNKNOWN
+        return Finding(cid, status, f"torch was not imported: {runtime}.")
     evidence = (Evidence("stderr (last lines)", runtime.stderr_tail or "(empty)", "torch_runtime probe"),)
     if runtime.outcome != "ok":
         where = f" during {runtime.failed_stage}" if runtime.failed_stage else ""

@@ -204,7 +204,8 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
             "torch requires no nvidia-* wheel here, and none is installed.",
             evidence=evidence,
         )
-    return Finding(cid, Status.PASS, f"{count} nvidia-* wheels, all as torch requires.", evidence=evidence)
+    wheels = "1 nvidia-* wheel, as" if count == 1 else f"{count} nvidia-* wheels, all as"
+    return Finding(cid, Status.PASS, f"{wheels} torch requires.", evidence=evidence)
 
 
 @check("env.library_path", "torch loads its CUDA libraries from its own wheels", "env")
@@ -247,9 +248,12 @@ def library_path(facts: Facts) -> Finding:
             details=f"LD_LIBRARY_PATH={ld!r}." if ld else "",
             evidence=evidence,
         )
+    if not runtime.mapped_libraries:
+        return Finding(cid, Status.SKIP, "torch loaded no CUDA library to inspect (CUDA did not start).")
+    count = len(runtime.mapped_libraries)
     return Finding(
         cid,
         Status.PASS,
-        f"{len(runtime.mapped_libraries)} CUDA libraries, all from torch's own wheels or the driver.",
+        f"{count} CUDA librar{'y' if count == 1 else 'ies'}, all from torch's own wheels or the driver.",
         evidence=evidence,
     )

@@ -20,6 +20,7 @@ from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.driver_install import driver_install
 from gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from gpu_doctor.fixes.target import (
+    driver_system,
     gpu_capabilities,
     installed_torch,
     installed_variant,
@@ -91,13 +92,18 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
     installed = installed_torch(facts)
     if not capabilities:
         return _cpu_recommendation(data, python, installed, installed_variant(facts) == "cpu")
-    after = ""
-    if driver_cuda is None and _no_driver(facts):  # choose for the driver these GPUs need; that comes first
-        plan = plan_driver(facts, data)
-        driver_cuda = planned_driver_cuda(facts, data)
-        after = f", once the NVIDIA driver (≥ {plan.min_driver}) is installed: install the driver first"
+    assumed = driver_cuda is None  # no driver, or one we cannot read: choose for the driver these GPUs need
     if driver_cuda is None:
-        return None
+        driver_cuda = planned_driver_cuda(facts, data)
+
+    def after(candidate: Candidate) -> str:
+        if not assumed:
+            return ""
+        needs = data.min_driver_for_cuda(candidate.variant.cuda or "", driver_system(facts))
+        if _no_driver(facts):
+            return f", once the NVIDIA driver (≥ {needs}) is installed: install the driver first"
+        return f", if the driver is ≥ {needs} (its version could not be read here)"
+
     variant = installed_variant(facts)
     itself = [
         c
@@ -106,7 +112,7 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
     ]
     if installed and itself:  # no reinstall just to switch to the PyPI default or to confirmed data
         return _from_candidate(
-            itself[0], installed, "the installed build already fits this machine" + after, True
+            itself[0], installed, "the installed build already fits this machine" + after(itself[0]), True
         )
     for include_unconfirmed in (False, True):
         candidates = supporting_candidates(
@@ -117,14 +123,16 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
         same = [c for c in candidates if installed and installed in c.release.all_versions]
         if same:
             return _from_candidate(
-                same[0], installed or same[0].release.latest, "keeps the installed torch version" + after
+                same[0],
+                installed or same[0].release.latest,
+                "keeps the installed torch version" + after(same[0]),
             )
         best = candidates[0]
         return _from_candidate(
             best,
             best.release.latest,
             f"the newest torch with kernels for compute capability {', '.join(sorted(set(capabilities)))}"
-            + (after or f" on CUDA ≤ {driver_cuda}"),
+            + (after(best) or f" on CUDA ≤ {driver_cuda}"),
         )
     return None
 

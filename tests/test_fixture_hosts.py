@@ -1,7 +1,8 @@
 """Every captured machine in tests/fixtures/hosts/<scenario>/ gives the findings its expected.json names.
 
 A fixture is a directory in the capture layout (docs/capture-format.md) plus `expected.json`:
-{"exit_code": N, "findings": {check id: {"status": ..., "summary_contains": ..., "details_contains": ...}}}
+{"exit_code": N, "findings": {check id: {"status": ..., "summary_contains": ..., "details_contains": ...}},
+ "recommended_install": {"command": ..., "needed": bool} or null}
 with one entry per check that runs (`details_contains` is optional). Provenance of each fixture's data is in
 tests/fixtures/hosts/README.md and in its host.json description.
 """
@@ -57,6 +58,7 @@ def test_there_are_fixture_hosts_and_each_is_complete() -> None:
         assert meta.get("description"), f"{fixture.name}: host.json has no description"
         expected = _expected(fixture)
         assert isinstance(expected.get("exit_code"), int), fixture.name
+        assert "recommended_install" in expected, f"{fixture.name}: pin recommended_install (or null)"
         assert expected.get("findings"), fixture.name
         for check_id, want in expected["findings"].items():
             assert want.get("status") in STATUSES, (
@@ -109,6 +111,17 @@ def test_cli_findings_match_expected(fixture: Path, capsys: pytest.CaptureFixtur
         assert want["summary_contains"] in got["summary"], where
         if "details_contains" in want:
             assert want["details_contains"] in got["details"], f"{where}\n{got['details']}"
+    # the command a provisioning script would run (`jq -r .recommended_install.command`), and whether it must
+    want_install = expected["recommended_install"]
+    got_install = document["recommended_install"]
+    if want_install is None:
+        assert got_install is None
+    else:
+        assert got_install is not None
+        assert (got_install["command"], got_install["needed"]) == (
+            want_install["command"],
+            want_install["needed"],
+        )
     assert code == expected["exit_code"], (
         f"exit code {code}; findings: {[(k, f['status']) for k, f in findings.items()]}"
     )

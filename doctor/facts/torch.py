@@ -248,4 +248,7 @@ def gather_torch_runtime(host: Host, python: str, packages: Maybe[TorchPackages]
             # A CPU build has no GPU runtime to initialise; its metadata says everything the checks need,
             # and skipping a 2-3 s `import torch` keeps the doctor fast (DESIGN §7).
             return Unavailable(Reason.NOT_APPLICABLE, f"CPU build {packages.version}: not imported")
-    return parse_runtime(host.run_probe(python, "torch_runtime", RUNTIME_TIMEOUT_S))
+    result = host.run_probe(python, "torch_runtime", RUNTIME_TIMEOUT_S)
+    if result.status is CommandStatus.NOT_RECORDED:  # a capture without it says nothing about the import
+        return result.unavailable()
+    return parse_runtime(result)
