@@ -73,6 +73,18 @@ def torch_installed(facts: Facts) -> Finding:
             "from the one Python imports.",
             evidence=evidence,
         )
+    py = facts.python
+    in_venv = not isinstance(py, Unavailable) and py.in_virtualenv is True
+    user_site = packages.user_site
+    if in_venv and user_site and packages.torch_paths[0].startswith(user_site.rstrip("/") + "/"):
+        return Finding(
+            cid,
+            Status.WARN,
+            f"torch {packages.version} comes from the user site ({user_site}), not from the virtual environment.",
+            details="The venv sees ~/.local because it was made with --system-site-packages: `pip install` in "
+            "the venv will not replace this copy, and other environments see it too.",
+            evidence=evidence,
+        )
     return Finding(
         cid, Status.PASS, f"torch {packages.version} at {packages.torch_paths[0]}.", evidence=evidence
     )

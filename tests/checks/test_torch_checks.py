@@ -185,13 +185,24 @@ def test_cuda_messages_have_plain_meanings(message: str, meaning: str) -> None:
     assert explain("something nobody has seen") is None
 
 
-def test_unreadable_driver_gives_no_recommendation_but_a_missing_one_does() -> None:
+def test_an_unreadable_or_missing_driver_is_said_in_the_recommendation() -> None:
     denied = replace(
         machine("8.9", None, None, None),
         driver=replace(
             driver(version=None), version=Unavailable(Reason.PERMISSION_DENIED, "NVMLError_NoPermission")
         ),
     )
-    assert recommend(denied) is None  # the driver is there but unreadable: no guess
+    guessed = recommend(denied)  # the driver is there but unreadable: say what the choice assumes
+    assert guessed is not None and "its version could not be read here" in guessed.reason
     missing = recommend(machine("8.9", None, None, None))
     assert missing is not None and "install the driver first" in missing.reason
+
+
+def test_torch_from_the_user_site_inside_a_venv_warns() -> None:
+    user = "/home/u/.local/lib/python3.12/site-packages"
+    packages = replace(torch_packages("2.5.1+cu124", "12.4"), torch_paths=(f"{user}/torch",), user_site=user)
+    f = torch_installed(replace(machine("8.9", "12.4", "2.5.1+cu124", "12.4"), torch_packages=packages))
+    assert f.status is Status.WARN and "comes from the user site" in f.summary
+    outside = replace(machine("8.9", "12.4", "2.5.1+cu124", "12.4"), torch_packages=packages)
+    system = replace(outside, python=replace(python_facts(), in_virtualenv=False))
+    assert torch_installed(system).status is Status.PASS  # a system Python may use its user site
