@@ -6,7 +6,7 @@ from gpu_doctor.compat.torch_releases import load_torch_releases
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from gpu_doctor.unavailable import Reason, Unavailable
 
 
 def visible_devices(value: str, count: int, uuids: list[str]) -> tuple[list[int], str | None]:
@@ -119,6 +119,9 @@ def env_kind(facts: Facts) -> Finding:
     py, packages = facts.python, facts.torch_packages
     if isinstance(py, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"The diagnosed Python did not describe itself: {py}.")
+    if isinstance(py.prefix, Unavailable):  # the interpreter exists but its probe gave nothing
+        status = Status.SKIP if py.prefix.reason is Reason.NOT_RECORDED else Status.UNKNOWN
+        return Finding(cid, status, f"The diagnosed Python did not describe itself: {py.prefix}.")
     managed = not isinstance(packages, Unavailable) and packages.externally_managed
     if isinstance(py.conda_prefix, str):
         return Finding(cid, Status.PASS, f"A conda environment ({py.conda_prefix}).")

@@ -6,6 +6,7 @@ import pytest
 
 from gpu_doctor.checks.environment import cuda_visible_devices, data_age, env_kind, visible_devices
 from gpu_doctor.model import Status
+from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, python_facts, torch_packages
 
 UUIDS = ["GPU-aaaa-1", "GPU-bbbb-2", "GPU-cccc-3"]
@@ -56,3 +57,11 @@ def test_externally_managed_system_python_warns() -> None:
 def test_torch_newer_than_the_data_warns() -> None:
     assert data_age(facts(torch_packages=torch_packages("2.99.0+cu130", "13.0"))).status is Status.WARN
     assert data_age(facts(torch_packages=torch_packages("2.13.0+cu130", "13.0"))).status is Status.PASS
+
+
+def test_a_python_that_did_not_describe_itself_is_not_called_a_system_python() -> None:
+    unrecorded = Unavailable(Reason.NOT_RECORDED, "probe python_env")
+    f = env_kind(facts(python=replace(python_facts(), prefix=unrecorded)))
+    assert f.status is Status.SKIP and "did not describe itself" in f.summary
+    failed = env_kind(facts(python=replace(python_facts(), prefix=Unavailable(Reason.TIMED_OUT, "60 s"))))
+    assert failed.status is Status.UNKNOWN
