@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_doctor.checks.torch_build import torch_arch_compat
 from gpu_doctor.facts.torch import (
     TorchPackages,
     TorchRuntime,
@@ -20,6 +21,8 @@ from gpu_doctor.facts.torch import (
     parse_runtime,
 )
 from gpu_doctor.host.real import RealHost
+from gpu_doctor.model import Status
+from tests.factories import facts, gpu, python_facts
 
 DRIVER_TOO_OLD = (
     "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please update your "
@@ -80,6 +83,48 @@ def test_cu118_build_on_an_old_driver_reports_the_exact_warning(site: Path) -> N
     assert runtime.cuda_warnings == (DRIVER_TOO_OLD,)
     assert runtime.cuda_init_error == "RuntimeError: " + DRIVER_TOO_OLD[len("CUDA initialization: ") :]
     assert runtime.arch_list == ("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90")
+
+
+# torch/cuda/__init__.py _check_cubins warns on the first CUDA init (compat.md §6; RTX 5090 on a cu124 build)
+ARCH_WARNING = (
+    "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+    "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n"
+    "If you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, please check the instructions at "
+    "https://pytorch.org/get-started/locally/"
+)
+CU124_ON_BLACKWELL = f"""
+import warnings
+class _Props:
+    name = "NVIDIA GeForce RTX 5090"
+    major, minor = 12, 0
+    total_memory = 34190917632
+def get_arch_list():
+    return ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+def is_available():
+    warnings.warn({ARCH_WARNING!r})
+    return True
+def device_count():
+    return 1
+def get_device_properties(index):
+    return _Props()
+"""
+
+
+def test_arch_warning_is_kept_and_the_device_judged_by_the_runtime_arch_list(site: Path) -> None:
+    fake_torch(site, "2.5.1+cu124", "12.4", CU124_ON_BLACKWELL)
+    host = RealHost()
+    packages = gather_torch_packages(host, sys.executable)
+    runtime = gather_torch_runtime(host, sys.executable, packages)
+    assert isinstance(runtime, TorchRuntime) and runtime.outcome == "ok"
+    assert runtime.cuda_available is True
+    assert runtime.cuda_warnings == (ARCH_WARNING,)
+    assert [(d.name, d.capability) for d in runtime.devices] == [("NVIDIA GeForce RTX 5090", "12.0")]
+    rtx5090 = gpu(name="NVIDIA GeForce RTX 5090", cc="12.0")
+    f = torch_arch_compat(
+        facts(gpus=(rtx5090,), python=python_facts(), torch_packages=packages, torch=runtime)
+    )
+    assert f.status is Status.FAIL and "no kernels for NVIDIA GeForce RTX 5090" in f.summary
+    assert f.evidence[0].source == "torch.cuda.get_arch_list()"
 
 
 def test_segfault_on_import_is_reported_with_the_signal_and_stage(site: Path) -> None:
