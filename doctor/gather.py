@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_doctor.facts.boltctl import gather_boltctl
 from gpu_doctor.facts.driver import gather_driver
 from gpu_doctor.facts.environment import relevant_env
 from gpu_doctor.facts.gpus import join_gpus
@@ -21,8 +22,10 @@ from gpu_doctor.facts.memory import gather_memory
 from gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
 from gpu_doctor.facts.nvml import gather_nvml
 from gpu_doctor.facts.pci import gather_pci, gather_proc_gpus
+from gpu_doctor.facts.pcie_link import gather_pcie_links
 from gpu_doctor.facts.platform import gather_cpu, gather_os
 from gpu_doctor.facts.python_env import PROBE_TIMEOUT_S, gather_python
+from gpu_doctor.facts.thunderbolt import gather_thunderbolt
 from gpu_doctor.facts.torch import (
     PACKAGES_TIMEOUT_S,
     RUNTIME_TIMEOUT_S,
@@ -56,6 +59,9 @@ def default_probes(python: str) -> tuple[Probe, ...]:
         Probe("pci", lambda h, _: gather_pci(h), 10.0),
         Probe("proc_gpus", lambda h, _: gather_proc_gpus(h), 5.0),
         Probe("driver", lambda h, got: gather_driver(h, got["nvml"]), 25.0, needs=("nvml",)),
+        Probe("pcie", lambda h, got: _gpu_links(h, got["pci"]), 10.0, needs=("pci",)),
+        Probe("thunderbolt", lambda h, _: gather_thunderbolt(h), 5.0),
+        Probe("boltctl", lambda h, _: gather_boltctl(h), 10.0),
         Probe("torch_packages", lambda h, _: gather_torch_packages(h, python), PACKAGES_TIMEOUT_S + 5.0),
         Probe(
             "torch",
@@ -64,6 +70,13 @@ def default_probes(python: str) -> tuple[Probe, ...]:
             needs=("torch_packages",),
         ),
     )
+
+
+def _gpu_links(host: Host, pci: Any) -> Any:
+    """The PCIe chain of every display-class device (class 0x03xxxx): GPUs of any vendor."""
+    if isinstance(pci, Unavailable):
+        return pci
+    return gather_pcie_links(host, [d.bdf for d in pci if d.class_code >> 16 == 0x03])
 
 
 @dataclass
@@ -180,4 +193,7 @@ def _assemble(host: Host, values: dict[str, Any]) -> Facts:
         env=relevant_env(host.env()),
         torch_packages=section("torch_packages"),
         torch=section("torch"),
+        pcie=section("pcie"),
+        thunderbolt=section("thunderbolt"),
+        boltctl=section("boltctl"),
     )

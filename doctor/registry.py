@@ -27,6 +27,7 @@ BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.torch_build",
     "gpu_doctor.checks.torch_stack",
     "gpu_doctor.checks.environment",
+    "gpu_doctor.checks.pcie",
 )
 CheckResult = Finding | Iterable[Finding]
 CheckFn = Callable[[Facts], CheckResult]

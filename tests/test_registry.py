@@ -24,6 +24,7 @@ STABLE_IDS = {
     "torch.cudnn",
     "torch.nvidia_wheels",
     "env.library_path",
+    "pcie.link",
 }
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpu_doctor.facts.boltctl import BoltDevice
+from gpu_doctor.facts.pcie_link import PcieLinkPath
+from gpu_doctor.facts.thunderbolt import ThunderboltFacts
 from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -187,6 +190,9 @@ class Facts:
     )  # the variables that matter (CUDA_*, LD_LIBRARY_PATH, ...)
     torch_packages: Maybe[TorchPackages] = NOT_GATHERED
     torch: Maybe[TorchRuntime] = NOT_GATHERED
+    pcie: Maybe[tuple[PcieLinkPath, ...]] = NOT_GATHERED  # each GPU's chain up to its root port
+    thunderbolt: Maybe[ThunderboltFacts] = NOT_GATHERED
+    boltctl: Maybe[tuple[BoltDevice, ...]] = NOT_GATHERED
 
     @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:
