@@ -28,6 +28,7 @@ BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.torch_stack",
     "gpu_doctor.checks.environment",
     "gpu_doctor.checks.pcie",
+    "gpu_doctor.checks.egpu",
 )
 CheckResult = Finding | Iterable[Finding]
 CheckFn = Callable[[Facts], CheckResult]

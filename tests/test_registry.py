@@ -25,6 +25,8 @@ STABLE_IDS = {
     "torch.nvidia_wheels",
     "env.library_path",
     "pcie.link",
+    "egpu.authorized",
+    "egpu.tunnel",
 }
 
 
