@@ -13,7 +13,7 @@ import functools
 import json
 import re
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
@@ -331,107 +331,6 @@ def driver_runs_cuda(driver_max_cuda: str, wheel_cuda: str, minor_version_compat
     if not minor_version_compat or driver[0] != wheel[0] or wheel[0] < 11:
         return False
     return not (wheel[0] == 11 and driver < (11, 1))
-
-
-def variants_for(
-    release: TorchRelease, platform: str, include_unconfirmed: bool = True
-) -> tuple[TorchVariant, ...]:
-    """The release's variants published for `platform`, optionally only those confirmed for it."""
-    return tuple(
-        v
-        for v in release.variants
-        if platform in v.platforms and (include_unconfirmed or v.confirmed_for(platform))
-    )
-
-
-@dataclass(frozen=True)
-class Candidate:
-    release: TorchRelease
-    variant: TorchVariant
-    platform: str
-    confirmed: bool
-
-    @property
-    def pypi_default(self) -> bool:
-        return self.release.pypi_default.get(self.platform) == self.variant.name
-
-    def command(self, with_companions: bool = False) -> str:
-        return install_command(self.release, self.variant, self.platform, with_companions=with_companions)
-
-
-def install_command(
-    release: TorchRelease,
-    variant: TorchVariant,
-    platform: str,
-    version: str | None = None,
-    with_companions: bool = False,
-) -> str:
-    """`pip install torch==X` (plain when the variant is the platform's PyPI default, else with --index-url)."""
-    chosen = version or release.latest
-    parts = [f"torch=={chosen}"]
-    if with_companions:
-        comp = release.companions.for_version(chosen)
-        parts += [f"torchvision=={comp.torchvision}", f"torchaudio=={comp.torchaudio}"]
-    command = "pip install " + " ".join(parts)
-    if release.pypi_default.get(platform) == variant.name:
-        return command
-    return f"{command} --index-url {variant.index_url}"
-
-
-def supporting_candidates(
-    data: TorchCompat,
-    compute_capabilities: Sequence[str],
-    python: str | None,
-    platform: str,
-    driver_max_cuda: str | None,
-    include_unconfirmed: bool = False,
-    minor_version_compat: bool = True,
-) -> list[Candidate]:
-    """Every (release, CUDA variant) whose wheel has kernels for all the GPUs, exists for `platform` and `python`,
-    and loads on the driver. Newest release first; within a release the PyPI default first, then newest CUDA."""
-    if driver_max_cuda is None or not compute_capabilities:
-        return []
-    found: list[Candidate] = []
-    for rel in data.releases:
-        if python is not None and python not in rel.python_versions:
-            continue
-        ok: list[Candidate] = []
-        for var in variants_for(rel, platform, include_unconfirmed):
-            if var.cuda is None or platform not in var.arch_list:
-                continue
-            if not driver_runs_cuda(driver_max_cuda, var.cuda, minor_version_compat):
-                continue
-            sass, ptx = var.arch_list[platform], var.ptx.get(platform, ())
-            if all(arch_supported(sass, ptx, cc, data.device_rule) for cc in compute_capabilities):
-                ok.append(Candidate(rel, var, platform, var.confirmed_for(platform)))
-        ok.sort(
-            key=lambda c: (
-                not c.pypi_default,
-                tuple(-n for n in _minor_tuple_strict(c.variant.cuda or "0.0")),
-            )
-        )
-        found += ok
-    return found
-
-
-def newest_release_supporting(
-    compute_capabilities: Sequence[str],
-    python: str | None,
-    platform: str,
-    driver_max_cuda: str | None,
-    data: TorchCompat | None = None,
-    include_unconfirmed: bool = False,
-) -> Candidate | None:
-    """The newest torch release (and its best CUDA variant) that runs on these GPUs with this driver, or None."""
-    found = supporting_candidates(
-        data or load_torch_releases(),
-        compute_capabilities,
-        python,
-        platform,
-        driver_max_cuda,
-        include_unconfirmed,
-    )
-    return found[0] if found else None
 
 
 def release(version: str, data: TorchCompat | None = None) -> TorchRelease | None:

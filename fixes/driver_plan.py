@@ -12,10 +12,12 @@ from dataclasses import dataclass
 
 from gpu_doctor.compat.torch_releases import (
     ArchitectureLastDriver,
-    Candidate,
     KernelModule,
     TorchCompat,
     load_torch_releases,
+)
+from gpu_doctor.compat.wheel_candidates import (
+    Candidate,
     supporting_candidates,
 )
 from gpu_doctor.facts.model import Facts

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpu_doctor.compat.torch_releases import (
-    Candidate,
     TorchCompat,
     load_torch_releases,
+)
+from gpu_doctor.compat.wheel_candidates import (
+    Candidate,
     supporting_candidates,
 )
 from gpu_doctor.facts.model import Facts

@@ -19,12 +19,14 @@ from gpu_doctor.compat.torch_releases import (
     arch_supported,
     cubin_runs_on,
     driver_runs_cuda,
-    install_command,
     load_torch_releases,
-    newest_release_supporting,
     parse_cc,
     ptx_runs_on,
     release,
+)
+from gpu_doctor.compat.wheel_candidates import (
+    install_command,
+    newest_release_supporting,
     supporting_candidates,
     variants_for,
 )
