@@ -6,6 +6,7 @@ import posixpath
 
 from gpu_doctor.facts.bdf import normalize_bdf
 from gpu_doctor.facts.model import PciDevice, ProcGpuInfo
+from gpu_doctor.facts.sysfs_attr import read_attribute
 from gpu_doctor.host.base import Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -53,14 +54,6 @@ def parse_gpu_information(text: str) -> dict[str, str]:
     return values
 
 
-def _read_hex(host: Host, path: str) -> Maybe[int]:
-    text = host.read_text(path)
-    if isinstance(text, Unavailable):
-        return text
-    value = parse_hex(text)
-    return value if value is not None else Unavailable(Reason.UNPARSEABLE, f"{path}: {text.strip()[:40]!r}")
-
-
 def gather_pci(host: Host) -> tuple[PciDevice, ...] | Unavailable:
     names = host.listdir(PCI_DEVICES)
     if isinstance(names, Unavailable):
@@ -72,13 +65,13 @@ def gather_pci(host: Host) -> tuple[PciDevice, ...] | Unavailable:
         if bdf is None:
             continue
         base = f"{PCI_DEVICES}/{name}"
-        vendor = _read_hex(host, f"{base}/vendor")
-        klass = _read_hex(host, f"{base}/class")
+        vendor = read_attribute(host, f"{base}/vendor", parse_hex)
+        klass = read_attribute(host, f"{base}/class", parse_hex)
         if not isinstance(vendor, int) or vendor not in (VENDOR_NVIDIA, VENDOR_AMD):
             continue
         if not isinstance(klass, int) or klass >> 16 != DISPLAY_CLASS:
             continue
-        device = _read_hex(host, f"{base}/device")
+        device = read_attribute(host, f"{base}/device", parse_hex)
         if not isinstance(device, int):
             continue
         if pci_ids is None:
@@ -90,8 +83,8 @@ def gather_pci(host: Host) -> tuple[PciDevice, ...] | Unavailable:
                 vendor_id=vendor,
                 device_id=device,
                 class_code=klass,
-                subsystem_vendor_id=_read_hex(host, f"{base}/subsystem_vendor"),
-                subsystem_device_id=_read_hex(host, f"{base}/subsystem_device"),
+                subsystem_vendor_id=read_attribute(host, f"{base}/subsystem_vendor", parse_hex),
+                subsystem_device_id=read_attribute(host, f"{base}/subsystem_device", parse_hex),
                 driver=None if isinstance(driver_link, Unavailable) else posixpath.basename(driver_link),
                 sysfs_path=host.realpath(base),
                 name=_name(pci_ids, vendor, device),

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpu_doctor.facts.bdf import normalize_bdf
+from gpu_doctor.facts.sysfs_attr import read_attribute
 from gpu_doctor.host.base import Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -255,13 +256,13 @@ def _function_dirs(real: str) -> list[str]:
 
 
 def _read_hop(host: Host, path: str) -> PcieHop:
-    klass = _read_hex(host, f"{path}/class")
+    klass = read_attribute(host, f"{path}/class", parse_hex_attribute)
     return PcieHop(
         bdf=posixpath.basename(path),
         sysfs_path=path,
         on_root_bus=bool(_HOST_BRIDGE_NAME.match(posixpath.basename(posixpath.dirname(path)))),
-        vendor_id=_read_hex(host, f"{path}/vendor"),
-        device_id=_read_hex(host, f"{path}/device"),
+        vendor_id=read_attribute(host, f"{path}/vendor", parse_hex_attribute),
+        device_id=read_attribute(host, f"{path}/device", parse_hex_attribute),
         class_code=klass,
         is_bridge=klass if isinstance(klass, Unavailable) else klass >> 8 == PCI_BRIDGE_CLASS,
         current_link=link_state(
@@ -281,14 +282,6 @@ def parse_hex_attribute(text: str) -> int | None:
         return None
     digits = token[2:]
     return int(digits, 16) if all(c in "0123456789abcdefABCDEF" for c in digits) else None
-
-
-def _read_hex(host: Host, path: str) -> Maybe[int]:
-    text = host.read_text(path)
-    if isinstance(text, Unavailable):
-        return text
-    value = parse_hex_attribute(text)
-    return value if value is not None else Unavailable(Reason.UNPARSEABLE, f"{path}: {text.strip()[:40]!r}")
 
 
 def _read_word(host: Host, path: str) -> Maybe[str]:
