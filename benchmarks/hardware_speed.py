@@ -1,0 +1,277 @@
+"""Our RAM bandwidth and disk read speed next to reference tools, on the same machine, in one run.
+
+Budget (DESIGN §7): each measurement ≤ 3 s and within 15% of a STREAM/fio-style reference.
+
+RAM, single thread: ours (ctypes.memmove, bytes counted as STREAM Copy = 2 × copied) against `mbw -t0`
+(glibc memcpy, which reports MiB copied: ×2 to count the same way). RAM, all threads: ours against
+`likwid-bench -t copy` (STREAM Copy kernel, counts both streams) when installed, and `sysbench memory`
+read and write throughput for context (not a copy: no ratio). Disk: ours (O_DIRECT, 8 MiB blocks, QD1,
+one thread) against `fio --direct=1 --rw=read --bs=8M --iodepth=1 --ioengine=psync` on a file of the same
+size in the same directory; a deep-queue fio run (libaio, QD32, 1 MiB) shows what the device can do.
+
+Missing tools are installed from the distribution's packages (apt-get or dnf) when running as root or
+with passwordless sudo; otherwise that reference is skipped with a note.
+
+    python benchmarks/hardware_speed.py --dir /data --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from gpu_doctor.host.real import RealHost
+from gpu_doctor.measure.disk_read import measure_disk_read
+from gpu_doctor.measure.ram_bandwidth import DEFAULT_LLC_BYTES, measure_ram_bandwidth, total_llc_bytes
+from gpu_doctor.unavailable import Unavailable
+
+PACKAGES = {"mbw": "mbw", "sysbench": "sysbench", "fio": "fio", "likwid-bench": "likwid"}
+MIB = 1 << 20
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _privilege_prefix() -> list[str] | None:
+    if os.geteuid() == 0:
+        return []
+    sudo = shutil.which("sudo")
+    if sudo and subprocess.run([sudo, "-n", "true"], capture_output=True, check=False).returncode == 0:
+        return [sudo, "-n"]
+    return None
+
+
+def ensure_tools(wanted: Sequence[str], install: bool) -> dict[str, str]:
+    """Paths of the reference tools, installing missing ones from the distribution when allowed."""
+    missing = [t for t in wanted if shutil.which(t) is None]
+    if missing and install:
+        prefix = _privilege_prefix()
+        manager = shutil.which("apt-get") or shutil.which("dnf")
+        if prefix is None:
+            log(f"note: {', '.join(missing)} missing and no root or passwordless sudo: skipping them")
+        elif manager is None:
+            log(f"note: {', '.join(missing)} missing and neither apt-get nor dnf here: skipping them")
+        else:
+            packages = sorted({PACKAGES[t] for t in missing})
+            log(f"installing {' '.join(packages)} with {Path(manager).name} ...")
+            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            argv = [*prefix, manager, "install", "-y", "-q", *packages]
+            proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=600)
+            if proc.returncode != 0 and Path(manager).name == "apt-get":  # stale package lists
+                subprocess.run([*prefix, manager, "update", "-q"], capture_output=True, env=env, check=False)
+                proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=600)
+            if proc.returncode != 0:
+                log(f"note: installing failed ({proc.stderr.strip()[-300:]}); skipping those references")
+    found = {t: shutil.which(t) for t in wanted}
+    return {t: p for t, p in found.items() if p}
+
+
+def _run(argv: Sequence[str], timeout: float = 300) -> str:
+    proc = subprocess.run(list(argv), capture_output=True, text=True, check=False, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[0]} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+    return proc.stdout
+
+
+def mbw_copy_gb_per_s(mbw: str, array_mib: int) -> float:
+    """mbw's memcpy test, best of 20 runs as ours is a best trial, converted to STREAM counting: mbw
+    reports MiB copied per second (one array), STREAM counts the read and the write."""
+    out = _run([mbw, "-q", "-n", "20", "-t0", str(array_mib)])
+    runs = [float(m) for m in re.findall(r"^\d+\s+Method: MEMCPY.*Copy:\s+([\d.]+) MiB/s", out, re.MULTILINE)]
+    if not runs:
+        raise RuntimeError(f"mbw output not understood: {out[-300:]}")
+    return 2 * max(runs) * MIB / 1e9
+
+
+def sysbench_gb_per_s(sysbench: str, threads: int, block_mib: int, oper: str) -> float:
+    """sysbench memory throughput (each byte read or written once), per-thread blocks of block_mib."""
+    out = _run(
+        [
+            sysbench,
+            "memory",
+            f"--threads={threads}",
+            f"--memory-block-size={block_mib}M",
+            f"--memory-total-size={block_mib * threads * 40}M",
+            f"--memory-oper={oper}",
+            "--memory-access-mode=seq",
+            "run",
+        ]
+    )
+    match = re.search(r"MiB transferred \(([\d.]+) MiB/sec\)", out)
+    if match is None:
+        raise RuntimeError(f"sysbench output not understood: {out[-300:]}")
+    return float(match.group(1)) * MIB / 1e9
+
+
+def likwid_copy_gb_per_s(likwid: str, threads: int, total_mib: int) -> float:
+    """likwid-bench's Copy kernel with non-temporal stores (glibc's memmove uses them for large copies, so
+    a plain-store kernel would pay write-allocate traffic ours does not), working set split over `threads`
+    threads; MByte/s there are 10^6 bytes and count both streams, as STREAM does."""
+    flags = Path("/proc/cpuinfo").read_text().split()
+    kernel = "copy_mem_avx" if "avx" in flags else "copy_mem"
+    out = _run([likwid, "-t", kernel, "-w", f"N:{total_mib}MB:{threads}"])
+    match = re.search(r"^MByte/s:\s+([\d.]+)", out, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"likwid-bench output not understood: {out[-300:]}")
+    return float(match.group(1)) / 1e3
+
+
+def fio_read_mb_per_s(fio: str, directory: str, size_mib: int, deep: bool = False) -> float:
+    """fio sequential O_DIRECT read; by default the same shape as ours (8 MiB, QD1, psync, one job)."""
+    shape = (
+        ["--bs=1M", "--iodepth=32", "--ioengine=libaio"]
+        if deep
+        else ["--bs=8M", "--iodepth=1", "--ioengine=psync"]
+    )
+    with tempfile.TemporaryDirectory(prefix=".gpu-doctor-fio-", dir=directory) as work:
+        out = _run(
+            [
+                fio,
+                "--name=seqread",
+                f"--directory={work}",
+                f"--size={size_mib}M",
+                "--rw=read",
+                "--direct=1",
+                *shape,
+                "--numjobs=1",
+                "--output-format=json",
+            ],
+            timeout=600,
+        )
+    return float(json.loads(out)["jobs"][0]["read"]["bw_bytes"]) / 1e6
+
+
+def _median(samples: list[float]) -> float:
+    return statistics.median(samples) if samples else float("nan")
+
+
+def _row(name: str, ours: list[float], ref: list[float], unit: str) -> None:
+    o, r = _median(ours), _median(ref)
+    ratio = f"{o / r:5.2f}" if ref and r > 0 else "  n/a"
+    ref_text = f"{r:9.2f}" if ref else "      n/a"
+    print(f"{name:<44} ours {o:9.2f} {unit:<5} reference {ref_text} {unit:<5} ratio {ratio}")
+
+
+class Samples:
+    """Per-round results; medians are reported."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[float]] = {}
+
+    def add(self, key: str, value: float) -> None:
+        self.values.setdefault(key, []).append(value)
+        log(f"  {key}: {value:.2f}")
+
+    def get(self, key: str) -> list[float]:
+        return self.values.get(key, [])
+
+    def sample(self, key: str, measure: Callable[..., float], *args: Any) -> None:
+        """Run one reference; a tool that fails leaves a note, not a crash."""
+        try:
+            self.add(key, measure(*args))
+        except (RuntimeError, OSError, subprocess.TimeoutExpired, ValueError, KeyError) as exc:
+            log(f"note: {key} failed: {exc}")
+
+
+def ram_round(samples: Samples, tools: dict[str, str], threads: int) -> None:
+    one = measure_ram_bandwidth(threads=1)
+    started = time.perf_counter()
+    many = measure_ram_bandwidth(threads=threads)
+    samples.add("ram_seconds", time.perf_counter() - started)
+    for result, key in ((one, "ours1"), (many, "oursN")):
+        if isinstance(result.bandwidth_gb_per_s, float):
+            samples.add(key, result.bandwidth_gb_per_s)
+    # the references copy arrays of the sizes ours chose: glibc switches strategy with the size
+    one_mib, many_mib = one.buffer_bytes // MIB, many.buffer_bytes // MIB
+    if "mbw" in tools:
+        samples.sample("mbw", mbw_copy_gb_per_s, tools["mbw"], one_mib)
+    if "likwid-bench" in tools:
+        samples.sample("likwid", likwid_copy_gb_per_s, tools["likwid-bench"], threads, 2 * many_mib * threads)
+    if "sysbench" in tools:
+        for oper in ("read", "write"):
+            samples.sample(f"sysbench_{oper}", sysbench_gb_per_s, tools["sysbench"], threads, many_mib, oper)
+
+
+def disk_round(samples: Samples, tools: dict[str, str], directory: str) -> int:
+    """One disk measurement and the fio runs of the same size; returns the file size in MiB."""
+    started = time.perf_counter()
+    disk = measure_disk_read(directory)
+    samples.add("disk_seconds", time.perf_counter() - started)
+    if isinstance(disk.read_mb_per_s, Unavailable):
+        log(f"note: our disk read has no number: {disk.read_mb_per_s}")
+        return 0
+    samples.add("disk", disk.read_mb_per_s)
+    size = disk.file_bytes // MIB
+    if "fio" in tools:
+        samples.sample("fio", fio_read_mb_per_s, tools["fio"], directory, size)
+        samples.sample("fio_deep", partial(fio_read_mb_per_s, deep=True), tools["fio"], directory, size)
+    return size
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--dir", default=tempfile.gettempdir(), help="a directory on the disk to measure")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    parser.add_argument("--no-install", action="store_true", help="never install missing reference tools")
+    args = parser.parse_args()
+    tools = ensure_tools(list(PACKAGES), install=not args.no_install)
+    threads = len(os.sched_getaffinity(0))
+    llc = total_llc_bytes(RealHost("/"))
+    cache = DEFAULT_LLC_BYTES if isinstance(llc, Unavailable) else llc
+    samples = Samples()
+    size = 0
+    for round_no in range(args.rounds):
+        log(f"round {round_no + 1}/{args.rounds}")
+        ram_round(samples, tools, threads)
+        size = disk_round(samples, tools, args.dir) or size
+    med = {key: _median(samples.get(key)) for key in samples.values}
+    print(f"machine: {threads} CPU(s), last-level cache {cache // MIB} MiB, disk directory {args.dir}")
+    print(f"rounds: {args.rounds}, interleaved; medians. GB/s = 10^9 B/s counted as STREAM Copy (2 x copied)")
+    _row("RAM copy, 1 thread   vs mbw -t0 (memcpy x2)", samples.get("ours1"), samples.get("mbw"), "GB/s")
+    _row(
+        f"RAM copy, {threads} threads vs likwid-bench copy_mem",
+        samples.get("oursN"),
+        samples.get("likwid"),
+        "GB/s",
+    )
+    print(
+        f"  our {threads}-thread RAM measurement: {med.get('ram_seconds', float('nan')):.2f} s wall (budget 3 s)"
+    )
+    print(
+        f"  context, not a copy: sysbench memory {threads} threads seq read "
+        f"{med.get('sysbench_read', float('nan')):.2f} GB/s, write {med.get('sysbench_write', float('nan')):.2f} GB/s"
+    )
+    _row(
+        f"disk read O_DIRECT 8M QD1 vs fio, same shape, {size} MiB",
+        samples.get("disk"),
+        samples.get("fio"),
+        "MB/s",
+    )
+    print(
+        f"  context: fio libaio QD32 1M {med.get('fio_deep', float('nan')):.1f} MB/s; our disk measurement "
+        f"{med.get('disk_seconds', float('nan')):.2f} s wall (budget 3 s)"
+    )
+    for key in ("ours1", "mbw", "oursN", "likwid", "disk", "fio"):
+        values = samples.get(key)
+        if values:  # a shared VM swings a lot: show how much, next to the medians
+            print(f"  spread {key:<7} min {min(values):9.2f}  max {max(values):9.2f}  ({len(values)} rounds)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
