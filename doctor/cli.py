@@ -42,6 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--python", metavar="PATH", help="the Python interpreter to diagnose (default: this one)"
     )
     parser.add_argument("--root", metavar="DIR", help="diagnose a captured machine instead of this one")
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="the folder your datasets are read from: its disk is diagnosed (default: the current folder)",
+    )
+    parser.add_argument(
+        "--measure",
+        action="store_true",
+        help="also measure RAM bandwidth and the data folder's read speed (about 6 s; writes and removes "
+        "one temporary file of at most 1 GiB in the data folder)",
+    )
     parser.add_argument("--list-checks", action="store_true", help="list the checks and exit")
     parser.add_argument(
         "--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)"
@@ -105,14 +116,17 @@ def _main(args: argparse.Namespace) -> int:
         # A capture's host.json names an interpreter; never run a path that came from capture data.
         raise UsageError("capture records this machine; it cannot be combined with --root")
     host, python = _host_and_python(args)
+    data_dir = _data_dir(args, host)
     _validate_ids(args.check + args.skip, plugins=not args.no_plugins)
     if args.command == "capture":
-        return _capture(Path(args.directory), python)
+        return _capture(Path(args.directory), python, data_dir, args.measure)
 
     from gpu_doctor.runner import diagnose
 
     fail_on = Status.WARN if args.strict or args.fail_on == "warn" else Status.FAIL
-    report = diagnose(host, python, args.check, args.skip, fail_on, plugins=not args.no_plugins)
+    report = diagnose(
+        host, python, args.check, args.skip, fail_on, plugins=not args.no_plugins, data_dir=data_dir
+    )
     _require_python(report.facts.python, python, args)
     if args.json:
         from gpu_doctor.render.json_report import render_json
@@ -142,7 +156,21 @@ def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
         if not found or not Path(found).is_file():
             raise UsageError(f"--python {args.python}: no such file")
         python = found
-    return RealHost(), python
+    return RealHost(measure=args.measure), python
+
+
+def _data_dir(args: argparse.Namespace, host: Host) -> str:
+    """An absolute path on the diagnosed machine: as given, or the captured one, or the current folder."""
+    from gpu_doctor.host.recorded import RecordedHost
+
+    if isinstance(host, RecordedHost):
+        if args.measure:
+            raise UsageError("--measure measures this machine; a capture (--root) replays what it recorded")
+        return args.data_dir or host.data_dir or "/"
+    path = Path(args.data_dir or ".").absolute()  # not resolve(): the storage walk reports the symlinks
+    if not path.is_dir():
+        raise UsageError(f"--data-dir {args.data_dir}: not a directory")
+    return str(path)
 
 
 def _require_python(python_facts: PythonFacts | Unavailable, python: str, args: argparse.Namespace) -> None:
@@ -200,15 +228,16 @@ def _explain(check_id: str, plugins: bool) -> int:
     return ExitCode.OK
 
 
-def _capture(directory: Path, python: str) -> int:
+def _capture(directory: Path, python: str, data_dir: str, measure: bool) -> int:
     from gpu_doctor.host.real import RealHost
     from gpu_doctor.host.recording import RecordingHost
     from gpu_doctor.runner import diagnose
 
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise UsageError(f"{directory} exists and is not an empty directory")
-    recorder = RecordingHost(RealHost())
-    report = diagnose(recorder, python)
+    recorder = RecordingHost(RealHost(measure=measure))
+    recorder.data_dir = data_dir
+    report = diagnose(recorder, python, data_dir=data_dir)
     recorder.write(directory, python)
     print(json.dumps({"captured": str(directory), "findings": len(report.findings)}), file=sys.stderr)
     print(f"Captured this machine in {directory}; replay it with: {TOOL_NAME} --root {directory}")

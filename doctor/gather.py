@@ -18,13 +18,16 @@ from gpu_doctor.facts.driver import gather_driver
 from gpu_doctor.facts.environment import relevant_env
 from gpu_doctor.facts.gpus import join_gpus
 from gpu_doctor.facts.kernel import gather_kernel
+from gpu_doctor.facts.measurements import gather_measurements
 from gpu_doctor.facts.memory import gather_memory
+from gpu_doctor.facts.memory_limits import gather_memory_limits
 from gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
 from gpu_doctor.facts.nvml import gather_nvml
 from gpu_doctor.facts.pci import gather_pci, gather_proc_gpus
 from gpu_doctor.facts.pcie_link import gather_pcie_links
 from gpu_doctor.facts.platform import gather_cpu, gather_os
 from gpu_doctor.facts.python_env import PROBE_TIMEOUT_S, gather_python
+from gpu_doctor.facts.storage import gather_storage
 from gpu_doctor.facts.thunderbolt import gather_thunderbolt
 from gpu_doctor.facts.torch import (
     PACKAGES_TIMEOUT_S,
@@ -34,7 +37,7 @@ from gpu_doctor.facts.torch import (
 )
 from gpu_doctor.host.base import Host
 from gpu_doctor.model import Finding, Status
-from gpu_doctor.unavailable import Reason, Unavailable
+from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_DEADLINE_S = 90.0
 ProbeFn = Callable[[Host, dict[str, Any]], Any]
@@ -48,8 +51,9 @@ class Probe:
     needs: tuple[str, ...] = ()
 
 
-def default_probes(python: str) -> tuple[Probe, ...]:
-    return (
+def default_probes(python: str, data_dir: str = "/") -> tuple[Probe, ...]:
+    """Every fact section. `data_dir` is the folder whose storage is diagnosed (an absolute host path)."""
+    probes = (
         Probe("os", lambda h, _: gather_os(h), 5.0),
         Probe("cpu", lambda h, _: gather_cpu(h), 5.0),
         Probe("memory", lambda h, _: gather_memory(h), 5.0),
@@ -69,7 +73,23 @@ def default_probes(python: str) -> tuple[Probe, ...]:
             RUNTIME_TIMEOUT_S + 5.0,
             needs=("torch_packages",),
         ),
+        Probe("memory_limits", lambda h, _: gather_memory_limits(h, _shm_free(h)), 5.0),
+        Probe("storage", lambda h, _: gather_storage(h, data_dir), 10.0),
     )
+    # Timed measurements last, alone: a torch import or an NVML scan beside them would steal bandwidth.
+    after_all = tuple(p.name for p in probes)
+    return (
+        *probes,
+        Probe("measurements", lambda h, _: gather_measurements(h, data_dir), 15.0, needs=after_all),
+    )
+
+
+def _shm_free(host: Host) -> Callable[[str], Maybe[int]]:
+    def free(path: str) -> Maybe[int]:
+        space = host.disk_space(path)
+        return space if isinstance(space, Unavailable) else space.free_bytes
+
+    return free
 
 
 def _gpu_links(host: Host, pci: Any) -> Any:
@@ -196,4 +216,7 @@ def _assemble(host: Host, values: dict[str, Any]) -> Facts:
         pcie=section("pcie"),
         thunderbolt=section("thunderbolt"),
         boltctl=section("boltctl"),
+        memory_limits=section("memory_limits"),
+        storage=section("storage"),
+        measurements=section("measurements"),
     )

@@ -29,6 +29,8 @@ BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.environment",
     "gpu_doctor.checks.pcie",
     "gpu_doctor.checks.egpu",
+    "gpu_doctor.checks.memory",
+    "gpu_doctor.checks.storage",
 )
 CheckResult = Finding | Iterable[Finding]
 CheckFn = Callable[[Facts], CheckResult]

@@ -91,11 +91,14 @@ def diagnose(
     fail_on: Status = Status.FAIL,
     plugins: bool = True,
     deadline_s: float = DEFAULT_DEADLINE_S,
+    data_dir: str | None = None,
 ) -> Report:
+    """`data_dir`: the absolute host path whose storage is diagnosed; None: the capture's, else /."""
     started = time.monotonic()
     generated_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     loaded = load_checks(plugins)
-    gathered = gather(host, default_probes(python), deadline_s)
+    folder = data_dir or getattr(host, "data_dir", None) or "/"
+    gathered = gather(host, default_probes(python, folder), deadline_s)
     chosen = select(loaded.checks, only, skip)
     findings = [*loaded.problems, *gathered.problems]
     for check in chosen:

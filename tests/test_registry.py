@@ -27,6 +27,13 @@ STABLE_IDS = {
     "pcie.link",
     "egpu.authorized",
     "egpu.tunnel",
+    "memory.ram",
+    "memory.shm",
+    "memory.locked_limit",
+    "memory.bandwidth",
+    "storage.data_dir",
+    "storage.nvme_link",
+    "storage.read_speed",
 }
 
 

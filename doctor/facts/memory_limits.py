@@ -14,12 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from gpu_doctor.facts.memory import parse_meminfo
+from gpu_doctor.facts.meminfo import parse_meminfo
 from gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
 from gpu_doctor.host.base import Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 LIMITS = "/proc/self/limits"
+RDMA_CLASS = "/sys/class/infiniband"
 SHM_PATH = "/dev/shm"  # noqa: S108 - a fact about /dev/shm, not a temporary file
 _SIZE = re.compile(r"^(\d{1,20})([kmgt]?)$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -58,6 +59,9 @@ class MemoryLimitsFacts:
     shm: ShmFacts
     swap_total_bytes: Maybe[int]
     swap_free_bytes: Maybe[int]
+    # RDMA devices (/sys/class/infiniband: InfiniBand, RoCE, EFA): registering memory there counts against
+    # the locked-memory limit, so the limit matters only where they exist.
+    rdma_devices: Maybe[tuple[str, ...]] = Unavailable(Reason.NOT_APPLICABLE, "not gathered")
 
 
 def parse_locked_memory(text: str) -> LockedMemoryLimit | None:
@@ -173,4 +177,13 @@ def gather_memory_limits(
         shm=gather_shm(host, get("MemTotal"), free_space),
         swap_total_bytes=get("SwapTotal"),
         swap_free_bytes=get("SwapFree"),
+        rdma_devices=_rdma_devices(host),
     )
+
+
+def _rdma_devices(host: Host) -> Maybe[tuple[str, ...]]:
+    names = host.listdir(RDMA_CLASS)
+    if isinstance(names, Unavailable):
+        # No folder: no RDMA driver loaded, so no RDMA device (the ib_core class is created on load).
+        return () if names.reason is Reason.NOT_FOUND else names
+    return tuple(sorted(names))

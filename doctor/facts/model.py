@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpu_doctor.facts.boltctl import BoltDevice
+from gpu_doctor.facts.measurements import Measurements
+from gpu_doctor.facts.memory_limits import MemoryLimitsFacts
 from gpu_doctor.facts.pcie_link import PcieLinkPath
+from gpu_doctor.facts.storage import StorageFacts
 from gpu_doctor.facts.thunderbolt import ThunderboltFacts
 from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -193,6 +196,9 @@ class Facts:
     pcie: Maybe[tuple[PcieLinkPath, ...]] = NOT_GATHERED  # each GPU's chain up to its root port
     thunderbolt: Maybe[ThunderboltFacts] = NOT_GATHERED
     boltctl: Maybe[tuple[BoltDevice, ...]] = NOT_GATHERED
+    memory_limits: Maybe[MemoryLimitsFacts] = NOT_GATHERED  # locked memory, /dev/shm, swap
+    storage: Maybe[StorageFacts] = NOT_GATHERED  # the data directory's mount, disks, free space
+    measurements: Maybe[Measurements] = NOT_GATHERED  # RAM and disk speed, only with --measure
 
     @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:

@@ -8,7 +8,7 @@ mount's MAJ:MIN, or its source device when MAJ is 0, is followed through sysfs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from gpu_doctor.facts.block_devices import (
@@ -23,7 +23,8 @@ from gpu_doctor.facts.block_devices import (
     name_for_device_number,
 )
 from gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
-from gpu_doctor.host.base import Host
+from gpu_doctor.facts.pcie_link import PcieLinkPath, gather_pcie_links
+from gpu_doctor.host.base import DiskSpace, Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs", "devtmpfs"})
@@ -33,6 +34,9 @@ NETWORK_FILESYSTEMS = frozenset(
     | {"fuse.sshfs", "fuse.glusterfs", "fuse.s3fs", "fuse.rclone", "fuse.gcsfuse", "fuse.ceph-fuse"}
     | {"fuse.juicefs", "fuse.goofys", "fuse.blobfuse", "fuse.blobfuse2", "fuse.mountpoint-s3"}
 )
+
+
+_NOT_ASKED = Unavailable(Reason.NOT_APPLICABLE, "not gathered")
 
 
 class DeviceSource(str, Enum):
@@ -57,6 +61,8 @@ class StorageFacts:
     disks: Maybe[tuple[BlockDisk, ...]]  # the physical disks at the bottom; () for tmpfs and network
     kind: Maybe[StorageKind]
     note: str = ""
+    space: Maybe[DiskSpace] = _NOT_ASKED  # statvfs of the path (live machine, or as captured)
+    nvme_links: Maybe[tuple[PcieLinkPath, ...]] = _NOT_ASKED  # each NVMe controller's PCIe chain
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,24 @@ def combined_kind(disks: tuple[BlockDisk, ...]) -> Maybe[StorageKind]:
 
 
 def gather_storage(host: Host, path: str) -> StorageFacts:
-    """The mount, block device, physical disks and kind of storage behind `path`."""
-    return _gather(host, path, 0)
+    """The mount, block device, physical disks and kind of storage behind `path`, its free space, and the
+    PCIe link of every NVMe controller under it (an x4 SSD in an x2 or older slot is a silent limiter)."""
+    facts = _gather(host, path, 0)
+    space = host.disk_space(path)
+    links: Maybe[tuple[PcieLinkPath, ...]] = Unavailable(Reason.NOT_APPLICABLE, "no NVMe disk")
+    if isinstance(facts.disks, Unavailable):
+        links = facts.disks  # which disks, and so whether any is NVMe, is not known
+    else:
+        addresses = sorted(
+            {
+                d.pci_address
+                for d in facts.disks
+                if d.kind == StorageKind.NVME and isinstance(d.pci_address, str)
+            }
+        )
+        if addresses:
+            links = gather_pcie_links(host, addresses)
+    return replace(facts, space=space, nvme_links=links)
 
 
 def _gather(host: Host, path: str, depth: int) -> StorageFacts:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_doctor.unavailable import Reason, Unavailable
 
@@ -54,6 +54,21 @@ class CommandResult:
         return Unavailable(reason, detail)
 
 
+@dataclass(frozen=True)
+class DiskSpace:
+    """statvfs of the filesystem holding a path: what an unprivileged user may still write (f_bavail)."""
+
+    free_bytes: int
+    total_bytes: int
+
+
+class Measurement(str, Enum):
+    """Timed measurements a live machine can run (opt-in: `--measure`); a capture replays their results."""
+
+    RAM_BANDWIDTH = "ram_bandwidth"  # target: unused ("")
+    DISK_READ = "disk_read"  # target: the directory to write the temporary file in
+
+
 class Host(Protocol):
     """A machine to diagnose: the real one, or a captured one."""
 
@@ -83,3 +98,9 @@ class Host(Protocol):
     def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult: ...
 
     def nvml(self) -> Nvml: ...
+
+    def disk_space(self, path: str) -> DiskSpace | Unavailable: ...
+
+    def measure(self, what: Measurement, target: str) -> Mapping[str, Any] | Unavailable:
+        """The measurement's result as JSON (see gpu_doctor.facts.measurements); it may take seconds."""
+        ...

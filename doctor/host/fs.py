@@ -18,7 +18,7 @@ READ_CHUNK = 64 << 10
 _MAX_LINKS = 40  # the kernel's own limit on nested symlinks
 
 
-def _oserror(exc: OSError, path: str) -> Unavailable:
+def oserror_unavailable(exc: OSError, path: str) -> Unavailable:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return Unavailable(Reason.NOT_FOUND, path)
     if exc.errno in (errno.EACCES, errno.EPERM):
@@ -55,7 +55,7 @@ class RootedFs:
             try:
                 target = os.readlink(local) if local.is_symlink() else None
             except OSError as exc:  # EACCES on a parent directory, as a non-root user
-                return _oserror(exc, path)
+                return oserror_unavailable(exc, path)
             if target is not None:
                 hops += 1
                 if hops > _MAX_LINKS:
@@ -86,7 +86,7 @@ class RootedFs:
         except IsADirectoryError:
             return Unavailable(Reason.FAILED, f"{path}: is a directory")
         except OSError as exc:
-            return _oserror(exc, path)
+            return oserror_unavailable(exc, path)
 
     def read_text(self, path: str) -> str | Unavailable:
         data = self.read_bytes(path)
@@ -101,7 +101,7 @@ class RootedFs:
         try:
             return tuple(sorted(os.listdir(self._local(real))))
         except OSError as exc:
-            return _oserror(exc, path)
+            return oserror_unavailable(exc, path)
 
     def readlink(self, path: str) -> str | Unavailable:
         parent = self.resolve(posixpath.dirname(path) or "/")
@@ -110,7 +110,7 @@ class RootedFs:
         try:
             return os.readlink(self._local(posixpath.join(parent, posixpath.basename(path))))
         except OSError as exc:
-            return _oserror(exc, path)
+            return oserror_unavailable(exc, path)
 
     def exists(self, path: str) -> bool:
         real = self.resolve(path)

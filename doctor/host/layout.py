@@ -7,5 +7,9 @@ HOST_FILE = "host.json"  # description, env, file errors ({path: reason}), the d
 COMMANDS_FILE = "commands.json"  # [{argv, status, returncode, stdout, stderr}] matched by exact argv
 PROBES_FILE = "probes.json"  # {probe name: command result} for scripts run by the target interpreter
 NVML_FILE = "nvml.json"  # NVML answers, see gpu_doctor.host.nvml.RecordedNvml
+MEASUREMENTS_FILE = (
+    "measurements.json"  # {"disk_space": {path: {free_bytes, total_bytes}}, "ram_bandwidth": {...},
+)
+#                                         "disk_read": {directory: {...}}}: live-only answers, replayed
 EXPECTED_FILE = "expected.json"  # fixtures only: {check id: status}
 CAPTURE_SCHEMA = 1

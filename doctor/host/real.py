@@ -9,10 +9,12 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from importlib import resources
+from typing import Any
 
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus
-from gpu_doctor.host.fs import RootedFs
+from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
+from gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from gpu_doctor.host.nvml import Nvml, RealNvml
+from gpu_doctor.unavailable import Reason, Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20
 
@@ -76,9 +78,10 @@ def _decode(data: bytes | None) -> str:
 
 
 class RealHost(RootedFs):
-    def __init__(self, root: str = "/") -> None:
+    def __init__(self, root: str = "/", measure: bool = False) -> None:
         super().__init__(root)
         self._nvml: Nvml | None = None
+        self.measure_enabled = measure  # timed measurements write a temporary file and take seconds: opt-in
 
     @property
     def description(self) -> str:
@@ -115,3 +118,28 @@ class RealHost(RootedFs):
         if self._nvml is None:
             self._nvml = RealNvml()
         return self._nvml
+
+    def disk_space(self, path: str) -> DiskSpace | Unavailable:
+        try:
+            st = os.statvfs(self._local(path))
+        except OSError as exc:
+            return oserror_unavailable(exc, path)
+        return DiskSpace(free_bytes=st.f_bavail * st.f_frsize, total_bytes=st.f_blocks * st.f_frsize)
+
+    def measure(self, what: Measurement, target: str) -> Mapping[str, Any] | Unavailable:
+        if not self.measure_enabled:
+            return Unavailable(Reason.NOT_APPLICABLE, "not measured: run with --measure")
+        # Imported here: the measurement modules are needed only with --measure.
+        from gpu_doctor.serialize import to_json
+
+        if what is Measurement.RAM_BANDWIDTH:
+            from gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth
+
+            result: object = measure_ram_bandwidth(host=self)
+        else:
+            from gpu_doctor.measure.disk_read import measure_disk_read
+
+            result = measure_disk_read(str(self._local(target)))
+        data = to_json(result)
+        assert isinstance(data, dict)
+        return data

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gpu_doctor.host import layout
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus
+from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
 from gpu_doctor.host.fs import RootedFs
 from gpu_doctor.host.nvml import Nvml, RecordedNvml
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -90,6 +90,9 @@ class RecordedHost(RootedFs):
         if nvml_data is not None and not isinstance(nvml_data, dict):
             raise CaptureError(f"{self.directory / layout.NVML_FILE}: expected a JSON object")
         self._nvml_data: dict[str, Any] | None = nvml_data
+        self._measurements: dict[str, Any] = _expect(
+            _load_json(self.directory / layout.MEASUREMENTS_FILE, {}), dict, "measurements.json"
+        )
         self.unexpected_commands: list[tuple[str, ...]] = []
 
     @property
@@ -100,6 +103,12 @@ class RecordedHost(RootedFs):
     def python(self) -> str | None:
         """The interpreter that was diagnosed when the capture was made."""
         value = self.meta.get("python")
+        return str(value) if value else None
+
+    @property
+    def data_dir(self) -> str | None:
+        """The data directory the capture's storage facts were gathered for."""
+        value = self.meta.get("data_dir")
         return str(value) if value else None
 
     def _injected(self, path: str) -> Unavailable | None:
@@ -146,3 +155,46 @@ class RecordedHost(RootedFs):
 
     def nvml(self) -> Nvml:
         return RecordedNvml(self._nvml_data)
+
+    def disk_space(self, path: str) -> DiskSpace | Unavailable:
+        entry = _recorded(self._measurements, "disk_space", path)
+        answer = entry if isinstance(entry, Unavailable) else _answer(entry, "disk_space")
+        if isinstance(answer, Unavailable):
+            return answer
+        free, total = answer.get("free_bytes"), answer.get("total_bytes")
+        if not (isinstance(free, int) and isinstance(total, int)) or isinstance(free, bool):
+            return Unavailable(Reason.UNPARSEABLE, f"measurements.json disk_space[{path!r}]")
+        return DiskSpace(free, total)
+
+    def measure(self, what: Measurement, target: str) -> Mapping[str, Any] | Unavailable:
+        if what is Measurement.RAM_BANDWIDTH:
+            value = self._measurements.get(what.value)
+            if value is None:
+                return Unavailable(Reason.NOT_RECORDED, f"{what.value}: not measured in this capture")
+            return _answer(value, what.value) if isinstance(value, dict) else _bad(what.value)
+        entry = _recorded(self._measurements, what.value, target)
+        return entry if isinstance(entry, Unavailable) else _answer(entry, what.value)
+
+
+def _answer(entry: dict[str, Any], where: str) -> dict[str, Any] | Unavailable:
+    """A recorded result, or the recorded reason it is missing (`{"unavailable": {reason, detail}}`)."""
+    missing = entry.get("unavailable")
+    if set(entry) != {"unavailable"} or not isinstance(missing, dict):
+        return entry
+    try:
+        return Unavailable(Reason(missing.get("reason")), str(missing.get("detail", "")))
+    except ValueError:
+        return _bad(where)
+
+
+def _bad(where: str) -> Unavailable:
+    return Unavailable(Reason.UNPARSEABLE, f"measurements.json {where}: expected an object")
+
+
+def _recorded(data: Mapping[str, Any], kind: str, key: str) -> dict[str, Any] | Unavailable:
+    table = data.get(kind)
+    if table is None or (isinstance(table, dict) and key not in table):
+        return Unavailable(Reason.NOT_RECORDED, f"{kind} of {key}: not recorded in this capture")
+    if not isinstance(table, dict) or not isinstance(table[key], dict):
+        return _bad(kind)
+    return dict(table[key])

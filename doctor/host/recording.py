@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 from gpu_doctor import __version__
 from gpu_doctor.facts.environment import relevant_env
 from gpu_doctor.host import layout
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, Host
+from gpu_doctor.host.base import (
+    DEFAULT_TIMEOUT_S,
+    CommandResult,
+    CommandStatus,
+    DiskSpace,
+    Host,
+    Measurement,
+)
 from gpu_doctor.host.fs import RootedFs
 from gpu_doctor.host.nvml import Nvml, NvmlError
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -38,6 +45,7 @@ class RecordingNvml:
     def __init__(self, inner: Nvml) -> None:
         self.inner = inner
         self.data: dict[str, Any] = {"init": None, "system": {}, "devices": []}
+        self._devices_lock = threading.Lock()  # two probes query NVML at once (facts.nvml, facts.gpu_health)
 
     def _record(self, target: dict[str, Any], key: str, fn: Any) -> Any:
         target[key] = dict(NO_ANSWER)  # stays if the call never returns: the replay then times out too
@@ -69,8 +77,9 @@ class RecordingNvml:
 
     def device(self, index: int, query: str) -> Any:
         devices = self.data["devices"]
-        while len(devices) <= index:
-            devices.append({})
+        with self._devices_lock:
+            while len(devices) <= index:
+                devices.append({})
         return self._record(devices[index], query, lambda: self.inner.device(index, query))
 
 
@@ -88,6 +97,8 @@ class RecordingHost:
         self.probes: dict[str, CommandResult] = {}
         self.env_keys: set[str] = set()
         self._nvml: RecordingNvml | None = None
+        self.measurements: dict[str, Any] = {}
+        self.data_dir: str | None = None
         self._lock = threading.Lock()  # abandoned probe threads may still record while write() runs
 
     @property
@@ -165,6 +176,28 @@ class RecordingHost:
             self._nvml = RecordingNvml(self.inner.nvml())
         return self._nvml
 
+    def disk_space(self, path: str) -> DiskSpace | Unavailable:
+        value = self.inner.disk_space(path)
+        entry = (
+            _unavailable_json(value)
+            if isinstance(value, Unavailable)
+            else {"free_bytes": value.free_bytes, "total_bytes": value.total_bytes}
+        )
+        with self._lock:
+            self.measurements.setdefault("disk_space", {})[path] = entry
+        return value
+
+    def measure(self, what: Measurement, target: str) -> Mapping[str, Any] | Unavailable:
+        value = self.inner.measure(what, target)
+        # "Not measured" is recorded too, so that a replay says what the live run said.
+        entry = _unavailable_json(value) if isinstance(value, Unavailable) else dict(value)
+        with self._lock:
+            if what is Measurement.RAM_BANDWIDTH:
+                self.measurements[what.value] = entry
+            else:
+                self.measurements.setdefault(what.value, {})[target] = entry
+        return value
+
     # -- writing --------------------------------------------------------------------------------------------
 
     def write(self, directory: Path, python: str) -> None:
@@ -200,11 +233,17 @@ class RecordingHost:
             "env": kept,
             "file_errors": errors,
         }
+        if self.data_dir is not None:
+            meta["data_dir"] = self.data_dir
         _dump(directory / layout.HOST_FILE, meta)
         _dump(directory / layout.COMMANDS_FILE, [_result_json(r) for r in commands])
         _dump(directory / layout.PROBES_FILE, {k: _result_json(v) for k, v in probes.items()})
         if nvml is not None:
             _dump(directory / layout.NVML_FILE, nvml)
+        with self._lock:
+            measurements = json.loads(json.dumps(self.measurements))
+        if measurements:
+            _dump(directory / layout.MEASUREMENTS_FILE, measurements)
 
     def _target(self, root: Path, path: str) -> Path | None:
         clean = posixpath.normpath("/" + path.lstrip("/")).lstrip("/")
@@ -239,6 +278,10 @@ class RecordingHost:
                     target.touch()  # a marker (device node, listed file); read files get their content later
             except OSError:
                 continue
+
+
+def _unavailable_json(value: Unavailable) -> dict[str, Any]:
+    return {"unavailable": {"reason": value.reason.value, "detail": value.detail}}
 
 
 def _dump(path: Path, data: Any) -> None:

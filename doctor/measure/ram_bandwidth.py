@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_doctor.facts.memory import parse_meminfo
+from gpu_doctor.facts.meminfo import parse_meminfo
 from gpu_doctor.host.base import Host
 from gpu_doctor.host.real import RealHost
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable

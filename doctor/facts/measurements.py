@@ -1,0 +1,41 @@
+"""Opt-in timed measurements (`--measure`): RAM copy bandwidth and the data directory's sequential read.
+
+They run on the live machine through `Host.measure` (only when it was created with `measure=True`), after
+every other probe (a torch import or an NVML scan
+running beside them would steal the bandwidth they measure); a capture replays their recorded results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_doctor.host.base import Host, Measurement
+from gpu_doctor.measure.disk_read import DiskRead
+from gpu_doctor.measure.ram_bandwidth import RamBandwidth
+from gpu_doctor.serialize import DecodeError, from_json
+from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class Measurements:
+    ram: Maybe[RamBandwidth]
+    disk: Maybe[DiskRead]
+
+
+def gather_measurements(host: Host, data_dir: str) -> Measurements:
+    """What the host answers: a live machine measures only when it was created with `measure=True`
+    (`--measure`), a capture replays what was recorded."""
+    ram = host.measure(Measurement.RAM_BANDWIDTH, "")
+    disk = host.measure(Measurement.DISK_READ, data_dir)
+    return Measurements(_decode(RamBandwidth, ram), _decode(DiskRead, disk))
+
+
+def _decode(kind: type[Any], data: Mapping[str, Any] | Unavailable) -> Any:
+    if isinstance(data, Unavailable):
+        return data
+    try:
+        return from_json(kind, dict(data))
+    except DecodeError as exc:
+        return Unavailable(Reason.UNPARSEABLE, f"{kind.__name__}: {exc}")
