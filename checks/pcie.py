@@ -27,6 +27,7 @@ class LinkVerdict:
     sentence: str
     evidence: tuple[Evidence, ...]
     loaded_gbytes_per_s: float | None  # what the link gives under load: the smoke test's expectation
+    slot_limited: bool = False  # narrower than the card because of the slot: worth naming, not a fault
 
 
 def _int(value: object) -> int | None:
@@ -67,6 +68,12 @@ def _width_pairs(path: PcieLinkPath, skip: tuple[str, ...], tunnel: bool) -> lis
     hops = [h for h in path.hops if h.bdf not in skip]
     pairs: list[_Hop] = []
     for i, hop in enumerate(hops[:1] if tunnel else hops):
+        # Links alternate up the chain: the GPU (or a switch's upstream port) reports the link above it, and
+        # the downstream or root port above reports that same link again. Judging a root port's current
+        # width against its own max would compare the link *below* it with the slot: an x8 card in an x16
+        # slot would look like a fault. So only every other hop is one end of a new link.
+        if i % 2:
+            continue
         width, card = _int(hop.current_link.width), _int(hop.max_link.width)
         if width is None or card is None or width == 0:
             continue
@@ -137,6 +144,7 @@ def link_verdict(path: PcieLinkPath, facts: Facts) -> LinkVerdict:
             + tail,
             ev,
             loaded,
+            slot_limited=True,
         )
     return LinkVerdict(
         bdf,
@@ -263,6 +271,16 @@ def pcie_link(facts: Facts) -> Finding:
     if len(verdicts) == 1:
         return Finding(cid, worst.status, worst.sentence, evidence=evidence)
     problems = [v for v in verdicts if _RANK.get(v.status, 0) > 0]
+    limited = [v for v in verdicts if v.slot_limited]
+    if not problems and limited:
+        return Finding(
+            cid,
+            Status.PASS,
+            f"{len(limited)} of {len(verdicts)} GPUs: {limited[0].sentence}"
+            + (f" Also: {', '.join(v.bdf for v in limited[1:])}." if len(limited) > 1 else ""),
+            details="\n".join(v.sentence for v in verdicts),
+            evidence=evidence,
+        )
     if not problems:
         return Finding(
             cid, Status.PASS, f"All {len(verdicts)} GPUs run at their full width.", evidence=evidence
