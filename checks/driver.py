@@ -60,7 +60,7 @@ def driver_installed(facts: Facts) -> Finding:
             )
             summary = f"NVIDIA driver {driver.version}{kind}{where} is loaded{cuda}."
         return Finding(cid, Status.PASS, summary, evidence=evidence)
-    if not facts.nvidia_gpus:
+    if not facts.nvidia_gpus and not is_wsl(facts):  # WSL2 shows no PCI GPU: only the driver can show it
         return Finding(
             cid, Status.SKIP, "No NVIDIA GPU here, so no NVIDIA driver is needed.", evidence=evidence
         )

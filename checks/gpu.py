@@ -68,8 +68,9 @@ def gpu_present(facts: Facts) -> Finding:
     nvidia = facts.nvidia_gpus
     amd = [g for g in facts.gpus if g.vendor == "amd"]
     nvml_silent = isinstance(facts.nvml, Unavailable) or facts.nvml.init_error is not None
+    wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
     if not nvidia:
-        if isinstance(facts.pci, Unavailable) and nvml_silent:
+        if isinstance(facts.pci, Unavailable) and nvml_silent and not wsl:
             return Finding(
                 ID,
                 Status.UNKNOWN,
@@ -92,7 +93,6 @@ def gpu_present(facts: Facts) -> Finding:
                 details="gpu-doctor's checks are written for NVIDIA GPUs; for AMD, PyTorch needs a ROCm build.",
                 evidence=evidence,
             )
-        wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
         details = (
             "This is WSL2: the GPU comes from the Windows NVIDIA driver through /dev/dxg"
             + (
@@ -100,7 +100,8 @@ def gpu_present(facts: Facts) -> Finding:
                 if not isinstance(facts.os, Unavailable) and facts.os.has_dxg
                 else ", which is missing here"
             )
-            + ". Install or update the NVIDIA driver on Windows and run `wsl --update`."
+            + ". Install or update the NVIDIA driver on Windows and run `wsl --update`; a Linux NVIDIA driver "
+            "installed inside WSL hides it (see platform.wsl_linux_driver)."
             if wsl
             else "The PCI bus lists no NVIDIA display device and NVML sees none. On a cloud VM choose a GPU "
             "instance type; in a container pass the GPUs (`docker run --gpus all`); check that an eGPU is "

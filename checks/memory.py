@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpu_doctor.checks.pcie import loaded_bandwidth
 from gpu_doctor.describe import gib
+from gpu_doctor.facts.measurements import not_measured
 from gpu_doctor.facts.memory_limits import ShmSizeSource
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
@@ -19,6 +20,9 @@ SLOW_RAM_GB_PER_S = 5.0  # far below one DDR4 channel: single-channel, throttled
 
 
 def _mib(n: int) -> str:
+    """64 KiB, 8 MiB, 16 GiB: the unit in which a limit is usually written."""
+    if n < 1 << 20:
+        return f"{n / 2**10:.0f} KiB"
     return f"{n / 2**20:.0f} MiB" if n < 2**30 else gib(n)
 
 
@@ -257,7 +261,7 @@ def bandwidth(facts: Facts) -> Finding:
     why = measured if isinstance(measured, Unavailable) else measured.ram
     if isinstance(why, Unavailable):
         status = Status.SKIP if why.reason in (Reason.NOT_APPLICABLE, Reason.NOT_RECORDED) else Status.UNKNOWN
-        return Finding(cid, status, f"RAM bandwidth not measured: {why.detail or why.reason.value}.")
+        return Finding(cid, status, not_measured("RAM bandwidth", why))
     result = why
     rate = result.bandwidth_gb_per_s
     if isinstance(rate, Unavailable):

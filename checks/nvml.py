@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import driver_evidence
+from gpu_doctor.checks.driver_common import driver_evidence, is_wsl
 from gpu_doctor.describe import fact
 from gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
 from gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
@@ -119,6 +119,17 @@ def driver_nvml(facts: Facts) -> Finding:
                 "with `--gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility`.",
                 target=Target.SYSTEM,
             ),
+        )
+    if error.name == "DriverNotLoaded" and is_wsl(facts):
+        # WSL2 has no NVIDIA kernel module to load: this libnvidia-ml is a Linux driver's, not Windows'.
+        return Finding(
+            cid,
+            Status.FAIL,
+            "NVML answered DriverNotLoaded inside WSL: a Linux NVIDIA driver's library was loaded instead of "
+            "the Windows driver's in /usr/lib/wsl/lib.",
+            details="WSL2 has no NVIDIA kernel module; modprobe cannot help. Remove the Linux driver packages "
+            "(see platform.wsl_linux_driver) so that /usr/lib/wsl/lib is used.",
+            evidence=tuple(evidence),
         )
     summary, explanation = _NVML_ERRORS.get(
         error.name, (f"NVML failed to start: NVMLError_{error.name} ({error.message}).", "")

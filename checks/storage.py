@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpu_doctor.describe import gib
 from gpu_doctor.facts.block_devices import StorageKind
+from gpu_doctor.facts.measurements import not_measured
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s
 from gpu_doctor.facts.storage import StorageFacts
@@ -257,7 +258,7 @@ def read_speed(facts: Facts) -> Finding:
     if isinstance(why, Unavailable):
         quiet = (Reason.NOT_APPLICABLE, Reason.NOT_RECORDED, Reason.NOT_SUPPORTED)
         status = Status.SKIP if why.reason in quiet else Status.UNKNOWN
-        return Finding(cid, status, f"Read speed not measured: {why.detail or why.reason.value}.")
+        return Finding(cid, status, not_measured("Read speed", why))
     disk = why
     rate = disk.read_mb_per_s
     if isinstance(rate, Unavailable):

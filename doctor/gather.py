@@ -14,19 +14,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_doctor.facts.boltctl import gather_boltctl
+from gpu_doctor.facts.container import gather_container
 from gpu_doctor.facts.driver import gather_driver
 from gpu_doctor.facts.environment import relevant_env
+from gpu_doctor.facts.gpu_health import gather_gpu_health
 from gpu_doctor.facts.gpus import join_gpus
+from gpu_doctor.facts.iommu import gather_iommu
 from gpu_doctor.facts.kernel import gather_kernel
+from gpu_doctor.facts.kernel_log import gather_kernel_log
 from gpu_doctor.facts.measurements import gather_measurements
 from gpu_doctor.facts.memory import gather_memory
 from gpu_doctor.facts.memory_limits import gather_memory_limits
 from gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
+from gpu_doctor.facts.nvidia_module import gather_nvidia_module
 from gpu_doctor.facts.nvml import gather_nvml
 from gpu_doctor.facts.pci import gather_pci, gather_proc_gpus
 from gpu_doctor.facts.pcie_link import gather_pcie_links
 from gpu_doctor.facts.platform import gather_cpu, gather_os
 from gpu_doctor.facts.python_env import PROBE_TIMEOUT_S, gather_python
+from gpu_doctor.facts.rocm import gather_rocm
+from gpu_doctor.facts.secure_boot import gather_secure_boot
 from gpu_doctor.facts.storage import gather_storage
 from gpu_doctor.facts.thunderbolt import gather_thunderbolt
 from gpu_doctor.facts.torch import (
@@ -35,6 +42,8 @@ from gpu_doctor.facts.torch import (
     gather_torch_packages,
     gather_torch_runtime,
 )
+from gpu_doctor.facts.virtualization import gather_virtualization
+from gpu_doctor.facts.wsl import gather_wsl
 from gpu_doctor.host.base import Host
 from gpu_doctor.model import Finding, Status
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -75,6 +84,19 @@ def default_probes(python: str, data_dir: str = "/") -> tuple[Probe, ...]:
         ),
         Probe("memory_limits", lambda h, _: gather_memory_limits(h, _shm_free(h)), 5.0),
         Probe("storage", lambda h, _: gather_storage(h, data_dir), 10.0),
+        Probe("virtualization", lambda h, _: gather_virtualization(h), 5.0),
+        Probe("container", lambda h, _: gather_container(h), 5.0),
+        Probe("wsl", lambda h, got: gather_wsl(h, got["os"]), 5.0, needs=("os",)),
+        Probe("iommu", lambda h, got: gather_iommu(h, got["pci"]), 5.0, needs=("pci",)),
+        # After driver: it reuses driver's `modinfo -F version` answer instead of asking modinfo twice.
+        Probe(
+            "nvidia_module", lambda h, got: gather_nvidia_module(h, got["driver"]), 25.0, needs=("driver",)
+        ),
+        Probe("secure_boot", lambda h, _: gather_secure_boot(h), 25.0),
+        Probe("kernel_log", lambda h, _: gather_kernel_log(h), 30.0),
+        # Beside nvml, not after it: RealNvml shares one nvmlInit between the two (no second GPU set-up).
+        Probe("gpu_health", lambda h, _: gather_gpu_health(h), 20.0),
+        Probe("rocm", lambda h, _: gather_rocm(h), 5.0),  # files only: no rocminfo / rocm-smi
     )
     # Timed measurements last, alone: a torch import or an NVML scan beside them would steal bandwidth.
     after_all = tuple(p.name for p in probes)
@@ -218,5 +240,14 @@ def _assemble(host: Host, values: dict[str, Any]) -> Facts:
         boltctl=section("boltctl"),
         memory_limits=section("memory_limits"),
         storage=section("storage"),
+        virtualization=section("virtualization"),
         measurements=section("measurements"),
+        container=section("container"),
+        wsl=section("wsl"),
+        iommu=section("iommu"),
+        nvidia_module=section("nvidia_module"),
+        secure_boot=section("secure_boot"),
+        kernel_log=section("kernel_log"),
+        gpu_health=section("gpu_health"),
+        rocm=section("rocm"),
     )

@@ -31,6 +31,18 @@ BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.egpu",
     "gpu_doctor.checks.memory",
     "gpu_doctor.checks.storage",
+    "gpu_doctor.checks.platform_container",
+    "gpu_doctor.checks.platform_wsl",
+    "gpu_doctor.checks.platform_iommu",
+    "gpu_doctor.checks.platform_vm",
+    "gpu_doctor.checks.amd",
+    "gpu_doctor.checks.secure_boot",
+    "gpu_doctor.checks.module_build",
+    "gpu_doctor.checks.reboot_pending",
+    "gpu_doctor.checks.xid_errors",
+    "gpu_doctor.checks.gpu_persistence",
+    "gpu_doctor.checks.gpu_throttle",
+    "gpu_doctor.checks.gpu_memory_errors",
 )
 CheckResult = Finding | Iterable[Finding]
 CheckFn = Callable[[Facts], CheckResult]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from gpu_doctor.exit_codes import ExitCode
 from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.torch_wheel import Recommendation
+from gpu_doctor.fixes.recommendation import Recommendation
 from gpu_doctor.model import CheckSpec, Counts, Finding, FindingsSummary, Status
 
 

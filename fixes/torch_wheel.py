@@ -8,8 +8,6 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpu_doctor.compat.torch_releases import (
     TorchCompat,
     load_torch_releases,
@@ -21,6 +19,8 @@ from gpu_doctor.compat.wheel_candidates import (
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.driver_install import driver_install
 from gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
+from gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
+from gpu_doctor.fixes.recommendation import Recommendation
 from gpu_doctor.fixes.target import (
     driver_system,
     gpu_capabilities,
@@ -29,36 +29,11 @@ from gpu_doctor.fixes.target import (
     python_minor,
     target_platform,
 )
+from gpu_doctor.fixes.torch_rocm import recommend_rocm
 from gpu_doctor.model import Command, Remediation, Target
 from gpu_doctor.unavailable import Reason, Unavailable
 
 INDEX_CPU = "https://download.pytorch.org/whl/cpu"
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    torch: str
-    torchvision: str | None
-    torchaudio: str | None
-    variant: str  # cu126, cpu, ...
-    index_url: str | None  # None: the plain PyPI wheel is this variant
-    reason: str
-    confirmed: bool
-    already_installed: bool = False  # the installed torch is this version and variant
-
-    def packages(self) -> tuple[str, ...]:
-        pins = [f"torch=={self.torch}"]
-        pins += [f"torchvision=={self.torchvision}"] if self.torchvision else []
-        pins += [f"torchaudio=={self.torchaudio}"] if self.torchaudio else []
-        return tuple(pins)
-
-    def pip_argv(self, python: str) -> tuple[str, ...]:
-        index = ("--index-url", self.index_url) if self.index_url else ()
-        return (python, "-m", "pip", "install", "--force-reinstall", *self.packages(), *index)
-
-    def uv_argv(self, python: str) -> tuple[str, ...]:
-        index = ("--index-url", self.index_url) if self.index_url else ()
-        return ("uv", "pip", "install", "--python", python, "--reinstall", *self.packages(), *index)
 
 
 def _from_candidate(
@@ -93,7 +68,10 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
     )
     installed = installed_torch(facts)
     if not capabilities:
-        return _cpu_recommendation(data, python, installed, installed_variant(facts) == "cpu")
+        if any(g.vendor == "amd" for g in facts.gpus):
+            return recommend_rocm(facts, data)
+        kept = _keep_hidden_gpu_build(facts, data, installed)
+        return kept or _cpu_recommendation(data, python, installed, installed_variant(facts) == "cpu")
     assumed = driver_cuda is None  # no driver, or one we cannot read: choose for the driver these GPUs need
     if driver_cuda is None:
         driver_cuda = planned_driver_cuda(facts, data)
@@ -145,6 +123,21 @@ def _no_driver(facts: Facts) -> bool:
     if isinstance(driver, Unavailable):
         return driver.reason is Reason.NOT_FOUND
     return isinstance(driver.version, Unavailable) and driver.version.reason is Reason.NOT_FOUND
+
+
+def _keep_hidden_gpu_build(facts: Facts, data: TorchCompat, installed: str | None) -> Recommendation | None:
+    """The installed CUDA build, unchanged, when the GPU is hidden rather than absent (fixes/hidden_gpu.py)."""
+    variant = installed_variant(facts)
+    why = hidden_gpu_reason(facts)
+    if why is None or installed is None or variant is None or not variant.startswith("cu"):
+        return None
+    release = next((r for r in data.releases if installed in r.all_versions), None)
+    found = release.variant(variant) if release is not None else None
+    if release is None or found is None:
+        return None
+    platform = target_platform(facts) or ""
+    candidate = Candidate(release, found, platform, found.unconfirmed is None)
+    return _from_candidate(candidate, installed, f"keeps the installed {variant} build: {why}", True)
 
 
 def _cpu_recommendation(

@@ -70,7 +70,7 @@ def test_usage_errors_are_one_line_and_exit_2(
 def test_list_checks(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--list-checks")
     assert code == 0
-    assert out.splitlines()[0].split()[0] == "compat.data_age"  # sorted by id
+    assert out.splitlines()[0].split()[0] == "amd.gfx_target"  # sorted by id
     assert any(line.startswith("gpu.present ") for line in out.splitlines())
 
 

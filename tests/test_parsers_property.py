@@ -32,7 +32,7 @@ from gpu_doctor.facts.kernel import (
     modprobe_blacklists_nouveau,
     parse_proc_modules,
 )
-from gpu_doctor.facts.memory import parse_meminfo
+from gpu_doctor.facts.meminfo import parse_meminfo
 from gpu_doctor.facts.pci import lookup_pci_ids, parse_gpu_information, parse_hex
 from gpu_doctor.facts.platform import is_wsl_kernel, parse_cpuinfo, parse_os_release
 from gpu_doctor.facts.python_env import parse_python_probe

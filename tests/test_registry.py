@@ -34,6 +34,21 @@ STABLE_IDS = {
     "storage.data_dir",
     "storage.nvme_link",
     "storage.read_speed",
+    "platform.container_gpus",
+    "platform.wsl_gpu",
+    "platform.wsl_linux_driver",
+    "platform.iommu_p2p",
+    "platform.virtual_machine",
+    "amd.rocm_stack",
+    "amd.torch_rocm",
+    "amd.gfx_target",
+    "driver.secure_boot",
+    "driver.kernel_module_build",
+    "driver.reboot_pending",
+    "driver.xid_errors",
+    "gpu.persistence_mode",
+    "gpu.throttle",
+    "gpu.memory_errors",
 }
 
 

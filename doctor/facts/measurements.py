@@ -39,3 +39,12 @@ def _decode(kind: type[Any], data: Mapping[str, Any] | Unavailable) -> Any:
         return from_json(kind, dict(data))
     except DecodeError as exc:
         return Unavailable(Reason.UNPARSEABLE, f"{kind.__name__}: {exc}")
+
+
+def not_measured(what: str, why: Unavailable) -> str:
+    """One sentence for a measurement that is missing: not asked for, not in the capture, or failed."""
+    if why.reason is Reason.NOT_RECORDED:
+        return f"{what} was not measured when this capture was made."
+    if why.reason is Reason.NOT_APPLICABLE and "--measure" in why.detail:
+        return f"{what} not measured (run with --measure)."
+    return f"{what} not measured: {why.detail or why.reason.value}."

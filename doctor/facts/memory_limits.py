@@ -21,6 +21,7 @@ from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 LIMITS = "/proc/self/limits"
 RDMA_CLASS = "/sys/class/infiniband"
+_NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered")
 SHM_PATH = "/dev/shm"  # noqa: S108 - a fact about /dev/shm, not a temporary file
 _SIZE = re.compile(r"^(\d{1,20})([kmgt]?)$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -61,7 +62,7 @@ class MemoryLimitsFacts:
     swap_free_bytes: Maybe[int]
     # RDMA devices (/sys/class/infiniband: InfiniBand, RoCE, EFA): registering memory there counts against
     # the locked-memory limit, so the limit matters only where they exist.
-    rdma_devices: Maybe[tuple[str, ...]] = Unavailable(Reason.NOT_APPLICABLE, "not gathered")
+    rdma_devices: Maybe[tuple[str, ...]] = _NOT_GATHERED
 
 
 def parse_locked_memory(text: str) -> LockedMemoryLimit | None:

@@ -5,12 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpu_doctor.facts.boltctl import BoltDevice
+from gpu_doctor.facts.container import ContainerFacts
+from gpu_doctor.facts.gpu_health import GpuHealth
+from gpu_doctor.facts.iommu import IommuFacts
+from gpu_doctor.facts.kernel_log import KernelLogFacts
 from gpu_doctor.facts.measurements import Measurements
 from gpu_doctor.facts.memory_limits import MemoryLimitsFacts
+from gpu_doctor.facts.nvidia_module import NvidiaModuleFacts
 from gpu_doctor.facts.pcie_link import PcieLinkPath
+from gpu_doctor.facts.rocm import RocmFacts
+from gpu_doctor.facts.secure_boot import SecureBootFacts
 from gpu_doctor.facts.storage import StorageFacts
 from gpu_doctor.facts.thunderbolt import ThunderboltFacts
 from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
+from gpu_doctor.facts.virtualization import VirtualizationFacts
+from gpu_doctor.facts.wsl import WslFacts
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered in this run")
@@ -199,6 +208,15 @@ class Facts:
     memory_limits: Maybe[MemoryLimitsFacts] = NOT_GATHERED  # locked memory, /dev/shm, swap
     storage: Maybe[StorageFacts] = NOT_GATHERED  # the data directory's mount, disks, free space
     measurements: Maybe[Measurements] = NOT_GATHERED  # RAM and disk speed, only with --measure
+    container: Maybe[ContainerFacts] = NOT_GATHERED  # runtime markers, injected driver libraries
+    wsl: Maybe[WslFacts] = NOT_GATHERED  # not_applicable outside WSL
+    iommu: Maybe[IommuFacts] = NOT_GATHERED  # IOMMU groups and the P2P route between NVIDIA GPUs
+    nvidia_module: Maybe[NvidiaModuleFacts] = NOT_GATHERED  # the module on disk per kernel, modinfo, DKMS
+    secure_boot: Maybe[SecureBootFacts] = NOT_GATHERED  # UEFI Secure Boot, lockdown, MOK certificates
+    kernel_log: Maybe[KernelLogFacts] = NOT_GATHERED  # Xid lines and module-signature refusals
+    gpu_health: Maybe[tuple[GpuHealth, ...]] = NOT_GATHERED  # NVML: clock events, ECC, bad memory
+    rocm: Maybe[RocmFacts] = NOT_GATHERED  # AMD: ROCm installs, amdgpu, /dev/kfd, gfx targets (KFD topology)
+    virtualization: Maybe[VirtualizationFacts] = NOT_GATHERED  # hypervisor flag and DMI names
 
     @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:

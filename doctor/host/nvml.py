@@ -75,6 +75,18 @@ DEVICE_QUERIES = (
     "pcie_link_gen_gpu_max",
     "pcie_link_width_current",
     "pcie_link_width_max",
+    # GPU health (gpu_doctor.facts.gpu_health): plain ints and lists of ints, as NVML returns them
+    "clocks_event_reasons",  # bitmask, nvmlDeviceGetCurrentClocksEventReasons (ThrottleReasons before R535)
+    "display_active",  # 1: a display is initialised on this GPU (a desktop runs on it)
+    "ecc_mode",  # [current, pending], 1 = enabled
+    "ecc_errors_corrected_volatile",  # since the driver last loaded
+    "ecc_errors_uncorrected_volatile",
+    "ecc_errors_corrected_aggregate",  # over the GPU's life (inforom)
+    "ecc_errors_uncorrected_aggregate",
+    "retired_pages_single_bit",  # count of pages retired for repeated single-bit errors (pre-Ampere)
+    "retired_pages_double_bit",  # count of pages retired for double-bit errors
+    "retired_pages_pending",  # 1: a retirement waits for the next driver reload
+    "remapped_rows",  # [correctable, uncorrectable, pending, failure] (Ampere and newer)
 )
 
 
@@ -117,17 +129,61 @@ def _device_calls(p: Any, h: Any) -> dict[str, Callable[[], Any]]:
         "pcie_link_gen_gpu_max": lambda: int(p.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)),
         "pcie_link_width_current": lambda: int(p.nvmlDeviceGetCurrPcieLinkWidth(h)),
         "pcie_link_width_max": lambda: int(p.nvmlDeviceGetMaxPcieLinkWidth(h)),
+        **_health_calls(p, h),
+    }
+
+
+# nvmlMemoryErrorType_t and nvmlEccCounterType_t (nvml.h); nvmlPageRetirementCause_t for retired pages
+_CORRECTED, _UNCORRECTED = 0, 1
+_VOLATILE, _AGGREGATE = 0, 1
+_MULTIPLE_SINGLE_BIT, _DOUBLE_BIT = 0, 1
+
+
+def _clock_reasons(p: Any, h: Any) -> int:
+    """The R535 name first; older drivers export only the deprecated ...ThrottleReasons (same bits)."""
+    try:
+        return int(p.nvmlDeviceGetCurrentClocksEventReasons(h))
+    except AttributeError:  # an nvidia-ml-py older than the new name
+        pass
+    except Exception as exc:
+        if getattr(exc, "value", None) != ERROR_CODES["FunctionNotFound"]:
+            raise
+    return int(p.nvmlDeviceGetCurrentClocksThrottleReasons(h))
+
+
+def _health_calls(p: Any, h: Any) -> dict[str, Callable[[], Any]]:
+    def ecc(kind: int, counter: int) -> Callable[[], Any]:
+        return lambda: int(p.nvmlDeviceGetTotalEccErrors(h, kind, counter))
+
+    return {
+        "clocks_event_reasons": lambda: _clock_reasons(p, h),
+        "display_active": lambda: int(p.nvmlDeviceGetDisplayActive(h)),
+        "ecc_mode": lambda: [int(v) for v in p.nvmlDeviceGetEccMode(h)],
+        "ecc_errors_corrected_volatile": ecc(_CORRECTED, _VOLATILE),
+        "ecc_errors_uncorrected_volatile": ecc(_UNCORRECTED, _VOLATILE),
+        "ecc_errors_corrected_aggregate": ecc(_CORRECTED, _AGGREGATE),
+        "ecc_errors_uncorrected_aggregate": ecc(_UNCORRECTED, _AGGREGATE),
+        "retired_pages_single_bit": lambda: len(p.nvmlDeviceGetRetiredPages(h, _MULTIPLE_SINGLE_BIT)),
+        "retired_pages_double_bit": lambda: len(p.nvmlDeviceGetRetiredPages(h, _DOUBLE_BIT)),
+        "retired_pages_pending": lambda: int(p.nvmlDeviceGetRetiredPagesPendingStatus(h)),
+        "remapped_rows": lambda: [int(v) for v in p.nvmlDeviceGetRemappedRows(h)],
     }
 
 
 class RealNvml:
-    """The NVIDIA Management Library through nvidia-ml-py (module `pynvml`), imported lazily."""
+    """The NVIDIA Management Library through nvidia-ml-py (module `pynvml`), imported lazily.
+
+    Sessions are counted: probes that run at the same time share one `nvmlInit`, and only the last
+    `shutdown` ends it. Without persistence mode each init makes the driver set every GPU up again (seconds
+    on a multi-GPU server), so a second probe must not pay for it twice.
+    """
 
     _lock = threading.Lock()
 
     def __init__(self) -> None:
         self._pynvml: Any = None
         self._handles: dict[int, Any] = {}
+        self._sessions = 0
 
     def _translate(self, exc: BaseException) -> NvmlError:
         value = getattr(exc, "value", None)
@@ -153,13 +209,21 @@ class RealNvml:
         except ImportError as exc:
             raise NvmlError("LibraryNotFound", message=f"nvidia-ml-py is not importable: {exc}") from exc
         with self._lock:
-            self._call(pynvml.nvmlInit)
-        self._pynvml = pynvml
+            if self._sessions == 0:
+                self._call(pynvml.nvmlInit)
+                self._pynvml = pynvml
+            self._sessions += 1
 
     def shutdown(self) -> None:
-        if self._pynvml is not None:
-            self._call(self._pynvml.nvmlShutdown)
-            self._pynvml = None
+        with self._lock:
+            if self._sessions == 0:
+                return
+            self._sessions -= 1
+            if self._sessions or self._pynvml is None:
+                return
+            pynvml, self._pynvml = self._pynvml, None
+            self._handles.clear()
+            self._call(pynvml.nvmlShutdown)
 
     def system(self, query: str) -> Any:
         return self._call(_system_calls(self._pynvml)[query])

@@ -128,7 +128,7 @@ class RealHost(RootedFs):
 
     def measure(self, what: Measurement, target: str) -> Mapping[str, Any] | Unavailable:
         if not self.measure_enabled:
-            return Unavailable(Reason.NOT_APPLICABLE, "not measured: run with --measure")
+            return Unavailable(Reason.NOT_APPLICABLE, "run with --measure")
         # Imported here: the measurement modules are needed only with --measure.
         from gpu_doctor.serialize import to_json
 

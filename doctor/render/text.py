@@ -23,7 +23,16 @@ STYLES = {
     Status.UNKNOWN: "magenta",
     Status.CRASH: "bold magenta",
 }
-AREA_TITLES = {"gpu": "GPUs", "driver": "Driver", "probe": "Gathering facts", "plugin": "Plugins"}
+AREA_TITLES = {
+    "gpu": "GPUs",
+    "driver": "Driver",
+    "pcie": "PCIe",
+    "egpu": "eGPU (Thunderbolt/USB4)",
+    "amd": "AMD",
+    "env": "Environment",
+    "probe": "Gathering facts",
+    "plugin": "Plugins",
+}
 
 
 def make_console(stream: IO[str]) -> Console:

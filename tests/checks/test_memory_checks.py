@@ -147,7 +147,7 @@ def test_unreadable_limits_or_rdma_class_is_unknown() -> None:
 
 def measured(rate: float | Unavailable) -> Measurements:
     result = RamBandwidth(rate, 1 << 28, 0.01, 10, 16, 64 << 20, 32 << 20, "test copy")
-    return Measurements(result, Unavailable(Reason.NOT_APPLICABLE, "not measured: run with --measure"))
+    return Measurements(result, Unavailable(Reason.NOT_APPLICABLE, "run with --measure"))
 
 
 def gpu_on_link(scenario: str, bdf: str) -> Facts:
@@ -157,7 +157,7 @@ def gpu_on_link(scenario: str, bdf: str) -> Facts:
 def test_bandwidth_is_skipped_without_measure() -> None:
     finding = bandwidth(facts())
     assert finding.status is Status.SKIP
-    not_asked = Unavailable(Reason.NOT_APPLICABLE, "not measured: run with --measure")
+    not_asked = Unavailable(Reason.NOT_APPLICABLE, "run with --measure")
     finding = bandwidth(facts(measurements=Measurements(not_asked, not_asked)))
     assert finding.status is Status.SKIP and "run with --measure" in finding.summary
 

@@ -22,7 +22,7 @@ TREES = Path(__file__).resolve().parents[1] / "fixtures" / "storage-trees"
 GIB = 1 << 30
 NVME = "0000:3d:00.0"  # nvme-ext4-root: the controller below root port 0000:00:1d.0
 PORT = "0000:00:1d.0"
-NOT_ASKED = Unavailable(Reason.NOT_APPLICABLE, "not measured: run with --measure")
+NOT_ASKED = Unavailable(Reason.NOT_APPLICABLE, "run with --measure")
 
 
 def storage_of(tree: str | Path, path: str) -> StorageFacts:

@@ -1,0 +1,334 @@
+"""amd.*: AMD GPUs with PyTorch on ROCm: the kernel side (amdgpu, /dev/kfd), the torch build, the gfx target.
+
+Facts from hardware.md §6: ROCm compute needs the amdgpu driver bound to the GPU, `/dev/kfd` and a
+`/dev/dri/renderD*` node; PyTorch's ROCm wheels bring their own HIP runtime, so a system ROCm under /opt is
+optional for torch. A ROCm build of torch has `torch.version.hip` set and uses the `torch.cuda` API.
+torch.cpu_build already covers a ROCm build on an NVIDIA-only machine.
+"""
+
+from __future__ import annotations
+
+from gpu_doctor.checks.amd_common import (
+    amd_gpus,
+    kfd_agents,
+    not_applicable,
+    rocm_minor,
+    torch_is_rocm,
+)
+from gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
+from gpu_doctor.describe import fact, gpu_label
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
+from gpu_doctor.fixes.target import target_platform
+from gpu_doctor.fixes.torch_rocm import ROCM_PLATFORM, recommend_rocm, rocm_install_remediation
+from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from gpu_doctor.registry import check
+from gpu_doctor.unavailable import Reason, Unavailable
+
+ACCESS_NOTE = (
+    "Whether this user may open /dev/kfd and /dev/dri/renderD* cannot be read from files: if torch finds no GPU, "
+    "add the user to the `render` and `video` groups (`sudo usermod -aG render,video $USER`) and log in again."
+)
+
+
+def _amdgpu_loaded(facts: Facts, rocm: RocmFacts) -> bool | None:
+    kernel = facts.kernel
+    if not isinstance(kernel, Unavailable) and not isinstance(kernel.modules, Unavailable):
+        found = next((m for m in kernel.modules if m.name == "amdgpu"), None)
+        if found is not None:
+            return found.loaded
+    return rocm.amdgpu_loaded if isinstance(rocm.amdgpu_loaded, bool) else None
+
+
+def _stack_evidence(rocm: RocmFacts) -> tuple[Evidence, ...]:
+    return (
+        fact("ROCm version", rocm.version, rocm.version_source or "/opt/rocm/.info/version"),
+        fact("amdgpu module", rocm.amdgpu_loaded, "/sys/module/amdgpu"),
+        fact("/dev/kfd present", rocm.kfd_present, "/dev/kfd"),
+        fact("render nodes", rocm.render_nodes, "/dev/dri"),
+    )
+
+
+def _in_container(facts: Facts) -> bool:
+    return not isinstance(facts.os, Unavailable) and facts.os.container is not None
+
+
+@check("amd.rocm_stack", "The AMD GPU has its kernel driver and ROCm device nodes", "amd")
+def amd_rocm_stack(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    For each AMD GPU: that the `amdgpu` kernel driver is bound to it, that `/dev/kfd` (the ROCm compute
+    device) and a `/dev/dri/renderD*` node exist, and which ROCm is installed under /opt (`.info/version`).
+
+    ## Why it matters
+    PyTorch on ROCm talks to the GPU through `/dev/kfd` and the render node, which only exist when amdgpu drives
+    the GPU. Without them `torch.cuda.is_available()` is False on a ROCm build. A system ROCm is optional:
+    PyTorch's ROCm wheels bring their own HIP runtime.
+
+    ## How to fix
+    Load the driver (`sudo modprobe amdgpu`; if it does not bind, `journalctl -k | grep amdgpu` usually names
+    missing firmware). In a container pass `--device=/dev/kfd --device=/dev/dri`. Then make sure the user is
+    in the `render` and `video` groups.
+    """
+    cid = "amd.rocm_stack"
+    skip = not_applicable(facts, cid)
+    if skip is not None:
+        return skip
+    rocm = facts.rocm
+    if isinstance(rocm, Unavailable):
+        return Finding(cid, Status.UNKNOWN, f"Could not read the AMD/ROCm facts: {rocm}.")
+    evidence = _stack_evidence(rocm) + tuple(
+        Evidence(gpu_label(g), f"driver {g.kernel_driver or 'none'}", "/sys/bus/pci/devices/*/driver")
+        for g in amd_gpus(facts)
+    )
+    unbound = [g for g in amd_gpus(facts) if g.kernel_driver is None]
+    if unbound:
+        loaded = _amdgpu_loaded(facts, rocm)
+        why = (
+            "the amdgpu module is not loaded"
+            if loaded is False
+            else "amdgpu is loaded but did not take it (often missing firmware or a kernel too old for the GPU)"
+        )
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"No driver is bound to {', '.join(gpu_label(g) for g in unbound)}: {why}.",
+            evidence=evidence,
+            remediation=Remediation(
+                text="Load amdgpu, then read the kernel log for its errors (missing firmware: install the "
+                "distribution's linux-firmware package).",
+                commands=(
+                    Command(("sudo", "modprobe", "amdgpu")),
+                    Command(("journalctl", "-k", "-g", "amdgpu")),
+                ),
+                requires_root=True,
+                target=Target.SYSTEM,
+            ),
+        )
+    other = [g for g in amd_gpus(facts) if g.kernel_driver not in (None, "amdgpu")]
+    if other:
+        return Finding(
+            cid,
+            Status.WARN,
+            f"{', '.join(f'{gpu_label(g)} is bound to {g.kernel_driver}' for g in other)}, not amdgpu: ROCm "
+            "cannot use it here.",
+            details="vfio-pci means the GPU is reserved for a virtual machine; that may be intended.",
+            evidence=evidence,
+        )
+    missing = [
+        name
+        for name, present in (
+            ("/dev/kfd", rocm.kfd_present),
+            ("/dev/dri/renderD*", bool(rocm.render_nodes) if isinstance(rocm.render_nodes, tuple) else True),
+        )
+        if present is False
+    ]
+    if missing:
+        container = _in_container(facts)
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"{' and '.join(missing)} missing: ROCm and torch cannot reach the AMD GPU.",
+            details=(
+                "Inside a container the devices must be passed in."
+                if container
+                else "amdgpu creates /dev/kfd when the kernel has HSA support (CONFIG_HSA_AMD)."
+            ),
+            evidence=evidence,
+            remediation=Remediation(
+                text="Start the container with `--device=/dev/kfd --device=/dev/dri --group-add video` "
+                "(Docker/Podman)."
+                if container
+                else "Use a kernel built with CONFIG_HSA_AMD (distribution kernels are) and reboot into it.",
+                requires_reboot=not container,
+                target=Target.SYSTEM,
+            ),
+        )
+    if isinstance(rocm.kfd_present, Unavailable):
+        return Finding(
+            cid, Status.UNKNOWN, f"Could not check /dev/kfd: {rocm.kfd_present}.", evidence=evidence
+        )
+    n = len(amd_gpus(facts)) or len(kfd_agents(facts))
+    runtime = (
+        f"ROCm {rocm.version} in {rocm.version_source.rsplit('/.info', 1)[0]}"
+        if isinstance(rocm.version, str) and rocm.version_source
+        else f"ROCm {rocm.version}"
+        if isinstance(rocm.version, str)
+        else "no system ROCm (pip's ROCm torch wheels bring their own runtime)"
+    )
+    return Finding(
+        cid,
+        Status.PASS,
+        f"{n} AMD GPU{'s' if n != 1 else ''} on amdgpu, /dev/kfd present, {runtime}.",
+        details=ACCESS_NOTE,
+        evidence=evidence,
+    )
+
+
+@check("amd.torch_rocm", "torch is a ROCm build on a machine whose GPUs are AMD", "amd")
+def amd_torch_rocm(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    On a machine whose only GPUs are AMD, that the installed torch is a ROCm build (`torch.version.hip` set).
+
+    ## Why it matters
+    The default `pip install torch` on Linux is a CUDA build: on AMD GPUs it runs on the CPU only, silently
+    (`torch.cuda.is_available()` is False). Only the ROCm wheels from download.pytorch.org/whl/rocmX.Y use the GPU.
+
+    ## How to fix
+    Reinstall torch from the ROCm index: the command names the newest ROCm variant gpu-doctor's data lists for
+    your torch version (ROCm wheels exist only for Linux x86_64).
+    """
+    cid = "amd.torch_rocm"
+    skip = not_applicable(facts, cid)
+    if skip is not None:
+        return skip
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable):
+        status = Status.SKIP if packages.reason is Reason.NOT_RECORDED else Status.UNKNOWN
+        return Finding(cid, status, f"Could not see the installed torch: {packages}.")
+    if packages.version is None:
+        return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")
+    evidence = (
+        Evidence("torch", packages.version, "torch/version.py"),
+        Evidence("torch.version.hip", str(packages.hip), "torch/version.py"),
+        Evidence("torch.version.cuda", str(packages.cuda), "torch/version.py"),
+    )
+    if torch_is_rocm(facts):
+        return Finding(
+            cid, Status.PASS, f"torch {packages.version} is a ROCm {packages.hip} build.", evidence=evidence
+        )
+    build = f"a CUDA {packages.cuda} build" if packages.cuda else "a CPU-only build"
+    summary = f"torch {packages.version} is {build}: it cannot use the AMD GPU here."
+    platform = target_platform(facts)
+    if platform is not None and platform != ROCM_PLATFORM:
+        return Finding(
+            cid,
+            Status.FAIL,
+            summary,
+            details=f"PyTorch publishes ROCm wheels only for Linux x86_64; this interpreter is {platform}.",
+            evidence=evidence,
+        )
+    rec = recommend_rocm(facts)
+    if rec is None:
+        return Finding(
+            cid,
+            Status.FAIL,
+            summary,
+            details="gpu-doctor's data lists no ROCm wheel for this Python version.",
+            evidence=evidence,
+        )
+    return Finding(
+        cid, Status.FAIL, summary, evidence=evidence, remediation=rocm_install_remediation(facts, rec)
+    )
+
+
+def _runtime_arch(facts: Facts) -> set[str] | None:
+    """gfx names the running ROCm torch has kernels for (`torch.cuda.get_arch_list()`), when the probe ran."""
+    runtime = facts.torch
+    if isinstance(runtime, Unavailable) or runtime.hip is None or not runtime.arch_list:
+        return None
+    return {a.split(":", 1)[0] for a in runtime.arch_list}
+
+
+def _agent_label(agent: KfdAgent) -> str:
+    where = agent.bdf if isinstance(agent.bdf, str) else f"KFD node {agent.node}"
+    return f"{agent.gfx_target} at {where}"
+
+
+def _verdict(agent: KfdAgent, built: set[str] | None, rocm: tuple[int, int] | None) -> tuple[Status, str]:
+    name = agent.gfx_target
+    if not isinstance(name, str):
+        return Status.UNKNOWN, f"KFD node {agent.node}: unknown gfx target ({name})"
+    label = _agent_label(agent)
+    if built is not None and name not in built:
+        return Status.FAIL, f"{label}: the installed torch has no kernels for {name}"
+    official = OFFICIAL_LINUX.get(name)
+    if official is not None:
+        if rocm is not None and rocm < official.since_rocm:
+            need = ".".join(map(str, official.since_rocm))
+            return Status.WARN, f"{label}: supported from ROCm {need}, this is ROCm {rocm[0]}.{rocm[1]}"
+        state = "deprecated (maintenance only) in current ROCm" if name in DEPRECATED else "supported"
+        return Status.PASS, f"{label}: {official.family}, {state}"
+    if name in TORCH_WHEEL_TARGETS:
+        note = ", deprecated" if name in DEPRECATED else ""
+        return (
+            Status.PASS,
+            f"{label}: not on AMD's official Linux list, but PyTorch's ROCm wheels build it{note}",
+        )
+    return Status.WARN, f"{label}: not supported by ROCm, and PyTorch's ROCm wheels have no kernels for it"
+
+
+def _override_text(agents: list[KfdAgent]) -> str:
+    parts = []
+    for agent in agents:
+        parsed = gfx_version_tuple(agent.gfx_target) if isinstance(agent.gfx_target, str) else None
+        value = override_for(parsed) if parsed else None
+        if value:
+            parts.append(f"HSA_OVERRIDE_GFX_VERSION={value} makes ROCm treat {agent.gfx_target} as {value}")
+    if not parts:
+        return "No supported target of the same family exists to stand in for it."
+    return (
+        "; ".join(parts)
+        + ". This is an unsupported community workaround: it runs kernels built for a sibling "
+        "chip, which usually works within one family but can crash or compute wrong results; AMD does not test it."
+    )
+
+
+@check("amd.gfx_target", "ROCm and torch support the AMD GPU's gfx target", "amd")
+def amd_gfx_target(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Each AMD GPU's gfx target (from `gfx_target_version` in the KFD topology: 90402 is gfx942) against the
+    targets ROCm officially supports on Linux, against the ROCm version that added it, and against the
+    targets the installed ROCm torch was built for (`torch.cuda.get_arch_list()`) when that is known.
+
+    ## Why it matters
+    A ROCm build has kernels only for the gfx targets it was compiled for; on any other GPU torch fails with
+    "HIP error: invalid device function" or finds no GPU. Consumer and integrated GPUs are often not on the list.
+
+    ## How to fix
+    Use a GPU ROCm supports, or a newer ROCm torch wheel that adds the target. For an unlisted GPU of a supported
+    family the community sets `HSA_OVERRIDE_GFX_VERSION` (e.g. 10.3.0 for gfx1031) so ROCm loads a sibling's
+    kernels: unsupported, and it can fail in ways that are hard to see.
+    """
+    cid = "amd.gfx_target"
+    skip = not_applicable(facts, cid)
+    if skip is not None:
+        return skip
+    rocm = facts.rocm
+    agents_or_why = rocm if isinstance(rocm, Unavailable) else rocm.agents
+    if isinstance(agents_or_why, Unavailable) or not agents_or_why:
+        why = agents_or_why if isinstance(agents_or_why, Unavailable) else "no GPU node in the KFD topology"
+        return Finding(
+            cid, Status.UNKNOWN, f"Could not read the AMD GPUs' gfx targets: {why} (see amd.rocm_stack)."
+        )
+    built, version = _runtime_arch(facts), rocm_minor(facts)
+    verdicts = [(a, *_verdict(a, built, version)) for a in agents_or_why]
+    worst = max((status for _, status, _ in verdicts), key=lambda s: s.severity)
+    evidence = tuple(
+        Evidence(
+            f"KFD node {a.node}",
+            f"gfx_target_version {a.gfx_target_version}",
+            f"{KFD_NODES}/{a.node}/properties",
+        )
+        for a in agents_or_why
+    )
+    if built is not None:
+        evidence += (Evidence("torch arch list", ", ".join(sorted(built)), "torch.cuda.get_arch_list()"),)
+    lines = "; ".join(text for _, _, text in verdicts)
+    if worst in (Status.PASS, Status.UNKNOWN):
+        return Finding(cid, worst, lines + ".", evidence=evidence)
+    bad = [a for a, status, _ in verdicts if status in (Status.WARN, Status.FAIL)]
+    return Finding(
+        cid,
+        worst,
+        lines + ".",
+        details=_override_text(bad),
+        evidence=evidence,
+        remediation=Remediation(
+            text="Install a ROCm torch wheel built for this target (see amd.torch_rocm), or use a supported GPU. "
+            + _override_text(bad),
+            target=Target.SYSTEM,
+        ),
+    )

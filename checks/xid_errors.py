@@ -1,0 +1,139 @@
+"""driver.xid_errors: has the NVIDIA driver logged Xid errors since boot, and what do they mean?
+
+Rules: an unreadable kernel log (dmesg_restrict, no journal access) is `unknown` and says why, never "no
+errors" (hardware.md §3.8, §8 trap 4); meanings and severities come from checks/xid_catalog.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gpu_doctor.checks.driver_common import is_wsl
+from gpu_doctor.checks.xid_catalog import XidSeverity, xid_meaning
+from gpu_doctor.describe import gpu_label
+from gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.kernel_modules import gpu_lost
+from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from gpu_doctor.registry import check
+from gpu_doctor.unavailable import Reason, Unavailable
+
+CID = "driver.xid_errors"
+SHOWN_LINES = 5
+_RANK = {XidSeverity.INFO: 0, XidSeverity.PROGRAM: 1, XidSeverity.ATTENTION: 2, XidSeverity.FAULT: 3}
+
+
+def _where(event: XidEvent, facts: Facts) -> str:
+    if isinstance(event.bdf, Unavailable):
+        return "an unknown GPU"
+    gpu = next((g for g in facts.nvidia_gpus if g.bdf == event.bdf), None)
+    return gpu_label(gpu) if gpu is not None else event.bdf
+
+
+def _unreadable(log: KernelLogFacts) -> Finding:
+    why = log.source if isinstance(log.source, Unavailable) else None
+    restricted = log.dmesg_restrict is True
+    if restricted:
+        reason = "kernel log not readable (kernel.dmesg_restrict = 1)"
+    elif why is not None and why.reason is Reason.NOT_FOUND:
+        reason = "neither dmesg nor journalctl is available"
+    else:
+        reason = f"kernel log not readable ({why})"
+    return Finding(
+        CID,
+        Status.UNKNOWN,
+        f"Could not look for Xid errors: {reason}. This is not the same as 'no errors'.",
+        details="Run gpu-doctor with sudo, or as a member of the systemd-journal or adm group (for "
+        "`journalctl -k`), to include the kernel log.",
+        evidence=(Evidence("kernel log", str(why), "dmesg, journalctl -k -b"),),
+    )
+
+
+def _summary_line(xid: int, count: int, where: list[str]) -> str:
+    meaning = xid_meaning(xid)
+    times = f"{count}×" if count > 1 else "once"
+    return f"Xid {xid} ({meaning.name}) {times} on {', '.join(sorted(set(where)))}: {meaning.meaning}."
+
+
+@check(CID, "No Xid errors in the kernel log", "driver")
+def driver_xid_errors(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Reads the kernel log (`dmesg`, or `journalctl -k -b` when dmesg is refused) for the NVIDIA driver's Xid
+    lines (`NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.`), names the GPU of each, and explains
+    each Xid number from NVIDIA's Xid catalog.
+
+    ## Why it matters
+    Xids are how the driver reports GPU faults: a program's illegal memory access (13, 31, 43), memory errors
+    (48, 63, 64, 94, 95), firmware hangs (119, 120) or a GPU that dropped off the PCIe bus (79). They explain
+    crashes and hangs that PyTorch only reports as "CUDA error: unspecified launch failure". A kernel log
+    that cannot be read says nothing, so that is reported as unknown, never as "no errors".
+
+    ## How to fix
+    Program-level Xids (13, 31, 43): fix or restart the program. Memory and firmware Xids: reset the GPU
+    (`sudo nvidia-smi -r -i <n>` with nothing running on it) or reboot. Xid 79 and repeated hardware Xids:
+    check power cables, risers and cooling; contact the vendor if they return.
+    """
+    log = facts.kernel_log
+    if is_wsl(facts):
+        return Finding(CID, Status.SKIP, "In WSL2 the Windows driver logs GPU errors, not the Linux kernel.")
+    logged = not isinstance(log, Unavailable) and bool(log.xid_events)
+    if not facts.nvidia_gpus and not logged:  # a GPU that fell off the bus is gone from PCI: keep its Xids
+        return Finding(CID, Status.SKIP, "No NVIDIA GPU here.")
+    if isinstance(log, Unavailable):
+        return Finding(CID, Status.UNKNOWN, f"Could not read the kernel log facts: {log}.")
+    if isinstance(log.source, Unavailable):
+        return _unreadable(log)
+    if not log.xid_events:
+        return Finding(
+            CID,
+            Status.PASS,
+            f"No Xid errors in the kernel log ({log.lines_read} lines from `{log.source}`).",
+            evidence=(Evidence("Xid lines", "0", log.source),),
+        )
+    groups: dict[int, list[str]] = {}
+    counts: Counter[int] = Counter()
+    for event in log.xid_events:
+        groups.setdefault(event.xid, []).append(_where(event, facts))
+        counts[event.xid] += 1
+    worst = max((xid_meaning(x).severity for x in groups), key=_RANK.__getitem__)
+    ordered = sorted(groups, key=lambda x: (-_RANK[xid_meaning(x).severity], x))
+    details = " ".join(_summary_line(x, counts[x], groups[x]) for x in ordered)
+    if log.xid_events_total > len(log.xid_events):
+        details += (
+            f" ({log.xid_events_total} Xid lines in all; the newest {len(log.xid_events)} are counted.)"
+        )
+    evidence = tuple(Evidence(f"Xid {e.xid}", e.line, log.source) for e in log.xid_events[-SHOWN_LINES:])
+    numbers = ", ".join(str(x) for x in ordered)
+    if worst is XidSeverity.FAULT:
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"The NVIDIA driver logged GPU faults since boot (Xid {numbers}).",
+            details=details,
+            evidence=evidence,
+            remediation=gpu_lost() if 79 in groups else _reset(),
+        )
+    if worst is XidSeverity.INFO:
+        return Finding(
+            CID,
+            Status.PASS,
+            f"Only informational Xid lines since boot (Xid {numbers}).",
+            details=details,
+            evidence=evidence,
+        )
+    if worst is XidSeverity.PROGRAM:
+        summary = f"Xid {numbers} since boot: errors raised by programs on the GPU, usually their own bugs."
+    else:
+        summary = f"Xid {numbers} since boot: the GPU needs a reset or a closer look."
+    return Finding(CID, Status.WARN, summary, details=details, evidence=evidence, remediation=_reset())
+
+
+def _reset() -> Remediation:
+    return Remediation(
+        text="Restart the affected programs. For memory or firmware Xids, reset the GPU when nothing runs on it "
+        "(`sudo nvidia-smi -r -i <index>`) or reboot; if the same Xid returns, run the GPU's diagnostics "
+        "(`dcgmi diag -r 2` where DCGM is installed) and contact the vendor.",
+        requires_root=True,
+        target=Target.SYSTEM,
+    )

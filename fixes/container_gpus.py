@@ -1,0 +1,101 @@
+"""How to start a container with the GPUs passed in, per runtime: the run flag or the manifest change.
+
+Docker: `--gpus all` (needs the NVIDIA Container Toolkit on the host, `nvidia-ctk runtime configure`);
+Podman: CDI, `--device nvidia.com/gpu=all` (needs a CDI spec: `nvidia-ctk cdi generate`); Kubernetes: a
+`nvidia.com/gpu` limit (needs the NVIDIA device plugin or GPU Operator on the node); Apptainer/Singularity:
+`--nv`; LXD/Incus: a `gpu` device plus `nvidia.runtime`. IMAGE and CONTAINER stand for the user's own names.
+"""
+
+from __future__ import annotations
+
+from gpu_doctor.facts.container import ContainerRuntime
+from gpu_doctor.model import Command, Remediation, Target
+
+CDI_SPEC = "/etc/cdi/nvidia.yaml"
+CAPABILITIES = "NVIDIA_DRIVER_CAPABILITIES=compute,utility"
+K8S_LIMIT = "resources:\n  limits:\n    nvidia.com/gpu: 1"
+COMPOSE_GPUS = (
+    "deploy:\n  resources:\n    reservations:\n      devices:\n"
+    "        - driver: nvidia\n          count: all\n          capabilities: [gpu]"
+)
+_ON_HOST = "on the host"
+
+
+def pass_gpus(runtime: ContainerRuntime | None, add_compute: bool = False) -> Remediation:
+    """Recreate the container with the GPUs (and, with `add_compute`, CUDA's libraries) passed in."""
+    if runtime is ContainerRuntime.DOCKER:
+        return _docker(add_compute)
+    if runtime is ContainerRuntime.PODMAN:
+        return _podman()
+    if runtime is ContainerRuntime.KUBERNETES:
+        env = "\n    env:\n      - name: NVIDIA_DRIVER_CAPABILITIES\n        value: compute,utility"
+        return Remediation(
+            text="Request a GPU in the pod's container spec:\n"
+            + K8S_LIMIT
+            + (env if add_compute else "")
+            + "\nThe node needs the NVIDIA device plugin (or the GPU Operator): `kubectl describe node` must list "
+            "nvidia.com/gpu under Allocatable.",
+            target=Target.SYSTEM,
+        )
+    if runtime in (ContainerRuntime.APPTAINER, ContainerRuntime.SINGULARITY):
+        tool = runtime.value
+        return Remediation(
+            text=f"Run the image with `--nv`: {tool} binds the host driver's libraries (libcuda.so.1, "
+            "libnvidia-ml.so.1) into /.singularity.d/libs. `--nvccli` uses the NVIDIA Container Toolkit instead.",
+            commands=(Command((tool, "run", "--nv", "IMAGE.sif"), note="or `exec --nv`/`shell --nv`"),),
+            target=Target.SYSTEM,
+        )
+    if runtime is ContainerRuntime.LXC:
+        return Remediation(
+            text="LXD/Incus: add a gpu device and let the NVIDIA runtime inject the driver's libraries, then restart "
+            "the container (`incus` takes the same arguments). Plain LXC: allow and bind /dev/nvidia* and the host's "
+            "libcuda.so.1 in the container config.",
+            commands=(
+                Command(("lxc", "config", "device", "add", "CONTAINER", "gpu", "gpu"), note=_ON_HOST),
+                Command(("lxc", "config", "set", "CONTAINER", "nvidia.runtime=true"), note=_ON_HOST),
+                Command(("lxc", "restart", "CONTAINER"), note=_ON_HOST),
+            ),
+            target=Target.SYSTEM,
+        )
+    return Remediation(
+        text="Pass /dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidia0 (one per GPU) into the container and bind the "
+        "host driver's libcuda.so.1 and libnvidia-ml.so.1, or start it through the NVIDIA Container Toolkit (CDI).",
+        target=Target.SYSTEM,
+    )
+
+
+def _docker(add_compute: bool) -> Remediation:
+    env = ("-e", CAPABILITIES) if add_compute else ()
+    return Remediation(
+        text="Recreate the container with the GPUs passed in (IMAGE is your image). With Docker Compose, add to the "
+        "service:\n" + COMPOSE_GPUS + "\n`--gpus` needs the NVIDIA Container Toolkit on the host; Docker's "
+        "'could not select device driver \"\" with capabilities: [[gpu]]' means it is missing or not configured.",
+        commands=(
+            Command(("docker", "run", "--gpus", "all", *env, "IMAGE"), note="replaces your `docker run`"),
+            Command(
+                ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker"),
+                note="on the host, once, after installing the NVIDIA Container Toolkit",
+            ),
+            Command(("sudo", "systemctl", "restart", "docker"), note=_ON_HOST),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def _podman() -> Remediation:
+    return Remediation(
+        text="Recreate the container with the GPUs passed in through CDI (IMAGE is your image). The device name "
+        "comes from a CDI spec the NVIDIA Container Toolkit writes on the host.",
+        commands=(
+            Command(
+                ("podman", "run", "--device", "nvidia.com/gpu=all", "IMAGE"),
+                note="replaces your `podman run`",
+            ),
+            Command(
+                ("sudo", "nvidia-ctk", "cdi", "generate", f"--output={CDI_SPEC}"),
+                note="on the host, when `nvidia-ctk cdi list` shows no nvidia.com/gpu devices, and after every "
+                "driver upgrade",
+            ),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -1,0 +1,32 @@
+"""Why no NVIDIA GPU is visible although one is plausibly there: then the installed GPU build of torch stays.
+
+Replacing a CUDA build with the CPU wheel is the right advice for a machine without a GPU, and the wrong one
+when the GPU is only hidden: an eGPU enclosure that is not authorized (or whose firmware forbids PCIe
+tunnels) shows no PCI device at all; WSL2 and containers reach the GPU through the driver, not the PCI bus.
+The fix there is the enclosure, the Windows driver or the run flag (see egpu.*, platform.*), not torch.
+"""
+
+from __future__ import annotations
+
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.facts.thunderbolt import PCIE_BLOCKING_SECURITY
+from gpu_doctor.unavailable import Unavailable
+
+
+def hidden_gpu_reason(facts: Facts) -> str | None:
+    """A short reason when an NVIDIA GPU may exist but is not visible here; None when none is expected."""
+    tb = facts.thunderbolt
+    if not isinstance(tb, Unavailable):
+        blocked = [d.name for d in tb.domains if d.security in PCIE_BLOCKING_SECURITY]
+        waiting = [d.name for d in tb.devices if not d.is_host_router and d.authorized == 0]
+        if blocked:
+            return "the Thunderbolt firmware setting blocks PCIe tunnels, so an eGPU cannot appear"
+        if waiting:
+            return "a Thunderbolt device is not authorized yet, so a GPU behind it cannot appear"
+    os_facts = facts.os
+    if not isinstance(os_facts, Unavailable):
+        if os_facts.is_wsl and os_facts.has_dxg:
+            return "WSL2 reaches the GPU through the Windows driver"
+        if os_facts.container is not None:
+            return f"a {os_facts.container} container sees a GPU only when it is passed in"
+    return None

@@ -1,0 +1,98 @@
+"""Getting a signed nvidia module past Secure Boot: sign it, enroll the signing key with MOK, reboot.
+
+Key locations (hardware.md §3.5, dell/dkms README "Module signing", fedora-silverblue/issue-tracker#272):
+Ubuntu's update-secureboot-policy keeps its key in /var/lib/shim-signed/mok/ (MOK.der); DKMS 3 elsewhere
+creates /var/lib/dkms/mok.pub on first use; Fedora's akmods uses /etc/pki/akmods/certs/public_key.der
+(`kmodgenca -a` creates it). `mokutil --import` only files a request: the firmware's blue MokManager screen
+asks for the one-time password at the next boot, and the key is trusted once "Enroll MOK" is confirmed there.
+"""
+
+from __future__ import annotations
+
+from gpu_doctor.facts.model import OsFacts
+from gpu_doctor.fixes.distro import Family, family
+from gpu_doctor.fixes.kernel_modules import REBOOT
+from gpu_doctor.model import Command, Remediation, Target
+from gpu_doctor.unavailable import Unavailable
+
+UBUNTU_MOK = "/var/lib/shim-signed/mok/MOK.der"
+DKMS_MOK = "/var/lib/dkms/mok.pub"
+AKMODS_MOK = "/etc/pki/akmods/certs/public_key.der"
+ENROLL_NOTE = (
+    "at the next boot choose 'Enroll MOK' in the blue MokManager screen and type the password set here"
+)
+DISABLE_TEXT = "The alternative is to turn Secure Boot off in the firmware setup."
+
+
+def default_certificate(fam: Family) -> str | None:
+    return {
+        Family.UBUNTU: UBUNTU_MOK,
+        Family.DEBIAN: DKMS_MOK,
+        Family.FEDORA: AKMODS_MOK,
+        Family.ARCH: DKMS_MOK,
+    }.get(fam)
+
+
+def _import(certificate: str) -> Command:
+    return Command(("sudo", "mokutil", "--import", certificate), note="asks for a one-time password")
+
+
+def enroll_key(os_facts: OsFacts | Unavailable, certificate: str | None) -> Remediation:
+    """The module is signed, but with a key the firmware does not trust yet."""
+    cert = certificate or default_certificate(family(os_facts))
+    if cert is None:
+        return Remediation(
+            text="Enroll the certificate the module was signed with: `sudo mokutil --import <certificate.der>`, "
+            f"reboot and confirm it in MokManager. {DISABLE_TEXT}",
+            requires_root=True,
+            requires_reboot=True,
+            target=Target.SYSTEM,
+        )
+    return Remediation(
+        text=f"Enroll the module-signing certificate {cert} with MOK, then reboot and confirm it. {DISABLE_TEXT}",
+        commands=(_import(cert), Command(REBOOT.argv, note=ENROLL_NOTE)),
+        requires_root=True,
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )
+
+
+def sign_and_enroll(
+    os_facts: OsFacts | Unavailable, certificate: str | None, version: str | None, release: str | None
+) -> Remediation:
+    """The module was built without a signature: rebuild it so DKMS or akmods signs it, then enroll the key."""
+    fam = family(os_facts)
+    cert = certificate or default_certificate(fam)
+    rebuild: tuple[Command, ...] = ()
+    if fam is Family.FEDORA:
+        rebuild = (
+            Command(("sudo", "kmodgenca", "-a"), note="creates the akmods signing key if there is none"),
+            Command(
+                ("sudo", "akmods", "--force", *(("--kernels", release) if release else ())),
+                note="rebuilds the module, signed with that key",
+            ),
+        )
+    elif fam in (Family.UBUNTU, Family.DEBIAN, Family.ARCH) and version and release:
+        rebuild = (
+            Command(
+                ("sudo", "dkms", "install", "--force", f"nvidia/{version}", "-k", release),
+                note="rebuilds the module; DKMS signs it with its MOK key (and creates one if needed)",
+            ),
+        )
+    if not rebuild or cert is None:
+        return Remediation(
+            text="Secure Boot refuses unsigned modules. Sign the nvidia module with a key of your own "
+            "(kmodsign or the kernel's scripts/sign-file), enroll that key with `sudo mokutil --import`, and "
+            f"reboot. {DISABLE_TEXT}",
+            requires_root=True,
+            requires_reboot=True,
+            target=Target.SYSTEM,
+        )
+    return Remediation(
+        text=f"Rebuild the nvidia module so it is signed, enroll the signing certificate {cert} with MOK, "
+        f"then reboot and confirm the enrollment. {DISABLE_TEXT}",
+        commands=(*rebuild, _import(cert), Command(REBOOT.argv, note=ENROLL_NOTE)),
+        requires_root=True,
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )

@@ -1,0 +1,76 @@
+"""The ROCm torch wheel for an AMD-only machine: the newest ROCm variant the compat data lists for the installed
+torch release, or for the newest release that has one (2.14 and 2.15 list none: their ROCm variants are not
+confirmed). ROCm wheels exist only for Linux x86_64. Pure: facts in, a Recommendation or None out.
+"""
+
+from __future__ import annotations
+
+from gpu_doctor.compat.torch_releases import TorchCompat, TorchRelease, TorchVariant, load_torch_releases
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.recommendation import Recommendation
+from gpu_doctor.fixes.target import installed_torch, installed_variant, python_minor
+from gpu_doctor.model import Command, Remediation, Target
+from gpu_doctor.unavailable import Unavailable
+
+ROCM_PLATFORM = "linux_x86_64"
+
+
+def _rocm_key(variant: TorchVariant) -> tuple[int, ...]:
+    return tuple(int(p) for p in variant.name.removeprefix("rocm").split("."))
+
+
+def newest_rocm_variant(release: TorchRelease) -> TorchVariant | None:
+    rocm = [v for v in release.variants if v.kind == "rocm" and ROCM_PLATFORM in v.platforms]
+    return max(rocm, key=_rocm_key) if rocm else None
+
+
+def recommend_rocm(facts: Facts, data: TorchCompat | None = None) -> Recommendation | None:
+    """None when the compat data has no ROCm wheel for this Python."""
+    data = data or load_torch_releases()
+    python, installed = python_minor(facts), installed_torch(facts)
+    releases = [r for r in data.releases if python is None or python in r.python_versions]
+    kept = next((r for r in releases if installed and installed in r.all_versions), None)
+    if kept is not None and newest_rocm_variant(kept) is not None:
+        release, version = kept, installed or kept.latest
+        reason = f"the newest ROCm build of the installed torch {version}"
+    else:
+        release_or_none = next((r for r in releases if newest_rocm_variant(r) is not None), None)
+        if release_or_none is None:
+            return None
+        release, version = release_or_none, release_or_none.latest
+        reason = "the newest torch with a ROCm wheel" + (
+            f" (torch {installed} has none in gpu-doctor's data)" if installed else ""
+        )
+    variant = newest_rocm_variant(release)
+    assert variant is not None
+    companion = release.companions.for_version(version)
+    # Companions are pinned as for CUDA wheels: a torchvision from PyPI would pull a CUDA torch back in.
+    return Recommendation(
+        torch=version,
+        torchvision=companion.torchvision or None,
+        torchaudio=companion.torchaudio or None,
+        variant=variant.name,
+        index_url=variant.index_url,
+        reason=reason,
+        confirmed=variant.unconfirmed is None,
+        already_installed=version == installed and installed_variant(facts) == variant.name,
+    )
+
+
+def rocm_install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
+    python = facts.python.executable if not isinstance(facts.python, Unavailable) else "python3"
+    return Remediation(
+        text=f"Install torch {rec.torch} built for ROCm ({rec.variant}) into {python}: {rec.reason}. The wheel "
+        "brings its own HIP/ROCm runtime; the system needs only the amdgpu kernel driver and access to /dev/kfd."
+        + (
+            ""
+            if rec.confirmed
+            else " (Which gfx targets this wheel has kernels for is not in gpu-doctor's data; see amd.gfx_target.)"
+        ),
+        commands=(
+            Command(rec.pip_argv(python)),
+            Command(rec.uv_argv(python), note="the same with uv"),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )

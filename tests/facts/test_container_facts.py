@@ -1,0 +1,201 @@
+"""Container facts from the trees of tests/fixtures/platform-trees (provenance in its README) and variations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpu_doctor.facts.container import (
+    ContainerFacts,
+    ContainerRuntime,
+    cgroup_runtime,
+    gather_container,
+    parse_containerenv,
+    runtime_from_word,
+)
+from gpu_doctor.serialize import from_json, to_json
+from gpu_doctor.unavailable import Reason, Unavailable
+from tests.facts.platform_tree import build, tree
+
+# Its /proc/1/cgroup is docker/for-linux#1293's: a Docker container on a cgroup v1 host.
+DOCKER_V1 = "docker-gpus-not-passed"
+# containers/podman libpod/container_internal_common.go: the --privileged .containerenv format.
+PODMAN_PRIVILEGED = 'engine="podman-4.9.3"\nname="torch-dev"\nid="8c2b"\nimage="docker.io/pytorch/pytorch"\nimageid="3f0c"\nrootless=1\n'
+
+
+def reason(value: object) -> Reason:
+    assert isinstance(value, Unavailable), value
+    return value.reason
+
+
+def test_the_ci_machine_is_a_docker_container_with_no_driver() -> None:
+    c = gather_container(tree("docker-ci-no-gpu"))
+    assert c.runtime is ContainerRuntime.DOCKER
+    # cgroup v1 controllers in a cgroup namespace show `/`: no runtime named there, only /.dockerenv.
+    assert c.markers == ("/.dockerenv exists",)
+    assert reason(c.engine) is Reason.NOT_FOUND
+    assert c.driver_libraries == ()
+    assert c.visible_devices is None and c.driver_capabilities is None
+
+
+def test_cuda_image_without_gpus_still_says_all_in_its_environment() -> None:
+    c = gather_container(tree(DOCKER_V1))
+    assert c.runtime is ContainerRuntime.DOCKER
+    assert "/proc/1/cgroup names a docker cgroup" in c.markers
+    assert c.visible_devices == "all" and c.driver_capabilities == "compute,utility"
+    assert c.driver_libraries == ()
+
+
+def test_injected_driver_libraries_are_found_with_their_version() -> None:
+    c = gather_container(tree("docker-gpus-passed"))
+    found = {lib.name: lib for lib in c.driver_libraries}
+    assert set(found) == {"libcuda.so.1", "libnvidia-ml.so.1"}
+    cuda = found["libcuda.so.1"]
+    assert cuda.path == "/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+    assert cuda.resolved == "/usr/lib/x86_64-linux-gnu/libcuda.so.550.127.05"
+    assert cuda.is_symlink and cuda.version == "550.127.05"
+
+
+def test_privileged_podman_names_its_engine() -> None:
+    c = gather_container(tree("podman-privileged-cdi"))
+    assert c.runtime is ContainerRuntime.PODMAN
+    assert c.engine == "podman-4.9.3"
+    assert "$container=podman" in c.markers
+    assert {lib.path for lib in c.driver_libraries} == {
+        "/usr/lib64/libcuda.so.1",
+        "/usr/lib64/libnvidia-ml.so.1",
+    }
+
+
+def test_unprivileged_podman_writes_an_empty_containerenv(tmp_path: Path) -> None:
+    c = gather_container(build(tmp_path, {"/run/.containerenv": ""}))
+    assert c.runtime is ContainerRuntime.PODMAN
+    assert reason(c.engine) is Reason.NOT_SUPPORTED
+
+
+def test_buildah_is_another_engine(tmp_path: Path) -> None:
+    c = gather_container(build(tmp_path, {"/run/.containerenv": 'engine="buildah-1.33.7"\n'}))
+    assert c.runtime is ContainerRuntime.OTHER and c.engine == "buildah-1.33.7"
+
+
+def test_kubernetes_wins_over_the_engine_below_it(tmp_path: Path) -> None:
+    cgroup = "11:devices:/kubepods/besteffort/pod0d7f/3c5e\n0::/\n"
+    host = build(
+        tmp_path,
+        {
+            "/proc/1/cgroup": cgroup,
+            "/.dockerenv": "",
+            "/var/run/secrets/kubernetes.io/serviceaccount/token": "x",
+        },
+        env={"KUBERNETES_SERVICE_HOST": "10.96.0.1"},
+    )
+    c = gather_container(host)
+    assert c.runtime is ContainerRuntime.KUBERNETES
+    assert c.markers[0] == "KUBERNETES_SERVICE_HOST is set"
+    assert "/proc/1/cgroup names a kubernetes cgroup" in c.markers
+
+
+def test_apptainer_with_nv_binds_the_libraries_into_singularity_d(tmp_path: Path) -> None:
+    host = build(
+        tmp_path,
+        {"/.singularity.d/libs/libcuda.so.1": "", "/.singularity.d/libs/libnvidia-ml.so.1": ""},
+        env={"APPTAINER_CONTAINER": "/home/u/pytorch.sif", "APPTAINER_NAME": "pytorch.sif"},
+    )
+    c = gather_container(host)
+    assert c.runtime is ContainerRuntime.APPTAINER
+    cuda = next(lib for lib in c.driver_libraries if lib.name == "libcuda.so.1")
+    assert cuda.path == "/.singularity.d/libs/libcuda.so.1" and not cuda.is_symlink
+    assert reason(cuda.version) is Reason.NOT_SUPPORTED
+
+
+def test_singularity_variables(tmp_path: Path) -> None:
+    c = gather_container(build(tmp_path, env={"SINGULARITY_NAME": "old.simg"}))
+    assert c.runtime is ContainerRuntime.SINGULARITY
+
+
+def test_systemd_inside_lxc_names_it(tmp_path: Path) -> None:
+    c = gather_container(build(tmp_path, {"/run/systemd/container": "lxc\n"}))
+    assert c.runtime is ContainerRuntime.LXC
+
+
+def test_wsl_is_not_a_container_though_systemd_says_so(tmp_path: Path) -> None:
+    c = gather_container(build(tmp_path, {"/run/systemd/container": "wsl\n"}))
+    assert c.runtime is None and c.markers == ()
+
+
+def test_plain_host_has_no_runtime(tmp_path: Path) -> None:
+    c = gather_container(build(tmp_path, {"/proc/1/cgroup": "0::/init.scope\n"}))
+    assert c.runtime is None
+
+
+def test_denied_containerenv_still_marks_podman(tmp_path: Path) -> None:
+    host = build(
+        tmp_path, {"/run/.containerenv": ""}, file_errors={"/run/.containerenv": "permission_denied"}
+    )
+    c = gather_container(host)
+    assert c.runtime is ContainerRuntime.PODMAN
+    assert reason(c.engine) is Reason.PERMISSION_DENIED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"\xff\xfe\x00garbage", b'engine="podman-4.9.3', b"=\n==\n", b"engine"],
+    ids=["binary", "unbalanced-quote", "only-equals", "no-equals"],
+)
+def test_garbled_containerenv_names_no_engine(tmp_path: Path, text: bytes) -> None:
+    c = gather_container(build(tmp_path, {"/run/.containerenv": text}))
+    assert c.runtime is ContainerRuntime.PODMAN
+    assert reason(c.engine) is Reason.NOT_SUPPORTED
+
+
+def test_garbled_cgroup_file_names_nothing(tmp_path: Path) -> None:
+    c = gather_container(build(tmp_path, {"/proc/1/cgroup": b"\x00\x01:::\n\xff"}))
+    assert c.runtime is None
+
+
+def test_parse_containerenv_real_format() -> None:
+    values = parse_containerenv(PODMAN_PRIVILEGED + "graphRootMounted=1\n")
+    assert values["engine"] == "podman-4.9.3"
+    assert values["rootless"] == "1" and values["graphRootMounted"] == "1"
+    assert parse_containerenv("") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("7:devices:/docker/a2ffe0e97ac2\n1:name=systemd:/docker/a2ffe0e97ac2\n", ContainerRuntime.DOCKER),
+        ("5:devices:/system.slice/docker-0bd31f558c42.scope\n", ContainerRuntime.DOCKER),
+        ("11:devices:/kubepods.slice/kubepods-burstable.slice/x\n", ContainerRuntime.KUBERNETES),
+        ("4:memory:/machine.slice/libpod-8c2b.scope\n", ContainerRuntime.PODMAN),
+        ("3:cpuset:/lxc/web01\n", ContainerRuntime.LXC),
+        ("0::/\n", None),
+        ("1:name=systemd:/init.scope\n0::/init.scope\n", None),
+        ("", None),
+    ],
+)
+def test_cgroup_runtime(text: str, expected: ContainerRuntime | None) -> None:
+    assert cgroup_runtime(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("podman", ContainerRuntime.PODMAN),
+        ("docker\n", ContainerRuntime.DOCKER),
+        ("lxc-libvirt", ContainerRuntime.LXC),
+        ("systemd-nspawn", ContainerRuntime.OTHER),
+        ("wsl", None),
+        ("", None),
+    ],
+)
+def test_runtime_from_word(word: str, expected: ContainerRuntime | None) -> None:
+    assert runtime_from_word(word) is expected
+
+
+@pytest.mark.parametrize(
+    "scenario", ["docker-ci-no-gpu", "docker-gpus-not-passed", "docker-gpus-passed", "podman-privileged-cdi"]
+)
+def test_container_facts_round_trip_through_json(scenario: str) -> None:
+    c = gather_container(tree(scenario))
+    assert from_json(ContainerFacts, to_json(c)) == c
