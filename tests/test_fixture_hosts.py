@@ -50,7 +50,7 @@ class _TrackingHost(RecordedHost):
 
 
 def test_there_are_fixture_hosts_and_each_is_complete() -> None:
-    assert len(FIXTURES) >= 9, [p.name for p in FIXTURES]
+    assert len(FIXTURES) >= 22, [p.name for p in FIXTURES]
     for fixture in FIXTURES:
         for name in ("root", "host.json", "commands.json", "expected.json"):
             assert (fixture / name).exists(), f"{fixture.name}: missing {name}"
