@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpu_doctor.checks.driver_common import driver_evidence, is_wsl
+from gpu_doctor.checks.driver_state_common import loaded_module_version
 from gpu_doctor.describe import fact
 from gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
 from gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
@@ -80,7 +81,7 @@ def driver_nvml(facts: Facts) -> Finding:
             evidence=tuple(evidence),
         )
     if error.name == "LibRmVersionMismatch":
-        kernel = _kernel_version(driver)
+        kernel = loaded_module_version(driver)
         user = driver.userspace_version if not isinstance(driver, Unavailable) else None
         versions = (
             f" The running kernel module is {kernel}, the installed library is {user}."
@@ -145,15 +146,6 @@ def driver_nvml(facts: Facts) -> Finding:
 LOST_ERRORS = ("NVMLError_GpuIsLost", "NVMLError_ResetRequired", "NVMLError_Unknown")
 
 
-def _kernel_version(driver: DriverFacts | Unavailable) -> str | None:
-    if isinstance(driver, Unavailable):
-        return None
-    for reading in driver.readings:
-        if reading.source in ("sysfs", "procfs") and isinstance(reading.version, str):
-            return reading.version
-    return None
-
-
 def _nvml_ok(nvml: NvmlFacts, driver: DriverFacts | Unavailable, evidence: tuple[Evidence, ...]) -> Finding:
     cid = "driver.nvml"
     if isinstance(nvml.device_count, Unavailable):
@@ -195,7 +187,7 @@ def _nvml_ok(nvml: NvmlFacts, driver: DriverFacts | Unavailable, evidence: tuple
         if unsupported
         else ""
     )
-    kernel = _kernel_version(driver)
+    kernel = loaded_module_version(driver)
     if kernel is not None and version not in ("unknown", kernel):
         return Finding(
             cid,
