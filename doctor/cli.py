@@ -8,14 +8,15 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from gpu_doctor import TOOL_NAME, __version__
 from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.facts.model import PythonFacts
-from gpu_doctor.host.base import Host
-from gpu_doctor.model import Status
 from gpu_doctor.unavailable import Unavailable
+
+if TYPE_CHECKING:  # the Facts model imports every facts module: `--version` and usage errors need none
+    from gpu_doctor.facts.model import PythonFacts
+    from gpu_doctor.host.base import Host
 
 
 class UsageError(Exception):
@@ -121,6 +122,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.command == "capture":
         return _capture(Path(args.directory), python, data_dir, args.measure)
 
+    from gpu_doctor.model import Status
     from gpu_doctor.runner import diagnose
 
     fail_on = Status.WARN if args.strict or args.fail_on == "warn" else Status.FAIL
