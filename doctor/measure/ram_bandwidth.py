@@ -27,6 +27,7 @@ DEFAULT_LLC_BYTES = 64 << 20  # when sysfs does not say: larger than most deskto
 MIN_BUFFER_BYTES = 16 << 20
 MAX_TOTAL_BYTES = 2 << 30  # sources + destinations, all threads
 MAX_TRIALS = 30
+COPIES_PER_TRIAL = 4  # long trials: the threads' staggered wake-up is then a small part of each
 CPU_DIR = "/sys/devices/system/cpu"
 
 
@@ -111,7 +112,7 @@ def measure_ram_bandwidth(
     method = (
         f"ctypes.memmove copy, {threads} thread(s), {size >> 20} MiB source + destination per thread, "
         f"sized against {cache_bytes >> 20} MiB of last-level cache; best trial after a warm-up; "
-        "bytes counted as STREAM Copy (2 × copied)"
+        f"{COPIES_PER_TRIAL} copies per trial, bytes counted as STREAM Copy (2 × copied)"
     )
     try:
         arrays = [(_touched(size, 0x5A), _touched(size, 0)) for _ in range(threads)]
@@ -121,7 +122,7 @@ def measure_ram_bandwidth(
     deadline = started + time_budget_s
     times = _timed_copies(arrays, size, deadline, clock)
     del arrays
-    counted = 2 * size * threads
+    counted = 2 * size * threads * COPIES_PER_TRIAL
     if len(times) < 2:
         why = Unavailable(Reason.TIMED_OUT, f"no timed copy fitted in {time_budget_s:g} s after the warm-up")
         return RamBandwidth(why, counted, why, 0, threads, size, cache_bytes, method)
@@ -148,29 +149,38 @@ def _timed_copies(
     deadline: float,
     clock: Callable[[], float],
 ) -> list[float]:
-    """Run trials until the deadline: all threads start together, a trial ends when the last one is done."""
+    """Run trials until the deadline: all threads start together, a trial ends when the last one is done.
+
+    Each worker stamps its own start and end: the trial lasts from the first start to the last end. The
+    main thread's clock after the barrier would start late whenever the workers run first (three threads
+    on two CPUs), and a late start makes the copy look faster than it was.
+    """
     go = threading.Barrier(len(arrays) + 1)
     done = threading.Barrier(len(arrays) + 1)
     stop = threading.Event()
+    starts = [0.0] * len(arrays)
+    ends = [0.0] * len(arrays)
 
-    def copy(source: ctypes.Array[ctypes.c_char], target: ctypes.Array[ctypes.c_char]) -> None:
+    def copy(index: int, source: ctypes.Array[ctypes.c_char], target: ctypes.Array[ctypes.c_char]) -> None:
         while True:
             go.wait()
             if stop.is_set():
                 return
-            ctypes.memmove(target, source, size)  # a foreign call: the GIL is released while it copies
+            starts[index] = clock()
+            for _ in range(COPIES_PER_TRIAL):
+                ctypes.memmove(target, source, size)  # a foreign call: the GIL is released while it copies
+            ends[index] = clock()
             done.wait()
 
-    workers = [threading.Thread(target=copy, args=pair, daemon=True) for pair in arrays]
+    workers = [threading.Thread(target=copy, args=(i, *pair), daemon=True) for i, pair in enumerate(arrays)]
     for worker in workers:
         worker.start()
     times: list[float] = []
     try:
         while len(times) < MAX_TRIALS + 1:
             go.wait()
-            begin = clock()
             done.wait()
-            times.append(clock() - begin)
+            times.append(max(ends) - min(starts))
             # stop when one more trial like the slowest so far would pass the deadline
             if clock() + max(times) > deadline:
                 break

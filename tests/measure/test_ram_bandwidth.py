@@ -14,6 +14,7 @@ import pytest
 
 from gpu_doctor.host.recorded import RecordedHost
 from gpu_doctor.measure.ram_bandwidth import (
+    COPIES_PER_TRIAL,
     MAX_TOTAL_BYTES,
     MIN_BUFFER_BYTES,
     buffer_size,
@@ -88,9 +89,10 @@ def test_bytes_are_counted_as_stream_copy_and_the_warm_up_is_dropped() -> None:
     result = measure_ram_bandwidth(
         threads=1, time_budget_s=10.0, cache_bytes=MIB, buffer_bytes=MIB, clock=clock
     )
-    assert result.bytes_per_trial == 2 * MIB  # one read and one write per byte copied
+    # one read and one write per byte copied, COPIES_PER_TRIAL copies per trial
+    assert result.bytes_per_trial == 2 * MIB * COPIES_PER_TRIAL
     assert result.seconds == 1.5
-    assert result.bandwidth_gb_per_s == pytest.approx(2 * MIB / 1.5 / 1e9)
+    assert result.bandwidth_gb_per_s == pytest.approx(2 * MIB * COPIES_PER_TRIAL / 1.5 / 1e9)
     assert result.trials == 3
     assert "STREAM" in result.method
 
