@@ -19,7 +19,7 @@ from gpu_doctor.facts.model import (
     OsFacts,
     PythonFacts,
 )
-from gpu_doctor.facts.torch import TorchPackages
+from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
 from gpu_doctor.unavailable import Reason, Unavailable
 
 GONE = Unavailable(Reason.NOT_FOUND, "test")
@@ -179,3 +179,26 @@ def torch_packages(
         user_site_enabled=False,
         externally_managed=False,
     )
+
+
+def torch_runtime(**fields: Any) -> TorchRuntime:
+    """A torch runtime probe that imported a CUDA build and initialised CUDA; override what a test is about."""
+    base = TorchRuntime(
+        outcome="ok",
+        failed_stage=None,
+        message="",
+        stderr_tail="",
+        version="2.5.1+cu124",
+        cuda="12.4",
+        hip=None,
+        arch_list=("sm_86",),
+        cuda_available=True,
+        cuda_warnings=(),
+        cuda_init_error=None,
+        devices=(),
+        cudnn_available=None,
+        cudnn_version=None,
+        nccl_version=None,
+        mapped_libraries=(),
+    )
+    return replace(base, **fields)

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from gpu_doctor.facts.bdf import normalize_bdf
+from gpu_doctor.facts.sysfs_attr import flag, read_attribute
 from gpu_doctor.host.base import CommandResult, Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -104,13 +105,7 @@ def parse_kernel_log(text: str, source: str, restrict: Maybe[bool]) -> KernelLog
 
 
 def _restrict(host: Host) -> Maybe[bool]:
-    text = host.read_text(DMESG_RESTRICT)
-    if isinstance(text, Unavailable):
-        return text
-    value = text.strip()
-    if value in ("0", "1"):
-        return value == "1"
-    return Unavailable(Reason.UNPARSEABLE, f"{DMESG_RESTRICT}: {value[:40]!r}")
+    return read_attribute(host, DMESG_RESTRICT, flag("1", "0"))
 
 
 def _refused(result: CommandResult, restrict: Maybe[bool]) -> Unavailable:

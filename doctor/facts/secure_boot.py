@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_doctor.facts.sysfs_attr import flag, read_attribute
 from gpu_doctor.host.base import Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -131,13 +132,7 @@ def _lockdown(host: Host) -> Maybe[str]:
 
 
 def _sig_enforce(host: Host) -> Maybe[bool]:
-    text = host.read_text(SIG_ENFORCE)
-    if isinstance(text, Unavailable):
-        return text
-    value = text.strip()
-    if value in ("Y", "N"):
-        return value == "Y"
-    return Unavailable(Reason.UNPARSEABLE, f"{SIG_ENFORCE}: {value[:20]!r}")
+    return read_attribute(host, SIG_ENFORCE, flag("Y", "N"))
 
 
 def _certificates(host: Host, secure_boot: Maybe[bool]) -> tuple[MokCertificate, ...]:

@@ -18,3 +18,13 @@ def read_attribute(host: Host, path: str, parse: Callable[[str], T | None]) -> M
         return text
     value = parse(text)
     return value if value is not None else Unavailable(Reason.UNPARSEABLE, f"{path}: {text.strip()[:40]!r}")
+
+
+def flag(true: str, false: str) -> Callable[[str], bool | None]:
+    """A parser for a two-valued file: `flag("1", "0")` for sysctls, `flag("Y", "N")` for module params."""
+
+    def parse(text: str) -> bool | None:
+        value = text.strip()
+        return True if value == true else False if value == false else None
+
+    return parse

@@ -16,7 +16,17 @@ from gpu_doctor.facts.rocm import KfdAgent, RocmFacts
 from gpu_doctor.facts.torch import CompanionPackage, TorchPackages, TorchRuntime
 from gpu_doctor.model import Finding, Status, Target
 from gpu_doctor.unavailable import Reason, Unavailable
-from tests.factories import GONE, facts, gpu, kernel, nvml_error, os_facts, python_facts, torch_packages
+from tests.factories import (
+    GONE,
+    facts,
+    gpu,
+    kernel,
+    nvml_error,
+    os_facts,
+    python_facts,
+    torch_packages,
+    torch_runtime,
+)
 
 WHL = "https://download.pytorch.org/whl/"
 ABSENT = Unavailable(Reason.NOT_FOUND, "test")
@@ -66,24 +76,7 @@ def rocm_torch(version: str = "2.8.0+rocm6.4", hip: str = "6.4.43482") -> TorchP
 
 
 def runtime(arch: tuple[str, ...], hip: str = "6.4.43482") -> TorchRuntime:
-    return TorchRuntime(
-        outcome="ok",
-        failed_stage=None,
-        message="",
-        stderr_tail="",
-        version="2.8.0+rocm6.4",
-        cuda=None,
-        hip=hip,
-        arch_list=arch,
-        cuda_available=True,
-        cuda_warnings=(),
-        cuda_init_error=None,
-        devices=(),
-        cudnn_available=None,
-        cudnn_version=None,
-        nccl_version=None,
-        mapped_libraries=(),
-    )
+    return torch_runtime(version="2.8.0+rocm6.4", cuda=None, hip=hip, arch_list=arch)
 
 
 def amd_machine(**fields: Any) -> Facts:

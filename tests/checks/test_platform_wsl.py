@@ -16,7 +16,7 @@ from gpu_doctor.facts.wsl import WslFacts, gather_wsl
 from gpu_doctor.host.recorded import RecordedHost
 from gpu_doctor.model import Finding, Status
 from gpu_doctor.unavailable import Reason, Unavailable
-from tests.factories import facts, os_facts
+from tests.factories import facts, os_facts, torch_runtime
 from tests.facts.platform_tree import tree
 
 WSL2_HOST = Path(__file__).resolve().parents[1] / "fixtures" / "hosts" / "wsl2"
@@ -58,24 +58,7 @@ def machine(w: WslFacts | Unavailable, **kw: object) -> Facts:
 
 def runtime(error: str | None = None, libcuda: str | None = None) -> TorchRuntime:
     mapped = (MappedLibrary("libcuda", libcuda, libcuda),) if libcuda else ()
-    return TorchRuntime(
-        outcome="ok",
-        failed_stage=None,
-        message="",
-        stderr_tail="",
-        version="2.5.1+cu124",
-        cuda="12.4",
-        hip=None,
-        arch_list=("sm_86",),
-        cuda_available=error is None,
-        cuda_warnings=(),
-        cuda_init_error=error,
-        devices=(),
-        cudnn_available=None,
-        cudnn_version=None,
-        nccl_version=None,
-        mapped_libraries=mapped,
-    )
+    return torch_runtime(cuda_available=error is None, cuda_init_error=error, mapped_libraries=mapped)
 
 
 def commands(f: Finding) -> list[str]:
