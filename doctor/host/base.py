@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
@@ -11,6 +11,7 @@ from gpu_doctor.unavailable import Reason, Unavailable
 
 if TYPE_CHECKING:
     from gpu_doctor.host.nvml import Nvml
+    from gpu_doctor.host.streaming import StepBudgets, StreamedRun
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_READ_BYTES = 4 << 20  # sysfs/procfs files are tiny; this only bounds garbage
@@ -96,6 +97,12 @@ class Host(Protocol):
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult: ...
 
     def run_probe(self, python: str, probe: str, timeout: float) -> CommandResult: ...
+
+    def run_smoke(
+        self, python: str, config: str, budgets: StepBudgets, on_line: Callable[[str], None] | None
+    ) -> StreamedRun:
+        """The smoke-test probe, run by `python` under a per-step watchdog; lines reach `on_line` live."""
+        ...
 
     def nvml(self) -> Nvml: ...
 

@@ -11,5 +11,8 @@ MEASUREMENTS_FILE = (
     "measurements.json"  # {"disk_space": {path: {free_bytes, total_bytes}}, "ram_bandwidth": {...},
 )
 #                                         "disk_read": {directory: {...}}}: live-only answers, replayed
+SMOKE_FILE = (
+    "smoke.json"  # the smoke test's streamed run: {argv, status, returncode, lines, stderr, watchdog}
+)
 EXPECTED_FILE = "expected.json"  # fixtures only: {check id: status}
 CAPTURE_SCHEMA = 1

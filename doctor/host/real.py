@@ -7,13 +7,15 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
 from gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from gpu_doctor.host.nvml import Nvml, RealNvml
+from gpu_doctor.host.streaming import StepBudgets, StreamedRun, run_streaming
 from gpu_doctor.unavailable import Reason, Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20
@@ -112,6 +114,25 @@ class RealHost(RootedFs):
             result.stdout,
             result.stderr,
             result.duration_ms,
+        )
+
+    def run_smoke(
+        self, python: str, config: str, budgets: StepBudgets, on_line: Callable[[str], None] | None
+    ) -> StreamedRun:
+        # Run from a file, not `-c`: the all-reduce workers re-run the same file. The folder is otherwise
+        # empty, so that no json.py or torch/ of the user's project is imported.
+        with tempfile.TemporaryDirectory(prefix="gpu-doctor-smoke-") as folder:
+            script = Path(folder) / "gpu_doctor_smoke.py"
+            script.write_text(probe_source("smoke"), encoding="utf-8")
+            run = run_streaming([python, str(script), config], budgets, on_line, cwd=folder)
+        return StreamedRun(
+            (python, "<probe:smoke>", config),
+            run.status,
+            run.returncode,
+            run.lines,
+            run.stderr,
+            run.watchdog,
+            run.duration_ms,
         )
 
     def nvml(self) -> Nvml:

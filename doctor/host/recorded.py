@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,6 +12,7 @@ from gpu_doctor.host import layout
 from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
 from gpu_doctor.host.fs import RootedFs
 from gpu_doctor.host.nvml import Nvml, RecordedNvml
+from gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_from_json
 from gpu_doctor.unavailable import Reason, Unavailable
 
 
@@ -86,6 +87,10 @@ class RecordedHost(RootedFs):
                 _expect(entry, dict, f"probes.json[{name!r}]").get("status", "ok"),
                 f"probes.json[{name!r}].status",
             )
+        smoke = _load_json(self.directory / layout.SMOKE_FILE, None)
+        self._smoke = None if smoke is None else streamed_run_from_json(smoke)
+        if smoke is not None and self._smoke is None:
+            raise CaptureError(f"{layout.SMOKE_FILE}: not a recorded smoke run")
         nvml_data = _load_json(self.directory / layout.NVML_FILE, None)
         if nvml_data is not None and not isinstance(nvml_data, dict):
             raise CaptureError(f"{self.directory / layout.NVML_FILE}: expected a JSON object")
@@ -152,6 +157,24 @@ class RecordedHost(RootedFs):
                 argv, CommandStatus.NOT_RECORDED, stderr=f"probe {probe}: not recorded in this capture"
             )
         return _command_result(argv, entry)
+
+    def run_smoke(
+        self,
+        python: str,
+        config: str,
+        budgets: StepBudgets,  # noqa: ARG002
+        on_line: Callable[[str], None] | None,
+    ) -> StreamedRun:
+        """The recorded run, its lines replayed through `on_line` (a capture taken with `--smoke`)."""
+        run = self._smoke
+        if run is None:
+            message = "the smoke test was not run when this machine was captured (capture --smoke)"
+            argv = (python, "<probe:smoke>", config)
+            return StreamedRun(argv, CommandStatus.NOT_RECORDED, None, (), message, None, 0.0)
+        for line in run.lines:
+            if on_line is not None:
+                on_line(line)
+        return run
 
     def nvml(self) -> Nvml:
         return RecordedNvml(self._nvml_data)

@@ -6,7 +6,7 @@ import json
 import os
 import posixpath
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +23,7 @@ from gpu_doctor.host.base import (
 )
 from gpu_doctor.host.fs import RootedFs
 from gpu_doctor.host.nvml import Nvml, NvmlError
+from gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_json
 from gpu_doctor.unavailable import Reason, Unavailable
 
 _V = TypeVar("_V")
@@ -98,6 +99,7 @@ class RecordingHost:
         self.env_keys: set[str] = set()
         self._nvml: RecordingNvml | None = None
         self.measurements: dict[str, Any] = {}
+        self.smoke: StreamedRun | None = None  # only when the smoke test ran (capture --smoke)
         self.data_dir: str | None = None
         self._lock = threading.Lock()  # abandoned probe threads may still record while write() runs
 
@@ -170,6 +172,14 @@ class RecordingHost:
         with self._lock:
             self.probes[probe] = result
         return result
+
+    def run_smoke(
+        self, python: str, config: str, budgets: StepBudgets, on_line: Callable[[str], None] | None
+    ) -> StreamedRun:
+        run = self.inner.run_smoke(python, config, budgets, on_line)
+        with self._lock:
+            self.smoke = run
+        return run
 
     def nvml(self) -> Nvml:
         if self._nvml is None:
@@ -244,6 +254,8 @@ class RecordingHost:
             measurements = json.loads(json.dumps(self.measurements))
         if measurements:
             _dump(directory / layout.MEASUREMENTS_FILE, measurements)
+        if self.smoke is not None:
+            _dump(directory / layout.SMOKE_FILE, streamed_run_json(self.smoke))
 
     def _target(self, root: Path, path: str) -> Path | None:
         clean = posixpath.normpath("/" + path.lstrip("/")).lstrip("/")

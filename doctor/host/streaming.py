@@ -1,0 +1,218 @@
+"""Run a child that reports its steps as JSON lines, under a watchdog that gives each step its own budget.
+
+The child prints `{"event": "start", "step": ...}` before each step and `{"event": "end", ...}` after it. A step
+that does not end within its budget is a hang: the whole process group is killed (the child and any workers it
+started), and the run says which step it was. A child that dies of a signal is reported the same way, with the
+step it was in. Lines are handed to `on_line` as they arrive, so a caller can draw progress.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from gpu_doctor.host.base import CommandStatus
+
+MAX_LINES = 20_000  # a protocol run prints a few hundred; this only bounds a child printing garbage
+MAX_LINE_CHARS = 1 << 16
+STDERR_KEEP_BYTES = 1 << 16  # the tail: where a fatal error message ends up
+
+
+@dataclass(frozen=True)
+class StepBudgets:
+    """Seconds the watchdog allows: until the first line, per step name, between steps, and in all."""
+
+    startup_s: float
+    steps: Mapping[str, float]
+    default_step_s: float
+    total_s: float
+
+    def for_step(self, name: str) -> float:
+        return self.steps.get(name, self.default_step_s)
+
+
+@dataclass(frozen=True)
+class StreamedRun:
+    argv: tuple[str, ...]
+    status: (
+        CommandStatus  # OK, NONZERO (an exit code, or a signal: returncode < 0), TIMED_OUT, NOT_FOUND, ...
+    )
+    returncode: int | None
+    lines: tuple[str, ...]
+    stderr: str
+    watchdog: str | None  # why the watchdog killed the child; None when it did not
+    duration_ms: float
+
+
+def step_label(item: Mapping[str, Any]) -> str:
+    """'matmul fp16 on GPU 0' from a start line."""
+    label = str(item.get("step", "?"))
+    if item.get("variant"):
+        label += f" {item['variant']}"
+    if isinstance(item.get("device"), int):
+        label += f" on GPU {item['device']}"
+    return label
+
+
+def _pump(stream: IO[bytes], out: queue.Queue[str | None]) -> None:
+    for raw in stream:
+        out.put(raw[:MAX_LINE_CHARS].decode("utf-8", errors="replace").rstrip("\r\n"))
+    out.put(None)
+
+
+def _drain_tail(stream: IO[bytes], keep: bytearray) -> None:
+    for raw in stream:
+        keep.extend(raw)
+        del keep[:-STDERR_KEEP_BYTES]
+
+
+def _parse(line: str) -> Mapping[str, Any]:
+    try:
+        item = json.loads(line)
+    except ValueError:
+        return {}
+    return item if isinstance(item, dict) else {}
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def run_streaming(
+    argv: Sequence[str],
+    budgets: StepBudgets,
+    on_line: Callable[[str], None] | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> StreamedRun:
+    """Run argv (never a shell string) in its own session; stop it when a step or the whole run overruns."""
+    argv = tuple(argv)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(os.environ if env is None else env),
+            start_new_session=True,  # the watchdog kills the group: workers the child started die with it
+        )
+    except FileNotFoundError:
+        return StreamedRun(
+            argv, CommandStatus.NOT_FOUND, None, (), f"{argv[0]}: command not found", None, 0.0
+        )
+    except PermissionError as exc:
+        return StreamedRun(argv, CommandStatus.PERMISSION_DENIED, None, (), str(exc), None, 0.0)
+    except OSError as exc:
+        return StreamedRun(argv, CommandStatus.FAILED, None, (), str(exc), None, 0.0)
+    assert proc.stdout is not None and proc.stderr is not None
+    lines_in: queue.Queue[str | None] = queue.Queue()
+    err_tail = bytearray()
+    readers = [
+        threading.Thread(target=_pump, args=(proc.stdout, lines_in), daemon=True),
+        threading.Thread(target=_drain_tail, args=(proc.stderr, err_tail), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    lines: list[str] = []
+    total_deadline = started + budgets.total_s
+    deadline, waiting_for = started + budgets.startup_s, "the interpreter to start"
+    budget = budgets.startup_s
+    watchdog: str | None = None
+    while True:
+        now = time.monotonic()
+        limit = min(deadline, total_deadline)
+        try:
+            line = lines_in.get(timeout=max(0.0, limit - now))
+        except queue.Empty:
+            if total_deadline <= deadline:
+                watchdog = f"the whole run took longer than {budgets.total_s:g} s (during {waiting_for})"
+            else:
+                watchdog = f"{waiting_for} did not finish within {budget:g} s"
+            _kill_group(proc)
+            break
+        if line is None:
+            break
+        if len(lines) < MAX_LINES:
+            lines.append(line)
+        item = _parse(line)
+        if item.get("event") == "start":
+            waiting_for = step_label(item)
+            budget = budgets.for_step(str(item.get("step")))
+        elif item.get("event") in ("end", "hello", "device"):
+            waiting_for, budget = "the next step", budgets.default_step_s
+        deadline = time.monotonic() + budget
+        if on_line is not None:
+            # a progress display must never take the watchdog down with it
+            with contextlib.suppress(Exception):
+                on_line(line)
+    try:
+        returncode = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # closed its stdout but lives on
+        _kill_group(proc)
+        returncode = proc.wait()
+    _kill_group(proc)  # workers it started and left behind go too
+    for reader in readers:
+        reader.join(timeout=2)
+    if watchdog is not None:
+        status = CommandStatus.TIMED_OUT
+    else:
+        status = CommandStatus.OK if returncode == 0 else CommandStatus.NONZERO
+    stderr = bytes(err_tail).decode("utf-8", errors="replace")
+    elapsed = round((time.monotonic() - started) * 1000, 1)
+    return StreamedRun(argv, status, returncode, tuple(lines), stderr, watchdog, elapsed)
+
+
+def streamed_run_json(run: StreamedRun) -> dict[str, Any]:
+    """How a capture stores a streamed run (layout.SMOKE_FILE)."""
+    return {
+        "argv": list(run.argv),
+        "status": run.status.value,
+        "returncode": run.returncode,
+        "lines": list(run.lines),
+        "stderr": run.stderr,
+        "watchdog": run.watchdog,
+        "duration_ms": run.duration_ms,
+    }
+
+
+def streamed_run_from_json(raw: Any) -> StreamedRun | None:
+    """The stored run, or None when the data has another shape."""
+    if not isinstance(raw, dict):
+        return None
+    argv, lines, code = raw.get("argv"), raw.get("lines"), raw.get("returncode")
+    try:
+        status = CommandStatus(raw.get("status"))
+    except ValueError:
+        return None
+    if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+        return None
+    if not (isinstance(lines, list) and all(isinstance(line, str) for line in lines)):
+        return None
+    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+        return None
+    watchdog, stderr, duration = raw.get("watchdog"), raw.get("stderr", ""), raw.get("duration_ms", 0.0)
+    if not (watchdog is None or isinstance(watchdog, str)) or not isinstance(stderr, str):
+        return None
+    return StreamedRun(
+        tuple(argv),
+        status,
+        code,
+        tuple(lines),
+        stderr,
+        watchdog,
+        float(duration) if isinstance(duration, (int, float)) else 0.0,
+    )
