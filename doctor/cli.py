@@ -6,7 +6,7 @@ import argparse
 import json
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -17,6 +17,11 @@ from gpu_doctor.unavailable import Unavailable
 if TYPE_CHECKING:  # the Facts model imports every facts module: `--version` and usage errors need none
     from gpu_doctor.facts.model import PythonFacts
     from gpu_doctor.host.base import Host
+    from gpu_doctor.smoke.run import SmokeProgress, SmokeRequest
+
+
+SMOKE_MODES = ("quick", "standard", "deep")
+SMOKE_CHECKS = ("pcie.link_under_load",)  # beside the smoke.* checks, what `gpu-doctor smoke` reports
 
 
 class UsageError(Exception):
@@ -54,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="also measure RAM bandwidth and the data folder's read speed (about 6 s; writes and removes "
         "one temporary file of at most 1 GiB in the data folder)",
     )
+    parser.add_argument(
+        "--smoke",
+        nargs="?",
+        const="standard",
+        choices=SMOKE_MODES,
+        metavar="MODE",
+        help="after the checks, run the GPU smoke test: quick, standard (the default, about 15 s per GPU) "
+        "or deep",
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="answer yes to questions (never asks without a TTY)"
+    )
     parser.add_argument("--list-checks", action="store_true", help="list the checks and exit")
     parser.add_argument(
         "--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)"
@@ -73,6 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("schema", help="print the JSON Schema of --json output")
     capture = sub.add_parser("capture", help="record this machine as a replayable capture directory")
     capture.add_argument("directory", metavar="DIR")
+    smoke = sub.add_parser(
+        "smoke", help="run only the GPU smoke test: proof that the GPU works, with figures and expectations"
+    )
+    smoke.add_argument("--mode", choices=SMOKE_MODES, default="standard", help="quick, standard or deep")
+    # Also accepted after the subcommand; SUPPRESS keeps a value given before it.
+    smoke.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    smoke.add_argument("--plain", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    smoke.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    smoke.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
@@ -119,15 +145,19 @@ def _main(args: argparse.Namespace) -> int:
     host, python = _host_and_python(args)
     data_dir = _data_dir(args, host)
     _validate_ids(args.check + args.skip, plugins=not args.no_plugins)
+    smoke = _smoke_request(args, host)
     if args.command == "capture":
-        return _capture(Path(args.directory), python, data_dir, args.measure)
+        return _capture(Path(args.directory), python, data_dir, args.measure, smoke)
 
     from gpu_doctor.model import Status
     from gpu_doctor.runner import diagnose
 
     fail_on = Status.WARN if args.strict or args.fail_on == "warn" else Status.FAIL
+    only = list(args.check)
+    if args.command == "smoke" and not only:
+        only = _smoke_check_ids(plugins=not args.no_plugins)
     report = diagnose(
-        host, python, args.check, args.skip, fail_on, plugins=not args.no_plugins, data_dir=data_dir
+        host, python, only, args.skip, fail_on, plugins=not args.no_plugins, data_dir=data_dir, smoke=smoke
     )
     _require_python(report.facts.python, python, args)
     if args.json:
@@ -230,7 +260,87 @@ def _explain(check_id: str, plugins: bool) -> int:
     return ExitCode.OK
 
 
-def _capture(directory: Path, python: str, data_dir: str, measure: bool) -> int:
+def _smoke_check_ids(plugins: bool) -> list[str]:
+    from gpu_doctor.runner import known_check_ids
+
+    return sorted(i for i in known_check_ids(plugins) if i.startswith("smoke.") or i in SMOKE_CHECKS)
+
+
+def _smoke_request(args: argparse.Namespace, host: Host) -> SmokeRequest | None:
+    """What the smoke test should do, once a leftover breadcrumb has been reported (and quick mode offered)."""
+    mode_name = args.mode if args.command == "smoke" else args.smoke
+    if mode_name is None:
+        return None
+    from gpu_doctor.host.recorded import RecordedHost
+    from gpu_doctor.smoke.model import SmokeMode
+    from gpu_doctor.smoke.run import SmokeRequest
+
+    mode = SmokeMode(mode_name)
+    progress = _progress_printer(as_json=args.json)
+    if isinstance(host, RecordedHost):  # a replay: no breadcrumb of this machine applies
+        return SmokeRequest(mode, on_progress=progress)
+    import os
+
+    from gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
+
+    crumb = Breadcrumb(state_dir(os.environ))
+    previous = crumb.unfinished()
+    if previous is not None:
+        where = f" in {previous.step}" if previous.step else ""
+        rebooted = " The machine has rebooted since." if previous.rebooted else ""
+        print(
+            f"{TOOL_NAME}: the previous smoke test ({previous.mode}, started {previous.started_at}) never "
+            f"finished: it stopped{where}.{rebooted}",
+            file=sys.stderr,
+        )
+        if mode is not SmokeMode.QUICK and _ask("Run the quick mode instead?", args):
+            mode = SmokeMode.QUICK
+    return SmokeRequest(mode, crumb, previous, progress)
+
+
+def _ask(question: str, args: argparse.Namespace) -> bool:
+    """Yes/no on the terminal; the default answer is yes. Never asks without a TTY (then: no change)."""
+    if args.yes:
+        return True
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        print(
+            f"{TOOL_NAME}: not asking without a terminal; pass --smoke quick to use the quick mode",
+            file=sys.stderr,
+        )
+        return False
+    sys.stderr.write(f"{question} [Y/n] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("", "y", "yes")
+
+
+def _progress_printer(as_json: bool) -> Callable[[SmokeProgress], None]:
+    """Progress on stderr: a line per finished step, or JSON lines for a program drawing its own bar."""
+
+    def show(p: SmokeProgress) -> None:
+        if as_json:
+            item = {
+                "smoke_progress": {
+                    "step": p.label,
+                    "ended": p.ended,
+                    "expected": p.expected,
+                    "status": p.status.value if p.status else None,
+                    "message": p.message,
+                }
+            }
+            print(json.dumps(item), file=sys.stderr, flush=True)
+        elif p.status is not None:
+            tail = f": {p.message}" if p.message and p.status.value != "ok" else ""
+            print(
+                f"  smoke [{p.ended}/{max(p.expected, p.ended)}] {p.status.value:<8} {p.label}{tail}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return show
+
+
+def _capture(directory: Path, python: str, data_dir: str, measure: bool, smoke: SmokeRequest | None) -> int:
     from gpu_doctor.host.real import RealHost
     from gpu_doctor.host.recording import RecordingHost
     from gpu_doctor.runner import diagnose
@@ -239,7 +349,7 @@ def _capture(directory: Path, python: str, data_dir: str, measure: bool) -> int:
         raise UsageError(f"{directory} exists and is not an empty directory")
     recorder = RecordingHost(RealHost(measure=measure))
     recorder.data_dir = data_dir
-    report = diagnose(recorder, python, data_dir=data_dir)
+    report = diagnose(recorder, python, data_dir=data_dir, smoke=smoke)
     recorder.write(directory, python)
     print(json.dumps({"captured": str(directory), "findings": len(report.findings)}), file=sys.stderr)
     print(f"Captured this machine in {directory}; replay it with: {TOOL_NAME} --root {directory}")

@@ -35,6 +35,12 @@ BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.platform_wsl",
     "gpu_doctor.checks.platform_iommu",
     "gpu_doctor.checks.platform_vm",
+    "gpu_doctor.checks.pcie_under_load",
+    # after the checks above: the smoke test's results, when it ran
+    "gpu_doctor.checks.smoke_run",
+    "gpu_doctor.checks.smoke_gpu",
+    "gpu_doctor.checks.smoke_training",
+    "gpu_doctor.checks.smoke_multi_gpu",
     "gpu_doctor.checks.amd",
     "gpu_doctor.checks.secure_boot",
     "gpu_doctor.checks.module_build",

@@ -8,6 +8,7 @@ from gpu_doctor.exit_codes import ExitCode
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.recommendation import Recommendation
 from gpu_doctor.model import CheckSpec, Counts, Finding, FindingsSummary, Status
+from gpu_doctor.smoke.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,9 @@ class Report:
     specs: tuple[CheckSpec, ...]  # the checks that ran, for titles and explanations
     fail_on: Status = Status.FAIL
     recommended_install: Recommendation | None = None
+    smoke_figures: tuple[
+        Figure, ...
+    ] = ()  # each measured figure with its expectation, when the smoke test ran
 
     def summary(self) -> FindingsSummary:
         return summarize(self.findings, self.specs, self.fail_on)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import traceback
@@ -9,6 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from gpu_doctor import __version__
+from gpu_doctor.checks.smoke_figures import smoke_figures
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.torch_wheel import recommend
 from gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
@@ -16,6 +18,7 @@ from gpu_doctor.host.base import Host
 from gpu_doctor.model import Evidence, Finding, Remediation, Status
 from gpu_doctor.registry import RegisteredCheck, load_checks
 from gpu_doctor.report import Report
+from gpu_doctor.smoke.run import SmokeRequest, gather_smoke
 
 CHECK_TIMEOUT_S = 5.0  # checks are pure and fast; this only catches a runaway loop
 
@@ -92,6 +95,7 @@ def diagnose(
     plugins: bool = True,
     deadline_s: float = DEFAULT_DEADLINE_S,
     data_dir: str | None = None,
+    smoke: SmokeRequest | None = None,
 ) -> Report:
     """`data_dir`: the absolute host path whose storage is diagnosed; None: the capture's, else /."""
     started = time.monotonic()
@@ -99,17 +103,23 @@ def diagnose(
     loaded = load_checks(plugins)
     folder = data_dir or getattr(host, "data_dir", None) or "/"
     gathered = gather(host, default_probes(python, folder), deadline_s)
+    facts = gathered.facts
+    if smoke is not None:  # after every other fact: nothing else competes with it for the GPU or the bus
+        gpus = sum(1 for g in facts.gpus if g.vendor in ("nvidia", "amd"))
+        result = gather_smoke(host, python, smoke, facts.torch_packages, gpus)
+        facts = dataclasses.replace(facts, smoke=result)
     chosen = select(loaded.checks, only, skip)
     findings = [*loaded.problems, *gathered.problems]
     for check in chosen:
-        findings.extend(run_check(check, gathered.facts))
+        findings.extend(run_check(check, facts))
     return Report(
         tool_version=__version__,
         generated_at=generated_at,
         duration_ms=round((time.monotonic() - started) * 1000, 1),
-        facts=gathered.facts,
+        facts=facts,
         findings=tuple(findings),
         specs=tuple(c.spec for c in chosen),
         fail_on=fail_on,
-        recommended_install=recommend(gathered.facts),
+        recommended_install=recommend(facts),
+        smoke_figures=smoke_figures(facts),
     )

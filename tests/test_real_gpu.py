@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from gpu_doctor.facts.model import DriverFacts, OsFacts
 from gpu_doctor.host.real import RealHost
 from gpu_doctor.runner import diagnose
+from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
+from gpu_doctor.smoke.run import SmokeRequest
 
 
 @pytest.mark.gpu
@@ -26,3 +31,34 @@ def test_real_machine_sources_agree() -> None:
         assert gpu.nvml_index is not None
         assert isinstance(gpu.compute_capability, str)
         assert gpu.on_pci_bus or wsl
+
+
+@pytest.mark.gpu
+def test_real_smoke_test_passes_on_a_working_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The standard smoke test on the real GPU: $GPU_DOCTOR_TORCH_PYTHON names an interpreter with CUDA torch."""
+    python = os.environ.get("GPU_DOCTOR_TORCH_PYTHON", sys.executable)
+    probe = subprocess.run(
+        [python, "-c", "import torch; print(torch.cuda.is_available())"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if probe.stdout.strip() != "True":
+        pytest.skip(f"{python} has no CUDA torch (set GPU_DOCTOR_TORCH_PYTHON)")
+    monkeypatch.setenv("GPU_DOCTOR_STATE_DIR", str(tmp_path))
+    report = diagnose(
+        RealHost(),
+        python,
+        only=("smoke.run", "smoke.matmul", "smoke.gpu_memory"),
+        plugins=False,
+        smoke=SmokeRequest(SmokeMode.STANDARD),
+    )
+    run = report.facts.smoke
+    assert isinstance(run, SmokeRun) and run.outcome is SmokeOutcome.COMPLETED, run
+    bad = [(s.label, s.message) for s in run.steps if s.status not in (StepStatus.OK, StepStatus.SKIPPED)]
+    assert not bad
+    statuses = {f.check_id: f.status.value for f in report.findings}
+    assert statuses == {"smoke.run": "pass", "smoke.matmul": "pass", "smoke.gpu_memory": "pass"}
+    keys = {f.key for f in report.smoke_figures}
+    assert {"h2d_pinned", "d2h_pinned", "device_copy", "matmul_fp32"} <= keys

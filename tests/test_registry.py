@@ -49,6 +49,16 @@ STABLE_IDS = {
     "gpu.persistence_mode",
     "gpu.throttle",
     "gpu.memory_errors",
+    "pcie.link_under_load",
+    "smoke.run",
+    "smoke.previous_run",
+    "smoke.gpu_memory",
+    "smoke.transfer",
+    "smoke.memory_bandwidth",
+    "smoke.matmul",
+    "smoke.cudnn",
+    "smoke.training",
+    "smoke.multi_gpu",
 }
 
 

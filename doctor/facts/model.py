@@ -20,9 +20,11 @@ from gpu_doctor.facts.thunderbolt import ThunderboltFacts
 from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
 from gpu_doctor.facts.virtualization import VirtualizationFacts
 from gpu_doctor.facts.wsl import WslFacts
+from gpu_doctor.smoke.model import SmokeRun
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered in this run")
+SMOKE_NOT_RUN = Unavailable(Reason.NOT_APPLICABLE, "the smoke test was not run (gpu-doctor --smoke)")
 
 FACTS_SCHEMA_VERSION = 1
 
@@ -217,6 +219,7 @@ class Facts:
     gpu_health: Maybe[tuple[GpuHealth, ...]] = NOT_GATHERED  # NVML: clock events, ECC, bad memory
     rocm: Maybe[RocmFacts] = NOT_GATHERED  # AMD: ROCm installs, amdgpu, /dev/kfd, gfx targets (KFD topology)
     virtualization: Maybe[VirtualizationFacts] = NOT_GATHERED  # hypervisor flag and DMI names
+    smoke: Maybe[SmokeRun] = SMOKE_NOT_RUN  # the GPU smoke test: only when asked for, after the other facts
 
     @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:

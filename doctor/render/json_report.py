@@ -35,8 +35,24 @@ def envelope(report: Report) -> dict[str, Any]:
         "facts": to_json(report.facts),
         "findings": findings,
         "recommended_install": _recommended(report),
-        "smoke": None,  # filled when the smoke test runs (issue 4/6)
+        "smoke": _smoke(report),
     }
+
+
+def _smoke(report: Report) -> dict[str, Any] | None:
+    """The run (also under facts.smoke) with its figures, each with its expectation and verdict."""
+    run = report.facts.smoke
+    if isinstance(run, Unavailable):
+        return None
+    item: dict[str, Any] = {
+        "mode": run.mode.value,
+        "outcome": run.outcome.value,
+        "stopped_in": run.stopped_in,
+        "message": run.message,
+        "duration_ms": run.duration_ms,
+        "figures": [to_json(f) for f in report.smoke_figures],
+    }
+    return item
 
 
 def _recommended(report: Report) -> dict[str, Any] | None:

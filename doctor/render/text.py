@@ -30,6 +30,7 @@ AREA_TITLES = {
     "egpu": "eGPU (Thunderbolt/USB4)",
     "amd": "AMD",
     "env": "Environment",
+    "smoke": "Smoke test",
     "probe": "Gathering facts",
     "plugin": "Plugins",
 }
@@ -142,6 +143,13 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
                     _wrapped(console, indent, f"· {ev.label}: {ev.value}  [{ev.source}]")
                 if f.traceback:
                     console.print(escape(f.traceback), style="dim")
+    if report.smoke_figures:
+        console.print()
+        console.print(Text("Smoke test figures", "bold underline"))
+        for fig in report.smoke_figures:
+            token = Text(f"{fig.status.value.upper():<8}", STYLES[fig.status])
+            where = f"GPU {fig.device}: " if fig.device is not None and not fig.key.startswith("peer") else ""
+            _hanging(console, Text.assemble("  ", token), where + fig.sentence)
     fixes = [
         f for f in report.findings if f.remediation is not None and f.status in (Status.FAIL, Status.WARN)
     ]

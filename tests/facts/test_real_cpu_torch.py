@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,27 +11,6 @@ import pytest
 from gpu_doctor.cli import main
 from gpu_doctor.facts.torch import parse_runtime
 from gpu_doctor.host.real import RealHost
-
-TORCH = "torch==2.13.0"  # a CPU build is available locally on the development and CI machines
-
-
-@pytest.fixture(scope="session")
-def torch_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    env_dir = tmp_path_factory.mktemp("torch-env")
-    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, timeout=120)
-    python = str(env_dir / "bin" / "python")
-    proc = subprocess.run(
-        [python, "-m", "pip", "install", "-q", TORCH],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    if proc.returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail(f"could not install {TORCH} in CI: {proc.stderr[-2000:]}")
-        pytest.skip(f"{TORCH} is not installable here")
-    return python
 
 
 @pytest.mark.slow

@@ -1,0 +1,117 @@
+"""Run the smoke test through the Host: skip it when there is no torch, keep the breadcrumb, report progress."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpu_doctor.facts.torch import TorchPackages
+from gpu_doctor.host.base import Host
+from gpu_doctor.host.streaming import StepBudgets
+from gpu_doctor.smoke.breadcrumb import Breadcrumb
+from gpu_doctor.smoke.model import SmokeMode, SmokeRun, StepStatus, UnfinishedRun
+from gpu_doctor.smoke.parse import parse_smoke
+from gpu_doctor.smoke.plan import budgets, child_config
+from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+_PER_GPU_STEPS = {SmokeMode.QUICK: 7, SmokeMode.STANDARD: 12, SmokeMode.DEEP: 12}
+
+
+@dataclass(frozen=True)
+class SmokeProgress:
+    """One line of progress: a step started (status None) or ended."""
+
+    label: str
+    ended: int  # steps ended so far
+    expected: int  # steps this run should have; a progress bar's length (a guess until cuda_init is done)
+    status: StepStatus | None
+    message: str | None
+
+
+@dataclass(frozen=True)
+class SmokeRequest:
+    mode: SmokeMode
+    breadcrumb: Breadcrumb | None = None  # None: do not leave one (a replay, or a read-only state folder)
+    previous: UnfinishedRun | None = None  # what the breadcrumb said before this run started
+    on_progress: Callable[[SmokeProgress], None] | None = None
+    budgets: StepBudgets | None = None  # None: the mode's (smoke/plan.py)
+
+
+def expected_steps(mode: SmokeMode, gpus: int) -> int:
+    """import + cuda_init + the steps per GPU + with 2 or more GPUs: peer access, the copies, the all-reduce."""
+    count = 2 + _PER_GPU_STEPS[mode] * max(gpus, 1)
+    if gpus >= 2:
+        pairs = gpus * (gpus - 1) if mode is SmokeMode.DEEP else gpus
+        count += 2 + pairs
+    return count
+
+
+class _Progress:
+    def __init__(self, request: SmokeRequest, gpus: int) -> None:
+        self.request = request
+        self.ended = 0
+        self.expected = expected_steps(request.mode, gpus)
+
+    def __call__(self, line: str) -> None:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(item, dict):
+            return
+        event = item.get("event")
+        if event == "end" and item.get("step") == "cuda_init":
+            values = item.get("values")
+            count = values.get("device_count") if isinstance(values, dict) else None
+            if item.get("status") != "ok":
+                self.expected = 3  # import, cuda_init, and the CPU matmul instead
+            elif isinstance(count, int) and not isinstance(count, bool):
+                self.expected = expected_steps(self.request.mode, count)
+        if event not in ("start", "end"):
+            return
+        label = _label(item)
+        status = None
+        if event == "end":
+            self.ended += 1
+            with contextlib.suppress(ValueError):
+                status = StepStatus(item.get("status"))
+        elif self.request.breadcrumb is not None:
+            with contextlib.suppress(OSError):
+                self.request.breadcrumb.step(label)
+        if self.request.on_progress is not None:
+            message = item.get("message") if isinstance(item.get("message"), str) else None
+            self.request.on_progress(SmokeProgress(label, self.ended, self.expected, status, message))
+
+
+def _label(item: dict[str, object]) -> str:
+    text = str(item.get("step"))
+    if isinstance(item.get("variant"), str):
+        text += f" {item['variant']}"
+    if isinstance(item.get("device"), int):
+        text += f" on GPU {item['device']}"
+    return text
+
+
+def gather_smoke(
+    host: Host, python: str, request: SmokeRequest, packages: Maybe[TorchPackages], gpus: int
+) -> Maybe[SmokeRun]:
+    """The smoke test's run, or why it could not run. `gpus`: how many GPUs the machine shows (for budgets)."""
+    if isinstance(packages, TorchPackages) and packages.version is None:
+        return Unavailable(Reason.NOT_FOUND, f"torch is not installed for {python}")
+    crumb = request.breadcrumb
+    if crumb is not None:
+        try:
+            crumb.start(request.mode.value, python)
+        except OSError:  # a read-only home: run anyway, without hard-lock detection
+            crumb = None
+    progress = _Progress(dataclasses.replace(request, breadcrumb=crumb), gpus)
+    limits = request.budgets or budgets(request.mode, gpus)
+    try:
+        run = host.run_smoke(python, child_config(request.mode), limits, progress)
+    finally:
+        if crumb is not None:
+            crumb.clear()
+    return parse_smoke(run, request.mode, request.previous)

@@ -1,0 +1,229 @@
+"""The real smoke script, run by the real CPU torch under a simulated torch.cuda
+(tests/fixtures/fake_cuda/sitecustomize.py): success, wrong results, a hang, a segfault, out of memory and a
+partial multi-GPU failure, each through the watchdog and the checks exactly as on a GPU machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from gpu_doctor.checks.smoke_gpu import smoke_gpu_memory, smoke_matmul
+from gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
+from gpu_doctor.checks.smoke_run import smoke_run
+from gpu_doctor.cli import main
+from gpu_doctor.host.real import RealHost
+from gpu_doctor.host.streaming import StepBudgets
+from gpu_doctor.model import Status
+from gpu_doctor.schemas import report_schema_text
+from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
+from gpu_doctor.smoke.run import SmokeRequest, gather_smoke
+from gpu_doctor.unavailable import Reason, Unavailable
+from tests.factories import facts
+
+pytestmark = pytest.mark.slow
+
+SHIM = Path(__file__).resolve().parents[1] / "fixtures" / "fake_cuda"
+TINY = {
+    "transfer_bytes": 1 << 20,
+    "copy_bytes": 1 << 20,
+    "matmul_n": 96,
+    "matmul_check_n": 64,
+    "matmul_min_s": 0.005,
+    "memory_share": 0.0,
+    "train_steps": 30,
+    "peer_bytes": 1 << 20,
+    "allreduce_bytes": 1 << 16,
+    "allreduce_iters": 3,
+    "cpu_n": 128,
+}
+GPU = {"name": "NVIDIA GeForce RTX 4090", "capability": "8.9", "total": 25757220864, "free": 25000000000}
+QUICK_BUDGETS = StepBudgets(
+    startup_s=60.0, steps={"import": 120.0, "matmul": 4.0}, default_step_s=60.0, total_s=300.0
+)
+
+
+def simulate(monkeypatch: pytest.MonkeyPatch, devices: int = 1, fault: dict[str, Any] | None = None) -> None:
+    config = {
+        "devices": [dict(GPU, pci_bus_id=f"0000:{i + 1:02x}:00.0") for i in range(devices)],
+        "sizes": TINY,
+    }
+    if fault:
+        config["fault"] = fault
+    monkeypatch.setenv("PYTHONPATH", str(SHIM))
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps(config))
+
+
+def smoke(python: str, mode: SmokeMode = SmokeMode.STANDARD, gpus: int = 1) -> SmokeRun:
+    run = gather_smoke(
+        RealHost(),
+        python,
+        SmokeRequest(mode, budgets=QUICK_BUDGETS),
+        Unavailable(Reason.NOT_APPLICABLE),
+        gpus,
+    )
+    assert isinstance(run, SmokeRun), run
+    return run
+
+
+def test_every_step_passes_on_a_healthy_simulated_gpu(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulate(monkeypatch)
+    run = smoke(torch_python)
+    assert run.outcome is SmokeOutcome.COMPLETED, run.message
+    assert run.torch_version == "2.13.0+cpu" and run.torch_cuda == "12.8"
+    assert [d.name for d in run.devices] == ["NVIDIA GeForce RTX 4090"]
+    assert run.devices[0].pci_bus_id == "0000:01:00.0"
+    names = [(s.name, s.variant) for s in run.steps]
+    assert names == [
+        ("import", None),
+        ("cuda_init", None),
+        ("memory", None),
+        ("transfer", "h2d_pinned"),
+        ("transfer", "d2h_pinned"),
+        ("transfer", "h2d_pageable"),
+        ("transfer", "d2h_pageable"),
+        ("device_copy", None),
+        ("matmul", "fp32"),
+        ("matmul", "tf32"),
+        ("matmul", "fp16"),
+        ("matmul", "bf16"),
+        ("conv", None),
+        ("train", None),
+    ]
+    assert all(s.status is StepStatus.OK for s in run.steps), [(s.label, s.message) for s in run.steps]
+    assert run.find("memory", 0) is not None and run.find("memory", 0).numbers["mismatches"] == 0  # type: ignore[union-attr]
+    for step in run.named("matmul"):
+        assert step.flags["correct"] is True and step.numbers["worst_error_ratio"] < 1
+        assert step.numbers["tflops"] > 0
+    train = run.find("train", 0)
+    assert train is not None and train.numbers["last_loss"] < 0.5 * train.numbers["first_loss"]
+    assert smoke_run(facts(smoke=run)).status is Status.PASS
+
+
+def test_a_wrong_matmul_is_caught_against_the_float64_reference(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulate(monkeypatch, fault={"op": "matmul", "action": "wrong"})
+    run = smoke(torch_python, SmokeMode.QUICK)
+    assert run.outcome is SmokeOutcome.COMPLETED
+    wrong = [s for s in run.named("matmul") if s.status is StepStatus.WRONG]
+    assert [s.variant for s in wrong] == ["fp32", "fp16"]
+    assert wrong[0].numbers["worst_error_ratio"] > 1000
+    assert smoke_matmul(facts(smoke=run)).status is Status.FAIL
+
+
+def test_a_kernel_that_never_returns_is_stopped_by_the_watchdog(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulate(monkeypatch, fault={"op": "matmul", "action": "hang"})
+    run = smoke(torch_python, SmokeMode.QUICK)
+    assert run.outcome is SmokeOutcome.HUNG
+    assert run.stopped_in == "matmul fp32 on GPU 0"
+    assert run.message == "matmul fp32 on GPU 0 did not finish within 4 s"
+    assert run.find("memory", 0) is not None  # what ran before the hang is kept
+    assert smoke_run(facts(smoke=run)).status is Status.FAIL
+
+
+def test_a_segfault_is_attributed_to_its_step(torch_python: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    simulate(monkeypatch, fault={"op": "synchronize", "action": "segfault"})
+    run = smoke(torch_python, SmokeMode.QUICK)
+    assert run.outcome is SmokeOutcome.CRASHED
+    assert run.stopped_in == "memory on GPU 0"
+    assert run.message == "killed by SIGSEGV (signal 11)"
+
+
+def test_out_of_memory_is_reported_as_such(torch_python: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    simulate(monkeypatch, fault={"op": "empty", "action": "oom"})
+    run = smoke(torch_python, SmokeMode.QUICK)
+    assert run.outcome is SmokeOutcome.COMPLETED
+    memory = run.find("memory", 0)
+    assert memory is not None and memory.status is StepStatus.ERROR and memory.oom
+    assert memory.message is not None and memory.message.startswith("out of memory allocating")
+    finding = smoke_gpu_memory(facts(smoke=run))
+    assert finding.status is Status.WARN
+
+
+def test_one_failing_gpu_of_two(torch_python: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    simulate(monkeypatch, devices=2, fault={"op": "empty", "action": "error", "device": 1})
+    monkeypatch.setenv(
+        "GPU_DOCTOR_FAKE_CUDA",
+        json.dumps({**json.loads(__import__("os").environ["GPU_DOCTOR_FAKE_CUDA"])}),
+    )
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    assert run.outcome is SmokeOutcome.COMPLETED, run.message
+    gpu0 = [s.status for s in run.steps if s.device == 0 and s.name != "peer_copy"]
+    gpu1 = [s.status for s in run.steps if s.device == 1 and s.name != "peer_copy"]
+    assert set(gpu0) == {StepStatus.OK}
+    assert gpu1[0] is StepStatus.ERROR and set(gpu1[1:]) == {
+        StepStatus.SKIPPED
+    }  # sticky: the rest is skipped
+    assert "illegal memory access" in (run.steps[[s.device for s in run.steps].index(1)].message or "")
+    reduce = run.find("all_reduce")
+    assert (
+        reduce is not None and reduce.status is StepStatus.OK
+    )  # the fault hits allocations, not the workers
+    memory = smoke_gpu_memory(facts(smoke=run))
+    assert memory.status is Status.FAIL and "GPU 1 (NVIDIA GeForce RTX 4090)" in memory.summary
+    assert "GPU 0" not in memory.summary
+
+
+def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulate(monkeypatch, devices=2, fault={"op": "worker", "action": "error", "device": 1})
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    reduce = run.find("all_reduce")
+    assert reduce is not None and reduce.status is StepStatus.ERROR
+    assert (
+        reduce.message is not None
+        and "rank 1: RuntimeError: CUDA error: an illegal memory access" in reduce.message
+    )
+    assert smoke_multi_gpu(facts(smoke=run)).status is Status.FAIL
+
+
+def test_the_real_cpu_torch_gets_a_cpu_smoke_and_a_clear_verdict(torch_python: str) -> None:
+    run = gather_smoke(
+        RealHost(), torch_python, SmokeRequest(SmokeMode.QUICK), Unavailable(Reason.NOT_APPLICABLE), 0
+    )
+    assert isinstance(run, SmokeRun) and run.outcome is SmokeOutcome.COMPLETED
+    init = run.find("cuda_init")
+    assert (
+        init is not None
+        and init.status is StepStatus.SKIPPED
+        and init.message == "this torch is a CPU-only build"
+    )
+    cpu = run.find("cpu_matmul")
+    assert cpu is not None and cpu.flags["correct"] and cpu.numbers["gflops"] > 0.5
+    finding = smoke_run(facts(smoke=run))
+    assert finding.status is Status.FAIL and finding.summary.startswith(
+        "No usable GPU: this torch is a CPU-only build."
+    )
+
+
+def test_the_smoke_command_end_to_end(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    simulate(monkeypatch)
+    monkeypatch.setenv("GPU_DOCTOR_STATE_DIR", str(tmp_path))
+    code = main(["smoke", "--mode", "quick", "--json", "--python", torch_python])
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    jsonschema.validate(document, json.loads(report_schema_text()))
+    assert document["smoke"]["outcome"] == "completed"
+    keys = [f["key"] for f in document["smoke"]["figures"]]
+    assert keys[:3] == ["h2d_pinned", "d2h_pinned", "device_copy"]
+    assert {f["check_id"] for f in document["findings"]} >= {
+        "smoke.run",
+        "smoke.matmul",
+        "pcie.link_under_load",
+    }
+    assert not any(f["check_id"].startswith("torch.") for f in document["findings"])
+    progress = [json.loads(line)["smoke_progress"] for line in err.splitlines() if line.startswith("{")]
+    assert progress[-1]["ended"] == progress[-1]["expected"] == 9
+    assert code in (0, 1)
+    assert not (tmp_path / "smoke-in-progress.json").exists()  # the breadcrumb is gone after a finished run

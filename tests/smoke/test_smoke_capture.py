@@ -1,0 +1,45 @@
+"""`capture --smoke` stores the streamed run; `--root` replays it line by line, and says when there is none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpu_doctor.host.base import CommandStatus
+from gpu_doctor.host.real import RealHost
+from gpu_doctor.host.recorded import CaptureError, RecordedHost
+from gpu_doctor.host.recording import RecordingHost
+from gpu_doctor.host.streaming import StepBudgets
+from gpu_doctor.smoke.model import SmokeMode, SmokeRun
+from gpu_doctor.smoke.parse import parse_smoke
+from tests.smoke.lines import healthy_h100
+
+BUDGETS = StepBudgets(1.0, {}, 1.0, 1.0)
+
+
+def test_a_captured_smoke_run_replays_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    live = healthy_h100()
+    monkeypatch.setattr(RealHost, "run_smoke", lambda *_args: live)
+    recorder = RecordingHost(RealHost())
+    assert recorder.run_smoke("python3", "{}", BUDGETS, None) == live
+    recorder.write(tmp_path / "cap", "python3")
+    seen: list[str] = []
+    replayed = RecordedHost(tmp_path / "cap").run_smoke("python3", "{}", BUDGETS, seen.append)
+    assert replayed == live and seen == list(live.lines)
+    run = parse_smoke(replayed, SmokeMode.STANDARD)
+    assert isinstance(run, SmokeRun) and run == parse_smoke(live, SmokeMode.STANDARD)
+
+
+def test_a_capture_without_a_smoke_run_says_so(tmp_path: Path) -> None:
+    RecordingHost(RealHost()).write(tmp_path / "cap", "python3")
+    run = RecordedHost(tmp_path / "cap").run_smoke("python3", "{}", BUDGETS, None)
+    assert run.status is CommandStatus.NOT_RECORDED
+    assert "capture --smoke" in str(parse_smoke(run, SmokeMode.QUICK))
+
+
+def test_a_damaged_smoke_file_is_a_capture_error(tmp_path: Path) -> None:
+    RecordingHost(RealHost()).write(tmp_path / "cap", "python3")
+    (tmp_path / "cap" / "smoke.json").write_text('{"argv": [], "status": "exploded"}')
+    with pytest.raises(CaptureError, match=r"smoke\.json"):
+        RecordedHost(tmp_path / "cap")
