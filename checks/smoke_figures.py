@@ -99,51 +99,28 @@ def transfer_figures(facts: Facts, run: SmokeRun) -> list[Figure]:
             figures.append(_pageable(run, step, label, value))
             continue
         link = device_link(facts, _device(run, step.device))
-        expected = link.expected_min
-        if expected is None:
-            figures.append(
-                Figure(
-                    step.variant,
-                    step.device,
-                    label,
-                    value,
-                    "GB/s",
-                    None,
-                    "no PCIe link figure to compare",
-                    Status.PASS,
-                    f"{label} {_num(value)} GB/s (no PCIe link figure to compare with)",
-                )
-            )
-            continue
-        if link.tunnel or link.gbytes_per_s is None:
-            source = "Thunderbolt 3 guarantees 16 Gb/s of PCIe data"
-        else:
-            source = f"{link.words} carries {_num(link.gbytes_per_s)} GB/s per direction"
-        head = f"{label} {_num(value)} GB/s on {link.words} (expect ≥ {_num(expected)} GB/s)"
-        if value >= expected:
-            figures.append(
-                Figure(step.variant, step.device, label, value, "GB/s", expected, source, Status.PASS, head)
-            )
-        else:
-            tail = (
-                ": the tunnel is slower than Thunderbolt 3 allows — see egpu.*"
-                if link.tunnel
-                else ": the link is the bottleneck — see pcie.link and pcie.link_under_load"
-            )
-            figures.append(
-                Figure(
-                    step.variant,
-                    step.device,
-                    label,
-                    value,
-                    "GB/s",
-                    expected,
-                    source,
-                    Status.WARN,
-                    head + tail,
-                )
-            )
+        figures.append(_pinned(step.variant, step.device, label, value, link))
     return figures
+
+
+def _pinned(key: str, device: int | None, label: str, value: float, link: Link) -> Figure:
+    expected = link.expected_min
+    if expected is None:
+        sentence = f"{label} {_num(value)} GB/s (no PCIe link figure to compare with)"
+        return Figure(key, device, label, value, "GB/s", None, "no PCIe link figure", Status.PASS, sentence)
+    if link.tunnel or link.gbytes_per_s is None:
+        source = "Thunderbolt 3 guarantees 16 Gb/s of PCIe data"
+    else:
+        source = f"{link.words} carries {_num(link.gbytes_per_s)} GB/s per direction"
+    sentence = f"{label} {_num(value)} GB/s on {link.words} (expect ≥ {_num(expected)} GB/s)"
+    status = Status.PASS if value >= expected else Status.WARN
+    if status is Status.WARN:
+        sentence += (
+            ": the tunnel is slower than Thunderbolt 3 allows — see egpu.*"
+            if link.tunnel
+            else ": the link is the bottleneck — see pcie.link and pcie.link_under_load"
+        )
+    return Figure(key, device, label, value, "GB/s", expected, source, status, sentence)
 
 
 def _pageable(run: SmokeRun, step: SmokeStep, label: str, value: float) -> Figure:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -15,7 +14,7 @@ from typing import Any
 from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
 from gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from gpu_doctor.host.nvml import Nvml, RealNvml
-from gpu_doctor.host.streaming import StepBudgets, StreamedRun, run_streaming
+from gpu_doctor.host.streaming import StepBudgets, StreamedRun, kill_group, run_streaming
 from gpu_doctor.unavailable import Reason, Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20
@@ -53,7 +52,7 @@ def run_command(
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        kill_group(proc)
         out, err = proc.communicate()
         return CommandResult(
             argv,
@@ -66,13 +65,6 @@ def run_command(
     status = CommandStatus.OK if proc.returncode == 0 else CommandStatus.NONZERO
     elapsed = (time.monotonic() - started) * 1000
     return CommandResult(argv, status, proc.returncode, _decode(out), _decode(err), elapsed)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
 
 
 def _decode(data: bytes | None) -> str:

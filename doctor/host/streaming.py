@@ -83,7 +83,8 @@ def _parse(line: str) -> Mapping[str, Any]:
     return item if isinstance(item, dict) else {}
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's whole process group (it was started in its own session)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -142,7 +143,7 @@ def run_streaming(
                 watchdog = f"the whole run took longer than {budgets.total_s:g} s (during {waiting_for})"
             else:
                 watchdog = f"{waiting_for} did not finish within {budget:g} s"
-            _kill_group(proc)
+            kill_group(proc)
             break
         if line is None:
             break
@@ -162,9 +163,9 @@ def run_streaming(
     try:
         returncode = proc.wait(timeout=10)
     except subprocess.TimeoutExpired:  # closed its stdout but lives on
-        _kill_group(proc)
+        kill_group(proc)
         returncode = proc.wait()
-    _kill_group(proc)  # workers it started and left behind go too
+    kill_group(proc)  # workers it started and left behind go too
     for reader in readers:
         reader.join(timeout=2)
     if watchdog is not None:
