@@ -62,3 +62,25 @@ def gpu_words(run: SmokeRun, index: int | None) -> str:
 
 def failed_steps(steps: tuple[SmokeStep, ...]) -> list[SmokeStep]:
     return [s for s in steps if s.status in (StepStatus.WRONG, StepStatus.ERROR, StepStatus.UNFINISHED)]
+
+
+def step_failure(cid: str, run: SmokeRun, steps: tuple[SmokeStep, ...], what: str) -> Finding | None:
+    """FAIL naming the GPUs whose `what` failed (WARN when all that failed ran out of memory); None if none."""
+    bad = failed_steps(steps)
+    if not bad:
+        return None
+    worst = next((s for s in bad if not s.oom), bad[0])
+    names = sorted({gpu_words(run, s.device) for s in bad})
+    status = Status.WARN if all(s.oom for s in bad) else Status.FAIL
+    healthy = {s.device for s in steps if s.status is StepStatus.OK} - {s.device for s in bad}
+    others = f" It worked on the other {len(healthy)} GPU(s)." if healthy else ""
+    return Finding(
+        cid,
+        status,
+        f"{what} failed on {', '.join(names)}: {worst.message or worst.status.value}.{others}",
+        details="Out of memory: another process holds GPU memory (nvidia-smi lists it), or free memory is "
+        "fragmented."
+        if status is Status.WARN
+        else "",
+        evidence=tuple(step_evidence(s) for s in steps),
+    )

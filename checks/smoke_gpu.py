@@ -6,7 +6,7 @@ figures below their expectation warn with the cause (checks/smoke_figures.py has
 
 from __future__ import annotations
 
-from gpu_doctor.checks.smoke_common import failed_steps, gpu_run_or_finding, gpu_words, step_evidence
+from gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
 from gpu_doctor.checks.smoke_figures import (
     matmul_figures,
     memory_bandwidth_figures,
@@ -17,34 +17,12 @@ from gpu_doctor.facts.model import Facts
 from gpu_doctor.model import Evidence, Finding, Status
 from gpu_doctor.registry import check
 from gpu_doctor.smoke.figure import Figure
-from gpu_doctor.smoke.model import SmokeRun, SmokeStep, StepStatus
+from gpu_doctor.smoke.model import SmokeStep
 
 MEMORY = "smoke.gpu_memory"
 TRANSFER = "smoke.transfer"
 BANDWIDTH = "smoke.memory_bandwidth"
 MATMUL = "smoke.matmul"
-
-
-def _step_failure(cid: str, run: SmokeRun, steps: tuple[SmokeStep, ...], what: str) -> Finding | None:
-    """FAIL naming the GPUs whose `what` failed (WARN when all that failed ran out of memory); None if none."""
-    bad = failed_steps(steps)
-    if not bad:
-        return None
-    worst = next((s for s in bad if not s.oom), bad[0])
-    names = sorted({gpu_words(run, s.device) for s in bad})
-    status = Status.WARN if all(s.oom for s in bad) else Status.FAIL
-    healthy = {s.device for s in steps if s.status is StepStatus.OK} - {s.device for s in bad}
-    others = f" It worked on the other {len(healthy)} GPU(s)." if healthy else ""
-    return Finding(
-        cid,
-        status,
-        f"{what} failed on {', '.join(names)}: {worst.message or worst.status.value}.{others}",
-        details="Out of memory: another process holds GPU memory (nvidia-smi lists it), or free memory is "
-        "fragmented."
-        if status is Status.WARN
-        else "",
-        evidence=tuple(step_evidence(s) for s in steps),
-    )
 
 
 def _figures_finding(cid: str, figures: list[Figure], steps: tuple[SmokeStep, ...], what: str) -> Finding:
@@ -97,7 +75,7 @@ def smoke_gpu_memory(facts: Facts) -> Finding:
     if isinstance(run, Finding):
         return run
     steps = run.named("memory")
-    failure = _step_failure(MEMORY, run, steps, "The memory test")
+    failure = step_failure(MEMORY, run, steps, "The memory test")
     if failure is not None:
         return failure
     tested = sum(s.numbers.get("tested_bytes", 0) for s in steps)
@@ -129,7 +107,7 @@ def smoke_transfer(facts: Facts) -> Finding:
     if isinstance(run, Finding):
         return run
     steps = run.named("transfer")
-    failure = _step_failure(TRANSFER, run, steps, "Host↔GPU copies")
+    failure = step_failure(TRANSFER, run, steps, "Host↔GPU copies")
     return failure or _figures_finding(TRANSFER, transfer_figures(facts, run), steps, "copy")
 
 
@@ -152,7 +130,7 @@ def smoke_memory_bandwidth(facts: Facts) -> Finding:
     if isinstance(run, Finding):
         return run
     steps = run.named("device_copy")
-    failure = _step_failure(BANDWIDTH, run, steps, "The device memory copy")
+    failure = step_failure(BANDWIDTH, run, steps, "The device memory copy")
     return failure or _figures_finding(BANDWIDTH, memory_bandwidth_figures(run), steps, "memory bandwidth")
 
 
@@ -176,5 +154,5 @@ def smoke_matmul(facts: Facts) -> Finding:
     if isinstance(run, Finding):
         return run
     steps = run.named("matmul")
-    failure = _step_failure(MATMUL, run, steps, "Matmul")
+    failure = step_failure(MATMUL, run, steps, "Matmul")
     return failure or _figures_finding(MATMUL, matmul_figures(run), steps, "matmul")

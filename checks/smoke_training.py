@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.smoke_common import failed_steps, gpu_run_or_finding, gpu_words, step_evidence
+from gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.model import Finding, Status
 from gpu_doctor.registry import check
@@ -31,15 +31,9 @@ def smoke_cudnn(facts: Facts) -> Finding:
         return run
     steps = run.named("conv")
     evidence = tuple(step_evidence(s) for s in steps)
-    bad = failed_steps(steps)
-    if bad:
-        names = ", ".join(sorted({gpu_words(run, s.device) for s in bad}))
-        return Finding(
-            CUDNN,
-            Status.FAIL,
-            f"The cuDNN convolution failed on {names}: {bad[0].message}.",
-            evidence=evidence,
-        )
+    failure = step_failure(CUDNN, run, steps, "The cuDNN convolution")
+    if failure is not None:
+        return failure
     version = next((s.numbers.get("cudnn_version") for s in steps if "cudnn_version" in s.numbers), None)
     worst = max(max(s.numbers.get("forward_error", 0), s.numbers.get("backward_error", 0)) for s in steps)
     return Finding(
@@ -71,15 +65,9 @@ def smoke_training(facts: Facts) -> Finding:
         return run
     steps = run.named("train")
     evidence = tuple(step_evidence(s) for s in steps)
-    bad = failed_steps(steps)
-    if bad:
-        names = ", ".join(sorted({gpu_words(run, s.device) for s in bad}))
-        return Finding(
-            TRAINING,
-            Status.FAIL,
-            f"The training step failed on {names}: {bad[0].message}.",
-            evidence=evidence,
-        )
+    failure = step_failure(TRAINING, run, steps, "The training step")
+    if failure is not None:
+        return failure
     step = steps[0]
     return Finding(
         TRAINING,
