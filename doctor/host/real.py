@@ -111,11 +111,13 @@ class RealHost(RootedFs):
     def run_smoke(
         self, python: str, config: str, budgets: StepBudgets, on_line: Callable[[str], None] | None
     ) -> StreamedRun:
-        # Run from a file, not `-c`: the all-reduce workers re-run the same file. The folder is otherwise
-        # empty, so that no json.py or torch/ of the user's project is imported.
+        # Run from files, not `-c`: the child starts the all-reduce workers from the file beside it. The
+        # folder is otherwise empty, so that no json.py or torch/ of the user's project is imported.
         with tempfile.TemporaryDirectory(prefix="gpu-doctor-smoke-") as folder:
             script = Path(folder) / "gpu_doctor_smoke.py"
             script.write_text(probe_source("smoke"), encoding="utf-8")
+            worker = Path(folder) / "gpu_doctor_smoke_worker.py"
+            worker.write_text(probe_source("smoke_worker"), encoding="utf-8")
             run = run_streaming([python, str(script), config], budgets, on_line, cwd=folder)
         return StreamedRun(
             (python, "<probe:smoke>", config),

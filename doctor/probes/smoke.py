@@ -21,65 +21,8 @@ import traceback
 
 PROTOCOL = 1
 MIB = 1 << 20
-SIZES = {
-    "quick": {
-        "memory_share": 0.10,
-        "transfer_bytes": 64 * MIB,
-        "transfer_copies": 6,
-        "transfer_kinds": ("h2d_pinned", "d2h_pinned"),
-        "copy_bytes": 256 * MIB,
-        "copy_repeats": 6,
-        "matmul_n": 2048,
-        "matmul_check_n": 256,
-        "matmul_min_s": 0.05,
-        "precisions": ("fp32", "fp16"),
-        "conv": False,
-        "train_steps": 0,
-        "peer_bytes": 64 * MIB,
-        "all_pairs": False,
-        "allreduce_bytes": 16 * MIB,
-        "allreduce_iters": 5,
-        "cpu_n": 512,
-    },
-    "standard": {
-        "memory_share": 0.50,
-        "transfer_bytes": 256 * MIB,
-        "transfer_copies": 10,
-        "transfer_kinds": ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"),
-        "copy_bytes": 1024 * MIB,
-        "copy_repeats": 10,
-        "matmul_n": 8192,
-        "matmul_check_n": 512,
-        "matmul_min_s": 0.25,
-        "precisions": ("fp32", "tf32", "fp16", "bf16"),
-        "conv": True,
-        "train_steps": 30,
-        "peer_bytes": 256 * MIB,
-        "all_pairs": False,
-        "allreduce_bytes": 64 * MIB,
-        "allreduce_iters": 10,
-        "cpu_n": 1024,
-    },
-    "deep": {
-        "memory_share": 0.85,
-        "transfer_bytes": 1024 * MIB,
-        "transfer_copies": 20,
-        "transfer_kinds": ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"),
-        "copy_bytes": 2048 * MIB,
-        "copy_repeats": 20,
-        "matmul_n": 8192,
-        "matmul_check_n": 1024,
-        "matmul_min_s": 1.0,
-        "precisions": ("fp32", "tf32", "fp16", "bf16"),
-        "conv": True,
-        "train_steps": 100,
-        "peer_bytes": 1024 * MIB,
-        "all_pairs": True,
-        "allreduce_bytes": 256 * MIB,
-        "allreduce_iters": 20,
-        "cpu_n": 2048,
-    },
-}
+# One rank of the all-reduce; the parent writes it beside this file (doctor/probes/smoke_worker.py).
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_doctor_smoke_worker.py")
 # Relative error bound per element, as a multiple of the sum of |a_ik * b_kj| (a rounding-error bound that
 # holds for any summation order): generous, because a broken GPU is wrong by whole values, not by ulps.
 MATMUL_TOLERANCE = {"fp32": 1e-5, "tf32": 4e-3, "fp16": 4e-3, "bf16": 3e-2}
@@ -517,7 +460,7 @@ class Smoke(object):
             config["rank"] = rank
             workers.append(
                 subprocess.Popen(
-                    [sys.executable, os.path.abspath(__file__), json.dumps(config)],
+                    [sys.executable, WORKER, json.dumps(config)],
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                 )
@@ -725,56 +668,8 @@ def run_all(smoke):
     smoke.step("all_reduce", None, None, lambda: smoke.all_reduce(count))
 
 
-def worker(config):
-    """One rank of the all-reduce: sums `bytes` of float32 ones times (rank + 1) across all ranks."""
-    import torch
-    import torch.distributed as dist
-
-    hooks = getattr(torch, "_gpu_doctor_smoke_test", {})
-    device_type = config["device_type"]
-    rank, world = config["rank"], config["world"]
-    try:
-        all_reduce_rank(torch, dist, hooks, config, device_type, rank, world)
-    except Exception as exc:  # the parent smoke step reports it; a traceback would be noise
-        emit({"rank": rank, "error": "%s: %s" % (type(exc).__name__, first_line(exc))})
-        sys.exit(1)
-
-
-def all_reduce_rank(torch, dist, hooks, config, device_type, rank, world):
-    backend = "nccl" if device_type == "cuda" else "gloo"
-    if device_type == "cuda":
-        torch.cuda.set_device(rank)
-    dist.init_process_group(
-        backend, init_method="tcp://127.0.0.1:%d" % config["port"], rank=rank, world_size=world
-    )
-    try:
-        hooks.get("worker_start", lambda _rank: None)(rank)
-        tensor = torch.full((config["bytes"] // 4,), float(rank + 1), device=torch.device(device_type, rank))
-        for _ in range(2):
-            dist.all_reduce(tensor)
-        tensor.fill_(float(rank + 1))
-        dist.all_reduce(tensor)
-        expected = world * (world + 1) / 2.0
-        correct = bool((tensor == expected).all().item())
-        dist.barrier()
-        if device_type == "cuda":
-            torch.cuda.synchronize()
-        started = time.perf_counter()
-        for _ in range(config["iters"]):
-            dist.all_reduce(tensor)
-        if device_type == "cuda":
-            torch.cuda.synchronize()
-        seconds = (time.perf_counter() - started) / config["iters"]
-        emit({"rank": rank, "seconds": seconds, "correct": correct, "backend": backend})
-    finally:
-        dist.destroy_process_group()
-
-
 def main():
     config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    if config.get("worker") == "all_reduce":
-        worker(config)
-        return
     mode = config.get("mode", "standard")
     emit({"event": "hello", "protocol": PROTOCOL, "mode": mode, "pid": os.getpid()})
     holder = {}
@@ -789,7 +684,7 @@ def main():
             "hip": getattr(torch.version, "hip", None),
         }
 
-    smoke = Smoke(None, mode, dict(SIZES[mode]), "cuda")
+    smoke = Smoke(None, mode, dict(config["sizes"]), "cuda")  # the mode's sizes: doctor/smoke/plan.py
     if smoke.step("import", None, None, import_torch) != "ok":
         emit({"event": "done"})
         return

@@ -9,9 +9,73 @@ steps is caught by the total.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from gpu_doctor.host.streaming import StepBudgets
 from gpu_doctor.smoke.model import SmokeMode
+
+MIB = 1 << 20
+# What each mode does and how big: sent to the child (doctor/probes/smoke.py) in its config line.
+SIZES: dict[SmokeMode, dict[str, Any]] = {
+    SmokeMode.QUICK: {
+        "memory_share": 0.10,
+        "transfer_bytes": 64 * MIB,
+        "transfer_copies": 6,
+        "transfer_kinds": ("h2d_pinned", "d2h_pinned"),
+        "copy_bytes": 256 * MIB,
+        "copy_repeats": 6,
+        "matmul_n": 2048,
+        "matmul_check_n": 256,
+        "matmul_min_s": 0.05,
+        "precisions": ("fp32", "fp16"),
+        "conv": False,
+        "train_steps": 0,
+        "peer_bytes": 64 * MIB,
+        "all_pairs": False,
+        "allreduce_bytes": 16 * MIB,
+        "allreduce_iters": 5,
+        "cpu_n": 512,
+    },
+    SmokeMode.STANDARD: {
+        "memory_share": 0.50,
+        "transfer_bytes": 256 * MIB,
+        "transfer_copies": 10,
+        "transfer_kinds": ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"),
+        "copy_bytes": 1024 * MIB,
+        "copy_repeats": 10,
+        "matmul_n": 8192,
+        "matmul_check_n": 512,
+        "matmul_min_s": 0.25,
+        "precisions": ("fp32", "tf32", "fp16", "bf16"),
+        "conv": True,
+        "train_steps": 30,
+        "peer_bytes": 256 * MIB,
+        "all_pairs": False,
+        "allreduce_bytes": 64 * MIB,
+        "allreduce_iters": 10,
+        "cpu_n": 1024,
+    },
+    SmokeMode.DEEP: {
+        "memory_share": 0.85,
+        "transfer_bytes": 1024 * MIB,
+        "transfer_copies": 20,
+        "transfer_kinds": ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"),
+        "copy_bytes": 2048 * MIB,
+        "copy_repeats": 20,
+        "matmul_n": 8192,
+        "matmul_check_n": 1024,
+        "matmul_min_s": 1.0,
+        "precisions": ("fp32", "tf32", "fp16", "bf16"),
+        "conv": True,
+        "train_steps": 100,
+        "peer_bytes": 1024 * MIB,
+        "all_pairs": True,
+        "allreduce_bytes": 256 * MIB,
+        "allreduce_iters": 20,
+        "cpu_n": 2048,
+    },
+}
+
 
 _STEP_S = {
     "import": 120.0,
@@ -43,5 +107,17 @@ def budgets(mode: SmokeMode, gpus: int = 1) -> StepBudgets:
 
 
 def child_config(mode: SmokeMode) -> str:
-    """The child's one argument."""
-    return json.dumps({"mode": mode.value})
+    """The child's one argument: the mode and its sizes."""
+    return json.dumps({"mode": mode.value, "sizes": SIZES[mode]})
+
+
+def steps_per_gpu(mode: SmokeMode) -> int:
+    """memory, each transfer, the device copy, each matmul precision, and conv and train where the mode has them."""
+    sizes = SIZES[mode]
+    return (
+        2
+        + len(sizes["transfer_kinds"])
+        + len(sizes["precisions"])
+        + bool(sizes["conv"])
+        + bool(sizes["train_steps"])
+    )

@@ -14,10 +14,8 @@ from gpu_doctor.host.streaming import StepBudgets
 from gpu_doctor.smoke.breadcrumb import Breadcrumb
 from gpu_doctor.smoke.model import SmokeMode, SmokeRun, StepStatus, UnfinishedRun
 from gpu_doctor.smoke.parse import parse_smoke
-from gpu_doctor.smoke.plan import budgets, child_config
+from gpu_doctor.smoke.plan import SIZES, budgets, child_config, steps_per_gpu
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
-
-_PER_GPU_STEPS = {SmokeMode.QUICK: 7, SmokeMode.STANDARD: 12, SmokeMode.DEEP: 12}
 
 
 @dataclass(frozen=True)
@@ -42,9 +40,9 @@ class SmokeRequest:
 
 def expected_steps(mode: SmokeMode, gpus: int) -> int:
     """import + cuda_init + the steps per GPU + with 2 or more GPUs: peer access, the copies, the all-reduce."""
-    count = 2 + _PER_GPU_STEPS[mode] * max(gpus, 1)
+    count = 2 + steps_per_gpu(mode) * max(gpus, 1)
     if gpus >= 2:
-        pairs = gpus * (gpus - 1) if mode is SmokeMode.DEEP else gpus
+        pairs = gpus * (gpus - 1) if SIZES[mode]["all_pairs"] else gpus
         count += 2 + pairs
     return count
 

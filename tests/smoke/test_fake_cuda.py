@@ -34,7 +34,6 @@ TINY = {
     "matmul_check_n": 64,
     "matmul_min_s": 0.005,
     "memory_share": 0.0,
-    "train_steps": 30,
     "peer_bytes": 1 << 20,
     "allreduce_bytes": 1 << 16,
     "allreduce_iters": 3,
@@ -224,6 +223,6 @@ def test_the_smoke_command_end_to_end(
     }
     assert not any(f["check_id"].startswith("torch.") for f in document["findings"])
     progress = [json.loads(line)["smoke_progress"] for line in err.splitlines() if line.startswith("{")]
-    assert progress[-1]["ended"] == progress[-1]["expected"] == 9
+    assert progress[-1]["ended"] == progress[-1]["expected"] == 8  # import, init, 6 quick steps
     assert code in (0, 1)
     assert not (tmp_path / "smoke-in-progress.json").exists()  # the breadcrumb is gone after a finished run

@@ -24,6 +24,7 @@ from gpu_doctor.model import Status
 from gpu_doctor.serialize import from_json, to_json
 from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus, UnfinishedRun
 from gpu_doctor.smoke.parse import parse_smoke
+from gpu_doctor.smoke.run import expected_steps
 from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, torch_packages
 from tests.smoke.lines import H100, end, gpu_steps, header, healthy_h100, start, step, streamed
@@ -347,3 +348,11 @@ def test_lines_from_libraries_and_a_start_without_an_end_are_handled() -> None:
     run = run_of(items, extra=["NCCL INFO Bootstrap : Using eth0", "{not json"])
     assert [s.status for s in run.steps if s.device == 0] == [StepStatus.UNFINISHED, StepStatus.OK]
     assert run.outcome is SmokeOutcome.COMPLETED
+
+
+def test_the_progress_bar_length_is_the_number_of_steps_a_run_has() -> None:
+    run = parse_smoke(healthy_h100(), SmokeMode.STANDARD)
+    assert isinstance(run, SmokeRun)
+    assert expected_steps(SmokeMode.STANDARD, 1) == len(run.steps) == 14
+    assert expected_steps(SmokeMode.QUICK, 2) == 2 + 2 * 6 + 2 + 2  # peer access, 2 ring copies, all-reduce
+    assert expected_steps(SmokeMode.DEEP, 3) == 2 + 3 * 12 + 2 + 6  # every ordered pair in deep mode
