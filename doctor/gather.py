@@ -6,6 +6,7 @@ Probe threads are daemons: a wedged NVML call or a stuck `nvidia-smi` cannot kee
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import traceback
@@ -137,7 +138,13 @@ class Gathered:
     problems: tuple[Finding, ...]  # probes that crashed or timed out
 
 
-def gather(host: Host, probes: tuple[Probe, ...], deadline_s: float = DEFAULT_DEADLINE_S) -> Gathered:
+def gather(
+    host: Host,
+    probes: tuple[Probe, ...],
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    on_done: Callable[[str], object] | None = None,
+) -> Gathered:
+    """`on_done(name)` is called once per probe as it ends or is abandoned, from the gathering threads."""
     slots = {p.name: _Slot(p) for p in probes}
     deadline = time.monotonic() + deadline_s
 
@@ -161,20 +168,29 @@ def gather(host: Host, probes: tuple[Probe, ...], deadline_s: float = DEFAULT_DE
                 traceback=traceback.format_exc(),
             )
         with slot.lock:
-            if not slot.done.is_set():  # else it was abandoned: a late answer must not replace the verdict
-                slot.result, slot.crash = result, crash
-                slot.done.set()
+            if slot.done.is_set():  # it was abandoned: a late answer must not replace the verdict
+                return
+            slot.result, slot.crash = result, crash
+            slot.done.set()
+        _notify(on_done, slot.probe.name)
 
     for slot in slots.values():
         threading.Thread(target=run, args=(slot,), name=f"probe-{slot.probe.name}", daemon=True).start()
 
-    _wait(slots, deadline)
+    _wait(slots, deadline, on_done)
     values = {name: slot.result for name, slot in slots.items()}
     problems = tuple(s.crash for s in slots.values() if s.crash is not None)
     return Gathered(_assemble(host, values), problems)
 
 
-def _wait(slots: dict[str, _Slot], deadline: float) -> None:
+def _notify(on_done: Callable[[str], object] | None, name: str) -> None:
+    if on_done is None:
+        return
+    with contextlib.suppress(Exception):  # a listener's bug must not lose a probe's facts
+        on_done(name)
+
+
+def _wait(slots: dict[str, _Slot], deadline: float, on_done: Callable[[str], object] | None) -> None:
     pending = dict(slots)
     while pending:
         now = time.monotonic()
@@ -185,18 +201,22 @@ def _wait(slots: dict[str, _Slot], deadline: float) -> None:
             over_budget = slot.started is not None and now > slot.started + slot.probe.timeout_s
             if over_budget or now > deadline:
                 budget = slot.probe.timeout_s if over_budget else None
-                _time_out(slot, budget)
+                if _time_out(slot, budget):
+                    _notify(on_done, name)
                 del pending[name]
         if pending:
             next(iter(pending.values())).done.wait(0.02)
 
 
-def _time_out(slot: _Slot, budget: float | None) -> None:
+def _time_out(slot: _Slot, budget: float | None) -> bool:
+    """Abandon the probe; False when it finished since _wait looked."""
     with slot.lock:
-        if not slot.done.is_set():  # it may have finished since _wait looked
-            _abandon(slot, budget)
-            # Done, with the time-out as its result: probes that need this one go on without it.
-            slot.done.set()
+        if slot.done.is_set():
+            return False
+        _abandon(slot, budget)
+        # Done, with the time-out as its result: probes that need this one go on without it.
+        slot.done.set()
+        return True
 
 
 def _abandon(slot: _Slot, budget: float | None) -> None:

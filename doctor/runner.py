@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -11,6 +12,7 @@ from datetime import datetime, timezone
 
 from gpu_doctor import __version__
 from gpu_doctor.checks.smoke_figures import smoke_figures
+from gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
 from gpu_doctor.facts.model import Facts
 from gpu_doctor.fixes.torch_wheel import recommend
 from gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
@@ -20,6 +22,7 @@ from gpu_doctor.registry import RegisteredCheck, load_checks
 from gpu_doctor.report import Report
 from gpu_doctor.smoke.run import SmokeRequest, gather_smoke
 
+SMOKE_LOAD_CHECKS = ("pcie.link_under_load",)  # outside the smoke area, but judged from its figures
 CHECK_TIMEOUT_S = 5.0  # checks are pure and fast; this only catches a runaway loop
 
 
@@ -96,26 +99,72 @@ def diagnose(
     deadline_s: float = DEFAULT_DEADLINE_S,
     data_dir: str | None = None,
     smoke: SmokeRequest | None = None,
+    on_event: EventSink | None = None,
 ) -> Report:
-    """`data_dir`: the absolute host path whose storage is diagnosed; None: the capture's, else /."""
+    """`data_dir`: the absolute host path whose storage is diagnosed; None: the capture's, else /.
+
+    `on_event` hears the plan, each fact section and each check as it ends (from this and the gathering
+    threads); a front end draws progress from it. The Report is the same with or without it.
+    """
     started = time.monotonic()
     generated_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    emit = _safe(on_event)
     loaded = load_checks(plugins)
+    chosen = select(loaded.checks, only, skip)
     folder = data_dir or getattr(host, "data_dir", None) or "/"
-    gathered = gather(host, default_probes(python, folder), deadline_s)
+    probes = default_probes(python, folder)
+    emit(ChecksListed(tuple(c.spec for c in chosen), tuple(p.name for p in probes)))
+    gathered = gather(host, probes, deadline_s, on_done=lambda name: emit(ProbeDone(name)))
     facts = gathered.facts
     if smoke is not None:  # after every other fact: nothing else competes with it for the GPU or the bus
-        gpus = sum(1 for g in facts.gpus if g.vendor in ("nvidia", "amd"))
-        result = gather_smoke(host, python, smoke, facts.torch_packages, gpus)
-        facts = dataclasses.replace(facts, smoke=result)
-    chosen = select(loaded.checks, only, skip)
-    findings = [*loaded.problems, *gathered.problems]
+        facts = _with_smoke_facts(host, python, smoke, facts)
+    report = judge(facts, chosen, (*loaded.problems, *gathered.problems), fail_on, emit)
+    return dataclasses.replace(
+        report, generated_at=generated_at, duration_ms=round((time.monotonic() - started) * 1000, 1)
+    )
+
+
+def rerun_with_smoke(
+    report: Report, host: Host, python: str, smoke: SmokeRequest, plugins: bool = True
+) -> Report:
+    """The same report after a smoke test on the same facts: nothing else is gathered again."""
+    started = time.monotonic()
+    facts = _with_smoke_facts(host, python, smoke, report.facts)
+    ran = {s.id for s in report.specs}
+    smoke_ids = {s.id for s in report.specs if s.area == "smoke" or s.id in SMOKE_LOAD_CHECKS}
+    chosen = [c for c in load_checks(plugins).checks if c.spec.id in ran]
+    kept = tuple(f for f in report.findings if f.check_id not in smoke_ids)
+    again = judge(facts, [c for c in chosen if c.spec.id in smoke_ids], (), report.fail_on, _safe(None))
+    order = {s.id: i for i, s in enumerate(report.specs)}
+    findings = sorted((*kept, *again.findings), key=lambda f: order.get(f.check_id, -1))
+    return dataclasses.replace(
+        again,
+        generated_at=report.generated_at,
+        duration_ms=round(report.duration_ms + (time.monotonic() - started) * 1000, 1),
+        findings=tuple(findings),
+        specs=report.specs,
+    )
+
+
+def judge(
+    facts: Facts,
+    checks: Iterable[RegisteredCheck],
+    problems: Iterable[Finding] = (),
+    fail_on: Status = Status.FAIL,
+    on_event: EventSink | None = None,
+) -> Report:
+    """Run the checks on gathered facts: the pure half of a diagnosis."""
+    emit = _safe(on_event)
+    chosen = list(checks)
+    findings = list(problems)
     for check in chosen:
-        findings.extend(run_check(check, facts))
+        result = run_check(check, facts)
+        findings.extend(result)
+        emit(CheckDone(check.spec.id, tuple(result)))
     return Report(
         tool_version=__version__,
-        generated_at=generated_at,
-        duration_ms=round((time.monotonic() - started) * 1000, 1),
+        generated_at="",
+        duration_ms=0.0,
         facts=facts,
         findings=tuple(findings),
         specs=tuple(c.spec for c in chosen),
@@ -123,3 +172,20 @@ def diagnose(
         recommended_install=recommend(facts),
         smoke_figures=smoke_figures(facts),
     )
+
+
+def _with_smoke_facts(host: Host, python: str, smoke: SmokeRequest, facts: Facts) -> Facts:
+    gpus = sum(1 for g in facts.gpus if g.vendor in ("nvidia", "amd"))
+    result = gather_smoke(host, python, smoke, facts.torch_packages, gpus)
+    return dataclasses.replace(facts, smoke=result)
+
+
+def _safe(sink: EventSink | None) -> EventSink:
+    """A listener's bug must never change the diagnosis."""
+
+    def emit(event: DiagnosisEvent) -> None:
+        if sink is not None:
+            with contextlib.suppress(Exception):
+                sink(event)
+
+    return emit
