@@ -113,8 +113,11 @@ class LoadedChecks:
 
 
 def load_checks(plugins: bool = True) -> LoadedChecks:
+    """The built-in checks and, with `plugins`, those of the entry points that loaded. Only those: a check
+    some other imported module registered (a test, a half-loaded plugin) never joins a run unasked."""
     for name in BUILTIN_CHECK_MODULES:
         importlib.import_module(name)
+    modules = set(BUILTIN_CHECK_MODULES)
     problems: list[Finding] = []
     if plugins:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -130,7 +133,15 @@ def load_checks(plugins: bool = True) -> LoadedChecks:
                         traceback=traceback.format_exc(),
                     )
                 )
-    return LoadedChecks(tuple(_REGISTRY.values()), tuple(problems))
+            else:
+                modules.add(ep.value.split(":")[0].strip())
+    # a plugin package may register its checks in submodules it imports (mypkg -> mypkg.checks)
+    chosen = [c for c in _REGISTRY.values() if c.module in modules or c.module.rpartition(".")[0] in modules]
+    # The order of BUILTIN_CHECK_MODULES, then plugins, each module's checks as written: never the order in
+    # which something happened to import the modules first (reports and the TUI list stay the same).
+    rank = {name: i for i, name in enumerate(BUILTIN_CHECK_MODULES)}
+    chosen.sort(key=lambda c: rank.get(c.module, len(rank)))
+    return LoadedChecks(tuple(chosen), tuple(problems))
 
 
 def _slug(name: str) -> str:

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from gpu_doctor.facts.model import Facts
@@ -88,3 +92,23 @@ def test_decorator_rejects_bad_ids() -> None:
 
     with pytest.raises(RegistryError, match="dotted lower case"):
         check("NoDots", "t", "a")(fn)
+
+
+def test_the_order_of_checks_does_not_depend_on_which_module_was_imported_first() -> None:
+    script = (
+        "import importlib, sys, json\n"
+        "for name in sys.argv[1:]: importlib.import_module(name)\n"
+        "from gpu_doctor.registry import load_checks\n"
+        "print(json.dumps([c.spec.id for c in load_checks(plugins=False).checks]))\n"
+    )
+    late_first = ["gpu_doctor.checks.gpu_memory_errors", "gpu_doctor.checks.environment"]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script, *order], capture_output=True, text=True, check=True, timeout=120
+        ).stdout
+        for order in ([], late_first)
+    ]
+    assert runs[0] == runs[1]
+    ids = json.loads(runs[0])
+    # BUILTIN_CHECK_MODULES order: gpu, ..., environment, ..., gpu_memory_errors last
+    assert ids.index("gpu.present") < ids.index("env.library_path") < ids.index("gpu.memory_errors")
