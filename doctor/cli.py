@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -90,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("schema", help="print the JSON Schema of --json output")
     capture = sub.add_parser("capture", help="record this machine as a replayable capture directory")
     capture.add_argument("directory", metavar="DIR")
+    setup = sub.add_parser(
+        "setup",
+        help="the setup wizard: driver, then torch of the right build, then a smoke test (interactive; "
+        "without a terminal it prints the plan)",
+    )
+    setup.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     smoke = sub.add_parser(
         "smoke", help="run only the GPU smoke test: proof that the GPU works, with figures and expectations"
     )
@@ -99,6 +106,28 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--plain", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     smoke.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     smoke.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    fix = sub.add_parser(
+        "fix",
+        help="the fix plan: show it (--dry-run), or apply its pip steps in the target Python after "
+        "confirmation (--yes: without asking); system commands are only shown",
+    )
+    fix.add_argument(
+        "--dry-run", action="store_true", help="only show the plan: each step, its commands, who runs them"
+    )
+    fix.add_argument(
+        "--yes",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="apply the Python-environment steps without asking",
+    )
+    fix.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    fix.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    fix.add_argument(
+        "--root",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the plan of a captured machine (--dry-run only)",
+    )
     return parser
 
 
@@ -144,15 +173,41 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("capture records this machine; it cannot be combined with --root")
     host, python = _host_and_python(args)
     data_dir = _data_dir(args, host)
+    if args.command == "fix":
+        from gpu_doctor.fix_command import run_fix
+
+        return run_fix(args, host, python, data_dir)
     _validate_ids(args.check + args.skip, plugins=not args.no_plugins)
     smoke = _smoke_request(args, host)
     if args.command == "capture":
         return _capture(Path(args.directory), python, data_dir, args.measure, smoke)
 
     from gpu_doctor.model import Status
-    from gpu_doctor.runner import diagnose
 
     fail_on = Status.WARN if args.strict or args.fail_on == "warn" else Status.FAIL
+    if _wants_tui(args):  # before the engine's imports: the first paint must not wait for them
+        from gpu_doctor.host.recorded import RecordedHost
+        from gpu_doctor.tui.launch import run_tui
+
+        return run_tui(
+            host,
+            python,
+            replay=isinstance(host, RecordedHost),
+            data_dir=data_dir,
+            plugins=not args.no_plugins,
+            fail_on=fail_on,
+            only=tuple(args.check),
+            skip=tuple(args.skip),
+            start="setup" if args.command == "setup" else "doctor",
+            smoke=smoke.mode if smoke is not None else None,
+        )
+    if args.command == "setup":  # no terminal: the wizard's plan, as `fix --dry-run` prints it
+        from gpu_doctor.fix_command import run_fix
+
+        args.dry_run, args.yes = True, False
+        return run_fix(args, host, python, data_dir)
+    from gpu_doctor.runner import diagnose
+
     only = list(args.check)
     if args.command == "smoke" and not only:
         only = _smoke_check_ids(plugins=not args.no_plugins)
@@ -169,6 +224,15 @@ def _main(args: argparse.Namespace) -> int:
 
         render_text(report, sys.stdout, verbose=args.verbose)
     return report.summary().exit_code
+
+
+def _wants_tui(args: argparse.Namespace) -> bool:
+    """DESIGN §4: the TUI only on a terminal (stdin and stdout), never with --json or --plain."""
+    if args.command not in (None, "setup") or args.json or args.plain:
+        return False
+    if os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
@@ -279,8 +343,6 @@ def _smoke_request(args: argparse.Namespace, host: Host) -> SmokeRequest | None:
     progress = _progress_printer(as_json=args.json)
     if isinstance(host, RecordedHost):  # a replay: no breadcrumb of this machine applies
         return SmokeRequest(mode, on_progress=progress)
-    import os
-
     from gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
 
     crumb = Breadcrumb(state_dir(os.environ))

@@ -1,0 +1,298 @@
+"""The fix plan: the report's remediations in the order a person applies them (the setup wizard, DESIGN §3).
+
+Pure: a Report in, a FixPlan out. Order: the NVIDIA driver (system), torch with torchvision and torchaudio
+into the target interpreter (python-env), every other warning or failure whose fix has commands, a reboot
+when a needed step asks for one, and a last check that everything works. gpu-doctor itself only ever runs a
+step's `runnable_argv` (fixes/apply.py): `python -m pip ...` in the target interpreter. System commands are
+shown for the person to run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpu_doctor import TOOL_NAME
+from gpu_doctor.facts.model import Facts
+from gpu_doctor.fixes.kernel_modules import REBOOT, gpu_lost, load_nvidia_module, reload_after_upgrade
+from gpu_doctor.fixes.recommendation import Recommendation
+from gpu_doctor.fixes.torch_wheel import install_remediation
+from gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from gpu_doctor.report import Report
+from gpu_doctor.unavailable import Unavailable
+
+DRIVER_KEY, TORCH_KEY, REBOOT_KEY, VERIFY_KEY = "driver", "torch", "reboot", "verify"
+# The checks whose system fix is "the driver": installing it, loading its module, rebooting into an update.
+# torch.* checks carry a system fix only when no wheel runs on the installed driver (torch_wheel.fix_for_torch).
+DRIVER_CHECKS = ("driver.installed", "driver.nvml", "driver.reboot_pending")
+PROBLEMS = (Status.FAIL, Status.WARN)
+
+
+@dataclass(frozen=True)
+class FixStep:
+    key: str  # stable: "driver", "torch", "reboot", "verify", or the check id it comes from
+    title: str
+    why: str  # plain words: what is wrong and what this step changes (or why nothing is needed)
+    remediation: Remediation | None  # None when nothing is needed
+    needed: bool
+    check_ids: tuple[str, ...]  # the findings this step answers: compare them after applying
+    runnable_argv: tuple[str, ...] | None  # the one command gpu-doctor may run itself, else None
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    python: str  # the target interpreter (facts.python.executable); "" when it could not be read
+    steps: tuple[FixStep, ...]
+
+    @property
+    def changes_needed(self) -> bool:
+        """True when a step other than the final verification has something to do."""
+        return any(s.needed for s in self.steps if s.key != VERIFY_KEY)
+
+    def step(self, key: str) -> FixStep | None:
+        return next((s for s in self.steps if s.key == key), None)
+
+
+def pip_may_install(facts: Facts) -> bool:
+    """False for a system Python marked externally managed (PEP 668): pip refuses to install into it."""
+    packages, py = facts.torch_packages, facts.python
+    managed = not isinstance(packages, Unavailable) and packages.externally_managed
+    in_env = not isinstance(py, Unavailable) and (
+        py.in_virtualenv is True or isinstance(py.conda_prefix, str)
+    )
+    return not managed or in_env
+
+
+def runnable_argv(
+    remediation: Remediation, python: str, facts: Facts | None = None
+) -> tuple[str, ...] | None:
+    """The first command, when it is `python -m pip ...` for the target interpreter of a python-env fix
+    (and, given the facts, when pip will not refuse that interpreter: offering a run bound to fail is not
+    a fix)."""
+    if remediation.target is not Target.PYTHON_ENV or not remediation.commands or not python:
+        return None
+    if facts is not None and not pip_may_install(facts):
+        return None
+    first = remediation.commands[0]
+    argv = first.argv
+    if first.stdin or len(argv) < 4 or argv[0] != python or argv[1:3] != ("-m", "pip"):
+        return None
+    return argv
+
+
+def plan_fixes(report: Report) -> FixPlan:
+    facts = report.facts
+    python = facts.python.executable if not isinstance(facts.python, Unavailable) else ""
+    problems = [f for f in report.findings if f.status in PROBLEMS]
+    driver = _driver_step(report, problems)
+    torch = _torch_step(report, problems, python, driver.needed)
+    done = {
+        *(driver.check_ids if driver.needed else ()),
+        *(torch.check_ids if torch.needed else ()),
+    }
+    taken = {_identity(s.remediation) for s in (driver, torch) if s.remediation is not None}
+    steps = [driver, torch, *_other_steps(report, problems, done, taken, python)]
+    reboot = _reboot_step(steps)
+    if reboot is not None:
+        steps.append(reboot)
+    steps.append(_verify_step(python))
+    return FixPlan(python=python, steps=tuple(steps))
+
+
+def _identity(remediation: Remediation) -> tuple[object, ...]:
+    """Two findings with the same commands (or, without commands, the same text) have one fix."""
+    if remediation.commands:
+        return (remediation.target, remediation.commands)
+    return (remediation.target, remediation.text)
+
+
+def _is_driver_fix(finding: Finding) -> bool:
+    rem = finding.remediation
+    return (
+        rem is not None
+        and rem.target is Target.SYSTEM
+        and (finding.check_id in DRIVER_CHECKS or finding.check_id.startswith("torch."))
+    )
+
+
+def _driver_priority(finding: Finding) -> int:
+    if finding.check_id == "driver.installed":
+        return 0
+    if finding.check_id.startswith("torch."):
+        return 1
+    return 2 + DRIVER_CHECKS.index(finding.check_id)
+
+
+def _driver_step(report: Report, problems: Sequence[Finding]) -> FixStep:
+    sources = sorted((f for f in problems if _is_driver_fix(f)), key=_driver_priority)
+    if not sources:
+        return FixStep(DRIVER_KEY, "NVIDIA driver", _driver_fine(report.findings), None, False, (), None)
+    source = sources[0]
+    rem = source.remediation
+    assert rem is not None
+    ids = [f.check_id for f in problems if _answered_by_driver_step(f, source, rem)]
+    return FixStep(
+        DRIVER_KEY,
+        _driver_title(source, rem, report.facts),
+        f"{source.summary} {rem.text}",
+        rem,
+        True,
+        tuple(dict.fromkeys(ids)),
+        None,
+    )
+
+
+def _answered_by_driver_step(finding: Finding, source: Finding, rem: Remediation) -> bool:
+    """The same fix; a driver check with no fix of its own; or a wheel that waits for the driver being
+    installed. A different driver fix (reboot after an update, beside a module to load) stays its own step."""
+    if finding.remediation is None:
+        return finding.check_id in DRIVER_CHECKS
+    if _identity(finding.remediation) == _identity(rem):
+        return True
+    installs = source.check_id == "driver.installed" and rem != load_nvidia_module()
+    return installs and finding.check_id.startswith("torch.") and _is_driver_fix(finding)
+
+
+def _driver_fine(findings: Sequence[Finding]) -> str:
+    """Why no driver step is needed, in the words of driver.installed's own verdict."""
+    verdict = next((f for f in findings if f.check_id == "driver.installed"), None)
+    if verdict is None:
+        return "driver.installed did not run, so there is nothing to plan for the driver."
+    if verdict.status in (Status.PASS, Status.SKIP):
+        return f"Nothing to do: {_lower_first(verdict.summary)}"
+    return f"{verdict.summary} {TOOL_NAME} cannot plan a driver change from this."
+
+
+def _lower_first(text: str) -> str:
+    """'No NVIDIA GPU here' -> 'no NVIDIA GPU here'; 'NVIDIA driver' stays as it is."""
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _driver_title(source: Finding, rem: Remediation, facts: Facts) -> str:
+    if rem == load_nvidia_module():
+        return "Load the NVIDIA kernel module"
+    if rem == reload_after_upgrade():
+        return "Reboot into the updated NVIDIA driver"
+    if rem == gpu_lost():
+        return "Reboot to bring the lost GPU back"
+    if not isinstance(facts.os, Unavailable) and facts.os.is_wsl:
+        return "Install or update the NVIDIA driver on Windows"
+    if source.check_id.startswith("torch."):
+        return "Update the NVIDIA driver"
+    return "Install the NVIDIA driver"
+
+
+def _torch_title(rec: Recommendation) -> str:
+    parts = [f"torch {rec.torch} ({rec.variant})"]
+    parts += [f"torchvision {rec.torchvision}"] if rec.torchvision else []
+    parts += [f"torchaudio {rec.torchaudio}"] if rec.torchaudio else []
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"Install {listed}"
+
+
+def _torch_step(report: Report, problems: Sequence[Finding], python: str, driver_needed: bool) -> FixStep:
+    rec = report.recommended_install
+    if rec is None:
+        why = (
+            "No torch wheel runs on the installed driver: update the driver first, then run "
+            f"`{TOOL_NAME} fix` again to choose the wheel."
+            if driver_needed
+            else f"{TOOL_NAME} has no torch wheel to recommend for this Python, platform and GPU."
+        )
+        return FixStep(TORCH_KEY, "Install torch", why, None, False, (), None)
+    rem = install_remediation(report.facts, rec)
+    same = _identity(rem)
+    answered = [f for f in problems if f.remediation is not None and _identity(f.remediation) == same]
+    title = _torch_title(rec)
+    if rec.already_installed and not answered:
+        why = f"Nothing to do: torch {rec.torch} ({rec.variant}) is installed already; {rec.reason}."
+        return FixStep(TORCH_KEY, title, why, None, False, (), None)
+    # torch findings without a fix of their own (torch.cuda_init) are answered by the right wheel too
+    ids = [f.check_id for f in answered] + [
+        f.check_id for f in problems if f.check_id.startswith("torch.") and f.remediation is None
+    ]
+    wrong = " ".join(f.summary for f in answered) or f"{TOOL_NAME} recommends another torch build."
+    refused = [
+        f"{f.summary} {f.remediation.text}"
+        for f in problems
+        if f.check_id == "python.env_kind" and f.remediation is not None
+    ]
+    why = " ".join([wrong, rem.text, *refused])
+    argv = runnable_argv(rem, python, report.facts)
+    return FixStep(TORCH_KEY, title, why, rem, True, tuple(dict.fromkeys(ids)), argv)
+
+
+def _other_steps(
+    report: Report,
+    problems: Sequence[Finding],
+    done: set[str],
+    taken: set[tuple[object, ...]],
+    python: str,
+) -> list[FixStep]:
+    titles = {s.id: s.title for s in report.specs}
+    grouped: dict[tuple[object, ...], list[Finding]] = {}
+    for f in problems:
+        rem = f.remediation
+        if f.check_id in done or rem is None or not rem.commands or _identity(rem) in taken:
+            continue
+        grouped.setdefault(_identity(rem), []).append(f)
+    steps = []
+    for group in grouped.values():
+        first = group[0]
+        rem = first.remediation
+        assert rem is not None
+        steps.append(
+            FixStep(
+                first.check_id,
+                titles.get(first.check_id, first.check_id),
+                " ".join([*(f.summary for f in group), rem.text]),
+                rem,
+                True,
+                tuple(f.check_id for f in group),
+                runnable_argv(rem, python, report.facts),
+            )
+        )
+    return steps
+
+
+def _reboot_step(steps: Sequence[FixStep]) -> FixStep | None:
+    rebooting = [s for s in steps if s.needed and s.remediation is not None and s.remediation.requires_reboot]
+    if not rebooting:
+        return None
+    only = rebooting[0].remediation if len(rebooting) == 1 else None
+    if only is not None and any(c.argv == REBOOT.argv for c in only.commands):
+        return None  # that one step has the reboot among its commands already: one is enough
+    names = "; ".join(s.title for s in rebooting)
+    return FixStep(
+        REBOOT_KEY,
+        "Reboot",
+        f"These steps take effect only after a restart: {names}. Reboot once, after all of them.",
+        Remediation(
+            text="Restart the machine once every step above is done.",
+            commands=(REBOOT,),
+            requires_reboot=True,
+            target=Target.SYSTEM,
+        ),
+        True,
+        tuple(dict.fromkeys(cid for s in rebooting for cid in s.check_ids)),
+        None,
+    )
+
+
+def _verify_step(python: str) -> FixStep:
+    argv = (TOOL_NAME, "--smoke", "quick") + (("--python", python) if python else ())
+    return FixStep(
+        VERIFY_KEY,
+        f"Re-run {TOOL_NAME} and the quick smoke test",
+        "Checks everything again and proves that the GPU computes correctly with the installed torch.",
+        Remediation(
+            text=f"Re-run {TOOL_NAME} with the quick smoke test.",
+            commands=(Command(argv, note="checks everything again and runs a short GPU test"),),
+            target=Target.SYSTEM,
+        ),
+        True,
+        (),
+        None,
+    )
