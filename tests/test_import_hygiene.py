@@ -21,6 +21,13 @@ HEADLESS = [
     "gpu_doctor.fixes.driver_install",
     "gpu_doctor.fixes.kernel_modules",
     "gpu_doctor.compat",
+    "gpu_doctor.events",
+    "gpu_doctor.fixes.plan",
+    "gpu_doctor.fixes.apply",
+    "gpu_doctor.fix_command",
+    # the TUI's engine side: what it shows is decided without the UI library
+    "gpu_doctor.tui.session",
+    "gpu_doctor.tui.machine_line",
 ]
 
 SCRIPT = """

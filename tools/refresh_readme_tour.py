@@ -1,6 +1,6 @@
 """Re-run the commands of the README tour and paste their real output between the tour markers.
 
-    <!-- tour: ARGS -->            runs `gpu-doctor ARGS` (shown without --plain) and pastes stdout
+    <!-- tour: ARGS -->            runs `gpu-doctor ARGS` and pastes stdout
     ```console ... ```
     <!-- /tour -->
 
@@ -36,8 +36,7 @@ def _output(args: list[str]) -> str:
 
 def _block(match: re.Match[str]) -> str:
     args = shlex.split(match["args"])
-    shown = " ".join(a for a in args if a != "--plain")
-    command = f"gpu-doctor {shown}".rstrip()
+    command = f"gpu-doctor {' '.join(args)}".rstrip()  # --plain shown: in a terminal the TUI opens
     return f"<!-- tour: {match['args']} -->\n```console\n$ {command}\n{_output(args)}\n```\n<!-- /tour -->"
 
 

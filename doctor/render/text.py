@@ -12,28 +12,9 @@ from rich.text import Text
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.describe import gpu_inventory
 from gpu_doctor.model import Finding, Remediation, Status
+from gpu_doctor.render.styles import AREA_TITLES, STYLES
 from gpu_doctor.report import Report
 from gpu_doctor.unavailable import Reason, Unavailable
-
-STYLES = {
-    Status.PASS: "green",
-    Status.WARN: "yellow",
-    Status.FAIL: "bold red",
-    Status.SKIP: "dim",
-    Status.UNKNOWN: "magenta",
-    Status.CRASH: "bold magenta",
-}
-AREA_TITLES = {
-    "gpu": "GPUs",
-    "driver": "Driver",
-    "pcie": "PCIe",
-    "egpu": "eGPU (Thunderbolt/USB4)",
-    "amd": "AMD",
-    "env": "Environment",
-    "smoke": "Smoke test",
-    "probe": "Gathering facts",
-    "plugin": "Plugins",
-}
 
 
 def make_console(stream: IO[str]) -> Console:

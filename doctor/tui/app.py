@@ -1,0 +1,42 @@
+"""The Textual app: a thin shell that opens the doctor (or the setup wizard) on one Session."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from gpu_doctor import TOOL_NAME
+from gpu_doctor.tui.session import Session
+
+if TYPE_CHECKING:
+    from gpu_doctor.report import Report
+
+
+class DoctorApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = TOOL_NAME
+    ENABLE_COMMAND_PALETTE = False  # every action has a key in the footer; the palette only took its room
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, session: Session, start: str = "doctor") -> None:
+        super().__init__()
+        self.session = session
+        self.start = start  # "doctor", or what opens once the checks are in: "setup" or "smoke"
+        self.copied: list[str] = []  # printed after the app exits, so they stay in the scrollback
+        self.last_report: Report | None = None  # the exit code comes from the last diagnosis
+
+    def on_mount(self) -> None:
+        from gpu_doctor.tui.screens.main import MainScreen
+
+        self.push_screen(MainScreen(self.session, then=self.start))
+
+    def action_help(self) -> None:
+        from gpu_doctor.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())

@@ -1,0 +1,367 @@
+"""The doctor: checks stream into a list grouped by area; the detail pane explains the one under the cursor."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static, Tree
+
+from gpu_doctor import TOOL_NAME, __version__
+from gpu_doctor.events import CheckDone, ChecksListed, ProbeDone
+from gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Status, Target
+from gpu_doctor.tui.messages import DiagnosisFailed, DiagnosisFinished, DiagnosisProgress
+from gpu_doctor.tui.screens.confirm import ConfirmScreen
+from gpu_doctor.tui.session import Session, target_python
+from gpu_doctor.tui.widgets.check_list import CheckList
+from gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown, flags
+from gpu_doctor.tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the diagnosis worker
+    from gpu_doctor.fixes.apply import ApplyResult
+    from gpu_doctor.report import Report
+    from gpu_doctor.tui.app import DoctorApp
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "next_problem", "Next"),
+        Binding("f", "fix", "Fix"),
+        Binding("c", "copy", "Copy"),
+        Binding("r", "rerun", "Re-run"),
+        Binding("s", "smoke", "Smoke"),
+        Binding("w", "setup", "Setup"),
+        Binding("e", "export", "JSON"),
+    ]
+
+    def __init__(self, session: Session, then: str = "doctor") -> None:
+        super().__init__()
+        self.session = session
+        self.then = then  # "setup" or "smoke": opens once the first checks are in
+        self.report: Report | None = None
+        self.running = False
+        self._findings: dict[str, list[Finding]] = {}
+        self._specs: dict[str, CheckSpec] = {}
+        self._probes: list[str] = []
+        self._probes_done: set[str] = set()
+        self._before: dict[str, Status | None] = {}  # statuses before a fix, to say what it changed
+
+    @property
+    def _app(self) -> DoctorApp:
+        return cast("DoctorApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"{TOOL_NAME} {__version__} · reading this machine…", "bold"), id="machine")
+        yield StatusLine(Text("Starting…", "italic"), id="status")
+        with Horizontal(id="body"):
+            yield CheckList(id="checks")
+            yield DetailPane(id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DetailPane).show(None)
+        self.query_one(CheckList).focus()
+        # After the first frame: the worker's imports would otherwise hold the GIL while it is drawn.
+        self.call_after_refresh(self.start_diagnosis)
+
+    # --- the diagnosis, in a worker -------------------------------------------------------------
+
+    def start_diagnosis(self) -> None:
+        if self.running:
+            self.notify("The checks are still running.", severity="warning")
+            return
+        self.running = True
+        self._findings.clear()
+        self._probes_done.clear()
+        self._diagnose()
+
+    @work(thread=True, exit_on_error=False, group="diagnose")
+    def _diagnose(self) -> None:
+        try:
+            report = self.session.diagnose(lambda event: self.post_message(DiagnosisProgress(event)))
+        except Exception as exc:  # the engine turns check bugs into findings; this is a bug of its own
+            self.post_message(DiagnosisFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(DiagnosisFinished(report))
+
+    def on_diagnosis_progress(self, message: DiagnosisProgress) -> None:
+        event = message.event
+        checks = self.query_one(CheckList)
+        status = self.query_one(StatusLine)
+        if isinstance(event, ChecksListed):
+            self._specs = {s.id: s for s in event.specs}
+            self._probes = list(event.probes)
+            checks.plan(event.specs)
+            status.reading(0, len(self._probes), self._probes)
+        elif isinstance(event, ProbeDone):
+            self._probes_done.add(event.name)
+            waiting = [p for p in self._probes if p not in self._probes_done]
+            if waiting:
+                status.reading(len(self._probes_done), len(self._probes), waiting)
+            else:
+                status.judging()
+        elif isinstance(event, CheckDone):
+            self._findings[event.check_id] = list(event.findings)
+            checks.show(event.check_id, event.findings)
+            if checks.selected_check == event.check_id:
+                self._show_detail(event.check_id)
+
+    def on_diagnosis_finished(self, message: DiagnosisFinished) -> None:
+        self.running = False
+        report = self.report = self._app.last_report = message.report
+        checks = self.query_one(CheckList)
+        self._specs = {s.id: s for s in report.specs}
+        self._findings = {}
+        for finding in report.findings:
+            self._findings.setdefault(finding.check_id, []).append(finding)
+        for check_id, found in self._findings.items():
+            checks.show(check_id, found)
+        from gpu_doctor.tui.machine_line import machine_line
+
+        machine = machine_line(report.facts)
+        replay = "" if self.session.can_apply else " · replay of a capture"
+        self.query_one("#machine", Static).update(
+            Text.assemble((f"{TOOL_NAME} {__version__}", "bold"), f" · {machine}{replay}")
+        )
+        self.query_one(StatusLine).done(report.summary().counts, self._hint(report))
+        if checks.selected_check is None and checks.next_problem() is None and self._findings:
+            checks.select_check(next(iter(self._findings)))
+        if checks.selected_check is not None:
+            self._show_detail(checks.selected_check)
+        self._say_what_changed()
+        self._offer_next_step(report)
+
+    def _offer_next_step(self, report: Report) -> None:
+        then, self.then = self.then, "doctor"
+        if then == "setup":
+            self.action_setup()
+            return
+        if then == "smoke":
+            self.action_smoke()
+            return
+        from gpu_doctor.unavailable import Unavailable
+
+        packages = report.facts.torch_packages
+        missing = not isinstance(packages, Unavailable) and packages.version is None
+        broken = any(
+            f.status is Status.FAIL for f in report.findings if f.check_id.startswith(("torch.", "driver."))
+        )
+        if missing or broken:
+            what = "torch is not installed" if missing else "torch cannot use the GPU yet"
+            self.notify(f"{what}: press w for the setup wizard.", title="Setup", timeout=12)
+
+    def on_diagnosis_failed(self, message: DiagnosisFailed) -> None:
+        self.running = False
+        self.query_one(StatusLine).message(
+            f"The diagnosis itself failed ({message.error}). This is a bug; please report it.", "bold red"
+        )
+
+    def _hint(self, report: Report) -> str:
+        counts = report.summary().counts
+        if counts.fail or counts.warn or counts.crash:
+            return "n: next problem · f: fix · s: smoke test"
+        return "All clear. s: run the GPU smoke test"
+
+    # --- the detail pane --------------------------------------------------------------------------
+
+    @on(Tree.NodeHighlighted, "#checks")
+    def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        check_id = event.node.data
+        if check_id is not None and check_id == self.query_one(CheckList).selected_check:
+            self._show_detail(check_id)  # an area's row keeps the pane as it was
+
+    def _show_detail(self, check_id: str) -> None:
+        findings = tuple(self._findings.get(check_id, ()))
+        spec = self._specs.get(check_id)
+        from gpu_doctor.fixes.plan import runnable_argv
+
+        runnable = None
+        fix = self._fix_of(findings)
+        if fix is not None and self.session.can_apply and self.report is not None:
+            python = target_python(self.report, self.session.python)
+            runnable = runnable_argv(fix, python, self.report.facts)
+        self.query_one(DetailPane).show(
+            Shown(check_id, spec, findings, runnable, can_run_system=self.session.can_apply)
+        )
+
+    @staticmethod
+    def _fix_of(findings: tuple[Finding, ...] | list[Finding]) -> Remediation | None:
+        fixes = [f.remediation for f in findings if f.remediation is not None]
+        return fixes[0] if fixes else None
+
+    # --- actions ----------------------------------------------------------------------------------
+
+    def action_next_problem(self) -> None:
+        checks = self.query_one(CheckList)
+        if checks.next_problem() is None:
+            self.notify("No check fails or warns." if not self.running else "Still running…")
+        checks.focus()
+
+    def action_rerun(self) -> None:
+        self.start_diagnosis()
+
+    def action_copy(self) -> None:
+        check_id = self.query_one(CheckList).selected_check
+        fix = self._fix_of(self._findings.get(check_id or "", []))
+        if fix is None or not fix.commands:
+            self.notify("This check has no command to copy.")
+            return
+        self.copy(fix.commands[0].display())
+
+    def on_detail_pane_copy_requested(self, message: DetailPane.CopyRequested) -> None:
+        self.copy(message.text)
+
+    def copy(self, text: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self._app.copied.append(text)
+        self.notify(Text(text).plain, title="Copied (also printed when you quit)")
+
+    def action_fix(self) -> None:
+        check_id = self.query_one(CheckList).selected_check
+        fix = self._fix_of(self._findings.get(check_id or "", []))
+        if check_id is None or fix is None:
+            self.notify("This check has nothing to fix.")
+            return
+        if fix.target is Target.SYSTEM:
+            runnable = [c for c in fix.commands if not c.stdin]
+            if not runnable:
+                self.notify("This fix is done by hand: read it in the pane on the right.")
+                return
+            self.fix(check_id, runnable[0])
+        else:
+            self.fix(check_id, None)
+
+    def on_detail_pane_fix_requested(self, message: DetailPane.FixRequested) -> None:
+        self.fix(message.check_id, message.command)
+
+    def fix(self, check_id: str, command: Command | None) -> None:
+        """`command` None: the check's python-env fix, run by gpu-doctor; else a system command."""
+        fix = self._fix_of(self._findings.get(check_id, []))
+        if fix is None or self.report is None:
+            return
+        if not self.session.can_apply:
+            self.notify(
+                "This is a capture (--root): its fixes are for the captured machine. Copy them with c."
+            )
+            return
+        if self.running:
+            self.notify("Wait for the checks to finish.", severity="warning")
+            return
+        from gpu_doctor.fixes.plan import runnable_argv
+        from gpu_doctor.tui.screens.fix_run import FixRunScreen
+        from gpu_doctor.tui.system_run import run_system_command
+
+        if command is None:
+            python = target_python(self.report, self.session.python)
+            argv = runnable_argv(fix, python, self.report.facts)
+            if argv is None:
+                self.notify("gpu-doctor cannot run this fix itself: copy the command with c.")
+                return
+            body = _confirm_body(fix.text, argv, f"Into the Python environment of {python}", flags(fix))
+            self._before = self._statuses()
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.app.push_screen(FixRunScreen(argv), self._fix_done)
+
+            self.app.push_screen(ConfirmScreen("Apply this fix?", body, "Run it"), confirmed)
+            return
+        body = _confirm_body(
+            fix.text,
+            command.argv,
+            "On this system, in this terminal: gpu-doctor steps aside until it ends (sudo may ask for your "
+            "password)",
+            flags(fix),
+        )
+
+        def confirmed_system(yes: bool | None) -> None:
+            if yes:
+                self._before = self._statuses()
+                code = run_system_command(self.app, command.argv)
+                self.notify(f"{shlex.join(command.argv)} ended: {code}", timeout=8)
+                self.start_diagnosis()
+
+        self.app.push_screen(ConfirmScreen("Run this system command?", body, "Run it"), confirmed_system)
+
+    def _fix_done(self, result: ApplyResult | None) -> None:
+        if result is not None and result.ok:
+            self.start_diagnosis()
+        else:
+            self._before = {}
+
+    def _statuses(self) -> dict[str, Status | None]:
+        checks = self.query_one(CheckList)
+        return {check_id: checks.status_of(check_id) for check_id in self._findings}
+
+    def _say_what_changed(self) -> None:
+        if not self._before:
+            return
+        checks = self.query_one(CheckList)
+        changed = [
+            f"{check_id}: {_word(old)} → {_word(checks.status_of(check_id))}"
+            for check_id, old in self._before.items()
+            if checks.status_of(check_id) != old
+        ]
+        self._before = {}
+        self.notify("\n".join(changed) if changed else "No check changed.", title="After the fix", timeout=10)
+
+    def action_export(self) -> None:
+        if self.report is None:
+            self.notify("Wait for the checks to finish.")
+            return
+        from gpu_doctor.render.json_report import render_json
+
+        path = Path.cwd() / f"{TOOL_NAME}-report-{datetime.now():%Y%m%d-%H%M%S}.json"
+        try:
+            with path.open("x", encoding="utf-8") as out:
+                out.write(render_json(self.report))
+        except OSError as exc:
+            self.notify(f"Could not write {path}: {exc.strerror or exc}", severity="error")
+            return
+        self.notify(str(path), title="Report saved (JSON)")
+
+    def action_smoke(self) -> None:
+        if self.report is None:
+            self.notify("Wait for the checks to finish.")
+            return
+        from gpu_doctor.tui.screens.smoke import SmokeScreen
+
+        self.app.push_screen(SmokeScreen(self.session, self.report), self._smoke_done)
+
+    def _smoke_done(self, report: Report | None) -> None:
+        if report is not None:
+            self.post_message(DiagnosisFinished(report))
+
+    def action_setup(self) -> None:
+        if self.report is None:
+            self.notify("Wait for the checks to finish.")
+            return
+        from gpu_doctor.tui.screens.setup import SetupScreen
+
+        self.app.push_screen(SetupScreen(self.session, self.report), self._setup_done)
+
+    def _setup_done(self, report: Report | None) -> None:
+        if report is not None:
+            self.post_message(DiagnosisFinished(report))
+
+
+def _word(status: Status | None) -> str:
+    return status.value.upper() if status is not None else "not run"
+
+
+def _confirm_body(text: str, argv: tuple[str, ...], where: str, tags: list[str]) -> Text:
+    body = Text(text + "\n\n")
+    body.append("Command (run as this list of arguments, no shell):\n", "bold")
+    body.append(shlex.join(argv) + "\n\n", "bold cyan")
+    body.append(where + "\n", "")
+    if tags:
+        body.append("[" + "] [".join(tags) + "]", "yellow")
+    return body

@@ -1,0 +1,88 @@
+"""What one interactive session diagnoses and may change: the front end's only door to the engine.
+
+The screens never reach for a Host or the runner themselves; they ask the session from worker threads. Tests
+build a session around a fixture host (or a prepared report) and drive the real screens with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gpu_doctor.model import Status
+from gpu_doctor.smoke.model import SmokeMode
+
+if TYPE_CHECKING:  # the engine loads in the first worker, after the first paint
+    from gpu_doctor.events import EventSink
+    from gpu_doctor.host.base import Host
+    from gpu_doctor.report import Report
+    from gpu_doctor.smoke.breadcrumb import Breadcrumb
+    from gpu_doctor.smoke.model import UnfinishedRun
+    from gpu_doctor.smoke.run import SmokeProgress
+
+    DiagnoseFn = Callable[[EventSink], Report]
+
+
+@dataclass
+class Session:
+    host: Host
+    python: str
+    data_dir: str | None = None
+    plugins: bool = True
+    fail_on: Status = Status.FAIL
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    # False for a capture (--root): its fixes are shown and copied, never run on this machine.
+    can_apply: bool = True
+    smoke_mode: SmokeMode = SmokeMode.STANDARD
+    breadcrumb: Breadcrumb | None = None
+    previous_smoke: UnfinishedRun | None = None
+    # Tests replace the diagnosis (e.g. a fixture's report with a fake pip as its interpreter).
+    diagnose_override: DiagnoseFn | None = field(default=None, repr=False)
+
+    def diagnose(self, on_event: EventSink) -> Report:
+        if self.diagnose_override is not None:
+            return self.diagnose_override(on_event)
+        from gpu_doctor.runner import diagnose
+
+        return diagnose(
+            self.host,
+            self.python,
+            self.only,
+            self.skip,
+            self.fail_on,
+            plugins=self.plugins,
+            data_dir=self.data_dir,
+            on_event=on_event,
+        )
+
+    def smoke(
+        self, report: Report, mode: SmokeMode, on_progress: Callable[[SmokeProgress], object]
+    ) -> Report:
+        """The report again, with the smoke test's figures and checks: the other facts are not re-read."""
+        from gpu_doctor.runner import rerun_with_smoke
+        from gpu_doctor.smoke.run import SmokeRequest
+
+        if self.can_apply and self.breadcrumb is None:  # this machine: leave the crash-safe breadcrumb
+            import os
+
+            from gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
+
+            self.breadcrumb = Breadcrumb(state_dir(os.environ))
+            self.previous_smoke = self.breadcrumb.unfinished()
+        previous, self.previous_smoke = self.previous_smoke, None  # reported once, by the first run
+
+        def progress(item: SmokeProgress) -> None:
+            on_progress(item)
+
+        request = SmokeRequest(mode, self.breadcrumb, previous, progress)
+        return rerun_with_smoke(report, self.host, self.python, request, self.plugins)
+
+
+def target_python(report: Report, fallback: str) -> str:
+    """The interpreter a fix installs into: the one the report diagnosed."""
+    from gpu_doctor.unavailable import Unavailable
+
+    py = report.facts.python
+    return fallback if isinstance(py, Unavailable) else py.executable

@@ -1,0 +1,23 @@
+"""Hand the terminal to a system command the person chose and confirmed (sudo may ask for a password)."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import sys
+
+from textual.app import App
+
+from gpu_doctor.fixes.apply import run_in_terminal
+
+
+def run_system_command(app: App[object], argv: tuple[str, ...]) -> str:
+    """Suspend the UI, run `argv` with the terminal, wait for Enter, come back. Returns how it ended."""
+    with app.suspend():
+        print(f"\n$ {shlex.join(argv)}\n", flush=True)
+        code = run_in_terminal(argv)
+        ended = "timed out or could not start" if code is None else f"exit code {code}"
+        print(f"\n[{ended}] Press Enter to return to gpu-doctor.", flush=True)
+        with contextlib.suppress(OSError, ValueError):  # a closed stdin: return at once
+            sys.stdin.readline()
+    return ended

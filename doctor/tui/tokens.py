@@ -1,0 +1,21 @@
+"""Status tokens: a word and a colour, never colour alone (NO_COLOR leaves the word)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from gpu_doctor.model import Status
+from gpu_doctor.render.styles import STYLES
+
+WIDTH = 7  # "UNKNOWN"
+
+
+def token(status: Status | None) -> Text:
+    """The padded token for a status; None is a check still running."""
+    if status is None:
+        return Text(f"{'…':<{WIDTH}}", "italic")
+    return Text(f"{status.value.upper():<{WIDTH}}", STYLES[status])
+
+
+def worst(statuses: list[Status]) -> Status | None:
+    return max(statuses, key=lambda s: s.severity) if statuses else None

@@ -1,0 +1,73 @@
+"""The wizard's last word: the counts after checking again, the driver and torch verdicts, the smoke test."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from gpu_doctor.model import Finding, Status
+from gpu_doctor.render.styles import STYLES
+from gpu_doctor.report import Report
+from gpu_doctor.runner import SMOKE_LOAD_CHECKS
+from gpu_doctor.tui.tokens import token
+
+SHOWN_AREAS = ("driver.", "torch.")
+HEADLINE = "smoke.run"
+
+
+def counts_line(report: Report) -> Text:
+    counts = report.summary().counts
+    parts = Text()
+    for n, label, status in (
+        (counts.fail, "fail", Status.FAIL),
+        (counts.warn, "warn", Status.WARN),
+        (counts.crash, "crash", Status.CRASH),
+        (counts.unknown, "unknown", Status.UNKNOWN),
+        (counts.passed, "pass", Status.PASS),
+        (counts.skip, "skip", Status.SKIP),
+    ):
+        if n:
+            parts.append(" · " if parts else "")
+            parts.append(f"{n} {label}", STYLES[status])
+    return parts
+
+
+def verify_summary(before: Report, after: Report) -> Text:
+    """What the checks and the quick smoke test say now, with each driver/torch status beside its old one."""
+    old = {f.check_id: f.status for f in before.findings}
+    out = Text.assemble(
+        ("Checked again: ", "bold"), counts_line(after), "\n\nDriver and torch now (skipped checks left out):"
+    )
+    for finding in after.findings:
+        was = old.get(finding.check_id)
+        if finding.check_id.startswith(SHOWN_AREAS) and _changed_or_applies(finding, was):
+            out.append("\n")
+            out.append_text(_line(finding, was))
+    out.append("\n\nQuick smoke test:")
+    for finding in after.findings:
+        if _smoke_verdict(finding):
+            out.append("\n")
+            out.append_text(_line(finding, None))
+    for figure in after.smoke_figures:
+        out.append(f"\n  {figure.sentence}", STYLES[figure.status])
+    return out
+
+
+def _changed_or_applies(finding: Finding, was: Status | None) -> bool:
+    """A check that does not apply (skip) is worth a line only when it did before: "was FAIL" matters."""
+    return finding.status is not Status.SKIP or was not in (None, Status.SKIP)
+
+
+def _smoke_verdict(finding: Finding) -> bool:
+    """The smoke test's headline always (it says why nothing ran), its other checks when they have a verdict."""
+    if finding.check_id == HEADLINE:
+        return True
+    smoke = finding.check_id.startswith("smoke.") or finding.check_id in SMOKE_LOAD_CHECKS
+    return smoke and finding.status is not Status.SKIP
+
+
+def _line(finding: Finding, was: Status | None) -> Text:
+    line = Text.assemble("  ", token(finding.status), " ", (finding.check_id, "bold"))
+    if was is not None and was is not finding.status:
+        line.append(f" (was {was.value.upper()})", "italic")
+    line.append(f": {finding.summary}")
+    return line

@@ -1,0 +1,104 @@
+"""The smoke test's steps as they run: one line each, a status token, and the child's message when one failed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from gpu_doctor.model import Status
+from gpu_doctor.render.styles import STYLES
+from gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, StepStatus
+from gpu_doctor.tui.tokens import WIDTH, token
+
+# A step's word and the check status whose colour it borrows. Out of memory warns (DESIGN: slow is not broken,
+# and a full GPU is not a faulty one); a step that never ended is where a hang or a crash stopped the run.
+STEP_WORDS: dict[StepStatus, tuple[str, Status]] = {
+    StepStatus.OK: ("OK", Status.PASS),
+    StepStatus.WRONG: ("FAIL", Status.FAIL),
+    StepStatus.ERROR: ("FAIL", Status.FAIL),
+    StepStatus.SKIPPED: ("SKIP", Status.SKIP),
+    StepStatus.UNFINISHED: ("STOPPED", Status.FAIL),
+}
+OUTCOME_WORDS = {
+    SmokeOutcome.COMPLETED: "Finished",
+    SmokeOutcome.HUNG: "Stopped by the watchdog",
+    SmokeOutcome.CRASHED: "Crashed",
+    SmokeOutcome.FAILED_TO_START: "Did not start",
+}
+
+
+def step_word(status: StepStatus, oom: bool = False) -> tuple[str, Status]:
+    return ("OOM", Status.WARN) if oom and status is StepStatus.ERROR else STEP_WORDS[status]
+
+
+def step_token(status: StepStatus | None, oom: bool = False) -> Text:
+    """The padded token for a step; None is a step still running."""
+    if status is None:
+        return token(None)
+    word, colour = step_word(status, oom)
+    return Text(f"{word:<{WIDTH}}", STYLES[colour])
+
+
+def run_tally(run: SmokeRun) -> Text:
+    """How the run ended, and its steps counted by word: "Finished after 8.1 s: 13 OK · 1 FAIL"."""
+    counts: Counter[tuple[str, Status]] = Counter(step_word(s.status, s.oom) for s in run.steps)
+    text = Text(f"{OUTCOME_WORDS[run.outcome]} after {run.duration_ms / 1000:.1f} s", "bold")
+    for i, ((word, colour), n) in enumerate(counts.items()):
+        text.append(": " if i == 0 else " · ")
+        text.append(f"{n} {word}", STYLES[colour])
+    return text
+
+
+@dataclass(frozen=True)
+class StepState:
+    status: StepStatus | None  # None: running
+    message: str | None = None
+    oom: bool = False
+
+
+class SmokeSteps(VerticalScroll):
+    """A live list keyed by step label ("matmul fp16 on GPU 0"), in the order the steps started."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.states: dict[str, StepState] = {}
+        self._lines: dict[str, Static] = {}
+
+    def reset(self) -> None:
+        self.states.clear()
+        self._lines.clear()
+        self.remove_children()
+
+    def show_step(self, label: str, state: StepState) -> None:
+        self.states[label] = state
+        line = self._lines.get(label)
+        if line is None:
+            line = self._lines[label] = Static(self.line(label), classes="smoke-step")
+            self.mount(line)
+            self.scroll_end(animate=False)
+        else:
+            line.update(self.line(label))
+
+    def note(self, text: str) -> None:
+        self.mount(Static(Text(text, "dim")))
+
+    def settle(self, run: SmokeRun) -> None:
+        """Every step as the finished run recorded it: OOM marked, and the step a hang or crash stopped in."""
+        for step in run.steps:
+            message = run.message if step.status is StepStatus.UNFINISHED and run.message else step.message
+            self.show_step(step.label, StepState(step.status, message, step.oom))
+
+    def line(self, label: str) -> Text:
+        state = self.states[label]
+        text = Text.assemble(step_token(state.status, state.oom), " ")
+        if state.status is None:
+            text.append(f"{label}…", "italic")
+            return text
+        text.append(label)
+        if state.message and state.status is not StepStatus.OK:
+            text.append(f": {state.message}", "dim" if state.status is StepStatus.SKIPPED else "")
+        return text

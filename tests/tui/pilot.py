@@ -1,0 +1,31 @@
+"""Small helpers for Pilot tests: settle the app, read notifications and widget text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+
+async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
+    """Let workers finish and their messages be handled (a message can start another worker)."""
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def notes(app: App[Any]) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def text_of(widget: Static) -> str:
+    content = widget.render()
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def pane_text(app: App[Any]) -> str:
+    """Everything the detail pane shows, as plain text."""
+    return "\n".join(text_of(w) for w in app.screen.query("#detail Static").results(Static))

@@ -1,0 +1,237 @@
+"""The doctor as a person uses it: checks stream in, a problem opens, a fix is confirmed or cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import threading
+from pathlib import Path
+
+import pytest
+from textual.widgets import RichLog, Static
+
+from gpu_doctor.events import ChecksListed, EventSink
+from gpu_doctor.model import Status
+from gpu_doctor.report import Report
+from gpu_doctor.tui.app import DoctorApp
+from gpu_doctor.tui.screens.confirm import ConfirmScreen
+from gpu_doctor.tui.screens.fix_run import FixRunScreen
+from gpu_doctor.tui.screens.help import HelpScreen
+from gpu_doctor.tui.widgets.check_list import CheckList
+from gpu_doctor.tui.widgets.status_line import StatusLine
+from tests.tui.conftest import FAKE_PIP, live_session, replay_session, report_of
+from tests.tui.pilot import notes, pane_text, settle, text_of
+
+CPU_TORCH = "wsl2"  # a GPU machine whose torch is a CPU build: torch.cpu_build fails, pip fixes it
+
+
+def test_checks_appear_running_then_finish_and_the_ui_never_waits() -> None:
+    report = report_of("egpu-not-authorized")
+    release = threading.Event()
+
+    def slow(on_event: EventSink) -> Report:
+        on_event(ChecksListed(report.specs, ("os", "torch")))
+        release.wait(20)
+        return report
+
+    session = replay_session("egpu-not-authorized")
+    session.diagnose_override = slow
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await pilot.pause(0.2)
+            checks = app.screen.query_one(CheckList)
+            # The list is painted with every check running while the diagnosis is still blocked.
+            assert checks.status_of("egpu.authorized") is None
+            assert "Reading this machine: 0 of 2" in text_of(app.screen.query_one(StatusLine))
+            await pilot.press("question_mark")  # the UI answers keys while the worker waits
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press("escape")
+            release.set()
+            await settle(pilot)
+            assert checks.status_of("egpu.authorized") is Status.FAIL
+            assert checks.status_of("torch.installed") is Status.PASS
+            assert text_of(app.screen.query_one(StatusLine)).startswith(
+                "2 fail · 6 unknown · 7 pass · 36 skip"
+            )
+
+    asyncio.run(scenario())
+
+
+def test_next_problem_opens_the_egpu_finding_and_its_exact_fix() -> None:
+    async def scenario() -> None:
+        app = DoctorApp(replay_session("egpu-not-authorized"))
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            checks = app.screen.query_one(CheckList)
+            assert checks.selected_check == "gpu.present"  # the first problem is open from the start
+            await pilot.press("n")
+            assert checks.selected_check == "egpu.authorized"
+            pane = pane_text(app)
+            assert "Not authorized: Apple, Inc. Thunderbolt to FireWire Adapter" in pane
+            assert "$ boltctl enroll --policy auto" in pane
+            assert "changes the system" in pane
+            await pilot.press("n")  # wraps around to the first problem again
+            assert checks.selected_check == "gpu.present"
+            await pilot.press("n", "c")
+            assert app.copied[-1].startswith("boltctl enroll --policy auto ")
+
+    asyncio.run(scenario())
+
+
+def test_a_replay_never_runs_a_fix() -> None:
+    async def scenario() -> None:
+        app = DoctorApp(replay_session(CPU_TORCH))
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            assert app.screen.query_one(CheckList).select_check("torch.cpu_build")
+            await pilot.press("f")
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert any("This is a capture" in n for n in notes(app))
+            assert not app.screen.query("#detail Button#run-c0")
+
+    asyncio.run(scenario())
+
+
+@pytest.fixture
+def pip_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    log = tmp_path / "pip.log"
+    monkeypatch.setenv("FAKE_PIP_LOG", str(log))
+    return log
+
+
+def _logged(log: Path) -> list[list[str]]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_cancelling_the_fix_dialog_runs_nothing(pip_log: Path) -> None:
+    session, calls = live_session(CPU_TORCH)
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            assert app.screen.query_one(CheckList).select_check("torch.cpu_build")
+            await pilot.press("f")
+            assert isinstance(app.screen, ConfirmScreen)
+            body = app.screen.body.plain
+            assert f"{FAKE_PIP} -m pip install --force-reinstall torch==" in body
+            assert f"Into the Python environment of {FAKE_PIP}" in body
+            assert "[needs network]" in body
+            await pilot.press("enter")  # the focused button is Cancel: Enter on an unread dialog is safe
+            await settle(pilot)
+            assert not isinstance(app.screen, ConfirmScreen | FixRunScreen)
+
+    asyncio.run(scenario())
+    assert _logged(pip_log) == []
+    assert len(calls) == 1
+
+
+def test_a_confirmed_fix_streams_pip_and_re_runs_the_checks(pip_log: Path) -> None:
+    session, calls = live_session(CPU_TORCH, "rtx4090-workstation-healthy")
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            checks = app.screen.query_one(CheckList)
+            assert checks.select_check("torch.cpu_build")
+            assert checks.status_of("torch.cpu_build") is Status.FAIL
+            await pilot.press("f")
+            assert isinstance(app.screen, ConfirmScreen)
+            argv_line = app.screen.body.plain.split("no shell):\n")[1].splitlines()[0]
+            await pilot.press("y")
+            await settle(pilot)
+            assert isinstance(app.screen, FixRunScreen)
+            log_lines = [str(line.text) for line in app.screen.query_one("#run-log", RichLog).lines]
+            assert any("Successfully installed torch-" in line for line in log_lines)
+            assert "Done." in text_of(app.screen.query_one("#run-status", Static))
+            assert _logged(pip_log) == [[str(FAKE_PIP), *shlex.split(argv_line)[1:]]]
+            await pilot.press("escape")
+            await settle(pilot)
+            assert len(calls) == 2  # the checks ran again
+            assert checks.status_of("torch.cpu_build") is Status.PASS
+            assert any("torch.cpu_build: FAIL → PASS" in n for n in notes(app))
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_fix_shows_pips_message_and_changes_nothing_else(
+    pip_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PIP_RESULT", "fail")
+    session, calls = live_session(CPU_TORCH)
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            app.screen.query_one(CheckList).select_check("torch.cpu_build")
+            await pilot.press("f", "y")
+            await settle(pilot)
+            status = text_of(app.screen.query_one("#run-status", Static))
+            assert "FAILED" in status
+            assert "ERROR: No matching distribution found for torch==" in status
+            assert "Nothing else was changed." in status
+            await pilot.press("escape")
+            await settle(pilot)
+            assert len(calls) == 1  # a failed fix is not followed by anything
+
+    asyncio.run(scenario())
+    assert len(_logged(pip_log)) == 1
+
+
+def test_a_system_command_runs_only_after_its_own_confirmation(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[tuple[str, ...]] = []
+
+    def fake_run(app: object, argv: tuple[str, ...]) -> str:
+        ran.append(argv)
+        return "exit code 0"
+
+    monkeypatch.setattr("gpu_doctor.tui.system_run.run_system_command", fake_run)
+    session, calls = live_session("egpu-not-authorized")
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            app.screen.query_one(CheckList).select_check("egpu.authorized")
+            await pilot.press("f")
+            assert isinstance(app.screen, ConfirmScreen)
+            assert "in this terminal" in app.screen.body.plain
+            await pilot.press("n")
+            assert ran == []
+            await pilot.press("f", "y")
+            await settle(pilot)
+            assert ran and ran[0][:3] == ("boltctl", "enroll", "--policy")
+            assert len(calls) == 2  # and the checks ran again
+
+    asyncio.run(scenario())
+
+
+def test_rerun_export_and_resize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    session, calls = live_session("rtx4090-workstation-healthy")
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await pilot.press("r")
+            await settle(pilot)
+            assert len(calls) == 2
+            await pilot.press("e")
+            saved = list(tmp_path.glob("gpu-doctor-report-*.json"))
+            assert len(saved) == 1
+            assert json.loads(saved[0].read_text())["summary"]["exit_code"] == 0
+            await pilot.resize_terminal(120, 40)
+            await pilot.pause()
+            assert app.screen.query_one(CheckList).size.width > 36
+            await pilot.resize_terminal(80, 24)
+            await pilot.press("q")
+
+    asyncio.run(scenario())

@@ -1,0 +1,56 @@
+"""What a person sees, as SVG screenshots of the app on captured machines (the README shows them).
+
+Update after an intended change to the looks: `pytest tests/tui/test_snapshots.py --snapshot-update`, then
+look at the SVGs (tests/tui/__snapshots__/) before committing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from gpu_doctor.tui.app import DoctorApp
+from tests.tui.conftest import replay_session
+from tests.tui.pilot import settle
+
+SnapCompare = Callable[..., bool]
+
+
+def _settled(*keys: str) -> Callable[[Pilot[Any]], Any]:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        if keys:
+            await pilot.press(*keys)
+        await settle(pilot)
+
+    return run_before
+
+
+@pytest.mark.parametrize(
+    ("fixture", "keys"),
+    [
+        pytest.param("rtx4090-workstation-healthy", (), id="healthy"),
+        # the driver is too old for the installed torch
+        pytest.param("h100-sxm-x8-server", (), id="driver-too-old"),
+        # the enclosure, after the "no GPU" it causes
+        pytest.param("egpu-not-authorized", ("n",), id="egpu-not-authorized"),
+        pytest.param("wsl2", (), id="cpu-only-torch"),
+        pytest.param("virtio-vm-no-gpu", (), id="no-gpu"),
+    ],
+)
+def test_main_states(snap_compare: SnapCompare, fixture: str, keys: tuple[str, ...]) -> None:
+    app = DoctorApp(replay_session(fixture))
+    assert snap_compare(app, terminal_size=(100, 32), run_before=_settled(*keys))
+
+
+def test_smallest_terminal(snap_compare: SnapCompare) -> None:
+    app = DoctorApp(replay_session("egpu-not-authorized"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_settled("n"))
+
+
+def test_help(snap_compare: SnapCompare) -> None:
+    app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
+    assert snap_compare(app, terminal_size=(100, 32), run_before=_settled("question_mark"))
