@@ -94,12 +94,20 @@ def wsl_gpu(facts: Facts) -> Finding:
             evidence=ev,
             remediation=Remediation(
                 text="Convert the distribution to WSL 2 from Windows (PowerShell), then start it again.",
-                commands=(Command(("wsl.exe", "--set-version", _distro(w), "2"), note="run from Windows"),),
+                commands=(
+                    Command(
+                        ("wsl.exe", "--set-version", _distro(w), "2"),
+                        note="run from Windows",
+                        runs_here=False,
+                    ),
+                ),
                 needs_network=True,
                 target=Target.SYSTEM,
             ),
         )
-    restart = Command(("wsl.exe", "--shutdown"), note="from Windows; restarts every WSL distribution")
+    restart = Command(
+        ("wsl.exe", "--shutdown"), note="from Windows; restarts every WSL distribution", runs_here=False
+    )
     if not w.has_dxg:
         return Finding(
             GPU_ID,
@@ -109,7 +117,10 @@ def wsl_gpu(facts: Facts) -> Finding:
             evidence=ev,
             remediation=Remediation(
                 text="Update WSL from Windows, then restart it; on older Windows 10 builds, update Windows first.",
-                commands=(Command(("wsl.exe", "--update"), note="run from Windows"), restart),
+                commands=(
+                    Command(("wsl.exe", "--update"), note="run from Windows", runs_here=False),
+                    restart,
+                ),
                 needs_network=True,
                 target=Target.SYSTEM,
             ),

@@ -62,7 +62,6 @@ def run_fix(args: argparse.Namespace, host: Host, python: str, data_dir: str) ->
         print(declined or f"{TOOL_NAME} has no Python-environment step to apply here.", file=log)
     applied = _apply(chosen, log)
     failed = next((a for a in applied if not a.result.ok), None)
-    code = ExitCode.FINDINGS if failed is not None else ExitCode.OK
     after = None
     if failed is None:
         if args.yes:  # on a terminal the whole plan is on the screen already
@@ -75,6 +74,9 @@ def run_fix(args: argparse.Namespace, host: Host, python: str, data_dir: str) ->
         skipped = chosen[len(applied) :]
         if skipped:
             print("Not run: " + "; ".join(s.title for s in skipped), file=log)
+    # A failed step: 1. Otherwise the machine's verdict afterwards, as plain `gpu-doctor` gives it: a
+    # provisioning script must not read "fixed" while a system step (driver, boltctl) is still to do.
+    code = ExitCode.FINDINGS if failed is not None else ExitCode((after or report).summary().exit_code)
     if args.json:
         out.write(_document("apply", plan, applied, (report, after), code))
     return code

@@ -41,6 +41,9 @@ class Command:
     argv: tuple[str, ...]
     note: str = ""  # one line shown beside the command, e.g. "Ubuntu 22.04 and newer"
     stdin: str = ""  # text fed to the command (e.g. a config file for `sudo tee`), never a shell string
+    # False: it runs somewhere else (the container's host, Windows) or holds a placeholder (IMAGE):
+    # shown and copied, never offered to run from here.
+    runs_here: bool = True
 
     def display(self) -> str:
         line = shlex.join(self.argv)
@@ -56,6 +59,20 @@ class Remediation:
     destructive: bool = False
     needs_network: bool = False
     target: Target = Target.SYSTEM
+
+
+def flag_words(fix: Remediation) -> list[str]:
+    """The remediation's safety flags as words, in one order everywhere: [needs root] [needs reboot] ..."""
+    return [
+        name
+        for name, on in (
+            ("needs root", fix.requires_root),
+            ("needs reboot", fix.requires_reboot),
+            ("destructive", fix.destructive),
+            ("needs network", fix.needs_network),
+        )
+        if on
+    ]
 
 
 @dataclass(frozen=True)

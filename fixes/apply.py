@@ -27,6 +27,7 @@ TAIL_CHARS = 1 << 16  # the output kept for "pip's message"
 REDRAW_INTERVAL_S = 0.5  # a `\r` progress redraw reaches on_line at most this often
 EXIT_GRACE_S = 2.0  # after the command exits, how long a child it left holding the pipe may keep it open
 POLL_S = 0.1  # how often cancel is looked at
+INTERRUPT_GRACE_S = 10.0  # after a cancel's SIGINT, how long pip may take to roll back before SIGKILL
 FAILURE_LINES = 12
 _PIP_ERROR = re.compile(r"^(ERROR:|error:|×)")
 
@@ -166,13 +167,17 @@ def apply_command(
 
     deadline = started + timeout_s
     exited_at: float | None = None
+    interrupted_at: float | None = None
     timed_out = cancelled = False
     try:
         while True:
             now = time.monotonic()
-            if cancel is not None and cancel.is_set():
-                cancelled = True
-                break
+            if cancel is not None and cancel.is_set() and interrupted_at is None:
+                # Ctrl-C first, as a person would: pip rolls an unfinished install back on it.
+                cancelled, interrupted_at = True, now
+                _interrupt_group(proc)
+            if interrupted_at is not None and now - interrupted_at > INTERRUPT_GRACE_S:
+                break  # it did not stop: killed below
             if now >= deadline:
                 timed_out = True
                 break
@@ -202,6 +207,11 @@ def apply_command(
         if not reader.is_alive():  # never close a pipe under a reader still blocked in it
             proc.stdout.close()
     return _result(argv, started, returncode, tail, timed_out=timed_out, cancelled=cancelled)
+
+
+def _interrupt_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGINT)
 
 
 def run_in_terminal(argv: Sequence[str], timeout_s: float = 3600.0) -> int | None:

@@ -42,7 +42,11 @@ def pass_gpus(runtime: ContainerRuntime | None, add_compute: bool = False) -> Re
         return Remediation(
             text=f"Run the image with `--nv`: {tool} binds the host driver's libraries (libcuda.so.1, "
             "libnvidia-ml.so.1) into /.singularity.d/libs. `--nvccli` uses the NVIDIA Container Toolkit instead.",
-            commands=(Command((tool, "run", "--nv", "IMAGE.sif"), note="or `exec --nv`/`shell --nv`"),),
+            commands=(
+                Command(
+                    (tool, "run", "--nv", "IMAGE.sif"), note="or `exec --nv`/`shell --nv`", runs_here=False
+                ),
+            ),
             target=Target.SYSTEM,
         )
     if runtime is ContainerRuntime.LXC:
@@ -51,9 +55,17 @@ def pass_gpus(runtime: ContainerRuntime | None, add_compute: bool = False) -> Re
             "the container (`incus` takes the same arguments). Plain LXC: allow and bind /dev/nvidia* and the host's "
             "libcuda.so.1 in the container config.",
             commands=(
-                Command(("lxc", "config", "device", "add", "CONTAINER", "gpu", "gpu"), note=_ON_HOST),
-                Command(("lxc", "config", "set", "CONTAINER", "nvidia.runtime=true"), note=_ON_HOST),
-                Command(("lxc", "restart", "CONTAINER"), note=_ON_HOST),
+                Command(
+                    ("lxc", "config", "device", "add", "CONTAINER", "gpu", "gpu"),
+                    note=_ON_HOST,
+                    runs_here=False,
+                ),
+                Command(
+                    ("lxc", "config", "set", "CONTAINER", "nvidia.runtime=true"),
+                    note=_ON_HOST,
+                    runs_here=False,
+                ),
+                Command(("lxc", "restart", "CONTAINER"), note=_ON_HOST, runs_here=False),
             ),
             target=Target.SYSTEM,
         )
@@ -71,12 +83,17 @@ def _docker(add_compute: bool) -> Remediation:
         "service:\n" + COMPOSE_GPUS + "\n`--gpus` needs the NVIDIA Container Toolkit on the host; Docker's "
         "'could not select device driver \"\" with capabilities: [[gpu]]' means it is missing or not configured.",
         commands=(
-            Command(("docker", "run", "--gpus", "all", *env, "IMAGE"), note="replaces your `docker run`"),
+            Command(
+                ("docker", "run", "--gpus", "all", *env, "IMAGE"),
+                note="replaces your `docker run`",
+                runs_here=False,
+            ),
             Command(
                 ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker"),
                 note="on the host, once, after installing the NVIDIA Container Toolkit",
+                runs_here=False,
             ),
-            Command(("sudo", "systemctl", "restart", "docker"), note=_ON_HOST),
+            Command(("sudo", "systemctl", "restart", "docker"), note=_ON_HOST, runs_here=False),
         ),
         target=Target.SYSTEM,
     )
@@ -90,11 +107,13 @@ def _podman() -> Remediation:
             Command(
                 ("podman", "run", "--device", "nvidia.com/gpu=all", "IMAGE"),
                 note="replaces your `podman run`",
+                runs_here=False,
             ),
             Command(
                 ("sudo", "nvidia-ctk", "cdi", "generate", f"--output={CDI_SPEC}"),
                 note="on the host, when `nvidia-ctk cdi list` shows no nvidia.com/gpu devices, and after every "
                 "driver upgrade",
+                runs_here=False,
             ),
         ),
         target=Target.SYSTEM,

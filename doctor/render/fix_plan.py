@@ -8,7 +8,7 @@ from typing import IO, Any
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.fixes.apply import ApplyResult
 from gpu_doctor.fixes.plan import VERIFY_KEY, FixPlan, FixStep
-from gpu_doctor.model import Remediation
+from gpu_doctor.model import Remediation, flag_words
 from gpu_doctor.serialize import to_json
 
 WIDTH = 100
@@ -16,12 +16,7 @@ WIDTH = 100
 
 def flags(remediation: Remediation) -> list[str]:
     """The remediation's target and safety flags, as words."""
-    words = [remediation.target.value]
-    words += ["needs root"] if remediation.requires_root else []
-    words += ["needs reboot"] if remediation.requires_reboot else []
-    words += ["destructive"] if remediation.destructive else []
-    words += ["needs network"] if remediation.needs_network else []
-    return words
+    return [remediation.target.value, *flag_words(remediation)]
 
 
 def run_by(step: FixStep) -> str | None:

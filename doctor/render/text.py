@@ -11,7 +11,7 @@ from rich.text import Text
 
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.describe import gpu_inventory
-from gpu_doctor.model import Finding, Remediation, Status
+from gpu_doctor.model import Finding, Remediation, Status, flag_words
 from gpu_doctor.render.styles import AREA_TITLES, STYLES
 from gpu_doctor.report import Report
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -73,16 +73,7 @@ def _wrapped(console: Console, indent: str, text: str, style: str = "dim") -> No
 
 
 def _remediation(console: Console, check_id: str, fix: Remediation) -> None:
-    flags = [
-        name
-        for name, on in (
-            ("needs root", fix.requires_root),
-            ("needs reboot", fix.requires_reboot),
-            ("destructive", fix.destructive),
-            ("needs network", fix.needs_network),
-        )
-        if on
-    ]
+    flags = flag_words(fix)
     console.print(Text("  " + check_id, "bold"))
     _wrapped(console, "    ", fix.text, style="")
     for command in fix.commands:

@@ -29,11 +29,21 @@ class DoctorApp(App[None]):
         self.start = start  # "doctor", or what opens once the checks are in: "setup" or "smoke"
         self.copied: list[str] = []  # printed after the app exits, so they stay in the scrollback
         self.last_report: Report | None = None  # the exit code comes from the last diagnosis
+        self.diagnosis_failed = False  # the last diagnosis raised (a bug): exit code 4
 
     def on_mount(self) -> None:
         from gpu_doctor.tui.screens.main import MainScreen
 
         self.push_screen(MainScreen(self.session, then=self.start))
+
+    async def action_quit(self) -> None:
+        """Never quit under a running fix: pip would be left unattended (or killed mid-install)."""
+        from gpu_doctor.tui.screens.fix_run import FixRunScreen
+
+        if any(isinstance(s, FixRunScreen) and s.running for s in self.screen_stack):
+            self.notify("A fix is running: wait for it to end, or press escape to stop it first.")
+            return
+        self.exit()
 
     def action_help(self) -> None:
         from gpu_doctor.tui.screens.help import HelpScreen

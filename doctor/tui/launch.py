@@ -13,6 +13,7 @@ from gpu_doctor.tui.session import Session
 
 if TYPE_CHECKING:
     from gpu_doctor.host.base import Host
+    from gpu_doctor.tui.app import DoctorApp
 
 
 def run_tui(
@@ -41,8 +42,16 @@ def run_tui(
         print(f"Commands you copied in {TOOL_NAME}:")
         for line in dict.fromkeys(app.copied):
             print(f"  {line}")
+    return _exit_code(app)
+
+
+def _exit_code(app: DoctorApp) -> int:
+    """As in text mode; a crash of the app or of a diagnosis is an internal error, not a verdict."""
+    if app.return_code not in (None, 0) or app.diagnosis_failed:
+        print(f"{TOOL_NAME}: the interactive doctor failed (please report it as a bug)", file=sys.stderr)
+        return ExitCode.INTERNAL
     report = app.last_report
-    if report is None:
+    if report is None:  # quit before the first diagnosis ended
         return ExitCode.INTERRUPTED
     summary = report.summary()
     c = summary.counts

@@ -200,12 +200,14 @@ def test_a_system_command_runs_only_after_its_own_confirmation(monkeypatch: pyte
         async with app.run_test(size=(100, 32)) as pilot:
             await settle(pilot)
             app.screen.query_one(CheckList).select_check("egpu.authorized")
-            await pilot.press("f")
+            await pilot.pause()
+            await pilot.click("#term-c0")  # one command per enclosure: the person picks one
             assert isinstance(app.screen, ConfirmScreen)
             assert "in this terminal" in app.screen.body.plain
             await pilot.press("n")
             assert ran == []
-            await pilot.press("f", "y")
+            await pilot.click("#term-c0")
+            await pilot.press("y")
             await settle(pilot)
             assert ran and ran[0][:3] == ("boltctl", "enroll", "--policy")
             assert len(calls) == 2  # and the checks ran again
@@ -233,5 +235,122 @@ def test_rerun_export_and_resize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             assert app.screen.query_one(CheckList).size.width > 36
             await pilot.resize_terminal(80, 24)
             await pilot.press("q")
+
+    asyncio.run(scenario())
+
+
+def test_a_live_session_opens_on_its_first_problem_and_keeps_the_cursor_on_rerun(pip_log: Path) -> None:
+    session, calls = live_session(CPU_TORCH)
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            checks = app.screen.query_one(CheckList)
+            assert checks.selected_check == "torch.cpu_build"  # no select_check: what a person gets
+            await pilot.press("f")
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("n")
+            await pilot.press("down", "down")
+            chosen = checks.selected_check
+            assert chosen not in (None, "torch.cpu_build")
+            await pilot.press("r")
+            await settle(pilot)
+            assert len(calls) == 2
+            assert checks.selected_check == chosen
+            assert not any("After the fix" in n for n in notes(app))  # a cancelled fix changed nothing
+
+    asyncio.run(scenario())
+    assert _logged(pip_log) == []
+
+
+def test_quitting_under_a_running_fix_is_refused_and_stopping_it_asks_first(
+    pip_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PIP_RESULT", "hang")
+    session, calls = live_session(CPU_TORCH)
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            await pilot.press("f", "y")
+            await pilot.pause(0.5)
+            running = app.screen
+            assert isinstance(running, FixRunScreen) and running.running
+            await pilot.press("ctrl+q")  # Textual's own quit key works under a modal screen too
+            assert app.is_running and app.screen is running
+            assert any("A fix is running" in n for n in notes(app))
+            await pilot.press("escape")
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("n")  # keep it running
+            assert app.screen is running and running.running
+            await pilot.press("escape", "y")
+            await settle(pilot)
+            assert running.result is not None and running.result.cancelled
+            assert "stopped part way" in text_of(running.query_one("#run-status", Static))
+            await pilot.press("escape")
+            await settle(pilot)
+            assert len(calls) == 2  # a stopped install may be half done: the checks look again
+
+    asyncio.run(scenario())
+    assert len(_logged(pip_log)) == 1
+
+
+def test_smoke_and_setup_wait_for_a_running_diagnosis() -> None:
+    report = report_of("wsl2")
+    release = threading.Event()
+
+    def slow(on_event: EventSink) -> Report:
+        release.wait(20)
+        return report
+
+    session = replay_session("wsl2")
+    session.diagnose_override = slow
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await pilot.pause(0.2)
+            await pilot.press("s", "w")
+            assert app.screen.__class__.__name__ == "MainScreen"
+            assert sum("Wait for the checks to finish" in n for n in notes(app)) == 2
+            release.set()
+            await settle(pilot)
+
+    asyncio.run(scenario())
+
+
+def test_commands_for_another_machine_are_never_offered_to_run() -> None:
+    session, _ = live_session("docker-container-no-gpus", python="/usr/bin/python3")
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            assert app.screen.query_one(CheckList).select_check("platform.container_gpus")
+            await pilot.pause()
+            assert "docker run --gpus all" in pane_text(app)
+            assert not app.screen.query("#detail Button.-warning")  # no "Run in terminal…"
+            await pilot.press("f")
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert any("not run from here" in n for n in notes(app))
+
+    asyncio.run(scenario())
+
+
+def test_a_fix_of_several_commands_lets_the_person_pick_one() -> None:
+    session, _ = live_session("nvidia-gpu-no-driver", python="/usr/bin/python3")
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            assert app.screen.query_one(CheckList).select_check("driver.installed")
+            await pilot.pause()
+            await pilot.press("f")
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert any("several commands" in n for n in notes(app))
+            assert app.focused is not None and app.focused.id == "term-c0"
 
     asyncio.run(scenario())

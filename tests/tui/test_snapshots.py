@@ -13,7 +13,8 @@ import pytest
 from textual.pilot import Pilot
 
 from gpu_doctor.tui.app import DoctorApp
-from tests.tui.conftest import replay_session
+from gpu_doctor.tui.widgets.check_list import CheckList
+from tests.tui.conftest import live_session, replay_session
 from tests.tui.pilot import settle
 
 SnapCompare = Callable[..., bool]
@@ -54,3 +55,21 @@ def test_smallest_terminal(snap_compare: SnapCompare) -> None:
 def test_help(snap_compare: SnapCompare) -> None:
     app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
     assert snap_compare(app, terminal_size=(100, 32), run_before=_settled("question_mark"))
+
+
+def test_the_fix_dialog_fits_80x24(snap_compare: SnapCompare) -> None:
+    """The exact command, where it runs, and both buttons visible on the smallest terminal."""
+    session, _ = live_session("wsl2", python="/home/user/venv/bin/python")
+
+    async def open_the_dialog(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        pilot.app.screen.query_one(CheckList).select_check("torch.cpu_build")
+        await pilot.press("f")
+        await settle(pilot)
+
+    assert snap_compare(DoctorApp(session), terminal_size=(80, 24), run_before=open_the_dialog)
+
+
+def test_the_setup_wizard_at_80x24(snap_compare: SnapCompare) -> None:
+    app = DoctorApp(replay_session("nvidia-gpu-no-driver"), start="setup")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_settled())

@@ -7,7 +7,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -29,7 +29,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(self.title_text, "bold"), id="dialog-title")
-            yield Static(self.body, id="dialog-body")
+            with VerticalScroll(id="dialog-scroll"):  # a long command scrolls; the buttons stay in view
+                yield Static(self.body, id="dialog-body")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Cancel (n)", id="cancel")
                 yield Button(f"{self.confirm_label} (y)", id="confirm", variant="warning")

@@ -16,6 +16,7 @@ from textual.widgets import Button, RichLog, Static
 
 from gpu_doctor.fixes.apply import ApplyResult, apply_command
 from gpu_doctor.tui.messages import FixOutput
+from gpu_doctor.tui.screens.confirm import ConfirmScreen
 
 
 class FixRunScreen(ModalScreen[ApplyResult | None]):
@@ -34,7 +35,7 @@ class FixRunScreen(ModalScreen[ApplyResult | None]):
         with Vertical(id="run-dialog"):
             yield Static(Text.assemble(("Running ", "bold"), (shlex.join(self.argv), "cyan")), id="run-title")
             yield RichLog(id="run-log", wrap=True, max_lines=5000)
-            yield Static(Text("Running… (escape stops it)", "italic"), id="run-status")
+            yield Static(Text("Running… (escape to stop it)", "italic"), id="run-status")
             yield Button("Close", id="close", disabled=True)
 
     def on_mount(self) -> None:
@@ -56,13 +57,14 @@ class FixRunScreen(ModalScreen[ApplyResult | None]):
         if result.ok:
             status.update(Text("Done. Close to re-run the checks.", "bold green"))
         else:
-            status.update(
-                Text.assemble(
-                    ("FAILED ", "bold red"),
-                    result.failure_message(),
-                    ("\nNothing else was changed.", "bold"),
-                )
+            # pip rolls back an install that fails by itself; one that was stopped may be half done.
+            stopped = result.cancelled or result.timed_out or (result.returncode or 0) < 0
+            after = (
+                "\nIt was stopped part way: the environment may be half changed. Close to check it again."
+                if stopped
+                else "\nNothing else was changed."
             )
+            status.update(Text.assemble(("FAILED ", "bold red"), result.failure_message(), (after, "bold")))
         button = self.query_one("#close", Button)
         button.disabled = False
         button.focus()
@@ -71,8 +73,28 @@ class FixRunScreen(ModalScreen[ApplyResult | None]):
         event.stop()
         self.dismiss(self.result)
 
+    @property
+    def running(self) -> bool:
+        return self.result is None
+
     def action_close(self) -> None:
-        if self.result is None:
-            self._cancel.set()  # the worker ends with the command's cancelled result, then Close works
+        if self.result is not None:
+            self.dismiss(self.result)
             return
-        self.dismiss(self.result)
+        if self._cancel.is_set():
+            self.notify("Stopping: pip gets a Ctrl-C and a few seconds to roll back.")
+            return
+
+        def answered(stop: bool | None) -> None:
+            if stop and self.result is None:
+                self._cancel.set()  # Ctrl-C, then SIGKILL if it does not end (fixes/apply.py)
+                self.query_one("#run-status", Static).update(Text("Stopping…", "italic"))
+
+        body = Text(
+            "pip gets a Ctrl-C and rolls back what it can; an install stopped part way may leave torch "
+            "half changed (run the fix again afterwards)."
+        )
+        self.app.push_screen(ConfirmScreen("Stop this command?", body, "Stop it"), answered)
+
+    def on_unmount(self) -> None:
+        self._cancel.set()  # never leave pip running behind a screen that is gone

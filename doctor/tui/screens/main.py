@@ -17,12 +17,13 @@ from textual.widgets import Footer, Static, Tree
 
 from gpu_doctor import TOOL_NAME, __version__
 from gpu_doctor.events import CheckDone, ChecksListed, ProbeDone
-from gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Status, Target
+from gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Status, Target, flag_words
+from gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
 from gpu_doctor.tui.messages import DiagnosisFailed, DiagnosisFinished, DiagnosisProgress
 from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from gpu_doctor.tui.session import Session, target_python
 from gpu_doctor.tui.widgets.check_list import CheckList
-from gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown, flags
+from gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown
 from gpu_doctor.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the diagnosis worker
@@ -53,6 +54,7 @@ class MainScreen(Screen[None]):
         self._probes: list[str] = []
         self._probes_done: set[str] = set()
         self._before: dict[str, Status | None] = {}  # statuses before a fix, to say what it changed
+        self._offered_setup = False
 
     @property
     def _app(self) -> DoctorApp:
@@ -116,7 +118,12 @@ class MainScreen(Screen[None]):
 
     def on_diagnosis_finished(self, message: DiagnosisFinished) -> None:
         self.running = False
-        report = self.report = self._app.last_report = message.report
+        self._app.diagnosis_failed = False
+        self.show_report(message.report)
+
+    def show_report(self, report: Report) -> None:
+        """A finished report: this diagnosis's, or the one the smoke test or the wizard came back with."""
+        self.report = self._app.last_report = report
         checks = self.query_one(CheckList)
         self._specs = {s.id: s for s in report.specs}
         self._findings = {}
@@ -129,7 +136,7 @@ class MainScreen(Screen[None]):
         machine = machine_line(report.facts)
         replay = "" if self.session.can_apply else " · replay of a capture"
         self.query_one("#machine", Static).update(
-            Text.assemble((f"{TOOL_NAME} {__version__}", "bold"), f" · {machine}{replay}")
+            Text.assemble((f"{TOOL_NAME} {__version__}{replay}", "bold"), f" · {machine}")
         )
         self.query_one(StatusLine).done(report.summary().counts, self._hint(report))
         if checks.selected_check is None and checks.next_problem() is None and self._findings:
@@ -154,12 +161,14 @@ class MainScreen(Screen[None]):
         broken = any(
             f.status is Status.FAIL for f in report.findings if f.check_id.startswith(("torch.", "driver."))
         )
-        if missing or broken:
+        if (missing or broken) and not self._offered_setup:
+            self._offered_setup = True  # once a session: it must not cover the pane after every re-run
             what = "torch is not installed" if missing else "torch cannot use the GPU yet"
-            self.notify(f"{what}: press w for the setup wizard.", title="Setup", timeout=12)
+            self.notify(f"{what}: press w for the setup wizard.", title="Setup", timeout=8)
 
     def on_diagnosis_failed(self, message: DiagnosisFailed) -> None:
         self.running = False
+        self._app.diagnosis_failed = True
         self.query_one(StatusLine).message(
             f"The diagnosis itself failed ({message.error}). This is a bug; please report it.", "bold red"
         )
@@ -212,17 +221,21 @@ class MainScreen(Screen[None]):
         check_id = self.query_one(CheckList).selected_check
         fix = self._fix_of(self._findings.get(check_id or "", []))
         if fix is None or not fix.commands:
-            self.notify("This check has no command to copy.")
+            self.notify("This check has no command to copy: what to do is in the pane.")
             return
-        self.copy(fix.commands[0].display())
+        more = len(fix.commands) - 1
+        self.copy(
+            fix.commands[0].display(), f"{more} more in the pane, each with its own Copy" if more else ""
+        )
 
     def on_detail_pane_copy_requested(self, message: DetailPane.CopyRequested) -> None:
         self.copy(message.text)
 
-    def copy(self, text: str) -> None:
+    def copy(self, text: str, also: str = "") -> None:
         self.app.copy_to_clipboard(text)
         self._app.copied.append(text)
-        self.notify(Text(text).plain, title="Copied (also printed when you quit)")
+        body = Text(text).plain + (f"\n({also})" if also else "")
+        self.notify(body, title="Copied (also printed when you quit)")
 
     def action_fix(self) -> None:
         check_id = self.query_one(CheckList).selected_check
@@ -230,14 +243,17 @@ class MainScreen(Screen[None]):
         if check_id is None or fix is None:
             self.notify("This check has nothing to fix.")
             return
-        if fix.target is Target.SYSTEM:
-            runnable = [c for c in fix.commands if not c.stdin]
-            if not runnable:
-                self.notify("This fix is done by hand: read it in the pane on the right.")
-                return
-            self.fix(check_id, runnable[0])
-        else:
+        if fix.target is Target.PYTHON_ENV:
             self.fix(check_id, None)
+            return
+        runnable = [c for c in fix.commands if runs_in_terminal(c)]
+        if not runnable:
+            self.notify("This fix is not run from here: its commands are in the pane, to copy.")
+        elif len(runnable) == 1:
+            self.fix(check_id, runnable[0])
+        else:  # steps or alternatives: the person picks one by its own button, never a guess
+            self.notify("This fix has several commands: choose one with its Run in terminal… button.")
+            self.query_one(DetailPane).focus_first_run()
 
     def on_detail_pane_fix_requested(self, message: DetailPane.FixRequested) -> None:
         self.fix(message.check_id, message.command)
@@ -255,44 +271,52 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Wait for the checks to finish.", severity="warning")
             return
+        if command is None:
+            self._fix_python_env(fix)
+        elif runs_in_terminal(command):
+            self._fix_in_terminal(fix, command)
+
+    def _fix_python_env(self, fix: Remediation) -> None:
         from gpu_doctor.fixes.plan import runnable_argv
         from gpu_doctor.tui.screens.fix_run import FixRunScreen
-        from gpu_doctor.tui.system_run import run_system_command
 
-        if command is None:
-            python = target_python(self.report, self.session.python)
-            argv = runnable_argv(fix, python, self.report.facts)
-            if argv is None:
-                self.notify("gpu-doctor cannot run this fix itself: copy the command with c.")
-                return
-            body = _confirm_body(fix.text, argv, f"Into the Python environment of {python}", flags(fix))
-            self._before = self._statuses()
-
-            def confirmed(yes: bool | None) -> None:
-                if yes:
-                    self.app.push_screen(FixRunScreen(argv), self._fix_done)
-
-            self.app.push_screen(ConfirmScreen("Apply this fix?", body, "Run it"), confirmed)
+        assert self.report is not None
+        python = target_python(self.report, self.session.python)
+        argv = runnable_argv(fix, python, self.report.facts)
+        if argv is None:
+            why = "copy the command with c" if fix.commands else "what to do is in the pane"
+            self.notify(f"gpu-doctor does not run this fix itself: {why}.")
             return
-        body = _confirm_body(
-            fix.text,
-            command.argv,
-            "On this system, in this terminal: gpu-doctor steps aside until it ends (sudo may ask for your "
-            "password)",
-            flags(fix),
-        )
+        body = confirm_body(fix.text, argv, f"Into the Python environment of {python}", flag_words(fix))
 
-        def confirmed_system(yes: bool | None) -> None:
+        def confirmed(yes: bool | None) -> None:
             if yes:
                 self._before = self._statuses()
-                code = run_system_command(self.app, command.argv)
-                self.notify(f"{shlex.join(command.argv)} ended: {code}", timeout=8)
+                self.app.push_screen(FixRunScreen(argv), self._fix_done)
+
+        self.app.push_screen(ConfirmScreen("Apply this fix?", body, "Run it"), confirmed)
+
+    def _fix_in_terminal(self, fix: Remediation, command: Command) -> None:
+        from gpu_doctor.tui.system_run import run_system_command
+
+        body = confirm_body(fix.text, command.argv, IN_TERMINAL, flag_words(fix))
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._before = self._statuses()
+                ended = run_system_command(self.app, command.argv)
+                self.notify(f"{shlex.join(command.argv)} ended: {ended}", timeout=8)
                 self.start_diagnosis()
 
-        self.app.push_screen(ConfirmScreen("Run this system command?", body, "Run it"), confirmed_system)
+        self.app.push_screen(ConfirmScreen("Run this system command?", body, "Run it"), confirmed)
 
     def _fix_done(self, result: ApplyResult | None) -> None:
-        if result is not None and result.ok:
+        # Done, or stopped part way (the environment may be half changed): look again. A failure pip
+        # rolled back by itself changed nothing: nothing to look at.
+        stopped = result is not None and (
+            result.cancelled or result.timed_out or (result.returncode or 0) < 0
+        )
+        if result is not None and (result.ok or stopped):
             self.start_diagnosis()
         else:
             self._before = {}
@@ -329,39 +353,31 @@ class MainScreen(Screen[None]):
         self.notify(str(path), title="Report saved (JSON)")
 
     def action_smoke(self) -> None:
-        if self.report is None:
+        if self.report is None or self.running:
             self.notify("Wait for the checks to finish.")
             return
         from gpu_doctor.tui.screens.smoke import SmokeScreen
 
+        self.app.clear_notifications()  # a hint about this screen must not cover the next one
         self.app.push_screen(SmokeScreen(self.session, self.report), self._smoke_done)
 
     def _smoke_done(self, report: Report | None) -> None:
         if report is not None:
-            self.post_message(DiagnosisFinished(report))
+            self.show_report(report)
 
     def action_setup(self) -> None:
-        if self.report is None:
+        if self.report is None or self.running:
             self.notify("Wait for the checks to finish.")
             return
         from gpu_doctor.tui.screens.setup import SetupScreen
 
+        self.app.clear_notifications()
         self.app.push_screen(SetupScreen(self.session, self.report), self._setup_done)
 
     def _setup_done(self, report: Report | None) -> None:
         if report is not None:
-            self.post_message(DiagnosisFinished(report))
+            self.show_report(report)
 
 
 def _word(status: Status | None) -> str:
     return status.value.upper() if status is not None else "not run"
-
-
-def _confirm_body(text: str, argv: tuple[str, ...], where: str, tags: list[str]) -> Text:
-    body = Text(text + "\n\n")
-    body.append("Command (run as this list of arguments, no shell):\n", "bold")
-    body.append(shlex.join(argv) + "\n\n", "bold cyan")
-    body.append(where + "\n", "")
-    if tags:
-        body.append("[" + "] [".join(tags) + "]", "yellow")
-    return body

@@ -23,10 +23,11 @@ from gpu_doctor import TOOL_NAME
 from gpu_doctor.events import CheckDone, DiagnosisEvent
 from gpu_doctor.fixes.apply import ApplyResult
 from gpu_doctor.fixes.plan import VERIFY_KEY, plan_fixes
-from gpu_doctor.model import Command, Status, Target
+from gpu_doctor.model import Command, Status, Target, flag_words
 from gpu_doctor.report import Report
 from gpu_doctor.smoke.model import SmokeMode
 from gpu_doctor.smoke.run import SmokeProgress
+from gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
 from gpu_doctor.tui.machine_line import machine_line
 from gpu_doctor.tui.messages import (
     DiagnosisFailed,
@@ -40,13 +41,11 @@ from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from gpu_doctor.tui.screens.fix_run import FixRunScreen
 from gpu_doctor.tui.session import Session
 from gpu_doctor.tui.system_run import run_system_command
-from gpu_doctor.tui.widgets.detail_pane import flags
 from gpu_doctor.tui.widgets.setup_page import (
     REPLAY_LINE,
     RunKind,
     SetupPage,
     StepView,
-    confirm_body,
     run_kind,
 )
 from gpu_doctor.tui.widgets.setup_result import verify_summary
@@ -66,6 +65,7 @@ class SetupScreen(Screen[Report | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("n", "next", "Next"),
+        Binding("d", "done", "I did it"),
         Binding("s", "skip", "Skip"),
         Binding("c", "copy", "Copy"),
         Binding("r", "run", "Run…"),
@@ -97,15 +97,17 @@ class SetupScreen(Screen[Report | None]):
         yield StatusLine(id="setup-status")
         with HorizontalGroup(id="setup-nav"):
             yield Button("Skip (s)", id="setup-skip", compact=True)
+            yield Button("I did it (d)", id="setup-done", compact=True)
             yield Button("Next (n)", id="setup-next", compact=True, variant="primary")
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
-        """A replay only turns pages: no Skip in the footer."""
-        return self.session.can_apply or action != "skip"
+        """A replay only turns pages: no Skip, I did it or Run in the footer."""
+        return self.session.can_apply or action not in ("skip", "done", "run")
 
     def on_mount(self) -> None:
         self.query_one("#setup-skip", Button).display = self.session.can_apply
+        self.query_one("#setup-done", Button).display = self.session.can_apply
         self._show()
         if not self.session.can_apply:
             self.query_one(StatusLine).message("Replay: copy only (c copies the step's first command).")
@@ -131,11 +133,13 @@ class SetupScreen(Screen[Report | None]):
         )
         self.query_one(SetupPage).show(view)
         next_button = self.query_one("#setup-next", Button)
-        if self._marks_done():
-            next_button.label = "Done, next (n)"
-        else:
-            next_button.label = "Close (n)" if walk.next_todo() is None else "Next (n)"
+        next_button.label = (
+            "Close (n)" if walk.next_todo() is None and not self._can_mark_done() else "Next (n)"
+        )
         next_button.disabled = bool(self.busy) or self.stopped
+        self.query_one("#setup-done", Button).disabled = (
+            bool(self.busy) or self.stopped or not self._can_mark_done()
+        )
         skip = self.query_one("#setup-skip", Button)
         skip.disabled = (
             bool(self.busy) or self.stopped or state is not StepState.TODO or not self.session.can_apply
@@ -147,24 +151,26 @@ class SetupScreen(Screen[Report | None]):
 
     # --- navigation -----------------------------------------------------------------------------
 
-    def _marks_done(self) -> bool:
-        """Next on a step still to do means "I did it myself" (the last step is never done by hand).
-
-        In a replay nothing is done here: Next only turns the page.
-        """
+    def _can_mark_done(self) -> bool:
+        """A step still to do may be marked "I did it" (by hand); never the last check, never in a replay."""
         walk = self.walk
         return self.session.can_apply and walk.state is StepState.TODO and walk.step.key != VERIFY_KEY
 
     def action_next(self) -> None:
+        """Turn the page: a step still to do stays to do (`d` says it was done by hand)."""
         if self._refused():
             return
-        if self._marks_done():
-            self.walk.set(StepState.DONE, Text("You marked this done.", "italic"))
-            if self._python_step() and self.session.can_apply:
-                self._rediagnose()  # run by hand: what the checks say now decides the rest
-                return
-        elif self.walk.next_todo() is None:
+        if self.walk.next_todo() is None and not self._can_mark_done():
             self.dismiss(self.newest)
+            return
+        self._advance()
+
+    def action_done(self) -> None:
+        if self._refused() or not self._can_mark_done():
+            return
+        self.walk.set(StepState.DONE, Text("You marked this done.", "italic"))
+        if self._python_step():
+            self._rediagnose()  # run by hand: what the checks say now decides the rest
             return
         self._advance()
 
@@ -175,12 +181,18 @@ class SetupScreen(Screen[Report | None]):
         self._advance()
 
     def action_close(self) -> None:
+        if self.busy == "verify":  # the quick smoke test is on the GPU: leaving would hide it, not stop it
+            self.notify("Still checking: wait for the smoke test to end (its watchdog stops a hung step).")
+            return
         self.dismiss(self.newest)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "setup-next":
             event.stop()
             self.action_next()
+        elif event.button.id == "setup-done":
+            event.stop()
+            self.action_done()
         elif event.button.id == "setup-skip":
             event.stop()
             self.action_skip()
@@ -253,7 +265,7 @@ class SetupScreen(Screen[Report | None]):
         if argv is None or fix is None:
             return
         where = f"Into the Python environment of {self.walk.python}"
-        body = confirm_body(step.why, argv, where, flags(fix))
+        body = confirm_body(step.why, argv, where, flag_words(fix))
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -282,11 +294,7 @@ class SetupScreen(Screen[Report | None]):
         fix = self.walk.step.remediation
         if fix is None:
             return
-        where = (
-            "On this system, in this terminal: gpu-doctor steps aside until it ends (sudo may ask for your "
-            "password)"
-        )
-        body = confirm_body(self.walk.step.why, command.argv, where, flags(fix))
+        body = confirm_body(self.walk.step.why, command.argv, IN_TERMINAL, flag_words(fix))
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -301,7 +309,7 @@ class SetupScreen(Screen[Report | None]):
             return
         self.stopped = False
         fix = self.walk.step.remediation
-        last = [c for c in (fix.commands if fix else ()) if not c.stdin][-1:]
+        last = [c for c in (fix.commands if fix else ()) if runs_in_terminal(c)][-1:]
         if last == [command]:
             self.walk.set(StepState.DONE, Text(f"{shown} ended: {ended}.", "italic"))
             self._advance()

@@ -50,6 +50,7 @@ class CheckList(Tree[str]):
         self.clear()
         self._leaves.clear()
         self._areas.clear()
+        self._area_of.clear()
         self._status.clear()
         rank = {area: i for i, area in enumerate(AREA_ORDER)}
         for spec in sorted(specs, key=lambda s: rank.get(s.area, len(rank))):  # stable within an area
@@ -57,7 +58,7 @@ class CheckList(Tree[str]):
         for area in self._areas:
             self._relabel_area(area)
         if keep in self._leaves:
-            self.move_cursor(self._leaves[keep])
+            self._move_to(self._leaves[keep])
 
     def show(self, check_id: str, findings: Iterable[Finding]) -> None:
         if check_id not in self._leaves:  # a probe or plugin crash: not a planned check
@@ -80,8 +81,14 @@ class CheckList(Tree[str]):
         node = self._leaves.get(check_id)
         if node is None:
             return False
-        self.move_cursor(node)
+        self._move_to(node)
         return True
+
+    def _move_to(self, node: TreeNode[str]) -> None:
+        # Nodes added since the last frame have no row yet: Tree lays its rows out lazily (on idle), and
+        # move_cursor reads the node's row. Reading _tree_lines lays them out now.
+        self._tree_lines  # noqa: B018 (a property read for its effect)
+        self.move_cursor(node)
 
     def next_problem(self) -> str | None:
         """The next check (after the cursor, wrapping) that fails, warns or crashed."""

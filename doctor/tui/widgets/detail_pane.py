@@ -10,7 +10,8 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Target
+from gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Target, flag_words
+from gpu_doctor.tui.fix_text import runs_in_terminal
 from gpu_doctor.tui.tokens import token, worst
 
 
@@ -23,19 +24,6 @@ class Shown:
     findings: tuple[Finding, ...]
     runnable: tuple[str, ...] | None = None  # the one python-env command gpu-doctor may run, if any
     can_run_system: bool = False  # system commands may be handed the terminal (not in a replay)
-
-
-def flags(fix: Remediation) -> list[str]:
-    return [
-        name
-        for name, on in (
-            ("needs root", fix.requires_root),
-            ("needs reboot", fix.requires_reboot),
-            ("destructive", fix.destructive),
-            ("needs network", fix.needs_network),
-        )
-        if on
-    ]
 
 
 class DetailPane(VerticalScroll):
@@ -121,7 +109,7 @@ class DetailPane(VerticalScroll):
             buttons = [Button("Copy", id=f"copy-{key}", compact=True, classes="copy")]
             if shown.runnable is not None and command.argv == shown.runnable:
                 buttons.append(Button("Run…", id=f"run-{key}", compact=True, variant="primary"))
-            elif fix.target is Target.SYSTEM and shown.can_run_system and not command.stdin:
+            elif fix.target is Target.SYSTEM and shown.can_run_system and runs_in_terminal(command):
                 buttons.append(Button("Run in terminal…", id=f"term-{key}", compact=True, variant="warning"))
             line = Text.assemble(("$ ", "dim"), (command.display(), "bold cyan"))
             if command.note:
@@ -130,9 +118,15 @@ class DetailPane(VerticalScroll):
             out.append(Horizontal(*buttons, classes="command-buttons"))
             if i == 0 and len(fix.commands) > 1 and fix.target is Target.PYTHON_ENV:
                 out.append(_text("or:", "dim"))
-        tags = " ".join(f"[{name}]" for name in flags(fix))
+        tags = " ".join(f"[{name}]" for name in flag_words(fix))
         out.append(_text(f"{tags}{' · ' if tags else ''}changes {where}", "dim", classes="flags"))
         return out
+
+    def focus_first_run(self) -> None:
+        buttons = [b for b in self.query(Button) if (b.id or "").startswith(("run-", "term-"))]
+        if buttons:
+            buttons[0].focus()
+            buttons[0].scroll_visible()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         kind, _, key = (event.button.id or "").partition("-")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,8 +14,8 @@ from textual.widgets.button import ButtonVariant
 
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.fixes.plan import VERIFY_KEY, FixStep
-from gpu_doctor.model import Command, Target
-from gpu_doctor.tui.widgets.detail_pane import flags
+from gpu_doctor.model import Command, Target, flag_words
+from gpu_doctor.tui.fix_text import runs_in_terminal
 from gpu_doctor.tui.widgets.setup_steps import state_token
 from gpu_doctor.tui.widgets.setup_walk import StepState
 
@@ -43,7 +42,7 @@ class StepView:
 def run_kind(view: StepView, command: Command) -> RunKind | None:
     """What may run `command` from this page, or None when it is for copying only."""
     step, fix = view.step, view.step.remediation
-    if not view.can_apply or fix is None or not step.needed or command.stdin:
+    if not view.can_apply or fix is None or not step.needed or not runs_in_terminal(command):
         return None
     if step.key == VERIFY_KEY:
         return "verify"
@@ -141,7 +140,7 @@ def _flags_line(step: FixStep) -> str:
     if step.key == VERIFY_KEY or fix is None:
         return "changes nothing: it only reads and tests"
     where = "the Python environment" if fix.target is Target.PYTHON_ENV else "the system"
-    tags = " ".join(f"[{name}]" for name in flags(fix))
+    tags = " ".join(f"[{name}]" for name in flag_words(fix))
     return f"{tags}{' · ' if tags else ''}changes {where}"
 
 
@@ -165,17 +164,6 @@ def _who_runs(view: StepView) -> str:
         "You run this: copy it, or let gpu-doctor hand it the terminal after you confirm (Run in "
         "terminal…; sudo may ask for your password). Press Next when it is done."
     )
-
-
-def confirm_body(why: str, argv: tuple[str, ...], where: str, tags: list[str]) -> Text:
-    """What the confirm dialog says: why, the exact argv, where it runs, and its flags."""
-    body = Text(why + "\n\n")
-    body.append("Command (run as this list of arguments, no shell):\n", "bold")
-    body.append(shlex.join(argv) + "\n\n", "bold cyan")
-    body.append(where + "\n")
-    if tags:
-        body.append("[" + "] [".join(tags) + "]", "yellow")
-    return body
 
 
 def _text(content: str | Text, style: str = "", classes: str = "") -> Static:
