@@ -45,10 +45,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print one JSON document on stdout (logs go to stderr)"
     )
     out.add_argument("--plain", action="store_true", help="plain text report, no interactive interface")
+    out.add_argument(
+        "--format",
+        choices=("text", "json", "prometheus"),
+        help="the report as text (--plain), JSON (--json) or Prometheus text for node_exporter's textfile "
+        "collector; never the interactive interface",
+    )
     parser.add_argument(
         "--python", metavar="PATH", help="the Python interpreter to diagnose (default: this one)"
     )
     parser.add_argument("--root", metavar="DIR", help="diagnose a captured machine instead of this one")
+    parser.add_argument(
+        "--replay",
+        metavar="BUNDLE_OR_DIR",
+        help="diagnose the machine in a support bundle (gpu-doctor bundle) or a capture directory",
+    )
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
@@ -97,6 +108,31 @@ def build_parser() -> argparse.ArgumentParser:
         "without a terminal it prints the plan)",
     )
     setup.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    bundle = sub.add_parser(
+        "bundle",
+        help="write a redacted support bundle (.tar.gz): the capture, facts and report, to replay anywhere",
+    )
+    bundle.add_argument(
+        "-o", "--output", metavar="FILE", help="where to write it (default: a dated name here)"
+    )
+    bundle.add_argument(
+        "--include-identifiers",
+        action="store_true",
+        help="keep host names, users, addresses, UUIDs and serials (secrets are removed regardless)",
+    )
+    bundle.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help="write without asking")
+    bundle.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    bundle.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    bundle.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    from gpu_doctor.fleet.arguments import add_fleet_commands  # argparse only
+
+    add_fleet_commands(sub)  # verify, diff, summarize (doctor/fleet/arguments.py)
+    triage = sub.add_parser(
+        "triage",
+        help="diagnose a pasted `python -m torch.utils.collect_env` report (FILE, or - for stdin)",
+    )
+    triage.add_argument("file", metavar="FILE", help="the report as text; - reads stdin")
+    triage.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     smoke = sub.add_parser(
         "smoke", help="run only the GPU smoke test: proof that the GPU works, with figures and expectations"
     )
@@ -133,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    json_mode = "--json" in args  # known even when parsing fails, so stdout still gets one JSON document
+    # known even when parsing fails, so stdout still gets one JSON document
+    json_mode = "--json" in args or "--format=json" in args or "--format json" in " ".join(args)
     try:
         return _main(build_parser().parse_args(args))
     except UsageError as exc:
@@ -159,6 +196,10 @@ def _fail(code: ExitCode, kind: str, message: str, json_mode: bool) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    if args.format == "json":  # --format json is --json, --format text is --plain
+        args.json = True
+    elif args.format == "text":
+        args.plain = True
     if args.command == "schema":
         from gpu_doctor.schemas import report_schema_text
 
@@ -166,17 +207,36 @@ def _main(args: argparse.Namespace) -> int:
         return ExitCode.OK
     if args.command == "explain":
         return _explain(args.check_id, plugins=not args.no_plugins)
+    if args.command == "triage":  # a report pasted from another machine: no Host
+        from gpu_doctor.triage_command import run_triage
+
+        return run_triage(args)
+    if args.command in ("diff", "summarize"):  # reports from other machines: no Host
+        from gpu_doctor.diff_command import run_diff
+        from gpu_doctor.summarize_command import run_summarize
+
+        return run_diff(args) if args.command == "diff" else run_summarize(args)
     if args.list_checks:
         return _list_checks(plugins=not args.no_plugins, as_json=args.json)
+    if args.replay:  # a bundle (unpacked safely) or a capture directory; from here on exactly like --root
+        args.root = _replay_root(args)
     if args.command == "capture" and args.root:
         # A capture's host.json names an interpreter; never run a path that came from capture data.
         raise UsageError("capture records this machine; it cannot be combined with --root")
     host, python = _host_and_python(args)
     data_dir = _data_dir(args, host)
+    if args.command == "verify":
+        from gpu_doctor.verify_command import run_verify
+
+        return run_verify(args, host, python, data_dir)
     if args.command == "fix":
         from gpu_doctor.fix_command import run_fix
 
         return run_fix(args, host, python, data_dir)
+    if args.command == "bundle":
+        from gpu_doctor.bundle_command import run_bundle
+
+        return run_bundle(args, host, python, data_dir)
     _validate_ids(args.check + args.skip, plugins=not args.no_plugins)
     smoke = _smoke_request(args, host)
     if args.command == "capture":
@@ -219,6 +279,10 @@ def _main(args: argparse.Namespace) -> int:
         from gpu_doctor.render.json_report import render_json
 
         sys.stdout.write(render_json(report))
+    elif args.format == "prometheus":
+        from gpu_doctor.render.prometheus import render_prometheus
+
+        sys.stdout.write(render_prometheus(report))
     else:
         from gpu_doctor.render.text import render_text
 
@@ -228,11 +292,23 @@ def _main(args: argparse.Namespace) -> int:
 
 def _wants_tui(args: argparse.Namespace) -> bool:
     """DESIGN §4: the TUI only on a terminal (stdin and stdout), never with --json or --plain."""
-    if args.command not in (None, "setup") or args.json or args.plain:
+    if args.command not in (None, "setup") or args.json or args.plain or args.format:
         return False
     if os.environ.get("TERM") == "dumb":
         return False
     return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _replay_root(args: argparse.Namespace) -> str:
+    if args.root:
+        raise UsageError("--replay and --root both name a machine to diagnose; pass one of them")
+    from gpu_doctor.bundle.model import BundleError
+    from gpu_doctor.bundle.replay import replay_directory
+
+    try:
+        return str(replay_directory(args.replay))
+    except BundleError as exc:
+        raise UsageError(f"--replay {args.replay}: {exc}") from exc
 
 
 def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:

@@ -1,0 +1,297 @@
+"""CollectEnvReport → partial Facts. What a report never says is `not_recorded`; what it says is used as the
+live gatherers would (the driver's CUDA from the compat table, each GPU's compute capability by name)."""
+
+from __future__ import annotations
+
+import re
+
+from gpu_doctor.compat import load_matrix
+from gpu_doctor.facts.model import (
+    FACTS_SCHEMA_VERSION,
+    DriverFacts,
+    DriverVersionReading,
+    Facts,
+    Gpu,
+    OsFacts,
+    PythonFacts,
+)
+from gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime
+from gpu_doctor.triage.model import CollectEnvReport, Library
+from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+NOT_IN_REPORT = Unavailable(Reason.NOT_RECORDED, "not in the collect_env report")
+SOURCE = "collect_env"
+PYTHON = "python"  # the interpreter that ran collect_env; its path is not in the report
+_DISTROS = {  # first words of collect_env's OS line → os-release ID and ID_LIKE
+    "ubuntu": ("ubuntu", ("debian",)),
+    "debian": ("debian", ()),
+    "red hat": ("rhel", ("fedora",)),
+    "centos": ("centos", ("rhel", "fedora")),
+    "rocky": ("rocky", ("rhel", "fedora")),
+    "almalinux": ("almalinux", ("rhel", "fedora")),
+    "fedora": ("fedora", ()),
+    "arch": ("arch", ()),
+    "manjaro": ("manjaro", ("arch",)),
+    "opensuse": ("opensuse", ("suse",)),
+    "gentoo": ("gentoo", ()),
+    "linux mint": ("linuxmint", ("ubuntu", "debian")),
+    "pop!_os": ("pop", ("ubuntu", "debian")),
+}
+_MACHINE = re.compile(r"(x86_64|amd64|aarch64|arm64|ppc64le|s390x)", re.IGNORECASE)
+
+
+def report_facts(report: CollectEnvReport) -> Facts:
+    os_facts = _os(report)
+    system = os_facts.system if not isinstance(os_facts, Unavailable) else None
+    wsl = not isinstance(os_facts, Unavailable) and os_facts.is_wsl
+    return Facts(
+        schema_version=FACTS_SCHEMA_VERSION,
+        host="collect_env report",
+        os=os_facts,
+        cpu=NOT_IN_REPORT,
+        memory=NOT_IN_REPORT,
+        python=_python(report, system),
+        driver=_driver(report, "windows" if system == "Windows" or wsl else "linux"),
+        kernel=NOT_IN_REPORT,
+        nvml=NOT_IN_REPORT,
+        pci=NOT_IN_REPORT,
+        proc_gpus=NOT_IN_REPORT,
+        gpus=_gpus(report),
+        torch_packages=_packages(report),
+        torch=_runtime(report),
+        pcie=NOT_IN_REPORT,
+        thunderbolt=NOT_IN_REPORT,
+        boltctl=NOT_IN_REPORT,
+        memory_limits=NOT_IN_REPORT,
+        storage=NOT_IN_REPORT,
+        measurements=NOT_IN_REPORT,
+        container=NOT_IN_REPORT,
+        wsl=NOT_IN_REPORT,
+        iommu=NOT_IN_REPORT,
+        nvidia_module=NOT_IN_REPORT,
+        secure_boot=NOT_IN_REPORT,
+        kernel_log=NOT_IN_REPORT,
+        gpu_health=NOT_IN_REPORT,
+        rocm=NOT_IN_REPORT,
+        virtualization=NOT_IN_REPORT,
+    )
+
+
+def report_system(report: CollectEnvReport) -> str | None:
+    """ "Linux", "Windows" or "Darwin", from the platform line, else from the OS line."""
+    platform = (report.python_platform or "").lower()
+    name = (report.os_name or "").lower()
+    if platform.startswith("windows") or "windows" in name:
+        return "Windows"
+    if platform.startswith(("macos", "darwin")) or "mac os" in name or "macos" in name:
+        return "Darwin"
+    if platform.startswith("linux") or report.os_name:
+        return "Linux"
+    return None
+
+
+def report_machine(report: CollectEnvReport, system: str | None) -> str | None:
+    for text in (report.python_platform, report.os_name):
+        found = _MACHINE.search(text or "")
+        if found is not None:
+            return found.group(1)
+    python_line = report.lines.get("python_version")
+    if system == "Windows" and python_line is not None and "64 bit (AMD64)" in python_line.value:
+        return "AMD64"
+    if system == "Windows" and python_line is not None and "64-bit runtime" in python_line.value:
+        return "AMD64"  # the only 64-bit Windows that PyTorch publishes CUDA wheels for
+    return None
+
+
+def _os(report: CollectEnvReport) -> Maybe[OsFacts]:
+    system = report_system(report)
+    if system is None:
+        return NOT_IN_REPORT
+    platform = report.python_platform or ""
+    wsl = "microsoft" in platform.lower() and system == "Linux"
+    release = platform.split("-")[1] if system == "Linux" and platform.count("-") >= 2 else None
+    name = report.os_name
+    distro_id, like = _distro(name) if system == "Linux" else (None, ())
+    version = re.search(r"\d+(?:\.\d+)*", name or "")
+    return OsFacts(
+        system=system,
+        kernel_release=release if release else NOT_IN_REPORT,
+        kernel_version=NOT_IN_REPORT,
+        distro_id=distro_id if distro_id else NOT_IN_REPORT,
+        distro_name=re.sub(r"\s*\((x86_64|aarch64|arm64|ppc64le)\)$", "", name) if name else NOT_IN_REPORT,
+        distro_version=version.group(0) if version and system == "Linux" else NOT_IN_REPORT,
+        distro_like=like,
+        is_wsl=wsl,
+        has_dxg=wsl,  # collect_env listed the GPU through the Windows driver only if /dev/dxg worked
+    )
+
+
+def _distro(name: str | None) -> tuple[str | None, tuple[str, ...]]:
+    lowered = (name or "").lower()
+    for prefix, (distro_id, like) in _DISTROS.items():
+        if lowered.startswith(prefix):
+            return distro_id, like
+    first = lowered.split()[0] if lowered.split() else None
+    return first, ()
+
+
+def _python(report: CollectEnvReport, system: str | None) -> Maybe[PythonFacts]:
+    if report.python_version is None and system is None:
+        return NOT_IN_REPORT
+    machine = report_machine(report, system)
+    return PythonFacts(
+        executable=PYTHON,
+        version=report.python_version or NOT_IN_REPORT,
+        implementation=NOT_IN_REPORT,
+        machine=machine or NOT_IN_REPORT,
+        system=system or NOT_IN_REPORT,
+        prefix=NOT_IN_REPORT,
+        base_prefix=NOT_IN_REPORT,
+        in_virtualenv=NOT_IN_REPORT,
+        conda_prefix=NOT_IN_REPORT,
+        user_site_enabled=NOT_IN_REPORT,
+    )
+
+
+def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:
+    version = report.driver_version
+    warned = report.warnings.driver_cuda
+    if version is None and warned is None:
+        return NOT_IN_REPORT
+    cuda: Maybe[str] = NOT_IN_REPORT
+    cuda_source = None
+    if warned is not None:  # what the driver itself told torch: better than a table
+        cuda, cuda_source = warned, "torch warning (cudaDriverGetVersion)"
+    elif version is not None:
+        table = load_matrix().max_cuda_for_driver(version, system)
+        cuda = table or Unavailable(Reason.NOT_SUPPORTED, f"driver {version} is older than the compat table")
+        cuda_source = "compat table" if table else None
+    line = report.lines.get("driver_version")
+    readings = (
+        (DriverVersionReading("nvidia-smi", f"{SOURCE}: {line.raw.strip()}", version),)
+        if line and version
+        else ()
+    )
+    return DriverFacts(
+        version=version or NOT_IN_REPORT,
+        version_source="nvidia-smi" if version else None,
+        readings=readings,
+        kernel_module_flavor=NOT_IN_REPORT,
+        is_jetson=False,
+        cuda_version=cuda,
+        cuda_version_source=cuda_source,
+        userspace_version=NOT_IN_REPORT,
+        userspace_library=NOT_IN_REPORT,
+        installed_module_version=NOT_IN_REPORT,
+        nvidia_smi="nvidia-smi" if version else None,
+    )
+
+
+def _gpus(report: CollectEnvReport) -> tuple[Gpu, ...]:
+    amd = report.rocm_build is not None or report.hip_runtime is not None
+    matrix = load_matrix()
+    gpus = []
+    for position, line in enumerate(report.gpus or ()):
+        model = None if amd else matrix.gpu_by_name(line.name)
+        gpus.append(
+            Gpu(
+                bdf=NOT_IN_REPORT,
+                vendor="amd" if amd else "nvidia",
+                device_id=NOT_IN_REPORT,
+                name=line.name,
+                name_source="nvidia-smi -L (collect_env)"
+                if line.index is not None
+                else "torch (collect_env)",
+                compute_capability=model.compute_capability
+                if model
+                else Unavailable(Reason.NOT_FOUND, f"{line.name} is not in gpu-doctor's GPU table"),
+                compute_capability_source="compat table" if model else None,
+                memory_total_bytes=NOT_IN_REPORT,
+                uuid=NOT_IN_REPORT,
+                kernel_driver=None if amd else "nvidia",
+                on_pci_bus=False,
+                nvml_index=None if amd else (line.index if line.index is not None else position),
+                excluded=None,
+            )
+        )
+    return tuple(gpus)
+
+
+def _local_cuda(version: str) -> str | None:
+    """`0.16.0+cu121` → "12.1"; `+cpu` → None."""
+    match = re.search(r"\+cu(\d+)(\d)$", version)
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+def _conda_cuda(build: str | None) -> str | None:
+    match = re.search(r"cuda(\d+\.\d+)|_cu(\d+)(\d)", build or "")
+    if match is None:
+        return None
+    return match.group(1) or f"{match.group(2)}.{match.group(3)}"
+
+
+def _packages(report: CollectEnvReport) -> Maybe[TorchPackages]:
+    if report.torch_missing:
+        return TorchPackages((), None, None, None, None, (), _distributions(report), (), None, False, False)
+    if report.torch_version is None:
+        return NOT_IN_REPORT
+    return TorchPackages(
+        torch_paths=(f"(the torch collect_env imported: {report.torch_version})",),
+        version=report.torch_version,
+        cuda=report.cuda_build,
+        hip=report.rocm_build,
+        debug=report.debug_build,
+        companions=_companions(report),
+        distributions=_distributions(report),
+        sys_path=(),
+        user_site=None,
+        user_site_enabled=False,
+        externally_managed=False,
+    )
+
+
+def _distributions(report: CollectEnvReport) -> tuple[Distribution, ...]:
+    return tuple(
+        Distribution(lib.name, lib.version, None, ())
+        for lib in report.libraries or ()
+        if lib.manager == "pip"
+    )
+
+
+def _companions(report: CollectEnvReport) -> tuple[CompanionPackage, ...]:
+    """torchvision and torchaudio from pip's list (what Python imports), else conda's. Their CUDA comes from the
+    local version tag or the conda build; without one it is taken to match torch, so only versions are judged."""
+    found: dict[str, Library] = {}
+    for lib in report.libraries or ():
+        if lib.name in ("torchvision", "torchaudio") and (lib.manager == "pip" or lib.name not in found):
+            found[lib.name] = lib
+    companions = []
+    for name, lib in sorted(found.items()):
+        tagged = "+" in lib.version or _conda_cuda(lib.build) is not None or "cpu" in (lib.build or "")
+        cuda = _local_cuda(lib.version) or _conda_cuda(lib.build) if tagged else report.cuda_build
+        companions.append(CompanionPackage(name, (), lib.version, cuda))
+    return tuple(companions)
+
+
+def _runtime(report: CollectEnvReport) -> Maybe[TorchRuntime]:
+    """What collect_env saw when it imported torch: is_available(), and the warnings pasted with it."""
+    if report.torch_version is None or report.cuda_available is None:
+        return NOT_IN_REPORT
+    return TorchRuntime(
+        outcome="ok",
+        failed_stage=None,
+        message="",
+        stderr_tail="\n".join(report.warnings.cuda_init),
+        version=report.torch_version,
+        cuda=report.cuda_build,
+        hip=report.rocm_build,
+        arch_list=report.warnings.arch_list or None,
+        cuda_available=report.cuda_available,
+        cuda_warnings=report.warnings.cuda_init,
+        cuda_init_error=None,
+        devices=(),
+        cudnn_available=None,
+        cudnn_version=None,
+        nccl_version=None,
+        mapped_libraries=(),
+    )

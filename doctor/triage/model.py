@@ -1,0 +1,65 @@
+"""What a collect_env report says, typed: every field may be missing (truncated paste, older torch), and each
+keeps the line(s) it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ReportLine:
+    key: str  # canonical key, e.g. "torch_version" (see parse.LABELS)
+    value: str  # text after the colon; continuation lines (GPU list, cuDNN paths) joined with "\n"
+    raw: str  # the line(s) as pasted
+    line: int  # 1-based line number in the input
+
+
+@dataclass(frozen=True)
+class GpuLine:
+    index: int | None  # "GPU 0: ..." (nvidia-smi -L); None for the one name torch gives on ROCm and macOS
+    name: str
+    raw: str
+
+
+@dataclass(frozen=True)
+class Library:
+    manager: str  # "pip" | "conda"
+    name: str  # normalised: lower case, dashes
+    version: str
+    build: str | None  # conda build string, e.g. "py3.7_cuda10.1.243_cudnn7.6.3_0"
+    raw: str
+
+
+@dataclass(frozen=True)
+class TorchWarnings:
+    """Warnings torch printed while collect_env imported it; people paste them with the report."""
+
+    driver_cuda: str | None = (
+        None  # "The NVIDIA driver on your system is too old (found version 11040)" → "11.4"
+    )
+    arch_list: tuple[str, ...] = ()  # "The current PyTorch install supports CUDA capabilities sm_50 ..."
+    cuda_init: tuple[str, ...] = ()  # the text of each "CUDA initialization: ..." warning
+
+
+@dataclass(frozen=True)
+class CollectEnvReport:
+    lines: dict[str, ReportLine]  # every recognised key line, by canonical key
+    torch_version: str | None  # None: no line, or "N/A" (see torch_missing)
+    torch_missing: bool  # "PyTorch version: N/A": collect_env could not import torch
+    cuda_build: str | None  # "CUDA used to build PyTorch": "12.1"; None for CPU/ROCm builds or no line
+    rocm_build: str | None  # "ROCM used to build PyTorch": "6.3.42131-fa1d09cbd"
+    debug_build: bool | None
+    os_name: str | None
+    python_version: str | None  # "3.11.6"
+    python_platform: str | None  # "Linux-5.15.107+-x86_64-with-glibc2.31"
+    cuda_available: bool | None
+    cuda_runtime: str | None  # the CUDA toolkit (nvcc) found on the machine, not torch's nor the driver's
+    gpus: tuple[GpuLine, ...] | None  # None: not collected ("Could not collect", "No CUDA", no line)
+    driver_version: str | None
+    hip_runtime: str | None
+    libraries: tuple[Library, ...] | None  # None: the "Versions of relevant libraries" section is missing
+    warnings: TorchWarnings = field(default_factory=TorchWarnings)
+    truncated: bool = False  # the paste ends before the library list (or cuts a line)
+
+    def has(self, key: str) -> bool:
+        return key in self.lines

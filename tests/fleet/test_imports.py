@@ -1,0 +1,27 @@
+"""The fleet commands stay headless, and the parser that lists them imports none of their engine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+SCRIPT = """
+import json, sys
+from gpu_doctor.cli import build_parser
+build_parser()
+parser_only = sorted(m for m in sys.modules if m.startswith(("gpu_doctor.fleet.", "gpu_doctor.facts", "gpu_doctor.runner")))
+import gpu_doctor.verify_command, gpu_doctor.diff_command, gpu_doctor.summarize_command
+import gpu_doctor.render.prometheus
+ui = sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "torch"))
+print(json.dumps([parser_only, ui]))
+"""
+
+
+def test_parsing_imports_only_the_arguments_and_the_commands_import_no_ui_or_torch() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120, check=True
+    )
+    parser_only, ui = json.loads(out.stdout.strip().splitlines()[-1])
+    assert parser_only == ["gpu_doctor.fleet.arguments"]
+    assert ui == []
