@@ -66,7 +66,7 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
             if (
                 path.is_file()
                 and "__pycache__" not in path.parts
-                and path.suffix in (".py", ".json", ".typed", ".md")
+                and path.suffix in (".py", ".json", ".typed", ".md", ".tcss")
             ):
                 expected.add(f"{target}/{path.relative_to(ROOT / folder).as_posix()}")
     missing = expected - set(wheel_names)
@@ -75,6 +75,7 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
         "gpu_doctor/py.typed",
         "gpu_doctor/compat/cuda_matrix.json",
         "gpu_doctor/schemas/report.schema.json",
+        "gpu_doctor/tui/app.tcss",  # without it the TUI starts unstyled
     ):
         assert data in wheel_names
 

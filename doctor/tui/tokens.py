@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gpu_doctor.model import Status
+from gpu_doctor.model import Counts, Status
 from gpu_doctor.render.styles import STYLES
 
 WIDTH = 7  # "UNKNOWN"
@@ -19,3 +19,20 @@ def token(status: Status | None) -> Text:
 
 def worst(statuses: list[Status]) -> Status | None:
     return max(statuses, key=lambda s: s.severity) if statuses else None
+
+
+def tally(counts: Counts) -> Text:
+    """`2 fail · 1 warn · 40 pass`, worst first, each in its status colour; zero counts left out."""
+    parts = Text()
+    for n, label, status in (
+        (counts.fail, "fail", Status.FAIL),
+        (counts.warn, "warn", Status.WARN),
+        (counts.crash, "crash", Status.CRASH),
+        (counts.unknown, "unknown", Status.UNKNOWN),
+        (counts.passed, "pass", Status.PASS),
+        (counts.skip, "skip", Status.SKIP),
+    ):
+        if n:
+            parts.append(" · " if parts else "")
+            parts.append(f"{n} {label}", STYLES[status])
+    return parts

@@ -19,6 +19,7 @@ from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from gpu_doctor.tui.screens.fix_run import FixRunScreen
 from gpu_doctor.tui.screens.help import HelpScreen
 from gpu_doctor.tui.widgets.check_list import CheckList
+from gpu_doctor.tui.widgets.detail_pane import DetailPane
 from gpu_doctor.tui.widgets.status_line import StatusLine
 from tests.tui.conftest import FAKE_PIP, live_session, replay_session, report_of
 from tests.tui.pilot import notes, pane_text, settle, text_of
@@ -230,9 +231,16 @@ def test_rerun_export_and_resize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             saved = list(tmp_path.glob("gpu-doctor-report-*.json"))
             assert len(saved) == 1
             assert json.loads(saved[0].read_text())["summary"]["exit_code"] == 0
+            checks, detail = app.screen.query_one(CheckList), app.screen.query_one(DetailPane)
+            assert checks.outer_size.width == 36  # 42% of 80 is below the list's minimum: ids stay whole
+            assert detail.outer_size.width == 80 - 36
             await pilot.resize_terminal(120, 40)
             await pilot.pause()
-            assert app.screen.query_one(CheckList).size.width > 36
+            assert checks.outer_size.width == 50  # 42% of 120
+            assert detail.outer_size.width == 120 - 50
+            await pilot.resize_terminal(200, 50)
+            await pilot.pause()
+            assert checks.outer_size.width == 56  # the list stops growing: the explanation gets the room
             await pilot.resize_terminal(80, 24)
             await pilot.press("q")
 

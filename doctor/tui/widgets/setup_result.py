@@ -8,27 +8,14 @@ from gpu_doctor.model import Finding, Status
 from gpu_doctor.render.styles import STYLES
 from gpu_doctor.report import Report
 from gpu_doctor.runner import SMOKE_LOAD_CHECKS
-from gpu_doctor.tui.tokens import token
+from gpu_doctor.tui.tokens import tally, token
 
 SHOWN_AREAS = ("driver.", "torch.")
 HEADLINE = "smoke.run"
 
 
 def counts_line(report: Report) -> Text:
-    counts = report.summary().counts
-    parts = Text()
-    for n, label, status in (
-        (counts.fail, "fail", Status.FAIL),
-        (counts.warn, "warn", Status.WARN),
-        (counts.crash, "crash", Status.CRASH),
-        (counts.unknown, "unknown", Status.UNKNOWN),
-        (counts.passed, "pass", Status.PASS),
-        (counts.skip, "skip", Status.SKIP),
-    ):
-        if n:
-            parts.append(" · " if parts else "")
-            parts.append(f"{n} {label}", STYLES[status])
-    return parts
+    return tally(report.summary().counts)
 
 
 def verify_summary(before: Report, after: Report) -> Text:

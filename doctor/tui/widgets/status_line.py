@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from gpu_doctor.model import Counts, Status
-from gpu_doctor.render.styles import STYLES
+from gpu_doctor.model import Counts
+from gpu_doctor.tui.tokens import tally
 
 
 class StatusLine(Static):
@@ -18,19 +18,7 @@ class StatusLine(Static):
         self.update(Text("Running the checks…", "italic"))
 
     def done(self, counts: Counts, hint: str) -> None:
-        parts = Text()
-        for n, label, status in (
-            (counts.fail, "fail", Status.FAIL),
-            (counts.warn, "warn", Status.WARN),
-            (counts.crash, "crash", Status.CRASH),
-            (counts.unknown, "unknown", Status.UNKNOWN),
-            (counts.passed, "pass", Status.PASS),
-            (counts.skip, "skip", Status.SKIP),
-        ):
-            if n:
-                if parts:
-                    parts.append(" · ")
-                parts.append(f"{n} {label}", STYLES[status])
+        parts = tally(counts)
         if hint:
             parts.append(f"   {hint}", "dim")
         self.update(parts)
