@@ -355,37 +355,35 @@ def _require_python(python_facts: PythonFacts | Unavailable, python: str, args: 
 def _validate_ids(ids: list[str], plugins: bool) -> None:
     if not ids:
         return
-    from gpu_doctor.runner import known_check_ids
+    from gpu_doctor.registry import known_specs  # the index (and plugins only if one is installed)
 
-    known = known_check_ids(plugins)
+    known = {spec.id for spec in known_specs(plugins).specs}
     unknown = [i for i in ids if i not in known]
     if unknown:
         raise UsageError(f"unknown check id {unknown[0]!r} (see --list-checks)")
 
 
 def _list_checks(plugins: bool, as_json: bool = False) -> int:
-    from gpu_doctor.registry import load_checks
+    from gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
 
-    loaded = load_checks(plugins)
+    loaded = known_specs(plugins)
+    specs = sorted(loaded.specs, key=lambda spec: spec.id)
     if as_json:
-        rows = [
-            {"id": c.spec.id, "area": c.spec.area, "title": c.spec.title, "required": c.spec.required}
-            for c in sorted(loaded.checks, key=lambda c: c.spec.id)
-        ]
+        rows = [{"id": s.id, "area": s.area, "title": s.title, "required": s.required} for s in specs]
         sys.stdout.write(json.dumps({"checks": rows}, indent=2) + "\n")
         return ExitCode.OK
-    width = max(len(c.spec.id) for c in loaded.checks)
-    for c in sorted(loaded.checks, key=lambda c: c.spec.id):
-        print(f"{c.spec.id:<{width}}  {c.spec.area:<8}  {c.spec.title}")
+    width = max(len(spec.id) for spec in specs)
+    for spec in specs:
+        print(f"{spec.id:<{width}}  {spec.area:<8}  {spec.title}")
     for problem in loaded.problems:
         print(f"{problem.check_id}: {problem.summary}", file=sys.stderr)
     return ExitCode.OK
 
 
 def _explain(check_id: str, plugins: bool) -> int:
-    from gpu_doctor.registry import load_checks
+    from gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
 
-    checks = {c.spec.id: c.spec for c in load_checks(plugins).checks}
+    checks = {spec.id: spec for spec in known_specs(plugins).specs}
     spec = checks.get(check_id)
     if spec is None:
         raise UsageError(f"unknown check id {check_id!r} (see --list-checks)")

@@ -2,21 +2,29 @@
 
 Plugins are entry points in the group `gpu_doctor.checks`; each names a module (its decorated checks register
 on import). A plugin that fails to load becomes a `crash` finding, never a crash of the doctor.
+
+`builtin_specs()` reads the built-in checks' specs from `checks/specs.json` (written by
+`tools/build_check_index.py`, kept equal to the registry by tests/test_check_index.py): `--list-checks` and
+`explain` import no check module and not the Facts model (DESIGN §7: start-up under 300 ms).
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import re
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import TypeVar
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-from gpu_doctor.facts.model import Facts
 from gpu_doctor.model import CheckSpec, Explanation, Finding, Status
+
+if TYPE_CHECKING:  # the Facts model imports every facts module: builtin_specs() must not need it
+    from gpu_doctor.facts.model import Facts
 
 ENTRY_POINT_GROUP = "gpu_doctor.checks"
 BUILTIN_CHECK_MODULES = (
@@ -50,8 +58,9 @@ BUILTIN_CHECK_MODULES = (
     "gpu_doctor.checks.gpu_throttle",
     "gpu_doctor.checks.gpu_memory_errors",
 )
+SPECS_RESOURCE = "specs.json"  # in the package gpu_doctor.checks
 CheckResult = Finding | Iterable[Finding]
-CheckFn = Callable[[Facts], CheckResult]
+CheckFn: TypeAlias = Callable[["Facts"], CheckResult]
 F = TypeVar("F", bound=CheckFn)
 _ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 _SECTIONS = {"what it checks": "what", "why it matters": "why", "how to fix": "fix"}
@@ -120,6 +129,8 @@ def load_checks(plugins: bool = True) -> LoadedChecks:
     modules = set(BUILTIN_CHECK_MODULES)
     problems: list[Finding] = []
     if plugins:
+        from importlib.metadata import entry_points  # ~25 ms: only where plugins are looked for
+
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             try:
                 ep.load()
@@ -146,3 +157,67 @@ def load_checks(plugins: bool = True) -> LoadedChecks:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9_]+", "_", name.lower()).strip("_") or "unnamed"
+
+
+@dataclass(frozen=True)
+class KnownSpecs:
+    specs: tuple[CheckSpec, ...]
+    problems: tuple[Finding, ...]  # plugins that failed to load
+
+
+def known_specs(plugins: bool = True) -> KnownSpecs:
+    """The checks `--list-checks`, `explain` and `--check/--skip` know about, in load_checks' order: the
+    built-in index, and the plugins' checks only when plugins are enabled and one is installed (only then
+    are the check modules imported)."""
+    if plugins and plugins_installed():
+        loaded = load_checks(plugins=True)
+        return KnownSpecs(tuple(c.spec for c in loaded.checks), loaded.problems)
+    return KnownSpecs(builtin_specs(), ())
+
+
+def plugins_installed() -> bool:
+    """Whether some distribution declares an entry point in the group: cheap, nothing is loaded."""
+    from importlib.metadata import entry_points
+
+    return any(True for _ in entry_points(group=ENTRY_POINT_GROUP))
+
+
+@cache
+def builtin_specs() -> tuple[CheckSpec, ...]:
+    """The built-in checks' specs, in load_checks(plugins=False)'s order, from the shipped index."""
+    text = resources.files("gpu_doctor.checks").joinpath(SPECS_RESOURCE).read_text(encoding="utf-8")
+    document = json.loads(text)
+    if not isinstance(document, dict) or not isinstance(document.get("checks"), list):
+        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: no list of checks")
+    return tuple(spec_from_json(entry) for entry in document["checks"])
+
+
+def spec_to_json(spec: CheckSpec) -> dict[str, object]:
+    """One entry of the index (tools/build_check_index.py writes them)."""
+    text = spec.explanation
+    return {
+        "id": spec.id,
+        "title": spec.title,
+        "area": spec.area,
+        "required": spec.required,
+        "explanation": {"what": text.what, "why": text.why, "fix": text.fix},
+    }
+
+
+def spec_from_json(entry: object) -> CheckSpec:
+    """One entry of the index back into a CheckSpec; anything malformed is a RegistryError."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("explanation"), dict):
+        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: a malformed entry: {entry!r}")
+    required = entry.get("required")
+    if not isinstance(required, bool):
+        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: 'required' is not true/false: {entry!r}")
+    text = entry["explanation"]
+    explanation = Explanation(what=_text(text, "what"), why=_text(text, "why"), fix=_text(text, "fix"))
+    return CheckSpec(_text(entry, "id"), _text(entry, "title"), _text(entry, "area"), explanation, required)
+
+
+def _text(entry: dict[str, object], key: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str):
+        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: {key!r} is not a string: {entry!r}")
+    return value
