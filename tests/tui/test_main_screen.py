@@ -61,6 +61,33 @@ def test_checks_appear_running_then_finish_and_the_ui_never_waits() -> None:
     asyncio.run(scenario())
 
 
+def test_the_first_frame_lists_every_check_before_the_engine_answers() -> None:
+    release = threading.Event()
+    report = report_of("wsl2")
+
+    def silent(on_event: EventSink) -> Report:
+        release.wait(20)  # not even the list of checks yet
+        return report
+
+    session = replay_session("wsl2")
+    session.diagnose_override = silent
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await pilot.pause(0.2)
+            checks = app.screen.query_one(CheckList)
+            planned = [s.id for s in report.specs]
+            # every row is there, running
+            assert all(checks.select_check(i) and checks.status_of(i) is None for i in planned)
+            assert checks.select_check("torch.cpu_build")
+            release.set()
+            await settle(pilot)
+            assert checks.status_of("torch.cpu_build") is Status.FAIL
+
+    asyncio.run(scenario())
+
+
 def test_next_problem_opens_the_egpu_finding_and_its_exact_fix() -> None:
     async def scenario() -> None:
         app = DoctorApp(replay_session("egpu-not-authorized"))

@@ -71,8 +71,21 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(DetailPane).show(None)
         self.query_one(CheckList).focus()
+        self._plan_from_index()
         # After the first frame: the worker's imports would otherwise hold the GIL while it is drawn.
         self.call_after_refresh(self.start_diagnosis)
+
+    def _plan_from_index(self) -> None:
+        """The first frame already lists every built-in check as running: the shipped index is read without
+        importing a check (plugins join when the diagnosis lists its checks)."""
+        from gpu_doctor.registry import RegistryError, builtin_specs
+
+        only, skip = set(self.session.only), set(self.session.skip)
+        try:
+            specs = [s for s in builtin_specs() if (not only or s.id in only) and s.id not in skip]
+        except (OSError, ValueError, RegistryError):  # a damaged install: the diagnosis lists them anyway
+            return
+        self.query_one(CheckList).plan(specs)
 
     # --- the diagnosis, in a worker -------------------------------------------------------------
 
