@@ -12,7 +12,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_doctor.bundle.identifiers import IdentitySources, capture_identifiers, machine_identifiers, unique
+from gpu_doctor.bundle.identifiers import (
+    IdentitySources,
+    capture_identifiers,
+    common_words,
+    machine_identifiers,
+    unique,
+    without_common_words,
+)
 from gpu_doctor.bundle.members import check_limits, collect, manifest
 from gpu_doctor.bundle.model import DEFAULT_LIMITS, FACTS, REPORT_JSON, REPORT_TEXT, Limits, Member
 from gpu_doctor.bundle.redact import Redactor
@@ -80,11 +87,14 @@ def bundle_capture(
     found = (
         ()
         if include_identifiers
-        else unique(
-            [
-                *(machine_identifiers(identity, sources) if identity is not None else ()),
-                *capture_identifiers(staging, to_json(report.facts)),
-            ]
+        else without_common_words(
+            unique(
+                [
+                    *(machine_identifiers(identity, sources) if identity is not None else ()),
+                    *capture_identifiers(staging, to_json(report.facts)),
+                ]
+            ),
+            common_words(staging),
         )
     )
     redactor = Redactor(found)

@@ -4,14 +4,21 @@ Never `extractall`: each member is checked (a relative path without `..`, a regu
 nothing else), its bytes are counted while they are copied (a header's size is not trusted), every file must
 match the manifest's sha256, and the capture's symlinks come from `links.json` only when their target is
 relative and stays inside the extracted `root/`.
+
+`tarfile` parses headers before any of that, so it never sees the archive itself: it reads a gzip stream
+through `_BoundedReader` (no single read above 1 MiB, no more bytes in all than the limits allow), and
+`_guarded_info` refuses a pax or GNU long-name header that is large, malformed or digit-heavy before tarfile's
+own parser (quadratic on such input, CVE-2024-6232) sees its body.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
 import posixpath
+import re
 import stat
 import tarfile
 import zlib
@@ -22,6 +29,12 @@ from gpu_doctor.bundle.model import DEFAULT_LIMITS, LINKS, MANIFEST, BundleError
 from gpu_doctor.host import layout
 
 _CHUNK = 64 << 10
+_MAX_READ = 1 << 20  # tarfile reads a pax or long-name body in one call; our own copy reads _CHUNK at a time
+_MAX_EXTENDED = 64 << 10  # a pax or GNU long-name header of a real bundle is a few hundred bytes
+_EXTENDED_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
+_LONG_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK)
+_PAX_RECORD = re.compile(rb"([1-9][0-9]{0,19}) ")
+_DIGIT_RUN = re.compile(rb"[0-9]{33}")
 _KINDS = (
     (tarfile.TarInfo.issym, "a symbolic link (bundles keep links in links.json)"),
     (tarfile.TarInfo.islnk, "a hard link"),
@@ -92,6 +105,86 @@ def _copy(source: IO[bytes], target: Path, name: str, budget: int, limits: Limit
     return size, digest.hexdigest()
 
 
+class _BoundedReader:
+    """The decompressed stream tarfile reads: bounded per read and in all, and checking extended headers."""
+
+    def __init__(self, stream: gzip.GzipFile, limit: int) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._check_next: tuple[str, bytes] | None = None  # (what, type) of the body the next read returns
+
+    def _refuse_past(self, position: int) -> None:
+        if position > self._limit:
+            raise BundleError(
+                f"the bundle unpacks to more than {human_size(self._limit)} of tar data: refused"
+            )
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > _MAX_READ:
+            raise BundleError(
+                f"a tar header asks for {human_size(size)} in one piece (over {human_size(_MAX_READ)}): refused"
+            )
+        self._refuse_past(self._stream.tell() + size)
+        data = self._stream.read(size)
+        if self._check_next is not None:
+            what, kind = self._check_next
+            self._check_next = None
+            _check_extended(what, kind, data)
+        return data
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence not in (os.SEEK_SET, os.SEEK_CUR):
+            raise BundleError("tar reading asked to seek from the end: refused")
+        target = offset if whence == os.SEEK_SET else self._stream.tell() + offset
+        self._refuse_past(target)
+        return self._stream.seek(target)
+
+    def tell(self) -> int:
+        return self._stream.tell()
+
+    def expect_extended(self, what: str, kind: bytes) -> None:
+        self._check_next = (what, kind)
+
+
+def _check_extended(what: str, kind: bytes, data: bytes) -> None:
+    """A pax body must be well-formed records without long digit runs; a long name must be short text."""
+    if kind in _LONG_TYPES:
+        return  # tarfile only cuts a long name at its NUL
+    if _DIGIT_RUN.search(data):
+        raise BundleError(f"{what}: a run of more than 32 digits (a CVE-2024-6232 pattern): refused")
+    body = data.rstrip(b"\x00")
+    pos = 0
+    while pos < len(body):
+        match = _PAX_RECORD.match(body, pos)
+        length = int(match.group(1)) if match else 0
+        record = body[pos : pos + length]
+        if not match or len(record) != length or not record.endswith(b"\n") or b"=" not in record:
+            raise BundleError(f"{what}: a malformed pax record at byte {pos}: refused")
+        if record[match.end() - pos :].startswith(b"GNU.sparse"):
+            raise BundleError(f"{what}: a sparse file (GNU.sparse pax records): refused")
+        pos += length
+
+
+def _guarded_info(reader: _BoundedReader) -> type[tarfile.TarInfo]:
+    """A TarInfo class that sizes up every pax and long-name header before tarfile parses its body."""
+
+    class Guarded(tarfile.TarInfo):
+        @classmethod
+        def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Guarded:
+            info = super().frombuf(buf, encoding, errors)
+            if info.type in _EXTENDED_TYPES or info.type in _LONG_TYPES:
+                what = "a pax header" if info.type in _EXTENDED_TYPES else "a GNU long-name header"
+                if info.size > _MAX_EXTENDED:
+                    raise BundleError(
+                        f"{what} of {human_size(info.size)}, over the {human_size(_MAX_EXTENDED)} "
+                        "a bundle ever needs: refused"
+                    )
+                reader.expect_extended(what, info.type)
+            return info
+
+    return Guarded
+
+
 def _forget(tar: tarfile.TarFile) -> None:
     """tarfile keeps every header it has read in `members`: 100k hostile members must not pile up."""
     members: list[tarfile.TarInfo] = getattr(tar, "members")  # noqa: B009  # untyped in typeshed
@@ -102,8 +195,17 @@ def extract_bundle(archive: Path, into: Path, limits: Limits = DEFAULT_LIMITS) -
     """Unpack `archive` into the empty private directory `into`, checking every member (see module doc)."""
     extracted: dict[str, tuple[int, str]] = {}
     total = count = 0
+    # room for the tar headers and padding of every member besides the members' own bytes
+    tar_bytes = limits.max_total_bytes + _MAX_READ + limits.max_members * 2 * tarfile.BLOCKSIZE
     try:
-        with tarfile.open(archive, mode="r:gz") as tar:
+        with (
+            gzip.open(archive, "rb") as stream,
+            tarfile.open(  # type: ignore[call-overload]  # _BoundedReader: read, seek and tell only
+                fileobj=(reader := _BoundedReader(stream, tar_bytes)),
+                mode="r:",
+                tarinfo=_guarded_info(reader),
+            ) as tar,
+        ):
             while (member := tar.next()) is not None:
                 count += 1
                 if count > limits.max_members:

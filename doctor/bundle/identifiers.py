@@ -37,13 +37,17 @@ class Kind(Enum):
     SERIAL = "serial"
     DMI_UUID = "dmi-uuid"
     MACHINE_ID = "machine-id"
+    CONTAINER = "container"  # a Docker/containerd/CRI-O container id (64 hex), and its 12-char short form
+    POD = "pod"  # a Kubernetes pod UID
+    FS_UUID = "fs-uuid"  # a file system's UUID (`root=UUID=...`), found in the kernel log only
 
 
 @dataclass(frozen=True)
 class Identifier:
     kind: Kind
     value: str
-    owner: str | None = None  # a home directory's user: /home/alice -> /home/<alice's pseudonym>
+    # a home directory's user: /home/alice -> /home/<alice's pseudonym>; a short container id's full id
+    owner: str | None = None
 
 
 # Account names that say nothing about a person and also name distributions or system paths: replacing
@@ -53,6 +57,21 @@ GENERIC_USERS = frozenset(
     | {"jovyan", "cloud-user", "opc", "azureuser", "runner", "docker", "nvidia", "guest"}
 )
 LOCAL_HOSTNAMES = frozenset({"localhost", "localhost.localdomain", "localhost6", "ip6-localhost"})
+# Host names an installer or an image gives every machine: they name a distribution, not this machine.
+GENERIC_HOSTNAMES = (
+    LOCAL_HOSTNAMES
+    | GENERIC_USERS
+    | frozenset(
+        {"arch", "archlinux", "rocky", "almalinux", "rhel", "opensuse", "manjaro", "pop-os", "kali", "alpine"}
+        | {"raspberrypi", "linux", "server", "host", "node", "gpu", "workstation", "desktop", "laptop"}
+    )
+)
+# Folder names every root has, whether or not a capture recorded them: a user `local` must not turn
+# /usr/local into /usr/user-1.
+FILESYSTEM_WORDS = frozenset(
+    {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "local", "media", "mnt", "opt"}
+    | {"proc", "root", "run", "sbin", "share", "srv", "sys", "tmp", "usr", "var", "include", "src", "snap"}
+)
 DMI_FILES = ("product_serial", "board_serial", "chassis_serial", "product_uuid")
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _PLACEHOLDER = re.compile(
@@ -236,6 +255,41 @@ def identifiers_in_text(text: str) -> Iterator[Identifier]:
         value = match.group(1)
         if not is_placeholder(value):
             yield Identifier(Kind.GPU_UUID if value.startswith(("GPU-", "MIG-")) else Kind.SERIAL, value)
+
+
+def _os_release_words(root: Path) -> set[str]:
+    words: set[str] = set()
+    for name in ("etc/os-release", "usr/lib/os-release"):
+        path = root / name
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() in ("ID", "ID_LIKE", "VERSION_CODENAME", "UBUNTU_CODENAME"):
+                words.update(value.strip().strip("\"'").lower().split())
+    return words
+
+
+def common_words(directory: Path) -> frozenset[str]:
+    """Words that are never one machine's host or user name: the capture's distribution words, its folder
+    top-level folder names (dev, usr, sys, ...), FILESYSTEM_WORDS (local, share, ...) and the generic host
+    names."""
+    root = directory / layout.ROOT_DIR
+    words = set(FILESYSTEM_WORDS) | _os_release_words(root) | GENERIC_HOSTNAMES
+    if root.is_dir():
+        words.update(top.name.lower() for top in root.iterdir())  # never deeper: root/home/alice is alice
+    return frozenset(words)
+
+
+def without_common_words(found: Iterable[Identifier], words: frozenset[str]) -> tuple[Identifier, ...]:
+    """Host and user names that are common words are left as they are (replacing them breaks a replay)."""
+    return tuple(
+        item
+        for item in found
+        if not (item.kind in (Kind.HOSTNAME, Kind.USER) and item.value.lower() in words)
+    )
 
 
 def capture_identifiers(directory: Path, facts: Any = None) -> tuple[Identifier, ...]:

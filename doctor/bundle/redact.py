@@ -156,8 +156,13 @@ def _lookup(found: str, table: dict[str, str]) -> str:
     return found if found in table else found.lower()
 
 
+# An IPv4 address may be followed by `:port` (NCCL_COMM_ID=10.1.2.3:29500): the `:` edge is IPv6's only.
+_IPV4_EDGE = (r"[0-9.]", r"[0-9]|\.[0-9]")
+
+
 def _alternative(item: Identifier) -> str:
-    before, after = _EDGES.get(item.kind, _DEFAULT_EDGE)
+    ipv4 = item.kind is Kind.IP and ":" not in item.value
+    before, after = _IPV4_EDGE if ipv4 else _EDGES.get(item.kind, _DEFAULT_EDGE)
     body = re.escape(item.value)
     if item.kind in _CASELESS:
         body = f"(?i:{body})"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gpu_doctor.bundle.extract import extract_bundle
 from gpu_doctor.bundle.model import DEFAULT_LIMITS, BundleError, Limits
+from gpu_doctor.host import layout
 
 
 def replay_directory(source: str, limits: Limits = DEFAULT_LIMITS) -> Path:
@@ -21,6 +22,8 @@ def replay_directory(source: str, limits: Limits = DEFAULT_LIMITS) -> Path:
     into = Path(tempfile.mkdtemp(prefix="gpu-doctor-replay-"))  # mode 0700
     try:
         extract_bundle(path, into, limits)
+        if not (into / layout.ROOT_DIR).is_dir():  # said here: RecordedHost would name the temporary folder
+            raise BundleError(f"the bundle holds no {layout.ROOT_DIR}/ folder: not a capture")
     except BaseException:
         shutil.rmtree(into, ignore_errors=True)
         raise

@@ -9,32 +9,44 @@ from __future__ import annotations
 
 import re
 
+from gpu_doctor.facts.environment import SECRET_NAME, SECRET_NAME_WORDS
+
 SECRET_MARK = "<secret>"
 
-# Names that hold a secret: HF_TOKEN, AWS_SECRET_ACCESS_KEY, password, api-key, PIP_INDEX_URL is matched by
-# its value (a URL with credentials) instead.
-_SECRET_NAME = r"[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|(?<![a-z])pass\b|apikey|api[_-]key|[_.-]key\b|_key_|credential|auth_|_auth\b|authorization|cookie)[A-Za-z0-9_.-]*"
-SECRET_NAME = re.compile(rf"^{_SECRET_NAME}$", re.IGNORECASE)
+# Names that hold a secret (the words of gpu_doctor.facts.environment, the one rule), here only where a word is
+# a whole part of the name: HF_TOKEN, AWS_SECRET_ACCESS_KEY, password, api-key, but not iommu.passthrough or
+# boltctl's `authflags` (replays read those).
+_SECRET_NAME = rf"[A-Za-z0-9_.-]*?(?<![A-Za-z0-9])(?:{SECRET_NAME_WORDS})(?![A-Za-z0-9])[A-Za-z0-9_.-]*"
+_STRONG_NAME = (
+    r"[A-Za-z0-9_.-]*?(?<![A-Za-z0-9])(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|API_KEY|CREDENTIALS?)"
+    r"(?![A-Za-z0-9])[A-Za-z0-9_.-]*"
+)
+# A short value after such a `NAME:` is a secret too (`password: hunter2`), unless it is a YAML word.
+_NOT_A_VALUE = r"(?:none|null|~|true|false|yes|no|<secret>)(?![^\s\x00\"',;])"
 
 _PATTERNS: tuple[re.Pattern[str], ...] = (
     # scheme://user:password@host and scheme://token@host (pip, conda and git URLs)
     re.compile(r"(?<=://)[^/@\s\"'<>]+@"),
     # provider token shapes
-    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
+    re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"),
     re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),
-    re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"),
+    re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"(?<![A-Za-z0-9])sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
+    re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
+    re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b"),
+    re.compile(r"(?<![A-Za-z0-9])pypi-[A-Za-z0-9_-]{50,}"),
     # NAME=value where NAME says secret (environ, shell, ini/pip.conf "password = x")
     re.compile(
         rf"(?i)(?<![A-Za-z0-9_.-])(?:{_SECRET_NAME})[ \t]*=[ \t]*(?P<value>(?!<secret>)[^\s\x00\"',;]+)"
     ),
-    # NAME: <long opaque value> (YAML, JSON-ish, headers); short values such as `authflags: none` stay
+    # NAME: <long opaque value> (YAML, JSON-ish, headers); short values such as `Node Index: N/A` stay
     re.compile(
         rf"(?i)(?<![A-Za-z0-9_.-])(?:{_SECRET_NAME})[\"']?[ \t]*:[ \t]*[\"']?(?P<value>(?=[A-Za-z0-9+/_=.-]*[0-9])(?=[A-Za-z0-9+/_=.-]*[A-Za-z])[A-Za-z0-9+/_=.-]{{16,}})"
+    ),
+    # password: <any value> (YAML): a short password is still one; YAML words such as `token: null` stay
+    re.compile(
+        rf"(?i)(?<![A-Za-z0-9_.-])(?:{_STRONG_NAME})[\"']?[ \t]*:[ \t]*[\"']?(?P<value>(?!{_NOT_A_VALUE})[^\s\x00\"',;]+)"
     ),
     # .netrc: machine HOST login USER password SECRET
     re.compile(r"(?im)^[ \t]*(?:machine|default)\b.*?\bpassword[ \t]+(?P<value>(?!<secret>)\S+)"),
@@ -68,7 +80,7 @@ def redact_secrets(text: str) -> tuple[str, int]:
 def looks_secret(name: str, value: str) -> bool:
     """An environment variable that must not travel: a secret's name, or a value holding one."""
     return (
-        bool(SECRET_NAME.match(name))
+        bool(SECRET_NAME.search(name))
         or redact_secrets(value)[1] > 0
         or redact_secrets(f"{name}={value}")[1] > 0
     )

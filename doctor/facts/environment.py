@@ -23,8 +23,14 @@ RELEVANT_PREFIXES = (
     "WSL_DISTRO_NAME",
 )
 RELEVANT_NAMES = ("PATH",)
-# Names that may hold a secret or an index with credentials are dropped whatever their prefix.
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|CREDENTIAL|AUTH|INDEX|USER|COOKIE|SESSION", re.IGNORECASE)
+# Names that may hold a secret or an index with credentials are dropped whatever their prefix. The one rule:
+# environment variables drop a name containing any of these words anywhere; bundle redaction
+# (gpu_doctor.bundle.secrets) finds `NAME=value` in text where a word is a whole part of NAME.
+SECRET_NAME_WORDS = (
+    "TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|APIKEY|KEY|CREDENTIALS?|AUTHORIZATION|AUTH|INDEX|USER|"
+    "COOKIE|SESSION"
+)
+SECRET_NAME = re.compile(SECRET_NAME_WORDS, re.IGNORECASE)
 URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 
 

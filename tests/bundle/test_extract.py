@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
+import subprocess
+import sys
 import tarfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -136,6 +140,8 @@ def test_a_hundred_thousand_members_are_refused(tmp_path: Path) -> None:
         ({"host.json.lnk": "root"}, "outside root/"),
         # each link stays inside on paper; followed, the chain leaves root/
         ({"root/d/x": "../..", "root/d/y": "x/../.."}, "outside the capture"),
+        # lexically inside (root/l/l), but l is root/ itself: followed, `..` leaves root/
+        ({"root/l": ".", "root/zz": "l/l/l/.."}, "resolves outside the capture"),
     ],
 )
 def test_links_json_cannot_point_outside(tmp_path: Path, links: dict[str, str], message: str) -> None:
@@ -157,3 +163,106 @@ def test_the_cli_says_one_line_and_exits_2(tmp_path: Path, capsys: pytest.Captur
     assert main(["--replay", str(tmp_path / "junk.tar.gz"), "--json"]) == 2
     out = capsys.readouterr().out
     assert json.loads(out)["error"]["kind"] == "usage"
+
+
+def _extended_header(kind: bytes, size: int) -> bytes:
+    """One 512-byte header block of a pax (`x`) or GNU long-name (`L`) header claiming `size` bytes."""
+    info = tarfile.TarInfo("././@PaxHeader" if kind == tarfile.XHDTYPE else "././@LongLink")
+    info.type = kind
+    info.size = size
+    return info.tobuf(tarfile.GNU_FORMAT)
+
+
+def _pax_of_nines(path: Path) -> Path:
+    """1.1 KB: a pax header whose body is 1 MiB of '9' (CPython's pax parser is quadratic on it)."""
+    body = b"9" * (1 << 20)
+    path.write_bytes(gzip.compress(_extended_header(tarfile.XHDTYPE, len(body)) + body + bytes(1024)))
+    return path
+
+
+def _huge_long_name(path: Path, kind: bytes) -> Path:
+    """~400 KB on disk, a 400 MiB header body: gzip members of 1 MiB each, compressed once and repeated."""
+    mib = gzip.compress(b"a" * (1 << 20))
+    with path.open("wb") as out:
+        out.write(gzip.compress(_extended_header(kind, 400 << 20)))
+        for _ in range(400):
+            out.write(mib)
+        out.write(gzip.compress(bytes(1024)))
+    return path
+
+
+_REPLAY_IN_A_CHILD = """
+import resource, sys
+from gpu_doctor.cli import main
+rc = main(["--replay", sys.argv[1], "--plain", "--no-plugins"])
+print(rc, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+@pytest.mark.parametrize("case", ["pax-of-nines", "pax-400MiB", "longname-400MiB"])
+def test_hostile_tar_headers_are_refused_quickly_in_bounded_memory(tmp_path: Path, case: str) -> None:
+    archive = tmp_path / f"{case}.tar.gz"
+    if case == "pax-of-nines":
+        _pax_of_nines(archive)
+        assert archive.stat().st_size < 2048
+    else:
+        _huge_long_name(archive, tarfile.XHDTYPE if case == "pax-400MiB" else tarfile.GNUTYPE_LONGNAME)
+        assert archive.stat().st_size < 600_000
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _REPLAY_IN_A_CHILD, str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert time.monotonic() - started < 20
+    rc, max_rss_mib = (int(word) for word in done.stdout.split())
+    assert rc == 2
+    assert max_rss_mib < 200  # the 400 MiB body was never read
+    assert done.stderr.count("\n") == 1
+    what = "a GNU long-name header" if case == "longname-400MiB" else "a pax header"
+    assert f"{what} of " in done.stderr and ": refused" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"30 path=" + b"1" * 40 + b"\n", "more than 32 digits"),
+        (b"99 path=root/x\n", "malformed pax record"),
+        (b"12 pathroot\n", "malformed pax record"),
+        (b"22 GNU.sparse.major=1\n", "sparse file"),
+    ],
+)
+def test_a_small_but_hostile_pax_header_is_refused(tmp_path: Path, body: bytes, message: str) -> None:
+    block = -len(body) % tarfile.BLOCKSIZE
+    archive = tmp_path / "pax.tar.gz"
+    archive.write_bytes(
+        gzip.compress(_extended_header(tarfile.XHDTYPE, len(body)) + body + bytes(block) + bytes(1024))
+    )
+    (tmp_path / "into").mkdir()
+    with pytest.raises(BundleError, match=message):
+        extract_bundle(archive, tmp_path / "into")
+
+
+def test_a_bundle_with_long_pax_paths_still_unpacks(tmp_path: Path) -> None:
+    """The guard lets through what write_archive itself writes: pax headers for paths over 100 bytes."""
+    deep = "root/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/" + "x" * 60
+    files = {deep: b"1\n", "host.json": b"{}"}
+    with tarfile.open(tmp_path / "ok.tar.gz", "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        _file(tar, "manifest.json", _manifest(files))
+        for name, data in files.items():
+            _file(tar, name, data)
+    (tmp_path / "into").mkdir()
+    extract_bundle(tmp_path / "ok.tar.gz", tmp_path / "into")
+    assert (tmp_path / "into" / deep).read_bytes() == b"1\n"
+
+
+def test_a_bundle_without_a_capture_names_the_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive = _archive(tmp_path / "empty.tar.gz", lambda t: None)  # manifest.json and host.json, no root/
+    assert main(["--replay", str(archive), "--plain"]) == 2
+    err = capsys.readouterr().err
+    assert f"--replay {archive}: the bundle holds no root/ folder: not a capture" in err
+    assert "gpu-doctor-replay-" not in err

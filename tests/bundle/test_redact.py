@@ -7,6 +7,7 @@ import pytest
 from gpu_doctor.bundle.identifiers import Identifier, Kind, is_placeholder, parse_passwd
 from gpu_doctor.bundle.redact import Redactor
 from gpu_doctor.bundle.secrets import looks_secret, redact_secrets
+from gpu_doctor.facts.environment import relevant_env
 
 GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -31,6 +32,9 @@ GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
         ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9abc123", "eyJhbGciOiJIUzI1NiJ9abc123"),
         ('"api_key": "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5"', "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5"),
         ("password = correct-horse", "correct-horse"),
+        (f"CUDA_FOO=tok_{GHP}", GHP),  # `_` before the token: no `\\b` there
+        ("password: hunter2", "hunter2"),  # a short YAML value
+        ("db:\n  passwd: 'hunter2'\n", "hunter2"),
     ],
 )
 def test_every_secret_shape_is_dropped(text: str, secret: str) -> None:
@@ -48,6 +52,10 @@ def test_every_secret_shape_is_dropped(text: str, secret: str) -> None:
         "spec_store_bypass_disable=on iommu=pt",
         "https://download.pytorch.org/whl/cu126",
         "CUDA_VISIBLE_DEVICES=0,1",
+        "iommu.passthrough=1 intel_iommu=on",  # the IOMMU facts read this: `pass` is not a whole word here
+        "    Node Index                        : N/A",  # nvidia-smi -q
+        "token: null",
+        "key: no",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
@@ -59,6 +67,23 @@ def test_secret_environment_variables() -> None:
     assert looks_secret("CUDA_FOO", GHP)
     assert looks_secret("PIP_INDEX_URL", "https://u:t@host/simple")
     assert not looks_secret("CUDA_HOME", "/usr/local/cuda")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CUDA_HOME",
+        "CUDA_SESSION_ID",
+        "NCCL_AUTH_TOKEN",
+        "CUDA_USER",
+        "PYTORCH_INDEX",
+        "CUDA_APIKEY",
+        "NCCL_PASSWD",
+    ],
+)
+def test_one_secret_name_rule_for_the_environment_and_bundles(name: str) -> None:
+    """A name `gather` keeps is one a bundle keeps, and the other way round (gpu_doctor.facts.environment)."""
+    assert looks_secret(name, "1") == (name not in relevant_env({name: "1"}))
 
 
 def _redactor() -> Redactor:
@@ -88,6 +113,13 @@ def test_pseudonyms_are_stable_and_whole_tokens_only() -> None:
     assert result.kinds == {"hostname", "user", "home", "mac", "ip", "gpu_uuid"}
     assert redactor.text("vm alice").text == "host-1 user-1"  # same value, same pseudonym, every time
     assert redactor.path("root/home/alice/.netrc") == "root/home/user-1/.netrc"
+
+
+def test_an_ipv4_address_with_a_port_is_replaced() -> None:
+    redactor = Redactor((Identifier(Kind.IP, "10.1.2.3"), Identifier(Kind.IP, "fd00::2")))
+    assert redactor.text("NCCL_COMM_ID=10.1.2.3:29500 [fd00::2]:22 10.1.2.30 10.1.2.3.4").text == (
+        "NCCL_COMM_ID=ip-1:29500 [ip-2]:22 10.1.2.30 10.1.2.3.4"
+    )
 
 
 def test_json_keys_values_and_env_maps() -> None:
