@@ -97,7 +97,7 @@ def bundle_capture(
             common_words(staging),
         )
     )
-    redactor = Redactor(found)
+    redactor = Redactor(found, shapes=not include_identifiers)
     members, _ = collect(staging, redactor, limits)
     when = now or datetime.now(timezone.utc)
     stamp = when.isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,7 +1,8 @@
 """This machine's identifiers, enumerated so that redaction replaces exactly them (DESIGN §4: bundles).
 
 `machine_identifiers` asks the live machine (host names, users and homes, interface addresses, DMI serials,
-machine-id); `capture_identifiers` reads a capture's answers (GPU UUIDs and serials, Thunderbolt unique ids).
+machine-id, container ids and pod UIDs); `capture_identifiers` reads a capture's answers (GPU UUIDs and serials,
+Thunderbolt unique ids, container ids and pod UIDs in its cgroup and mountinfo files).
 The sources that are not files (socket, psutil) come through `IdentitySources`, so tests can plant values.
 """
 
@@ -200,6 +201,42 @@ def _firmware(host: Host) -> Iterator[Identifier]:
             yield Identifier(Kind.MACHINE_ID, value.lower())
 
 
+# Where a runtime writes its container's id (64 hex): cgroup v1 `/docker/<id>`, systemd scopes
+# `docker-<id>.scope` / `cri-containerd-<id>.scope` / `crio-<id>.scope` / `libpod-<id>.scope`, kubelet's cgroupfs
+# `/kubepods/besteffort/pod<uid>/<id>`, and the files Docker bind-mounts into a container
+# (`/var/lib/docker/containers/<id>/hostname` in mountinfo; Podman: `overlay-containers/<id>/userdata/...`;
+# containerd's CRI: `/run/containerd/io.containerd.grpc.v1.cri/sandboxes/<id>/hostname`).
+_CONTAINER_ID = re.compile(
+    r"(?:/docker/|docker-|containers/|sandboxes/|cri-containerd-|crio-|conmon-|libpod-|/pod[0-9a-f_-]{36}/)"
+    r"(?P<id>[0-9a-f]{64})(?![0-9A-Za-z])"
+)
+# A pod's UID: `/var/lib/kubelet/pods/<uid>/...` (mountinfo), cgroupfs `/kubepods/burstable/pod<uid>/`, and
+# systemd's `kubepods-besteffort-pod<uid with _ for ->.slice`.
+_POD_UID = re.compile(
+    r"(?:/pods/|pod)(?P<uid>[0-9a-f]{8}(?P<sep>[-_])[0-9a-f]{4}(?P=sep)[0-9a-f]{4}(?P=sep)[0-9a-f]{4}"
+    r"(?P=sep)[0-9a-f]{12})(?![0-9A-Za-z])"
+)
+SHORT_CONTAINER_ID = 12  # `docker ps` and a container's default host name show the id's first 12 characters
+CONTAINER_FILES = ("/proc/1/cgroup", "/proc/self/cgroup", "/proc/self/mountinfo", "/proc/1/mountinfo")
+
+
+def container_identifiers(text: str) -> Iterator[Identifier]:
+    """Container ids (with their short form, owned by the full id) and pod UIDs in cgroup or mountinfo text."""
+    for match in _CONTAINER_ID.finditer(text):
+        full = match["id"]
+        yield Identifier(Kind.CONTAINER, full)
+        yield Identifier(Kind.CONTAINER, full[:SHORT_CONTAINER_ID], owner=full)
+    for match in _POD_UID.finditer(text):
+        yield Identifier(Kind.POD, match["uid"].replace("_", "-"))
+
+
+def _containers(host: Host) -> Iterator[Identifier]:
+    for path in CONTAINER_FILES:
+        text = host.read_text(path)
+        if not isinstance(text, Unavailable):
+            yield from container_identifiers(text)
+
+
 def machine_identifiers(host: Host, sources: IdentitySources | None = None) -> tuple[Identifier, ...]:
     """Every identifier of the live machine behind `host`, in a stable order, without duplicates."""
     sources = sources or IdentitySources()
@@ -208,6 +245,7 @@ def machine_identifiers(host: Host, sources: IdentitySources | None = None) -> t
         *_users(host, sources),
         *_addresses(sources),
         *_firmware(host),
+        *_containers(host),
         *sources.extra,
     ]
     return unique(found)
@@ -293,7 +331,8 @@ def without_common_words(found: Iterable[Identifier], words: frozenset[str]) -> 
 
 
 def capture_identifiers(directory: Path, facts: Any = None) -> tuple[Identifier, ...]:
-    """Device identifiers a capture recorded: NVML and facts UUIDs, Thunderbolt unique_id, GPU serials."""
+    """Device identifiers a capture recorded: NVML and facts UUIDs, Thunderbolt unique_id, GPU serials,
+    container ids and pod UIDs (cgroup and mountinfo files)."""
     found: list[Identifier] = []
     for name in (layout.NVML_FILE, layout.COMMANDS_FILE):
         path = directory / name
@@ -318,4 +357,8 @@ def capture_identifiers(directory: Path, facts: Any = None) -> tuple[Identifier,
     for path in sorted(root.glob("proc/driver/nvidia/gpus/*/information")):
         if path.is_file():
             found += identifiers_in_text(path.read_text(encoding="utf-8", errors="replace"))
+    for pattern in ("proc/*/cgroup", "proc/*/mountinfo", "proc/*/mounts"):
+        for path in sorted(root.glob(pattern)):
+            if path.is_file() and not path.is_symlink():
+                found += container_identifiers(path.read_text(encoding="utf-8", errors="replace"))
     return unique(found)

@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpu_doctor import TOOL_NAME, __version__
@@ -29,6 +29,31 @@ def _dump(data: Any) -> bytes:
     return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+# Kernel text: the kernel log's commands (gpu_doctor.facts.kernel_log) and the kernel command line.
+KERNEL_LOG_COMMANDS = frozenset({"dmesg", "journalctl"})
+KERNEL_TEXT_FILES = frozenset({f"{layout.ROOT_DIR}/proc/cmdline"})
+
+
+def _kernel_logs(document: Any, redactor: Redactor, kinds: set[str]) -> Any:
+    """commands.json with the kernel log's output scrubbed as kernel text (the rest is redacted after)."""
+    if not isinstance(document, list):
+        return document
+    scrubbed = []
+    for entry in document:
+        argv = entry.get("argv") if isinstance(entry, dict) else None
+        if not (isinstance(argv, list) and argv and PurePosixPath(str(argv[0])).name in KERNEL_LOG_COMMANDS):
+            scrubbed.append(entry)
+            continue
+        copy = dict(entry)
+        for stream in ("stdout", "stderr"):
+            if isinstance(copy.get(stream), str):
+                result = redactor.kernel_identifiers(copy[stream])
+                copy[stream] = result.text
+                kinds |= result.kinds
+        scrubbed.append(copy)
+    return scrubbed
+
+
 def _redact_file(relative: str, data: bytes, redactor: Redactor) -> tuple[bytes, frozenset[str]]:
     if "/" not in relative and relative.endswith(".json"):
         try:
@@ -37,7 +62,12 @@ def _redact_file(relative: str, data: bytes, redactor: Redactor) -> tuple[bytes,
             pass  # not JSON after all: redacted as bytes below
         else:
             kinds: set[str] = set()
+            if relative == layout.COMMANDS_FILE:
+                document = _kernel_logs(document, redactor, kinds)
             return _dump(redactor.json(document, kinds)), frozenset(kinds)
+    if relative in KERNEL_TEXT_FILES:
+        result = redactor.kernel_text(data.decode("utf-8", errors="surrogateescape"))
+        return result.text.encode("utf-8", errors="surrogateescape"), result.kinds
     return redactor.data(data)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_doctor.bundle.identifiers import Identifier, Kind
+from gpu_doctor.bundle.kernel_text import scrub_fs_uuids, scrub_kernel_text
 from gpu_doctor.bundle.secrets import looks_secret, redact_secrets
 
 SECRET = "secret"  # the manifest's name for "secrets were dropped here"
@@ -26,7 +27,16 @@ _EDGES: dict[Kind, tuple[str, str]] = {
     Kind.HOME: (r"[A-Za-z0-9_.-]", r"[A-Za-z0-9_-]"),
     Kind.IP: (r"[0-9A-Fa-f.:]", r"[0-9A-Fa-f:]|\.[0-9]"),
     Kind.MAC: (r"[0-9A-Fa-f:]", r"[0-9A-Fa-f:]"),
+    Kind.CONTAINER: (r"[0-9A-Fa-f]", r"[0-9A-Fa-f]"),  # docker-<id>.scope, /docker/<id>, containers/<id>/
+    Kind.POD: ("", r"[0-9A-Za-z_-]"),  # kubepods-besteffort-pod<uid>.slice: `d` before it, a hex letter
 }
+# Other spellings of one value, each with its own edges: a MAC as 1e-2d-3e-4f-5a-6b and in `enx1e2d3e4f5a6b`
+# (bare hex between letters), a pod UID with `_` (systemd slices), a container's short id as a whole word
+# (its default host name, `docker ps`).
+_MAC_DASHED_EDGE = (r"[0-9A-Fa-f-]", r"[0-9A-Fa-f-]")
+_BARE_HEX_EDGE = (r"[0-9A-Fa-f]", r"[0-9A-Fa-f]")
+_WORD_EDGE = (r"[A-Za-z0-9_]", r"[A-Za-z0-9_]")
+_MAC = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){5}")
 _DEFAULT_EDGE = (r"[A-Za-z0-9_-]", r"[A-Za-z0-9_-]")
 # Host names stay case-sensitive: a host called `vm` must not turn the word `VM` in a summary into `host-1`.
 _CASELESS = {
@@ -36,6 +46,9 @@ _CASELESS = {
     Kind.THUNDERBOLT_UUID,
     Kind.DMI_UUID,
     Kind.MACHINE_ID,
+    Kind.CONTAINER,
+    Kind.POD,
+    Kind.FS_UUID,
 }
 
 
@@ -50,37 +63,53 @@ class Redacted:
 @dataclass
 class Redactor:
     identifiers: tuple[Identifier, ...] = ()
+    # Also replace what is an identifier by its shape alone (gpu_doctor.bundle.kernel_text): file system UUIDs
+    # everywhere, MACs, USB serials and GPU UUIDs in kernel text. False with --include-identifiers.
+    shapes: bool = True
     pseudonyms: dict[str, str] = field(init=False, default_factory=dict)  # lookup key -> pseudonym
     kinds: dict[str, Kind] = field(init=False, default_factory=dict)
     replaced: Counter[str] = field(
         init=False, default_factory=Counter
     )  # kind -> occurrences, for the summary
     _pattern: re.Pattern[str] | None = field(init=False, default=None)
+    _numbers: Counter[Kind] = field(init=False, default_factory=Counter)
+    _spelled: dict[str, str] = field(init=False, default_factory=dict)  # spelling -> lookup key
 
     def __post_init__(self) -> None:
-        numbers: Counter[Kind] = Counter()
         users: dict[str, str] = {}
         for item in self.identifiers:
-            if item.kind is Kind.HOME:
+            if item.kind is Kind.HOME or (item.kind is Kind.CONTAINER and item.owner):
                 continue
-            key = _key(item)
-            if key in self.pseudonyms:
-                continue
-            numbers[item.kind] += 1
-            self.pseudonyms[key] = f"{item.kind.value}-{numbers[item.kind]}"
-            self.kinds[key] = item.kind
+            self.pseudonym(item.kind, item.value)
             if item.kind is Kind.USER:
-                users[item.value] = self.pseudonyms[key]
+                users[item.value] = self.pseudonyms[_key(item)]
         for item in self.identifiers:
             if item.kind is Kind.HOME and _key(item) not in self.pseudonyms:
-                numbers[Kind.HOME] += 1
-                owner = users.get(item.owner or "", f"user-home-{numbers[Kind.HOME]}")
+                self._numbers[Kind.HOME] += 1
+                owner = users.get(item.owner or "", f"user-home-{self._numbers[Kind.HOME]}")
                 self.pseudonyms[_key(item)] = posixpath.join(posixpath.dirname(item.value), owner)
                 self.kinds[_key(item)] = Kind.HOME
+            elif item.kind is Kind.CONTAINER and item.owner and _key(item) not in self.pseudonyms:
+                full = self.pseudonyms.get(item.owner.lower())  # a short id: its container's pseudonym
+                self.pseudonyms[_key(item)] = full or self.pseudonym(Kind.CONTAINER, item.owner)
+                self.kinds[_key(item)] = Kind.CONTAINER
+        spellings = [(text, edges, item) for item in self.identifiers for text, edges in _spellings(item)]
+        for text, _, item in spellings:
+            self._spelled.setdefault(text.lower() if item.kind in _CASELESS else text, _key(item))
         alternatives = [
-            _alternative(item) for item in sorted(self.identifiers, key=lambda i: (-len(i.value), i.value))
+            _alternative(text, edges, item)
+            for text, edges, item in sorted(spellings, key=lambda s: (-len(s[0]), s[0]))
         ]
         self._pattern = re.compile("|".join(alternatives)) if alternatives else None
+
+    def pseudonym(self, kind: Kind, value: str) -> str:
+        """The value's pseudonym, numbered on first sight (`mac-3` for a MAC only the kernel log names)."""
+        key = _key(Identifier(kind, value))
+        if key not in self.pseudonyms:
+            self._numbers[kind] += 1
+            self.pseudonyms[key] = f"{kind.value}-{self._numbers[kind]}"
+            self.kinds[key] = kind
+        return self.pseudonyms[key]
 
     def legend(self) -> dict[str, str]:
         """{pseudonym: what it stands for} (kinds only, never the values), for the manifest."""
@@ -92,7 +121,7 @@ class Redactor:
         seen: set[str] = set()
 
         def swap(match: re.Match[str]) -> str:
-            key = _lookup(match.group(0), self.pseudonyms)
+            key = _lookup(match.group(0), self._spelled)
             kind = self.kinds[key]
             seen.add(kind.name.lower())
             self.replaced[kind.name.lower()] += 1
@@ -103,11 +132,33 @@ class Redactor:
     def text(self, text: str) -> Redacted:
         """Secrets dropped first (a token may contain a host name), then identifiers replaced."""
         cleaned, secrets = redact_secrets(text)
+        uuids = 0
+        if self.shapes:
+            cleaned, uuids = scrub_fs_uuids(cleaned, self.pseudonym)
+            self.replaced[Kind.FS_UUID.name.lower()] += uuids
         result = self.identifiers_only(cleaned)
+        if uuids:
+            result = Redacted(result.text, result.kinds | {Kind.FS_UUID.name.lower()})
         if secrets:
             self.replaced[SECRET] += secrets
             return Redacted(result.text, result.kinds | {SECRET})
         return result
+
+    def kernel_identifiers(self, text: str) -> Redacted:
+        """Only the kernel text's own shapes: MACs, USB serials and file system UUIDs, enumerated or not
+        (gpu_doctor.bundle.kernel_text); secrets and enumerated identifiers are left to `text`."""
+        if not self.shapes:
+            return Redacted(text)
+        scrubbed, kinds = scrub_kernel_text(text, self.pseudonym)
+        for kind in kinds:
+            self.replaced[kind] += 1
+        return Redacted(scrubbed, kinds)
+
+    def kernel_text(self, text: str) -> Redacted:
+        """The kernel log or command line: `kernel_identifiers`, then secrets and identifiers as in any text."""
+        scrubbed = self.kernel_identifiers(text)
+        result = self.text(scrubbed.text)
+        return Redacted(result.text, result.kinds | scrubbed.kinds)
 
     def data(self, data: bytes) -> tuple[bytes, frozenset[str]]:
         """Any file: decoded losslessly (surrogateescape), so binary bytes that match nothing stay as they were."""
@@ -153,17 +204,33 @@ def _key(item: Identifier) -> str:
 
 
 def _lookup(found: str, table: dict[str, str]) -> str:
-    return found if found in table else found.lower()
+    return table[found] if found in table else table[found.lower()]
+
+
+def _spellings(item: Identifier) -> list[tuple[str, tuple[str, str] | None]]:
+    """(spelling, edges) of one identifier; edges None: the kind's own."""
+    if item.kind is Kind.MAC and _MAC.fullmatch(item.value.lower()):
+        return [
+            (item.value, None),
+            (item.value.replace(":", "-"), _MAC_DASHED_EDGE),
+            (item.value.replace(":", ""), _BARE_HEX_EDGE),
+        ]
+    if item.kind is Kind.POD:
+        return [(item.value, None), (item.value.replace("-", "_"), None)]
+    if item.kind is Kind.CONTAINER and item.owner:
+        return [(item.value, _WORD_EDGE)]
+    return [(item.value, None)]
 
 
 # An IPv4 address may be followed by `:port` (NCCL_COMM_ID=10.1.2.3:29500): the `:` edge is IPv6's only.
 _IPV4_EDGE = (r"[0-9.]", r"[0-9]|\.[0-9]")
 
 
-def _alternative(item: Identifier) -> str:
+def _alternative(text: str, edges: tuple[str, str] | None, item: Identifier) -> str:
     ipv4 = item.kind is Kind.IP and ":" not in item.value
-    before, after = _IPV4_EDGE if ipv4 else _EDGES.get(item.kind, _DEFAULT_EDGE)
-    body = re.escape(item.value)
+    before, after = edges or (_IPV4_EDGE if ipv4 else _EDGES.get(item.kind, _DEFAULT_EDGE))
+    body = re.escape(text)
     if item.kind in _CASELESS:
         body = f"(?i:{body})"
-    return f"(?<!{before})(?:{body})(?!{after})"
+    lead = f"(?<!{before})" if before else ""
+    return f"{lead}(?:{body})(?!{after})"
