@@ -1,4 +1,5 @@
-"""Command line: `gpu-doctor [options]`, `explain ID`, `schema`, `capture DIR`."""
+"""Command line: `gpu-doctor [options]`, `explain ID`, `schema`, `capture DIR`: what each command runs (the
+parser is doctor/cli_parser.py; `build_parser` and `UsageError` are re-exported here)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from gpu_doctor import TOOL_NAME, __version__
+from gpu_doctor.cli_parser import UsageError, build_parser
 from gpu_doctor.exit_codes import ExitCode
 from gpu_doctor.unavailable import Unavailable
 
@@ -20,151 +22,9 @@ if TYPE_CHECKING:  # the Facts model imports every facts module: `--version` and
     from gpu_doctor.host.base import Host
     from gpu_doctor.smoke.run import SmokeProgress, SmokeRequest
 
+__all__ = ["UsageError", "build_parser", "main"]  # the parser lives in cli_parser; tests and tools use these
 
-SMOKE_MODES = ("quick", "standard", "deep")
 SMOKE_CHECKS = ("pcie.link_under_load",)  # beside the smoke.* checks, what `gpu-doctor smoke` reports
-
-
-class UsageError(Exception):
-    """A bad command line: one clear line on stderr, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=TOOL_NAME,
-        description="Diagnose PyTorch on NVIDIA GPUs: driver, GPUs, and what to type to fix them.",
-    )
-    parser.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
-    out = parser.add_mutually_exclusive_group()
-    out.add_argument(
-        "--json", action="store_true", help="print one JSON document on stdout (logs go to stderr)"
-    )
-    out.add_argument("--plain", action="store_true", help="plain text report, no interactive interface")
-    out.add_argument(
-        "--format",
-        choices=("text", "json", "prometheus"),
-        help="the report as text (--plain), JSON (--json) or Prometheus text for node_exporter's textfile "
-        "collector; never the interactive interface",
-    )
-    parser.add_argument(
-        "--python", metavar="PATH", help="the Python interpreter to diagnose (default: this one)"
-    )
-    parser.add_argument("--root", metavar="DIR", help="diagnose a captured machine instead of this one")
-    parser.add_argument(
-        "--replay",
-        metavar="BUNDLE_OR_DIR",
-        help="diagnose the machine in a support bundle (gpu-doctor bundle) or a capture directory",
-    )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="the folder your datasets are read from: its disk is diagnosed (default: the current folder)",
-    )
-    parser.add_argument(
-        "--measure",
-        action="store_true",
-        help="also measure RAM bandwidth and the data folder's read speed (about 6 s; writes and removes "
-        "one temporary file of at most 1 GiB in the data folder)",
-    )
-    parser.add_argument(
-        "--smoke",
-        nargs="?",
-        const="standard",
-        choices=SMOKE_MODES,
-        metavar="MODE",
-        help="after the checks, run the GPU smoke test: quick, standard (the default, about 15 s per GPU) "
-        "or deep",
-    )
-    parser.add_argument(
-        "--yes", action="store_true", help="answer yes to questions (never asks without a TTY)"
-    )
-    parser.add_argument("--list-checks", action="store_true", help="list the checks and exit")
-    parser.add_argument(
-        "--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)"
-    )
-    parser.add_argument(
-        "--skip", action="append", default=[], metavar="ID", help="skip this check (repeatable)"
-    )
-    parser.add_argument(
-        "--fail-on", choices=("warn", "fail"), default="fail", help="exit 1 at this status or worse"
-    )
-    parser.add_argument("--strict", action="store_true", help="same as --fail-on warn")
-    parser.add_argument("--no-plugins", action="store_true", help="do not load third-party checks")
-    parser.add_argument("-v", "--verbose", action="store_true", help="show evidence and tracebacks")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    explain = sub.add_parser("explain", help="explain a check: what it checks, why it matters, how to fix")
-    explain.add_argument("check_id", metavar="ID")
-    sub.add_parser("schema", help="print the JSON Schema of --json output")
-    capture = sub.add_parser("capture", help="record this machine as a replayable capture directory")
-    capture.add_argument("directory", metavar="DIR")
-    setup = sub.add_parser(
-        "setup",
-        help="the setup wizard: driver, then torch of the right build, then a smoke test (interactive; "
-        "without a terminal it prints the plan)",
-    )
-    setup.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    bundle = sub.add_parser(
-        "bundle",
-        help="write a redacted support bundle (.tar.gz): the capture, facts and report, to replay anywhere",
-    )
-    bundle.add_argument(
-        "-o", "--output", metavar="FILE", help="where to write it (default: a dated name here)"
-    )
-    bundle.add_argument(
-        "--include-identifiers",
-        action="store_true",
-        help="keep host names, users, addresses, UUIDs and serials (secrets are removed regardless)",
-    )
-    bundle.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help="write without asking")
-    bundle.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    bundle.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    bundle.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    from gpu_doctor.fleet.arguments import add_fleet_commands  # argparse only
-
-    add_fleet_commands(sub)  # verify, diff, summarize (doctor/fleet/arguments.py)
-    triage = sub.add_parser(
-        "triage",
-        help="diagnose a pasted `python -m torch.utils.collect_env` report (FILE, or - for stdin)",
-    )
-    triage.add_argument("file", metavar="FILE", help="the report as text; - reads stdin")
-    triage.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke = sub.add_parser(
-        "smoke", help="run only the GPU smoke test: proof that the GPU works, with figures and expectations"
-    )
-    smoke.add_argument("--mode", choices=SMOKE_MODES, default="standard", help="quick, standard or deep")
-    # Also accepted after the subcommand; SUPPRESS keeps a value given before it.
-    smoke.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke.add_argument("--plain", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    fix = sub.add_parser(
-        "fix",
-        help="the fix plan: show it (--dry-run), or apply its pip steps in the target Python after "
-        "confirmation (--yes: without asking); system commands are only shown",
-    )
-    fix.add_argument(
-        "--dry-run", action="store_true", help="only show the plan: each step, its commands, who runs them"
-    )
-    fix.add_argument(
-        "--yes",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="apply the Python-environment steps without asking",
-    )
-    fix.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    fix.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    fix.add_argument(
-        "--root",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="the plan of a captured machine (--dry-run only)",
-    )
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,9 +14,9 @@ def gib(n: int) -> str:
 
 
 def gpu_label(gpu: Gpu) -> str:
+    """`NVIDIA H100 at 0000:01:00.0`, or just the name where the PCI address is unknown (a pasted report)."""
     name = gpu.name if isinstance(gpu.name, str) else "unknown GPU"
-    bdf = gpu.bdf if isinstance(gpu.bdf, str) else "no PCI address"
-    return f"{name} at {bdf}"
+    return f"{name} at {gpu.bdf}" if isinstance(gpu.bdf, str) else name
 
 
 def gpu_inventory(gpus: tuple[Gpu, ...]) -> str:

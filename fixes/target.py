@@ -26,6 +26,23 @@ def target_platform(facts: Facts) -> str | None:
     return None
 
 
+def platform_gap(facts: Facts) -> str | None:
+    """Why no wheel platform is known for the diagnosed interpreter, naming the fact (and why it is missing);
+    None when target_platform() knows it."""
+    if target_platform(facts) is not None:
+        return None
+    py = facts.python
+    if isinstance(py, Unavailable):
+        return f"the diagnosed Python is unknown ({py})"
+    if not isinstance(py.machine, str):
+        return f"the machine architecture of {py.executable} is unknown ({py.machine})"
+    system = py.system if isinstance(py.system, str) else "an unknown OS"
+    return (
+        f"{py.executable} runs on {system} {py.machine}, for which PyTorch publishes no CUDA wheels "
+        "(gpu-doctor chooses wheels for Linux x86_64, Linux aarch64 and Windows)"
+    )
+
+
 def python_minor(facts: Facts) -> str | None:
     py = facts.python
     if isinstance(py, Unavailable) or not isinstance(py.version, str):

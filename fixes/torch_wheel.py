@@ -26,6 +26,7 @@ from gpu_doctor.fixes.target import (
     gpu_capabilities,
     installed_torch,
     installed_variant,
+    platform_gap,
     python_minor,
     target_platform,
 )
@@ -205,9 +206,39 @@ def _driver_cuda(facts: Facts) -> str:
 
 
 def fix_for_torch(facts: Facts) -> Remediation:
-    """The recommended wheel, or the driver when no wheel can work here."""
-    rec = recommend(facts)
-    return install_remediation(facts, rec) if rec is not None else driver_remediation(facts)
+    """The recommended wheel; what keeps a wheel from being chosen (an unknown or unsupported platform or
+    Python); else the driver, when no wheel can work on it."""
+    data = load_torch_releases()
+    rec = recommend(facts, data)
+    if rec is not None:
+        return install_remediation(facts, rec)
+    gaps = [g for g in (platform_gap(facts), _python_gap(facts, data)) if g]
+    if gaps and not _driver_blocks(facts, data):
+        return Remediation(
+            text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV
+        )
+    return driver_remediation(facts)
+
+
+def _driver_blocks(facts: Facts, data: TorchCompat) -> bool:
+    """True when the driver's CUDA is known and no wheel for these GPUs runs on it, whatever the platform
+    and Python: then the driver is the fix even where those are unknown."""
+    capabilities, driver = gpu_capabilities(facts), facts.driver
+    if not capabilities or isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str):
+        return False
+    platforms = {p for r in data.releases for v in r.variants for p in v.platforms}
+    return not any(
+        supporting_candidates(data, capabilities, None, p, driver.cuda_version, True) for p in platforms
+    )
+
+
+def _python_gap(facts: Facts, data: TorchCompat) -> str | None:
+    """Why no release fits this Python (one none of them is built for), or None."""
+    python = python_minor(facts)
+    if python is None or not data.releases or any(python in r.python_versions for r in data.releases):
+        return None
+    oldest, newest = data.releases[-1].latest, data.releases[0].latest
+    return f"no torch release in its data ({oldest} to {newest}) is built for Python {python}"
 
 
 def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:

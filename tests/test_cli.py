@@ -165,3 +165,17 @@ def test_list_checks_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert rows["driver.nvml"]["area"] == "driver" and rows["driver.nvml"]["required"] is True
     assert rows["driver.nouveau"]["required"] is False
+
+
+def test_the_parser_lives_in_cli_parser_and_cli_re_exports_it() -> None:
+    """Tools and tests build the parser through gpu_doctor.cli; the usage error is one class for both."""
+    from gpu_doctor import cli, cli_parser
+
+    assert cli.build_parser is cli_parser.build_parser and cli.UsageError is cli_parser.UsageError
+    with pytest.raises(cli.UsageError):
+        cli.build_parser().parse_args(["--no-plug"])  # abbreviations are refused, not completed
+
+
+def test_an_abbreviated_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--list-ch"]) == ExitCode.USAGE
+    assert "unrecognized arguments: --list-ch" in capsys.readouterr().err

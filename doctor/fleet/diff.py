@@ -159,10 +159,8 @@ def _gpus(facts: dict[str, Any]) -> Iterator[tuple[str, str]]:
         where = gpu.get("bdf") or f"NVML {gpu.get('nvml_index')}"
         memory = gpu.get("memory_total_bytes")
         size = f", {memory / 2**30:.0f} GiB" if isinstance(memory, int) else ""
-        yield (
-            str(where),
-            f"{show(gpu.get('name'))}{size}, driver {show(gpu.get('kernel_driver'))}, uuid {show(gpu.get('uuid'))}",
-        )
+        # never the UUID: it is unique to each board, so two identical nodes would always differ
+        yield str(where), f"{show(gpu.get('name'))}{size}, driver {show(gpu.get('kernel_driver'))}"
 
 
 def _pcie(facts: dict[str, Any]) -> Iterator[tuple[str, str]]:

@@ -106,8 +106,9 @@ def load_expectations(path: Path) -> Expectations:
 
 
 def with_flags(base: Expectations, flags: dict[str, Any]) -> Expectations:
-    """Flags given on the command line replace the file's values; `False`/`None` flags leave them."""
-    given = {k: v for k, v in flags.items() if k in _KINDS and v not in (None, False)}
+    """Flags given on the command line replace the file's values; `False`/`None` flags leave them (`--gpus 0`
+    is a value: 0 == False, so compare by identity)."""
+    given = {k: v for k, v in flags.items() if k in _KINDS and v is not None and v is not False}
     return validated(replace(base, **given), "command line")
 
 

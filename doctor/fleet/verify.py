@@ -15,7 +15,7 @@ from gpu_doctor.fleet.links import GpuLink, gpu_links, nvml_devices
 from gpu_doctor.model import Status
 from gpu_doctor.report import Report
 from gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, StepStatus
-from gpu_doctor.unavailable import Unavailable
+from gpu_doctor.unavailable import Reason, Unavailable
 
 Value = int | str | bool | None
 
@@ -67,10 +67,29 @@ def _gpus(facts: Facts, wanted: int) -> Gate:
     nvml = facts.nvml
     count = nvml if isinstance(nvml, Unavailable) else nvml.device_count
     on_bus = sum(1 for g in facts.nvidia_gpus if g.on_pci_bus)
+    if isinstance(count, Unavailable) and _no_nvidia_anywhere(facts, on_bus):
+        return _gate(
+            "gpus",
+            wanted,
+            0,
+            wanted == 0,
+            f"no NVIDIA driver and no NVIDIA GPU on the PCI bus (NVML: {count})",
+        )
     if isinstance(count, Unavailable):
         return _unobserved("gpus", wanted, f"NVML: {count}; {on_bus} NVIDIA GPU(s) on the PCI bus")
     detail = f"{on_bus} NVIDIA GPU(s) on the PCI bus" if on_bus != count else ""
     return _gate("gpus", wanted, count, count == wanted, detail)
+
+
+def _no_nvidia_anywhere(facts: Facts, on_bus: int) -> bool:
+    """No GPU is an observation: NVML's library is absent (no driver) and the PCI bus, read, has no NVIDIA
+    GPU. NVML refusing (permissions, a mismatch) or an unread bus stays unobserved."""
+    nvml = facts.nvml
+    error = None if isinstance(nvml, Unavailable) else nvml.init_error
+    library_missing = (error is not None and error.name == "LibraryNotFound") or (
+        isinstance(nvml, Unavailable) and nvml.reason is Reason.NOT_FOUND
+    )
+    return library_missing and not isinstance(facts.pci, Unavailable) and on_bus == 0
 
 
 def _gpu_name(facts: Facts, wanted: str) -> Gate:

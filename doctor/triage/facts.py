@@ -143,14 +143,25 @@ def _python(report: CollectEnvReport, system: str | None) -> Maybe[PythonFacts]:
         executable=PYTHON,
         version=report.python_version or NOT_IN_REPORT,
         implementation=NOT_IN_REPORT,
-        machine=machine or NOT_IN_REPORT,
-        system=system or NOT_IN_REPORT,
+        machine=machine or _unsaid("the machine", report, ("os", "python_platform")),
+        system=system or _unsaid("the OS", report, ("os", "python_platform")),
         prefix=NOT_IN_REPORT,
         base_prefix=NOT_IN_REPORT,
         in_virtualenv=NOT_IN_REPORT,
         conda_prefix=NOT_IN_REPORT,
         user_site_enabled=NOT_IN_REPORT,
     )
+
+
+def _unsaid(what: str, report: CollectEnvReport, keys: tuple[str, ...]) -> Unavailable:
+    """A fact the report does not give, naming the report lines that would (and those it has)."""
+    labels = {"os": "OS:", "python_platform": "Python platform:"}
+    present = [report.lines[k] for k in keys if k in report.lines]
+    if not present:
+        named = " or ".join(f"`{labels[k]}`" for k in keys)
+        return Unavailable(Reason.NOT_RECORDED, f"the collect_env report has no {named} line")
+    lines = " or ".join(f"line {p.line} (`{p.raw.strip()}`)" for p in present)
+    return Unavailable(Reason.NOT_RECORDED, f"the collect_env report does not name {what}: {lines}")
 
 
 def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:

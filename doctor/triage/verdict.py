@@ -146,7 +146,7 @@ def _for_report(finding: Finding, r: CollectEnvReport) -> Finding:
             summary="torch.cuda.is_available() is False; the report does not say why (see the other findings).",
         )
     fix = finding.remediation
-    if r.gpus is None and fix is not None and fix.target is Target.PYTHON_ENV:
+    if r.gpus is None and fix is not None and fix.target is Target.PYTHON_ENV and fix.commands:
         # A wheel chosen without knowing the GPU would be the CPU build: say what to find out instead.
         return dataclasses.replace(
             finding,

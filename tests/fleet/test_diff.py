@@ -23,6 +23,17 @@ def test_two_runs_of_the_same_machine_differ_in_nothing_that_matters() -> None:
     assert diff_reports(a, b) == ()
 
 
+def test_two_identical_nodes_do_not_differ_by_their_gpu_uuids() -> None:
+    """Node A and node B of one model: every GPU's UUID differs, and that is no difference that matters."""
+    a, b = envelope_of(HEALTHY), envelope_of(HEALTHY)
+    b["host"] = b["facts"]["host"] = "node-b"
+    for number, gpu in enumerate(b["facts"]["gpus"]):
+        gpu["uuid"] = f"GPU-5d1f6c4e-0000-4000-8000-{number:012d}"
+    for number, device in enumerate(b["facts"]["nvml"]["devices"]):
+        device["uuid"] = f"GPU-5d1f6c4e-0000-4000-8000-{number:012d}"
+    assert [d for d in diff_reports(a, b) if d.area == "gpus"] == []
+
+
 def test_an_upgrade_shows_driver_torch_arch_list_libraries_environment_and_checks() -> None:
     a, b = envelope_of(HEALTHY), envelope_of(HEALTHY)
     facts = b["facts"]

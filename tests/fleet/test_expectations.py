@@ -62,6 +62,19 @@ def test_flags_replace_the_files_values_and_unset_flags_keep_them() -> None:
     assert merged == Expectations(gpus=4, min_driver="550.54.15", nccl=True)
 
 
+def test_a_zero_flag_is_a_value_not_unset() -> None:
+    """`verify --gpus 0` overrides `gpus = 8` (0 == False in Python: it must not read as an unset flag)."""
+    merged = with_flags(Expectations(gpus=8), {"gpus": 0, "min_pcie_width": 0, "smoke": False})
+    assert merged == Expectations(gpus=0, min_pcie_width=0)
+    assert not with_flags(Expectations(), {"gpus": 0}).empty
+
+
+def test_verify_gpus_0_on_a_machine_without_gpus_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(Path(__file__).resolve().parents[1] / "fixtures" / "hosts" / "ci-no-gpu-cuda-toolkit")
+    assert main(["--root", root, "verify", "--gpus", "0"]) == 0
+    assert "gpus: expected 0, observed 0 — pass" in capsys.readouterr().out
+
+
 def test_an_unreadable_or_invalid_file_says_so(tmp_path: Path) -> None:
     with pytest.raises(ExpectationError, match="No such file"):
         load_expectations(tmp_path / "missing.toml")

@@ -107,9 +107,23 @@ def test_the_playbook_runs_verify_with_the_config_fetches_and_summarizes() -> No
 def test_the_slurm_script_runs_one_task_per_node_then_summarizes() -> None:
     script = (FLEET / "slurm-gpu-doctor.sh").read_text(encoding="utf-8")
     assert "srun --nodes=" in script and "--ntasks-per-node=1" in script
+    # with ConstrainDevices=yes a task without a GPU request sees no GPU: the job and its step request them
+    directives = [line.split()[1] for line in script.splitlines() if line.startswith("#SBATCH ")]
+    assert "--exclusive" in directives
+    assert any(d.startswith(("--gpus-per-node=", "--gres=gpu:")) for d in directives)
+    srun = script.split("srun ", 1)[1].split("sh -c", 1)[0]
+    assert "--gpus-per-node=" in srun or "--gres=gpu:" in srun
     diagnose, summarize = (parse(argv) for argv in commands_in(script))
     assert diagnose.json and diagnose.command is None
     assert summarize.command == "summarize" and summarize.reports == ["reports/*.json"]
+
+
+def test_the_fleet_page_slurm_example_requests_the_gpus() -> None:
+    text = (DOCS / "fleet.md").read_text(encoding="utf-8")
+    section = text.split("\n## Slurm\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    srun = next(line for line in block.replace("\\\n", " ").splitlines() if line.startswith("srun "))
+    assert "--exclusive" in srun and ("--gpus-per-node=" in srun or "--gres=gpu:" in srun)
 
 
 def test_every_gpu_doctor_command_in_the_fleet_page_parses() -> None:
@@ -134,7 +148,16 @@ def test_the_example_gates_load() -> None:
 
 
 @pytest.mark.parametrize(
-    "argv", [["verify", "--gpu", "8"], ["summarize"], ["diff", "a.json"], ["--format", "xml"]]
+    "argv",
+    [
+        ["verify", "--gpu", "8"],
+        ["summarize"],
+        ["diff", "a.json"],
+        ["--format", "xml"],
+        ["verify", "--min-d", "550"],  # an abbreviation: argparse would take it for --min-driver
+        ["--plai"],
+        ["triage", "--js", "report.txt"],
+    ],
 )
 def test_the_parser_would_catch_a_drifted_recipe(argv: list[str]) -> None:
     from gpu_doctor.cli import UsageError

@@ -82,11 +82,29 @@ def test_nvml_answers_where_sysfs_has_no_link_files() -> None:
 
 def test_without_a_driver_every_gate_fails_with_the_reason_not_a_guess() -> None:
     found = gates(EGPU, gpus=1, gpu_name="RTX", min_driver="550", min_pcie_width=16)
-    assert all(g.status is Status.FAIL and g.observed is None for g in found.values())
+    assert all(g.status is Status.FAIL for g in found.values())
+    assert all(g.observed is None for n, g in found.items() if n != "gpus")
+    # no driver and an empty PCI bus (the eGPU is not authorized): 0 GPUs is what is there
+    assert found["gpus"].observed == 0
     assert "NVMLError_LibraryNotFound" in found["gpus"].detail
-    assert "0 NVIDIA GPU(s) on the PCI bus" in found["gpus"].detail
+    assert "no NVIDIA GPU on the PCI bus" in found["gpus"].detail
     assert "no NVIDIA kernel module is loaded" in found["min_driver"].detail
     assert found["min_pcie_width"].detail.startswith("no NVIDIA GPU found")
+
+
+@pytest.mark.parametrize(
+    ("name", "observed", "passed"),
+    [
+        ("ci-no-gpu-cuda-toolkit", 0, True),  # no NVML library, no NVIDIA GPU on the bus: 0 is observed
+        ("virtio-vm-no-gpu", 0, True),
+        ("nvidia-gpu-no-driver", None, False),  # a GPU on the bus without its driver: not "0 GPUs"
+        ("permission-denied", None, False),  # NVML refused: the count is unknown
+        (HEALTHY, 8, False),
+    ],
+)
+def test_gpus_0_passes_only_where_no_gpu_is_observed(name: str, observed: int | None, passed: bool) -> None:
+    gate = gates(name, gpus=0)["gpus"]
+    assert (gate.observed, gate.passed) == (observed, passed)
 
 
 def test_a_cpu_build_fails_the_torch_cuda_gate() -> None:

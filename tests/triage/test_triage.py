@@ -47,6 +47,9 @@ def test_diagnosis_is_pinned(path: Path) -> None:
     by_id = {v.finding.check_id: v.finding for v in result.verdicts}
     for check_id, text in expected.get("summary_contains", {}).items():
         assert text in by_id[check_id].summary
+    for check_id, text in expected.get("fix_contains", {}).items():
+        fix = by_id[check_id].remediation
+        assert fix is not None and text in fix.text and "driver" not in fix.text
     for check_id, commands in expected.get("fix_commands", {}).items():
         fix = by_id[check_id].remediation
         assert fix is not None and [c.display() for c in fix.commands] == commands
@@ -62,6 +65,40 @@ def test_missing_lines_are_unknown_never_failures() -> None:
     gpu = next(v for v in result.verdicts if v.finding.check_id == "gpu.present")
     assert gpu.kind == Kind.UNKNOWN and gpu.missing == ("GPU models",) and gpu.find_out == "nvidia-smi -L"
     assert not any(v.kind == Kind.PROBLEM for v in result.verdicts)
+
+
+def test_no_platform_line_names_the_missing_line_not_the_driver() -> None:
+    """Without its `OS:` and `Python platform:` lines the RTX 4080 paste (CPU torch, driver 551.86) gives no
+    wheel platform: the fix says which lines are missing instead of telling a working driver to be replaced."""
+    text = (HERE / "reports" / "windows-cpu-torch-rtx4080.txt").read_text(encoding="utf-8")
+    kept = "\n".join(line for line in text.splitlines() if not line.startswith(("OS:", "Python platform:")))
+    parsed = parse_report(kept)
+    result = triage(parsed, report_facts(parsed))
+    build = next(v.finding for v in result.verdicts if v.finding.check_id == "torch.cpu_build")
+    assert build.status.value == "fail" and build.remediation is not None
+    assert build.remediation.text == (
+        "gpu-doctor cannot choose a torch wheel: the machine architecture of python is unknown "
+        "(not recorded: the collect_env report has no `OS:` or `Python platform:` line)."
+    )
+    assert not build.remediation.commands and result.report.recommended_install is None
+
+
+def test_platform_line_without_machine_is_quoted() -> None:
+    text = (HERE / "reports" / "windows-cpu-torch-rtx4080.txt").read_text(encoding="utf-8")
+    kept = "\n".join(
+        "OS: Microsoft Windows 11 Education" if line.startswith("Python version") else line
+        for line in text.splitlines()
+        if not line.startswith(("OS:", "Python platform:"))
+    )
+    parsed = parse_report(kept)
+    build = next(
+        v.finding
+        for v in triage(parsed, report_facts(parsed)).verdicts
+        if v.finding.check_id == "torch.cpu_build"
+    )
+    assert build.remediation is not None
+    assert "does not name the machine: line " in build.remediation.text
+    assert "(`OS: Microsoft Windows 11 Education`)" in build.remediation.text
 
 
 def test_driver_cuda_comes_from_torchs_warning_not_nvcc() -> None:

@@ -1,0 +1,52 @@
+"""fix_for_torch when no wheel can be chosen: an unknown or unsupported platform or Python is named as such,
+and the driver is blamed only when no wheel for these GPUs runs on it whatever the platform."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpu_doctor.fixes.torch_wheel import fix_for_torch
+from gpu_doctor.model import Target
+from gpu_doctor.unavailable import Reason, Unavailable
+from tests.factories import driver, facts, python_facts
+
+
+def test_unknown_machine_names_the_fact_not_the_driver() -> None:
+    py = replace(python_facts(), machine=Unavailable(Reason.PERMISSION_DENIED, "platform.machine() raised"))
+    fix = fix_for_torch(facts(python=py))
+    assert fix.text == (
+        "gpu-doctor cannot choose a torch wheel: the machine architecture of /venv/bin/python is unknown "
+        "(permission denied: platform.machine() raised)."
+    )
+    assert fix.target is Target.PYTHON_ENV and not fix.commands and not fix.requires_root
+
+
+def test_unknown_python_names_it() -> None:
+    fix = fix_for_torch(facts(python=Unavailable(Reason.TIMED_OUT, "python -c ... after 10 s")))
+    assert fix.text.startswith("gpu-doctor cannot choose a torch wheel: the diagnosed Python is unknown")
+    assert "timed out" in fix.text and "driver" not in fix.text
+
+
+def test_unsupported_platform_is_named() -> None:
+    fix = fix_for_torch(facts(python=replace(python_facts(machine="ppc64le"))))
+    assert "runs on Linux ppc64le, for which PyTorch publishes no CUDA wheels" in fix.text
+    assert "driver" not in fix.text and not fix.commands
+
+
+def test_python_no_release_supports_is_named() -> None:
+    fix = fix_for_torch(facts(python=python_facts(version="3.6.9")))
+    assert "no torch release in its data (" in fix.text and "is built for Python 3.6." in fix.text
+    assert "driver" not in fix.text
+
+
+def test_driver_too_old_for_any_wheel_is_still_the_driver() -> None:
+    """Driver CUDA 9.0: no wheel in the data runs on it on any platform, so the driver stays the fix."""
+    py = replace(python_facts(), machine=Unavailable(Reason.NOT_RECORDED, "not captured"))
+    old = driver("390.157", cuda_version="9.1")
+    fix = fix_for_torch(facts(python=py, driver=old))
+    assert fix.text.startswith("No torch wheel supports") and fix.target is Target.SYSTEM
+
+
+def test_known_platform_still_gets_the_wheel() -> None:
+    fix = fix_for_torch(facts(python=python_facts()))
+    assert fix.text.startswith("Install torch ") and fix.commands
