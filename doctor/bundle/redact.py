@@ -38,7 +38,8 @@ _BARE_HEX_EDGE = (r"[0-9A-Fa-f]", r"[0-9A-Fa-f]")
 _WORD_EDGE = (r"[A-Za-z0-9_]", r"[A-Za-z0-9_]")
 _MAC = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){5}")
 _DEFAULT_EDGE = (r"[A-Za-z0-9_-]", r"[A-Za-z0-9_-]")
-# Host names stay case-sensitive: a host called `vm` must not turn the word `VM` in a summary into `host-1`.
+# Host names are matched in any case only when they look like machine names (a digit, dash or dot: node-07,
+# gpu01.lab): a host called `vm` or `titan` must not turn `VM` or `NVIDIA TITAN` in a summary into `host-1`.
 _CASELESS = {
     Kind.IP,
     Kind.MAC,
@@ -95,7 +96,7 @@ class Redactor:
                 self.kinds[_key(item)] = Kind.CONTAINER
         spellings = [(text, edges, item) for item in self.identifiers for text, edges in _spellings(item)]
         for text, _, item in spellings:
-            self._spelled.setdefault(text.lower() if item.kind in _CASELESS else text, _key(item))
+            self._spelled.setdefault(text.lower() if _caseless(item) else text, _key(item))
         alternatives = [
             _alternative(text, edges, item)
             for text, edges, item in sorted(spellings, key=lambda s: (-len(s[0]), s[0]))
@@ -199,8 +200,14 @@ def _without_secrets(env: dict[str, Any], kinds: set[str], redactor: Redactor) -
     return kept
 
 
+def _caseless(item: Identifier) -> bool:
+    if item.kind is Kind.HOSTNAME:
+        return any(c.isdigit() or c in "-." for c in item.value)
+    return item.kind in _CASELESS
+
+
 def _key(item: Identifier) -> str:
-    return item.value.lower() if item.kind in _CASELESS else item.value
+    return item.value.lower() if _caseless(item) else item.value
 
 
 def _lookup(found: str, table: dict[str, str]) -> str:
@@ -230,7 +237,7 @@ def _alternative(text: str, edges: tuple[str, str] | None, item: Identifier) -> 
     ipv4 = item.kind is Kind.IP and ":" not in item.value
     before, after = edges or (_IPV4_EDGE if ipv4 else _EDGES.get(item.kind, _DEFAULT_EDGE))
     body = re.escape(text)
-    if item.kind in _CASELESS:
+    if _caseless(item):
         body = f"(?i:{body})"
     lead = f"(?<!{before})" if before else ""
     return f"{lead}(?:{body})(?!{after})"

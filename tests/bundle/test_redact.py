@@ -144,3 +144,12 @@ def test_passwd_and_placeholders() -> None:
     for filler in ("To Be Filled By O.E.M.", "Default string", "0", "00000000", "Not Specified", "None"):
         assert is_placeholder(filler)
     assert not is_placeholder("PF2ABCDE")
+
+
+def test_a_machine_like_host_name_is_found_in_any_case_a_word_like_one_only_as_written() -> None:
+    redactor = Redactor((Identifier(Kind.HOSTNAME, "GPU-Node-07"), Identifier(Kind.HOSTNAME, "titan")))
+    text = redactor.text("gpu-node-07.lab GPU-NODE-07 GPU-Node-07 titan NVIDIA TITAN Xp Titan").text
+    assert "node-07" not in text.lower()
+    assert text.count("host-1") == 3
+    # a plain word: only as written, or "NVIDIA TITAN" in a GPU name would become a pseudonym
+    assert text.endswith("host-2 NVIDIA TITAN Xp Titan")
