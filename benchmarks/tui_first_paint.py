@@ -28,7 +28,7 @@ FIRST = b"reading this machine"
 DONE = b" pass"
 
 
-def one_run(argv: list[str], timeout_s: float = 60.0) -> tuple[float, float]:
+def one_run(argv: list[str], timeout_s: float = 60.0, first_only: bool = False) -> tuple[float, float]:
     main_fd, child_fd = pty.openpty()
     fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 32, 100, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color"}
@@ -49,6 +49,8 @@ def one_run(argv: list[str], timeout_s: float = 60.0) -> tuple[float, float]:
             now = time.perf_counter() - started
             if math.isnan(first) and FIRST in seen:
                 first = now
+                if first_only:
+                    break
             if DONE in seen:
                 done = now
                 break
@@ -70,12 +72,17 @@ def main() -> int:
     parser.add_argument("--doctor", default=str(Path(sys.executable).with_name("gpu-doctor")))
     parser.add_argument("--root", help="a capture to replay (default: this machine)")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--first-only",
+        action="store_true",
+        help="stop at the first paint (for comparing with a bare Textual app that shows the same words)",
+    )
     args = parser.parse_args()
     argv = [args.doctor, *(["--root", args.root] if args.root else [])]
-    one_run(argv)  # warm-up
+    one_run(argv, first_only=args.first_only)  # warm-up
     firsts, dones = [], []
     for _ in range(args.runs):
-        first, done = one_run(argv)
+        first, done = one_run(argv, first_only=args.first_only)
         firsts.append(first)
         dones.append(done)
     print(

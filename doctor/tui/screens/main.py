@@ -71,8 +71,12 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(DetailPane).show(None)
         self.query_one(CheckList).focus()
+        # The first frame is the bare screen; the list of checks comes in the next one, and the diagnosis
+        # after that (its worker's imports would otherwise hold the GIL while a frame is drawn).
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
         self._plan_from_index()
-        # After the first frame: the worker's imports would otherwise hold the GIL while it is drawn.
         self.call_after_refresh(self.start_diagnosis)
 
     def _plan_from_index(self) -> None:
