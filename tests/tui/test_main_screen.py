@@ -389,3 +389,23 @@ def test_a_fix_of_several_commands_lets_the_person_pick_one() -> None:
             assert app.focused is not None and app.focused.id == "term-c0"
 
     asyncio.run(scenario())
+
+
+def test_a_diagnosis_that_raises_is_said_on_screen_and_ends_in_exit_code_4() -> None:
+    def broken(on_event: EventSink) -> Report:
+        raise RuntimeError("a bug in the engine")
+
+    session = replay_session("wsl2")
+    session.diagnose_override = broken
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            status = text_of(app.screen.query_one(StatusLine))
+            assert "The diagnosis itself failed (RuntimeError: a bug in the engine)" in status
+            assert app.diagnosis_failed is True
+            await pilot.press("s", "w")  # nothing to run them on: refused, no crash
+            assert app.screen.__class__.__name__ == "MainScreen"
+
+    asyncio.run(scenario())

@@ -25,6 +25,7 @@ from gpu_doctor.tui.session import Session, target_python
 from gpu_doctor.tui.widgets.check_list import CheckList
 from gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown
 from gpu_doctor.tui.widgets.status_line import StatusLine
+from gpu_doctor.tui.workers import diagnose_and_post
 
 if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the diagnosis worker
     from gpu_doctor.fixes.apply import ApplyResult
@@ -104,12 +105,7 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exit_on_error=False, group="diagnose")
     def _diagnose(self) -> None:
-        try:
-            report = self.session.diagnose(lambda event: self.post_message(DiagnosisProgress(event)))
-        except Exception as exc:  # the engine turns check bugs into findings; this is a bug of its own
-            self.post_message(DiagnosisFailed(f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(DiagnosisFinished(report))
+        diagnose_and_post(self.session, self.post_message, lambda e: self.post_message(DiagnosisProgress(e)))
 
     def on_diagnosis_progress(self, message: DiagnosisProgress) -> None:
         event = message.event

@@ -52,6 +52,7 @@ from gpu_doctor.tui.widgets.setup_result import verify_summary
 from gpu_doctor.tui.widgets.setup_steps import SetupSteps
 from gpu_doctor.tui.widgets.setup_walk import StepState, Walk, status_changes
 from gpu_doctor.tui.widgets.status_line import StatusLine
+from gpu_doctor.tui.workers import diagnose_and_post
 
 if TYPE_CHECKING:
     from gpu_doctor.tui.app import DoctorApp
@@ -327,12 +328,7 @@ class SetupScreen(Screen[Report | None]):
 
     @work(thread=True, exit_on_error=False, group="setup")
     def _diagnose(self) -> None:
-        try:
-            report = self.session.diagnose(self._progress)
-        except Exception as exc:  # the engine turns check bugs into findings; this is a bug of its own
-            self.post_message(DiagnosisFailed(f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(DiagnosisFinished(report))
+        diagnose_and_post(self.session, self.post_message, self._progress)
 
     def _progress(self, event: DiagnosisEvent) -> None:
         """In the worker thread: tell the screen."""
@@ -384,12 +380,9 @@ class SetupScreen(Screen[Report | None]):
 
     @work(thread=True, exit_on_error=False, group="setup")
     def _verify(self) -> None:
-        try:
-            report = self.session.diagnose(self._progress)
-        except Exception as exc:  # as above: the engine reports problems as findings, never raises
-            self.post_message(DiagnosisFailed(f"{type(exc).__name__}: {exc}"))
+        report = diagnose_and_post(self.session, self.post_message, self._progress)
+        if report is None:
             return
-        self.post_message(DiagnosisFinished(report))
         try:
             smoked = self.session.smoke(report, SmokeMode.QUICK, self._smoke_progress)
         except Exception as exc:  # a GPU problem is a finding; an exception is a bug of gpu-doctor's

@@ -1,0 +1,29 @@
+"""What the screens' worker threads share: run a diagnosis and post how it ended."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from gpu_doctor.tui.messages import DiagnosisFailed, DiagnosisFinished
+
+if TYPE_CHECKING:
+    from gpu_doctor.events import EventSink
+    from gpu_doctor.report import Report
+    from gpu_doctor.tui.session import Session
+
+
+def diagnose_and_post(
+    session: Session, post: Callable[[Message], object], on_event: EventSink
+) -> Report | None:
+    """In a worker thread: the diagnosis, then DiagnosisFinished, or DiagnosisFailed when it raised (the
+    engine turns check bugs into findings; an exception here is a bug of its own). The report, or None."""
+    try:
+        report = session.diagnose(on_event)
+    except Exception as exc:
+        post(DiagnosisFailed(f"{type(exc).__name__}: {exc}"))
+        return None
+    post(DiagnosisFinished(report))
+    return report
