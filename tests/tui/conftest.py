@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,3 +62,16 @@ Scenario = Callable[[], None]
 def _own_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A live session's smoke test leaves its breadcrumb here, never in the person's ~/.local/state."""
     monkeypatch.setenv("GPU_DOCTOR_STATE_DIR", str(tmp_path / "state"))
+
+
+@pytest.fixture
+def pip_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the fake pip writes the argv of every run (one JSON list a line)."""
+    log = tmp_path / "pip.log"
+    monkeypatch.setenv("FAKE_PIP_LOG", str(log))
+    return log
+
+
+def pip_calls(log: Path) -> list[list[str]]:
+    """The argv of every fake pip run so far; none when it never ran."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []

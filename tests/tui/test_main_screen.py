@@ -21,7 +21,7 @@ from gpu_doctor.tui.screens.help import HelpScreen
 from gpu_doctor.tui.widgets.check_list import CheckList
 from gpu_doctor.tui.widgets.detail_pane import DetailPane
 from gpu_doctor.tui.widgets.status_line import StatusLine
-from tests.tui.conftest import FAKE_PIP, live_session, replay_session, report_of
+from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import notes, pane_text, settle, text_of
 
 CPU_TORCH = "wsl2"  # a GPU machine whose torch is a CPU build: torch.cpu_build fails, pip fixes it
@@ -123,19 +123,6 @@ def test_a_replay_never_runs_a_fix() -> None:
     asyncio.run(scenario())
 
 
-@pytest.fixture
-def pip_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    log = tmp_path / "pip.log"
-    monkeypatch.setenv("FAKE_PIP_LOG", str(log))
-    return log
-
-
-def _logged(log: Path) -> list[list[str]]:
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text().splitlines()]
-
-
 def test_cancelling_the_fix_dialog_runs_nothing(pip_log: Path) -> None:
     session, calls = live_session(CPU_TORCH)
 
@@ -155,7 +142,7 @@ def test_cancelling_the_fix_dialog_runs_nothing(pip_log: Path) -> None:
             assert not isinstance(app.screen, ConfirmScreen | FixRunScreen)
 
     asyncio.run(scenario())
-    assert _logged(pip_log) == []
+    assert pip_calls(pip_log) == []
     assert len(calls) == 1
 
 
@@ -178,7 +165,7 @@ def test_a_confirmed_fix_streams_pip_and_re_runs_the_checks(pip_log: Path) -> No
             log_lines = [str(line.text) for line in app.screen.query_one("#run-log", RichLog).lines]
             assert any("Successfully installed torch-" in line for line in log_lines)
             assert "Done." in text_of(app.screen.query_one("#run-status", Static))
-            assert _logged(pip_log) == [[str(FAKE_PIP), *shlex.split(argv_line)[1:]]]
+            assert pip_calls(pip_log) == [[str(FAKE_PIP), *shlex.split(argv_line)[1:]]]
             await pilot.press("escape")
             await settle(pilot)
             assert len(calls) == 2  # the checks ran again
@@ -210,7 +197,7 @@ def test_a_failed_fix_shows_pips_message_and_changes_nothing_else(
             assert len(calls) == 1  # a failed fix is not followed by anything
 
     asyncio.run(scenario())
-    assert len(_logged(pip_log)) == 1
+    assert len(pip_calls(pip_log)) == 1
 
 
 def test_a_system_command_runs_only_after_its_own_confirmation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -296,7 +283,7 @@ def test_a_live_session_opens_on_its_first_problem_and_keeps_the_cursor_on_rerun
             assert not any("After the fix" in n for n in notes(app))  # a cancelled fix changed nothing
 
     asyncio.run(scenario())
-    assert _logged(pip_log) == []
+    assert pip_calls(pip_log) == []
 
 
 def test_quitting_under_a_running_fix_is_refused_and_stopping_it_asks_first(
@@ -329,7 +316,7 @@ def test_quitting_under_a_running_fix_is_refused_and_stopping_it_asks_first(
             assert len(calls) == 2  # a stopped install may be half done: the checks look again
 
     asyncio.run(scenario())
-    assert len(_logged(pip_log)) == 1
+    assert len(pip_calls(pip_log)) == 1
 
 
 def test_smoke_and_setup_wait_for_a_running_diagnosis() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from gpu_doctor.tui.screens.setup import STOPPED, SetupScreen
 from gpu_doctor.tui.widgets.setup_page import REPLAY_LINE
 from gpu_doctor.tui.widgets.setup_steps import SetupSteps
 from gpu_doctor.tui.widgets.setup_walk import StepState, Walk
-from tests.tui.conftest import FAKE_PIP, live_session, replay_session, report_of
+from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import settle, text_of
 
 NO_DRIVER = "nvidia-gpu-no-driver"  # a Tesla T4 with no driver and no torch: driver first, then torch
@@ -49,17 +48,6 @@ TODO, OK, DONE, SKIPPED, FAILED = (
     StepState.SKIPPED,
     StepState.FAILED,
 )
-
-
-@pytest.fixture
-def pip_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    log = tmp_path / "pip.log"
-    monkeypatch.setenv("FAKE_PIP_LOG", str(log))
-    return log
-
-
-def _logged(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def _wizard(app: DoctorApp) -> SetupScreen:
@@ -160,7 +148,7 @@ def test_cancel_in_the_confirm_dialog_runs_nothing(pip_log: Path) -> None:
             assert _states(app) == [OK, TODO, TODO]
 
     asyncio.run(scenario())
-    assert _logged(pip_log) == []
+    assert pip_calls(pip_log) == []
     assert len(calls) == 1
 
 
@@ -190,7 +178,7 @@ def test_a_confirmed_install_is_done_and_the_plan_comes_from_a_new_diagnosis(pip
             assert app.screen.report is wizard.newest  # the doctor shows what the wizard saw last
 
     asyncio.run(scenario())
-    assert _logged(pip_log) == [[str(FAKE_PIP), *CU126]]
+    assert pip_calls(pip_log) == [[str(FAKE_PIP), *CU126]]
 
 
 def test_a_failed_install_stops_the_wizard_and_shows_pips_error(
@@ -220,7 +208,7 @@ def test_a_failed_install_stops_the_wizard_and_shows_pips_error(
 
     asyncio.run(scenario())
     assert len(calls) == 1  # nothing after the failure: no diagnosis, no smoke test
-    assert _logged(pip_log) == [[str(FAKE_PIP), *CU126]]
+    assert pip_calls(pip_log) == [[str(FAKE_PIP), *CU126]]
 
 
 def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -389,4 +377,4 @@ def test_next_only_turns_the_page_and_i_did_it_marks_a_step_done(pip_log: Path) 
             assert len(calls) == 2
 
     asyncio.run(scenario())
-    assert _logged(pip_log) == []
+    assert pip_calls(pip_log) == []
