@@ -3,11 +3,15 @@
 Budget (DESIGN §7): each measurement ≤ 3 s and within 15% of a STREAM/fio-style reference.
 
 RAM, single thread: ours (ctypes.memmove, bytes counted as STREAM Copy = 2 × copied) against `mbw -t0`
-(glibc memcpy, which reports MiB copied: ×2 to count the same way). RAM, all threads: ours against
-`likwid-bench -t copy` (STREAM Copy kernel, counts both streams) when installed, and `sysbench memory`
-read and write throughput for context (not a copy: no ratio). Disk: ours (O_DIRECT, 8 MiB blocks, QD1,
-one thread) against `fio --direct=1 --rw=read --bs=8M --iodepth=1 --ioengine=psync` on a file of the same
-size in the same directory; a deep-queue fio run (libaio, QD32, 1 MiB) shows what the device can do.
+(glibc memcpy, which reports MiB copied: ×2 to count the same way). RAM, all threads: ours against a
+STREAM-style Copy (`stream_copy.c`, compiled here with OpenMP) whose threads each memcpy their own chunk:
+the same C-library copy ours calls, driven by pinned OpenMP threads and STREAM's timing rules. For context,
+not for the ratio: STREAM's own compiler-built `c[j] = a[j]` loop, `likwid-bench`'s hand-written AVX
+non-temporal Copy kernel at one and all threads (what the memory can do with the best copy loop, which the
+C library's memcpy may not reach: the one-thread rows show how much of any gap is the copy routine), and
+`sysbench memory` read and write throughput. Disk: ours (O_DIRECT, 8 MiB blocks, QD1, one thread) against
+`fio --direct=1 --rw=read --bs=8M --iodepth=1 --ioengine=psync` on a file of the same size in the same
+directory; a deep-queue fio run (libaio, QD32, 1 MiB) shows what the device can do.
 
 Missing tools are installed from the distribution's packages (apt-get or dnf) when running as root or
 with passwordless sudo; otherwise that reference is skipped with a note.
@@ -37,7 +41,8 @@ from gpu_doctor.measure.disk_read import measure_disk_read
 from gpu_doctor.measure.ram_bandwidth import DEFAULT_LLC_BYTES, measure_ram_bandwidth, total_llc_bytes
 from gpu_doctor.unavailable import Unavailable
 
-PACKAGES = {"mbw": "mbw", "sysbench": "sysbench", "fio": "fio", "likwid-bench": "likwid"}
+PACKAGES = {"mbw": "mbw", "sysbench": "sysbench", "fio": "fio", "likwid-bench": "likwid", "gcc": "gcc"}
+STREAM_SOURCE = Path(__file__).with_name("stream_copy.c")
 MIB = 1 << 20
 
 
@@ -94,6 +99,30 @@ def mbw_copy_gb_per_s(mbw: str, array_mib: int) -> float:
     if not runs:
         raise RuntimeError(f"mbw output not understood: {out[-300:]}")
     return 2 * max(runs) * MIB / 1e9
+
+
+def build_stream(gcc: str, directory: str) -> str:
+    """Compile stream_copy.c with OpenMP; returns the binary's path."""
+    binary = str(Path(directory) / "stream_copy")
+    _run([gcc, "-O2", "-fopenmp", str(STREAM_SOURCE), "-o", binary], timeout=120)
+    return binary
+
+
+def stream_copy_gb_per_s(binary: str, kernel: str, threads: int, bytes_per_thread: int) -> float:
+    """The STREAM-style Copy, best of 20 after a dropped first timing, one pinned thread per CPU."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
+    proc = subprocess.run(
+        [binary, kernel, str(bytes_per_thread), "20"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    match = re.fullmatch(r"Copy: ([\d.]+)\n", proc.stdout)
+    if proc.returncode != 0 or match is None:
+        raise RuntimeError(f"stream_copy exited {proc.returncode}: {proc.stdout[-200:]}{proc.stderr[-200:]}")
+    return float(match.group(1)) / 1e3
 
 
 def sysbench_gb_per_s(sysbench: str, threads: int, block_mib: int, oper: str) -> float:
@@ -186,7 +215,7 @@ class Samples:
             log(f"note: {key} failed: {exc}")
 
 
-def ram_round(samples: Samples, tools: dict[str, str], threads: int) -> None:
+def ram_round(samples: Samples, tools: dict[str, str], threads: int, stream: str | None) -> None:
     one = measure_ram_bandwidth(threads=1)
     started = time.perf_counter()
     many = measure_ram_bandwidth(threads=threads)
@@ -198,7 +227,13 @@ def ram_round(samples: Samples, tools: dict[str, str], threads: int) -> None:
     one_mib, many_mib = one.buffer_bytes // MIB, many.buffer_bytes // MIB
     if "mbw" in tools:
         samples.sample("mbw", mbw_copy_gb_per_s, tools["mbw"], one_mib)
+    if stream is not None:
+        for kernel in ("memcpy", "loop"):
+            samples.sample(
+                f"stream_{kernel}", stream_copy_gb_per_s, stream, kernel, threads, many.buffer_bytes
+            )
     if "likwid-bench" in tools:
+        samples.sample("likwid1", likwid_copy_gb_per_s, tools["likwid-bench"], 1, 2 * one_mib)
         samples.sample("likwid", likwid_copy_gb_per_s, tools["likwid-bench"], threads, 2 * many_mib * threads)
     if "sysbench" in tools:
         for oper in ("read", "write"):
@@ -235,20 +270,33 @@ def main() -> int:
     cache = DEFAULT_LLC_BYTES if isinstance(llc, Unavailable) else llc
     samples = Samples()
     size = 0
-    for round_no in range(args.rounds):
-        log(f"round {round_no + 1}/{args.rounds}")
-        ram_round(samples, tools, threads)
-        size = disk_round(samples, tools, args.dir) or size
+    with tempfile.TemporaryDirectory(prefix="gpu-doctor-bench-") as build:
+        stream = None
+        if "gcc" in tools:
+            try:
+                stream = build_stream(tools["gcc"], build)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+                log(f"note: the STREAM-style reference did not build: {exc}")
+        for round_no in range(args.rounds):
+            log(f"round {round_no + 1}/{args.rounds}")
+            ram_round(samples, tools, threads, stream)
+            size = disk_round(samples, tools, args.dir) or size
     med = {key: _median(samples.get(key)) for key in samples.values}
     print(f"machine: {threads} CPU(s), last-level cache {cache // MIB} MiB, disk directory {args.dir}")
     print(f"rounds: {args.rounds}, interleaved; medians. GB/s = 10^9 B/s counted as STREAM Copy (2 x copied)")
     _row("RAM copy, 1 thread   vs mbw -t0 (memcpy x2)", samples.get("ours1"), samples.get("mbw"), "GB/s")
     _row(
-        f"RAM copy, {threads} threads vs likwid-bench copy_mem",
+        f"RAM copy, {threads} threads vs STREAM Copy (memcpy)",
         samples.get("oursN"),
-        samples.get("likwid"),
+        samples.get("stream_memcpy"),
         "GB/s",
     )
+    print("  context, other copy loops (ours / theirs):")
+    _row(
+        f"    {threads} threads vs STREAM c[j]=a[j]", samples.get("oursN"), samples.get("stream_loop"), "GB/s"
+    )
+    _row("    1 thread   vs likwid-bench AVX NT", samples.get("ours1"), samples.get("likwid1"), "GB/s")
+    _row(f"    {threads} threads vs likwid-bench AVX NT", samples.get("oursN"), samples.get("likwid"), "GB/s")
     print(
         f"  our {threads}-thread RAM measurement: {med.get('ram_seconds', float('nan')):.2f} s wall (budget 3 s)"
     )
@@ -266,10 +314,12 @@ def main() -> int:
         f"  context: fio libaio QD32 1M {med.get('fio_deep', float('nan')):.1f} MB/s; our disk measurement "
         f"{med.get('disk_seconds', float('nan')):.2f} s wall (budget 3 s)"
     )
-    for key in ("ours1", "mbw", "oursN", "likwid", "disk", "fio"):
+    for key in ("ours1", "mbw", "oursN", "stream_memcpy", "stream_loop", "likwid1", "likwid", "disk", "fio"):
         values = samples.get(key)
         if values:  # a shared VM swings a lot: show how much, next to the medians
-            print(f"  spread {key:<7} min {min(values):9.2f}  max {max(values):9.2f}  ({len(values)} rounds)")
+            print(
+                f"  spread {key:<13} min {min(values):9.2f}  max {max(values):9.2f}  ({len(values)} rounds)"
+            )
     return 0
 
 

@@ -11,6 +11,7 @@ shared zero page and no copy pays page faults. The best of several timed copies 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -27,7 +28,7 @@ DEFAULT_LLC_BYTES = 64 << 20  # when sysfs does not say: larger than most deskto
 MIN_BUFFER_BYTES = 16 << 20
 MAX_TOTAL_BYTES = 2 << 30  # sources + destinations, all threads
 MAX_TRIALS = 30
-COPIES_PER_TRIAL = 4  # long trials: the threads' staggered wake-up is then a small part of each
+COPIES_PER_TRIAL = 2  # trials long enough that the threads' staggered wake-up is a small part of each
 CPU_DIR = "/sys/devices/system/cpu"
 
 
@@ -103,7 +104,8 @@ def measure_ram_bandwidth(
 ) -> RamBandwidth:
     """Copy bandwidth with `threads` threads (default: the CPUs this process may run on), ≤ time_budget_s."""
     started = clock()
-    threads = threads or len(os.sched_getaffinity(0))
+    cpus = sorted(os.sched_getaffinity(0))
+    threads = threads or len(cpus)
     host = host or RealHost("/")
     if cache_bytes is None:
         found = total_llc_bytes(host)
@@ -113,6 +115,7 @@ def measure_ram_bandwidth(
         f"ctypes.memmove copy, {threads} thread(s), {size >> 20} MiB source + destination per thread, "
         f"sized against {cache_bytes >> 20} MiB of last-level cache; best trial after a warm-up; "
         f"{COPIES_PER_TRIAL} copies per trial, bytes counted as STREAM Copy (2 × copied)"
+        + ("; one thread pinned per CPU" if threads <= len(cpus) else "")
     )
     try:
         arrays = [(_touched(size, 0x5A), _touched(size, 0)) for _ in range(threads)]
@@ -120,7 +123,8 @@ def measure_ram_bandwidth(
         why = Unavailable(Reason.FAILED, f"could not allocate {2 * threads * size >> 20} MiB")
         return RamBandwidth(why, 0, why, 0, threads, size, cache_bytes, method)
     deadline = started + time_budget_s
-    times = _timed_copies(arrays, size, deadline, clock)
+    pins = cpus[:threads] if threads <= len(cpus) else None
+    times = _timed_copies(arrays, size, deadline, clock, pins)
     del arrays
     counted = 2 * size * threads * COPIES_PER_TRIAL
     if len(times) < 2:
@@ -143,13 +147,23 @@ def _touched(size: int, value: int) -> ctypes.Array[ctypes.c_char]:
     return buffer
 
 
+def _pin_this_thread(cpu: int) -> None:
+    """Linux applies sched_setaffinity(0, ...) to the calling thread only; the main thread is left alone."""
+    with contextlib.suppress(OSError):  # a cpuset changed under us: an unpinned copy is still a copy
+        os.sched_setaffinity(0, {cpu})
+
+
 def _timed_copies(
     arrays: list[tuple[ctypes.Array[ctypes.c_char], ctypes.Array[ctypes.c_char]]],
     size: int,
     deadline: float,
     clock: Callable[[], float],
+    pins: list[int] | None = None,
 ) -> list[float]:
     """Run trials until the deadline: all threads start together, a trial ends when the last one is done.
+
+    With `pins`, worker i runs only on CPU pins[i] (as STREAM and likwid-bench pin theirs): two copies
+    never share a core while another core idles, and no copy migrates mid-trial.
 
     Each worker stamps its own start and end: the trial lasts from the first start to the last end. The
     main thread's clock after the barrier would start late whenever the workers run first (three threads
@@ -162,6 +176,8 @@ def _timed_copies(
     ends = [0.0] * len(arrays)
 
     def copy(index: int, source: ctypes.Array[ctypes.c_char], target: ctypes.Array[ctypes.c_char]) -> None:
+        if pins is not None:
+            _pin_this_thread(pins[index])
         while True:
             go.wait()
             if stop.is_set():

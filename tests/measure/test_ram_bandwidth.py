@@ -7,7 +7,7 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -165,3 +165,29 @@ def test_two_threads_copy_more_than_one() -> None:
             break
     assert max(ratios) > 1.15, ratios
     assert one.buffer_bytes * one.threads >= 4 * one.cache_bytes
+
+
+def test_each_copy_thread_is_pinned_to_its_own_cpu_and_the_caller_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, int, frozenset[int]]] = []
+
+    def record(pid: int, mask: Iterable[int]) -> None:
+        calls.append((threading.current_thread().name, pid, frozenset(mask)))
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 5, 9})
+    monkeypatch.setattr(os, "sched_setaffinity", record)
+    result = measure_ram_bandwidth(threads=2, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    assert sorted(mask for _, _, mask in calls) == [frozenset({3}), frozenset({5})]
+    assert all(pid == 0 and name != threading.main_thread().name for name, pid, _ in calls)
+    assert "pinned" in result.method
+
+    calls.clear()  # more threads than CPUs: nobody is pinned (two would share one CPU for the whole run)
+    more = measure_ram_bandwidth(threads=4, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    assert calls == [] and "pinned" not in more.method
+
+
+def test_the_callers_own_cpu_set_is_unchanged_after_a_real_measurement() -> None:
+    before = os.sched_getaffinity(0)
+    measure_ram_bandwidth(time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    assert os.sched_getaffinity(0) == before
