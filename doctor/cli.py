@@ -322,6 +322,7 @@ def _progress_printer(as_json: bool) -> Callable[[SmokeProgress], None]:
                     "expected": p.expected,
                     "status": p.status.value if p.status else None,
                     "message": p.message,
+                    "done": p.done,
                 }
             }
             print(json.dumps(item), file=sys.stderr, flush=True)

@@ -3,6 +3,8 @@
 #   {"event": "hello", "protocol": 1, "mode": M, "pid": P}
 #   {"event": "start", "step": S, "device": I|null, "variant": V|null}   BEFORE the step touches anything
 #   {"event": "device", "index": I, "name": ..., ...}                     during cuda_init, one per device
+#   {"event": "progress", "step": S, "device": I|null, "variant": V|null, "done": 0..1}
+#                                      part of a long step done, at most ten a second (the parent draws a bar)
 #   {"event": "end", "step": S, "device": I|null, "variant": V|null, "status": "ok"|"wrong"|"error"|"skipped",
 #    "message": TEXT|null, "oom": BOOL, "values": {NAME: number|string|bool|null}, "duration_ms": MS}
 #   {"event": "done"}
@@ -21,6 +23,7 @@ import traceback
 
 PROTOCOL = 1
 MIB = 1 << 20
+PROGRESS_EVERY_S = 0.1
 # One rank of the all-reduce; the parent writes it beside this file (doctor/probes/smoke_worker.py).
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_doctor_smoke_worker.py")
 # Relative error bound per element, as a multiple of the sum of |a_ik * b_kj| (a rounding-error bound that
@@ -60,12 +63,15 @@ class Smoke(object):
             device_type  # "cuda" (also ROCm builds); tests use "cpu" under a simulated torch.cuda
         )
         self.broken = {}  # device index -> why later steps on it are skipped
+        self.current = None  # the running step's (name, device, variant)
+        self.last_progress = 0.0
 
     # --- step plumbing -------------------------------------------------------------------------------------
 
     def step(self, name, device, variant, fn):
         emit({"event": "start", "step": name, "device": device, "variant": variant})
-        started = time.time()
+        started = self.last_progress = time.time()
+        self.current = (name, device, variant)
         status, message, oom, values = "ok", None, False, {}
         if device is not None and device in self.broken:
             status, message = "skipped", "GPU %d failed earlier: %s" % (device, self.broken[device])
@@ -93,7 +99,18 @@ class Smoke(object):
                 "duration_ms": round((time.time() - started) * 1000, 1),
             }
         )
+        self.current = None
         return status
+
+    def progress(self, done):
+        """How much of the running step is done (0..1), from a point where the GPU has caught up."""
+        now = time.time()
+        if self.current is None or now - self.last_progress < PROGRESS_EVERY_S:
+            return
+        self.last_progress = now
+        name, device, variant = self.current
+        done = round(min(max(float(done), 0.0), 1.0), 3)
+        emit({"event": "progress", "step": name, "device": device, "variant": variant, "done": done})
 
     def empty_cache(self):
         try:
@@ -196,6 +213,7 @@ class Smoke(object):
                 if count and first_bad is None:
                     first_bad = (r0 * cols + int(bad.flatten().nonzero()[0].item())) * 4
                 mismatches += count
+                self.progress((rows * invert + r1) / (2.0 * rows))
         del block
         self.empty_cache()
         values = {
@@ -321,6 +339,8 @@ class Smoke(object):
             elapsed = max(start.elapsed_time(end), 1e-6)
             times.append(elapsed)
             spent += elapsed
+            # it ends at min_s and 5 calls, or at 1000 calls (a tiny matrix on a fast GPU)
+            self.progress(max(min(spent / (min_s * 1000), len(times) / 5.0), len(times) / 1000.0))
             if len(times) >= 1000:
                 break
         return times
@@ -407,6 +427,7 @@ class Smoke(object):
             scaler.step(optimizer)
             scaler.update()
             losses.append(float(loss.item()))
+            self.progress(len(losses) / float(self.sizes["train_steps"]))
         values = {
             "steps": len(losses),
             "dtype": str(dtype).replace("torch.", ""),
@@ -442,6 +463,7 @@ class Smoke(object):
             self.sync(src)
             self.sync(dst)
             times.append(time.perf_counter() - started)
+            self.progress(len(times) / 5.0)
         return {"bytes": nbytes, "gbytes_per_s": round(nbytes / statistics.median(times) / 1e9, 3)}
 
     def all_reduce(self, count):
@@ -519,6 +541,7 @@ class Smoke(object):
             started = time.perf_counter()
             torch.matmul(a, b)
             times.append(time.perf_counter() - started)
+            self.progress(min(sum(times) / 0.3, len(times) / 3.0))
         small = 128
         exact = torch.matmul(a[:small, :].double(), b[:, :small].double())
         got = torch.matmul(a[:small, :], b[:, :small]).double()

@@ -20,13 +20,15 @@ from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 @dataclass(frozen=True)
 class SmokeProgress:
-    """One line of progress: a step started (status None) or ended."""
+    """One line of progress: a step started (status None), got further (`done` set), or ended."""
 
     label: str
     ended: int  # steps ended so far
     expected: int  # steps this run should have; a progress bar's length (a guess until cuda_init is done)
     status: StepStatus | None
     message: str | None
+    done: float | None = None  # part of a running step done, 0..1, when the step says (long steps do)
+    duration_ms: float | None = None  # an ended step's own time
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class _Progress:
                 self.expected = 3  # import, cuda_init, and the CPU matmul instead
             elif isinstance(count, int) and not isinstance(count, bool):
                 self.expected = expected_steps(self.request.mode, count)
+        if event == "progress":
+            self._step_progress(item)
         if event not in ("start", "end"):
             return
         label = _label(item)
@@ -81,7 +85,21 @@ class _Progress:
                 self.request.breadcrumb.step(label)
         if self.request.on_progress is not None:
             message = item.get("message") if isinstance(item.get("message"), str) else None
-            self.request.on_progress(SmokeProgress(label, self.ended, self.expected, status, message))
+            took = item.get("duration_ms")
+            duration = float(took) if isinstance(took, int | float) and not isinstance(took, bool) else None
+            self.request.on_progress(
+                SmokeProgress(label, self.ended, self.expected, status, message, duration_ms=duration)
+            )
+
+    def _step_progress(self, item: dict[str, object]) -> None:
+        done = item.get("done")
+        if self.request.on_progress is None or not isinstance(done, int | float) or isinstance(done, bool):
+            return
+        if 0.0 <= done <= 1.0:  # NaN and nonsense from a confused child are dropped
+            fraction = float(done)
+            self.request.on_progress(
+                SmokeProgress(_label(item), self.ended, self.expected, None, None, done=fraction)
+            )
 
 
 def _label(item: dict[str, object]) -> str:

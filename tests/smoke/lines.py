@@ -45,6 +45,11 @@ def end(
     }
 
 
+def progress(step: str, device: int | None, variant: str | None, done: float) -> dict[str, Any]:
+    """A long step saying how far it is (the child sends at most ten a second)."""
+    return {"event": "progress", "step": step, "device": device, "variant": variant, "done": done}
+
+
 def step(name: str, device: int | None = None, variant: str | None = None, **kw: Any) -> list[dict[str, Any]]:
     return [start(name, device, variant), end(name, device, variant, **kw)]
 

@@ -20,7 +20,7 @@ from gpu_doctor.host.streaming import StepBudgets
 from gpu_doctor.model import Status
 from gpu_doctor.schemas import report_schema_text
 from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
-from gpu_doctor.smoke.run import SmokeRequest, gather_smoke
+from gpu_doctor.smoke.run import SmokeProgress, SmokeRequest, gather_smoke
 from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts
 
@@ -226,3 +226,45 @@ def test_the_smoke_command_end_to_end(
     assert progress[-1]["ended"] == progress[-1]["expected"] == 8  # import, init, 6 quick steps
     assert code in (0, 1)
     assert not (tmp_path / "smoke-in-progress.json").exists()  # the breadcrumb is gone after a finished run
+
+
+def test_long_steps_say_how_far_they_are_between_their_start_and_end(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child's progress lines for the TUI's per-step bars: from the steps that wait for the GPU as they go
+    (memory passes, timed matmuls, training steps), rising, within 0..1, at most ten a second."""
+    simulate(monkeypatch)
+    sizes = dict(TINY, matmul_min_s=0.45, train_steps=60)  # long enough to say how far they are
+    monkeypatch.setenv(
+        "GPU_DOCTOR_FAKE_CUDA",
+        json.dumps({"devices": [dict(GPU, pci_bus_id="0000:01:00.0")], "sizes": sizes}),
+    )
+    seen: list[SmokeProgress] = []
+    run = gather_smoke(
+        RealHost(),
+        torch_python,
+        SmokeRequest(SmokeMode.STANDARD, on_progress=seen.append, budgets=QUICK_BUDGETS),
+        Unavailable(Reason.NOT_APPLICABLE),
+        1,
+    )
+    assert isinstance(run, SmokeRun) and run.outcome is SmokeOutcome.COMPLETED, run
+    running: str | None = None
+    fractions: dict[str, list[float]] = {}
+    for p in seen:
+        if p.status is None and p.done is None:  # a start
+            running = p.label
+        elif p.done is not None:  # progress: only for the step now running
+            assert p.status is None and p.label == running and 0.0 <= p.done <= 1.0
+            fractions.setdefault(p.label, []).append(p.done)
+        else:
+            assert p.label == running and p.duration_ms is not None and p.duration_ms >= 0
+            running = None
+    matmul = fractions["matmul fp16 on GPU 0"]  # fp16 on the CPU is slow enough to run until min_s
+    assert len(matmul) >= 3 and matmul == sorted(matmul) and matmul[-1] > 0.6
+    assert len(matmul) <= 0.45 / 0.1 + 2  # at most ten a second
+    train = fractions.get("train on GPU 0", [])
+    assert train == sorted(train) and len(train) > 0 and train[-1] <= 1.0
+    # copies are queued and timed by CUDA events: they cannot say how far they are, so they do not
+    assert not any(label.startswith(("transfer", "device_copy")) for label in fractions)
+    plain = [p for p in seen if p.done is None]  # what a plain-text progress line sees is as before
+    assert [p.label for p in plain if p.status is not None][-1] == run.steps[-1].label

@@ -30,8 +30,8 @@ from gpu_doctor.tui.app import DoctorApp
 from gpu_doctor.tui.screens.smoke import STILL_RUNNING, SmokeScreen, mode_words
 from gpu_doctor.tui.session import Session
 from gpu_doctor.tui.widgets.smoke_results import SmokeResults
-from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps
-from tests.smoke.lines import header, start, step, streamed
+from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps, StepRow
+from tests.smoke.lines import end, header, progress, start, step, streamed
 from tests.tui.conftest import HOSTS, report_of
 from tests.tui.pilot import text_of
 
@@ -179,7 +179,7 @@ def test_a_healthy_run_fills_the_bar_and_shows_each_figure_against_its_expectati
             await settle(pilot)
             screen = app.screen
             assert isinstance(screen, SmokeScreen) and not screen.running
-            bar = screen.query_one(ProgressBar)
+            bar = screen.query_one("#smoke-bar", ProgressBar)
             assert (bar.progress, bar.total) == (14, 14)
             steps = screen.query_one(SmokeSteps)
             assert len(steps.states) == 14
@@ -227,13 +227,18 @@ def test_a_healthy_run_fills_the_bar_and_shows_each_figure_against_its_expectati
     asyncio.run(scenario())
 
 
-def test_a_wrong_result_is_a_fail_with_the_childs_message() -> None:
+def wrong_bf16_run() -> StreamedRun:
+    """A standard run whose bf16 matmul is wrong (a snapshot shows it too)."""
     bad = {"tflops": 151.0, "worst_error_ratio": 52.1, "correct": False}
     items = header([RTX4090]) + rtx4090_steps(bf16=bad) + [{"event": "done"}]
     for item in items:  # the bf16 matmul's end line says it was wrong, and why
         if item.get("event") == "end" and item.get("variant") == "bf16":
             item.update(status="wrong", message=MATMUL_BF16_WRONG)
-    app, _ = harness(streamed(items))
+    return streamed(items)
+
+
+def test_a_wrong_result_is_a_fail_with_the_childs_message() -> None:
+    app, _ = harness(wrong_bf16_run())
 
     async def scenario() -> None:
         async with app.run_test(size=(100, 32)) as pilot:
@@ -261,7 +266,7 @@ def test_a_hang_stopped_by_the_watchdog_names_the_step_and_keeps_the_bar_where_i
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot)
             assert step_line(app, "matmul fp16 on GPU 0") == f"STOPPED matmul fp16 on GPU 0: {watchdog}"
-            bar = app.screen.query_one(ProgressBar)
+            bar = app.screen.query_one("#smoke-bar", ProgressBar)
             assert (bar.progress, bar.total) == (9, 14)
             status = text_of(app.screen.query_one("#smoke-status", Static))
             assert status == "Stopped by the watchdog after 8.1 s: 9 OK · 1 STOPPED"
@@ -325,7 +330,7 @@ def test_it_cannot_be_closed_while_running_and_r_runs_it_again_once_finished() -
                     await pilot.pause(0.05)
                 await pilot.pause(0.1)
                 assert screen.running
-                bar = screen.query_one(ProgressBar)
+                bar = screen.query_one("#smoke-bar", ProgressBar)
                 assert (bar.progress, bar.total) == (3, 14)
                 assert step_line(app, "memory on GPU 0").startswith("OK ")
                 assert (
@@ -419,10 +424,82 @@ def test_out_of_memory_is_marked_oom_once_the_run_is_in() -> None:
                 "transfer h2d_pinned on GPU 0",
             ]
             assert (
-                len(steps.states) == 14 and len(steps.query(Static)) == 14
-            )  # one line per step, updated in place
+                len(steps.states) == 14 and len(steps.query(StepRow)) == 14
+            )  # a row per step, updated in place
             assert steps.line("matmul fp16 on GPU 0").plain == f"OOM     matmul fp16 on GPU 0: {OOM}"
             assert "WARN    smoke.matmul: Matmul failed on GPU 0" in verdicts(app)
             assert "fp16 matmul" not in [r[0] for r in rows(app)]
+
+    asyncio.run(scenario())
+
+
+def bar_of(app: App[Any], label: str) -> tuple[float | None, float | None, set[str]]:
+    row = app.screen.query_one(SmokeSteps).rows[label]
+    return row.bar.total, row.bar.progress, set(row.classes) - {"smoke-step"}
+
+
+def time_of(app: App[Any], label: str) -> str:
+    return text_of(app.screen.query_one(SmokeSteps).rows[label].time)
+
+
+def test_each_step_has_its_own_bar_which_the_steps_progress_fills() -> None:
+    memory = "memory on GPU 0"
+    items = [*header([RTX4090]), start("memory", 0), progress("memory", 0, None, 0.25)]
+    items += [progress("memory", 0, None, 0.5)]  # held here: memory is half done
+    items += [end("memory", 0, tested_bytes=12651200512, mismatches=0, first_bad_offset=None)]
+    items += [start("transfer", 0, "h2d_pinned")]  # held here too: a step that never says how far it is
+    later = rtx4090_steps()[3:]  # from the end of transfer h2d_pinned
+    for item in later:  # the bf16 matmul is wrong: its bar ends red
+        if item.get("event") == "end" and item.get("variant") == "bf16":
+            item.update(status="wrong", message=MATMUL_BF16_WRONG, duration_ms=1840.0)
+    app, host = harness(streamed(items + later + [{"event": "done"}]), hold_after=len(header([RTX4090])) + 3)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(100, 32)) as pilot:
+            screen = smoke_screen(app)
+            try:
+                for _ in range(100):
+                    if host.holding.is_set():
+                        break
+                    await pilot.pause(0.05)
+                await pilot.pause(0.1)
+                assert bar_of(app, "import") == (100, 100, {"-ok"})
+                assert time_of(app, "import") == "12 ms"
+                assert bar_of(app, memory) == (100, 50, set())  # running, half done
+                assert time_of(app, memory) == ""
+                status = text_of(screen.query_one("#smoke-status", Static))
+                assert status == "Running memory on GPU 0… (2 of 14 steps done)"
+            finally:
+                host.gate.set()
+            await settle(pilot)
+            assert not screen.running
+            assert bar_of(app, memory) == (100, 100, {"-ok"})
+            assert bar_of(app, "matmul bf16 on GPU 0") == (100, 100, {"-failed"})
+            assert time_of(app, "matmul bf16 on GPU 0") == "1.8 s"
+            assert bar_of(app, "transfer h2d_pinned on GPU 0") == (100, 100, {"-ok"})
+
+    asyncio.run(scenario())
+
+
+def test_a_step_without_progress_pulses_until_it_ends() -> None:
+    items = [*header([RTX4090]), start("transfer", 0, "h2d_pinned")]
+    app, host = harness(streamed([*items, {"event": "done"}]), hold_after=len(items))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            try:
+                for _ in range(100):
+                    if host.holding.is_set():
+                        break
+                    await pilot.pause(0.05)
+                await pilot.pause(0.1)
+                total, _, classes = bar_of(app, "transfer h2d_pinned on GPU 0")
+                assert total is None and classes == set()  # indeterminate: Textual animates it
+            finally:
+                host.gate.set()
+            await settle(pilot)
+            # the run ended with the step unfinished: the bar stops, full and red, and says STOPPED
+            assert bar_of(app, "transfer h2d_pinned on GPU 0") == (100, 100, {"-failed"})
+            assert step_line(app, "transfer h2d_pinned on GPU 0").startswith("STOPPED ")
 
     asyncio.run(scenario())

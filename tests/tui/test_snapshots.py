@@ -73,3 +73,14 @@ def test_the_fix_dialog_fits_80x24(snap_compare: SnapCompare) -> None:
 def test_the_setup_wizard_at_80x24(snap_compare: SnapCompare) -> None:
     app = DoctorApp(replay_session("nvidia-gpu-no-driver"), start="setup")
     assert snap_compare(app, terminal_size=(80, 24), run_before=_settled())
+
+
+@pytest.mark.parametrize("view", ["steps", "results"])
+def test_the_smoke_test_view(snap_compare: SnapCompare, view: str) -> None:
+    """A finished standard run on the RTX 4090 capture, one matmul wrong: each step's bar and time, then the
+    figures against what this GPU should reach."""
+    from tests.tui.test_smoke_screen import harness, wrong_bf16_run
+
+    app, _ = harness(wrong_bf16_run())
+    keys = ("t",) if view == "steps" else ()
+    assert snap_compare(app, terminal_size=(100, 32), run_before=_settled(*keys))

@@ -398,7 +398,7 @@ class SetupScreen(Screen[Report | None]):
     def on_smoke_step_progress(self, message: SmokeStepProgress) -> None:
         message.stop()
         p = message.progress
-        doing = "running" if p.status is None else p.status.value
+        doing = p.status.value if p.status else "running" if p.done is None else f"running, {p.done:.0%}"
         text = f"Quick smoke test: {p.label} {doing} ({p.ended} of ~{p.expected} steps)"
         self.query_one(StatusLine).message(text)
 

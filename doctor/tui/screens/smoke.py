@@ -112,7 +112,7 @@ class SmokeScreen(Screen[Report | None]):
         self.running = True
         self.query_one(SmokeSteps).reset()
         self.query_one(SmokeResults).clear_results()
-        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.query_one("#smoke-bar", ProgressBar).update(total=None, progress=0)
         self.query_one("#smoke-progress").display = True
         self._status(Text("Starting the smoke test…", "italic"))
         self._show(STEPS)
@@ -132,9 +132,10 @@ class SmokeScreen(Screen[Report | None]):
 
     def on_smoke_step_progress(self, message: SmokeStepProgress) -> None:
         p = message.progress
-        self.query_one(SmokeSteps).show_step(p.label, StepState(p.status, p.message))
+        state = StepState(p.status, p.message, done=p.done, duration_ms=p.duration_ms)
+        self.query_one(SmokeSteps).show_step(p.label, state)
         total = max(p.expected, p.ended)
-        self.query_one(ProgressBar).update(total=total, progress=p.ended)
+        self.query_one("#smoke-bar", ProgressBar).update(total=total, progress=p.ended)
         running = f"Running {p.label}… " if p.status is None else ""
         self._status(Text(f"{running}({p.ended} of {total} steps done)", "italic"))
 
@@ -144,7 +145,7 @@ class SmokeScreen(Screen[Report | None]):
         run = report.facts.smoke
         if isinstance(run, SmokeRun):
             self.query_one(SmokeSteps).settle(run)
-            bar = self.query_one(ProgressBar)
+            bar = self.query_one("#smoke-bar", ProgressBar)
             done = sum(1 for s in run.steps if s.status is not StepStatus.UNFINISHED)
             # a completed run is complete; one that hung or crashed keeps its bar where it stopped
             total = done if run.outcome is SmokeOutcome.COMPLETED else max(int(bar.total or 0), done)

@@ -1,4 +1,8 @@
-"""The smoke test's steps as they run: one line each, a status token, and the child's message when one failed."""
+"""The smoke test's steps as they run: a row each with a status token, a progress bar and the step's time.
+
+A long step (memory, matmuls, training) says how far it is, and its bar fills; a short one pulses until it
+ends. An ended bar is full, coloured by how the step ended, and the child's message follows a failed step.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import ProgressBar, Static
 
 from gpu_doctor.model import Status
 from gpu_doctor.render.styles import STYLES
@@ -58,6 +62,40 @@ class StepState:
     status: StepStatus | None  # None: running
     message: str | None = None
     oom: bool = False
+    done: float | None = None  # a running step's part done, when it says
+    duration_ms: float | None = None  # an ended step's time
+
+
+BAR_STEPS = 100  # a step's bar counts percent
+ENDED_CLASSES = {Status.PASS: "-ok", Status.FAIL: "-failed", Status.WARN: "-warned", Status.SKIP: "-skipped"}
+
+
+def duration_text(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+class StepRow(Horizontal):
+    """One step: its token, label and message; its own bar; its time once it ended."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = Static(text, classes="step-text")
+        self.bar = ProgressBar(total=None, show_eta=False, show_percentage=False, classes="step-bar")
+        self.time = Static("", classes="step-time")
+        super().__init__(self.text, self.bar, self.time, classes="smoke-step")
+
+    def show(self, text: Text, state: StepState) -> None:
+        self.text.update(text)
+        self.remove_class(*ENDED_CLASSES.values())
+        if state.status is not None:
+            self.bar.update(total=BAR_STEPS, progress=BAR_STEPS)
+            self.add_class(ENDED_CLASSES[step_word(state.status, state.oom)[1]])
+            self.time.update(duration_text(state.duration_ms))
+        elif state.done is not None:
+            self.bar.update(total=BAR_STEPS, progress=round(state.done * BAR_STEPS))
+        else:
+            self.bar.update(total=None)  # no word from the step yet: the bar pulses
 
 
 class SmokeSteps(VerticalScroll):
@@ -66,22 +104,21 @@ class SmokeSteps(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.states: dict[str, StepState] = {}
-        self._lines: dict[str, Static] = {}
+        self.rows: dict[str, StepRow] = {}
 
     def reset(self) -> None:
         self.states.clear()
-        self._lines.clear()
+        self.rows.clear()
         self.remove_children()
 
     def show_step(self, label: str, state: StepState) -> None:
         self.states[label] = state
-        line = self._lines.get(label)
-        if line is None:
-            line = self._lines[label] = Static(self.line(label), classes="smoke-step")
-            self.mount(line)
+        row = self.rows.get(label)
+        if row is None:
+            row = self.rows[label] = StepRow(self.line(label))
+            self.mount(row)
             self.scroll_end(animate=False)
-        else:
-            line.update(self.line(label))
+        row.show(self.line(label), state)
 
     def note(self, text: str) -> None:
         self.mount(Static(Text(text, "dim")))
@@ -90,7 +127,9 @@ class SmokeSteps(VerticalScroll):
         """Every step as the finished run recorded it: OOM marked, and the step a hang or crash stopped in."""
         for step in run.steps:
             message = run.message if step.status is StepStatus.UNFINISHED and run.message else step.message
-            self.show_step(step.label, StepState(step.status, message, step.oom))
+            self.show_step(
+                step.label, StepState(step.status, message, step.oom, duration_ms=step.duration_ms)
+            )
 
     def line(self, label: str) -> Text:
         state = self.states[label]
