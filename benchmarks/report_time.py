@@ -16,6 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: find benchmarks/
+from benchmarks.bytecode import compile_doctor
+
 
 def _time(argv: list[str], ok_codes: tuple[int, ...] = (0,)) -> float:
     started = time.perf_counter()
@@ -24,14 +27,6 @@ def _time(argv: list[str], ok_codes: tuple[int, ...] = (0,)) -> float:
     if proc.returncode not in ok_codes:  # a command that failed fast would make a meaningless ratio
         raise SystemExit(f"{argv[0]} exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-500:]}")
     return elapsed
-
-
-def _compile_doctor(doctor: str) -> None:
-    """Byte-compile the gpu_doctor package of the interpreter behind the `doctor` script."""
-    python = Path(doctor).resolve().parent / "python"
-    code = "import compileall, gpu_doctor, pathlib; compileall.compile_dir(pathlib.Path(gpu_doctor.__file__).parent, quiet=1)"
-    if python.exists():
-        subprocess.run([str(python), "-c", code], check=False, timeout=300, stdout=subprocess.DEVNULL)
 
 
 def main() -> int:
@@ -48,7 +43,7 @@ def main() -> int:
     findings = (0, 1, 3)  # the doctor's exit code reflects the machine, not a failure to run
     # Time what an installed copy does: pip writes bytecode at install time, but an editable install run
     # with PYTHONDONTWRITEBYTECODE=1 (as in some sandboxes) recompiles every module on every start.
-    _compile_doctor(args.doctor)
+    compile_doctor(args.doctor)
     for argv, ok in ((doctor, findings), (collect, (0,)), (startup, (0,))):  # warm caches once, unmeasured
         _time(argv, ok)
     times: dict[str, list[float]] = {"doctor": [], "collect_env": [], "startup": []}

@@ -17,6 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: find benchmarks/
+from benchmarks.bytecode import compile_doctor
+
 BUDGET_MS = 300.0
 COMMANDS = (("--version",), ("--list-checks",), ("explain", "torch.arch_compat"))
 
@@ -30,15 +33,6 @@ def _time(argv: list[str]) -> float:
     return elapsed
 
 
-def _compile_doctor(doctor: str) -> None:
-    """Byte-compile the gpu_doctor package of the interpreter behind the `doctor` script (as pip does at
-    install time; an editable install run with PYTHONDONTWRITEBYTECODE=1 would recompile on every start)."""
-    python = Path(doctor).resolve().parent / "python"
-    code = "import compileall, gpu_doctor, pathlib; compileall.compile_dir(pathlib.Path(gpu_doctor.__file__).parent, quiet=1)"
-    if python.exists():
-        subprocess.run([str(python), "-c", code], check=False, timeout=300, stdout=subprocess.DEVNULL)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -47,7 +41,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=21)
     args = parser.parse_args()
     commands = [[args.doctor, *command] for command in COMMANDS]
-    _compile_doctor(args.doctor)
+    compile_doctor(args.doctor)
     for argv in commands:  # warm the page cache once, unmeasured
         _time(argv)
     times: list[list[float]] = [[] for _ in commands]

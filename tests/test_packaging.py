@@ -76,6 +76,9 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
         "gpu_doctor/compat/cuda_matrix.json",
         "gpu_doctor/schemas/report.schema.json",
         "gpu_doctor/tui/app.tcss",  # without it the TUI starts unstyled
+        "gpu_doctor/tui/screens/dialogs.tcss",  # each screen's own, loaded when it opens
+        "gpu_doctor/tui/screens/smoke.tcss",
+        "gpu_doctor/tui/screens/setup.tcss",
     ):
         assert data in wheel_names
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class DoctorApp(App[None]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = "app.tcss"  # the doctor's screen; other screens bring their own .tcss when they open
     TITLE = TOOL_NAME
     ENABLE_COMMAND_PALETTE = False  # every action has a key in the footer; the palette only took its room
     BINDINGS: ClassVar[list[BindingType]] = [

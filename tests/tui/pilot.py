@@ -10,8 +10,21 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 
+async def filled(pilot: Pilot[Any], timeout_s: float = 10.0) -> None:
+    """Wait until the doctor's list and detail pane are in: they join a moment after the first frame."""
+    from gpu_doctor.tui.screens.main import MainScreen
+
+    for _ in range(int(timeout_s / 0.02)):
+        if all(s.filled for s in pilot.app.screen_stack if isinstance(s, MainScreen)):
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"the doctor's list did not appear within {timeout_s} s")
+
+
 async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
-    """Let workers finish and their messages be handled (a message can start another worker)."""
+    """Let the list appear, then workers finish and their messages be handled (a message can start another
+    worker)."""
+    await filled(pilot)
     for _ in range(rounds):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()

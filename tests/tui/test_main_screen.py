@@ -22,7 +22,7 @@ from gpu_doctor.tui.widgets.check_list import CheckList
 from gpu_doctor.tui.widgets.detail_pane import DetailPane
 from gpu_doctor.tui.widgets.status_line import StatusLine
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
-from tests.tui.pilot import notes, pane_text, settle, text_of
+from tests.tui.pilot import filled, notes, pane_text, settle, text_of
 
 CPU_TORCH = "wsl2"  # a GPU machine whose torch is a CPU build: torch.cpu_build fails, pip fixes it
 
@@ -42,6 +42,7 @@ def test_checks_appear_running_then_finish_and_the_ui_never_waits() -> None:
     async def scenario() -> None:
         app = DoctorApp(session)
         async with app.run_test(size=(100, 32)) as pilot:
+            await filled(pilot)
             await pilot.pause(0.2)
             checks = app.screen.query_one(CheckList)
             # The list is painted with every check running while the diagnosis is still blocked.
@@ -75,6 +76,7 @@ def test_the_first_frame_lists_every_check_before_the_engine_answers() -> None:
     async def scenario() -> None:
         app = DoctorApp(session)
         async with app.run_test(size=(100, 32)) as pilot:
+            await filled(pilot)
             await pilot.pause(0.2)
             checks = app.screen.query_one(CheckList)
             planned = [s.id for s in report.specs]
@@ -333,6 +335,7 @@ def test_smoke_and_setup_wait_for_a_running_diagnosis() -> None:
     async def scenario() -> None:
         app = DoctorApp(session)
         async with app.run_test(size=(100, 32)) as pilot:
+            await filled(pilot)
             await pilot.pause(0.2)
             await pilot.press("s", "w")
             assert app.screen.__class__.__name__ == "MainScreen"

@@ -15,6 +15,8 @@ from textual.widgets import Button, Static
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True only on the confirm button (or `y`); escape, `n` and Cancel give False."""
 
+    CSS_PATH = "dialogs.tcss"  # loaded when this screen first opens: the first paint does not parse it
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,n", "cancel", "Cancel"),
         Binding("y", "confirm", "Yes"),

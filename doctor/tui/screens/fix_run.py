@@ -22,6 +22,8 @@ from gpu_doctor.tui.screens.confirm import ConfirmScreen
 class FixRunScreen(ModalScreen[ApplyResult | None]):
     """Runs one argv in a worker; dismisses with its result once the person closes it."""
 
+    CSS_PATH = "dialogs.tcss"  # loaded when this screen first opens: the first paint does not parse it
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close / stop")]
 
     def __init__(self, argv: tuple[str, ...], timeout_s: float = 1800.0) -> None:

@@ -38,6 +38,7 @@ and confirm.
 
 
 class HelpScreen(ModalScreen[None]):
+    CSS_PATH = "dialogs.tcss"  # loaded when this screen first opens: the first paint does not parse it
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "Close")]
 
     def compose(self) -> ComposeResult:

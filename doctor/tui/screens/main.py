@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the 
     from gpu_doctor.tui.app import DoctorApp
 
 
+FIRST_FRAME_S = 0.1  # Textual writes its first frame well within this after the screen mounts (~45 ms here)
+
+
 class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_problem", "Next"),
@@ -56,6 +59,7 @@ class MainScreen(Screen[None]):
         self._probes_done: set[str] = set()
         self._before: dict[str, Status | None] = {}  # statuses before a fix, to say what it changed
         self._offered_setup = False
+        self.filled = False  # the list and the detail pane are in (they join after the first frame)
 
     @property
     def _app(self) -> DoctorApp:
@@ -64,19 +68,23 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text(f"{TOOL_NAME} {__version__} · reading this machine…", "bold"), id="machine")
         yield StatusLine(Text("Starting…", "italic"), id="status")
-        with Horizontal(id="body"):
-            yield CheckList(id="checks")
-            yield DetailPane(id="detail")
+        yield Horizontal(id="body")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(DetailPane).show(None)
-        self.query_one(CheckList).focus()
-        # The first frame is the bare screen; the list of checks comes in the next one, and the diagnosis
-        # after that (its worker's imports would otherwise hold the GIL while a frame is drawn).
-        self.call_after_refresh(self._after_first_frame)
+        """The first frame is the header, the status and the keys: cheap to lay out and draw. The list and the
+        detail pane join a moment later, and the diagnosis after them (its worker's imports would otherwise
+        hold the GIL while a frame is drawn). A timer, because Textual holds the frames drawn while the app
+        starts (`call_after_refresh` from here runs before anything reaches the terminal); on a machine slow
+        enough to miss it, the first frame simply has the list in it."""
+        self.set_timer(FIRST_FRAME_S, self.after_first_frame)
 
-    def _after_first_frame(self) -> None:
+    async def after_first_frame(self) -> None:
+        checks, detail = CheckList(id="checks"), DetailPane(id="detail")
+        await self.query_one("#body", Horizontal).mount_all([checks, detail])
+        self.filled = True
+        detail.show(None)
+        checks.focus()
         self._plan_from_index()
         self.call_after_refresh(self.start_diagnosis)
 

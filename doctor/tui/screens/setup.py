@@ -63,6 +63,8 @@ STOPPED = "Stopped here: nothing after this step runs. Run it again once the pro
 class SetupScreen(Screen[Report | None]):
     """Dismisses with the newest report it diagnosed (None when it diagnosed nothing)."""
 
+    CSS_PATH = "setup.tcss"  # loaded when this screen first opens: the first paint does not parse it
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("n", "next", "Next"),

@@ -66,6 +66,8 @@ def smoke_findings(report: Report) -> list[Finding]:
 class SmokeScreen(Screen[Report | None]):
     """Dismisses with the report of the last finished run (smoke findings and figures), or None if none ended."""
 
+    CSS_PATH = "smoke.tcss"  # loaded when this screen first opens: the first paint does not parse it
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
         Binding("r", "rerun", "Run again"),
