@@ -131,6 +131,15 @@ class Harness(App[None]):
         self.push_screen(SmokeScreen(self.session, self.report), self.dismissed.append)
 
 
+async def held(pilot: Pilot[Any], host: ReplayHost) -> None:
+    """Wait until the replay stops at its `hold_after` line, and the lines before it are on screen."""
+    for _ in range(100):
+        if host.holding.is_set():
+            break
+        await pilot.pause(0.05)
+    await pilot.pause(0.1)
+
+
 async def settle(pilot: Pilot[Any]) -> None:
     """Let the smoke worker finish and its messages be handled."""
     for _ in range(3):
@@ -324,11 +333,7 @@ def test_it_cannot_be_closed_while_running_and_r_runs_it_again_once_finished() -
         async with app.run_test(size=(80, 24)) as pilot:
             screen = smoke_screen(app)
             try:
-                for _ in range(100):
-                    if host.holding.is_set():
-                        break
-                    await pilot.pause(0.05)
-                await pilot.pause(0.1)
+                await held(pilot, host)
                 assert screen.running
                 bar = screen.query_one("#smoke-bar", ProgressBar)
                 assert (bar.progress, bar.total) == (3, 14)
@@ -458,11 +463,7 @@ def test_each_step_has_its_own_bar_which_the_steps_progress_fills() -> None:
         async with app.run_test(size=(100, 32)) as pilot:
             screen = smoke_screen(app)
             try:
-                for _ in range(100):
-                    if host.holding.is_set():
-                        break
-                    await pilot.pause(0.05)
-                await pilot.pause(0.1)
+                await held(pilot, host)
                 assert bar_of(app, "import") == (100, 100, {"-ok"})
                 assert time_of(app, "import") == "12 ms"
                 assert bar_of(app, memory) == (100, 50, set())  # running, half done
@@ -488,11 +489,7 @@ def test_a_step_without_progress_pulses_until_it_ends() -> None:
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             try:
-                for _ in range(100):
-                    if host.holding.is_set():
-                        break
-                    await pilot.pause(0.05)
-                await pilot.pause(0.1)
+                await held(pilot, host)
                 total, _, classes = bar_of(app, "transfer h2d_pinned on GPU 0")
                 assert total is None and classes == set()  # indeterminate: Textual animates it
             finally:
