@@ -77,15 +77,18 @@ def duration_text(ms: float | None) -> str:
 
 
 class StepRow(Horizontal):
-    """One step: its token, label and message; its own bar; its time once it ended."""
+    """One step: its token; its label and message (wrapping under the label, not the token); its own bar;
+    its time once it ended."""
 
-    def __init__(self, text: Text) -> None:
-        self.text = Static(text, classes="step-text")
+    def __init__(self) -> None:
+        self.token = Static("", classes="step-token")
+        self.text = Static("", classes="step-text")
         self.bar = ProgressBar(total=None, show_eta=False, show_percentage=False, classes="step-bar")
         self.time = Static("", classes="step-time")
-        super().__init__(self.text, self.bar, self.time, classes="smoke-step")
+        super().__init__(self.token, self.text, self.bar, self.time, classes="smoke-step")
 
-    def show(self, text: Text, state: StepState) -> None:
+    def show(self, token_text: Text, text: Text, state: StepState) -> None:
+        self.token.update(token_text)
         self.text.update(text)
         self.remove_class(*ENDED_CLASSES.values())
         if state.status is not None:
@@ -115,10 +118,10 @@ class SmokeSteps(VerticalScroll):
         self.states[label] = state
         row = self.rows.get(label)
         if row is None:
-            row = self.rows[label] = StepRow(self.line(label))
+            row = self.rows[label] = StepRow()
             self.mount(row)
             self.scroll_end(animate=False)
-        row.show(self.line(label), state)
+        row.show(step_token(state.status, state.oom), self.label_text(label), state)
 
     def note(self, text: str) -> None:
         self.mount(Static(Text(text, "dim")))
@@ -132,12 +135,15 @@ class SmokeSteps(VerticalScroll):
             )
 
     def line(self, label: str) -> Text:
+        """The row's words as one line: its token, then its label and message."""
         state = self.states[label]
-        text = Text.assemble(step_token(state.status, state.oom), " ")
+        return Text.assemble(step_token(state.status, state.oom), " ", self.label_text(label))
+
+    def label_text(self, label: str) -> Text:
+        state = self.states[label]
         if state.status is None:
-            text.append(f"{label}…", "italic")
-            return text
-        text.append(label)
+            return Text(f"{label}…", "italic")
+        text = Text(label)
         if state.message and state.status is not StepStatus.OK:
             text.append(f": {state.message}", "dim" if state.status is StepStatus.SKIPPED else "")
         return text
