@@ -15,9 +15,11 @@ from gpu_doctor.events import ChecksListed, EventSink
 from gpu_doctor.model import Status
 from gpu_doctor.report import Report
 from gpu_doctor.tui.app import DoctorApp
+from gpu_doctor.tui.screens import main as main_screen
 from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from gpu_doctor.tui.screens.fix_run import FixRunScreen
 from gpu_doctor.tui.screens.help import HelpScreen
+from gpu_doctor.tui.screens.main import MainScreen
 from gpu_doctor.tui.widgets.check_list import CheckList
 from gpu_doctor.tui.widgets.detail_pane import DetailPane
 from gpu_doctor.tui.widgets.status_line import StatusLine
@@ -397,5 +399,36 @@ def test_a_diagnosis_that_raises_is_said_on_screen_and_ends_in_exit_code_4() -> 
             assert app.diagnosis_failed is True
             await pilot.press("s", "w")  # nothing to run them on: refused, no crash
             assert app.screen.__class__.__name__ == "MainScreen"
+
+    asyncio.run(scenario())
+
+
+def test_keys_pressed_before_the_list_is_in_do_nothing_and_one_diagnosis_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = report_of("wsl2")
+    runs: list[int] = []
+
+    def counted(on_event: EventSink) -> Report:
+        runs.append(1)
+        return report
+
+    session = replay_session("wsl2")
+    session.diagnose_override = counted
+    monkeypatch.setattr(main_screen, "FIRST_FRAME_S", 1.0)  # a slow machine: the keys come first
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, MainScreen) and not screen.filled
+            await pilot.press("n", "f", "c", "r")
+            assert not screen.filled and runs == []  # nothing ran, nothing broke, no dialog opened
+            assert id(app.screen) == id(screen)
+            await settle(pilot)
+            assert runs == [1] and screen.report is report
+            await pilot.press("r")  # now it re-runs
+            await settle(pilot)
+            assert runs == [1, 1]
 
     asyncio.run(scenario())

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the 
     from gpu_doctor.tui.app import DoctorApp
 
 
+NEEDS_THE_LIST = frozenset({"next_problem", "fix", "copy", "rerun"})
 FIRST_FRAME_S = 0.1  # Textual writes its first frame well within this after the screen mounts (~45 ms here)
 
 
@@ -83,6 +84,7 @@ class MainScreen(Screen[None]):
         checks, detail = CheckList(id="checks"), DetailPane(id="detail")
         await self.query_one("#body", Horizontal).mount_all([checks, detail])
         self.filled = True
+        self.refresh_bindings()
         detail.show(None)
         checks.focus()
         self._plan_from_index()
@@ -228,6 +230,13 @@ class MainScreen(Screen[None]):
         return fixes[0] if fixes else None
 
     # --- actions ----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
+        """Until the list is in (a moment after the first frame) its keys are shown but do nothing: there is
+        no check to move to, copy or fix yet, and a re-run would race the first diagnosis."""
+        if not self.filled and action in NEEDS_THE_LIST:
+            return None
+        return True
 
     def action_next_problem(self) -> None:
         checks = self.query_one(CheckList)
