@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from gpu_doctor.host.base import CommandStatus
 
-MAX_LINES = 20_000  # a protocol run prints a few hundred; this only bounds a child printing garbage
+MAX_LINES = 20_000  # a run records a few hundred (progress lines are not kept): this bounds a child's garbage
 MAX_LINE_CHARS = 1 << 16
 STDERR_KEEP_BYTES = 1 << 16  # the tail: where a fatal error message ends up
 
@@ -147,15 +147,19 @@ def run_streaming(
             break
         if line is None:
             break
-        if len(lines) < MAX_LINES:
-            lines.append(line)
         item = _parse(line)
-        if item.get("event") == "start":
+        event = item.get("event")
+        if event != "progress" and len(lines) < MAX_LINES:  # progress is for the eyes, not the record
+            lines.append(line)
+        # Only the protocol's milestones restart the clock: a step that keeps saying how far it is, or a
+        # library printing to stdout, must still end within the step's budget.
+        if event == "start":
             waiting_for = step_label(item)
             budget = budgets.for_step(str(item.get("step")))
-        elif item.get("event") in ("end", "hello", "device"):
+            deadline = time.monotonic() + budget
+        elif event in ("end", "hello", "device"):
             waiting_for, budget = "the next step", budgets.default_step_s
-        deadline = time.monotonic() + budget
+            deadline = time.monotonic() + budget
         if on_line is not None:
             # a progress display must never take the watchdog down with it
             with contextlib.suppress(Exception):

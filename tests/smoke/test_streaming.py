@@ -35,6 +35,27 @@ def test_a_step_that_never_ends_is_killed_and_named() -> None:
     assert json.loads(run.lines[-1])["step"] == "slow"
 
 
+def test_progress_lines_and_stray_output_do_not_extend_a_steps_budget() -> None:
+    started = time.monotonic()
+    run = run_streaming(
+        child("""
+            emit(event="hello")
+            emit(event="start", step="slow", device=0, variant=None)
+            for i in range(200):  # 20 s of a step that keeps saying how far it is, and chatters
+                emit(event="progress", step="slow", device=0, variant=None, done=i / 200)
+                print("a library talking on stdout", flush=True)
+                time.sleep(0.1)
+        """),
+        FAST,
+    )
+    assert time.monotonic() - started < 10
+    assert run.status is CommandStatus.TIMED_OUT
+    assert run.watchdog == "slow on GPU 0 did not finish within 1 s"
+    # progress is shown as it comes, not kept: the record holds the protocol (and what else was printed)
+    assert not any('"progress"' in line for line in run.lines)
+    assert json.loads(run.lines[1])["event"] == "start"
+
+
 def test_each_step_gets_its_own_budget() -> None:
     # three "slow" steps of 0.6 s each: 1.8 s in all, more than one step's budget, and still fine
     body = "emit(event='hello')\nfor i in range(3):\n    emit(event='start', step='slow', device=None)\n"
