@@ -64,7 +64,7 @@ def test_checks_appear_running_then_finish_and_the_ui_never_waits() -> None:
     asyncio.run(scenario())
 
 
-def test_the_first_frame_lists_every_check_before_the_engine_answers() -> None:
+def test_the_list_shows_every_check_before_the_engine_answers() -> None:
     release = threading.Event()
     report = report_of("wsl2")
 
@@ -432,3 +432,14 @@ def test_keys_pressed_before_the_list_is_in_do_nothing_and_one_diagnosis_runs(
             assert runs == [1, 1]
 
     asyncio.run(scenario())
+
+
+def test_re_run_waits_for_the_first_diagnosis_to_start() -> None:
+    """The first diagnosis starts in the frame after the list's: an `r` in between would start it twice."""
+    screen = MainScreen(replay_session("wsl2"))
+    assert screen.check_action("rerun", ()) is None  # nothing in yet
+    screen.filled = True
+    assert screen.check_action("next_problem", ()) is True
+    assert screen.check_action("rerun", ()) is None  # the list is in, the first diagnosis not yet
+    screen.running = True
+    assert screen.check_action("rerun", ()) is True  # now `r` says "still running" or re-runs after it

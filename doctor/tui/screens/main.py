@@ -91,8 +91,8 @@ class MainScreen(Screen[None]):
         self.call_after_refresh(self.start_diagnosis)
 
     def _plan_from_index(self) -> None:
-        """The first frame already lists every built-in check as running: the shipped index is read without
-        importing a check (plugins join when the diagnosis lists its checks)."""
+        """The list shows every built-in check as running as soon as it is in, before the engine answers: the
+        shipped index is read without importing a check (plugins join when the diagnosis lists its checks)."""
         from gpu_doctor.registry import RegistryError, builtin_specs
 
         only, skip = set(self.session.only), set(self.session.skip)
@@ -233,8 +233,11 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
         """Until the list is in (a moment after the first frame) its keys are shown but do nothing: there is
-        no check to move to, copy or fix yet, and a re-run would race the first diagnosis."""
+        no check to move to, copy or fix yet. A re-run waits for the first diagnosis to start, which it
+        does in the frame after the list's: a key pressed in between would race it."""
         if not self.filled and action in NEEDS_THE_LIST:
+            return None
+        if action == "rerun" and not self.running and self.report is None:  # the first is about to start
             return None
         return True
 
