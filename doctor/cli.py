@@ -315,14 +315,17 @@ def _progress_printer(as_json: bool) -> Callable[[SmokeProgress], None]:
 
     def show(p: SmokeProgress) -> None:
         if as_json:
+            event = "end" if p.status is not None else "start" if p.done is None else "progress"
             item = {
                 "smoke_progress": {
+                    "event": event,  # a step started, got further (`done`, 0..1) or ended (`status`)
                     "step": p.label,
                     "ended": p.ended,
                     "expected": p.expected,
                     "status": p.status.value if p.status else None,
                     "message": p.message,
                     "done": p.done,
+                    "duration_ms": p.duration_ms,
                 }
             }
             print(json.dumps(item), file=sys.stderr, flush=True)

@@ -224,6 +224,11 @@ def test_the_smoke_command_end_to_end(
     assert not any(f["check_id"].startswith("torch.") for f in document["findings"])
     progress = [json.loads(line)["smoke_progress"] for line in err.splitlines() if line.startswith("{")]
     assert progress[-1]["ended"] == progress[-1]["expected"] == 8  # import, init, 6 quick steps
+    starts = [p["step"] for p in progress if p["event"] == "start"]
+    ends = [p for p in progress if p["event"] == "end"]
+    assert starts == [p["step"] for p in ends] and len(ends) == 8  # one start and one end a step
+    assert all(p["status"] is not None and p["duration_ms"] >= 0 for p in ends)
+    assert all(0 <= p["done"] <= 1 and p["status"] is None for p in progress if p["event"] == "progress")
     assert code in (0, 1)
     assert not (tmp_path / "smoke-in-progress.json").exists()  # the breadcrumb is gone after a finished run
 
