@@ -117,15 +117,12 @@ def measure_ram_bandwidth(
         f"{COPIES_PER_TRIAL} copies per trial, bytes counted as STREAM Copy (2 × copied)"
         + ("; one thread pinned per CPU" if threads <= len(cpus) else "")
     )
-    try:
-        arrays = [(_touched(size, 0x5A), _touched(size, 0)) for _ in range(threads)]
-    except MemoryError:
-        why = Unavailable(Reason.FAILED, f"could not allocate {2 * threads * size >> 20} MiB")
-        return RamBandwidth(why, 0, why, 0, threads, size, cache_bytes, method)
     deadline = started + time_budget_s
     pins = cpus[:threads] if threads <= len(cpus) else None
-    times = _timed_copies(arrays, size, deadline, clock, pins)
-    del arrays
+    times = _timed_copies(threads, size, deadline, clock, pins)
+    if times is None:
+        why = Unavailable(Reason.FAILED, f"could not allocate {2 * threads * size >> 20} MiB")
+        return RamBandwidth(why, 0, why, 0, threads, size, cache_bytes, method)
     counted = 2 * size * threads * COPIES_PER_TRIAL
     if len(times) < 2:
         why = Unavailable(Reason.TIMED_OUT, f"no timed copy fitted in {time_budget_s:g} s after the warm-up")
@@ -154,30 +151,41 @@ def _pin_this_thread(cpu: int) -> None:
 
 
 def _timed_copies(
-    arrays: list[tuple[ctypes.Array[ctypes.c_char], ctypes.Array[ctypes.c_char]]],
+    threads: int,
     size: int,
     deadline: float,
     clock: Callable[[], float],
     pins: list[int] | None = None,
-) -> list[float]:
+) -> list[float] | None:
     """Run trials until the deadline: all threads start together, a trial ends when the last one is done.
+    None: a worker could not allocate its arrays.
 
     With `pins`, worker i runs only on CPU pins[i] (as STREAM and likwid-bench pin theirs): two copies
-    never share a core while another core idles, and no copy migrates mid-trial.
+    never share a core while another core idles, and no copy migrates mid-trial. Each worker allocates and
+    first touches its own arrays after pinning, so on a multi-socket machine they sit in the memory of the
+    socket that copies them (Linux places a page where it is first touched), as STREAM initialises its
+    arrays in the threads that copy them.
 
     Each worker stamps its own start and end: the trial lasts from the first start to the last end. The
     main thread's clock after the barrier would start late whenever the workers run first (three threads
     on two CPUs), and a late start makes the copy look faster than it was.
     """
-    go = threading.Barrier(len(arrays) + 1)
-    done = threading.Barrier(len(arrays) + 1)
+    go = threading.Barrier(threads + 1)
+    done = threading.Barrier(threads + 1)
+    ready = threading.Barrier(threads + 1)
     stop = threading.Event()
-    starts = [0.0] * len(arrays)
-    ends = [0.0] * len(arrays)
+    failed = threading.Event()
+    starts = [0.0] * threads
+    ends = [0.0] * threads
 
-    def copy(index: int, source: ctypes.Array[ctypes.c_char], target: ctypes.Array[ctypes.c_char]) -> None:
+    def copy(index: int) -> None:
         if pins is not None:
             _pin_this_thread(pins[index])
+        try:
+            source, target = _touched(size, 0x5A), _touched(size, 0)
+        except MemoryError:
+            failed.set()
+        ready.wait()
         while True:
             go.wait()
             if stop.is_set():
@@ -188,12 +196,13 @@ def _timed_copies(
             ends[index] = clock()
             done.wait()
 
-    workers = [threading.Thread(target=copy, args=(i, *pair), daemon=True) for i, pair in enumerate(arrays)]
+    workers = [threading.Thread(target=copy, args=(i,), daemon=True) for i in range(threads)]
     for worker in workers:
         worker.start()
+    ready.wait()  # every worker has its arrays (or one could not get them: no trial runs)
     times: list[float] = []
     try:
-        while len(times) < MAX_TRIALS + 1:
+        while not failed.is_set() and len(times) < MAX_TRIALS + 1:
             go.wait()
             done.wait()
             times.append(max(ends) - min(starts))
@@ -205,4 +214,4 @@ def _timed_copies(
         go.wait()
         for worker in workers:
             worker.join()
-    return times
+    return None if failed.is_set() else times

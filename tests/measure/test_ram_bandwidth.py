@@ -191,3 +191,50 @@ def test_the_callers_own_cpu_set_is_unchanged_after_a_real_measurement() -> None
     before = os.sched_getaffinity(0)
     measure_ram_bandwidth(time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
     assert os.sched_getaffinity(0) == before
+
+
+def test_each_worker_touches_its_own_arrays_after_it_is_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """First touch places a page on the toucher's memory node: on a two-socket server, arrays touched by
+    the main thread would all sit on one socket while half the copies run on the other."""
+    from gpu_doctor.measure import ram_bandwidth
+
+    events: list[tuple[str, str]] = []
+    real_touched = ram_bandwidth._touched
+
+    def touched(size: int, value: int) -> ctypes.Array[ctypes.c_char]:
+        events.append(("touch", threading.current_thread().name))
+        return real_touched(size, value)
+
+    monkeypatch.setattr(ram_bandwidth, "_touched", touched)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(
+        os, "sched_setaffinity", lambda pid, mask: events.append(("pin", threading.current_thread().name))
+    )
+    result = measure_ram_bandwidth(threads=2, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    assert isinstance(result.bandwidth_gb_per_s, float)
+    workers = {name for _, name in events}
+    assert len(workers) == 2 and threading.main_thread().name not in workers
+    for name in workers:  # each worker: pinned, then its source and its destination
+        assert [kind for kind, who in events if who == name] == ["pin", "touch", "touch"]
+
+
+def test_a_worker_that_cannot_allocate_gives_no_figure_and_no_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpu_doctor.measure import ram_bandwidth
+
+    calls: list[int] = []
+    real_touched = ram_bandwidth._touched
+
+    def touched(size: int, value: int) -> ctypes.Array[ctypes.c_char]:
+        calls.append(size)
+        if len(calls) == 3:  # the second worker's source
+            raise MemoryError
+        return real_touched(size, value)
+
+    monkeypatch.setattr(ram_bandwidth, "_touched", touched)
+    started = time.perf_counter()
+    result = measure_ram_bandwidth(threads=2, time_budget_s=5.0, cache_bytes=MIB, buffer_bytes=MIB)
+    assert time.perf_counter() - started < 3
+    assert isinstance(result.bandwidth_gb_per_s, Unavailable)
+    assert result.bandwidth_gb_per_s.reason is Reason.FAILED
+    assert "could not allocate 4 MiB" in result.bandwidth_gb_per_s.detail
+    assert result.trials == 0
