@@ -7,6 +7,7 @@ from gpu_doctor.describe import gib
 from gpu_doctor.facts.measurements import not_measured
 from gpu_doctor.facts.memory_limits import ShmSizeSource
 from gpu_doctor.facts.model import Facts
+from gpu_doctor.measure.ram_bandwidth import STREAM_CACHE_MULTIPLE
 from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from gpu_doctor.registry import check
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -245,7 +246,9 @@ def bandwidth(facts: Facts) -> Finding:
     ## What it checks
     With `--measure`: the RAM copy bandwidth, measured with one thread per CPU over buffers four times the
     last-level cache (STREAM's rules, bytes counted as STREAM Copy does), next to the PCIe bandwidth of the
-    fastest GPU link, which a host-to-device copy must be able to read from RAM.
+    fastest GPU link, which a host-to-device copy must be able to read from RAM. Where the buffers had to be
+    smaller (a cache too large for the memory cap, or fresh memory too slow to prepare within the time
+    budget) the finding says so: part of such a figure may be the cache's speed.
 
     ## Why it matters
     Every batch is copied from RAM to the GPU; pageable tensors are copied twice. RAM slower than the GPU's
@@ -267,6 +270,20 @@ def bandwidth(facts: Facts) -> Finding:
     if isinstance(rate, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"The RAM measurement did not finish: {rate}.")
     evidence = [Evidence("copy bandwidth", f"{rate:.1f} GB/s", result.method)]
+    caveat = ""
+    if result.cache_multiple < STREAM_CACHE_MULTIPLE:
+        caveat = (
+            f"The copied arrays were {result.cache_multiple:.1f}× the {result.cache_bytes >> 20} MiB "
+            f"last-level cache (STREAM asks for {STREAM_CACHE_MULTIPLE}×), so part of this figure may be the "
+            "cache's speed: the RAM alone may be slower."
+        )
+        evidence.append(
+            Evidence(
+                "copied arrays",
+                f"{result.buffer_bytes * result.threads >> 20} MiB, {result.cache_multiple:.1f}× the cache",
+                result.method,
+            )
+        )
     links = [
         (bw, path.bdf)
         for path in (facts.pcie if isinstance(facts.pcie, tuple) else ())
@@ -282,7 +299,7 @@ def bandwidth(facts: Facts) -> Finding:
             Status.WARN,
             f"{said}: far below any dual-channel DDR4 machine (about 51 GB/s peak).",
             details="Typical causes: one memory channel in use, memory running at its fallback speed, or a VM whose "
-            "host is overcommitted.",
+            "host is overcommitted." + (f" {caveat}" if caveat else ""),
             evidence=tuple(evidence),
         )
     if need is not None and rate < need[0]:
@@ -291,7 +308,8 @@ def bandwidth(facts: Facts) -> Finding:
             Status.WARN,
             f"{said}, less than the {need[0]:.1f} GB/s the GPU link at {need[1]} can take: transfers to the GPU "
             "will be limited by RAM, not by PCIe.",
+            details=caveat,
             evidence=tuple(evidence),
         )
     context = f", above the {need[0]:.1f} GB/s of the fastest GPU link" if need is not None else ""
-    return Finding(cid, Status.PASS, f"{said}{context}.", evidence=tuple(evidence))
+    return Finding(cid, Status.PASS, f"{said}{context}.", details=caveat, evidence=tuple(evidence))

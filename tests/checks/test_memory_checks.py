@@ -191,3 +191,20 @@ def test_very_slow_ram_warns_without_any_gpu() -> None:
 def test_a_measurement_that_failed_is_unknown(reason: Reason) -> None:
     finding = bandwidth(facts(measurements=measured(Unavailable(reason, "no timed copy"))))
     assert finding.status is Status.UNKNOWN
+
+
+def test_arrays_under_streams_rule_are_said_to_be_perhaps_partly_the_cache() -> None:
+    # the CI VM: a 480 MiB last-level cache (its Xeon host's), arrays cut to 576 MiB by slow fresh memory
+    small = RamBandwidth(26.0, 1 << 28, 0.01, 10, 1, 576 << 20, 480 << 20, "test copy")
+    finding = bandwidth(
+        facts(gpus=(), measurements=Measurements(small, Unavailable(Reason.NOT_APPLICABLE, "not asked")))
+    )
+    assert finding.status is Status.PASS
+    assert "1.2× the 480 MiB last-level cache (STREAM asks for 4×)" in finding.details
+    assert any(e.label == "copied arrays" and "576 MiB, 1.2× the cache" in e.value for e in finding.evidence)
+
+
+def test_arrays_that_follow_streams_rule_carry_no_cache_caveat() -> None:
+    finding = bandwidth(facts(gpus=(), measurements=measured(40.0)))  # 16 × 64 MiB against 32 MiB: 32×
+    assert finding.status is Status.PASS and finding.details == ""
+    assert [e.label for e in finding.evidence] == ["copy bandwidth"]
