@@ -304,7 +304,9 @@ class Smoke(object):
             ms = self.timed_for(index, lambda: torch.matmul(a, b, out=out), self.sizes["matmul_min_s"])
         finally:
             torch.set_float32_matmul_precision(previous)
-        values = {"n": n, "iterations": len(ms), "tflops": round(2.0 * n**3 / statistics.median(ms) / 1e9, 3)}
+        tflops = 2.0 * n**3 / statistics.median(ms) / 1e9
+        # four significant digits: a fixed 3 decimals gives 0.0 for a slow device or a small matrix
+        values = {"n": n, "iterations": len(ms), "tflops": float("%.4g" % tflops)}
         values.update(error)
         if not error["correct"]:
             raise StepFailed(

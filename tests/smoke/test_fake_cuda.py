@@ -240,9 +240,13 @@ def test_long_steps_say_how_far_they_are_between_their_start_and_end(
     (memory passes, timed matmuls, training steps), rising, within 0..1, at most ten a second."""
     simulate(monkeypatch)
     sizes = dict(TINY, matmul_min_s=0.45, train_steps=60)  # long enough to say how far they are
+    # 2 ms a matmul: 1000 calls would take 2 s, so each timed matmul runs until min_s on any CPU (a CPU with
+    # AVX512-FP16 multiplies the tiny fp16 matrices so fast that 1000 calls end before one progress line)
     monkeypatch.setenv(
         "GPU_DOCTOR_FAKE_CUDA",
-        json.dumps({"devices": [dict(GPU, pci_bus_id="0000:01:00.0")], "sizes": sizes}),
+        json.dumps(
+            {"devices": [dict(GPU, pci_bus_id="0000:01:00.0")], "sizes": sizes, "matmul_delay_s": 0.002}
+        ),
     )
     seen: list[SmokeProgress] = []
     run = gather_smoke(
@@ -264,7 +268,7 @@ def test_long_steps_say_how_far_they_are_between_their_start_and_end(
         else:
             assert p.label == running and p.duration_ms is not None and p.duration_ms >= 0
             running = None
-    matmul = fractions["matmul fp16 on GPU 0"]  # fp16 on the CPU is slow enough to run until min_s
+    matmul = fractions["matmul fp16 on GPU 0"]
     assert len(matmul) >= 3 and matmul == sorted(matmul) and matmul[-1] > 0.6
     assert len(matmul) <= 0.45 / 0.1 + 2  # at most ten a second
     train = fractions.get("train on GPU 0", [])
