@@ -4,7 +4,8 @@ Budget (DESIGN §7): each measurement ≤ 3 s and within 15% of a STREAM/fio-sty
 
 RAM, one thread and all threads: ours (ctypes.memmove, bytes counted as STREAM Copy = 2 × copied) against
 a STREAM-style Copy (`stream_copy.c`, compiled here with OpenMP) whose threads each memcpy their own chunk:
-the same C-library copy ours calls, driven by pinned OpenMP threads and STREAM's timing rules. For context,
+the same C-library copy ours calls, driven by pinned OpenMP threads and STREAM's timing rules, on arrays
+advised onto transparent huge pages as ours are (and, for context, once more on malloc's 4 KiB pages). For context,
 not for the ratio: `mbw -t0` (glibc memcpy, unpinned, which reports MiB copied: ×2 to count the same
 way), STREAM's own compiler-built `c[j] = a[j]` loop, `likwid-bench`'s hand-written AVX non-temporal Copy
 kernel at one and all threads (what the memory can do with the best copy loop, which the C library's memcpy
@@ -108,11 +109,14 @@ def build_stream(gcc: str, directory: str) -> str:
     return binary
 
 
-def stream_copy_gb_per_s(binary: str, kernel: str, threads: int, bytes_per_thread: int) -> float:
-    """The STREAM-style Copy, best of 20 after a dropped first timing, one pinned thread per CPU."""
+def stream_copy_gb_per_s(
+    binary: str, kernel: str, threads: int, bytes_per_thread: int, pages: str = "huge"
+) -> float:
+    """The STREAM-style Copy, best of 20 after a dropped first timing, one pinned thread per CPU; `pages`
+    "huge" advises transparent huge pages as ours does, "small" leaves the arrays to malloc."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
     proc = subprocess.run(
-        [binary, kernel, str(bytes_per_thread), "20"],
+        [binary, kernel, str(bytes_per_thread), "20", pages],
         check=False,
         capture_output=True,
         text=True,
@@ -126,7 +130,9 @@ def stream_copy_gb_per_s(binary: str, kernel: str, threads: int, bytes_per_threa
 
 
 def sysbench_gb_per_s(sysbench: str, threads: int, block_mib: int, oper: str) -> float:
-    """sysbench memory throughput (each byte read or written once), per-thread blocks of block_mib."""
+    """sysbench memory throughput (each byte read or written once), per-thread blocks of block_mib rounded
+    down to a power of two (sysbench 1.0.20 refuses other block sizes: "Invalid value for memory-block-size")."""
+    block_mib = 1 << (max(1, block_mib).bit_length() - 1)
     out = _run(
         [
             sysbench,
@@ -223,6 +229,7 @@ def ram_round(samples: Samples, tools: dict[str, str], threads: int, stream: str
     for result, key in ((one, "ours1"), (many, "oursN")):
         if isinstance(result.bandwidth_gb_per_s, float):
             samples.add(key, result.bandwidth_gb_per_s)
+        samples.add(f"{key}_cache_multiple", result.cache_multiple)
     # the references copy arrays of the sizes ours chose: glibc switches strategy with the size
     one_mib, many_mib = one.buffer_bytes // MIB, many.buffer_bytes // MIB
     if "mbw" in tools:
@@ -233,6 +240,14 @@ def ram_round(samples: Samples, tools: dict[str, str], threads: int, stream: str
             samples.sample(
                 f"stream_{kernel}", stream_copy_gb_per_s, stream, kernel, threads, many.buffer_bytes
             )
+        samples.sample(
+            "stream_small_pages",
+            partial(stream_copy_gb_per_s, pages="small"),
+            stream,
+            "memcpy",
+            threads,
+            many.buffer_bytes,
+        )
     if "likwid-bench" in tools:
         samples.sample("likwid1", likwid_copy_gb_per_s, tools["likwid-bench"], 1, 2 * one_mib)
         samples.sample("likwid", likwid_copy_gb_per_s, tools["likwid-bench"], threads, 2 * many_mib * threads)
@@ -302,10 +317,18 @@ def main() -> int:
     _row(
         f"    {threads} threads vs STREAM c[j]=a[j]", samples.get("oursN"), samples.get("stream_loop"), "GB/s"
     )
+    _row(
+        f"    {threads} threads vs STREAM memcpy, 4K pages",
+        samples.get("oursN"),
+        samples.get("stream_small_pages"),
+        "GB/s",
+    )
     _row("    1 thread   vs likwid-bench AVX NT", samples.get("ours1"), samples.get("likwid1"), "GB/s")
     _row(f"    {threads} threads vs likwid-bench AVX NT", samples.get("oursN"), samples.get("likwid"), "GB/s")
     print(
-        f"  our {threads}-thread RAM measurement: {med.get('ram_seconds', float('nan')):.2f} s wall (budget 3 s)"
+        f"  our {threads}-thread RAM measurement: {med.get('ram_seconds', float('nan')):.2f} s wall (budget 3 s); "
+        f"sources {med.get('oursN_cache_multiple', float('nan')):.1f}x the cache "
+        f"(1 thread: {med.get('ours1_cache_multiple', float('nan')):.1f}x; STREAM asks 4x)"
     )
     print(
         f"  context, not a copy: sysbench memory {threads} threads seq read "
