@@ -72,7 +72,14 @@ def container_gpus(facts: Facts) -> Finding:
         status = Status.SKIP if c.reason is Reason.NOT_APPLICABLE else Status.UNKNOWN
         return Finding(ID, status, f"Could not tell whether this is a container: {c}.")
     if c.runtime is None:
-        return Finding(ID, Status.SKIP, "Not running in a container.")
+        aside = tuple(Evidence("container marker set aside", m, "filesystem / procfs") for m in c.set_aside)
+        return Finding(
+            ID,
+            Status.SKIP,
+            "Not running in a container.",
+            details="\n".join(f"{m[0].upper()}{m[1:]}." for m in c.set_aside),
+            evidence=aside,
+        )
     nodes = facts.kernel if isinstance(facts.kernel, Unavailable) else facts.kernel.device_nodes
     evidence = _evidence(c, nodes)
     libcuda = [lib for lib in c.driver_libraries if lib.name == LIBCUDA]

@@ -101,6 +101,10 @@ def virtio_vm() -> HostTree:
     host.link("/etc/os-release", "../usr/lib/os-release")
     host.link("/lib", "usr/lib")
     host.marker(*(f"/dev/{name}" for name in CI_DEVICES))
+    # The VM boots a root filesystem exported from a Docker image: /.dockerenv came with it, while PID 2 is
+    # the kernel's kthreadd and / is ext4 on /dev/vda (both read on the CI VM, 2026-11-25)
+    host.marker("/.dockerenv")
+    host.text("/proc/2/comm", "kthreadd\n")
     for bdf, (vendor, klass) in CI_PCI.items():
         host.pci_function(f"pci0000:00/{bdf}", vendor, None, klass)
     host.text("/proc/meminfo", (CAPTURES / "ci-vm-meminfo.txt").read_text(encoding="utf-8"))

@@ -19,15 +19,19 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gpu_doctor.facts.driver_libraries import LIBCUDA, LIBNVML, LIBRARY_DIRS, LibraryFile, find_libraries
+from gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
 from gpu_doctor.host.base import Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 CONTAINERENV = "/run/.containerenv"
 DOCKERENV = "/.dockerenv"
+DOCKERENV_MARKER = f"{DOCKERENV} exists"
 SYSTEMD_CONTAINER = "/run/systemd/container"
 PROC1_CGROUP = "/proc/1/cgroup"
 K8S_SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 APPTAINER_DIR = "/.singularity.d"
+PID2_COMM = "/proc/2/comm"
+CONTAINER_ROOT_FILESYSTEMS = frozenset({"overlay", "fuse.fuse-overlayfs", "aufs", "shiftfs"})
 _ENGINE = re.compile(r"^([a-z]+)-")
 
 
@@ -49,6 +53,7 @@ class ContainerFacts:
     driver_libraries: tuple[LibraryFile, ...]  # libcuda.so.1 / libnvidia-ml.so.1 wherever runtimes put them
     visible_devices: str | None  # NVIDIA_VISIBLE_DEVICES (None: unset); CUDA images set `all` themselves
     driver_capabilities: str | None  # NVIDIA_DRIVER_CAPABILITIES; the toolkit's default is `utility` only
+    set_aside: tuple[str, ...] = ()  # markers seen but outweighed, each with why (a leftover /.dockerenv)
 
 
 def parse_containerenv(text: str) -> dict[str, str]:
@@ -99,6 +104,9 @@ def gather_container(host: Host) -> ContainerFacts:
     env = host.env()
     found: list[tuple[ContainerRuntime, str]] = []
     engine = _markers(host, env, found)
+    set_aside: tuple[str, ...] = ()
+    if [why for _, why in found] == [DOCKERENV_MARKER] and (booted := booted_from_image(host)) is not None:
+        set_aside, found = (f"{DOCKERENV_MARKER}, but {booted}",), []
     return ContainerFacts(
         runtime=found[0][0] if found else None,
         markers=tuple(why for _, why in found),
@@ -106,6 +114,23 @@ def gather_container(host: Host) -> ContainerFacts:
         driver_libraries=find_libraries(host, (LIBCUDA, LIBNVML), LIBRARY_DIRS),
         visible_devices=env.get("NVIDIA_VISIBLE_DEVICES"),
         driver_capabilities=env.get("NVIDIA_DRIVER_CAPABILITIES"),
+        set_aside=set_aside,
+    )
+
+
+def booted_from_image(host: Host) -> str | None:
+    """Why a lone /.dockerenv is a file left in an image this machine booted from, not a container; None
+    when that cannot be shown (not readable, or it looks like a container after all)."""
+    comm = host.read_text(PID2_COMM)
+    if isinstance(comm, Unavailable) or comm.strip() != "kthreadd":
+        return None
+    mounts = read_mountinfo(host)
+    root = None if isinstance(mounts, Unavailable) else mount_for_path(mounts, "/")
+    if root is None or root.fs_type in CONTAINER_ROOT_FILESYSTEMS or not root.source.startswith("/dev/"):
+        return None
+    return (
+        f"PID 2 is the kernel's kthreadd (no container's PID namespace) and / is {root.fs_type} on "
+        f"{root.source}: a file left in the image this machine booted from"
     )
 
 
@@ -126,7 +151,7 @@ def _markers(host: Host, env: Mapping[str, str], found: list[tuple[ContainerRunt
         found.append((ContainerRuntime.APPTAINER, f"{APPTAINER_DIR} exists"))
     engine = _containerenv(host, found)
     if host.exists(DOCKERENV):
-        found.append((ContainerRuntime.DOCKER, f"{DOCKERENV} exists"))
+        found.append((ContainerRuntime.DOCKER, DOCKERENV_MARKER))
     word = runtime_from_word(env.get("container", ""))
     if word is not None:
         found.append((word, f"$container={env['container']}"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from gpu_doctor.facts.container import DOCKERENV, booted_from_image
 from gpu_doctor.facts.model import CpuFacts, OsFacts
 from gpu_doctor.host.base import Host
 from gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -88,7 +89,7 @@ def detect_container(host: Host) -> str | None:
     env = host.env()
     if env.get("KUBERNETES_SERVICE_HOST"):
         return "kubernetes"
-    if host.exists("/.dockerenv"):
+    if host.exists(DOCKERENV) and booted_from_image(host) is None:
         return "docker"
     if host.exists("/run/.containerenv"):
         return "podman"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -14,10 +15,11 @@ from gpu_doctor.facts.kernel import gather_kernel
 from gpu_doctor.facts.model import NOT_GATHERED, Facts
 from gpu_doctor.facts.pci import gather_pci
 from gpu_doctor.facts.platform import gather_os
+from gpu_doctor.host.recorded import RecordedHost
 from gpu_doctor.model import Status
 from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, kernel, nvml_error, os_facts
-from tests.facts.platform_tree import tree
+from tests.facts.platform_tree import build, tree
 
 PASSED_NODES = ("nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools")
 LIBCUDA = LibraryFile(
@@ -180,7 +182,10 @@ def test_host_gpus_count_even_when_nvml_is_missing() -> None:
 
 
 def _tree_facts(name: str) -> Facts:
-    host = tree(name)
+    return _host_facts(tree(name))
+
+
+def _host_facts(host: RecordedHost) -> Facts:
     pci = gather_pci(host)
     return facts(
         os=gather_os(host),
@@ -201,10 +206,24 @@ def _tree_facts(name: str) -> Facts:
         ),
         ("docker-gpus-passed", Status.PASS, "1 GPU and the driver's libcuda.so.1 were passed"),
         ("podman-privileged-cdi", Status.PASS, "passed into this podman container"),
-        ("docker-ci-no-gpu", Status.SKIP, "the host has no NVIDIA GPU on its PCI bus"),
+        ("ci-vm-dockerenv", Status.SKIP, "Not running in a container."),
     ],
 )
 def test_platform_trees(scenario: str, status: Status, phrase: str) -> None:
     f = container_gpus(_tree_facts(scenario))
     assert f.status is status, f.summary
     assert phrase in f.summary
+
+
+def test_a_leftover_dockerenv_is_explained_not_taken_for_a_container() -> None:
+    f = container_gpus(_tree_facts("ci-vm-dockerenv"))
+    assert f.details.startswith("/.dockerenv exists, but PID 2 is the kernel's kthreadd")
+    assert f.details.endswith("a file left in the image this machine booted from.")
+    assert [e.label for e in f.evidence] == ["container marker set aside"]
+
+
+def test_a_docker_container_on_a_host_without_gpus_skips(tmp_path: Path) -> None:
+    # the CI VM's files, but in a container's own PID namespace: the GPUs of a host that has none
+    f = container_gpus(_host_facts(build(tmp_path, {"/proc/2/comm": "python3\n"}, base="ci-vm-dockerenv")))
+    assert f.status is Status.SKIP
+    assert "This docker container has no GPU, and the host has no NVIDIA GPU on its PCI bus" in f.summary

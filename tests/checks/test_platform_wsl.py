@@ -219,6 +219,6 @@ def test_trees_end_to_end() -> None:
 
 
 def test_outside_wsl_both_checks_skip_with_a_plain_reason() -> None:
-    outside = facts(wsl=gather_wsl(tree("docker-ci-no-gpu"), os_facts()))
+    outside = facts(wsl=gather_wsl(tree("ci-vm-dockerenv"), os_facts()))
     assert wsl_gpu(outside).summary == "Not running under WSL."
     assert wsl_linux_driver(outside).status is Status.SKIP

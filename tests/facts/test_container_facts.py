@@ -29,14 +29,56 @@ def reason(value: object) -> Reason:
     return value.reason
 
 
-def test_the_ci_machine_is_a_docker_container_with_no_driver() -> None:
-    c = gather_container(tree("docker-ci-no-gpu"))
-    assert c.runtime is ContainerRuntime.DOCKER
-    # cgroup v1 controllers in a cgroup namespace show `/`: no runtime named there, only /.dockerenv.
-    assert c.markers == ("/.dockerenv exists",)
+def test_the_ci_vm_is_no_container_though_its_image_left_a_dockerenv() -> None:
+    c = gather_container(tree("ci-vm-dockerenv"))
+    assert c.runtime is None and c.markers == ()
+    assert c.set_aside == (
+        "/.dockerenv exists, but PID 2 is the kernel's kthreadd (no container's PID namespace) and / is ext4 on "
+        "/dev/vda: a file left in the image this machine booted from",
+    )
     assert reason(c.engine) is Reason.NOT_FOUND
     assert c.driver_libraries == ()
     assert c.visible_devices is None and c.driver_capabilities is None
+
+
+OVERLAY_ROOT = (
+    "456 375 0:143 / / rw,relatime master:175 - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/37L57D2I,"
+    "upperdir=/var/lib/docker/overlay2/4e82c300/diff,workdir=/var/lib/docker/overlay2/4e82c300/work\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "errors"),
+    [
+        ({"/proc/2/comm": "bash\n"}, None),  # a container's own PID namespace: PID 2 is one of its processes
+        ({"/proc/self/mountinfo": OVERLAY_ROOT}, None),  # `docker run --pid=host`: / is still the overlay
+        ({}, {"/proc/2/comm": "permission_denied"}),  # cannot be shown otherwise: the marker stands
+        ({}, {"/proc/self/mountinfo": "not_found"}),
+        ({"/proc/self/mountinfo": b"\xff garbage"}, None),
+    ],
+    ids=["own-pid-namespace", "overlay-root", "pid2-unreadable", "no-mountinfo", "garbled-mountinfo"],
+)
+def test_a_dockerenv_is_a_docker_container_unless_the_machine_shows_otherwise(
+    tmp_path: Path, files: dict[str, str | bytes], errors: dict[str, str] | None
+) -> None:
+    c = gather_container(build(tmp_path, files, file_errors=errors, base="ci-vm-dockerenv"))
+    assert c.runtime is ContainerRuntime.DOCKER
+    assert c.markers == ("/.dockerenv exists",) and c.set_aside == ()
+
+
+def test_a_dockerenv_beside_another_marker_is_never_set_aside(tmp_path: Path) -> None:
+    c = gather_container(
+        build(tmp_path, {"/proc/1/cgroup": "4:devices:/docker/a2ffe0e9\n"}, base="ci-vm-dockerenv")
+    )
+    assert c.runtime is ContainerRuntime.DOCKER and c.set_aside == ()
+    assert c.markers == ("/.dockerenv exists", "/proc/1/cgroup names a docker cgroup")
+
+
+def test_the_os_facts_agree_about_a_leftover_dockerenv(tmp_path: Path) -> None:
+    from gpu_doctor.facts.platform import detect_container
+
+    assert detect_container(tree("ci-vm-dockerenv")) is None
+    assert detect_container(build(tmp_path, {"/proc/2/comm": "sh\n"}, base="ci-vm-dockerenv")) == "docker"
 
 
 def test_cuda_image_without_gpus_still_says_all_in_its_environment() -> None:
@@ -194,7 +236,7 @@ def test_runtime_from_word(word: str, expected: ContainerRuntime | None) -> None
 
 
 @pytest.mark.parametrize(
-    "scenario", ["docker-ci-no-gpu", "docker-gpus-not-passed", "docker-gpus-passed", "podman-privileged-cdi"]
+    "scenario", ["ci-vm-dockerenv", "docker-gpus-not-passed", "docker-gpus-passed", "podman-privileged-cdi"]
 )
 def test_container_facts_round_trip_through_json(scenario: str) -> None:
     c = gather_container(tree(scenario))

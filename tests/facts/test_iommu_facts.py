@@ -127,7 +127,7 @@ def test_no_iommu_groups_folder_means_no_iommu(tmp_path: Path) -> None:
 
 def test_empty_iommu_folders_of_the_ci_machine(tmp_path: Path) -> None:
     # Verified here: /sys/kernel/iommu_groups and /sys/class/iommu exist and are empty (git keeps no empty folders).
-    host = build(tmp_path, dirs=("/sys/kernel/iommu_groups", "/sys/class/iommu"), base="docker-ci-no-gpu")
+    host = build(tmp_path, dirs=("/sys/kernel/iommu_groups", "/sys/class/iommu"), base="ci-vm-dockerenv")
     io = iommu(host)
     assert io.group_count == 0 and io.units == () and io.gpus == ()
 

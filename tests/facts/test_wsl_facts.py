@@ -82,7 +82,7 @@ def test_wsl1_has_no_dxg_and_nothing_projected() -> None:
 
 
 def test_not_wsl_is_not_applicable() -> None:
-    assert reason(gather_wsl(tree("docker-ci-no-gpu"), os_facts())) is Reason.NOT_APPLICABLE
+    assert reason(gather_wsl(tree("ci-vm-dockerenv"), os_facts())) is Reason.NOT_APPLICABLE
 
 
 def test_unreadable_os_facts_pass_through() -> None:
