@@ -20,6 +20,10 @@ from gpu_doctor.unavailable import Reason, Unavailable
 MAX_OUTPUT_BYTES = 8 << 20
 
 
+# The smoke test's files (doctor/probes/smoke*.py), each written as gpu_doctor_<name>.py; "smoke" is run.
+SMOKE_PROBES = ("smoke", "smoke_common", "smoke_memory", "smoke_compute", "smoke_multi", "smoke_worker")
+
+
 def probe_source(probe: str) -> str:
     """The text of a probe script shipped in gpu_doctor.probes (run by the *target* interpreter)."""
     return resources.files("gpu_doctor.probes").joinpath(f"{probe}.py").read_text(encoding="utf-8")
@@ -111,13 +115,13 @@ class RealHost(RootedFs):
     def run_smoke(
         self, python: str, config: str, budgets: StepBudgets, on_line: Callable[[str], None] | None
     ) -> StreamedRun:
-        # Run from files, not `-c`: the child starts the all-reduce workers from the file beside it. The
-        # folder is otherwise empty, so that no json.py or torch/ of the user's project is imported.
+        # Run from files, not `-c`: the child imports its steps from the files beside it and starts the
+        # all-reduce workers from one. The folder is otherwise empty, so that no json.py or torch/ of the
+        # user's project is imported.
         with tempfile.TemporaryDirectory(prefix="gpu-doctor-smoke-") as folder:
+            for probe in SMOKE_PROBES:
+                (Path(folder) / f"gpu_doctor_{probe}.py").write_text(probe_source(probe), encoding="utf-8")
             script = Path(folder) / "gpu_doctor_smoke.py"
-            script.write_text(probe_source("smoke"), encoding="utf-8")
-            worker = Path(folder) / "gpu_doctor_smoke_worker.py"
-            worker.write_text(probe_source("smoke_worker"), encoding="utf-8")
             run = run_streaming([python, str(script), config], budgets, on_line, cwd=folder)
         return StreamedRun(
             (python, "<probe:smoke>", config),

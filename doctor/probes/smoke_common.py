@@ -1,0 +1,58 @@
+# Shared by the smoke test's files (doctor/probes/smoke*.py), run by the *target* interpreter beside them as
+# gpu_doctor_smoke_common.py. Standard library only; Python 3.7+ syntax. One copy of StepFailed for every file:
+# a class defined in the main script would be a different class when a sibling imports it.
+import json
+import re
+import sys
+
+MIB = 1 << 20
+PROGRESS_EVERY_S = 0.1
+# Relative error bound per element, as a multiple of the sum of |a_ik * b_kj| (a rounding-error bound that
+# holds for any summation order): generous, because a broken GPU is wrong by whole values, not by ulps.
+MATMUL_TOLERANCE = {"fp32": 1e-5, "tf32": 4e-3, "fp16": 4e-3, "bf16": 3e-2}
+STICKY = (
+    "illegal memory access",
+    "unspecified launch failure",
+    "device-side assert",
+    "ECC error",
+    "uncorrectable",
+    "fell off the bus",
+    "misaligned address",
+    "illegal instruction",
+)
+BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+
+
+def emit(item):
+    sys.stdout.write(json.dumps(item) + "\n")
+    sys.stdout.flush()
+
+
+class StepFailed(Exception):
+    def __init__(self, status, message, values=None):
+        Exception.__init__(self, message)
+        self.status = status
+        self.values = values or {}
+
+
+def pci_bus_id(props):
+    domain, bus, device = (
+        getattr(props, name, None) for name in ("pci_domain_id", "pci_bus_id", "pci_device_id")
+    )
+    if all(isinstance(v, int) for v in (domain, bus, device)):
+        return "%04x:%02x:%02x.0" % (domain, bus, device)
+    return None
+
+
+def uuid_text(props):
+    value = getattr(props, "uuid", None)
+    return str(value) if value is not None else None
+
+
+def is_oom(exc):
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+
+
+def first_line(exc):
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,169 @@
+# The smoke test's memory steps (device memory pattern test, host<->device and device copies, the PCIe link
+# sampled under load), mixed into the Smoke class of doctor/probes/smoke.py. Run beside it by the *target*
+# interpreter as gpu_doctor_smoke_memory.py; standard library and torch only; Python 3.7+ syntax.
+import statistics
+import threading
+import time
+
+from gpu_doctor_smoke_common import BDF, MIB, StepFailed, first_line, is_oom, pci_bus_id
+
+
+class MemorySteps(object):
+    def memory(self, index):
+        """Fill a large share of free memory with an address pattern and its complement; read both back."""
+        torch = self.torch
+        free, total = torch.cuda.mem_get_info(index)
+        cols = 1 << 20  # int32 elements per row: 4 MiB
+        rows = max(1, int(free * self.sizes["memory_share"]) // (4 * cols))
+        requested = rows * cols * 4
+        try:
+            block = torch.empty((rows, cols), dtype=torch.int32, device=self.dev(index))
+        except Exception as exc:
+            if not is_oom(exc):
+                raise
+            raise StepFailed(
+                "error",
+                "out of memory allocating %d MiB of the %d MiB reported free: %s"
+                % (requested // MIB, free // MIB, first_line(exc)),
+                {"requested_bytes": requested, "free_bytes": int(free), "oom": True},
+            ) from None
+        col = torch.arange(cols, dtype=torch.int32, device=self.dev(index))
+        batch = 64  # rows per pass: 256 MiB of temporaries
+        mismatches, first_bad = 0, None
+        for invert in (False, True):
+            if invert:
+                block.bitwise_not_()  # in place: every word flips, so stuck bits show in one of the passes
+            else:
+                for r0 in range(0, rows, batch):
+                    block[r0 : min(rows, r0 + batch)].copy_(
+                        self.pattern(index, col, r0, min(rows, r0 + batch))
+                    )
+            self.sync(index)
+            for r0 in range(0, rows, batch):
+                r1 = min(rows, r0 + batch)
+                want = self.pattern(index, col, r0, r1)
+                if invert:
+                    want = torch.bitwise_not(want)
+                bad = block[r0:r1] != want
+                count = int(bad.sum().item())
+                if count and first_bad is None:
+                    first_bad = (r0 * cols + int(bad.flatten().nonzero()[0].item())) * 4
+                mismatches += count
+                self.progress((rows * invert + r1) / (2.0 * rows))
+        del block
+        self.empty_cache()
+        values = {
+            "tested_bytes": requested,
+            "free_bytes": int(free),
+            "total_bytes": int(total),
+            "mismatches": mismatches,
+            "first_bad_offset": first_bad,
+        }
+        if mismatches:
+            raise StepFailed("wrong", "%d of %d words read back wrong" % (mismatches, rows * cols), values)
+        return values
+
+    def pattern(self, index, col, r0, r1):
+        """Rows r0..r1 of the test pattern: each word differs from its neighbours in both directions."""
+        torch = self.torch
+        tag = torch.arange(r0, r1, dtype=torch.int32, device=self.dev(index)).unsqueeze(1) * 40503
+        return torch.bitwise_xor(col.unsqueeze(0), tag)
+
+    def transfer(self, index, kind):
+        torch = self.torch
+        nbytes = self.sizes["transfer_bytes"]
+        host = torch.empty(nbytes, dtype=torch.uint8)
+        if kind.endswith("pinned"):
+            host = host.pin_memory()
+        gpu = torch.empty(nbytes, dtype=torch.uint8, device=self.dev(index))
+        if kind.startswith("h2d"):
+            copy = lambda: gpu.copy_(host, non_blocking=True)  # noqa: E731
+        else:
+            copy = lambda: host.copy_(gpu, non_blocking=True)  # noqa: E731
+        sampler = LinkSampler(self.bus_id(index)) if kind == "h2d_pinned" else None
+        if sampler:
+            sampler.start()
+        try:
+            ms = self.timed(index, copy, self.sizes["transfer_copies"])
+        finally:
+            if sampler:
+                sampler.stop()
+        values = {
+            "bytes": nbytes,
+            "copies": len(ms),
+            "gbytes_per_s": round(nbytes / statistics.median(ms) / 1e6, 3),
+            "best_gbytes_per_s": round(nbytes / min(ms) / 1e6, 3),
+        }
+        if sampler:
+            values.update(sampler.values())
+        return values
+
+    def bus_id(self, index):
+        try:
+            return pci_bus_id(self.torch.cuda.get_device_properties(index))
+        except Exception:
+            return None
+
+    def device_copy(self, index):
+        torch = self.torch
+        nbytes = self.sizes["copy_bytes"]
+        src = torch.empty(nbytes, dtype=torch.uint8, device=self.dev(index))
+        dst = torch.empty_like(src)
+        ms = self.timed(index, lambda: dst.copy_(src), self.sizes["copy_repeats"])
+        # Each byte is read once and written once: the figure bandwidthTest and datasheets compare with.
+        return {
+            "bytes": nbytes,
+            "copies": len(ms),
+            "gbytes_per_s": round(2 * nbytes / statistics.median(ms) / 1e6, 3),
+        }
+
+
+class LinkSampler(object):
+    """Reads the GPU's PCIe link speed from sysfs while copies run: an idle link naps at Gen1, a loaded one
+    should train up. Plain file reads; the copies run on the GPU's copy engine meanwhile (GIL released)."""
+
+    def __init__(self, bus_id):
+        self.base = "/sys/bus/pci/devices/%s/" % bus_id if bus_id and BDF.match(bus_id) else None
+        self.samples = []
+        self.running = False
+        self.thread = threading.Thread(target=self.run)
+        self.thread.daemon = True
+
+    def start(self):
+        if self.base:
+            self.running = True
+            self.thread.start()
+
+    def run(self):
+        while self.running:
+            try:
+                with open(self.base + "current_link_speed") as f:
+                    speed = f.read().strip()
+                with open(self.base + "current_link_width") as f:
+                    width = f.read().strip()
+            except (IOError, OSError):
+                return
+            self.samples.append((speed, width))
+            time.sleep(0.002)
+
+    def stop(self):
+        self.running = False
+        if self.thread.is_alive():
+            self.thread.join(1.0)
+
+    def values(self):
+        if not self.samples:
+            return {"link_samples": 0}
+        fastest = max(self.samples, key=lambda s: gts(s[0]))
+        return {
+            "link_samples": len(self.samples),
+            "link_speed_under_load": fastest[0],
+            "link_width_under_load": fastest[1],
+        }
+
+
+def gts(text):
+    try:
+        return float(text.split()[0])
+    except (ValueError, IndexError):
+        return 0.0

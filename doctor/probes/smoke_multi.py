@@ -1,0 +1,125 @@
+# The smoke test's steps for two or more GPUs (peer access, peer copies, an all-reduce over one process per
+# GPU), mixed into the Smoke class of doctor/probes/smoke.py. Run beside it by the *target* interpreter as
+# gpu_doctor_smoke_multi.py; standard library and torch only; Python 3.7+ syntax.
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+from gpu_doctor_smoke_common import StepFailed
+
+# One rank of the all-reduce; the parent writes it beside this file (doctor/probes/smoke_worker.py).
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_doctor_smoke_worker.py")
+
+
+class MultiGpuSteps(object):
+    def peer_access(self, count):
+        values = {}
+        for i in range(count):
+            for j in range(count):
+                if i != j:
+                    values["%d->%d" % (i, j)] = bool(self.torch.cuda.can_device_access_peer(i, j))
+        return values
+
+    def peer_copy(self, src, dst):
+        torch = self.torch
+        nbytes = self.sizes["peer_bytes"]
+        a = torch.empty(nbytes, dtype=torch.uint8, device=self.dev(src))
+        b = torch.empty(nbytes, dtype=torch.uint8, device=self.dev(dst))
+        b.copy_(a)
+        self.sync(src)
+        self.sync(dst)
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            b.copy_(a)
+            self.sync(src)
+            self.sync(dst)
+            times.append(time.perf_counter() - started)
+            self.progress(len(times) / 5.0)
+        return {"bytes": nbytes, "gbytes_per_s": round(nbytes / statistics.median(times) / 1e9, 3)}
+
+    def all_reduce(self, count):
+        port = free_port()
+        nbytes = self.sizes["allreduce_bytes"]
+        config = {
+            "worker": "all_reduce",
+            "world": count,
+            "port": port,
+            "bytes": nbytes,
+            "iters": self.sizes["allreduce_iters"],
+            "device_type": self.device_type,
+        }
+        workers = []
+        for rank in range(count):
+            config["rank"] = rank
+            workers.append(
+                subprocess.Popen(
+                    [sys.executable, WORKER, json.dumps(config)],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+            )
+        results, errors = [], []
+        stop_at, failed_at = time.time() + 100, None
+        while any(proc.poll() is None for proc in workers) and time.time() < stop_at:
+            if failed_at is None and any(proc.poll() not in (None, 0) for proc in workers):
+                failed_at = time.time()
+                stop_at = min(
+                    stop_at, failed_at + 5
+                )  # the others wait for the dead rank forever: 5 s, then go
+            time.sleep(0.05)
+        hung = [rank for rank, proc in enumerate(workers) if proc.poll() is None]
+        for proc in workers:
+            if proc.poll() is None:
+                proc.kill()
+        for rank, proc in enumerate(workers):
+            out, err = proc.communicate()
+            if rank in hung:
+                why = "stopped after another rank failed" if failed_at else "did not finish within 100 s"
+                errors.append("rank %d: %s" % (rank, why))
+                continue
+            lines = [line for line in out.decode("utf-8", "replace").splitlines() if line.startswith("{")]
+            report = json.loads(lines[-1]) if lines else {}
+            if proc.returncode != 0 or not report or "error" in report:
+                errors.append(
+                    "rank %d: %s" % (rank, report.get("error") or stderr_reason(err, proc.returncode))
+                )
+            else:
+                results.append(report)
+        if errors:
+            raise StepFailed("error", "; ".join(errors))
+        seconds = max(r["seconds"] for r in results)
+        algbw = nbytes / seconds / 1e9
+        values = {
+            "world_size": count,
+            "bytes": nbytes,
+            "backend": results[0]["backend"],
+            "algbw_gbytes_per_s": round(algbw, 3),
+            "busbw_gbytes_per_s": round(algbw * 2 * (count - 1) / count, 3),
+            "correct": all(r["correct"] for r in results),
+        }
+        if not values["correct"]:
+            raise StepFailed("wrong", "the all-reduce returned a wrong sum", values)
+        return values
+
+
+def stderr_reason(err, returncode):
+    """The exception line of a worker's stderr (libraries print warnings after it, too), or its exit code."""
+    lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    errors = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)]
+    if errors:
+        return errors[-1]
+    return lines[-1] if lines else "exit %s" % returncode
+
+
+def free_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
