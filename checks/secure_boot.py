@@ -62,17 +62,25 @@ def _evidence(
         items.append(fact("nvidia module", f"{module.filename}: {_signature(module)}", "modinfo nvidia"))
     for cert in sb.certificates:
         enrolled = cert.enrolled
-        state = enrolled if isinstance(enrolled, Unavailable) else "enrolled" if enrolled else "not enrolled"
+        state = (
+            enrolled
+            if isinstance(enrolled, Unavailable)
+            else "enrolled"
+            if enrolled
+            else "not enrolled yet: the enrollment request waits for a reboot"
+            if cert.pending
+            else "not enrolled"
+        )
         items.append(fact(f"MOK certificate {cert.path}", state, "mokutil --test-key"))
     items += [Evidence("kernel log", line, "dmesg / journalctl -k") for line in refusals[:3]]
     return tuple(items)
 
 
 def _fix(facts: Facts, sb: SecureBootFacts, module: ModuleInfo | None) -> Remediation:
-    unenrolled = next((c.path for c in sb.certificates if c.enrolled is False), None)
-    certificate = unenrolled or next((c.path for c in sb.certificates), None)
+    unenrolled = next((c for c in sb.certificates if c.enrolled is False), None)
+    certificate = unenrolled.path if unenrolled else next((c.path for c in sb.certificates), None)
     if module is not None and module.signed:
-        return enroll_key(facts.os, certificate)
+        return enroll_key(facts.os, certificate, pending=unenrolled is not None and unenrolled.pending)
     version = module.version if module is not None and isinstance(module.version, str) else None
     return sign_and_enroll(facts.os, certificate, version, running_kernel(facts))
 
@@ -214,16 +222,19 @@ def _signed_not_loaded(
             "so Secure Boot is not what keeps it from loading (see driver.installed).",
             evidence=evidence,
         )
-    unenrolled = [c.path for c in sb.certificates if c.enrolled is False]
+    unenrolled = [c for c in sb.certificates if c.enrolled is False]
     if unenrolled:
+        first = unenrolled[0]
         return Finding(
             CID,
             Status.WARN,
-            f"Secure Boot is on, the nvidia module is signed{signer} and the certificate {unenrolled[0]} is not "
-            "enrolled: if the module was signed with it, the kernel refuses it.",
+            f"Secure Boot is on, the nvidia module is signed{signer} and the certificate {first.path} is not "
+            "enrolled"
+            + (" (its enrollment request waits for a reboot)" if first.pending else "")
+            + ": if the module was signed with it, the kernel refuses it.",
             details="The kernel log, which would say for sure, is not readable here.",
             evidence=evidence,
-            remediation=enroll_key(facts.os, unenrolled[0]),
+            remediation=enroll_key(facts.os, first.path, pending=first.pending),
         )
     if any(c.enrolled is True for c in sb.certificates):
         return Finding(

@@ -11,11 +11,12 @@ from gpu_doctor.unavailable import Unavailable
 NVIDIA_DOWNLOADS = "https://www.nvidia.com/Download/index.aspx"
 OPEN_MODULE_MIN_CC = (7, 5)  # NVIDIA's open kernel modules support Turing and newer only
 KEPLER_BRANCH = 470
+DEBIAN_WITHOUT_470 = 13  # trixie dropped nvidia-tesla-470-driver (bookworm has 470.256.02)
 
 
 def driver_install(os_facts: OsFacts | Unavailable, plan: DriverPlan) -> Remediation:
     """Install the distribution's NVIDIA driver for `plan`, then reboot."""
-    commands, text = _commands(family(os_facts), plan)
+    commands, text = _commands(family(os_facts), plan, _version(os_facts))
     extra = " ".join(t for t in (plan.summary(), plan.module_note) if t)
     return Remediation(
         text=f"{text} {extra}".strip(),
@@ -27,7 +28,14 @@ def driver_install(os_facts: OsFacts | Unavailable, plan: DriverPlan) -> Remedia
     )
 
 
-def _commands(fam: Family, plan: DriverPlan) -> tuple[tuple[Command, ...], str]:
+def _version(os_facts: OsFacts | Unavailable) -> int | None:
+    """The distribution's major version (Debian 12 -> 12), where it says one."""
+    version = None if isinstance(os_facts, Unavailable) else os_facts.distro_version
+    head = version.split(".")[0] if isinstance(version, str) else ""
+    return int(head) if head.isdigit() else None
+
+
+def _commands(fam: Family, plan: DriverPlan, version: int | None) -> tuple[tuple[Command, ...], str]:
     branch, is_open, legacy = plan.branch, plan.open_modules, bool(plan.end_of_life)
     if fam is Family.UBUNTU:
         if branch is None:
@@ -48,6 +56,11 @@ def _commands(fam: Family, plan: DriverPlan) -> tuple[tuple[Command, ...], str]:
             ),
         ), f"Install Ubuntu's {package} package, then reboot."
     if fam is Family.DEBIAN:
+        if branch == KEPLER_BRANCH and version is not None and version >= DEBIAN_WITHOUT_470:
+            return (), (
+                f"Debian {version} packages no R470 driver, the last branch for Kepler GPUs (Debian 12 has "
+                "nvidia-tesla-470-driver): these GPUs have no packaged driver on this release."
+            )
         if branch == KEPLER_BRANCH:
             packages: tuple[str, ...] = ("nvidia-tesla-470-driver",)
         else:
@@ -68,10 +81,12 @@ def _commands(fam: Family, plan: DriverPlan) -> tuple[tuple[Command, ...], str]:
             )
         )
     if fam is Family.FEDORA:
-        akmod = f"akmod-nvidia-{branch}xx" if legacy and branch else "akmod-nvidia"
+        # RPM Fusion's legacy branches are whole package sets: akmod-nvidia-580xx with xorg-x11-drv-nvidia-580xx-cuda
+        suffix = f"-{branch}xx" if legacy and branch else ""
+        akmod = f"akmod-nvidia{suffix}"
         return (
             Command(
-                ("sudo", "dnf", "install", akmod, "xorg-x11-drv-nvidia-cuda"),
+                ("sudo", "dnf", "install", akmod, f"xorg-x11-drv-nvidia{suffix}-cuda"),
                 note="from the RPM Fusion nonfree repository; wait for akmods to build the module before rebooting",
             ),
         ), (
@@ -101,20 +116,23 @@ def _commands(fam: Family, plan: DriverPlan) -> tuple[tuple[Command, ...], str]:
             Command(("sudo", "pacman", "-S", "--needed", package)),
         ), "Install the NVIDIA driver package for your kernel, then reboot."
     if fam is Family.SUSE:
+        # sndirsch.github.io (SUSE's NVIDIA packager), 2026-02-22: Turing and newer get the G07 open modules
+        # (the meta package also pulls in the CUDA user space); older GPUs the proprietary G06, Kepler G05.
         if branch == KEPLER_BRANCH:
-            package = "nvidia-gfxG05-kmp-default"
-        else:
-            package = (
-                "nvidia-open-driver-G06-signed-kmp-default" if is_open else "nvidia-driver-G06-kmp-default"
+            packages = ("nvidia-gfxG05-kmp-default", "nvidia-computeG05")
+            note = "from NVIDIA's repository for openSUSE (the R470 branch)"
+        elif is_open:
+            packages = ("nvidia-open-driver-G07-signed-kmp-meta",)
+            note = (
+                "the signed open modules and the CUDA user space, from NVIDIA's repository for openSUSE; "
+                "SLE 15 SP7 still uses nvidia-open-driver-G06-signed-kmp-meta"
             )
+        else:
+            packages = ("nvidia-driver-G06-kmp-default", "nvidia-compute-utils-G06")
+            note = "from NVIDIA's repository for openSUSE (proprietary modules, for GPUs before Turing)"
         return (
-            Command(
-                ("sudo", "zypper", "install", package),
-                note="openSUSE's own signed build"
-                if "signed" in package
-                else "from NVIDIA's repository for openSUSE",
-            ),
-        ), "Install openSUSE's NVIDIA driver package, then reboot."
+            Command(("sudo", "zypper", "install", *packages), note=note),
+        ), "Install openSUSE's NVIDIA driver packages, then reboot."
     return (), (
         f"Install the NVIDIA driver for your distribution (or from {NVIDIA_DOWNLOADS})"
         + (f", R{branch} or newer" if branch and not legacy else f", the R{branch} branch" if branch else "")

@@ -5,6 +5,8 @@ Ubuntu's update-secureboot-policy keeps its key in /var/lib/shim-signed/mok/ (MO
 creates /var/lib/dkms/mok.pub on first use; Fedora's akmods uses /etc/pki/akmods/certs/public_key.der
 (`kmodgenca -a` creates it). `mokutil --import` only files a request: the firmware's blue MokManager screen
 asks for the one-time password at the next boot, and the key is trusted once "Enroll MOK" is confirmed there.
+Rebuilding so the module gets signed: `dkms build --force` (dell/dkms dkms.8: `install --force` reinstalls the
+built module), `akmods --rebuild` (akmods 0.5.10: `--force` only retries failed builds).
 """
 
 from __future__ import annotations
@@ -37,9 +39,23 @@ def _import(certificate: str) -> Command:
     return Command(("sudo", "mokutil", "--import", certificate), note="asks for a one-time password")
 
 
-def enroll_key(os_facts: OsFacts | Unavailable, certificate: str | None) -> Remediation:
-    """The module is signed, but with a key the firmware does not trust yet."""
+def enroll_key(
+    os_facts: OsFacts | Unavailable, certificate: str | None, pending: bool = False
+) -> Remediation:
+    """The module is signed, but with a key the firmware does not trust yet. `pending`: `mokutil --import`
+    already filed the request (mokutil would skip a second one), so only the reboot and the confirmation
+    are left."""
     cert = certificate or default_certificate(family(os_facts))
+    if cert is not None and pending:
+        return Remediation(
+            text=f"An enrollment request for {cert} is already filed: reboot and confirm it in MokManager. If "
+            "you no longer know its password, `sudo mokutil --revoke-import` cancels the request and a new "
+            f"`sudo mokutil --import {cert}` files another. {DISABLE_TEXT}",
+            commands=(Command(REBOOT.argv, note=ENROLL_NOTE),),
+            requires_root=True,
+            requires_reboot=True,
+            target=Target.SYSTEM,
+        )
     if cert is None:
         return Remediation(
             text="Enroll the certificate the module was signed with: `sudo mokutil --import <certificate.der>`, "
@@ -68,15 +84,23 @@ def sign_and_enroll(
         rebuild = (
             Command(("sudo", "kmodgenca", "-a"), note="creates the akmods signing key if there is none"),
             Command(
-                ("sudo", "akmods", "--force", *(("--kernels", release) if release else ())),
-                note="rebuilds the module, signed with that key",
+                # --force only retries modules that failed; --rebuild also redoes ones that are up to date
+                ("sudo", "akmods", "--rebuild", *(("--kernels", release) if release else ())),
+                note="rebuilds the module, signed with that key (akmods before 0.5.10: remove the "
+                "kmod-nvidia package of this kernel, then `sudo akmods --force`)",
             ),
         )
     elif fam in (Family.UBUNTU, Family.DEBIAN, Family.ARCH) and version and release:
+        module = f"nvidia/{version}"
         rebuild = (
+            # `dkms install --force` reinstalls the .ko already built (unsigned): only a build signs
             Command(
-                ("sudo", "dkms", "install", "--force", f"nvidia/{version}", "-k", release),
+                ("sudo", "dkms", "build", "--force", module, "-k", release),
                 note="rebuilds the module; DKMS signs it with its MOK key (and creates one if needed)",
+            ),
+            Command(
+                ("sudo", "dkms", "install", "--force", module, "-k", release),
+                note="installs the signed build",
             ),
         )
     if not rebuild or cert is None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gpu_doctor.fixes.distro import Family, family
@@ -67,21 +69,33 @@ def plan(cc: str, distro: str = "ubuntu") -> DriverPlan:
             ),
         ),
         ("fedora", "8.6", ("sudo", "dnf", "install", "akmod-nvidia", "xorg-x11-drv-nvidia-cuda")),
-        ("fedora", "6.1", ("sudo", "dnf", "install", "akmod-nvidia-580xx", "xorg-x11-drv-nvidia-cuda")),
+        ("fedora", "6.1", ("sudo", "dnf", "install", "akmod-nvidia-580xx", "xorg-x11-drv-nvidia-580xx-cuda")),
         ("rocky", "12.0", ("sudo", "dnf", "install", "nvidia-open")),
         ("rocky", "7.0", ("sudo", "dnf", "install", "cuda-drivers")),
         ("arch", "8.9", ("sudo", "pacman", "-S", "--needed", "nvidia-open")),
+        # sndirsch.github.io 2026-02-22 (SUSE's NVIDIA packager): G07 open for Turing+, G06 proprietary before
         (
             "opensuse-tumbleweed",
             "8.9",
-            ("sudo", "zypper", "install", "nvidia-open-driver-G06-signed-kmp-default"),
+            ("sudo", "zypper", "install", "nvidia-open-driver-G07-signed-kmp-meta"),
         ),
-        ("opensuse-tumbleweed", "6.1", ("sudo", "zypper", "install", "nvidia-driver-G06-kmp-default")),
-        ("opensuse-tumbleweed", "3.7", ("sudo", "zypper", "install", "nvidia-gfxG05-kmp-default")),
+        (
+            "opensuse-tumbleweed",
+            "6.1",
+            ("sudo", "zypper", "install", "nvidia-driver-G06-kmp-default", "nvidia-compute-utils-G06"),
+        ),
+        (
+            "opensuse-tumbleweed",
+            "3.7",
+            ("sudo", "zypper", "install", "nvidia-gfxG05-kmp-default", "nvidia-computeG05"),
+        ),
     ],
 )
 def test_driver_package_per_family_and_architecture(distro: str, cc: str, argv: tuple[str, ...]) -> None:
-    fix = driver_install(os_facts(distro, ()), plan(cc, distro))
+    os = os_facts(distro, ())
+    if distro == "debian":  # the factory's 24.04 is Ubuntu's; Debian 12 still packages the R470 driver
+        os = replace(os, distro_version="12")
+    fix = driver_install(os, plan(cc, distro))
     assert fix.commands[-1].argv == argv
     assert fix.requires_root and fix.requires_reboot
 
@@ -130,3 +144,13 @@ def test_command_display_quotes_and_shows_stdin() -> None:
     assert Command(("echo", "a b")).display() == "echo 'a b'"
     shown = Command(("sudo", "tee", "/etc/x.conf"), stdin="blacklist nouveau\n").display()
     assert shown == "printf %s 'blacklist nouveau\n' | sudo tee /etc/x.conf"
+
+
+def test_debian_13_has_no_kepler_driver_package() -> None:
+    # apt-cache, 2026-11-25: bookworm has nvidia-tesla-470-driver 470.256.02~deb12u1, trixie has none
+    trixie = replace(os_facts("debian", ()), distro_version="13")
+    fix = driver_install(trixie, plan("3.7", "debian"))
+    assert fix.commands == ()
+    assert "Debian 13 packages no R470 driver" in fix.text
+    bookworm = driver_install(replace(os_facts("debian", ()), distro_version="12"), plan("3.7", "debian"))
+    assert "nvidia-tesla-470-driver" in bookworm.commands[-1].argv

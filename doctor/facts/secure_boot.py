@@ -39,7 +39,8 @@ MOK_CERTIFICATES = (
 @dataclass(frozen=True)
 class MokCertificate:
     path: str
-    enrolled: Maybe[bool]  # `mokutil --test-key PATH`: already in the firmware's MOK list?
+    enrolled: Maybe[bool]  # `mokutil --test-key PATH`: already trusted (MOK list, db, or built in)?
+    pending: bool = False  # not enrolled, but `mokutil --import` filed a request the next boot can confirm
 
 
 @dataclass(frozen=True)
@@ -85,11 +86,20 @@ def parse_sb_state(text: str) -> bool | None:
     return None
 
 
+# mokutil's own sentences (lcp/mokutil src/mokutil.c, test_key and print_skip_message): the key is trusted
+# when it is enrolled in the MOK list, in the firmware's db, or in the kernel's built-in keyring.
+TRUSTED = ("is already enrolled", "is already in db", "is already in the built-in trusted keyring")
+PENDING = "is already in the enrollment request"
+
+
 def parse_test_key(text: str) -> bool | None:
-    """`mokutil --test-key`: "... is already enrolled" / "... is not enrolled"."""
-    if "is already enrolled" in text:
+    """`mokutil --test-key`: trusted (True), not yet (False: "is not enrolled", a pending request, or a key
+    blocked in dbx/MokListX), or a sentence this does not know (None)."""
+    if PENDING in text or "is blocked in" in text:
+        return False
+    if any(sentence in text for sentence in TRUSTED):
         return True
-    if "is not enrolled" in text or "is already in the enrollment request" in text:
+    if "is not enrolled" in text:
         return False
     return None
 
@@ -147,9 +157,10 @@ def _certificates(host: Host, secure_boot: Maybe[bool]) -> tuple[MokCertificate,
     for path in found:
         result = host.run(("mokutil", "--test-key", path), timeout=MOKUTIL_TIMEOUT_S)
         # mokutil's exit status differs between versions; its sentence does not.
-        state = parse_test_key(result.stdout + "\n" + result.stderr)
+        text = result.stdout + "\n" + result.stderr
+        state = parse_test_key(text)
         enrolled: Maybe[bool] = state if state is not None else result.unavailable()
-        certificates.append(MokCertificate(path, enrolled))
+        certificates.append(MokCertificate(path, enrolled, pending=PENDING in text))
     return tuple(certificates)
 
 

@@ -19,6 +19,7 @@ from gpu_doctor.facts.kernel_log import gather_kernel_log
 from gpu_doctor.facts.model import DriverVersionReading, Facts
 from gpu_doctor.facts.nvidia_module import gather_nvidia_module
 from gpu_doctor.facts.secure_boot import MokCertificate, gather_secure_boot
+from gpu_doctor.fixes.kernel_modules import REBOOT
 from gpu_doctor.host.recorded import RecordedHost
 from gpu_doctor.model import Status, Target
 from gpu_doctor.unavailable import Reason, Unavailable
@@ -74,7 +75,7 @@ def test_fedora_capture_fails_with_the_akmods_signing_commands() -> None:
     assert f.remediation is not None
     argvs = [c.argv for c in f.remediation.commands]
     assert argvs[0] == ("sudo", "kmodgenca", "-a")
-    assert argvs[1] == ("sudo", "akmods", "--force", "--kernels", "5.17.9-300.fc36.x86_64")
+    assert argvs[1] == ("sudo", "akmods", "--rebuild", "--kernels", "5.17.9-300.fc36.x86_64")
     assert argvs[2] == ("sudo", "mokutil", "--import", "/etc/pki/akmods/certs/public_key.der")
     assert f.remediation.requires_reboot and f.remediation.target is Target.SYSTEM
     assert any("Lockdown: modprobe" in e.value for e in f.evidence)
@@ -92,9 +93,11 @@ def test_unsigned_module_under_secure_boot_fails_even_without_the_log() -> None:
     assert f.summary.startswith("Secure Boot is on and the nvidia module for this kernel is not signed")
     assert f.remediation is not None
     argvs = [c.argv for c in f.remediation.commands]
-    # Ubuntu: DKMS rebuilds and signs with its key, then that key is enrolled
-    assert argvs[0] == ("sudo", "dkms", "install", "--force", "nvidia/550.120", "-k", RELEASE)
-    assert argvs[1] == ("sudo", "mokutil", "--import", "/var/lib/shim-signed/mok/MOK.der")
+    # Ubuntu: DKMS builds again, signing with its key (`install --force` alone would reinstall the unsigned
+    # build), installs that build, then the key is enrolled
+    assert argvs[0] == ("sudo", "dkms", "build", "--force", "nvidia/550.120", "-k", RELEASE)
+    assert argvs[1] == ("sudo", "dkms", "install", "--force", "nvidia/550.120", "-k", RELEASE)
+    assert argvs[2] == ("sudo", "mokutil", "--import", "/var/lib/shim-signed/mok/MOK.der")
 
 
 def test_signed_module_refused_by_the_kernel_only_needs_its_key_enrolled() -> None:
@@ -115,6 +118,22 @@ def test_signed_module_refused_by_the_kernel_only_needs_its_key_enrolled() -> No
         "/var/lib/dkms/mok.pub",
     )
     assert "signed by 'DKMS module signing key'" in f.details
+
+
+def test_a_pending_enrollment_request_asks_only_for_the_reboot() -> None:
+    # mokutil --test-key says "is already in the enrollment request": importing again would only be skipped
+    cert = MokCertificate("/var/lib/dkms/mok.pub", False, pending=True)
+    for log in (kernel_log(signature_lines=(REJECTED_KEY,)), unreadable_log()):
+        f = driver_secure_boot(
+            unloaded(
+                secure_boot=secure_boot(certificates=(cert,)), nvidia_module=module_facts(), kernel_log=log
+            )
+        )
+        assert f.status in (Status.FAIL, Status.WARN)
+        assert f.remediation is not None
+        assert [c.argv for c in f.remediation.commands] == [REBOOT.argv]
+        assert "already filed" in f.remediation.text and "Enroll MOK" in f.remediation.commands[0].note
+    assert any("enrollment request waits for a reboot" in e.value for e in f.evidence)
 
 
 def test_loaded_module_passes_whatever_the_state() -> None:

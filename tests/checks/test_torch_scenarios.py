@@ -154,7 +154,7 @@ SCENARIOS = [
              "sudo apt install nvidia-driver-470", "Kepler's last branch is R470 (architecture_last_driver)",
              says="torch 2.5.1 (cu118) needs driver ≥ 450.80.02; install the R470 branch"),
     Scenario("gtx1080-390-fedora", ("6.1",), "9.1", "2.5.1+cu124", "12.4", (P, P, F, P),
-             "sudo dnf install akmod-nvidia-580xx xorg-x11-drv-nvidia-cuda", "Pascal: proprietary R580, last",
+             "sudo dnf install akmod-nvidia-580xx xorg-x11-drv-nvidia-580xx-cuda", "Pascal: proprietary R580, last",
              distro="fedora", says="Pascal GPUs need the proprietary kernel modules"),
     Scenario("rtx4090-390-arch-none", ("8.9",), "9.1", None, None, (F, S, S, S),
              "sudo pacman -S --needed nvidia-open", "Arch: nvidia-open for Turing+", distro="arch"),

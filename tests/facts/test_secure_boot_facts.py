@@ -80,6 +80,10 @@ def test_mokutil_sb_state(text: str, state: bool | None) -> None:
         ("/var/lib/dkms/mok.pub is not enrolled\n", False),  # r-pufky/docs
         ("/etc/pki/akmods/certs/public_key.der is already enrolled\n", True),
         ("/var/lib/dkms/mok.pub is already in the enrollment request\n", False),
+        # lcp/mokutil src/mokutil.c test_key/print_skip_message: trusted through db or the kernel's keyring too
+        ("/var/lib/dkms/mok.pub is already in db\n", True),
+        ("/var/lib/dkms/mok.pub is already in the built-in trusted keyring\n", True),
+        ("/var/lib/dkms/mok.pub is blocked in dbx\n", False),
         ("Failed to read /var/lib/dkms/mok.pub\n", None),
     ],
 )
