@@ -22,6 +22,16 @@ def _label(device: ThunderboltDevice) -> str:
     return f"{' '.join(parts) or 'a device'} ({device.name})"
 
 
+# Words in the device names eGPU enclosures report ("AKiTiO Thunder3 PCIe Box", "Razer Core X", "Sonnet eGFX
+# Breakaway Box"): only the order of the authorize commands depends on them, so the enclosure comes first.
+ENCLOSURE_WORDS = ("egpu", "egfx", "gpu", "pcie", "core x", "breakaway", "graphics")
+
+
+def _looks_like_enclosure(device: ThunderboltDevice) -> bool:
+    name = " ".join(p for p in (device.vendor_name, device.device_name) if isinstance(p, str)).lower()
+    return any(word in name for word in ENCLOSURE_WORDS)
+
+
 def _bolt(facts: Facts) -> tuple[BoltDevice, ...]:
     return () if isinstance(facts.boltctl, Unavailable) else facts.boltctl
 
@@ -80,10 +90,14 @@ def egpu_authorized(facts: Facts) -> Finding:
         names = ", ".join(
             [_label(d) for d in waiting] + [f"{b.name} (bolt: authorization error)" for b in errors]
         )
-        uuids = [d.unique_id for d in waiting if isinstance(d.unique_id, str)]
         commands = tuple(
-            Command(("boltctl", "enroll", "--policy", "auto", uuid), note="authorize now and on every plug")
-            for uuid in uuids
+            Command(
+                ("boltctl", "enroll", "--policy", "auto", d.unique_id),
+                note=f"authorize {_label(d)} now and on every plug",
+            )
+            # the enclosure first; otherwise sysfs order (sorted is stable)
+            for d in sorted(waiting, key=lambda d: not _looks_like_enclosure(d))
+            if isinstance(d.unique_id, str)
         )
         return Finding(
             cid,

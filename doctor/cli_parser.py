@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         "without a terminal it prints the plan)",
     )
     setup.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    setup.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     bundle = sub.add_parser(
         "bundle",
         help="write a redacted support bundle (.tar.gz): the capture, facts and report, to replay anywhere",
@@ -135,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--plain", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     smoke.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     smoke.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    smoke.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     fix = sub.add_parser(
         "fix",
         help="the fix plan: show it (--dry-run), or apply its pip steps in the target Python after "

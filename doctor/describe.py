@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from gpu_doctor.facts.model import Gpu
 from gpu_doctor.model import Evidence
@@ -19,10 +20,10 @@ def gpu_label(gpu: Gpu) -> str:
     return f"{name} at {gpu.bdf}" if isinstance(gpu.bdf, str) else name
 
 
-def gpu_inventory(gpus: tuple[Gpu, ...]) -> str:
-    """`2× NVIDIA H100 80GB HBM3 (compute capability 9.0, 80 GiB)`"""
+def gpu_inventory(gpus: tuple[Gpu, ...], one: Callable[[Gpu], str] | None = None) -> str:
+    """`2× NVIDIA H100 80GB HBM3 (compute capability 9.0, 80 GiB)`; `one` words a single GPU otherwise."""
     parts = []
-    for text, n in Counter(_one(g) for g in gpus).items():
+    for text, n in Counter((one or _one)(g) for g in gpus).items():
         parts.append(f"{n}× {text}" if n > 1 else text)
     return ", ".join(parts)
 

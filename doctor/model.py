@@ -120,6 +120,19 @@ class Counts:
     unknown: int = 0
     crash: int = 0
 
+    def labelled(self) -> list[tuple[str, Status]]:
+        """("2 fail", FAIL), ("1 warn", WARN), ...: worst first, zero counts left out; every front end
+        (text, TUI status line, the TUI's exit line) says the same."""
+        order = (
+            (self.fail, Status.FAIL),
+            (self.warn, Status.WARN),
+            (self.crash, Status.CRASH),
+            (self.unknown, Status.UNKNOWN),
+            (self.passed, Status.PASS),
+            (self.skip, Status.SKIP),
+        )
+        return [(f"{n} {status.value}", status) for n, status in order if n]
+
 
 @dataclass(frozen=True)
 class FindingsSummary:

@@ -1,6 +1,6 @@
 """The fix plan: the report's remediations in the order a person applies them (the setup wizard, DESIGN §3).
 
-Pure: a Report in, a FixPlan out. Order: the NVIDIA driver (system), torch with torchvision and torchaudio
+Pure: a Report in, a FixPlan out. Order: what hides the GPU (an eGPU not authorized), the NVIDIA driver (system), torch with torchvision and torchaudio
 into the target interpreter (python-env), every other warning or failure whose fix has commands, a reboot
 when a needed step asks for one, and a last check that everything works. gpu-doctor itself only ever runs a
 step's `runnable_argv` (fixes/apply.py): `python -m pip ...` in the target interpreter. System commands are
@@ -10,7 +10,7 @@ shown for the person to run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.facts.model import Facts
@@ -26,6 +26,9 @@ DRIVER_KEY, TORCH_KEY, REBOOT_KEY, VERIFY_KEY = "driver", "torch", "reboot", "ve
 # torch.* checks carry a system fix only when no wheel runs on the installed driver (torch_wheel.fix_for_torch).
 DRIVER_CHECKS = ("driver.installed", "driver.nvml", "driver.reboot_pending")
 PROBLEMS = (Status.FAIL, Status.WARN)
+# Checks whose fix makes a hidden GPU appear (an eGPU enclosure not authorized): planned before the driver,
+# each step named for what the person does
+REVEALING_CHECKS = {"egpu.authorized": "Authorize the Thunderbolt/USB4 enclosure"}
 
 
 @dataclass(frozen=True)
@@ -84,19 +87,44 @@ def plan_fixes(report: Report) -> FixPlan:
     facts = report.facts
     python = facts.python.executable if not isinstance(facts.python, Unavailable) else ""
     problems = [f for f in report.findings if f.status in PROBLEMS]
+    # What hides the GPU comes first: the driver and the wheel are planned for the GPUs visible now
+    reveal = [
+        replace(step, title=REVEALING_CHECKS[step.key]) for step in _revealing_steps(report, problems, python)
+    ]
     driver = _driver_step(report, problems)
+    if reveal and not driver.needed:
+        driver = replace(driver, why=_driver_after(reveal[0]))
     torch = _torch_step(report, problems, python, driver.needed)
     done = {
+        *(cid for step in reveal for cid in step.check_ids),
         *(driver.check_ids if driver.needed else ()),
         *(torch.check_ids if torch.needed else ()),
     }
-    taken = {_identity(s.remediation) for s in (driver, torch) if s.remediation is not None}
-    steps = [driver, torch, *_other_steps(report, problems, done, taken, python)]
+    taken = {_identity(s.remediation) for s in (*reveal, driver, torch) if s.remediation is not None}
+    steps = [*reveal, driver, torch, *_other_steps(report, problems, done, taken, python)]
     reboot = _reboot_step(steps)
     if reboot is not None:
         steps.append(reboot)
     steps.append(_verify_step(python))
     return FixPlan(python=python, steps=tuple(steps))
+
+
+def _revealing_steps(report: Report, problems: Sequence[Finding], python: str) -> list[FixStep]:
+    """The steps of REVEALING_CHECKS, each with every finding its fix answers (egpu.tunnel's is the same)."""
+    fixes = {
+        _identity(f.remediation)
+        for f in problems
+        if f.check_id in REVEALING_CHECKS and f.remediation is not None
+    }
+    answered = [f for f in problems if f.remediation is not None and _identity(f.remediation) in fixes]
+    return [s for s in _other_steps(report, answered, set(), set(), python) if s.key in REVEALING_CHECKS]
+
+
+def _driver_after(reveal: FixStep) -> str:
+    return (
+        f'Not yet: no NVIDIA GPU is visible until "{reveal.title}" is done. Then run this plan again '
+        f"(`{TOOL_NAME} setup`): it plans the driver for the GPU it finds."
+    )
 
 
 def _identity(remediation: Remediation) -> tuple[object, ...]:

@@ -109,14 +109,14 @@ def test_dry_run_json_is_one_document_with_argv_lists(capsys: pytest.CaptureFixt
     assert document["applied"] == []
     plan = document["plan"]
     assert plan["python"] == "/home/user/venv/bin/python"
-    assert [s["key"] for s in plan["steps"]] == ["driver", "torch", "egpu.authorized", "verify"]
-    bolt = plan["steps"][2]
+    assert [s["key"] for s in plan["steps"]] == ["egpu.authorized", "driver", "torch", "verify"]
+    bolt = plan["steps"][0]
     assert bolt["run_by"] == "you" and bolt["runnable_argv"] is None
     assert bolt["remediation"]["target"] == "system"
     assert bolt["remediation"]["commands"][0]["argv"] == [
-        "boltctl", "enroll", "--policy", "auto", "e0376f00-0300-0100-ffff-ffffffffffff",
+        "boltctl", "enroll", "--policy", "auto", "dc010000-0000-8508-a22d-32ca6421cb16",
     ]  # fmt: skip
-    assert plan["steps"][0]["run_by"] is None and plan["steps"][0]["needed"] is False
+    assert plan["steps"][1]["run_by"] is None and plan["steps"][1]["needed"] is False  # the driver: not yet
 
 
 @pytest.mark.parametrize(
@@ -280,10 +280,10 @@ def test_yes_with_only_system_steps_runs_nothing_and_lists_them(
     assert len(calls) == 1  # nothing applied, nothing to compare
     lines = out.splitlines()
     assert lines[0] == "gpu-doctor has no Python-environment step to apply here."
-    assert "1. Thunderbolt/USB4 devices may open PCIe tunnels  [system]" in lines
+    assert "1. Authorize the Thunderbolt/USB4 enclosure  [system]" in lines
     assert (
-        "     $ boltctl enroll --policy auto e0376f00-0300-0100-ffff-ffffffffffff   # authorize now and on every plug"
-        in lines
+        "     $ boltctl enroll --policy auto dc010000-0000-8508-a22d-32ca6421cb16   # authorize inXtron AKiTiO "
+        "Thunder3 PCIe Box (0-3) now and on every plug" in lines
     )
     assert "2. Re-run gpu-doctor and the quick smoke test" in lines
 

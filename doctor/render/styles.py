@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from gpu_doctor.model import Status
 
 STYLES = {
@@ -12,6 +14,28 @@ STYLES = {
     Status.UNKNOWN: "magenta",
     Status.CRASH: "bold magenta",
 }
+# Under NO_COLOR the TUI turns every colour into the grey of its luminance: "bold red" becomes grey 237 on
+# the grey 235 of the background, unreadable (seen in tmux). Without colour, weight and reverse video tell.
+NO_COLOR_STYLES = {
+    Status.PASS: "",
+    Status.WARN: "bold",
+    Status.FAIL: "bold reverse",
+    Status.SKIP: "dim",
+    Status.UNKNOWN: "italic",
+    Status.CRASH: "bold reverse",
+}
+
+
+def no_color() -> bool:
+    """NO_COLOR is set to something (no-color.org: an empty value does not count)."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def style_of(status: Status) -> str:
+    """The TUI's style for a status: its colour, or under NO_COLOR a style that reads without one."""
+    return (NO_COLOR_STYLES if no_color() else STYLES)[status]
+
+
 AREA_TITLES = {
     "gpu": "GPUs",
     "driver": "Driver",

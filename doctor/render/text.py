@@ -132,19 +132,7 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
             assert f.remediation is not None
             _remediation(console, f.check_id, f.remediation)
     summary = report.summary()
-    c = summary.counts
-    counts = [
-        f"{n} {label}"
-        for n, label in (
-            (c.fail, "fail"),
-            (c.warn, "warn"),
-            (c.crash, "crash"),
-            (c.unknown, "unknown"),
-            (c.passed, "pass"),
-            (c.skip, "skip"),
-        )
-        if n
-    ]
+    counts = [words for words, _ in summary.counts.labelled()]
     console.print()
     console.print(
         Text.assemble(

@@ -22,7 +22,10 @@ def runs_in_terminal(command: Command) -> bool:
 def confirm_body(why: str, argv: tuple[str, ...], where: str, tags: list[str]) -> Text:
     """What the confirm dialog says: why, the exact argv, where it runs, and its flags."""
     body = Text(why + "\n\n")
-    body.append("Command (run as this list of arguments, no shell):\n", "bold")
+    body.append(
+        "Command (run without a shell; each word below is one argument, quoted as you would type it):\n",
+        "bold",
+    )
     body.append(shlex.join(argv) + "\n\n", "bold cyan")
     body.append(where + "\n")
     if tags:

@@ -54,9 +54,6 @@ def _exit_code(app: DoctorApp) -> int:
     if report is None:  # quit before the first diagnosis ended
         return ExitCode.INTERRUPTED
     summary = report.summary()
-    c = summary.counts
-    print(
-        f"{TOOL_NAME}: {c.fail} fail, {c.warn} warn, {c.passed} pass · exit code {summary.exit_code}",
-        file=sys.stderr,
-    )
+    said = ", ".join(words for words, _ in summary.counts.labelled()) or "no checks ran"
+    print(f"{TOOL_NAME}: {said} · exit code {summary.exit_code}", file=sys.stderr)
     return summary.exit_code

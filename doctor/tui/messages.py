@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # annotations only: the first paint must not wait for the engine's imports
+    from gpu_doctor.bundle.build import Bundle
     from gpu_doctor.events import DiagnosisEvent
     from gpu_doctor.report import Report
     from gpu_doctor.smoke.run import SmokeProgress
@@ -47,4 +48,14 @@ class SmokeFinished(Message):
 class SmokeFailed(Message):
     """The smoke run itself raised (a bug in gpu-doctor, not a GPU problem): the screen must not stay 'running'."""
 
+    error: str
+
+
+@dataclass
+class BundleRecorded(Message):
+    bundle: Bundle
+
+
+@dataclass
+class BundleFailed(Message):
     error: str

@@ -14,6 +14,7 @@ from gpu_doctor.model import Status
 from gpu_doctor.smoke.model import SmokeMode
 
 if TYPE_CHECKING:  # the engine loads in the first worker, after the first paint
+    from gpu_doctor.bundle.build import Bundle
     from gpu_doctor.events import EventSink
     from gpu_doctor.host.base import Host
     from gpu_doctor.report import Report
@@ -55,6 +56,17 @@ class Session:
             plugins=self.plugins,
             data_dir=self.data_dir,
             on_event=on_event,
+        )
+
+    def bundle(self) -> Bundle:
+        """This machine recorded again and redacted, as `gpu-doctor bundle` does (not written yet)."""
+        from pathlib import Path
+
+        from gpu_doctor.bundle.build import record_and_bundle
+
+        data_dir = self.data_dir or str(Path.cwd())
+        return record_and_bundle(
+            self.host, self.python, data_dir, include_identifiers=False, plugins=self.plugins
         )
 
     def smoke(

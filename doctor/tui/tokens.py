@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from gpu_doctor.model import Counts, Status
-from gpu_doctor.render.styles import STYLES
+from gpu_doctor.render.styles import style_of
 
 WIDTH = 7  # "UNKNOWN"
 
@@ -14,7 +14,7 @@ def token(status: Status | None) -> Text:
     """The padded token for a status; None is a check still running."""
     if status is None:
         return Text(f"{'…':<{WIDTH}}", "italic")
-    return Text(f"{status.value.upper():<{WIDTH}}", STYLES[status])
+    return Text(f"{status.value.upper():<{WIDTH}}", style_of(status))
 
 
 def worst(statuses: list[Status]) -> Status | None:
@@ -24,15 +24,7 @@ def worst(statuses: list[Status]) -> Status | None:
 def tally(counts: Counts) -> Text:
     """`2 fail · 1 warn · 40 pass`, worst first, each in its status colour; zero counts left out."""
     parts = Text()
-    for n, label, status in (
-        (counts.fail, "fail", Status.FAIL),
-        (counts.warn, "warn", Status.WARN),
-        (counts.crash, "crash", Status.CRASH),
-        (counts.unknown, "unknown", Status.UNKNOWN),
-        (counts.passed, "pass", Status.PASS),
-        (counts.skip, "skip", Status.SKIP),
-    ):
-        if n:
-            parts.append(" · " if parts else "")
-            parts.append(f"{n} {label}", STYLES[status])
+    for words, status in counts.labelled():
+        parts.append(" · " if parts else "")
+        parts.append(words, style_of(status))
     return parts

@@ -157,7 +157,7 @@ def test_identical_fixes_become_one_step_and_prose_only_fixes_none() -> None:
     assert len(bolt_steps) == 1
     step = bolt_steps[0]
     assert step.key == "egpu.authorized"
-    assert step.title == "Thunderbolt/USB4 devices may open PCIe tunnels"  # the check's title
+    assert step.title == "Authorize the Thunderbolt/USB4 enclosure"  # what hides the GPU: named for the act
     assert step.check_ids == ("egpu.authorized", "egpu.tunnel")
     assert step.why == "Not authorized: box. Same box. Authorize the enclosure."
     assert step.runnable_argv is None
@@ -228,16 +228,19 @@ def test_nvidia_gpu_no_driver_installs_the_driver_first_then_torch_then_reboots(
 
 def test_egpu_not_authorized_shows_boltctl_and_runs_nothing() -> None:
     plan = plan_fixes(diagnose_fixture("egpu-not-authorized"))
-    assert keys(plan) == ["driver", "torch", "egpu.authorized", "verify"]
-    driver, torch, bolt, _ = plan.steps
+    # the enclosure first: until it is authorized there is no GPU to plan a driver for
+    assert keys(plan) == ["egpu.authorized", "driver", "torch", "verify"]
+    bolt, driver, torch, _ = plan.steps
     assert not driver.needed
-    assert driver.why == "Nothing to do: no NVIDIA GPU here, so no NVIDIA driver is needed."
+    assert driver.why.startswith(
+        'Not yet: no NVIDIA GPU is visible until "Authorize the Thunderbolt/USB4 enclosure" is done.'
+    )
     assert not torch.needed  # the CUDA build is kept for when the enclosure appears
     assert bolt.needed and bolt.runnable_argv is None
     assert bolt.remediation is not None
     assert [c.argv for c in bolt.remediation.commands] == [
+        ("boltctl", "enroll", "--policy", "auto", "dc010000-0000-8508-a22d-32ca6421cb16"),  # the PCIe box
         ("boltctl", "enroll", "--policy", "auto", "e0376f00-0300-0100-ffff-ffffffffffff"),
-        ("boltctl", "enroll", "--policy", "auto", "dc010000-0000-8508-a22d-32ca6421cb16"),
     ]
     assert all(s.runnable_argv is None for s in plan.steps)
 

@@ -162,7 +162,7 @@ def test_a_confirmed_fix_streams_pip_and_re_runs_the_checks(pip_log: Path) -> No
             assert checks.status_of("torch.cpu_build") is Status.FAIL
             await pilot.press("f")
             assert isinstance(app.screen, ConfirmScreen)
-            argv_line = app.screen.body.plain.split("no shell):\n")[1].splitlines()[0]
+            argv_line = app.screen.body.plain.split("quoted as you would type it):\n")[1].splitlines()[0]
             await pilot.press("y")
             await settle(pilot)
             assert isinstance(app.screen, FixRunScreen)
@@ -250,8 +250,8 @@ def test_rerun_export_and_resize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             assert len(saved) == 1
             assert json.loads(saved[0].read_text())["summary"]["exit_code"] == 0
             checks, detail = app.screen.query_one(CheckList), app.screen.query_one(DetailPane)
-            assert checks.outer_size.width == 36  # 42% of 80 is below the list's minimum: ids stay whole
-            assert detail.outer_size.width == 80 - 36
+            assert checks.outer_size.width == 39  # 42% of 80 is below the list's minimum: ids stay whole
+            assert detail.outer_size.width == 80 - 39
             await pilot.resize_terminal(120, 40)
             await pilot.pause()
             assert checks.outer_size.width == 50  # 42% of 120
@@ -443,3 +443,54 @@ def test_re_run_waits_for_the_first_diagnosis_to_start() -> None:
     assert screen.check_action("rerun", ()) is None  # the list is in, the first diagnosis not yet
     screen.running = True
     assert screen.check_action("rerun", ()) is True  # now `r` says "still running" or re-runs after it
+
+
+def test_f_on_a_capture_says_it_is_a_capture_not_which_button_to_press() -> None:
+    """A replay draws no Run buttons, so "choose one with its Run in terminal… button" would point at
+    nothing: the driver fix there has several commands."""
+
+    async def scenario() -> None:
+        app = DoctorApp(replay_session("secure-boot-blocks-module"))
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            assert app.screen.query_one(CheckList).select_check("driver.installed")
+            await pilot.pause()
+            await pilot.press("f")
+            said = notes(app)
+            assert any("This is a capture (--root)" in n for n in said), said
+            assert not any("Run in terminal" in n for n in said)
+            assert not isinstance(app.screen, ConfirmScreen)
+
+    asyncio.run(scenario())
+
+
+def test_unknowns_keep_the_status_line_from_saying_all_clear() -> None:
+    async def scenario() -> None:
+        app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
+        async with app.run_test(size=(120, 32)) as pilot:
+            await settle(pilot)
+            status = text_of(app.screen.query_one(StatusLine))
+            assert "unknown" in status and "All clear" not in status, status
+            assert "the unknown checks say what they could not read" in status
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("width", "offer"),
+    [
+        (140, "torch cannot use the GPU yet: w opens the setup wizard · n: next problem"),
+        (80, "torch not ready: w for setup"),
+    ],
+)
+def test_the_setup_wizard_is_offered_in_the_status_line_not_over_the_pane(width: int, offer: str) -> None:
+    async def scenario() -> None:
+        app = DoctorApp(replay_session("wsl2"))  # torch.cpu_build fails: a CPU build beside an RTX 3080
+        async with app.run_test(size=(width, 30)) as pilot:
+            await settle(pilot)
+            status = text_of(app.screen.query_one(StatusLine))
+            assert offer in status, status
+            assert len(status) <= width - 2  # whole, not cut
+            assert not any("setup wizard" in n for n in notes(app))
+
+    asyncio.run(scenario())

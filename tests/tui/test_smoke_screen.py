@@ -30,7 +30,8 @@ from gpu_doctor.tui.app import DoctorApp
 from gpu_doctor.tui.screens.smoke import STILL_RUNNING, SmokeScreen, mode_words
 from gpu_doctor.tui.session import Session
 from gpu_doctor.tui.widgets.smoke_results import SmokeResults
-from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps, StepRow
+from gpu_doctor.tui.widgets.smoke_step_row import StepRow
+from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps
 from tests.smoke.lines import end, header, progress, start, step, streamed
 from tests.tui.conftest import HOSTS, report_of
 from tests.tui.pilot import text_of
@@ -498,5 +499,24 @@ def test_a_step_without_progress_pulses_until_it_ends() -> None:
             # the run ended with the step unfinished: the bar stops, full and red, and says STOPPED
             assert bar_of(app, "transfer h2d_pinned on GPU 0") == (100, 100, {"-failed"})
             assert step_line(app, "transfer h2d_pinned on GPU 0").startswith("STOPPED ")
+
+    asyncio.run(scenario())
+
+
+def test_the_mode_line_says_what_runs_without_a_gpu() -> None:
+    """No GPU is visible: the GPU steps do not run, the child checks torch and CUDA and times a CPU matmul."""
+    host = ReplayHost(healthy_run())
+    app = Harness(session_for(host), report_of("virtio-vm-no-gpu"))
+    with_gpu, _ = harness(healthy_run())
+
+    async def scenario() -> None:
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            line = text_of(app.screen.query_one("#smoke-mode", Static))
+            assert "No GPU is visible here" in line and "matmuls against the CPU" not in line
+        async with with_gpu.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            line = text_of(with_gpu.screen.query_one("#smoke-mode", Static))
+            assert "matmuls against the CPU" in line and "No GPU is visible" not in line
 
     asyncio.run(scenario())

@@ -21,6 +21,8 @@ HELP = """\
 - `s`: GPU smoke test: proof that the GPU computes correctly, with measured speeds
 - `w`: setup wizard: the driver, then torch of the right build, then a check
 - `e`: save the report as JSON in the current folder
+- `b`: save a support bundle (.tar.gz) in the current folder: this machine recorded again, host names,
+  users, addresses and serials replaced, secrets removed; shown first, written only if you say yes
 - `tab`: move between the list and the pane · `?` this help (`escape` closes it) · `q` quit
 
 **Statuses**

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
@@ -12,23 +11,28 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Footer, Tree
 
 from gpu_doctor import TOOL_NAME, __version__
 from gpu_doctor.events import CheckDone, ChecksListed, ProbeDone
-from gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Status, Target, flag_words
-from gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
-from gpu_doctor.tui.messages import DiagnosisFailed, DiagnosisFinished, DiagnosisProgress
+from gpu_doctor.model import CheckSpec, Finding, Status
+from gpu_doctor.tui.messages import (
+    BundleFailed,
+    BundleRecorded,
+    DiagnosisFailed,
+    DiagnosisFinished,
+    DiagnosisProgress,
+)
 from gpu_doctor.tui.screens.confirm import ConfirmScreen
+from gpu_doctor.tui.screens.main_fixes import FixFlow
 from gpu_doctor.tui.session import Session, target_python
 from gpu_doctor.tui.widgets.check_list import CheckList
 from gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown
+from gpu_doctor.tui.widgets.machine_header import MachineHeader
 from gpu_doctor.tui.widgets.status_line import StatusLine
 from gpu_doctor.tui.workers import diagnose_and_post
 
 if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the diagnosis worker
-    from gpu_doctor.fixes.apply import ApplyResult
     from gpu_doctor.report import Report
     from gpu_doctor.tui.app import DoctorApp
 
@@ -37,7 +41,7 @@ NEEDS_THE_LIST = frozenset({"next_problem", "fix", "copy", "rerun"})
 FIRST_FRAME_S = 0.1  # Textual writes its first frame well within this after the screen mounts (~45 ms here)
 
 
-class MainScreen(Screen[None]):
+class MainScreen(FixFlow):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_problem", "Next"),
         Binding("f", "fix", "Fix"),
@@ -46,6 +50,7 @@ class MainScreen(Screen[None]):
         Binding("s", "smoke", "Smoke"),
         Binding("w", "setup", "Setup"),
         Binding("e", "export", "JSON"),
+        Binding("b", "bundle", "Bundle"),
     ]
 
     def __init__(self, session: Session, then: str = "doctor") -> None:
@@ -59,7 +64,6 @@ class MainScreen(Screen[None]):
         self._probes: list[str] = []
         self._probes_done: set[str] = set()
         self._before: dict[str, Status | None] = {}  # statuses before a fix, to say what it changed
-        self._offered_setup = False
         self.filled = False  # the list and the detail pane are in (they join after the first frame)
 
     @property
@@ -67,10 +71,16 @@ class MainScreen(Screen[None]):
         return cast("DoctorApp", self.app)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"{TOOL_NAME} {__version__} · reading this machine…", "bold"), id="machine")
+        replay = not self.session.can_apply
+        heads = (
+            f"{TOOL_NAME} {__version__}" + (" · replay of a capture" if replay else ""),
+            TOOL_NAME + (" · replay" if replay else ""),
+            "replay" if replay else "",
+        )
+        yield MachineHeader(heads, id="machine")
         yield StatusLine(Text("Starting…", "italic"), id="status")
         yield Horizontal(id="body")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         """The first frame is the header, the status and the keys: cheap to lay out and draw. The list and the
@@ -154,40 +164,35 @@ class MainScreen(Screen[None]):
             self._findings.setdefault(finding.check_id, []).append(finding)
         for check_id, found in self._findings.items():
             checks.show(check_id, found)
-        from gpu_doctor.tui.machine_line import machine_line
-
-        machine = machine_line(report.facts)
-        replay = "" if self.session.can_apply else " · replay of a capture"
-        self.query_one("#machine", Static).update(
-            Text.assemble((f"{TOOL_NAME} {__version__}{replay}", "bold"), f" · {machine}")
-        )
+        self.query_one(MachineHeader).show(report.facts)
         self.query_one(StatusLine).done(report.summary().counts, self._hint(report))
         if checks.selected_check is None and checks.next_problem() is None and self._findings:
             checks.select_check(next(iter(self._findings)))
         if checks.selected_check is not None:
             self._show_detail(checks.selected_check)
         self._say_what_changed()
-        self._offer_next_step(report)
+        self._open_what_was_asked()
 
-    def _offer_next_step(self, report: Report) -> None:
+    def _open_what_was_asked(self) -> None:
+        """`gpu-doctor setup` or `--smoke`: open it once the first checks are in."""
         then, self.then = self.then, "doctor"
         if then == "setup":
             self.action_setup()
-            return
-        if then == "smoke":
+        elif then == "smoke":
             self.action_smoke()
-            return
+
+    @staticmethod
+    def _torch_trouble(report: Report) -> str | None:
+        """Why the setup wizard is worth offering: torch missing, or a torch/driver check failing."""
         from gpu_doctor.unavailable import Unavailable
 
         packages = report.facts.torch_packages
-        missing = not isinstance(packages, Unavailable) and packages.version is None
-        broken = any(
-            f.status is Status.FAIL for f in report.findings if f.check_id.startswith(("torch.", "driver."))
-        )
-        if (missing or broken) and not self._offered_setup:
-            self._offered_setup = True  # once a session: it must not cover the pane after every re-run
-            what = "torch is not installed" if missing else "torch cannot use the GPU yet"
-            self.notify(f"{what}: press w for the setup wizard.", title="Setup", timeout=8)
+        if not isinstance(packages, Unavailable) and packages.version is None:
+            return "torch is not installed"
+        torch_or_driver = ("torch.", "driver.")
+        if any(f.status is Status.FAIL and f.check_id.startswith(torch_or_driver) for f in report.findings):
+            return "torch cannot use the GPU yet"
+        return None
 
     def on_diagnosis_failed(self, message: DiagnosisFailed) -> None:
         self.running = False
@@ -196,11 +201,27 @@ class MainScreen(Screen[None]):
             f"The diagnosis itself failed ({message.error}). This is a bug; please report it.", "bold red"
         )
 
-    def _hint(self, report: Report) -> str:
+    def _hint(self, report: Report) -> tuple[str, ...]:
+        """What to press next, longest form first (the status line shows the longest that fits). Where
+        torch cannot work yet, the setup wizard is offered there: a toast would cover the pane."""
         counts = report.summary().counts
+        trouble = self._torch_trouble(report)
+        if trouble:
+            short = "no torch" if "not installed" in trouble else "torch not ready"
+            return (
+                f"{trouble}: w opens the setup wizard · n: next problem",
+                f"{trouble}: w for setup",
+                f"{short}: w for setup",
+                "w: setup",
+            )
         if counts.fail or counts.warn or counts.crash:
-            return "n: next problem · f: fix · s: smoke test"
-        return "All clear. s: run the GPU smoke test"
+            return ("n: next problem · f: fix · s: smoke test", "n: next problem · f: fix", "n: next problem")
+        if counts.unknown:  # not "all clear": some checks could not tell
+            return (
+                "Nothing fails; the unknown checks say what they could not read. s: smoke test",
+                "Nothing fails; see the unknown checks",
+            )
+        return ("All clear. s: run the GPU smoke test", "All clear.")
 
     # --- the detail pane --------------------------------------------------------------------------
 
@@ -223,11 +244,6 @@ class MainScreen(Screen[None]):
         self.query_one(DetailPane).show(
             Shown(check_id, spec, findings, runnable, can_run_system=self.session.can_apply)
         )
-
-    @staticmethod
-    def _fix_of(findings: tuple[Finding, ...] | list[Finding]) -> Remediation | None:
-        fixes = [f.remediation for f in findings if f.remediation is not None]
-        return fixes[0] if fixes else None
 
     # --- actions ----------------------------------------------------------------------------------
 
@@ -270,106 +286,6 @@ class MainScreen(Screen[None]):
         body = Text(text).plain + (f"\n({also})" if also else "")
         self.notify(body, title="Copied (also printed when you quit)")
 
-    def action_fix(self) -> None:
-        check_id = self.query_one(CheckList).selected_check
-        fix = self._fix_of(self._findings.get(check_id or "", []))
-        if check_id is None or fix is None:
-            self.notify("This check has nothing to fix.")
-            return
-        if fix.target is Target.PYTHON_ENV:
-            self.fix(check_id, None)
-            return
-        runnable = [c for c in fix.commands if runs_in_terminal(c)]
-        if not runnable:
-            self.notify("This fix is not run from here: its commands are in the pane, to copy.")
-        elif len(runnable) == 1:
-            self.fix(check_id, runnable[0])
-        else:  # steps or alternatives: the person picks one by its own button, never a guess
-            self.notify("This fix has several commands: choose one with its Run in terminal… button.")
-            self.query_one(DetailPane).focus_first_run()
-
-    def on_detail_pane_fix_requested(self, message: DetailPane.FixRequested) -> None:
-        self.fix(message.check_id, message.command)
-
-    def fix(self, check_id: str, command: Command | None) -> None:
-        """`command` None: the check's python-env fix, run by gpu-doctor; else a system command."""
-        fix = self._fix_of(self._findings.get(check_id, []))
-        if fix is None or self.report is None:
-            return
-        if not self.session.can_apply:
-            self.notify(
-                "This is a capture (--root): its fixes are for the captured machine. Copy them with c."
-            )
-            return
-        if self.running:
-            self.notify("Wait for the checks to finish.", severity="warning")
-            return
-        if command is None:
-            self._fix_python_env(fix)
-        elif runs_in_terminal(command):
-            self._fix_in_terminal(fix, command)
-
-    def _fix_python_env(self, fix: Remediation) -> None:
-        from gpu_doctor.fixes.plan import runnable_argv
-        from gpu_doctor.tui.screens.fix_run import FixRunScreen
-
-        assert self.report is not None
-        python = target_python(self.report, self.session.python)
-        argv = runnable_argv(fix, python, self.report.facts)
-        if argv is None:
-            why = "copy the command with c" if fix.commands else "what to do is in the pane"
-            self.notify(f"gpu-doctor does not run this fix itself: {why}.")
-            return
-        body = confirm_body(fix.text, argv, f"Into the Python environment of {python}", flag_words(fix))
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._before = self._statuses()
-                self.app.push_screen(FixRunScreen(argv), self._fix_done)
-
-        self.app.push_screen(ConfirmScreen("Apply this fix?", body, "Run it"), confirmed)
-
-    def _fix_in_terminal(self, fix: Remediation, command: Command) -> None:
-        from gpu_doctor.tui.system_run import run_system_command
-
-        body = confirm_body(fix.text, command.argv, IN_TERMINAL, flag_words(fix))
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._before = self._statuses()
-                ended = run_system_command(self.app, command.argv)
-                self.notify(f"{shlex.join(command.argv)} ended: {ended}", timeout=8)
-                self.start_diagnosis()
-
-        self.app.push_screen(ConfirmScreen("Run this system command?", body, "Run it"), confirmed)
-
-    def _fix_done(self, result: ApplyResult | None) -> None:
-        # Done, or stopped part way (the environment may be half changed): look again. A failure pip
-        # rolled back by itself changed nothing: nothing to look at.
-        stopped = result is not None and (
-            result.cancelled or result.timed_out or (result.returncode or 0) < 0
-        )
-        if result is not None and (result.ok or stopped):
-            self.start_diagnosis()
-        else:
-            self._before = {}
-
-    def _statuses(self) -> dict[str, Status | None]:
-        checks = self.query_one(CheckList)
-        return {check_id: checks.status_of(check_id) for check_id in self._findings}
-
-    def _say_what_changed(self) -> None:
-        if not self._before:
-            return
-        checks = self.query_one(CheckList)
-        changed = [
-            f"{check_id}: {_word(old)} → {_word(checks.status_of(check_id))}"
-            for check_id, old in self._before.items()
-            if checks.status_of(check_id) != old
-        ]
-        self._before = {}
-        self.notify("\n".join(changed) if changed else "No check changed.", title="After the fix", timeout=10)
-
     def action_export(self) -> None:
         if self.report is None:
             self.notify("Wait for the checks to finish.")
@@ -384,6 +300,55 @@ class MainScreen(Screen[None]):
             self.notify(f"Could not write {path}: {exc.strerror or exc}", severity="error")
             return
         self.notify(str(path), title="Report saved (JSON)")
+
+    def action_bundle(self) -> None:
+        if not self.session.can_apply:
+            self.notify(
+                "This is a capture (--root): a bundle records this machine, so run gpu-doctor without --root."
+            )
+            return
+        if self.report is None or self.running:
+            self.notify("Wait for the checks to finish.")
+            return
+        self.query_one(StatusLine).message("Recording this machine for a support bundle…")
+        self._record_bundle()
+
+    @work(thread=True, exit_on_error=False, group="bundle", exclusive=True)
+    def _record_bundle(self) -> None:
+        try:
+            self.post_message(BundleRecorded(self.session.bundle()))
+        except Exception as exc:  # a bundle that cannot be made is said on screen, never a traceback
+            self.post_message(BundleFailed(f"{type(exc).__name__}: {exc}"))
+
+    def on_bundle_failed(self, message: BundleFailed) -> None:
+        self._restore_status()
+        self.notify(f"No bundle was made: {message.error}", severity="error")
+
+    def on_bundle_recorded(self, message: BundleRecorded) -> None:
+        from gpu_doctor.bundle.model import BundleError
+        from gpu_doctor.tui.bundle_save import bundle_path, preview, write_bundle
+
+        self._restore_status()
+        bundle = message.bundle
+        output = bundle_path(bundle)
+
+        def confirmed(yes: bool | None) -> None:
+            if not yes:
+                self.notify("Nothing written.")
+                return
+            try:
+                said = write_bundle(bundle, output)
+            except BundleError as exc:
+                self.notify(f"Could not write the bundle: {exc}", severity="error")
+                return
+            self.notify(said, title="Support bundle saved", timeout=15)
+
+        body = Text(preview(bundle, output))
+        self.app.push_screen(ConfirmScreen("Write this support bundle?", body, "Write it"), confirmed)
+
+    def _restore_status(self) -> None:
+        if self.report is not None:
+            self.query_one(StatusLine).done(self.report.summary().counts, self._hint(self.report))
 
     def action_smoke(self) -> None:
         if self.report is None or self.running:
@@ -410,7 +375,3 @@ class MainScreen(Screen[None]):
     def _setup_done(self, report: Report | None) -> None:
         if report is not None:
             self.show_report(report)
-
-
-def _word(status: Status | None) -> str:
-    return status.value.upper() if status is not None else "not run"

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalGroup
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Button, Footer
 
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.events import CheckDone, DiagnosisEvent
@@ -28,7 +28,6 @@ from gpu_doctor.report import Report
 from gpu_doctor.smoke.model import SmokeMode
 from gpu_doctor.smoke.run import SmokeProgress
 from gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
-from gpu_doctor.tui.machine_line import machine_line
 from gpu_doctor.tui.messages import (
     DiagnosisFailed,
     DiagnosisFinished,
@@ -41,6 +40,7 @@ from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from gpu_doctor.tui.screens.fix_run import FixRunScreen
 from gpu_doctor.tui.session import Session
 from gpu_doctor.tui.system_run import run_system_command
+from gpu_doctor.tui.widgets.machine_header import MachineHeader
 from gpu_doctor.tui.widgets.setup_page import (
     REPLAY_LINE,
     RunKind,
@@ -91,9 +91,13 @@ class SetupScreen(Screen[Report | None]):
         return cast("DoctorApp", self.app)
 
     def compose(self) -> ComposeResult:
-        replay = "" if self.session.can_apply else " (replay of a capture)"
-        head = Text.assemble((f"{TOOL_NAME} setup{replay}", "bold"), f" · {machine_line(self.report.facts)}")
-        yield Static(head, id="setup-head")
+        replay = not self.session.can_apply
+        heads = (
+            f"{TOOL_NAME} setup" + (" (replay of a capture)" if replay else ""),
+            f"{TOOL_NAME} setup" + (" (replay)" if replay else ""),
+            "setup" + (" (replay)" if replay else ""),
+        )
+        yield MachineHeader(heads, self.report.facts, id="setup-head")
         with Horizontal(id="setup-body"):
             yield SetupSteps(id="setup-steps")
             yield SetupPage(id="setup-page")

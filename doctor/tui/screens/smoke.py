@@ -27,7 +27,8 @@ from gpu_doctor.smoke.run import SmokeProgress
 from gpu_doctor.tui.messages import SmokeFailed, SmokeFinished, SmokeStepProgress
 from gpu_doctor.tui.session import Session
 from gpu_doctor.tui.widgets.smoke_results import HEADLINE, SmokeResults
-from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps, StepState, run_tally
+from gpu_doctor.tui.widgets.smoke_step_row import StepState
+from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps, run_tally
 
 STILL_RUNNING = "Still running: wait for it to end (the watchdog stops a hung step)."
 DURATION = {
@@ -99,7 +100,14 @@ class SmokeScreen(Screen[Report | None]):
         line = Text.assemble(("GPU smoke test", "bold"), f" · {mode.value} mode · {self.session.python}")
         if not self.session.can_apply:
             line.append(" (replayed from a capture)", "dim")
-        line.append(f"\n{mode_words(mode)}", "dim")
+        if self.report.facts.gpus:
+            line.append(f"\n{mode_words(mode)}", "dim")
+        else:  # what the child does without a GPU (doctor/probes/smoke.py run_all)
+            line.append(
+                "\nNo GPU is visible here: it checks that torch imports and asks CUDA for devices, then times "
+                "a matmul on the CPU.",
+                "dim",
+            )
         return line
 
     def on_mount(self) -> None:

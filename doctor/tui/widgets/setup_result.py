@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from gpu_doctor.model import Finding, Status
-from gpu_doctor.render.styles import STYLES
+from gpu_doctor.render.styles import style_of
 from gpu_doctor.report import Report
 from gpu_doctor.runner import SMOKE_LOAD_CHECKS
 from gpu_doctor.tui.tokens import tally, token
@@ -35,7 +35,7 @@ def verify_summary(before: Report, after: Report) -> Text:
             out.append("\n")
             out.append_text(_line(finding, None))
     for figure in after.smoke_figures:
-        out.append(f"\n  {figure.sentence}", STYLES[figure.status])
+        out.append(f"\n  {figure.sentence}", style_of(figure.status))
     return out
 
 

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.containers import HorizontalGroup, VerticalScroll
 from textual.widgets import Static
 
+from gpu_doctor.render.styles import no_color
 from gpu_doctor.tui.widgets.setup_walk import StepState
 
 _STYLES = {
@@ -18,12 +19,19 @@ _STYLES = {
     StepState.SKIPPED: "dim",
     StepState.FAILED: "bold red",
 }
+_NO_COLOR_STYLES = {  # greys of these colours would not read (doctor/render/styles.py)
+    **_STYLES,
+    StepState.OK: "",
+    StepState.RUNNING: "italic",
+    StepState.DONE: "bold",
+    StepState.FAILED: "bold reverse",
+}
 WIDTH = 7  # "SKIPPED", "RUNNING"
 
 
 def state_token(state: StepState) -> Text:
-    """The padded word for a step's state: never colour alone."""
-    return Text(f"{state.value.upper():<{WIDTH}}", _STYLES[state])
+    """The padded word for a step's state: never colour alone (and no colour under NO_COLOR)."""
+    return Text(f"{state.value.upper():<{WIDTH}}", (_NO_COLOR_STYLES if no_color() else _STYLES)[state])
 
 
 class SetupSteps(VerticalScroll):
