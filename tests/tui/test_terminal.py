@@ -100,6 +100,10 @@ def test_a_person_finds_the_egpu_fix_in_two_keys(terminal: Terminal) -> None:
     assert "[exited 1]" in shown  # the findings' exit code, as in text mode
 
 
+# an SGR that turns reverse video on (7 among its numbers), then at most more SGRs, then the word
+REVERSED_FAIL = re.compile(r"\x1b\[(?:[0-9;]*;)?7(?:;[0-9;]*)?m(?:\x1b\[[0-9;]*m)*FAIL")
+
+
 def test_no_color_leaves_words_and_no_colours(terminal: Terminal) -> None:
     fixture = HOSTS / "wsl2"
     terminal.start(
@@ -113,13 +117,20 @@ def test_no_color_leaves_words_and_no_colours(terminal: Terminal) -> None:
     assert indexes, "tmux should report the greys it was sent"
     assert all(n >= 232 or n in (0, 7, 15, 16, 231) for n in indexes), sorted(indexes)
     assert ";2;" not in coloured  # no true colour either
+    # ...and FAIL still stands out: in reverse video, not a dark grey on a dark grey (red's own grey)
+    fail_rows = [line for line in coloured.splitlines() if "torch.cpu_build" in line and "FAIL" in line]
+    assert fail_rows and all(REVERSED_FAIL.search(line) for line in fail_rows), fail_rows
     terminal.keys("q")
 
 
 def test_the_same_screen_has_colours_without_no_color(terminal: Terminal) -> None:
-    """Proves the test above can fail: the normal app does send colours."""
+    """Proves the test above can fail: the normal app does send colours, and a FAIL in the list (the one
+    not under the cursor) is red, not reversed."""
     terminal.start([str(SCRIPT), "--root", str(HOSTS / "wsl2")], 100, 30, {"TERM": "xterm-256color"})
     terminal.wait_for(lambda s: "fail" in s and "pass" in s)
-    indexes = {int(n) for n in re.findall(r"\x1b\[(?:[0-9;]*;)?[34]8;5;(\d+)", terminal.screen(True))}
+    coloured = terminal.screen(True)
+    indexes = {int(n) for n in re.findall(r"\x1b\[(?:[0-9;]*;)?[34]8;5;(\d+)", coloured)}
     assert any(16 < n < 232 for n in indexes), sorted(indexes)
+    pane_token = next(line for line in coloured.splitlines() if "FAIL" in line and "│" in line)
+    assert not REVERSED_FAIL.search(pane_token.split("│", 1)[1]), pane_token
     terminal.keys("q")
