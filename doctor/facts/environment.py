@@ -22,7 +22,16 @@ RELEVANT_PREFIXES = (
     "container",
     "WSL_DISTRO_NAME",
 )
-RELEVANT_NAMES = ("PATH",)
+# PATH, and the variables container runtimes set that the container facts read (facts/container.py): kept
+# so that a capture or a bundle made in a pod or an Apptainer container replays as one
+RELEVANT_NAMES = (
+    "PATH",
+    "KUBERNETES_SERVICE_HOST",
+    "APPTAINER_CONTAINER",
+    "APPTAINER_NAME",
+    "SINGULARITY_CONTAINER",
+    "SINGULARITY_NAME",
+)
 # Names that may hold a secret or an index with credentials are dropped whatever their prefix. The one rule:
 # environment variables drop a name containing any of these words anywhere; bundle redaction
 # (gpu_doctor.bundle.secrets) finds `NAME=value` in text where a word is a whole part of NAME.

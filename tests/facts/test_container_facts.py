@@ -14,6 +14,7 @@ from gpu_doctor.facts.container import (
     parse_containerenv,
     runtime_from_word,
 )
+from gpu_doctor.host.recorded import RecordedHost
 from gpu_doctor.serialize import from_json, to_json
 from gpu_doctor.unavailable import Reason, Unavailable
 from tests.facts.platform_tree import build, tree
@@ -241,3 +242,31 @@ def test_runtime_from_word(word: str, expected: ContainerRuntime | None) -> None
 def test_container_facts_round_trip_through_json(scenario: str) -> None:
     c = gather_container(tree(scenario))
     assert from_json(ContainerFacts, to_json(c)) == c
+
+
+@pytest.mark.parametrize(
+    ("env", "runtime"),
+    [
+        ({"KUBERNETES_SERVICE_HOST": "10.96.0.1"}, ContainerRuntime.KUBERNETES),
+        (
+            {"APPTAINER_CONTAINER": "/home/u/torch.sif", "APPTAINER_NAME": "torch.sif"},
+            ContainerRuntime.APPTAINER,
+        ),
+        ({"SINGULARITY_NAME": "torch.sif"}, ContainerRuntime.SINGULARITY),
+    ],
+)
+def test_a_capture_made_in_a_container_replays_as_that_container(
+    tmp_path: Path, env: dict[str, str], runtime: ContainerRuntime
+) -> None:
+    """The runtimes' variables are among those a capture keeps (facts/environment.py), so a bundle made in a
+    pod or an Apptainer container says so when it is replayed elsewhere."""
+    from gpu_doctor.host.recording import RecordingHost
+
+    live = build(tmp_path / "live", {"/proc/1/cgroup": "0::/\n"}, env={**env, "PATH": "/usr/bin"})
+    recorder = RecordingHost(
+        live, local_root=tmp_path / "live" / "root"
+    )  # shapes from the tree, not this machine
+    assert gather_container(recorder).runtime is runtime
+    recorder.write(tmp_path / "capture", "/usr/bin/python3")
+    replayed = gather_container(RecordedHost(tmp_path / "capture"))
+    assert replayed.runtime is runtime and replayed.markers == gather_container(live).markers
