@@ -281,7 +281,7 @@ def bandwidth(facts: Facts) -> Finding:
             Evidence(
                 "copied arrays",
                 f"{result.buffer_bytes * result.threads >> 20} MiB, {result.cache_multiple:.1f}× the cache",
-                result.method,
+                "the arrays' size against the last-level cache in /sys/devices/system/cpu/*/cache",
             )
         )
     links = [

@@ -35,7 +35,7 @@ from gpu_doctor.unavailable import Maybe, Reason, Unavailable
 DEFAULT_LLC_BYTES = 64 << 20  # when sysfs does not say: larger than most desktop L3s
 MIN_BUFFER_BYTES = 16 << 20
 MAX_TOTAL_BYTES = 8 << 30  # sources + destinations, all threads (and never over a quarter of MemAvailable)
-TOUCH_SHARE = 0.4  # of the time budget, at most, for preparing the arrays
+TOUCH_SHARE = 0.6  # of the time budget, at most, for preparing the arrays (a trial of 8 GiB takes ~0.4 s)
 TOUCH_CHUNK_BYTES = 32 << 20  # the deadline is looked at between chunks
 STREAM_CACHE_MULTIPLE = 4  # STREAM's rule: all sources together at least this many times the cache
 MAX_TRIALS = 30
