@@ -40,6 +40,7 @@ class FixStep:
     needed: bool
     check_ids: tuple[str, ...]  # the findings this step answers: compare them after applying
     runnable_argv: tuple[str, ...] | None  # the one command gpu-doctor may run itself, else None
+    waits_for: str | None = None  # the key of a step that must be done before this one can be planned
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def plan_fixes(report: Report) -> FixPlan:
     ]
     driver = _driver_step(report, problems)
     if reveal and not driver.needed:
-        driver = replace(driver, why=_driver_after(reveal[0]))
+        driver = replace(driver, why=_driver_after(reveal[0]), waits_for=reveal[0].key)
     torch = _torch_step(report, problems, python, driver.needed)
     done = {
         *(cid for step in reveal for cid in step.check_ids),

@@ -25,7 +25,7 @@ from gpu_doctor.tui.widgets.setup_page import REPLAY_LINE
 from gpu_doctor.tui.widgets.setup_steps import SetupSteps
 from gpu_doctor.tui.widgets.setup_walk import StepState, Walk
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
-from tests.tui.pilot import settle, text_of
+from tests.tui.pilot import notes, settle, text_of
 
 NO_DRIVER = "nvidia-gpu-no-driver"  # a Tesla T4 with no driver and no torch: driver first, then torch
 CPU_TORCH = "wsl2"  # the driver is fine, torch is a CPU build: the torch step is runnable
@@ -110,6 +110,27 @@ def test_replay_shows_the_steps_in_order_and_runs_nothing() -> None:
             await pilot.press("n")
             assert isinstance(app.screen, MainScreen)
             assert app.last_report is before  # nothing was diagnosed again
+
+    asyncio.run(scenario())
+
+
+def test_p_goes_back_a_step_to_read_it_again() -> None:
+    async def scenario() -> None:
+        app = DoctorApp(replay_session(NO_DRIVER), start="setup")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await pilot.press("n", "n")
+            assert "Step 3 of 4" in _page(app)
+            await pilot.press("p")
+            assert "Step 2 of 4: Install torch 2.14.1" in _page(app)
+            await pilot.press("p")
+            assert "Step 1 of 4: Install the NVIDIA driver" in _page(app)
+            assert _wizard(app).walk.current == 0
+            await pilot.press("p")  # nothing before the first
+            assert "Step 1 of 4" in _page(app) and "This is the first step." in notes(app)
+            assert _states(app) == [TODO, TODO, TODO, TODO]  # reading is not doing
+            await pilot.press("n")
+            assert "Step 2 of 4" in _page(app)
 
     asyncio.run(scenario())
 
@@ -378,3 +399,30 @@ def test_next_only_turns_the_page_and_i_did_it_marks_a_step_done(pip_log: Path) 
 
     asyncio.run(scenario())
     assert pip_calls(pip_log) == []
+
+
+def test_the_enclosure_comes_first_and_the_driver_is_planned_once_its_gpu_appears() -> None:
+    # the machine before (enclosure not authorized) and after (an authorized Razer Core with its GPU)
+    session, calls = live_session(
+        "egpu-not-authorized", "egpu-razer-core-authorized", python="/usr/bin/python3"
+    )
+
+    async def scenario() -> None:
+        app = DoctorApp(session, start="setup")
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            wizard = _wizard(app)
+            assert [s.key for s in wizard.walk.steps] == ["egpu.authorized", "driver", "torch", "verify"]
+            assert _states(app) == [TODO, StepState.LATER, OK, TODO]
+            assert "Step 1 of 4: Authorize the Thunderbolt/USB4 enclosure" in _page(app)
+            await pilot.press("p")  # nothing before it
+            await pilot.press("d")  # authorized by hand (boltctl, or the desktop's settings)
+            await settle(pilot)
+            assert len(calls) == 2  # the machine was diagnosed again
+            walk = _wizard(app).walk
+            assert walk.states[0] is DONE
+            assert StepState.LATER not in walk.states  # the driver is planned now, for the GPU that appeared
+            driver = next(s for s in walk.steps if s.key == "driver")
+            assert driver.waits_for is None and not driver.why.startswith("Not yet")
+
+    asyncio.run(scenario())

@@ -68,6 +68,7 @@ class SetupScreen(Screen[Report | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("n", "next", "Next"),
+        Binding("p", "back", "Back"),
         Binding("d", "done", "I did it"),
         Binding("s", "skip", "Skip"),
         Binding("c", "copy", "Copy"),
@@ -172,12 +173,21 @@ class SetupScreen(Screen[Report | None]):
             return
         self._advance()
 
+    def action_back(self) -> None:
+        """The step before, to read it again (or run it again): nothing it did is undone."""
+        if self._refused():
+            return
+        if self.walk.back():
+            self._show()
+        else:
+            self.notify("This is the first step.")
+
     def action_done(self) -> None:
         if self._refused() or not self._can_mark_done():
             return
         self.walk.set(StepState.DONE, Text("You marked this done.", "italic"))
-        if self._python_step():
-            self._rediagnose()  # run by hand: what the checks say now decides the rest
+        if self._python_step() or self._reveals():
+            self._rediagnose()  # what the checks say now decides the rest
             return
         self._advance()
 
@@ -216,6 +226,11 @@ class SetupScreen(Screen[Report | None]):
     def _python_step(self) -> bool:
         fix = self.walk.step.remediation
         return fix is not None and fix.target is Target.PYTHON_ENV
+
+    def _reveals(self) -> bool:
+        """A step other steps wait for (an enclosure authorized): the GPU it reveals needs a new plan."""
+        key = self.walk.step.key
+        return any(s.waits_for == key for s in self.walk.steps)
 
     # --- copy and run ---------------------------------------------------------------------------
 
@@ -319,6 +334,9 @@ class SetupScreen(Screen[Report | None]):
         last = [c for c in (fix.commands if fix else ()) if runs_in_terminal(c)][-1:]
         if last == [command]:
             self.walk.set(StepState.DONE, Text(f"{shown} ended: {ended}.", "italic"))
+            if self._reveals():
+                self._rediagnose()
+                return
             self._advance()
         else:
             self.walk.set(StepState.TODO, Text(f"{shown} ended: {ended}. Run the next one.", "italic"))

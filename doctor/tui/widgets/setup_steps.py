@@ -18,6 +18,7 @@ _STYLES = {
     StepState.DONE: "bold green",
     StepState.SKIPPED: "dim",
     StepState.FAILED: "bold red",
+    StepState.LATER: "italic",
 }
 _NO_COLOR_STYLES = {  # greys of these colours would not read (doctor/render/styles.py)
     **_STYLES,

@@ -22,6 +22,7 @@ class StepState(str, Enum):
     DONE = "done"  # gpu-doctor ran it, or the person said they did
     SKIPPED = "skipped"
     FAILED = "failed"
+    LATER = "later"  # planned once an earlier step is done (the driver for a GPU not visible yet)
 
 
 @dataclass
@@ -63,6 +64,14 @@ class Walk:
         if following is not None:
             self.current = following
 
+    def back(self) -> bool:
+        """To the step before the one shown, whatever its state (to read it again, or run it again);
+        False at the first."""
+        if self.current == 0:
+            return False
+        self.current -= 1
+        return True
+
     def rebuild(self, plan: FixPlan) -> None:
         """Keep the steps walked so far; the rest comes from the plan for the machine as it is now."""
         kept = self.steps[: self.current + 1]
@@ -74,6 +83,8 @@ class Walk:
 
 
 def _fresh(step: FixStep) -> StepState:
+    if step.waits_for is not None:
+        return StepState.LATER
     return StepState.TODO if step.needed else StepState.OK
 
 
