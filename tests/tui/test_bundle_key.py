@@ -8,11 +8,19 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from gpu_doctor.tui.app import DoctorApp
 from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from tests.tui.conftest import live_session, replay_session
 from tests.tui.pilot import notes, settle
+
+
+async def press_b(pilot: Pilot[None]) -> None:
+    """The checks in, then `b`, and the bundle recorded (its worker done)."""
+    await settle(pilot)
+    await pilot.press("b")
+    await settle(pilot)
 
 
 def test_b_previews_the_bundle_and_writes_it_on_yes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,9 +30,7 @@ def test_b_previews_the_bundle_and_writes_it_on_yes(tmp_path: Path, monkeypatch:
     async def scenario() -> None:
         app = DoctorApp(session)
         async with app.run_test(size=(100, 32)) as pilot:
-            await settle(pilot)
-            await pilot.press("b")
-            await settle(pilot)
+            await press_b(pilot)
             dialog = app.screen
             assert isinstance(dialog, ConfirmScreen), notes(app)
             preview = dialog.body.plain
@@ -53,9 +59,7 @@ def test_no_at_the_preview_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     async def scenario() -> None:
         app = DoctorApp(session)
         async with app.run_test(size=(100, 32)) as pilot:
-            await settle(pilot)
-            await pilot.press("b")
-            await settle(pilot)
+            await press_b(pilot)
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("n")
             await pilot.pause()
@@ -80,9 +84,7 @@ def test_a_bundle_that_cannot_be_made_is_said_not_raised(
     async def scenario() -> None:
         app = DoctorApp(session)
         async with app.run_test(size=(100, 32)) as pilot:
-            await settle(pilot)
-            await pilot.press("b")
-            await settle(pilot)
+            await press_b(pilot)
             assert not isinstance(app.screen, ConfirmScreen)
             assert any("No bundle was made: OSError" in n and "No space left" in n for n in notes(app))
 
@@ -93,9 +95,7 @@ def test_a_capture_is_not_bundled_from_the_tui() -> None:
     async def scenario() -> None:
         app = DoctorApp(replay_session("wsl2"))
         async with app.run_test(size=(100, 32)) as pilot:
-            await settle(pilot)
-            await pilot.press("b")
-            await settle(pilot)
+            await press_b(pilot)
             assert not isinstance(app.screen, ConfirmScreen)
             assert any("a bundle records this machine" in n for n in notes(app))
 
