@@ -20,7 +20,8 @@ from gpu_doctor.tui.app import DoctorApp
 from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from gpu_doctor.tui.screens.fix_run import FixRunScreen
 from gpu_doctor.tui.screens.main import MainScreen
-from gpu_doctor.tui.screens.setup import STOPPED, SetupScreen
+from gpu_doctor.tui.screens.setup import SetupScreen
+from gpu_doctor.tui.screens.setup_run import STOPPED
 from gpu_doctor.tui.widgets.setup_page import REPLAY_LINE
 from gpu_doctor.tui.widgets.setup_steps import SetupSteps
 from gpu_doctor.tui.widgets.setup_walk import StepState, Walk
@@ -239,7 +240,7 @@ def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pyt
         ran.append(argv)
         return "exit code 0"
 
-    monkeypatch.setattr("gpu_doctor.tui.screens.setup.run_system_command", fake_run)
+    monkeypatch.setattr("gpu_doctor.tui.screens.setup_run.run_system_command", fake_run)
     session, calls = live_session(NO_DRIVER)
 
     async def scenario() -> None:
@@ -272,7 +273,7 @@ def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pyt
 
 
 def test_a_failed_system_command_stops_the_wizard(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpu_doctor.tui.screens.setup.run_system_command", lambda app, argv: "exit code 100")
+    monkeypatch.setattr("gpu_doctor.tui.screens.setup_run.run_system_command", lambda app, argv: "exit code 100")
     session, _ = live_session(NO_DRIVER)
 
     async def scenario() -> None:

@@ -8,26 +8,22 @@ python-env step the machine is diagnosed again and the rest of the plan rebuilt 
 
 from __future__ import annotations
 
-import shlex
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalGroup
-from textual.screen import Screen
 from textual.widgets import Button, Footer
 
 from gpu_doctor import TOOL_NAME
 from gpu_doctor.events import CheckDone, DiagnosisEvent
-from gpu_doctor.fixes.apply import ApplyResult
 from gpu_doctor.fixes.plan import VERIFY_KEY, plan_fixes
-from gpu_doctor.model import Command, Status, Target, flag_words
+from gpu_doctor.model import Status, Target
 from gpu_doctor.report import Report
 from gpu_doctor.smoke.model import SmokeMode
 from gpu_doctor.smoke.run import SmokeProgress
-from gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
 from gpu_doctor.tui.messages import (
     DiagnosisFailed,
     DiagnosisFinished,
@@ -36,17 +32,12 @@ from gpu_doctor.tui.messages import (
     SmokeFinished,
     SmokeStepProgress,
 )
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
-from gpu_doctor.tui.screens.fix_run import FixRunScreen
+from gpu_doctor.tui.screens.setup_run import StepRunner
 from gpu_doctor.tui.session import Session
-from gpu_doctor.tui.system_run import run_system_command
 from gpu_doctor.tui.widgets.machine_header import MachineHeader
 from gpu_doctor.tui.widgets.setup_page import (
-    REPLAY_LINE,
-    RunKind,
     SetupPage,
     StepView,
-    run_kind,
 )
 from gpu_doctor.tui.widgets.setup_result import verify_summary
 from gpu_doctor.tui.widgets.setup_steps import SetupSteps
@@ -55,12 +46,10 @@ from gpu_doctor.tui.widgets.status_line import StatusLine
 from gpu_doctor.tui.workers import diagnose_and_post
 
 if TYPE_CHECKING:
-    from gpu_doctor.tui.app import DoctorApp
-
-STOPPED = "Stopped here: nothing after this step runs. Run it again once the problem is fixed, or leave with escape."
+    pass
 
 
-class SetupScreen(Screen[Report | None]):
+class SetupScreen(StepRunner):
     """Dismisses with the newest report it diagnosed (None when it diagnosed nothing)."""
 
     CSS_PATH = "setup.tcss"  # loaded when this screen first opens: the first paint does not parse it
@@ -86,10 +75,6 @@ class SetupScreen(Screen[Report | None]):
         self.busy = ""  # what a worker is doing: "diagnose" or "verify"; "" when idle
         self.stopped = False  # a step failed: nothing after it may run
         self._checked = 0  # checks done in the diagnosis running now
-
-    @property
-    def _app(self) -> DoctorApp:
-        return cast("DoctorApp", self.app)
 
     def compose(self) -> ComposeResult:
         replay = not self.session.can_apply
@@ -226,121 +211,6 @@ class SetupScreen(Screen[Report | None]):
     def _python_step(self) -> bool:
         fix = self.walk.step.remediation
         return fix is not None and fix.target is Target.PYTHON_ENV
-
-    def _reveals(self) -> bool:
-        """A step other steps wait for (an enclosure authorized): the GPU it reveals needs a new plan."""
-        key = self.walk.step.key
-        return any(s.waits_for == key for s in self.walk.steps)
-
-    # --- copy and run ---------------------------------------------------------------------------
-
-    def action_copy(self) -> None:
-        fix = self.walk.step.remediation
-        if fix is None or not fix.commands:
-            self.notify("This step has no command.")
-            return
-        self.copy(fix.commands[0].display())
-
-    def on_setup_page_copy_requested(self, message: SetupPage.CopyRequested) -> None:
-        self.copy(message.text)
-
-    def copy(self, text: str) -> None:
-        self.app.copy_to_clipboard(text)
-        self._app.copied.append(text)
-        self.notify(Text(text).plain, title="Copied (also printed when you quit)")
-
-    def action_run(self) -> None:
-        """r: the step's first command that may run from here."""
-        if not self.session.can_apply:
-            self.notify(REPLAY_LINE)
-            return
-        view, fix = self.query_one(SetupPage).view, self.walk.step.remediation
-        if view is not None and fix is not None:
-            for command in fix.commands:
-                kind = run_kind(view, command)
-                if kind is not None:
-                    self._run(kind, command)
-                    return
-        self.notify(f"Nothing here runs from {TOOL_NAME}: copy the command with c.")
-
-    def on_setup_page_run_requested(self, message: SetupPage.RunRequested) -> None:
-        self._run(message.kind, message.command)
-
-    def _run(self, kind: RunKind, command: Command) -> None:
-        if not self.session.can_apply:  # the page offers no button then; a key must not slip through
-            self.notify(REPLAY_LINE)
-            return
-        if self.busy:
-            self.notify("Wait for the checks to finish.", severity="warning")
-            return
-        if kind == "pip":
-            self._confirm_pip()
-        elif kind == "terminal":
-            self._confirm_terminal(command)
-        else:
-            self._start_verify()
-
-    def _confirm_pip(self) -> None:
-        step = self.walk.step
-        fix = step.remediation
-        argv = step.runnable_argv
-        if argv is None or fix is None:
-            return
-        where = f"Into the Python environment of {self.walk.python}"
-        body = confirm_body(step.why, argv, where, flag_words(fix))
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.walk.set(StepState.RUNNING)
-                self._show()
-                self.app.push_screen(FixRunScreen(argv), self._installed)
-
-        self.app.push_screen(ConfirmScreen("Install into this Python?", body, "Run it"), confirmed)
-
-    def _installed(self, result: ApplyResult | None) -> None:
-        if result is None or not result.ok:
-            why = result.failure_message() if result is not None else "It did not finish."
-            self._fail(Text.assemble(("FAILED ", "bold red"), why))
-            return
-        self.stopped = False
-        self.walk.set(StepState.DONE, Text("Installed. Checking the machine again…", "italic"))
-        self._rediagnose()
-
-    def _fail(self, why: Text) -> None:
-        self.stopped = True
-        self.walk.set(StepState.FAILED, Text.assemble(why, "\n\n", (STOPPED, "bold")))
-        self.query_one(StatusLine).message(STOPPED, "bold red")
-        self._show()
-
-    def _confirm_terminal(self, command: Command) -> None:
-        fix = self.walk.step.remediation
-        if fix is None:
-            return
-        body = confirm_body(self.walk.step.why, command.argv, IN_TERMINAL, flag_words(fix))
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._ran_in_terminal(command, run_system_command(self.app, command.argv))
-
-        self.app.push_screen(ConfirmScreen("Run this system command?", body, "Run it"), confirmed)
-
-    def _ran_in_terminal(self, command: Command, ended: str) -> None:
-        shown = shlex.join(command.argv)
-        if ended != "exit code 0":  # run_system_command's words for a clean exit
-            self._fail(Text(f"FAILED {shown} ended: {ended}.", "bold red"))
-            return
-        self.stopped = False
-        fix = self.walk.step.remediation
-        last = [c for c in (fix.commands if fix else ()) if runs_in_terminal(c)][-1:]
-        if last == [command]:
-            self.walk.set(StepState.DONE, Text(f"{shown} ended: {ended}.", "italic"))
-            if self._reveals():
-                self._rediagnose()
-                return
-            self._advance()
-        else:
-            self.walk.set(StepState.TODO, Text(f"{shown} ended: {ended}. Run the next one.", "italic"))
-            self._show()
 
     # --- checking again after a python-env step -------------------------------------------------
 
