@@ -182,16 +182,17 @@ class MainScreen(FixFlow):
             self.action_smoke()
 
     @staticmethod
-    def _torch_trouble(report: Report) -> str | None:
-        """Why the setup wizard is worth offering: torch missing, or a torch/driver check failing."""
+    def _torch_trouble(report: Report) -> tuple[str, str] | None:
+        """Why the setup wizard is worth offering, said long and short: torch missing, or a torch or
+        driver check failing."""
         from gpu_doctor.unavailable import Unavailable
 
         packages = report.facts.torch_packages
         if not isinstance(packages, Unavailable) and packages.version is None:
-            return "torch is not installed"
+            return "torch is not installed", "no torch"
         torch_or_driver = ("torch.", "driver.")
         if any(f.status is Status.FAIL and f.check_id.startswith(torch_or_driver) for f in report.findings):
-            return "torch cannot use the GPU yet"
+            return "torch cannot use the GPU yet", "torch not ready"
         return None
 
     def on_diagnosis_failed(self, message: DiagnosisFailed) -> None:
@@ -207,10 +208,10 @@ class MainScreen(FixFlow):
         counts = report.summary().counts
         trouble = self._torch_trouble(report)
         if trouble:
-            short = "no torch" if "not installed" in trouble else "torch not ready"
+            said, short = trouble
             return (
-                f"{trouble}: w opens the setup wizard · n: next problem",
-                f"{trouble}: w for setup",
+                f"{said}: w opens the setup wizard · n: next problem",
+                f"{said}: w for setup",
                 f"{short}: w for setup",
                 "w: setup",
             )
