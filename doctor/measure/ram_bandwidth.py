@@ -10,7 +10,7 @@ shared zero page and no copy pays page faults. The best of several timed copies 
 
 Why the arrays are anonymous mappings advised MADV_HUGEPAGE: touching them is part of the time budget, and a
 server's last-level cache can be 480 MiB (a Xeon 6 host behind this project's 2-vCPU CI VM), so the arrays
-reach 2 GiB. With 4 KiB pages that is half a million page faults, measured at 0.5-2.8 s per GiB on the VM
+reach several GiB. With 4 KiB pages that is 262,144 page faults a GiB, measured at 0.5-2.8 s per GiB on the VM
 (calloc zeroes, then memset touches again); with 2 MiB pages it is 0.15-0.2 s per GiB. Where transparent
 huge pages are off the advice is ignored and the arrays are ordinary pages.
 """
