@@ -37,10 +37,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.measure.disk_read import measure_disk_read
-from gpu_doctor.measure.ram_bandwidth import DEFAULT_LLC_BYTES, measure_ram_bandwidth, total_llc_bytes
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.measure.disk_read import measure_disk_read
+from torch_gpu_doctor.measure.ram_bandwidth import DEFAULT_LLC_BYTES, measure_ram_bandwidth, total_llc_bytes
+from torch_gpu_doctor.unavailable import Unavailable
 
 PACKAGES = {"mbw": "mbw", "sysbench": "sysbench", "fio": "fio", "likwid-bench": "likwid", "gcc": "gcc"}
 STREAM_SOURCE = Path(__file__).with_name("stream_copy.c")

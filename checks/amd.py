@@ -8,22 +8,22 @@ torch.cpu_build already covers a ROCm build on an NVIDIA-only machine.
 
 from __future__ import annotations
 
-from gpu_doctor.checks.amd_common import (
+from torch_gpu_doctor.checks.amd_common import (
     amd_gpus,
     kfd_agents,
     not_applicable,
     rocm_minor,
     torch_is_rocm,
 )
-from gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
-from gpu_doctor.describe import fact, gpu_label
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
-from gpu_doctor.fixes.target import target_platform
-from gpu_doctor.fixes.torch_rocm import ROCM_PLATFORM, recommend_rocm, rocm_install_remediation
-from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
+from torch_gpu_doctor.describe import fact, gpu_label
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
+from torch_gpu_doctor.fixes.target import target_platform
+from torch_gpu_doctor.fixes.torch_rocm import ROCM_PLATFORM, recommend_rocm, rocm_install_remediation
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 ACCESS_NOTE = (
     "Whether this user may open /dev/kfd and /dev/dri/renderD* cannot be read from files: if torch finds no GPU, "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.facts.model import Facts, Gpu
-from gpu_doctor.facts.rocm import KfdAgent
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.rocm import KfdAgent
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 _MINOR = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import before_turing, driver_evidence, is_wsl
-from gpu_doctor.describe import gpu_inventory
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.driver_install import driver_install
-from gpu_doctor.fixes.driver_plan import plan_driver
-from gpu_doctor.fixes.kernel_modules import load_nvidia_module
-from gpu_doctor.model import Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.checks.driver_common import before_turing, driver_evidence, is_wsl
+from torch_gpu_doctor.describe import gpu_inventory
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.driver_install import driver_install
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
+from torch_gpu_doctor.model import Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 @check("driver.installed", "The NVIDIA driver is installed and loaded", "driver", required=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import DriverFacts, Facts, KernelFacts
-from gpu_doctor.fixes.driver_install import OPEN_MODULE_MIN_CC
-from gpu_doctor.model import Evidence
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import DriverFacts, Facts, KernelFacts
+from torch_gpu_doctor.fixes.driver_install import OPEN_MODULE_MIN_CC
+from torch_gpu_doctor.model import Evidence
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 def is_wsl(facts: Facts) -> bool:

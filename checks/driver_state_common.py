@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import module_loaded
-from gpu_doctor.facts.model import DriverFacts, Facts
-from gpu_doctor.facts.modinfo import ModuleInfo
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.checks.driver_common import module_loaded
+from torch_gpu_doctor.facts.model import DriverFacts, Facts
+from torch_gpu_doctor.facts.modinfo import ModuleInfo
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 def loaded_module_version(driver: DriverFacts | Unavailable) -> str | None:

@@ -7,12 +7,12 @@ so a tunnel limit is expected, not a fault.
 
 from __future__ import annotations
 
-from gpu_doctor.facts.boltctl import BoltDevice, BoltStatus
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.thunderbolt import PCIE_BLOCKING_SECURITY, ThunderboltDevice, gpu_tunnel
-from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.boltctl import BoltDevice, BoltStatus
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.thunderbolt import PCIE_BLOCKING_SECURITY, ThunderboltDevice, gpu_tunnel
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TUNNEL_CEILING_GBYTES_PER_S = 8.0 * 128 / 130 / 8 * 4  # PCIe 3.0 x4, the TB3/TB4/USB4 v1 tunnel (§2.3)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_doctor.compat.torch_releases import load_torch_releases
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.compat.torch_releases import load_torch_releases
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 def visible_devices(value: str, count: int, uuids: list[str]) -> tuple[list[int], str | None]:

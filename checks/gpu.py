@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_doctor.describe import fact, gpu_inventory, gpu_label
-from gpu_doctor.facts.model import Facts, Gpu
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.describe import fact, gpu_inventory, gpu_label
+from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 ID = "gpu.present"
 VM_DRIVERS = ("vfio-pci", "pci-stub")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpu_doctor.checks.driver_common import is_wsl
-from gpu_doctor.describe import gpu_label
-from gpu_doctor.facts.gpu_health import GpuHealth
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.checks.driver_common import is_wsl
+from torch_gpu_doctor.describe import gpu_label
+from torch_gpu_doctor.facts.gpu_health import GpuHealth
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 NO_DRIVER = ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded")
 

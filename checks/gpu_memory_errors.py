@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.checks.gpu_health_common import all_unsupported, gpu_name, health_or_finding
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.gpu_health import GpuHealth
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.checks.gpu_health_common import all_unsupported, gpu_name, health_or_finding
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.gpu_health import GpuHealth
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "gpu.memory_errors"
 _RANK = {Status.SKIP: 0, Status.PASS: 1, Status.UNKNOWN: 2, Status.WARN: 3, Status.FAIL: 4}

@@ -7,13 +7,13 @@ a headless machine, where every program start pays the GPU set-up and the state 
 
 from __future__ import annotations
 
-from gpu_doctor.checks.gpu_health_common import all_unsupported, gpu_name, health_or_finding
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.persistence import enable_persistence
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.checks.gpu_health_common import all_unsupported, gpu_name, health_or_finding
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.persistence import enable_persistence
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "gpu.persistence_mode"
 

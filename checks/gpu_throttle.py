@@ -11,12 +11,12 @@ reported during PState or clock change" (nvml.h), so these are warnings, not fai
 
 from __future__ import annotations
 
-from gpu_doctor.checks.gpu_health_common import all_unsupported, gpu_name, health_or_finding
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.checks.gpu_health_common import all_unsupported, gpu_name, health_or_finding
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "gpu.throttle"
 # bit: (name, healthy?)

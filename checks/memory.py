@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.pcie import loaded_bandwidth
-from gpu_doctor.describe import gib
-from gpu_doctor.facts.measurements import not_measured
-from gpu_doctor.facts.memory_limits import ShmSizeSource
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.measure.ram_bandwidth import STREAM_CACHE_MULTIPLE
-from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.checks.pcie import loaded_bandwidth
+from torch_gpu_doctor.describe import gib
+from torch_gpu_doctor.facts.measurements import not_measured
+from torch_gpu_doctor.facts.memory_limits import ShmSizeSource
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.measure.ram_bandwidth import STREAM_CACHE_MULTIPLE
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 LOW_AVAILABLE_BYTES = 2 << 30
 SMALL_SHM_BYTES = 1 << 30  # Docker's default is 64 MiB; one batch of 64 224×224 float images is 38 MiB

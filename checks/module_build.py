@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.checks.driver_common import is_wsl
-from gpu_doctor.checks.driver_state_common import module_on_disk, nvidia_loaded
-from gpu_doctor.facts.dkms import DkmsEntry
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.nvidia_module import (
+from torch_gpu_doctor.checks.driver_common import is_wsl
+from torch_gpu_doctor.checks.driver_state_common import module_on_disk, nvidia_loaded
+from torch_gpu_doctor.facts.dkms import DkmsEntry
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.nvidia_module import (
     InstalledKernel,
     NvidiaModuleFacts,
     kernel_sort_key,
     module_missing,
 )
-from gpu_doctor.fixes.module_build import build_module
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.fixes.module_build import build_module
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "driver.kernel_module_build"
 _UBUNTU_PREBUILT = re.compile(r"/kernel/nvidia-(\d{3})[^/]*/nvidia\.ko")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import module_loaded
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.kernel_modules import blacklist_nouveau
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.checks.driver_common import module_loaded
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.kernel_modules import blacklist_nouveau
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 @check("driver.nouveau", "The nouveau driver does not hold the NVIDIA GPU", "driver")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import driver_evidence, is_wsl
-from gpu_doctor.checks.driver_state_common import loaded_module_version
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
-from gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
-from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.checks.driver_common import driver_evidence, is_wsl
+from torch_gpu_doctor.checks.driver_state_common import loaded_module_version
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
+from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 _NVML_ERRORS: dict[str, tuple[str, str]] = {
     # name: (summary, plain explanation)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.facts.model import Facts, Gpu, NvmlDevice
-from gpu_doctor.facts.pcie_link import LinkState, PcieLinkPath, link_gbytes_per_s, narrowest_hop
-from gpu_doctor.facts.thunderbolt import gpu_tunnel
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import Facts, Gpu, NvmlDevice
+from torch_gpu_doctor.facts.pcie_link import LinkState, PcieLinkPath, link_gbytes_per_s, narrowest_hop
+from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 SLOW_LINK_GBYTES_PER_S = 7.0  # below about Gen3 x8: host<->GPU copies and multi-GPU traffic start to hurt
 

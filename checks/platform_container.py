@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.describe import gpu_label
-from gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
-from gpu_doctor.facts.driver_libraries import LIBCUDA
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.container_gpus import pass_gpus
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.describe import gpu_label
+from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
+from torch_gpu_doctor.facts.driver_libraries import LIBCUDA
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.container_gpus import pass_gpus
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 ID = "platform.container_gpus"
 _GPU_NODE = re.compile(r"^nvidia[0-9]+$")

@@ -1,19 +1,25 @@
 """platform.iommu_p2p: does the IOMMU/ACS setup send GPU peer-to-peer traffic on a detour through the CPU?
 
 Warns only with two or more NVIDIA GPUs below one PCIe switch that Linux put in separate IOMMU groups: that split is
-made only when the switch's downstream ports have ACS redirect on (see gpu_doctor.facts.iommu), which is the case
+made only when the switch's downstream ports have ACS redirect on (see torch_gpu_doctor.facts.iommu), which is the case
 NVIDIA's NCCL guide says slows peer-to-peer down or hangs it. GPUs on separate root ports always cross the root
 complex, so ACS on switches changes nothing for them. ACS control bits themselves need root to read: never guessed.
 """
 
 from __future__ import annotations
 
-from gpu_doctor.facts.iommu import NO_SHARED_SWITCH, TRANSLATED_TYPES, GpuIommu, GpuPairRoute, IommuFacts
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.acs import clear_acs
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.iommu import (
+    NO_SHARED_SWITCH,
+    TRANSLATED_TYPES,
+    GpuIommu,
+    GpuPairRoute,
+    IommuFacts,
+)
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.acs import clear_acs
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 ID = "platform.iommu_p2p"
 ROOT_ONLY = "Firmware can enable ACS without an IOMMU; only root can see it: `sudo lspci -vvv | grep ACSCtl`."

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 @check("platform.virtual_machine", "A virtual machine has its GPU passed through", "platform")

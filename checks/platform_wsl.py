@@ -7,14 +7,14 @@ chain is broken (WSL 1, no /dev/dxg, nothing projected into /usr/lib/wsl/lib) an
 
 from __future__ import annotations
 
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.driver_libraries import WSL_LIB_DIR, LibraryFile
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.wsl import NOT_WSL, WslFacts
-from gpu_doctor.fixes.wsl_driver import remove_linux_driver
-from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR, LibraryFile
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.wsl import NOT_WSL, WslFacts
+from torch_gpu_doctor.fixes.wsl_driver import remove_linux_driver
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 GPU_ID = "platform.wsl_gpu"
 DRIVER_ID = "platform.wsl_linux_driver"

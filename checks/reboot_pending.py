@@ -12,14 +12,14 @@ a warning when a reboot fixes it (so one cause is not failed twice) and as a fai
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import is_wsl
-from gpu_doctor.checks.driver_state_common import loaded_module_version, module_on_disk
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.kernel_modules import reload_after_upgrade
-from gpu_doctor.model import Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.checks.driver_common import is_wsl
+from torch_gpu_doctor.checks.driver_state_common import loaded_module_version, module_on_disk
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.kernel_modules import reload_after_upgrade
+from torch_gpu_doctor.model import Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 CID = "driver.reboot_pending"
 

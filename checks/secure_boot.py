@@ -9,17 +9,17 @@ loaded module, a BIOS boot or Secure Boot off means Secure Boot is not the probl
 
 from __future__ import annotations
 
-from gpu_doctor.checks.driver_common import is_wsl
-from gpu_doctor.checks.driver_state_common import module_on_disk, nvidia_loaded, running_kernel
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.modinfo import ModuleInfo
-from gpu_doctor.facts.nvidia_module import module_missing
-from gpu_doctor.facts.secure_boot import SecureBootFacts
-from gpu_doctor.fixes.module_signing import enroll_key, sign_and_enroll
-from gpu_doctor.model import Evidence, Finding, Remediation, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Maybe, Unavailable
+from torch_gpu_doctor.checks.driver_common import is_wsl
+from torch_gpu_doctor.checks.driver_state_common import module_on_disk, nvidia_loaded, running_kernel
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.modinfo import ModuleInfo
+from torch_gpu_doctor.facts.nvidia_module import module_missing
+from torch_gpu_doctor.facts.secure_boot import SecureBootFacts
+from torch_gpu_doctor.fixes.module_signing import enroll_key, sign_and_enroll
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Maybe, Unavailable
 
 CID = "driver.secure_boot"
 TAINT = "module verification failed"  # the module loaded anyway: signatures are not enforced

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.checks.pcie import loaded_bandwidth
-from gpu_doctor.compat.datasheets import GpuDatasheet, datasheet_for
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.pcie_link import PcieLinkPath
-from gpu_doctor.facts.thunderbolt import gpu_tunnel
-from gpu_doctor.model import Status
-from gpu_doctor.smoke.figure import Figure
-from gpu_doctor.smoke.model import SmokeDevice, SmokeRun, SmokeStep, StepStatus
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.checks.pcie import loaded_bandwidth
+from torch_gpu_doctor.compat.datasheets import GpuDatasheet, datasheet_for
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.pcie_link import PcieLinkPath
+from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.smoke.figure import Figure
+from torch_gpu_doctor.smoke.model import SmokeDevice, SmokeRun, SmokeStep, StepStatus
+from torch_gpu_doctor.unavailable import Unavailable
 
 LINK_FRACTION = 0.65
 TUNNEL_MIN_GBYTES_PER_S = 2.0

@@ -6,18 +6,18 @@ figures below their expectation warn with the cause (checks/smoke_figures.py has
 
 from __future__ import annotations
 
-from gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
-from gpu_doctor.checks.smoke_figures import (
+from torch_gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
+from torch_gpu_doctor.checks.smoke_figures import (
     matmul_figures,
     memory_bandwidth_figures,
     transfer_figures,
 )
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.smoke.figure import Figure
-from gpu_doctor.smoke.model import SmokeStep
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.smoke.figure import Figure
+from torch_gpu_doctor.smoke.model import SmokeStep
 
 MEMORY = "smoke.gpu_memory"
 TRANSFER = "smoke.transfer"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.smoke_common import failed_steps, gpu_run_or_finding, step_evidence
-from gpu_doctor.checks.smoke_figures import multi_gpu_figures
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.registry import check
+from torch_gpu_doctor.checks.smoke_common import failed_steps, gpu_run_or_finding, step_evidence
+from torch_gpu_doctor.checks.smoke_figures import multi_gpu_figures
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.registry import check
 
 CID = "smoke.multi_gpu"
 

@@ -7,14 +7,14 @@ torch is a skip with the install command (2/6).
 
 from __future__ import annotations
 
-from gpu_doctor.checks.smoke_common import SOURCE, run_or_finding
-from gpu_doctor.describe import fact
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.torch_wheel import fix_for_torch
-from gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, StepStatus
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.checks.smoke_common import SOURCE, run_or_finding
+from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, StepStatus
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 RUN = "smoke.run"
 PREVIOUS = "smoke.previous_run"

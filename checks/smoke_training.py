@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.registry import check
+from torch_gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.registry import check
 
 CUDNN = "smoke.cudnn"
 TRAINING = "smoke.training"

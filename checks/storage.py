@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from gpu_doctor.describe import gib
-from gpu_doctor.facts.block_devices import StorageKind
-from gpu_doctor.facts.measurements import not_measured
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s
-from gpu_doctor.facts.storage import StorageFacts
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.describe import gib
+from torch_gpu_doctor.facts.block_devices import StorageKind
+from torch_gpu_doctor.facts.measurements import not_measured
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s
+from torch_gpu_doctor.facts.storage import StorageFacts
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 LOW_FREE_BYTES = 10 << 30  # one large checkpoint
 LOW_FREE_FRACTION = 0.05

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from gpu_doctor.checks.cuda_messages import explain
-from gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda, load_torch_releases
-from gpu_doctor.describe import fact, gpu_label
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.torch import TorchPackages
-from gpu_doctor.fixes.driver_plan import plan_driver
-from gpu_doctor.fixes.target import target_platform
-from gpu_doctor.fixes.torch_wheel import fix_for_torch
-from gpu_doctor.model import Evidence, Finding, Remediation, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.checks.cuda_messages import explain
+from torch_gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda, load_torch_releases
+from torch_gpu_doctor.describe import fact, gpu_label
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.torch import TorchPackages
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.target import target_platform
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 def _python(facts: Facts) -> str:

@@ -7,12 +7,12 @@ import re
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from gpu_doctor.compat.torch_releases import load_torch_releases
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.torch_wheel import fix_for_torch
-from gpu_doctor.model import Evidence, Finding, Status
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.compat.torch_releases import load_torch_releases
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
 
 _LOCAL = re.compile(r"\+.*$")
 _CU_SUFFIX = re.compile(r"-cu(\d+)$")

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpu_doctor.checks.driver_common import is_wsl
-from gpu_doctor.checks.xid_catalog import XidSeverity, xid_meaning
-from gpu_doctor.describe import gpu_label
-from gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.kernel_modules import gpu_lost
-from gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
-from gpu_doctor.registry import check
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.checks.driver_common import is_wsl
+from torch_gpu_doctor.checks.xid_catalog import XidSeverity, xid_meaning
+from torch_gpu_doctor.describe import gpu_label
+from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.kernel_modules import gpu_lost
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 CID = "driver.xid_errors"
 SHOWN_LINES = 5

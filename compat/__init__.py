@@ -163,5 +163,5 @@ def parse_matrix(data: Any) -> CompatMatrix:
 
 @functools.cache
 def load_matrix() -> CompatMatrix:
-    text = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
     return parse_matrix(json.loads(text))

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from gpu_doctor.compat import CompatDataError
-from gpu_doctor.compat.json_fields import lst, obj, opt_text, show, text, texts
+from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.compat.json_fields import lst, obj, opt_text, show, text, texts
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 _FIGURES = ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp16_acc16_tflops")
@@ -96,7 +96,7 @@ def datasheet_for(name: str, memory_total_bytes: int | None = None) -> GpuDatash
 
 @functools.cache
 def load_datasheets() -> tuple[GpuDatasheet, ...]:
-    raw = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    raw = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
     return parse_datasheets(json.loads(raw))
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpu_doctor.compat import CompatDataError
-from gpu_doctor.compat.json_fields import cc, lst, obj, opt_text, text, texts
-from gpu_doctor.compat.torch_releases import (
+from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.compat.json_fields import cc, lst, obj, opt_text, text, texts
+from torch_gpu_doctor.compat.torch_releases import (
     _CC,
     _MINOR,
     _PTX,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpu_doctor.compat import CompatDataError
-from gpu_doctor.compat.torch_releases import CC, parse_cc
+from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.compat.torch_releases import CC, parse_cc
 
 
 def show(value: Any) -> str:

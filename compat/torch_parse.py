@@ -7,15 +7,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gpu_doctor.compat import CompatDataError
-from gpu_doctor.compat.hardware_parse import (
+from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.compat.hardware_parse import (
     parse_architectures,
     parse_device_rule,
     parse_mvc,
     parse_pci,
 )
-from gpu_doctor.compat.json_fields import lst, obj, opt_text, text, texts
-from gpu_doctor.compat.torch_releases import (
+from torch_gpu_doctor.compat.json_fields import lst, obj, opt_text, text, texts
+from torch_gpu_doctor.compat.torch_releases import (
     _MINOR,
     _PTX,
     _SM,

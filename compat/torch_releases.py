@@ -358,8 +358,8 @@ def _version_tuple(text: str) -> tuple[int, int, int]:
 
 @functools.cache
 def load_torch_releases() -> TorchCompat:
-    from gpu_doctor.compat.torch_parse import parse_torch_compat  # the parser imports this module
+    from torch_gpu_doctor.compat.torch_parse import parse_torch_compat  # the parser imports this module
 
-    text = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
-    # mypy checks this file as `compat.torch_releases` and the parser's result as `gpu_doctor.compat...`: one class
+    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    # mypy checks this file as `compat.torch_releases` and the parser's result as `torch_gpu_doctor.compat...`: one class
     return typing.cast(TorchCompat, parse_torch_compat(json.loads(text)))

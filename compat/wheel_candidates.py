@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpu_doctor.compat.torch_releases import (
+from torch_gpu_doctor.compat.torch_releases import (
     TorchCompat,
     TorchRelease,
     TorchVariant,

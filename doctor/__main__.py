@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from gpu_doctor.cli import main
+from torch_gpu_doctor.cli import main
 
 sys.exit(main())

@@ -1,7 +1,7 @@
 """`gpu-doctor bundle [-o FILE] [--include-identifiers] [--yes] [--json]`: a redacted support bundle.
 
 Records this machine as `capture` does, adds facts.json, report.json and report.txt, redacts every file
-(gpu_doctor.bundle), shows what will be written and asks on a terminal, then writes the `.tar.gz` (0600, never
+(torch_gpu_doctor.bundle), shows what will be written and asks on a terminal, then writes the `.tar.gz` (0600, never
 through a symlink or over a file). `gpu-doctor --replay FILE` reads it back anywhere.
 """
 
@@ -15,14 +15,14 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.bundle.build import Bundle, default_name, record_and_bundle
-from gpu_doctor.bundle.model import BundleError, human_size
-from gpu_doctor.bundle.write import write_archive
-from gpu_doctor.cli import UsageError, _smoke_request
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.bundle.build import Bundle, default_name, record_and_bundle
+from torch_gpu_doctor.bundle.model import BundleError, human_size
+from torch_gpu_doctor.bundle.write import write_archive
+from torch_gpu_doctor.cli import UsageError, _smoke_request
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.recorded import RecordedHost
 
 
 def run_bundle(args: argparse.Namespace, host: Host, python: str, data_dir: str) -> int:

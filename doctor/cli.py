@@ -12,15 +12,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.cli_parser import UsageError, build_parser
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.cli_parser import UsageError, build_parser
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the Facts model imports every facts module: `--version` and usage errors need none
-    from gpu_doctor.facts.model import PythonFacts
-    from gpu_doctor.host.base import Host
-    from gpu_doctor.smoke.run import SmokeProgress, SmokeRequest
+    from torch_gpu_doctor.facts.model import PythonFacts
+    from torch_gpu_doctor.host.base import Host
+    from torch_gpu_doctor.smoke.run import SmokeProgress, SmokeRequest
 
 __all__ = ["UsageError", "build_parser", "main"]  # the parser lives in cli_parser; tests and tools use these
 
@@ -61,19 +61,19 @@ def _main(args: argparse.Namespace) -> int:
     elif args.format == "text":
         args.plain = True
     if args.command == "schema":
-        from gpu_doctor.schemas import report_schema_text
+        from torch_gpu_doctor.schemas import report_schema_text
 
         sys.stdout.write(report_schema_text())
         return ExitCode.OK
     if args.command == "explain":
         return _explain(args.check_id, plugins=not args.no_plugins)
     if args.command == "triage":  # a report pasted from another machine: no Host
-        from gpu_doctor.triage_command import run_triage
+        from torch_gpu_doctor.triage_command import run_triage
 
         return run_triage(args)
     if args.command in ("diff", "summarize"):  # reports from other machines: no Host
-        from gpu_doctor.diff_command import run_diff
-        from gpu_doctor.summarize_command import run_summarize
+        from torch_gpu_doctor.diff_command import run_diff
+        from torch_gpu_doctor.summarize_command import run_summarize
 
         return run_diff(args) if args.command == "diff" else run_summarize(args)
     if args.list_checks:
@@ -86,15 +86,15 @@ def _main(args: argparse.Namespace) -> int:
     host, python = _host_and_python(args)
     data_dir = _data_dir(args, host)
     if args.command == "verify":
-        from gpu_doctor.verify_command import run_verify
+        from torch_gpu_doctor.verify_command import run_verify
 
         return run_verify(args, host, python, data_dir)
     if args.command == "fix":
-        from gpu_doctor.fix_command import run_fix
+        from torch_gpu_doctor.fix_command import run_fix
 
         return run_fix(args, host, python, data_dir)
     if args.command == "bundle":
-        from gpu_doctor.bundle_command import run_bundle
+        from torch_gpu_doctor.bundle_command import run_bundle
 
         return run_bundle(args, host, python, data_dir)
     _validate_ids(args.check + args.skip, plugins=not args.no_plugins)
@@ -102,12 +102,12 @@ def _main(args: argparse.Namespace) -> int:
     if args.command == "capture":
         return _capture(Path(args.directory), python, data_dir, args.measure, smoke)
 
-    from gpu_doctor.model import Status
+    from torch_gpu_doctor.model import Status
 
     fail_on = Status.WARN if args.strict or args.fail_on == "warn" else Status.FAIL
     if _wants_tui(args):  # before the engine's imports: the first paint must not wait for them
-        from gpu_doctor.host.recorded import RecordedHost
-        from gpu_doctor.tui.launch import run_tui
+        from torch_gpu_doctor.host.recorded import RecordedHost
+        from torch_gpu_doctor.tui.launch import run_tui
 
         return run_tui(
             host,
@@ -122,11 +122,11 @@ def _main(args: argparse.Namespace) -> int:
             smoke=smoke.mode if smoke is not None else None,
         )
     if args.command == "setup":  # no terminal: the wizard's plan, as `fix --dry-run` prints it
-        from gpu_doctor.fix_command import run_fix
+        from torch_gpu_doctor.fix_command import run_fix
 
         args.dry_run, args.yes = True, False
         return run_fix(args, host, python, data_dir)
-    from gpu_doctor.runner import diagnose
+    from torch_gpu_doctor.runner import diagnose
 
     only = list(args.check)
     if args.command == "smoke" and not only:
@@ -136,15 +136,15 @@ def _main(args: argparse.Namespace) -> int:
     )
     _require_python(report.facts.python, python, args)
     if args.json:
-        from gpu_doctor.render.json_report import render_json
+        from torch_gpu_doctor.render.json_report import render_json
 
         sys.stdout.write(render_json(report))
     elif args.format == "prometheus":
-        from gpu_doctor.render.prometheus import render_prometheus
+        from torch_gpu_doctor.render.prometheus import render_prometheus
 
         sys.stdout.write(render_prometheus(report))
     else:
-        from gpu_doctor.render.text import render_text
+        from torch_gpu_doctor.render.text import render_text
 
         render_text(report, sys.stdout, verbose=args.verbose)
     return report.summary().exit_code
@@ -162,8 +162,8 @@ def _wants_tui(args: argparse.Namespace) -> bool:
 def _replay_root(args: argparse.Namespace) -> str:
     if args.root:
         raise UsageError("--replay and --root both name a machine to diagnose; pass one of them")
-    from gpu_doctor.bundle.model import BundleError
-    from gpu_doctor.bundle.replay import replay_directory
+    from torch_gpu_doctor.bundle.model import BundleError
+    from torch_gpu_doctor.bundle.replay import replay_directory
 
     try:
         return str(replay_directory(args.replay))
@@ -173,14 +173,14 @@ def _replay_root(args: argparse.Namespace) -> str:
 
 def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
     if args.root:
-        from gpu_doctor.host.recorded import CaptureError, RecordedHost
+        from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
 
         try:
             recorded = RecordedHost(args.root)
         except CaptureError as exc:
             raise UsageError(str(exc)) from exc
         return recorded, args.python or recorded.python or "python3"
-    from gpu_doctor.host.real import RealHost
+    from torch_gpu_doctor.host.real import RealHost
 
     python = args.python or sys.executable
     if args.python:
@@ -193,7 +193,7 @@ def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
 
 def _data_dir(args: argparse.Namespace, host: Host) -> str:
     """An absolute path on the diagnosed machine: as given, or the captured one, or the current folder."""
-    from gpu_doctor.host.recorded import RecordedHost
+    from torch_gpu_doctor.host.recorded import RecordedHost
 
     if isinstance(host, RecordedHost):
         if args.measure:
@@ -215,7 +215,7 @@ def _require_python(python_facts: PythonFacts | Unavailable, python: str, args: 
 def _validate_ids(ids: list[str], plugins: bool) -> None:
     if not ids:
         return
-    from gpu_doctor.registry import known_specs  # the index (and plugins only if one is installed)
+    from torch_gpu_doctor.registry import known_specs  # the index (and plugins only if one is installed)
 
     known = {spec.id for spec in known_specs(plugins).specs}
     unknown = [i for i in ids if i not in known]
@@ -224,7 +224,7 @@ def _validate_ids(ids: list[str], plugins: bool) -> None:
 
 
 def _list_checks(plugins: bool, as_json: bool = False) -> int:
-    from gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
+    from torch_gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
 
     loaded = known_specs(plugins)
     specs = sorted(loaded.specs, key=lambda spec: spec.id)
@@ -241,7 +241,7 @@ def _list_checks(plugins: bool, as_json: bool = False) -> int:
 
 
 def _explain(check_id: str, plugins: bool) -> int:
-    from gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
+    from torch_gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
 
     checks = {spec.id: spec for spec in known_specs(plugins).specs}
     spec = checks.get(check_id)
@@ -259,7 +259,7 @@ def _explain(check_id: str, plugins: bool) -> int:
 
 
 def _smoke_check_ids(plugins: bool) -> list[str]:
-    from gpu_doctor.runner import known_check_ids
+    from torch_gpu_doctor.runner import known_check_ids
 
     return sorted(i for i in known_check_ids(plugins) if i.startswith("smoke.") or i in SMOKE_CHECKS)
 
@@ -269,15 +269,15 @@ def _smoke_request(args: argparse.Namespace, host: Host) -> SmokeRequest | None:
     mode_name = args.mode if args.command == "smoke" else args.smoke
     if mode_name is None:
         return None
-    from gpu_doctor.host.recorded import RecordedHost
-    from gpu_doctor.smoke.model import SmokeMode
-    from gpu_doctor.smoke.run import SmokeRequest
+    from torch_gpu_doctor.host.recorded import RecordedHost
+    from torch_gpu_doctor.smoke.model import SmokeMode
+    from torch_gpu_doctor.smoke.run import SmokeRequest
 
     mode = SmokeMode(mode_name)
     progress = _progress_printer(as_json=args.json)
     if isinstance(host, RecordedHost):  # a replay: no breadcrumb of this machine applies
         return SmokeRequest(mode, on_progress=progress)
-    from gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
+    from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
 
     crumb = Breadcrumb(state_dir(os.environ))
     previous = crumb.unfinished()
@@ -341,9 +341,9 @@ def _progress_printer(as_json: bool) -> Callable[[SmokeProgress], None]:
 
 
 def _capture(directory: Path, python: str, data_dir: str, measure: bool, smoke: SmokeRequest | None) -> int:
-    from gpu_doctor.host.real import RealHost
-    from gpu_doctor.host.recording import RecordingHost
-    from gpu_doctor.runner import diagnose
+    from torch_gpu_doctor.host.real import RealHost
+    from torch_gpu_doctor.host.recording import RecordingHost
+    from torch_gpu_doctor.runner import diagnose
 
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise UsageError(f"{directory} exists and is not an empty directory")

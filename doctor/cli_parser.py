@@ -1,12 +1,12 @@
 """The command line's argument parser: every option and subcommand of `gpu-doctor` (argparse only, so that
-`--version` and usage errors import nothing else). `gpu_doctor.cli.build_parser` re-exports it."""
+`--version` and usage errors import nothing else). `torch_gpu_doctor.cli.build_parser` re-exports it."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any, NoReturn
 
-from gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor import TOOL_NAME, __version__
 
 SMOKE_MODES = ("quick", "standard", "deep")
 
@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     bundle.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     bundle.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     bundle.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    from gpu_doctor.fleet.arguments import add_fleet_commands  # argparse only
+    from torch_gpu_doctor.fleet.arguments import add_fleet_commands  # argparse only
 
     add_fleet_commands(sub)  # verify, diff, summarize (doctor/fleet/arguments.py)
     triage = sub.add_parser(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from gpu_doctor.facts.model import Gpu
-from gpu_doctor.model import Evidence
-from gpu_doctor.unavailable import Maybe, Unavailable
+from torch_gpu_doctor.facts.model import Gpu
+from torch_gpu_doctor.model import Evidence
+from torch_gpu_doctor.unavailable import Maybe, Unavailable
 
 
 def gib(n: int) -> str:

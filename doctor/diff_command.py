@@ -12,11 +12,11 @@ import sys
 from itertools import groupby
 from pathlib import Path
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.cli import UsageError
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.fleet.diff import Difference, diff_reports
-from gpu_doctor.fleet.report_files import ReportFileError, load_report
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.cli import UsageError
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.fleet.diff import Difference, diff_reports
+from torch_gpu_doctor.fleet.report_files import ReportFileError, load_report
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_doctor.model import CheckSpec, Finding
+from torch_gpu_doctor.model import CheckSpec, Finding
 
 
 @dataclass(frozen=True)

@@ -15,16 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.cli import UsageError, _require_python
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.fixes.apply import ApplyResult, apply_command
-from gpu_doctor.fixes.plan import FixPlan, FixStep, plan_fixes
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.render.fix_plan import plan_json, render_plan_text, result_json, step_text
-from gpu_doctor.report import Report
-from gpu_doctor.runner import diagnose
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.cli import UsageError, _require_python
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.fixes.apply import ApplyResult, apply_command
+from torch_gpu_doctor.fixes.plan import FixPlan, FixStep, plan_fixes
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.render.fix_plan import plan_json, render_plan_text, result_json, step_text
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import diagnose
 
 NO_TTY_HINT = "pass --yes to apply the Python-environment steps"
 

@@ -14,40 +14,40 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_doctor.facts.boltctl import gather_boltctl
-from gpu_doctor.facts.container import gather_container
-from gpu_doctor.facts.driver import gather_driver
-from gpu_doctor.facts.environment import relevant_env
-from gpu_doctor.facts.gpu_health import gather_gpu_health
-from gpu_doctor.facts.gpus import join_gpus
-from gpu_doctor.facts.iommu import gather_iommu
-from gpu_doctor.facts.kernel import gather_kernel
-from gpu_doctor.facts.kernel_log import gather_kernel_log
-from gpu_doctor.facts.measurements import gather_measurements
-from gpu_doctor.facts.memory import gather_memory
-from gpu_doctor.facts.memory_limits import gather_memory_limits
-from gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
-from gpu_doctor.facts.nvidia_module import gather_nvidia_module
-from gpu_doctor.facts.nvml import gather_nvml
-from gpu_doctor.facts.pci import gather_pci, gather_proc_gpus
-from gpu_doctor.facts.pcie_link import gather_pcie_links
-from gpu_doctor.facts.platform import gather_cpu, gather_os
-from gpu_doctor.facts.python_env import PROBE_TIMEOUT_S, gather_python
-from gpu_doctor.facts.rocm import gather_rocm
-from gpu_doctor.facts.secure_boot import gather_secure_boot
-from gpu_doctor.facts.storage import gather_storage
-from gpu_doctor.facts.thunderbolt import gather_thunderbolt
-from gpu_doctor.facts.torch import (
+from torch_gpu_doctor.facts.boltctl import gather_boltctl
+from torch_gpu_doctor.facts.container import gather_container
+from torch_gpu_doctor.facts.driver import gather_driver
+from torch_gpu_doctor.facts.environment import relevant_env
+from torch_gpu_doctor.facts.gpu_health import gather_gpu_health
+from torch_gpu_doctor.facts.gpus import join_gpus
+from torch_gpu_doctor.facts.iommu import gather_iommu
+from torch_gpu_doctor.facts.kernel import gather_kernel
+from torch_gpu_doctor.facts.kernel_log import gather_kernel_log
+from torch_gpu_doctor.facts.measurements import gather_measurements
+from torch_gpu_doctor.facts.memory import gather_memory
+from torch_gpu_doctor.facts.memory_limits import gather_memory_limits
+from torch_gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
+from torch_gpu_doctor.facts.nvidia_module import gather_nvidia_module
+from torch_gpu_doctor.facts.nvml import gather_nvml
+from torch_gpu_doctor.facts.pci import gather_pci, gather_proc_gpus
+from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
+from torch_gpu_doctor.facts.platform import gather_cpu, gather_os
+from torch_gpu_doctor.facts.python_env import PROBE_TIMEOUT_S, gather_python
+from torch_gpu_doctor.facts.rocm import gather_rocm
+from torch_gpu_doctor.facts.secure_boot import gather_secure_boot
+from torch_gpu_doctor.facts.storage import gather_storage
+from torch_gpu_doctor.facts.thunderbolt import gather_thunderbolt
+from torch_gpu_doctor.facts.torch import (
     PACKAGES_TIMEOUT_S,
     RUNTIME_TIMEOUT_S,
     gather_torch_packages,
     gather_torch_runtime,
 )
-from gpu_doctor.facts.virtualization import gather_virtualization
-from gpu_doctor.facts.wsl import gather_wsl
-from gpu_doctor.host.base import Host
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.virtualization import gather_virtualization
+from torch_gpu_doctor.facts.wsl import gather_wsl
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_DEADLINE_S = 90.0
 ProbeFn = Callable[[Host, dict[str, Any]], Any]

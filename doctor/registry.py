@@ -1,6 +1,6 @@
 """Where checks come from: an explicit tuple of built-in modules, a decorator, and plugins.
 
-Plugins are entry points in the group `gpu_doctor.checks`; each names a module (its decorated checks register
+Plugins are entry points in the group `torch_gpu_doctor.checks`; each names a module (its decorated checks register
 on import). A plugin that fails to load becomes a `crash` finding, never a crash of the doctor.
 
 `builtin_specs()` reads the built-in checks' specs from `checks/specs.json` (written by
@@ -21,44 +21,44 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-from gpu_doctor.model import CheckSpec, Explanation, Finding, Status
+from torch_gpu_doctor.model import CheckSpec, Explanation, Finding, Status
 
 if TYPE_CHECKING:  # the Facts model imports every facts module: builtin_specs() must not need it
-    from gpu_doctor.facts.model import Facts
+    from torch_gpu_doctor.facts.model import Facts
 
-ENTRY_POINT_GROUP = "gpu_doctor.checks"
+ENTRY_POINT_GROUP = "torch_gpu_doctor.checks"
 BUILTIN_CHECK_MODULES = (
-    "gpu_doctor.checks.gpu",
-    "gpu_doctor.checks.driver",
-    "gpu_doctor.checks.nvml",
-    "gpu_doctor.checks.nouveau",
-    "gpu_doctor.checks.torch_build",
-    "gpu_doctor.checks.torch_stack",
-    "gpu_doctor.checks.environment",
-    "gpu_doctor.checks.pcie",
-    "gpu_doctor.checks.egpu",
-    "gpu_doctor.checks.memory",
-    "gpu_doctor.checks.storage",
-    "gpu_doctor.checks.platform_container",
-    "gpu_doctor.checks.platform_wsl",
-    "gpu_doctor.checks.platform_iommu",
-    "gpu_doctor.checks.platform_vm",
-    "gpu_doctor.checks.pcie_under_load",
+    "torch_gpu_doctor.checks.gpu",
+    "torch_gpu_doctor.checks.driver",
+    "torch_gpu_doctor.checks.nvml",
+    "torch_gpu_doctor.checks.nouveau",
+    "torch_gpu_doctor.checks.torch_build",
+    "torch_gpu_doctor.checks.torch_stack",
+    "torch_gpu_doctor.checks.environment",
+    "torch_gpu_doctor.checks.pcie",
+    "torch_gpu_doctor.checks.egpu",
+    "torch_gpu_doctor.checks.memory",
+    "torch_gpu_doctor.checks.storage",
+    "torch_gpu_doctor.checks.platform_container",
+    "torch_gpu_doctor.checks.platform_wsl",
+    "torch_gpu_doctor.checks.platform_iommu",
+    "torch_gpu_doctor.checks.platform_vm",
+    "torch_gpu_doctor.checks.pcie_under_load",
     # after the checks above: the smoke test's results, when it ran
-    "gpu_doctor.checks.smoke_run",
-    "gpu_doctor.checks.smoke_gpu",
-    "gpu_doctor.checks.smoke_training",
-    "gpu_doctor.checks.smoke_multi_gpu",
-    "gpu_doctor.checks.amd",
-    "gpu_doctor.checks.secure_boot",
-    "gpu_doctor.checks.module_build",
-    "gpu_doctor.checks.reboot_pending",
-    "gpu_doctor.checks.xid_errors",
-    "gpu_doctor.checks.gpu_persistence",
-    "gpu_doctor.checks.gpu_throttle",
-    "gpu_doctor.checks.gpu_memory_errors",
+    "torch_gpu_doctor.checks.smoke_run",
+    "torch_gpu_doctor.checks.smoke_gpu",
+    "torch_gpu_doctor.checks.smoke_training",
+    "torch_gpu_doctor.checks.smoke_multi_gpu",
+    "torch_gpu_doctor.checks.amd",
+    "torch_gpu_doctor.checks.secure_boot",
+    "torch_gpu_doctor.checks.module_build",
+    "torch_gpu_doctor.checks.reboot_pending",
+    "torch_gpu_doctor.checks.xid_errors",
+    "torch_gpu_doctor.checks.gpu_persistence",
+    "torch_gpu_doctor.checks.gpu_throttle",
+    "torch_gpu_doctor.checks.gpu_memory_errors",
 )
-SPECS_RESOURCE = "specs.json"  # in the package gpu_doctor.checks
+SPECS_RESOURCE = "specs.json"  # in the package torch_gpu_doctor.checks
 CheckResult = Finding | Iterable[Finding]
 CheckFn: TypeAlias = Callable[["Facts"], CheckResult]
 F = TypeVar("F", bound=CheckFn)
@@ -185,10 +185,10 @@ def plugins_installed() -> bool:
 @cache
 def builtin_specs() -> tuple[CheckSpec, ...]:
     """The built-in checks' specs, in load_checks(plugins=False)'s order, from the shipped index."""
-    text = resources.files("gpu_doctor.checks").joinpath(SPECS_RESOURCE).read_text(encoding="utf-8")
+    text = resources.files("torch_gpu_doctor.checks").joinpath(SPECS_RESOURCE).read_text(encoding="utf-8")
     document = json.loads(text)
     if not isinstance(document, dict) or not isinstance(document.get("checks"), list):
-        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: no list of checks")
+        raise RegistryError(f"torch_gpu_doctor.checks/{SPECS_RESOURCE}: no list of checks")
     return tuple(spec_from_json(entry) for entry in document["checks"])
 
 
@@ -207,10 +207,12 @@ def spec_to_json(spec: CheckSpec) -> dict[str, object]:
 def spec_from_json(entry: object) -> CheckSpec:
     """One entry of the index back into a CheckSpec; anything malformed is a RegistryError."""
     if not isinstance(entry, dict) or not isinstance(entry.get("explanation"), dict):
-        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: a malformed entry: {entry!r}")
+        raise RegistryError(f"torch_gpu_doctor.checks/{SPECS_RESOURCE}: a malformed entry: {entry!r}")
     required = entry.get("required")
     if not isinstance(required, bool):
-        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: 'required' is not true/false: {entry!r}")
+        raise RegistryError(
+            f"torch_gpu_doctor.checks/{SPECS_RESOURCE}: 'required' is not true/false: {entry!r}"
+        )
     text = entry["explanation"]
     explanation = Explanation(what=_text(text, "what"), why=_text(text, "why"), fix=_text(text, "fix"))
     return CheckSpec(_text(entry, "id"), _text(entry, "title"), _text(entry, "area"), explanation, required)
@@ -219,5 +221,5 @@ def spec_from_json(entry: object) -> CheckSpec:
 def _text(entry: dict[str, object], key: str) -> str:
     value = entry.get(key)
     if not isinstance(value, str):
-        raise RegistryError(f"gpu_doctor.checks/{SPECS_RESOURCE}: {key!r} is not a string: {entry!r}")
+        raise RegistryError(f"torch_gpu_doctor.checks/{SPECS_RESOURCE}: {key!r} is not a string: {entry!r}")
     return value

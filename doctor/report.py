@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.recommendation import Recommendation
-from gpu_doctor.model import CheckSpec, Counts, Finding, FindingsSummary, Status
-from gpu_doctor.smoke.figure import Figure
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.recommendation import Recommendation
+from torch_gpu_doctor.model import CheckSpec, Counts, Finding, FindingsSummary, Status
+from torch_gpu_doctor.smoke.figure import Figure
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,17 @@ import traceback
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
-from gpu_doctor import __version__
-from gpu_doctor.checks.smoke_figures import smoke_figures
-from gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.torch_wheel import recommend
-from gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
-from gpu_doctor.host.base import Host
-from gpu_doctor.model import Evidence, Finding, Remediation, Status
-from gpu_doctor.registry import RegisteredCheck, load_checks
-from gpu_doctor.report import Report
-from gpu_doctor.smoke.run import SmokeRequest, gather_smoke
+from torch_gpu_doctor import __version__
+from torch_gpu_doctor.checks.smoke_figures import smoke_figures
+from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.torch_wheel import recommend
+from torch_gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
+from torch_gpu_doctor.registry import RegisteredCheck, load_checks
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.smoke.run import SmokeRequest, gather_smoke
 
 SMOKE_LOAD_CHECKS = ("pcie.link_under_load",)  # outside the smoke area, but judged from its figures
 CHECK_TIMEOUT_S = 5.0  # checks are pure and fast; this only catches a runaway loop

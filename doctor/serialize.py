@@ -14,7 +14,7 @@ import typing
 from enum import Enum
 from typing import Any, TypeVar, Union, get_args, get_origin
 
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 UNAVAILABLE_KEY = "unavailable"
 T = TypeVar("T")

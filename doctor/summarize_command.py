@@ -13,10 +13,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.fleet.report_files import ReportFileError, host_name, load_report
-from gpu_doctor.fleet.summary import FleetSummary, HostRow, host_row, summarize_fleet, unreadable_row
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.fleet.report_files import ReportFileError, host_name, load_report
+from torch_gpu_doctor.fleet.summary import FleetSummary, HostRow, host_row, summarize_fleet, unreadable_row
 
 CELL = {"fail": "FAIL", "crash": "CRASH"}
 

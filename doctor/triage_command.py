@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.exit_codes import ExitCode
 
 MAX_BYTES = 1 << 20  # a report is a few KB; a megabyte is already something else
 
@@ -33,10 +33,10 @@ def read_input(name: str) -> str:
 
 
 def run_triage(args: argparse.Namespace) -> int:
-    from gpu_doctor.triage.facts import report_facts
-    from gpu_doctor.triage.parse import looks_like_collect_env, parse_report
-    from gpu_doctor.triage.render import render_json, render_text
-    from gpu_doctor.triage.verdict import triage
+    from torch_gpu_doctor.triage.facts import report_facts
+    from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
+    from torch_gpu_doctor.triage.render import render_json, render_text
+    from torch_gpu_doctor.triage.verdict import triage
 
     source = "stdin" if args.file == "-" else args.file
     try:
@@ -64,7 +64,7 @@ def _json_error(exc: Exception) -> None:
     """The error document of `--json` mode (the schema's error_document), so stdout still holds one document."""
     import json
 
-    from gpu_doctor import __version__
+    from torch_gpu_doctor import __version__
 
     document = {
         "schema_version": 1,

@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.cli import UsageError, _require_python, _smoke_request
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.fleet.expectations import ExpectationError, Expectations, load_expectations, with_flags
-from gpu_doctor.fleet.verify import Gate, evaluate
-from gpu_doctor.host.base import Host
-from gpu_doctor.render.json_report import envelope
-from gpu_doctor.runner import diagnose
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.cli import UsageError, _require_python, _smoke_request
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.fleet.expectations import ExpectationError, Expectations, load_expectations, with_flags
+from torch_gpu_doctor.fleet.verify import Gate, evaluate
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.render.json_report import envelope
+from torch_gpu_doctor.runner import diagnose
 
 VERIFY_SCHEMA_VERSION = 1
 _AT_LEAST = ("min_driver", "min_pcie_gen", "min_pcie_width")

@@ -7,7 +7,7 @@ needs to be disabled, from the BIOS (IO virtualization / VT-d) or, for Broadcom 
 
 from __future__ import annotations
 
-from gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.model import Command, Remediation, Target
 
 
 def clear_acs(ports: tuple[str, ...]) -> Remediation:

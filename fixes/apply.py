@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from gpu_doctor.host.streaming import kill_group
+from torch_gpu_doctor.host.streaming import kill_group
 
 TAIL_CHARS = 1 << 16  # the output kept for "pip's message"
 REDRAW_INTERVAL_S = 0.5  # a `\r` progress redraw reaches on_line at most this often

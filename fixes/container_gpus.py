@@ -8,8 +8,8 @@ Podman: CDI, `--device nvidia.com/gpu=all` (needs a CDI spec: `nvidia-ctk cdi ge
 
 from __future__ import annotations
 
-from gpu_doctor.facts.container import ContainerRuntime
-from gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.facts.container import ContainerRuntime
+from torch_gpu_doctor.model import Command, Remediation, Target
 
 CDI_SPEC = "/etc/cdi/nvidia.yaml"
 CAPABILITIES = "NVIDIA_DRIVER_CAPABILITIES=compute,utility"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from gpu_doctor.facts.model import OsFacts
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 class Family(str, Enum):

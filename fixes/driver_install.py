@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import OsFacts
-from gpu_doctor.fixes.distro import Family, family
-from gpu_doctor.fixes.driver_plan import DriverPlan
-from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.fixes.driver_plan import DriverPlan
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 NVIDIA_DOWNLOADS = "https://www.nvidia.com/Download/index.aspx"
 OPEN_MODULE_MIN_CC = (7, 5)  # NVIDIA's open kernel modules support Turing and newer only

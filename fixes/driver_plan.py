@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.compat.torch_releases import (
+from torch_gpu_doctor.compat.torch_releases import (
     ArchitectureLastDriver,
     KernelModule,
     TorchCompat,
     load_torch_releases,
 )
-from gpu_doctor.compat.wheel_candidates import (
+from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,
     supporting_candidates,
 )
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.target import driver_system, gpu_capabilities, python_minor, target_platform
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.target import driver_system, gpu_capabilities, python_minor, target_platform
 
 _NO_CAP = "99.9"  # a driver with no CUDA limit: what the GPUs alone allow
 

@@ -8,9 +8,9 @@ The fix there is the enclosure, the Windows driver or the run flag (see egpu.*, 
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.thunderbolt import PCIE_BLOCKING_SECURITY
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.thunderbolt import PCIE_BLOCKING_SECURITY
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 def hidden_gpu_reason(facts: Facts) -> str | None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import OsFacts
-from gpu_doctor.fixes.distro import Family, family
-from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 BLACKLIST_FILE = "/etc/modprobe.d/blacklist-nouveau.conf"
 BLACKLIST_TEXT = "blacklist nouveau\noptions nouveau modeset=0\n"

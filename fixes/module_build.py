@@ -7,10 +7,10 @@ modules come from `linux-modules-nvidia-<branch>-<release>` instead, when the mo
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import OsFacts
-from gpu_doctor.fixes.distro import Family, family
-from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 LOAD = Command(("sudo", "modprobe", "nvidia"), note="or reboot")
 

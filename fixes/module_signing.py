@@ -11,11 +11,11 @@ built module), `akmods --rebuild` (akmods 0.5.10: `--force` only retries failed 
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import OsFacts
-from gpu_doctor.fixes.distro import Family, family
-from gpu_doctor.fixes.kernel_modules import REBOOT
-from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.fixes.kernel_modules import REBOOT
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 UBUNTU_MOK = "/var/lib/shim-signed/mok/MOK.der"
 DKMS_MOK = "/var/lib/dkms/mok.pub"

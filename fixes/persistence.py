@@ -8,7 +8,7 @@ leave persistence off: `nvidia-smi -pm 1` then asks the running daemon to turn i
 
 from __future__ import annotations
 
-from gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.model import Command, Remediation, Target
 
 
 def enable_persistence() -> Remediation:

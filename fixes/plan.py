@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.kernel_modules import REBOOT, gpu_lost, load_nvidia_module, reload_after_upgrade
-from gpu_doctor.fixes.recommendation import Recommendation
-from gpu_doctor.fixes.torch_wheel import install_remediation
-from gpu_doctor.model import Command, Finding, Remediation, Status, Target
-from gpu_doctor.report import Report
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.kernel_modules import REBOOT, gpu_lost, load_nvidia_module, reload_after_upgrade
+from torch_gpu_doctor.fixes.recommendation import Recommendation
+from torch_gpu_doctor.fixes.torch_wheel import install_remediation
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.unavailable import Unavailable
 
 DRIVER_KEY, TORCH_KEY, REBOOT_KEY, VERIFY_KEY = "driver", "torch", "reboot", "verify"
 # The checks whose system fix is "the driver": installing it, loading its module, rebooting into an update.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.unavailable import Unavailable
 
 _LOCAL = re.compile(r"\+.*$")
 

@@ -5,12 +5,17 @@ confirmed). ROCm wheels exist only for Linux x86_64. Pure: facts in, a Recommend
 
 from __future__ import annotations
 
-from gpu_doctor.compat.torch_releases import TorchCompat, TorchRelease, TorchVariant, load_torch_releases
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.recommendation import Recommendation
-from gpu_doctor.fixes.target import installed_torch, installed_variant, python_minor
-from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.compat.torch_releases import (
+    TorchCompat,
+    TorchRelease,
+    TorchVariant,
+    load_torch_releases,
+)
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.recommendation import Recommendation
+from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, python_minor
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 ROCM_PLATFORM = "linux_x86_64"
 

@@ -8,20 +8,20 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 
 from __future__ import annotations
 
-from gpu_doctor.compat.torch_releases import (
+from torch_gpu_doctor.compat.torch_releases import (
     TorchCompat,
     load_torch_releases,
 )
-from gpu_doctor.compat.wheel_candidates import (
+from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,
     supporting_candidates,
 )
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.driver_install import driver_install
-from gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
-from gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
-from gpu_doctor.fixes.recommendation import Recommendation
-from gpu_doctor.fixes.target import (
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.driver_install import driver_install
+from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
+from torch_gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
+from torch_gpu_doctor.fixes.recommendation import Recommendation
+from torch_gpu_doctor.fixes.target import (
     driver_system,
     gpu_capabilities,
     installed_torch,
@@ -30,9 +30,9 @@ from gpu_doctor.fixes.target import (
     python_minor,
     target_platform,
 )
-from gpu_doctor.fixes.torch_rocm import recommend_rocm
-from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.fixes.torch_rocm import recommend_rocm
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 INDEX_CPU = "https://download.pytorch.org/whl/cpu"
 

@@ -7,10 +7,10 @@ the library file.
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import OsFacts
-from gpu_doctor.fixes.distro import Family, family
-from gpu_doctor.model import Command, Remediation, Target
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 _KEEP = (
     "Keep the CUDA toolkit (cuda-toolkit-12-x, not `cuda` or `cuda-drivers`) and the NVIDIA Container Toolkit: "

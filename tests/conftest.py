@@ -10,7 +10,7 @@ import pytest
 
 @functools.cache
 def nvml_answers() -> bool:
-    from gpu_doctor.host.nvml import NvmlError, RealNvml
+    from torch_gpu_doctor.host.nvml import NvmlError, RealNvml
 
     nvml = RealNvml()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gpu_doctor.facts.model import (
+from torch_gpu_doctor.facts.model import (
     FACTS_SCHEMA_VERSION,
     DriverFacts,
     DriverVersionReading,
@@ -19,8 +19,8 @@ from gpu_doctor.facts.model import (
     OsFacts,
     PythonFacts,
 )
-from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 GONE = Unavailable(Reason.NOT_FOUND, "test")
 

@@ -18,15 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_doctor.cli import main
-from gpu_doctor.facts.driver import gather_driver
-from gpu_doctor.facts.model import Facts, MemoryFacts, NvmlFacts
-from gpu_doctor.facts.nvml import gather_nvml
-from gpu_doctor.facts.pci import gather_proc_gpus
-from gpu_doctor.facts.python_env import gather_python
-from gpu_doctor.gather import Probe, gather
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, Host
-from gpu_doctor.host.nvml import (
+from tests.factories import facts as healthy_facts
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.facts.driver import gather_driver
+from torch_gpu_doctor.facts.model import Facts, MemoryFacts, NvmlFacts
+from torch_gpu_doctor.facts.nvml import gather_nvml
+from torch_gpu_doctor.facts.pci import gather_proc_gpus
+from torch_gpu_doctor.facts.python_env import gather_python
+from torch_gpu_doctor.gather import Probe, gather
+from torch_gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, Host
+from torch_gpu_doctor.host.nvml import (
     DEVICE_QUERIES,
     ERROR_CODES,
     SYSTEM_QUERIES,
@@ -35,13 +36,12 @@ from gpu_doctor.host.nvml import (
     RealNvml,
     RecordedNvml,
 )
-from gpu_doctor.host.real import RealHost, run_command
-from gpu_doctor.host.recorded import CaptureError, RecordedHost
-from gpu_doctor.model import CheckSpec, Explanation, Finding, Status
-from gpu_doctor.registry import RegisteredCheck
-from gpu_doctor.runner import diagnose, run_check
-from gpu_doctor.unavailable import Reason, Unavailable
-from tests.factories import facts as healthy_facts
+from torch_gpu_doctor.host.real import RealHost, run_command
+from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
+from torch_gpu_doctor.model import CheckSpec, Explanation, Finding, Status
+from torch_gpu_doctor.registry import RegisteredCheck
+from torch_gpu_doctor.runner import diagnose, run_check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 # --- a tiny capture directory ---------------------------------------------------------------------------------
 
@@ -773,9 +773,9 @@ def test_cli_on_a_garbled_but_readable_capture_reports(
 
 
 def test_a_plugin_finding_with_a_string_status_is_a_crash_not_a_broken_run() -> None:
-    from gpu_doctor.registry import RegisteredCheck
-    from gpu_doctor.runner import run_check
     from tests.factories import facts
+    from torch_gpu_doctor.registry import RegisteredCheck
+    from torch_gpu_doctor.runner import run_check
 
     def bad(_: object) -> Finding:
         return Finding("lab.bad", "pass", "s")  # type: ignore[arg-type]

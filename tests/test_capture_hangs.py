@@ -7,13 +7,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpu_doctor.facts.nvml import gather_nvml
-from gpu_doctor.gather import Probe, gather
-from gpu_doctor.host.nvml import Nvml
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.host.recording import RecordingHost
-from gpu_doctor.model import Status
+from torch_gpu_doctor.facts.nvml import gather_nvml
+from torch_gpu_doctor.gather import Probe, gather
+from torch_gpu_doctor.host.nvml import Nvml
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.host.recording import RecordingHost
+from torch_gpu_doctor.model import Status
 
 
 class HangingNvml:

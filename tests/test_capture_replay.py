@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.runner import diagnose
-from gpu_doctor.serialize import to_json
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.runner import diagnose
+from torch_gpu_doctor.serialize import to_json
 
 
 def _findings(report_json: str) -> list[tuple[str, str, str]]:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.model import CheckSpec, Explanation
-from gpu_doctor.registry import (
+from tests.test_plugins import GOOD_MODULE, _distribution
+from torch_gpu_doctor.model import CheckSpec, Explanation
+from torch_gpu_doctor.registry import (
     BUILTIN_CHECK_MODULES,
     RegistryError,
     builtin_specs,
@@ -21,7 +22,6 @@ from gpu_doctor.registry import (
     spec_from_json,
     spec_to_json,
 )
-from tests.test_plugins import GOOD_MODULE, _distribution
 
 ROOT = Path(__file__).resolve().parent.parent
 INDEX = ROOT / "checks" / "specs.json"
@@ -128,7 +128,7 @@ def test_a_garbled_entry_is_a_registry_error(entry: object, message: str) -> Non
 IMPORTS = """
 import json, sys
 {call}
-heavy = sorted(m for m in sys.modules if m.startswith("gpu_doctor.checks.") or m == "gpu_doctor.facts.model")
+heavy = sorted(m for m in sys.modules if m.startswith("torch_gpu_doctor.checks.") or m == "torch_gpu_doctor.facts.model")
 print(json.dumps(heavy))
 """
 
@@ -147,15 +147,15 @@ def _heavy_modules(call: str, env: dict[str, str] | None = None) -> list[str]:
 
 
 def test_builtin_specs_imports_no_check_module_nor_the_facts_model() -> None:
-    call = "from gpu_doctor.registry import builtin_specs\nassert len(builtin_specs()) > 40"
+    call = "from torch_gpu_doctor.registry import builtin_specs\nassert len(builtin_specs()) > 40"
     assert _heavy_modules(call) == []
 
 
 def test_the_import_check_sees_load_checks() -> None:
     # proves the test above can fail: the registry itself imports every check module and the Facts model
-    heavy = _heavy_modules("from gpu_doctor.registry import load_checks\nload_checks(plugins=False)")
-    assert "gpu_doctor.facts.model" in heavy
-    assert "gpu_doctor.checks.gpu" in heavy
+    heavy = _heavy_modules("from torch_gpu_doctor.registry import load_checks\nload_checks(plugins=False)")
+    assert "torch_gpu_doctor.facts.model" in heavy
+    assert "torch_gpu_doctor.checks.gpu" in heavy
 
 
 @pytest.mark.parametrize(
@@ -168,7 +168,7 @@ def test_the_import_check_sees_load_checks() -> None:
     ],
 )
 def test_list_and_explain_import_no_check_module_without_plugins_installed(argv: list[str]) -> None:
-    call = f"import contextlib, io\nfrom gpu_doctor.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    assert main({argv!r}) == 0"
+    call = f"import contextlib, io\nfrom torch_gpu_doctor.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    assert main({argv!r}) == 0"
     assert _heavy_modules(call) == []
 
 
@@ -179,7 +179,7 @@ def test_an_installed_plugin_is_listed_and_explained(tmp_path: Path) -> None:
 
     def doctor(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "gpu_doctor", *argv],
+            [sys.executable, "-m", "torch_gpu_doctor", *argv],
             capture_output=True,
             text=True,
             env=env,
@@ -199,5 +199,5 @@ def test_an_installed_plugin_is_listed_and_explained(tmp_path: Path) -> None:
     assert hidden.returncode == 2
     assert "unknown check id 'lab.gpu_count'" in hidden.stderr
     # with a plugin installed the checks really load (the plugin registers through the registry)
-    call = "import contextlib, io\nfrom gpu_doctor.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    main(['--list-checks'])"
-    assert "gpu_doctor.checks.gpu" in _heavy_modules(call, env)
+    call = "import contextlib, io\nfrom torch_gpu_doctor.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    main(['--list-checks'])"
+    assert "torch_gpu_doctor.checks.gpu" in _heavy_modules(call, env)

@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.schemas import report_schema_text
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.schemas import report_schema_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hosts"
 
@@ -168,8 +168,8 @@ def test_list_checks_as_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_parser_lives_in_cli_parser_and_cli_re_exports_it() -> None:
-    """Tools and tests build the parser through gpu_doctor.cli; the usage error is one class for both."""
-    from gpu_doctor import cli, cli_parser
+    """Tools and tests build the parser through torch_gpu_doctor.cli; the usage error is one class for both."""
+    from torch_gpu_doctor import cli, cli_parser
 
     assert cli.build_parser is cli_parser.build_parser and cli.UsageError is cli_parser.UsageError
     with pytest.raises(cli.UsageError):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpu_doctor.describe import gpu_label
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import gpu
+from torch_gpu_doctor.describe import gpu_label
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 def test_label_with_pci_address() -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.render.json_report import render_json
-from gpu_doctor.report import Report
-from gpu_doctor.runner import diagnose, rerun_with_smoke
-from gpu_doctor.smoke.model import SmokeMode
-from gpu_doctor.smoke.run import SmokeRequest
+from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.render.json_report import render_json
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import diagnose, rerun_with_smoke
+from torch_gpu_doctor.smoke.model import SmokeMode
+from torch_gpu_doctor.smoke.run import SmokeRequest
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hosts" / "egpu-not-authorized"
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor import fix_command
-from gpu_doctor.cli import main
-from gpu_doctor.report import Report
 from tests.fixes.hosts import FAKE_PIP, HOSTS, diagnose_capture, diagnose_fixture, retargeted_capture
+from torch_gpu_doctor import fix_command
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.report import Report
 
 PIP_ARGV = [
     str(FAKE_PIP), "-m", "pip", "install", "--force-reinstall", "torch==2.13.0", "torchvision==0.28.0",

@@ -4,12 +4,12 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_doctor.fixes.distro import Family, family
-from gpu_doctor.fixes.driver_install import driver_install
-from gpu_doctor.fixes.driver_plan import DriverPlan, plan_driver
-from gpu_doctor.fixes.kernel_modules import rebuild_initramfs
-from gpu_doctor.model import Command
 from tests.factories import facts, gpu, os_facts, python_facts
+from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.fixes.driver_install import driver_install
+from torch_gpu_doctor.fixes.driver_plan import DriverPlan, plan_driver
+from torch_gpu_doctor.fixes.kernel_modules import rebuild_initramfs
+from torch_gpu_doctor.model import Command
 
 
 @pytest.mark.parametrize(

@@ -19,12 +19,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status
-from gpu_doctor.runner import diagnose
-from gpu_doctor.schemas import report_schema_text
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.runner import diagnose
+from torch_gpu_doctor.schemas import report_schema_text
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 FIXTURES = sorted(p for p in HOSTS.iterdir() if p.is_dir()) if HOSTS.is_dir() else []

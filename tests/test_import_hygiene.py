@@ -6,35 +6,35 @@ import subprocess
 import sys
 
 HEADLESS = [
-    "gpu_doctor.cli",
-    "gpu_doctor.runner",
-    "gpu_doctor.gather",
-    "gpu_doctor.render.json_report",
-    "gpu_doctor.render.text",
-    "gpu_doctor.host.real",
-    "gpu_doctor.host.recorded",
-    "gpu_doctor.host.recording",
-    "gpu_doctor.checks.gpu",
-    "gpu_doctor.checks.driver",
-    "gpu_doctor.checks.nvml",
-    "gpu_doctor.checks.nouveau",
-    "gpu_doctor.fixes.driver_install",
-    "gpu_doctor.fixes.kernel_modules",
-    "gpu_doctor.compat",
-    "gpu_doctor.events",
-    "gpu_doctor.fixes.plan",
-    "gpu_doctor.fixes.apply",
-    "gpu_doctor.fix_command",
+    "torch_gpu_doctor.cli",
+    "torch_gpu_doctor.runner",
+    "torch_gpu_doctor.gather",
+    "torch_gpu_doctor.render.json_report",
+    "torch_gpu_doctor.render.text",
+    "torch_gpu_doctor.host.real",
+    "torch_gpu_doctor.host.recorded",
+    "torch_gpu_doctor.host.recording",
+    "torch_gpu_doctor.checks.gpu",
+    "torch_gpu_doctor.checks.driver",
+    "torch_gpu_doctor.checks.nvml",
+    "torch_gpu_doctor.checks.nouveau",
+    "torch_gpu_doctor.fixes.driver_install",
+    "torch_gpu_doctor.fixes.kernel_modules",
+    "torch_gpu_doctor.compat",
+    "torch_gpu_doctor.events",
+    "torch_gpu_doctor.fixes.plan",
+    "torch_gpu_doctor.fixes.apply",
+    "torch_gpu_doctor.fix_command",
     # the TUI's engine side: what it shows is decided without the UI library
-    "gpu_doctor.tui.session",
-    "gpu_doctor.tui.machine_line",
+    "torch_gpu_doctor.tui.session",
+    "torch_gpu_doctor.tui.machine_line",
 ]
 
 SCRIPT = """
 import importlib, sys, json
 for name in {modules!r}:
     importlib.import_module(name)
-from gpu_doctor.cli import main
+from torch_gpu_doctor.cli import main
 # a whole run too: probes and checks must not pull the UI or torch in lazily
 import io, contextlib
 with contextlib.redirect_stdout(io.StringIO()):

@@ -47,7 +47,7 @@ def wheel_names(wheel_text: dict[str, str]) -> list[str]:
 def test_only_one_top_level_package(wheel_names: list[str]) -> None:
     tops = {name.split("/")[0] for name in wheel_names}
     dist_info = {t for t in tops if t.endswith(".dist-info")}
-    assert tops - dist_info == {"gpu_doctor"}
+    assert tops - dist_info == {"torch_gpu_doctor"}
     for generic in ("doctor", "checks", "fixes", "compat", "tests"):
         assert generic not in tops
 
@@ -55,10 +55,10 @@ def test_only_one_top_level_package(wheel_names: list[str]) -> None:
 @pytest.mark.slow
 def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str]) -> None:
     mapping = {
-        "doctor": "gpu_doctor",
-        "checks": "gpu_doctor/checks",
-        "fixes": "gpu_doctor/fixes",
-        "compat": "gpu_doctor/compat",
+        "doctor": "torch_gpu_doctor",
+        "checks": "torch_gpu_doctor/checks",
+        "fixes": "torch_gpu_doctor/fixes",
+        "compat": "torch_gpu_doctor/compat",
     }
     expected = set()
     for folder, target in mapping.items():
@@ -72,13 +72,13 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
     missing = expected - set(wheel_names)
     assert not missing, f"not packaged: {sorted(missing)}"
     for data in (
-        "gpu_doctor/py.typed",
-        "gpu_doctor/compat/cuda_matrix.json",
-        "gpu_doctor/schemas/report.schema.json",
-        "gpu_doctor/tui/app.tcss",  # without it the TUI starts unstyled
-        "gpu_doctor/tui/screens/dialogs.tcss",  # each screen's own, loaded when it opens
-        "gpu_doctor/tui/screens/smoke.tcss",
-        "gpu_doctor/tui/screens/setup.tcss",
+        "torch_gpu_doctor/py.typed",
+        "torch_gpu_doctor/compat/cuda_matrix.json",
+        "torch_gpu_doctor/schemas/report.schema.json",
+        "torch_gpu_doctor/tui/app.tcss",  # without it the TUI starts unstyled
+        "torch_gpu_doctor/tui/screens/dialogs.tcss",  # each screen's own, loaded when it opens
+        "torch_gpu_doctor/tui/screens/smoke.tcss",
+        "torch_gpu_doctor/tui/screens/setup.tcss",
     ):
         assert data in wheel_names
 
@@ -86,4 +86,4 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
 @pytest.mark.slow
 def test_console_script_and_distribution_name(wheel_names: list[str], wheel_text: dict[str, str]) -> None:
     (name,) = [n for n in wheel_names if n.startswith("torch_gpu_doctor-") and n.endswith("entry_points.txt")]
-    assert "[console_scripts]\ngpu-doctor = gpu_doctor.cli:main" in wheel_text[name]
+    assert "[console_scripts]\ngpu-doctor = torch_gpu_doctor.cli:main" in wheel_text[name]

@@ -16,29 +16,29 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_doctor.compat import CompatDataError, CompatMatrix, parse_matrix
-from gpu_doctor.facts import model as facts_model
-from gpu_doctor.facts.bdf import normalize_bdf
-from gpu_doctor.facts.driver import (
+from torch_gpu_doctor.compat import CompatDataError, CompatMatrix, parse_matrix
+from torch_gpu_doctor.facts import model as facts_model
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.driver import (
     cuda_from_nvml_int,
     library_version_from_name,
     parse_nvidia_smi_csv,
     parse_proc_driver_version,
     parse_version_token,
 )
-from gpu_doctor.facts.kernel import (
+from torch_gpu_doctor.facts.kernel import (
     CMDLINE_BLACKLIST,
     cmdline_blacklists_nouveau,
     modprobe_blacklists_nouveau,
     parse_proc_modules,
 )
-from gpu_doctor.facts.meminfo import parse_meminfo
-from gpu_doctor.facts.pci import lookup_pci_ids, parse_gpu_information, parse_hex
-from gpu_doctor.facts.platform import is_wsl_kernel, parse_cpuinfo, parse_os_release
-from gpu_doctor.facts.python_env import parse_python_probe
-from gpu_doctor.report import Report
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.meminfo import parse_meminfo
+from torch_gpu_doctor.facts.pci import lookup_pci_ids, parse_gpu_information, parse_hex
+from torch_gpu_doctor.facts.platform import is_wsl_kernel, parse_cpuinfo, parse_os_release
+from torch_gpu_doctor.facts.python_env import parse_python_probe
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 PROPS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -559,7 +559,7 @@ def test_parse_python_probe_pathological(stdout: str) -> None:
 
 
 def _real_matrix_data() -> Any:
-    text = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

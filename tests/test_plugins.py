@@ -1,4 +1,4 @@
-"""Third-party checks arrive through the `gpu_doctor.checks` entry-point group of an installed distribution."""
+"""Third-party checks arrive through the `torch_gpu_doctor.checks` entry-point group of an installed distribution."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 GOOD_MODULE = '''
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.registry import check
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.registry import check
 
 
 @check("lab.gpu_count", "The lab expects at least one GPU", "lab")
@@ -37,7 +37,7 @@ def _distribution(site: Path, name: str, module: str, source: str) -> None:
     info = site / f"{name.replace('-', '_')}-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[gpu_doctor.checks]\n{name} = {module}\n")
+    (info / "entry_points.txt").write_text(f"[torch_gpu_doctor.checks]\n{name} = {module}\n")
 
 
 NO_GPU = Path(__file__).parent / "fixtures" / "hosts" / "ci-no-gpu-cuda-toolkit"
@@ -46,7 +46,7 @@ NO_GPU = Path(__file__).parent / "fixtures" / "hosts" / "ci-no-gpu-cuda-toolkit"
 def _run(site: Path, *extra: str) -> tuple[int, dict[str, str]]:
     env = dict(os.environ, PYTHONPATH=str(site))
     proc = subprocess.run(
-        [sys.executable, "-m", "gpu_doctor", "--json", "--root", str(NO_GPU), *extra],
+        [sys.executable, "-m", "torch_gpu_doctor", "--json", "--root", str(NO_GPU), *extra],
         capture_output=True,
         text=True,
         env=env,

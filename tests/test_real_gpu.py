@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.facts.model import DriverFacts, OsFacts
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.runner import diagnose
-from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
-from gpu_doctor.smoke.run import SmokeRequest
+from torch_gpu_doctor.facts.model import DriverFacts, OsFacts
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.runner import diagnose
+from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
+from torch_gpu_doctor.smoke.run import SmokeRequest
 
 
 @pytest.mark.gpu

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.host.recorded import CaptureError, RecordedHost
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
 
 
 def _capture(tmp_path: Path, **files: object) -> Path:

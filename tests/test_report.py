@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.model import CheckSpec, Explanation, Finding, Status
-from gpu_doctor.report import summarize
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.model import CheckSpec, Explanation, Finding, Status
+from torch_gpu_doctor.report import summarize
 
 EXPLAIN = Explanation("w", "y", "f")
 SPECS = (

@@ -13,8 +13,8 @@ import json
 import re
 from pathlib import Path
 
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.runner import diagnose
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.runner import diagnose
 
 HOSTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "hosts"
 

@@ -23,7 +23,7 @@ MARKER = re.compile(r"<!-- tour: (?P<args>.+?) -->\n.*?<!-- /tour -->", re.S)
 def _output(args: list[str]) -> str:
     env = dict(os.environ, NO_COLOR="1", COLUMNS="100")
     proc = subprocess.run(
-        [sys.executable, "-m", "gpu_doctor", *args],
+        [sys.executable, "-m", "torch_gpu_doctor", *args],
         capture_output=True,
         text=True,
         env=env,

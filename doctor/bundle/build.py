@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_doctor.bundle.identifiers import (
+from torch_gpu_doctor.bundle.identifiers import (
     IdentitySources,
     capture_identifiers,
     common_words,
@@ -20,18 +20,18 @@ from gpu_doctor.bundle.identifiers import (
     unique,
     without_common_words,
 )
-from gpu_doctor.bundle.members import check_limits, collect, manifest
-from gpu_doctor.bundle.model import DEFAULT_LIMITS, FACTS, REPORT_JSON, REPORT_TEXT, Limits, Member
-from gpu_doctor.bundle.redact import Redactor
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.recording import RecordingHost
-from gpu_doctor.render.json_report import envelope
-from gpu_doctor.render.text import render_text
-from gpu_doctor.report import Report
-from gpu_doctor.serialize import to_json
+from torch_gpu_doctor.bundle.members import check_limits, collect, manifest
+from torch_gpu_doctor.bundle.model import DEFAULT_LIMITS, FACTS, REPORT_JSON, REPORT_TEXT, Limits, Member
+from torch_gpu_doctor.bundle.redact import Redactor
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.recording import RecordingHost
+from torch_gpu_doctor.render.json_report import envelope
+from torch_gpu_doctor.render.text import render_text
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.serialize import to_json
 
 if TYPE_CHECKING:
-    from gpu_doctor.smoke.run import SmokeRequest
+    from torch_gpu_doctor.smoke.run import SmokeRequest
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -117,7 +117,7 @@ def record_and_bundle(
     limits: Limits = DEFAULT_LIMITS,
 ) -> Bundle:
     """Diagnose through a RecordingHost around `host` (as `capture` does) and bundle that capture."""
-    from gpu_doctor.runner import diagnose
+    from torch_gpu_doctor.runner import diagnose
 
     recorder = RecordingHost(host)
     recorder.data_dir = data_dir

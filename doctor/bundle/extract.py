@@ -25,8 +25,8 @@ import zlib
 from pathlib import Path
 from typing import IO, Any
 
-from gpu_doctor.bundle.model import DEFAULT_LIMITS, LINKS, MANIFEST, BundleError, Limits, human_size
-from gpu_doctor.host import layout
+from torch_gpu_doctor.bundle.model import DEFAULT_LIMITS, LINKS, MANIFEST, BundleError, Limits, human_size
+from torch_gpu_doctor.host import layout
 
 _CHUNK = 64 << 10
 _MAX_READ = 1 << 20  # tarfile reads a pax or long-name body in one call; our own copy reads _CHUNK at a time

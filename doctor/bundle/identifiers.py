@@ -20,9 +20,9 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu_doctor.host import layout
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.host import layout
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 class Kind(Enum):

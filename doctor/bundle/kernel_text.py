@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpu_doctor.bundle.identifiers import Kind, is_placeholder
+from torch_gpu_doctor.bundle.identifiers import Kind, is_placeholder
 
 # Runs of six or more hex pairs with one separator: a MAC, an InfiniBand hardware address, netfilter's MAC=.
 _HEX2 = "[0-9A-Fa-f]{2}"

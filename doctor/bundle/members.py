@@ -9,8 +9,8 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.bundle.model import (
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.bundle.model import (
     BUNDLE_FORMAT,
     BUNDLE_SCHEMA,
     DEFAULT_LIMITS,
@@ -21,15 +21,15 @@ from gpu_doctor.bundle.model import (
     Member,
     human_size,
 )
-from gpu_doctor.bundle.redact import Redactor
-from gpu_doctor.host import layout
+from torch_gpu_doctor.bundle.redact import Redactor
+from torch_gpu_doctor.host import layout
 
 
 def _dump(data: Any) -> bytes:
     return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-# Kernel text: the kernel log's commands (gpu_doctor.facts.kernel_log) and the kernel command line.
+# Kernel text: the kernel log's commands (torch_gpu_doctor.facts.kernel_log) and the kernel command line.
 KERNEL_LOG_COMMANDS = frozenset({"dmesg", "journalctl"})
 KERNEL_TEXT_FILES = frozenset({f"{layout.ROOT_DIR}/proc/cmdline"})
 

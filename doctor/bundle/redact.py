@@ -1,6 +1,6 @@
 """Replace identifiers with stable pseudonyms and drop secrets, in text, bytes, JSON and member paths.
 
-Pure: a `Redactor` is built from the enumerated identifiers (gpu_doctor.bundle.identifiers) and applied to
+Pure: a `Redactor` is built from the enumerated identifiers (torch_gpu_doctor.bundle.identifiers) and applied to
 every member of a bundle, so one value gets one pseudonym everywhere. All identifiers are matched in one
 pass, longest first (`/home/alice/x` is never half replaced), and only as whole tokens: host name `vm` is
 not replaced inside `kvm` or `/proc/sys/vm`.
@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_doctor.bundle.identifiers import Identifier, Kind
-from gpu_doctor.bundle.kernel_text import scrub_fs_uuids, scrub_kernel_text
-from gpu_doctor.bundle.secrets import looks_secret, redact_secrets
+from torch_gpu_doctor.bundle.identifiers import Identifier, Kind
+from torch_gpu_doctor.bundle.kernel_text import scrub_fs_uuids, scrub_kernel_text
+from torch_gpu_doctor.bundle.secrets import looks_secret, redact_secrets
 
 SECRET = "secret"  # the manifest's name for "secrets were dropped here"
 
@@ -64,7 +64,7 @@ class Redacted:
 @dataclass
 class Redactor:
     identifiers: tuple[Identifier, ...] = ()
-    # Also replace what is an identifier by its shape alone (gpu_doctor.bundle.kernel_text): file system UUIDs
+    # Also replace what is an identifier by its shape alone (torch_gpu_doctor.bundle.kernel_text): file system UUIDs
     # everywhere, MACs, USB serials and GPU UUIDs in kernel text. False with --include-identifiers.
     shapes: bool = True
     pseudonyms: dict[str, str] = field(init=False, default_factory=dict)  # lookup key -> pseudonym
@@ -147,7 +147,7 @@ class Redactor:
 
     def kernel_identifiers(self, text: str) -> Redacted:
         """Only the kernel text's own shapes: MACs, USB serials and file system UUIDs, enumerated or not
-        (gpu_doctor.bundle.kernel_text); secrets and enumerated identifiers are left to `text`."""
+        (torch_gpu_doctor.bundle.kernel_text); secrets and enumerated identifiers are left to `text`."""
         if not self.shapes:
             return Redacted(text)
         scrubbed, kinds = scrub_kernel_text(text, self.pseudonym)

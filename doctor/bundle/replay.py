@@ -8,9 +8,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from gpu_doctor.bundle.extract import extract_bundle
-from gpu_doctor.bundle.model import DEFAULT_LIMITS, BundleError, Limits
-from gpu_doctor.host import layout
+from torch_gpu_doctor.bundle.extract import extract_bundle
+from torch_gpu_doctor.bundle.model import DEFAULT_LIMITS, BundleError, Limits
+from torch_gpu_doctor.host import layout
 
 
 def replay_directory(source: str, limits: Limits = DEFAULT_LIMITS) -> Path:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.facts.environment import SECRET_NAME, SECRET_NAME_WORDS
+from torch_gpu_doctor.facts.environment import SECRET_NAME, SECRET_NAME_WORDS
 
 SECRET_MARK = "<secret>"
 
-# Names that hold a secret (the words of gpu_doctor.facts.environment, the one rule), here only where a word is
+# Names that hold a secret (the words of torch_gpu_doctor.facts.environment, the one rule), here only where a word is
 # a whole part of the name: HF_TOKEN, AWS_SECRET_ACCESS_KEY, password, api-key, but not iommu.passthrough or
 # boltctl's `authflags` (replays read those).
 _SECRET_NAME = rf"[A-Za-z0-9_.-]*?(?<![A-Za-z0-9])(?:{SECRET_NAME_WORDS})(?![A-Za-z0-9])[A-Za-z0-9_.-]*"

@@ -8,7 +8,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from gpu_doctor.bundle.model import BundleError, Member
+from torch_gpu_doctor.bundle.model import BundleError, Member
 
 
 def _info(member: Member, mtime: int) -> tarfile.TarInfo:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MAX_DEPTH = 8  # dm on md on dm... is rare beyond 3; sysfs never needs more, and a loop must end
 BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 BOLTCTL_ARGV = ("boltctl", "list")
 BOLTCTL_TIMEOUT_S = 5.0  # asks boltd over D-Bus; a wedged daemon must not stall the run

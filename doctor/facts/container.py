@@ -18,10 +18,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from gpu_doctor.facts.driver_libraries import LIBCUDA, LIBNVML, LIBRARY_DIRS, LibraryFile, find_libraries
-from gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.driver_libraries import (
+    LIBCUDA,
+    LIBNVML,
+    LIBRARY_DIRS,
+    LibraryFile,
+    find_libraries,
+)
+from torch_gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 CONTAINERENV = "/run/.containerenv"
 DOCKERENV = "/.dockerenv"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.compat import load_matrix
-from gpu_doctor.facts.model import DriverFacts, DriverVersionReading, NvmlFacts
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.facts.model import DriverFacts, DriverVersionReading, NvmlFacts
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 SYS_MODULE_VERSION = "/sys/module/nvidia/version"

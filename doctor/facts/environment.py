@@ -34,7 +34,7 @@ RELEVANT_NAMES = (
 )
 # Names that may hold a secret or an index with credentials are dropped whatever their prefix. The one rule:
 # environment variables drop a name containing any of these words anywhere; bundle redaction
-# (gpu_doctor.bundle.secrets) finds `NAME=value` in text where a word is a whole part of NAME.
+# (torch_gpu_doctor.bundle.secrets) finds `NAME=value` in text where a word is a whole part of NAME.
 SECRET_NAME_WORDS = (
     "TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|APIKEY|KEY|CREDENTIALS?|AUTHORIZATION|AUTH|INDEX|USER|"
     "COOKIE|SESSION"

@@ -1,6 +1,6 @@
 """Per-GPU health from NVML: clock event (throttle) reasons, ECC mode and counts, retired pages, remapped rows.
 
-Each value is one NVML query (gpu_doctor.host.nvml DEVICE_QUERIES), so a capture replays it; every query may
+Each value is one NVML query (torch_gpu_doctor.host.nvml DEVICE_QUERIES), so a capture replays it; every query may
 fail on its own: GeForce cards answer NotSupported for ECC and retired pages, pre-Ampere cards for remapped rows,
 and those stay Unavailable (NOT_SUPPORTED) rather than becoming a zero. Field meanings: nvml.h, and the
 "Clocks Event Reasons", "ECC Errors", "Retired Pages" and "Remapped Rows" sections of `nvidia-smi -q`
@@ -13,21 +13,21 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_doctor.facts.bdf import normalize_bdf
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.nvml import Nvml, NvmlError
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.nvml import Nvml, NvmlError
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MAX_BITMASK = 1 << 64  # nvmlClocksEventReasons is an unsigned long long
 MAX_COUNT = 1 << 63
-MAX_DEVICES = 1024  # as gpu_doctor.facts.nvml: a larger count can only be garbage
+MAX_DEVICES = 1024  # as torch_gpu_doctor.facts.nvml: a larger count can only be garbage
 
 
 @dataclass(frozen=True)
 class GpuHealth:
     index: int  # NVML index
     bdf: Maybe[str]  # normalised dddd:bb:dd.f
-    clocks_event_reasons: Maybe[int]  # bitmask, see gpu_doctor.checks.gpu_throttle
+    clocks_event_reasons: Maybe[int]  # bitmask, see torch_gpu_doctor.checks.gpu_throttle
     display_active: Maybe[bool]  # a display (desktop) is initialised on this GPU
     ecc_enabled: Maybe[bool]  # ECC mode now
     ecc_pending: Maybe[bool]  # ECC mode after the next reset or reboot
@@ -45,8 +45,8 @@ class GpuHealth:
 
 
 def _error(error: NvmlError) -> Unavailable:
-    # Imported here: gpu_doctor.facts.nvml imports facts.model, which imports this module for GpuHealth.
-    from gpu_doctor.facts.nvml import error_unavailable
+    # Imported here: torch_gpu_doctor.facts.nvml imports facts.model, which imports this module for GpuHealth.
+    from torch_gpu_doctor.facts.nvml import error_unavailable
 
     return error_unavailable(error)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.compat import load_matrix
-from gpu_doctor.compat.torch_releases import load_torch_releases
-from gpu_doctor.facts.model import Gpu, NvmlDevice, NvmlFacts, PciDevice, ProcGpuInfo
-from gpu_doctor.facts.pci import VENDOR_NVIDIA
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.torch_releases import load_torch_releases
+from torch_gpu_doctor.facts.model import Gpu, NvmlDevice, NvmlFacts, PciDevice, ProcGpuInfo
+from torch_gpu_doctor.facts.pci import VENDOR_NVIDIA
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 _BRACKET = re.compile(r"\[(.+?)\]")
 

@@ -22,13 +22,13 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpu_doctor.facts.bdf import normalize_bdf
-from gpu_doctor.facts.pcie_link import FUNCTION_NAME
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.pcie_link import FUNCTION_NAME
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:
-    from gpu_doctor.facts.model import PciDevice
+    from torch_gpu_doctor.facts.model import PciDevice
 
 IOMMU_CLASS = "/sys/class/iommu"
 IOMMU_GROUPS = "/sys/kernel/iommu_groups"

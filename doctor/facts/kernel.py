@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpu_doctor.facts.model import KernelFacts, KernelModule
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Unavailable
+from torch_gpu_doctor.facts.model import KernelFacts, KernelModule
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Unavailable
 
 WATCHED_MODULES = ("nvidia", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nouveau", "amdgpu")
 MODPROBE_DIRS = ("/etc/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d", "/run/modprobe.d")

@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpu_doctor.facts.bdf import normalize_bdf
-from gpu_doctor.facts.sysfs_attr import flag, read_attribute
-from gpu_doctor.host.base import CommandResult, Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.sysfs_attr import flag, read_attribute
+from torch_gpu_doctor.host.base import CommandResult, Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DMESG_ARGV = ("dmesg",)
 JOURNAL_ARGV = ("journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic")

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_doctor.host.base import Host, Measurement
-from gpu_doctor.measure.disk_read import DiskRead
-from gpu_doctor.measure.ram_bandwidth import RamBandwidth
-from gpu_doctor.serialize import DecodeError, from_json
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.host.base import Host, Measurement
+from torch_gpu_doctor.measure.disk_read import DiskRead
+from torch_gpu_doctor.measure.ram_bandwidth import RamBandwidth
+from torch_gpu_doctor.serialize import DecodeError, from_json
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 
 @dataclass(frozen=True)

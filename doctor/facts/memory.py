@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gpu_doctor.facts.meminfo import parse_meminfo
-from gpu_doctor.facts.model import MemoryFacts
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.meminfo import parse_meminfo
+from torch_gpu_doctor.facts.model import MemoryFacts
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 
 def gather_memory(host: Host) -> MemoryFacts:

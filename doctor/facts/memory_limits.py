@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from gpu_doctor.facts.meminfo import parse_meminfo
-from gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.meminfo import parse_meminfo
+from torch_gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 LIMITS = "/proc/self/limits"
 RDMA_CLASS = "/sys/class/infiniband"

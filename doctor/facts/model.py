@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpu_doctor.facts.boltctl import BoltDevice
-from gpu_doctor.facts.container import ContainerFacts
-from gpu_doctor.facts.gpu_health import GpuHealth
-from gpu_doctor.facts.iommu import IommuFacts
-from gpu_doctor.facts.kernel_log import KernelLogFacts
-from gpu_doctor.facts.measurements import Measurements
-from gpu_doctor.facts.memory_limits import MemoryLimitsFacts
-from gpu_doctor.facts.nvidia_module import NvidiaModuleFacts
-from gpu_doctor.facts.pcie_link import PcieLinkPath
-from gpu_doctor.facts.rocm import RocmFacts
-from gpu_doctor.facts.secure_boot import SecureBootFacts
-from gpu_doctor.facts.storage import StorageFacts
-from gpu_doctor.facts.thunderbolt import ThunderboltFacts
-from gpu_doctor.facts.torch import TorchPackages, TorchRuntime
-from gpu_doctor.facts.virtualization import VirtualizationFacts
-from gpu_doctor.facts.wsl import WslFacts
-from gpu_doctor.smoke.model import SmokeRun
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.boltctl import BoltDevice
+from torch_gpu_doctor.facts.container import ContainerFacts
+from torch_gpu_doctor.facts.gpu_health import GpuHealth
+from torch_gpu_doctor.facts.iommu import IommuFacts
+from torch_gpu_doctor.facts.kernel_log import KernelLogFacts
+from torch_gpu_doctor.facts.measurements import Measurements
+from torch_gpu_doctor.facts.memory_limits import MemoryLimitsFacts
+from torch_gpu_doctor.facts.nvidia_module import NvidiaModuleFacts
+from torch_gpu_doctor.facts.pcie_link import PcieLinkPath
+from torch_gpu_doctor.facts.rocm import RocmFacts
+from torch_gpu_doctor.facts.secure_boot import SecureBootFacts
+from torch_gpu_doctor.facts.storage import StorageFacts
+from torch_gpu_doctor.facts.thunderbolt import ThunderboltFacts
+from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
+from torch_gpu_doctor.facts.virtualization import VirtualizationFacts
+from torch_gpu_doctor.facts.wsl import WslFacts
+from torch_gpu_doctor.smoke.model import SmokeRun
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered in this run")
 SMOKE_NOT_RUN = Unavailable(Reason.NOT_APPLICABLE, "the smoke test was not run (gpu-doctor --smoke)")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
-# As gpu_doctor.facts.driver's (not imported: facts.model imports this module, and driver imports facts.model)
+# As torch_gpu_doctor.facts.driver's (not imported: facts.model imports this module, and driver imports facts.model)
 _VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){1,2}$", re.ASCII)
 _FIELD = re.compile(r"^(?P<key>[a-z_]{2,32}):(?:[ \t]+(?P<value>.*?))?[ \t]*$")
 _SIGNATURE_KEYS = ("sig_id", "signature", "sig_key")

@@ -13,8 +13,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MOUNTINFO = "/proc/self/mountinfo"
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")

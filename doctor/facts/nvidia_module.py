@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpu_doctor.facts.dkms import DKMS_STATUS, DKMS_TIMEOUT_S, DkmsEntry, parse_dkms_status
-from gpu_doctor.facts.modinfo import ModuleInfo, parse_modinfo
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.dkms import DKMS_STATUS, DKMS_TIMEOUT_S, DkmsEntry, parse_dkms_status
+from torch_gpu_doctor.facts.modinfo import ModuleInfo, parse_modinfo
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:
-    from gpu_doctor.facts.model import DriverFacts
+    from torch_gpu_doctor.facts.model import DriverFacts
 
 OSRELEASE = "/proc/sys/kernel/osrelease"
 MODULES_ROOTS = ("/lib/modules", "/usr/lib/modules")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from gpu_doctor.facts.bdf import normalize_bdf
-from gpu_doctor.facts.model import NvmlDevice, NvmlErrorInfo, NvmlFacts
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.nvml import Nvml, NvmlError
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.model import NvmlDevice, NvmlErrorInfo, NvmlFacts
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.nvml import Nvml, NvmlError
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MAX_DEVICES = 1024  # far above any one machine; a larger (or negative) count can only be garbage
 _REASONS = {

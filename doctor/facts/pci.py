@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import posixpath
 
-from gpu_doctor.facts.bdf import normalize_bdf
-from gpu_doctor.facts.model import PciDevice, ProcGpuInfo
-from gpu_doctor.facts.sysfs_attr import read_attribute
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.model import PciDevice, ProcGpuInfo
+from torch_gpu_doctor.facts.sysfs_attr import read_attribute
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 PROC_GPUS = "/proc/driver/nvidia/gpus"

@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gpu_doctor.facts.bdf import normalize_bdf
-from gpu_doctor.facts.sysfs_attr import read_attribute
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.sysfs_attr import read_attribute
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 MAX_HOPS = 16  # real chains are root port + a few switches (eGPU + on-card switch: ~6); this bounds garbage

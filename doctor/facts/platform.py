@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shlex
 
-from gpu_doctor.facts.container import DOCKERENV, booted_from_image
-from gpu_doctor.facts.model import CpuFacts, OsFacts
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.container import DOCKERENV, booted_from_image
+from torch_gpu_doctor.facts.model import CpuFacts, OsFacts
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 OS_RELEASE_PATHS = ("/etc/os-release", "/usr/lib/os-release")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpu_doctor.facts.model import PythonFacts
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.model import PythonFacts
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PROBE_TIMEOUT_S = 20.0
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.facts.sysfs_attr import flag, read_attribute
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.sysfs_attr import flag, read_attribute
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 EFI_DIR = "/sys/firmware/efi"
 EFIVARS = "/sys/firmware/efi/efivars"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from gpu_doctor.facts.block_devices import (
+from torch_gpu_doctor.facts.block_devices import (
     MAX_DEPTH,
     BlockDisk,
     StorageKind,
@@ -22,10 +22,10 @@ from gpu_doctor.facts.block_devices import (
     name_for_dev_path,
     name_for_device_number,
 )
-from gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
-from gpu_doctor.facts.pcie_link import PcieLinkPath, gather_pcie_links
-from gpu_doctor.host.base import DiskSpace, Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
+from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, gather_pcie_links
+from torch_gpu_doctor.host.base import DiskSpace, Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs", "devtmpfs"})
 NETWORK_FILESYSTEMS = frozenset(

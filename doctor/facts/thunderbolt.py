@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from gpu_doctor.facts.pcie_link import FUNCTION_NAME, PcieLinkPath, parse_hex_attribute
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.pcie_link import FUNCTION_NAME, PcieLinkPath, parse_hex_attribute
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 TB_DEVICES = "/sys/bus/thunderbolt/devices"
 _DOMAIN_NAME = re.compile(r"^domain([0-9]{1,4})$")

@@ -8,8 +8,8 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_doctor.host.base import CommandResult, CommandStatus, Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.host.base import CommandResult, CommandStatus, Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PACKAGES_TIMEOUT_S = 20.0
 RUNTIME_TIMEOUT_S = 60.0  # CUDA initialisation can be slow (lazy module loading, many GPUs)

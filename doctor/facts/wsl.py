@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpu_doctor.facts.driver_libraries import (
+from torch_gpu_doctor.facts.driver_libraries import (
     LIBCUDA,
     LIBNVML,
     WSL_LIB_DIR,
@@ -23,11 +23,11 @@ from gpu_doctor.facts.driver_libraries import (
     find_library,
     is_wsl_projection,
 )
-from gpu_doctor.host.base import Host
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:
-    from gpu_doctor.facts.model import OsFacts
+    from torch_gpu_doctor.facts.model import OsFacts
 
 # Where a Linux driver package puts its libraries (Debian/Ubuntu multiarch, Fedora/RHEL/SUSE lib64, Arch lib).
 LINUX_LIBRARY_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.facts.model import Facts, NvmlDevice
-from gpu_doctor.facts.pcie_link import PcieHop, PcieLinkPath
-from gpu_doctor.unavailable import Maybe, Unavailable
+from torch_gpu_doctor.facts.model import Facts, NvmlDevice
+from torch_gpu_doctor.facts.pcie_link import PcieHop, PcieLinkPath
+from torch_gpu_doctor.unavailable import Maybe, Unavailable
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 if TYPE_CHECKING:
-    from gpu_doctor.host.nvml import Nvml
-    from gpu_doctor.host.streaming import StepBudgets, StreamedRun
+    from torch_gpu_doctor.host.nvml import Nvml
+    from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_READ_BYTES = 4 << 20  # sysfs/procfs files are tiny; this only bounds garbage
@@ -109,5 +109,5 @@ class Host(Protocol):
     def disk_space(self, path: str) -> DiskSpace | Unavailable: ...
 
     def measure(self, what: Measurement, target: str) -> Mapping[str, Any] | Unavailable:
-        """The measurement's result as JSON (see gpu_doctor.facts.measurements); it may take seconds."""
+        """The measurement's result as JSON (see torch_gpu_doctor.facts.measurements); it may take seconds."""
         ...

@@ -11,8 +11,8 @@ import os
 import posixpath
 from pathlib import Path
 
-from gpu_doctor.host.base import MAX_READ_BYTES
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.base import MAX_READ_BYTES
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 READ_CHUNK = 64 << 10
 _MAX_LINKS = 40  # the kernel's own limit on nested symlinks

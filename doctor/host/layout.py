@@ -6,7 +6,7 @@ ROOT_DIR = "root"  # the fake filesystem: sys/, proc/, dev/, etc/, usr/ ... with
 HOST_FILE = "host.json"  # description, env, file errors ({path: reason}), the diagnosed python
 COMMANDS_FILE = "commands.json"  # [{argv, status, returncode, stdout, stderr}] matched by exact argv
 PROBES_FILE = "probes.json"  # {probe name: command result} for scripts run by the target interpreter
-NVML_FILE = "nvml.json"  # NVML answers, see gpu_doctor.host.nvml.RecordedNvml
+NVML_FILE = "nvml.json"  # NVML answers, see torch_gpu_doctor.host.nvml.RecordedNvml
 MEASUREMENTS_FILE = (
     "measurements.json"  # {"disk_space": {path: {free_bytes, total_bytes}}, "ram_bandwidth": {...},
 )

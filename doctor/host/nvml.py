@@ -75,7 +75,7 @@ DEVICE_QUERIES = (
     "pcie_link_gen_gpu_max",
     "pcie_link_width_current",
     "pcie_link_width_max",
-    # GPU health (gpu_doctor.facts.gpu_health): plain ints and lists of ints, as NVML returns them
+    # GPU health (torch_gpu_doctor.facts.gpu_health): plain ints and lists of ints, as NVML returns them
     "clocks_event_reasons",  # bitmask, nvmlDeviceGetCurrentClocksEventReasons (ThrottleReasons before R535)
     "display_active",  # 1: a display is initialised on this GPU (a desktop runs on it)
     "ecc_mode",  # [current, pending], 1 = enabled

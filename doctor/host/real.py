@@ -11,11 +11,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
-from gpu_doctor.host.fs import RootedFs, oserror_unavailable
-from gpu_doctor.host.nvml import Nvml, RealNvml
-from gpu_doctor.host.streaming import StepBudgets, StreamedRun, kill_group, run_streaming
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
+from torch_gpu_doctor.host.fs import RootedFs, oserror_unavailable
+from torch_gpu_doctor.host.nvml import Nvml, RealNvml
+from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun, kill_group, run_streaming
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20
 
@@ -25,8 +25,8 @@ SMOKE_PROBES = ("smoke", "smoke_common", "smoke_memory", "smoke_compute", "smoke
 
 
 def probe_source(probe: str) -> str:
-    """The text of a probe script shipped in gpu_doctor.probes (run by the *target* interpreter)."""
-    return resources.files("gpu_doctor.probes").joinpath(f"{probe}.py").read_text(encoding="utf-8")
+    """The text of a probe script shipped in torch_gpu_doctor.probes (run by the *target* interpreter)."""
+    return resources.files("torch_gpu_doctor.probes").joinpath(f"{probe}.py").read_text(encoding="utf-8")
 
 
 def run_command(
@@ -149,14 +149,14 @@ class RealHost(RootedFs):
         if not self.measure_enabled:
             return Unavailable(Reason.NOT_APPLICABLE, "run with --measure")
         # Imported here: the measurement modules are needed only with --measure.
-        from gpu_doctor.serialize import to_json
+        from torch_gpu_doctor.serialize import to_json
 
         if what is Measurement.RAM_BANDWIDTH:
-            from gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth
+            from torch_gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth
 
             result: object = measure_ram_bandwidth(host=self)
         else:
-            from gpu_doctor.measure.disk_read import measure_disk_read
+            from torch_gpu_doctor.measure.disk_read import measure_disk_read
 
             result = measure_disk_read(str(self._local(target)))
         data = to_json(result)

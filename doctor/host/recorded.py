@@ -1,4 +1,4 @@
-"""A captured machine replayed from a directory (see gpu_doctor.host.layout)."""
+"""A captured machine replayed from a directory (see torch_gpu_doctor.host.layout)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gpu_doctor.host import layout
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
-from gpu_doctor.host.fs import RootedFs
-from gpu_doctor.host.nvml import Nvml, RecordedNvml
-from gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_from_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host import layout
+from torch_gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
+from torch_gpu_doctor.host.fs import RootedFs
+from torch_gpu_doctor.host.nvml import Nvml, RecordedNvml
+from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_from_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 class CaptureError(ValueError):

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gpu_doctor import __version__
-from gpu_doctor.facts.environment import relevant_env
-from gpu_doctor.host import layout
-from gpu_doctor.host.base import (
+from torch_gpu_doctor import __version__
+from torch_gpu_doctor.facts.environment import relevant_env
+from torch_gpu_doctor.host import layout
+from torch_gpu_doctor.host.base import (
     DEFAULT_TIMEOUT_S,
     CommandResult,
     CommandStatus,
@@ -21,10 +21,10 @@ from gpu_doctor.host.base import (
     Host,
     Measurement,
 )
-from gpu_doctor.host.fs import RootedFs
-from gpu_doctor.host.nvml import Nvml, NvmlError
-from gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.fs import RootedFs
+from torch_gpu_doctor.host.nvml import Nvml, NvmlError
+from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 _V = TypeVar("_V")
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from gpu_doctor.host.base import CommandStatus
+from torch_gpu_doctor.host.base import CommandStatus
 
 MAX_LINES = 20_000  # a run records a few hundred (progress lines are not kept): this bounds a child's garbage
 MAX_LINE_CHARS = 1 << 16

@@ -21,9 +21,9 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_BLOCK_BYTES = 8 << 20
 DEFAULT_MAX_FILE_BYTES = 1 << 30

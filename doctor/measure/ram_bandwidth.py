@@ -27,10 +27,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_doctor.facts.meminfo import parse_meminfo
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.meminfo import parse_meminfo
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_LLC_BYTES = 64 << 20  # when sysfs does not say: larger than most desktop L3s
 MIN_BUFFER_BYTES = 16 << 20

@@ -5,11 +5,11 @@ from __future__ import annotations
 import textwrap
 from typing import IO, Any
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.fixes.apply import ApplyResult
-from gpu_doctor.fixes.plan import VERIFY_KEY, FixPlan, FixStep
-from gpu_doctor.model import Remediation, flag_words
-from gpu_doctor.serialize import to_json
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.fixes.apply import ApplyResult
+from torch_gpu_doctor.fixes.plan import VERIFY_KEY, FixPlan, FixStep
+from torch_gpu_doctor.model import Remediation, flag_words
+from torch_gpu_doctor.serialize import to_json
 
 WIDTH = 100
 

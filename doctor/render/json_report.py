@@ -6,11 +6,11 @@ import json
 import shlex
 from typing import Any
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.model import Status, Target
-from gpu_doctor.report import Report
-from gpu_doctor.serialize import to_json
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.model import Status, Target
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.serialize import to_json
+from torch_gpu_doctor.unavailable import Unavailable
 
 ENVELOPE_SCHEMA_VERSION = 1
 

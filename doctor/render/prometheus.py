@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gpu_doctor.fleet.links import gpu_links
-from gpu_doctor.model import Status
-from gpu_doctor.report import Report
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.fleet.links import gpu_links
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.unavailable import Unavailable
 
 PREFIX = "gpu_doctor_"
 Labels = tuple[tuple[str, str], ...]

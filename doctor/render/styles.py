@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from gpu_doctor.model import Status
+from torch_gpu_doctor.model import Status
 
 STYLES = {
     Status.PASS: "green",

@@ -9,12 +9,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.describe import gpu_inventory
-from gpu_doctor.model import Finding, Remediation, Status, flag_words
-from gpu_doctor.render.styles import AREA_TITLES, STYLES
-from gpu_doctor.report import Report
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.describe import gpu_inventory
+from torch_gpu_doctor.model import Finding, Remediation, Status, flag_words
+from torch_gpu_doctor.render.styles import AREA_TITLES, STYLES
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 def make_console(stream: IO[str]) -> Console:

@@ -6,4 +6,6 @@ from importlib import resources
 
 
 def report_schema_text() -> str:
-    return resources.files("gpu_doctor.schemas").joinpath("report.schema.json").read_text(encoding="utf-8")
+    return (
+        resources.files("torch_gpu_doctor.schemas").joinpath("report.schema.json").read_text(encoding="utf-8")
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_doctor.model import Status
+from torch_gpu_doctor.model import Status
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import json
 import signal
 from typing import Any
 
-from gpu_doctor.host.base import CommandStatus
-from gpu_doctor.host.streaming import StreamedRun
-from gpu_doctor.smoke.model import (
+from torch_gpu_doctor.host.base import CommandStatus
+from torch_gpu_doctor.host.streaming import StreamedRun
+from torch_gpu_doctor.smoke.model import (
     SmokeDevice,
     SmokeMode,
     SmokeOutcome,
@@ -17,7 +17,7 @@ from gpu_doctor.smoke.model import (
     StepStatus,
     UnfinishedRun,
 )
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 PROTOCOL = 1
 STDERR_TAIL_LINES = 15

@@ -8,14 +8,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_doctor.facts.torch import TorchPackages
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.streaming import StepBudgets
-from gpu_doctor.smoke.breadcrumb import Breadcrumb
-from gpu_doctor.smoke.model import SmokeMode, SmokeRun, StepStatus, UnfinishedRun
-from gpu_doctor.smoke.parse import parse_smoke
-from gpu_doctor.smoke.plan import SIZES, budgets, child_config, steps_per_gpu
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.torch import TorchPackages
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.streaming import StepBudgets
+from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
+from torch_gpu_doctor.smoke.model import SmokeMode, SmokeRun, StepStatus, UnfinishedRun
+from torch_gpu_doctor.smoke.parse import parse_smoke
+from torch_gpu_doctor.smoke.plan import SIZES, budgets, child_config, steps_per_gpu
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.compat import load_matrix
-from gpu_doctor.facts.model import (
+from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.facts.model import (
     FACTS_SCHEMA_VERSION,
     DriverFacts,
     DriverVersionReading,
@@ -15,9 +15,9 @@ from gpu_doctor.facts.model import (
     OsFacts,
     PythonFacts,
 )
-from gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime
-from gpu_doctor.triage.model import CollectEnvReport, Library
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime
+from torch_gpu_doctor.triage.model import CollectEnvReport, Library
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 NOT_IN_REPORT = Unavailable(Reason.NOT_RECORDED, "not in the collect_env report")
 SOURCE = "collect_env"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gpu_doctor.triage.model import CollectEnvReport, GpuLine, Library, ReportLine, TorchWarnings
+from torch_gpu_doctor.triage.model import CollectEnvReport, GpuLine, Library, ReportLine, TorchWarnings
 
 # Canonical key → label as collect_env prints it (torch 1.0 to today). Labels of one word need a colon.
 LABELS: tuple[tuple[str, str], ...] = (

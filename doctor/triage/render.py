@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.serialize import to_json
-from gpu_doctor.triage.model import CollectEnvReport
-from gpu_doctor.triage.verdict import WHOLE_MACHINE, Kind, Triage, Verdict
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.serialize import to_json
+from torch_gpu_doctor.triage.model import CollectEnvReport
+from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Kind, Triage, Verdict
 
 TRIAGE_SCHEMA = "gpu-doctor triage v1"
 _ABSENT = "not in the report"

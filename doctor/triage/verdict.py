@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.model import Finding, Status, Target
-from gpu_doctor.registry import load_checks
-from gpu_doctor.report import Report
-from gpu_doctor.runner import judge
-from gpu_doctor.triage.model import CollectEnvReport
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Finding, Status, Target
+from torch_gpu_doctor.registry import load_checks
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import judge
+from torch_gpu_doctor.triage.model import CollectEnvReport
+from torch_gpu_doctor.unavailable import Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
 FIND_OUT: dict[str, str] = {  # check id → the command that answers it on the reporter's machine

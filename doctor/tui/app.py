@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.tui.session import Session
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.tui.session import Session
 
 if TYPE_CHECKING:
-    from gpu_doctor.report import Report
+    from torch_gpu_doctor.report import Report
 
 
 class DoctorApp(App[None]):
@@ -32,13 +32,13 @@ class DoctorApp(App[None]):
         self.diagnosis_failed = False  # the last diagnosis raised (a bug): exit code 4
 
     def on_mount(self) -> None:
-        from gpu_doctor.tui.screens.main import MainScreen
+        from torch_gpu_doctor.tui.screens.main import MainScreen
 
         self.push_screen(MainScreen(self.session, then=self.start))
 
     async def action_quit(self) -> None:
         """Never quit under a running fix: pip would be left unattended (or killed mid-install)."""
-        from gpu_doctor.tui.screens.fix_run import FixRunScreen
+        from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
 
         if any(isinstance(s, FixRunScreen) and s.running for s in self.screen_stack):
             self.notify("A fix is running: wait for it to end, or press escape to stop it first.")
@@ -46,7 +46,7 @@ class DoctorApp(App[None]):
         self.exit()
 
     def action_help(self) -> None:
-        from gpu_doctor.tui.screens.help import HelpScreen
+        from torch_gpu_doctor.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

@@ -6,7 +6,7 @@ import shlex
 
 from rich.text import Text
 
-from gpu_doctor.model import Command
+from torch_gpu_doctor.model import Command
 
 IN_TERMINAL = (
     "On this system, in this terminal: gpu-doctor steps aside until it ends (sudo may ask for your password)"

@@ -5,15 +5,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.model import Status
-from gpu_doctor.smoke.model import SmokeMode
-from gpu_doctor.tui.session import Session
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.smoke.model import SmokeMode
+from torch_gpu_doctor.tui.session import Session
 
 if TYPE_CHECKING:
-    from gpu_doctor.host.base import Host
-    from gpu_doctor.tui.app import DoctorApp
+    from torch_gpu_doctor.host.base import Host
+    from torch_gpu_doctor.tui.app import DoctorApp
 
 
 def run_tui(
@@ -30,7 +30,7 @@ def run_tui(
     smoke: SmokeMode | None = None,
 ) -> int:
     """`start`: "doctor" or "setup" (the wizard opens once the checks are in); `smoke`: run it after them."""
-    from gpu_doctor.tui.app import DoctorApp
+    from torch_gpu_doctor.tui.app import DoctorApp
 
     session = Session(host, python, data_dir, plugins, fail_on, only, skip, can_apply=not replay)
     if smoke is not None:

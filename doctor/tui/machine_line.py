@@ -7,10 +7,10 @@ until it fits the terminal, and keeps the four things it names to the end (the P
 
 from __future__ import annotations
 
-from gpu_doctor.describe import gib, gpu_inventory
-from gpu_doctor.facts.model import Facts, Gpu
-from gpu_doctor.facts.torch import TorchPackages
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.describe import gib, gpu_inventory
+from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.torch import TorchPackages
+from torch_gpu_doctor.unavailable import Unavailable
 
 SEPARATOR = " · "  # between the head and the machine, and between the machine's parts
 DETAIL_LEVELS = 4  # 0: everything; 3: GPU names, driver, torch and the interpreter's path only

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # annotations only: the first paint must not wait for the engine's imports
-    from gpu_doctor.bundle.build import Bundle
-    from gpu_doctor.events import DiagnosisEvent
-    from gpu_doctor.report import Report
-    from gpu_doctor.smoke.run import SmokeProgress
+    from torch_gpu_doctor.bundle.build import Bundle
+    from torch_gpu_doctor.events import DiagnosisEvent
+    from torch_gpu_doctor.report import Report
+    from torch_gpu_doctor.smoke.run import SmokeProgress
 
 
 @dataclass

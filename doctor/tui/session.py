@@ -10,17 +10,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpu_doctor.model import Status
-from gpu_doctor.smoke.model import SmokeMode
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.smoke.model import SmokeMode
 
 if TYPE_CHECKING:  # the engine loads in the first worker, after the first paint
-    from gpu_doctor.bundle.build import Bundle
-    from gpu_doctor.events import EventSink
-    from gpu_doctor.host.base import Host
-    from gpu_doctor.report import Report
-    from gpu_doctor.smoke.breadcrumb import Breadcrumb
-    from gpu_doctor.smoke.model import UnfinishedRun
-    from gpu_doctor.smoke.run import SmokeProgress
+    from torch_gpu_doctor.bundle.build import Bundle
+    from torch_gpu_doctor.events import EventSink
+    from torch_gpu_doctor.host.base import Host
+    from torch_gpu_doctor.report import Report
+    from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
+    from torch_gpu_doctor.smoke.model import UnfinishedRun
+    from torch_gpu_doctor.smoke.run import SmokeProgress
 
     DiagnoseFn = Callable[[EventSink], Report]
 
@@ -45,7 +45,7 @@ class Session:
     def diagnose(self, on_event: EventSink) -> Report:
         if self.diagnose_override is not None:
             return self.diagnose_override(on_event)
-        from gpu_doctor.runner import diagnose
+        from torch_gpu_doctor.runner import diagnose
 
         return diagnose(
             self.host,
@@ -62,7 +62,7 @@ class Session:
         """This machine recorded again and redacted, as `gpu-doctor bundle` does (not written yet)."""
         from pathlib import Path
 
-        from gpu_doctor.bundle.build import record_and_bundle
+        from torch_gpu_doctor.bundle.build import record_and_bundle
 
         data_dir = self.data_dir or str(Path.cwd())
         return record_and_bundle(
@@ -73,13 +73,13 @@ class Session:
         self, report: Report, mode: SmokeMode, on_progress: Callable[[SmokeProgress], object]
     ) -> Report:
         """The report again, with the smoke test's figures and checks: the other facts are not re-read."""
-        from gpu_doctor.runner import rerun_with_smoke
-        from gpu_doctor.smoke.run import SmokeRequest
+        from torch_gpu_doctor.runner import rerun_with_smoke
+        from torch_gpu_doctor.smoke.run import SmokeRequest
 
         if self.can_apply and self.breadcrumb is None:  # this machine: leave the crash-safe breadcrumb
             import os
 
-            from gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
+            from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
 
             self.breadcrumb = Breadcrumb(state_dir(os.environ))
             self.previous_smoke = self.breadcrumb.unfinished()
@@ -94,7 +94,7 @@ class Session:
 
 def target_python(report: Report, fallback: str) -> str:
     """The interpreter a fix installs into: the one the report diagnosed."""
-    from gpu_doctor.unavailable import Unavailable
+    from torch_gpu_doctor.unavailable import Unavailable
 
     py = report.facts.python
     return fallback if isinstance(py, Unavailable) else py.executable

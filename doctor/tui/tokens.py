@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gpu_doctor.model import Counts, Status
-from gpu_doctor.render.styles import style_of
+from torch_gpu_doctor.model import Counts, Status
+from torch_gpu_doctor.render.styles import style_of
 
 WIDTH = 7  # "UNKNOWN"
 

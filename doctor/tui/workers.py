@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from gpu_doctor.tui.messages import DiagnosisFailed, DiagnosisFinished
+from torch_gpu_doctor.tui.messages import DiagnosisFailed, DiagnosisFinished
 
 if TYPE_CHECKING:
-    from gpu_doctor.events import EventSink
-    from gpu_doctor.report import Report
-    from gpu_doctor.tui.session import Session
+    from torch_gpu_doctor.events import EventSink
+    from torch_gpu_doctor.report import Report
+    from torch_gpu_doctor.tui.session import Session
 
 
 def diagnose_and_post(

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.bundle import identifiers
-from gpu_doctor.bundle.build import bundle_capture
-from gpu_doctor.bundle.extract import extract_bundle
-from gpu_doctor.bundle.identifiers import IdentitySources
-from gpu_doctor.bundle.model import BundleError, Limits
-from gpu_doctor.bundle.write import write_archive
-from gpu_doctor.cli import main
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.runner import diagnose
+from torch_gpu_doctor.bundle import identifiers
+from torch_gpu_doctor.bundle.build import bundle_capture
+from torch_gpu_doctor.bundle.extract import extract_bundle
+from torch_gpu_doctor.bundle.identifiers import IdentitySources
+from torch_gpu_doctor.bundle.model import BundleError, Limits
+from torch_gpu_doctor.bundle.write import write_archive
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.runner import diagnose
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hosts"
 GHP = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"

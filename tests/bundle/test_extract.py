@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.bundle.extract import extract_bundle
-from gpu_doctor.bundle.model import BundleError, Limits
-from gpu_doctor.cli import main
+from torch_gpu_doctor.bundle.extract import extract_bundle
+from torch_gpu_doctor.bundle.model import BundleError, Limits
+from torch_gpu_doctor.cli import main
 
 Add = Callable[[tarfile.TarFile], None]
 
@@ -113,7 +113,7 @@ def test_a_huge_zero_member_is_stopped_while_counting(tmp_path: Path) -> None:
 
 
 def test_a_header_that_lies_about_its_size_is_still_counted(tmp_path: Path) -> None:
-    from gpu_doctor.bundle.extract import _copy
+    from torch_gpu_doctor.bundle.extract import _copy
 
     target = tmp_path / "out"
     with pytest.raises(BundleError, match="limit for one member"):
@@ -193,7 +193,7 @@ def _huge_long_name(path: Path, kind: bytes) -> Path:
 
 _REPLAY_IN_A_CHILD = """
 import resource, sys
-from gpu_doctor.cli import main
+from torch_gpu_doctor.cli import main
 rc = main(["--replay", sys.argv[1], "--plain", "--no-plugins"])
 print(rc, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 """

@@ -8,22 +8,22 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from gpu_doctor.bundle.build import bundle_capture
-from gpu_doctor.bundle.extract import extract_bundle
-from gpu_doctor.bundle.identifiers import (
+from torch_gpu_doctor.bundle.build import bundle_capture
+from torch_gpu_doctor.bundle.extract import extract_bundle
+from torch_gpu_doctor.bundle.identifiers import (
     Identifier,
     IdentitySources,
     Kind,
     capture_identifiers,
     container_identifiers,
 )
-from gpu_doctor.bundle.kernel_text import scrub_kernel_text
-from gpu_doctor.bundle.redact import Redactor
-from gpu_doctor.bundle.write import write_archive
-from gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.report import Report
-from gpu_doctor.runner import diagnose
+from torch_gpu_doctor.bundle.kernel_text import scrub_kernel_text
+from torch_gpu_doctor.bundle.redact import Redactor
+from torch_gpu_doctor.bundle.write import write_archive
+from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import diagnose
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hosts"
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "samples" / "dmesg"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_doctor.bundle.identifiers import Identifier, Kind, is_placeholder, parse_passwd
-from gpu_doctor.bundle.redact import Redactor
-from gpu_doctor.bundle.secrets import looks_secret, redact_secrets
-from gpu_doctor.facts.environment import relevant_env
+from torch_gpu_doctor.bundle.identifiers import Identifier, Kind, is_placeholder, parse_passwd
+from torch_gpu_doctor.bundle.redact import Redactor
+from torch_gpu_doctor.bundle.secrets import looks_secret, redact_secrets
+from torch_gpu_doctor.facts.environment import relevant_env
 
 GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -82,7 +82,7 @@ def test_secret_environment_variables() -> None:
     ],
 )
 def test_one_secret_name_rule_for_the_environment_and_bundles(name: str) -> None:
-    """A name `gather` keeps is one a bundle keeps, and the other way round (gpu_doctor.facts.environment)."""
+    """A name `gather` keeps is one a bundle keeps, and the other way round (torch_gpu_doctor.facts.environment)."""
     assert looks_secret(name, "1") == (name not in relevant_env({name: "1"}))
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gpu_doctor.facts.dkms import DkmsEntry
-from gpu_doctor.facts.gpu_health import GpuHealth
-from gpu_doctor.facts.kernel_log import KernelLogFacts, parse_xid
-from gpu_doctor.facts.modinfo import ModuleInfo
-from gpu_doctor.facts.nvidia_module import NO_MODULE, InstalledKernel, NvidiaModuleFacts
-from gpu_doctor.facts.secure_boot import MokCertificate, SecureBootFacts
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.facts.dkms import DkmsEntry
+from torch_gpu_doctor.facts.gpu_health import GpuHealth
+from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_xid
+from torch_gpu_doctor.facts.modinfo import ModuleInfo
+from torch_gpu_doctor.facts.nvidia_module import NO_MODULE, InstalledKernel, NvidiaModuleFacts
+from torch_gpu_doctor.facts.secure_boot import MokCertificate, SecureBootFacts
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 RELEASE = "6.8.0-49-generic"
 NOT_SUPPORTED = Unavailable(Reason.NOT_SUPPORTED, "NVMLError_NotSupported")

@@ -9,13 +9,6 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.checks.amd import amd_gfx_target, amd_rocm_stack, amd_torch_rocm
-from gpu_doctor.compat.rocm_gfx import override_for
-from gpu_doctor.facts.model import Facts, Gpu
-from gpu_doctor.facts.rocm import KfdAgent, RocmFacts
-from gpu_doctor.facts.torch import CompanionPackage, TorchPackages, TorchRuntime
-from gpu_doctor.model import Finding, Status, Target
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import (
     GONE,
     facts,
@@ -27,6 +20,13 @@ from tests.factories import (
     torch_packages,
     torch_runtime,
 )
+from torch_gpu_doctor.checks.amd import amd_gfx_target, amd_rocm_stack, amd_torch_rocm
+from torch_gpu_doctor.compat.rocm_gfx import override_for
+from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.rocm import KfdAgent, RocmFacts
+from torch_gpu_doctor.facts.torch import CompanionPackage, TorchPackages, TorchRuntime
+from torch_gpu_doctor.model import Finding, Status, Target
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 WHL = "https://download.pytorch.org/whl/"
 ABSENT = Unavailable(Reason.NOT_FOUND, "test")

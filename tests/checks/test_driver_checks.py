@@ -4,13 +4,13 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_doctor.checks.driver import driver_installed
-from gpu_doctor.checks.nouveau import driver_nouveau
-from gpu_doctor.checks.nvml import driver_nvml
-from gpu_doctor.facts.model import DriverVersionReading
-from gpu_doctor.model import Status, Target
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import GONE, driver, facts, gpu, kernel, nvml_device, nvml_error, nvml_ok, os_facts
+from torch_gpu_doctor.checks.driver import driver_installed
+from torch_gpu_doctor.checks.nouveau import driver_nouveau
+from torch_gpu_doctor.checks.nvml import driver_nvml
+from torch_gpu_doctor.facts.model import DriverVersionReading
+from torch_gpu_doctor.model import Status, Target
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 NO_DRIVER = driver(version=None, installed_module_version=Unavailable(Reason.NOT_FOUND, "modinfo"))
 

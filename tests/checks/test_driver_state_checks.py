@@ -11,18 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.module_build import driver_kernel_module_build
-from gpu_doctor.checks.reboot_pending import driver_reboot_pending
-from gpu_doctor.checks.secure_boot import driver_secure_boot
-from gpu_doctor.facts.dkms import DkmsEntry
-from gpu_doctor.facts.kernel_log import gather_kernel_log
-from gpu_doctor.facts.model import DriverVersionReading, Facts
-from gpu_doctor.facts.nvidia_module import gather_nvidia_module
-from gpu_doctor.facts.secure_boot import MokCertificate, gather_secure_boot
-from gpu_doctor.fixes.kernel_modules import REBOOT
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status, Target
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.checks.state_facts import (
     MISSING_MODULE,
     RELEASE,
@@ -35,6 +23,18 @@ from tests.checks.state_facts import (
 )
 from tests.factories import GONE, driver, facts, nvml_error, os_facts
 from tests.factories import kernel as kernel_modules
+from torch_gpu_doctor.checks.module_build import driver_kernel_module_build
+from torch_gpu_doctor.checks.reboot_pending import driver_reboot_pending
+from torch_gpu_doctor.checks.secure_boot import driver_secure_boot
+from torch_gpu_doctor.facts.dkms import DkmsEntry
+from torch_gpu_doctor.facts.kernel_log import gather_kernel_log
+from torch_gpu_doctor.facts.model import DriverVersionReading, Facts
+from torch_gpu_doctor.facts.nvidia_module import gather_nvidia_module
+from torch_gpu_doctor.facts.secure_boot import MokCertificate, gather_secure_boot
+from torch_gpu_doctor.fixes.kernel_modules import REBOOT
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status, Target
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "driver-state-trees"
 NOT_LOADED = kernel_modules(loaded=())

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from gpu_doctor.checks.egpu import egpu_authorized, egpu_tunnel
-from gpu_doctor.facts.boltctl import gather_boltctl
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.pcie_link import gather_pcie_links
-from gpu_doctor.facts.thunderbolt import TbSecurity, gather_thunderbolt
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu
+from torch_gpu_doctor.checks.egpu import egpu_authorized, egpu_tunnel
+from torch_gpu_doctor.facts.boltctl import gather_boltctl
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
+from torch_gpu_doctor.facts.thunderbolt import TbSecurity, gather_thunderbolt
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs-trees"
 

@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_doctor.checks.environment import cuda_visible_devices, data_age, env_kind, visible_devices
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, python_facts, torch_packages
+from torch_gpu_doctor.checks.environment import cuda_visible_devices, data_age, env_kind, visible_devices
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 UUIDS = ["GPU-aaaa-1", "GPU-bbbb-2", "GPU-cccc-3"]
 

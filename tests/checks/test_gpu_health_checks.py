@@ -11,17 +11,6 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.checks.gpu_memory_errors import gpu_memory_errors
-from gpu_doctor.checks.gpu_persistence import gpu_persistence_mode
-from gpu_doctor.checks.gpu_throttle import decode_reasons, gpu_throttle
-from gpu_doctor.checks.xid_catalog import XID_CATALOG, XidSeverity, xid_meaning
-from gpu_doctor.checks.xid_errors import driver_xid_errors
-from gpu_doctor.facts.gpu_health import gather_gpu_health
-from gpu_doctor.facts.kernel_log import gather_kernel_log
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.checks.state_facts import (
     NOT_SUPPORTED,
     geforce_health,
@@ -31,6 +20,17 @@ from tests.checks.state_facts import (
     unreadable_log,
 )
 from tests.factories import GONE, facts, gpu, nvml_device, nvml_error, nvml_ok, os_facts
+from torch_gpu_doctor.checks.gpu_memory_errors import gpu_memory_errors
+from torch_gpu_doctor.checks.gpu_persistence import gpu_persistence_mode
+from torch_gpu_doctor.checks.gpu_throttle import decode_reasons, gpu_throttle
+from torch_gpu_doctor.checks.xid_catalog import XID_CATALOG, XidSeverity, xid_meaning
+from torch_gpu_doctor.checks.xid_errors import driver_xid_errors
+from torch_gpu_doctor.facts.gpu_health import gather_gpu_health
+from torch_gpu_doctor.facts.kernel_log import gather_kernel_log
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 SAMPLE = (
     Path(__file__).resolve().parents[1] / "fixtures" / "driver-state-trees" / "a100x4-remap-pending-xid-log"

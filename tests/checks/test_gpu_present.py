@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from gpu_doctor.checks.gpu import gpu_present
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, nvml_error, os_facts
+from torch_gpu_doctor.checks.gpu import gpu_present
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 def test_all_visible_passes_and_names_the_gpus() -> None:

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.memory import bandwidth, locked_limit, ram, shm
-from gpu_doctor.facts.measurements import Measurements
-from gpu_doctor.facts.memory_limits import LockedMemoryLimit, MemoryLimitsFacts, gather_memory_limits
-from gpu_doctor.facts.model import Facts, MemoryFacts
-from gpu_doctor.facts.pcie_link import gather_pcie_links
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.measure.ram_bandwidth import RamBandwidth
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, os_facts
+from torch_gpu_doctor.checks.memory import bandwidth, locked_limit, ram, shm
+from torch_gpu_doctor.facts.measurements import Measurements
+from torch_gpu_doctor.facts.memory_limits import LockedMemoryLimit, MemoryLimitsFacts, gather_memory_limits
+from torch_gpu_doctor.facts.model import Facts, MemoryFacts
+from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.measure.ram_bandwidth import RamBandwidth
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 STORAGE = Path(__file__).resolve().parents[1] / "fixtures" / "storage-trees"
 SYSFS = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs-trees"

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.pcie import link_verdict, nvml_verdict, pcie_link
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.pcie_link import gather_pcie_links
-from gpu_doctor.facts.thunderbolt import gather_thunderbolt
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, nvml_device
+from torch_gpu_doctor.checks.pcie import link_verdict, nvml_verdict, pcie_link
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
+from torch_gpu_doctor.facts.thunderbolt import gather_thunderbolt
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs-trees"
 

@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.platform_container import container_gpus
-from gpu_doctor.facts.container import ContainerFacts, ContainerRuntime, gather_container
-from gpu_doctor.facts.driver_libraries import LibraryFile
-from gpu_doctor.facts.gpus import join_gpus
-from gpu_doctor.facts.kernel import gather_kernel
-from gpu_doctor.facts.model import NOT_GATHERED, Facts
-from gpu_doctor.facts.pci import gather_pci
-from gpu_doctor.facts.platform import gather_os
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, kernel, nvml_error, os_facts
 from tests.facts.platform_tree import build, tree
+from torch_gpu_doctor.checks.platform_container import container_gpus
+from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime, gather_container
+from torch_gpu_doctor.facts.driver_libraries import LibraryFile
+from torch_gpu_doctor.facts.gpus import join_gpus
+from torch_gpu_doctor.facts.kernel import gather_kernel
+from torch_gpu_doctor.facts.model import NOT_GATHERED, Facts
+from torch_gpu_doctor.facts.pci import gather_pci
+from torch_gpu_doctor.facts.platform import gather_os
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 PASSED_NODES = ("nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools")
 LIBCUDA = LibraryFile(

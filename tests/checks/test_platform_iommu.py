@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_doctor.checks.platform_iommu import iommu_p2p
-from gpu_doctor.facts.iommu import NO_SHARED_SWITCH, GpuIommu, GpuPairRoute, IommuFacts, gather_iommu
-from gpu_doctor.facts.model import NOT_GATHERED, Facts, Gpu
-from gpu_doctor.facts.pci import gather_pci
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu
 from tests.facts.platform_tree import tree
+from torch_gpu_doctor.checks.platform_iommu import iommu_p2p
+from torch_gpu_doctor.facts.iommu import NO_SHARED_SWITCH, GpuIommu, GpuPairRoute, IommuFacts, gather_iommu
+from torch_gpu_doctor.facts.model import NOT_GATHERED, Facts, Gpu
+from torch_gpu_doctor.facts.pci import gather_pci
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 A, B = "0000:03:00.0", "0000:04:00.0"
 TWO_GPUS = (gpu(bdf=A), gpu(bdf=B, nvml_index=1))

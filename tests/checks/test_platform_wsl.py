@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.platform_wsl import wsl_gpu, wsl_linux_driver
-from gpu_doctor.facts.driver_libraries import LibraryFile
-from gpu_doctor.facts.model import NOT_GATHERED, Facts
-from gpu_doctor.facts.platform import gather_os
-from gpu_doctor.facts.torch import MappedLibrary, TorchRuntime
-from gpu_doctor.facts.wsl import WslFacts, gather_wsl
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, os_facts, torch_runtime
 from tests.facts.platform_tree import tree
+from torch_gpu_doctor.checks.platform_wsl import wsl_gpu, wsl_linux_driver
+from torch_gpu_doctor.facts.driver_libraries import LibraryFile
+from torch_gpu_doctor.facts.model import NOT_GATHERED, Facts
+from torch_gpu_doctor.facts.platform import gather_os
+from torch_gpu_doctor.facts.torch import MappedLibrary, TorchRuntime
+from torch_gpu_doctor.facts.wsl import WslFacts, gather_wsl
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 WSL2_HOST = Path(__file__).resolve().parents[1] / "fixtures" / "hosts" / "wsl2"
 PROJECTED = LibraryFile(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpu_doctor.checks.driver import driver_installed
-from gpu_doctor.checks.gpu import gpu_present
-from gpu_doctor.checks.nvml import driver_nvml
-from gpu_doctor.facts.gpus import join_gpus
-from gpu_doctor.facts.model import PciDevice
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import driver, facts, gpu, nvml_device, nvml_error, nvml_ok, os_facts
+from torch_gpu_doctor.checks.driver import driver_installed
+from torch_gpu_doctor.checks.gpu import gpu_present
+from torch_gpu_doctor.checks.nvml import driver_nvml
+from torch_gpu_doctor.facts.gpus import join_gpus
+from torch_gpu_doctor.facts.model import PciDevice
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 LOST = Unavailable(Reason.FAILED, "NVMLError_GpuIsLost")
 

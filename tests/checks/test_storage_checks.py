@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.storage import data_dir, nvme_link, read_speed
-from gpu_doctor.facts.measurements import Measurements
-from gpu_doctor.facts.storage import StorageFacts, gather_storage
-from gpu_doctor.host.base import DiskSpace
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.measure.disk_read import DiskRead
-from gpu_doctor.model import Status
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, os_facts
+from torch_gpu_doctor.checks.storage import data_dir, nvme_link, read_speed
+from torch_gpu_doctor.facts.measurements import Measurements
+from torch_gpu_doctor.facts.storage import StorageFacts, gather_storage
+from torch_gpu_doctor.host.base import DiskSpace
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.measure.disk_read import DiskRead
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "storage-trees"
 GIB = 1 << 30

@@ -6,21 +6,21 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_doctor.checks.cuda_messages import explain
-from gpu_doctor.checks.torch_build import (
+from tests.factories import driver, facts, gpu, nvml_error, os_facts, python_facts, torch_packages
+from torch_gpu_doctor.checks.cuda_messages import explain
+from torch_gpu_doctor.checks.torch_build import (
     torch_arch_compat,
     torch_cpu_build,
     torch_cuda_init,
     torch_driver_compat,
     torch_installed,
 )
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.torch import parse_runtime
-from gpu_doctor.fixes.torch_wheel import recommend
-from gpu_doctor.host.base import CommandResult, CommandStatus
-from gpu_doctor.model import Status, Target
-from gpu_doctor.unavailable import Reason, Unavailable
-from tests.factories import driver, facts, gpu, nvml_error, os_facts, python_facts, torch_packages
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.torch import parse_runtime
+from torch_gpu_doctor.fixes.torch_wheel import recommend
+from torch_gpu_doctor.host.base import CommandResult, CommandStatus
+from torch_gpu_doctor.model import Status, Target
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 CU = "https://download.pytorch.org/whl/"
 

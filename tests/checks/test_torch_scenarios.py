@@ -11,16 +11,16 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from gpu_doctor.checks.torch_build import (
+from tests.factories import driver, facts, gpu, nvml_error, nvml_ok, os_facts, python_facts, torch_packages
+from torch_gpu_doctor.checks.torch_build import (
     torch_arch_compat,
     torch_cpu_build,
     torch_driver_compat,
     torch_installed,
 )
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.torch_wheel import fix_for_torch
-from gpu_doctor.model import Status, Target
-from tests.factories import driver, facts, gpu, nvml_error, nvml_ok, os_facts, python_facts, torch_packages
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.model import Status, Target
 
 PIP = "/venv/bin/python -m pip install --force-reinstall"
 CU = "--index-url https://download.pytorch.org/whl/"

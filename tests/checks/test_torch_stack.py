@@ -4,17 +4,23 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from gpu_doctor.checks.torch_stack import (
+from tests.factories import facts, python_facts, torch_packages
+from torch_gpu_doctor.checks.torch_stack import (
     _cudnn_text,
     library_path,
     torch_companions,
     torch_cudnn,
     torch_nvidia_wheels,
 )
-from gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime, parse_runtime
-from gpu_doctor.host.base import CommandResult, CommandStatus
-from gpu_doctor.model import Status
-from tests.factories import facts, python_facts, torch_packages
+from torch_gpu_doctor.facts.torch import (
+    CompanionPackage,
+    Distribution,
+    TorchPackages,
+    TorchRuntime,
+    parse_runtime,
+)
+from torch_gpu_doctor.host.base import CommandResult, CommandStatus
+from torch_gpu_doctor.model import Status
 
 
 def _with(**fields: Any) -> TorchPackages:

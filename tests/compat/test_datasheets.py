@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.compat import CompatDataError
-from gpu_doctor.compat.datasheets import (
+from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.compat.datasheets import (
     GpuDatasheet,
     datasheet_for,
     load_datasheets,
@@ -237,7 +237,7 @@ def test_normalize_name() -> None:
 
 
 def _raw() -> Any:
-    text = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.compat import load_matrix
-from gpu_doctor.compat.torch_parse import parse_torch_compat
-from gpu_doctor.compat.torch_releases import (
+from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.torch_parse import parse_torch_compat
+from torch_gpu_doctor.compat.torch_releases import (
     KernelModule,
     TorchCompat,
     TorchRelease,
@@ -24,7 +24,7 @@ CU12_OLD = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
 
 
 def _raw() -> Any:
-    text = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_doctor.compat import CompatDataError, load_matrix
-from gpu_doctor.compat.torch_parse import parse_torch_compat
-from gpu_doctor.compat.torch_releases import (
+from torch_gpu_doctor.compat import CompatDataError, load_matrix
+from torch_gpu_doctor.compat.torch_parse import parse_torch_compat
+from torch_gpu_doctor.compat.torch_releases import (
     TorchCompat,
     arch_supported,
     cubin_runs_on,
@@ -24,7 +24,7 @@ from gpu_doctor.compat.torch_releases import (
     ptx_runs_on,
     release,
 )
-from gpu_doctor.compat.wheel_candidates import (
+from torch_gpu_doctor.compat.wheel_candidates import (
     install_command,
     newest_release_supporting,
     supporting_candidates,
@@ -33,7 +33,7 @@ from gpu_doctor.compat.wheel_candidates import (
 
 
 def _raw() -> Any:
-    text = resources.files("gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

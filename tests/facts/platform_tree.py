@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.host.recorded import RecordedHost
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "platform-trees"
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.facts.container import (
+from tests.facts.platform_tree import build, tree
+from torch_gpu_doctor.facts.container import (
     ContainerFacts,
     ContainerRuntime,
     cgroup_runtime,
@@ -14,10 +15,9 @@ from gpu_doctor.facts.container import (
     parse_containerenv,
     runtime_from_word,
 )
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
-from tests.facts.platform_tree import build, tree
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 # Its /proc/1/cgroup is docker/for-linux#1293's: a Docker container on a cgroup v1 host.
 DOCKER_V1 = "docker-gpus-not-passed"
@@ -76,7 +76,7 @@ def test_a_dockerenv_beside_another_marker_is_never_set_aside(tmp_path: Path) ->
 
 
 def test_the_os_facts_agree_about_a_leftover_dockerenv(tmp_path: Path) -> None:
-    from gpu_doctor.facts.platform import detect_container
+    from torch_gpu_doctor.facts.platform import detect_container
 
     assert detect_container(tree("ci-vm-dockerenv")) is None
     assert detect_container(build(tmp_path, {"/proc/2/comm": "sh\n"}, base="ci-vm-dockerenv")) == "docker"
@@ -260,7 +260,7 @@ def test_a_capture_made_in_a_container_replays_as_that_container(
 ) -> None:
     """The runtimes' variables are among those a capture keeps (facts/environment.py), so a bundle made in a
     pod or an Apptainer container says so when it is replayed elsewhere."""
-    from gpu_doctor.host.recording import RecordingHost
+    from torch_gpu_doctor.host.recording import RecordingHost
 
     live = build(tmp_path / "live", {"/proc/1/cgroup": "0::/\n"}, env={**env, "PATH": "/usr/bin"})
     recorder = RecordingHost(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gpu_doctor.facts.environment import relevant_env, scrub
+from torch_gpu_doctor.facts.environment import relevant_env, scrub
 
 
 def test_only_relevant_names_are_kept_and_secret_names_dropped() -> None:

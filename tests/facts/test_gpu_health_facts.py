@@ -12,13 +12,13 @@ from typing import Any, cast
 
 import pytest
 
-from gpu_doctor.facts.gpu_health import GpuHealth, gather_gpu_health
-from gpu_doctor.host.base import Host
-from gpu_doctor.host.nvml import Nvml, NvmlError, RealNvml, RecordedNvml
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.host.recording import RecordingNvml
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.gpu_health import GpuHealth, gather_gpu_health
+from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.nvml import Nvml, NvmlError, RealNvml, RecordedNvml
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.host.recording import RecordingNvml
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 SAMPLE = (
     Path(__file__).resolve().parents[1] / "fixtures" / "driver-state-trees" / "a100x4-remap-pending-xid-log"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpu_doctor.facts.gpus import join_gpus
-from gpu_doctor.facts.model import PciDevice
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.gpus import join_gpus
+from torch_gpu_doctor.facts.model import PciDevice
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 NO_NAME = Unavailable(Reason.NOT_FOUND, "pci.ids")
 NO_NVML = Unavailable(Reason.NOT_FOUND, "NVMLError_LibraryNotFound")

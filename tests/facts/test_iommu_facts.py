@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpu_doctor.facts.iommu import (
+from tests.facts.platform_tree import build, tree
+from torch_gpu_doctor.facts.iommu import (
     NO_SHARED_SWITCH,
     IommuFacts,
     gather_iommu,
     iommu_cmdline_options,
     upstream_functions,
 )
-from gpu_doctor.facts.pci import gather_pci
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
-from tests.facts.platform_tree import build, tree
+from torch_gpu_doctor.facts.pci import gather_pci
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 PLX = "iommu-plx-switch-acs"
 GPUS = ("0000:1a:00.0", "0000:1b:00.0", "0000:1c:00.0", "0000:1d:00.0")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_doctor.facts.kernel_log import (
+from torch_gpu_doctor.facts.kernel_log import (
     DMESG_ARGV,
     JOURNAL_ARGV,
     MAX_XID_EVENTS,
@@ -21,9 +21,9 @@ from gpu_doctor.facts.kernel_log import (
     parse_kernel_log,
     parse_xid,
 )
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "driver-state-trees"
 SAMPLE = TREES / "a100x4-remap-pending-xid-log"

@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_doctor.facts.dkms import DkmsEntry, parse_dkms_line, parse_dkms_status
-from gpu_doctor.facts.modinfo import ModuleInfo, parse_modinfo
-from gpu_doctor.facts.nvidia_module import (
+from tests.factories import driver
+from torch_gpu_doctor.facts.dkms import DkmsEntry, parse_dkms_line, parse_dkms_status
+from torch_gpu_doctor.facts.modinfo import ModuleInfo, parse_modinfo
+from torch_gpu_doctor.facts.nvidia_module import (
     MODINFO_ARGV,
     NO_MODULE,
     NvidiaModuleFacts,
@@ -24,11 +25,10 @@ from gpu_doctor.facts.nvidia_module import (
     kernel_sort_key,
     module_missing,
 )
-from gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
-from tests.factories import driver
+from torch_gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "driver-state-trees"
 LOADED = Unavailable(Reason.NOT_APPLICABLE, "the module is loaded; see the loaded version")

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gpu_doctor.facts.memory_limits import (
+from torch_gpu_doctor.facts.memory_limits import (
     LockedMemoryLimit,
     MemoryLimitsFacts,
     ShmSizeSource,
@@ -19,10 +19,10 @@ from gpu_doctor.facts.memory_limits import (
     parse_locked_memory,
     parse_size_option,
 )
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Maybe, Reason, Unavailable
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 TREES = Path(__file__).resolve().parent.parent / "fixtures" / "storage-trees"
 CAPTURES = TREES / "captures"

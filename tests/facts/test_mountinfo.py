@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.facts.mountinfo import (
+from torch_gpu_doctor.facts.mountinfo import (
     mount_for_path,
     parse_mountinfo,
     parse_mountinfo_line,
     read_mountinfo,
     unescape,
 )
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parent.parent / "fixtures" / "storage-trees"
 CI_VM = (TREES / "captures" / "ci-vm-mountinfo.txt").read_text()  # this project's CI VM, cat on 2026-11-22

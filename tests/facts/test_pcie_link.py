@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_doctor.facts.pcie_link import (
+from torch_gpu_doctor.facts.pcie_link import (
     MAX_HOPS,
     LinkState,
     PcieLinkPath,
@@ -30,9 +30,9 @@ from gpu_doctor.facts.pcie_link import (
     parse_link_width,
     speed_generation,
 )
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs-trees"
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

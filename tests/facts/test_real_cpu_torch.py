@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.facts.torch import parse_runtime
-from gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.facts.torch import parse_runtime
+from torch_gpu_doctor.host.real import RealHost
 
 
 @pytest.mark.slow

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.facts.rocm import (
+from tests.facts.platform_tree import build
+from torch_gpu_doctor.facts.rocm import (
     RocmFacts,
     agent_from_properties,
     gather_rocm,
@@ -24,9 +25,8 @@ from gpu_doctor.facts.rocm import (
     parse_kfd_properties,
     parse_version_file,
 )
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
-from tests.facts.platform_tree import build
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 CPU_NODE = """\
 cpu_cores_count 96

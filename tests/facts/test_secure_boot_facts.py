@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.facts.secure_boot import (
+from torch_gpu_doctor.facts.secure_boot import (
     MOK_SB_STATE_VAR,
     SECURE_BOOT_VAR,
     SETUP_MODE_VAR,
@@ -23,9 +23,9 @@ from gpu_doctor.facts.secure_boot import (
     parse_sb_state,
     parse_test_key,
 )
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "driver-state-trees"
 ON = bytes([6, 0, 0, 0, 1])  # attributes NV|BS|RT (little-endian), then the value (hardware.md §7)

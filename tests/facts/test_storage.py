@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.facts.block_devices import BlockDisk, StorageKind, describe_disk, leaf_devices
-from gpu_doctor.facts.storage import DeviceSource, StorageFacts, combined_kind, gather_storage
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.facts.block_devices import BlockDisk, StorageKind, describe_disk, leaf_devices
+from torch_gpu_doctor.facts.storage import DeviceSource, StorageFacts, combined_kind, gather_storage
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parent.parent / "fixtures" / "storage-trees"
 

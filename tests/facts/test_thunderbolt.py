@@ -13,15 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_doctor.facts.boltctl import (
+from torch_gpu_doctor.facts.boltctl import (
     BOLTCTL_ARGV,
     BoltDevice,
     BoltStatus,
     gather_boltctl,
     parse_boltctl_list,
 )
-from gpu_doctor.facts.pcie_link import PcieLinkPath, gather_pcie_link, narrowest_hop
-from gpu_doctor.facts.thunderbolt import (
+from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, gather_pcie_link, narrowest_hop
+from torch_gpu_doctor.facts.thunderbolt import (
     PCIE_BLOCKING_SECURITY,
     GpuTunnel,
     TbSecurity,
@@ -35,9 +35,9 @@ from gpu_doctor.facts.thunderbolt import (
     parse_small_int,
     parse_tb_speed,
 )
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs-trees"
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.torch_build import torch_arch_compat
-from gpu_doctor.facts.torch import (
+from tests.factories import facts, gpu, python_facts
+from torch_gpu_doctor.checks.torch_build import torch_arch_compat
+from torch_gpu_doctor.facts.torch import (
     TorchPackages,
     TorchRuntime,
     gather_torch_packages,
     gather_torch_runtime,
     parse_runtime,
 )
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.model import Status
-from tests.factories import facts, gpu, python_facts
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.model import Status
 
 DRIVER_TOO_OLD = (
     "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please update your "

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.checks.platform_vm import virtual_machine
-from gpu_doctor.facts.virtualization import gather_virtualization, hypervisor_from_dmi
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status
 from tests.factories import facts, gpu, os_facts
+from torch_gpu_doctor.checks.platform_vm import virtual_machine
+from torch_gpu_doctor.facts.virtualization import gather_virtualization, hypervisor_from_dmi
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status
 
 FLAGS = (
     Path(__file__).resolve().parents[1] / "fixtures" / "vm-captures" / "ci-vm-cpuinfo-flags.txt"

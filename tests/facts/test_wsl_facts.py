@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.facts.platform import gather_os
-from gpu_doctor.facts.wsl import (
+from tests.factories import os_facts
+from tests.facts.platform_tree import build, tree
+from torch_gpu_doctor.facts.platform import gather_os
+from torch_gpu_doctor.facts.wsl import (
     WslFacts,
     driver_packages_from_dpkg,
     driver_packages_from_pacman,
     gather_wsl,
     wsl_version,
 )
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
-from tests.factories import os_facts
-from tests.facts.platform_tree import build, tree
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 WSL2_HOST = Path(__file__).resolve().parents[1] / "fixtures" / "hosts" / "wsl2"
 # microsoft/WSL#7314: the listing of C:\Windows\System32\lxss\lib, which WSL mounts at /usr/lib/wsl/lib.

@@ -6,12 +6,12 @@ import json
 import shutil
 from pathlib import Path
 
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.fixes.torch_wheel import recommend
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.registry import load_checks
-from gpu_doctor.report import Report
-from gpu_doctor.runner import diagnose, run_check
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.torch_wheel import recommend
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.registry import load_checks
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import diagnose, run_check
 
 HOSTS = Path(__file__).resolve().parent.parent / "fixtures" / "hosts"
 FAKE_PIP = Path(__file__).resolve().parent.parent / "fixtures" / "fake_pip" / "python"

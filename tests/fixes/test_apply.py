@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.fixes.apply import ApplyResult, _Lines, apply_command, run_in_terminal
 from tests.fixes.hosts import FAKE_PIP
+from torch_gpu_doctor.fixes.apply import ApplyResult, _Lines, apply_command, run_in_terminal
 
 INDEX = "https://download.pytorch.org/whl/cu126"
 ARGV = (
@@ -97,7 +97,9 @@ def _gone(pid: int) -> bool:
 def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
     code = (
-        "import subprocess, sys, time\n"
+        "import signal, subprocess, sys, time\n"
+        # Python keeps an inherited SIG_IGN (a test run started in the background has one): Ctrl-C as usual
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "child = subprocess.Popen(['sleep', '300'])\n"
         f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
         "print('started', flush=True)\n"
@@ -126,7 +128,7 @@ def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
 def test_a_command_that_ignores_the_interrupt_is_killed_after_the_grace(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("gpu_doctor.fixes.apply.INTERRUPT_GRACE_S", 0.5)
+    monkeypatch.setattr("torch_gpu_doctor.fixes.apply.INTERRUPT_GRACE_S", 0.5)
     code = (
         "import signal, time\n"
         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"

@@ -6,12 +6,12 @@ import dataclasses
 
 import pytest
 
-from gpu_doctor.fixes.kernel_modules import REBOOT, load_nvidia_module, reload_after_upgrade
-from gpu_doctor.fixes.plan import FixPlan, plan_fixes, runnable_argv
-from gpu_doctor.model import Command, Finding, Remediation, Status, Target
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests import factories
 from tests.fixes.hosts import diagnose_fixture, report_from_facts
+from torch_gpu_doctor.fixes.kernel_modules import REBOOT, load_nvidia_module, reload_after_upgrade
+from torch_gpu_doctor.fixes.plan import FixPlan, plan_fixes, runnable_argv
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 PY = "/venv/bin/python"
 PIP = (PY, "-m", "pip", "install", "--force-reinstall", "torch==2.13.0")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpu_doctor.fixes.torch_wheel import fix_for_torch
-from gpu_doctor.model import Target
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import driver, facts, python_facts
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.model import Target
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
 def test_unknown_machine_names_the_fact_not_the_driver() -> None:

@@ -7,10 +7,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.render.json_report import render_json
-from gpu_doctor.report import Report
-from gpu_doctor.runner import diagnose
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.render.json_report import render_json
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import diagnose
 
 HOSTS = Path(__file__).resolve().parent.parent / "fixtures" / "hosts"
 HEALTHY = "rtx4090-workstation-healthy"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.fleet.diff import Difference, diff_reports
 from tests.fleet.reports import H100, HEALTHY, envelope_of, write_report
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.fleet.diff import Difference, diff_reports
 
 
 def by_key(differences: tuple[Difference, ...]) -> dict[tuple[str, str], tuple[str, str]]:

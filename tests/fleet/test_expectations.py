@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.fleet.expectations import (
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.fleet.expectations import (
     ExpectationError,
     Expectations,
     load_expectations,

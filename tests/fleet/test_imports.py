@@ -8,11 +8,11 @@ import sys
 
 SCRIPT = """
 import json, sys
-from gpu_doctor.cli import build_parser
+from torch_gpu_doctor.cli import build_parser
 build_parser()
-parser_only = sorted(m for m in sys.modules if m.startswith(("gpu_doctor.fleet.", "gpu_doctor.facts", "gpu_doctor.runner")))
-import gpu_doctor.verify_command, gpu_doctor.diff_command, gpu_doctor.summarize_command
-import gpu_doctor.render.prometheus
+parser_only = sorted(m for m in sys.modules if m.startswith(("torch_gpu_doctor.fleet.", "torch_gpu_doctor.facts", "torch_gpu_doctor.runner")))
+import torch_gpu_doctor.verify_command, torch_gpu_doctor.diff_command, torch_gpu_doctor.summarize_command
+import torch_gpu_doctor.render.prometheus
 ui = sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "torch"))
 print(json.dumps([parser_only, ui]))
 """
@@ -23,5 +23,5 @@ def test_parsing_imports_only_the_arguments_and_the_commands_import_no_ui_or_tor
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120, check=True
     )
     parser_only, ui = json.loads(out.stdout.strip().splitlines()[-1])
-    assert parser_only == ["gpu_doctor.fleet.arguments"]
+    assert parser_only == ["torch_gpu_doctor.fleet.arguments"]
     assert ui == []

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.model import Status
-from gpu_doctor.render.prometheus import render_prometheus
 from tests.fleet.reports import EGPU, H100, HOSTS, X4, report_of
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.render.prometheus import render_prometheus
 
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _SAMPLE = re.compile(rf"^({_NAME})(?:\{{(.*)\}})? (\S+)$")
@@ -138,6 +138,6 @@ def test_the_tui_never_opens_with_format(
     def no_tui(*_args: object, **_kwargs: object) -> int:
         raise AssertionError("the TUI opened")
 
-    monkeypatch.setattr("gpu_doctor.tui.launch.run_tui", no_tui)
+    monkeypatch.setattr("torch_gpu_doctor.tui.launch.run_tui", no_tui)
     assert main(["--root", str(HOSTS / X4), "--format", "prometheus"]) == 0
     assert "# TYPE gpu_doctor_gpus gauge" in capsys.readouterr().out

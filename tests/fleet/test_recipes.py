@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_doctor.cli import build_parser
-from gpu_doctor.fleet.expectations import load_expectations
+from torch_gpu_doctor.cli import build_parser
+from torch_gpu_doctor.fleet.expectations import load_expectations
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 FLEET = DOCS / "fleet"
@@ -160,7 +160,7 @@ def test_the_example_gates_load() -> None:
     ],
 )
 def test_the_parser_would_catch_a_drifted_recipe(argv: list[str]) -> None:
-    from gpu_doctor.cli import UsageError
+    from torch_gpu_doctor.cli import UsageError
 
     with pytest.raises(UsageError):
         parse(argv)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.cli import main
 from tests.fleet.reports import EGPU, H100, HEALTHY, X4, envelope_of, write_report
+from torch_gpu_doctor.cli import main
 
 
 @pytest.fixture

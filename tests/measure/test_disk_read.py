@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.measure.disk_read import (
+from torch_gpu_doctor.measure.disk_read import (
     DiskRead,
     FreeSpace,
     filesystem_type,
     free_space,
     measure_disk_read,
 )
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 MIB = 1 << 20
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.measure.ram_bandwidth import (
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.measure.ram_bandwidth import (
     COPIES_PER_TRIAL,
     MAX_TOTAL_BYTES,
     MIN_BUFFER_BYTES,
@@ -23,7 +23,7 @@ from gpu_doctor.measure.ram_bandwidth import (
     parse_cache_size,
     total_llc_bytes,
 )
-from gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parent.parent / "fixtures" / "storage-trees"
 MIB = 1 << 20
@@ -196,7 +196,7 @@ def test_the_callers_own_cpu_set_is_unchanged_after_a_real_measurement() -> None
 def test_each_worker_touches_its_own_arrays_after_it_is_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
     """First touch places a page on the toucher's memory node: on a two-socket server, arrays touched by
     the main thread would all sit on one socket while half the copies run on the other."""
-    from gpu_doctor.measure import ram_bandwidth
+    from torch_gpu_doctor.measure import ram_bandwidth
 
     events: list[tuple[str, str]] = []
     real_mapped, real_touch = ram_bandwidth._mapped, ram_bandwidth._touch_pair
@@ -224,7 +224,7 @@ def test_each_worker_touches_its_own_arrays_after_it_is_pinned(monkeypatch: pyte
 
 
 def test_a_worker_that_cannot_allocate_gives_no_figure_and_no_hang(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpu_doctor.measure import ram_bandwidth
+    from torch_gpu_doctor.measure import ram_bandwidth
 
     calls: list[int] = []
     real_mapped = ram_bandwidth._mapped
@@ -246,7 +246,7 @@ def test_a_worker_that_cannot_allocate_gives_no_figure_and_no_hang(monkeypatch: 
 
 
 def test_an_impossible_mapping_is_a_memory_error_not_an_os_error() -> None:
-    from gpu_doctor.measure import ram_bandwidth
+    from torch_gpu_doctor.measure import ram_bandwidth
 
     with pytest.raises(MemoryError):
         ram_bandwidth._mapped(1 << 62)  # 4 EiB: no address space or overcommit allows it
@@ -255,7 +255,7 @@ def test_an_impossible_mapping_is_a_memory_error_not_an_os_error() -> None:
 def test_touching_stops_at_the_deadline_between_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """A VM whose balloon gives freed pages back to its host pays ~0.6 s per 256 MiB of fresh memory (seen
     on the CI VM): preparing the arrays must stop at its deadline, and what was done must be real."""
-    from gpu_doctor.measure import ram_bandwidth
+    from torch_gpu_doctor.measure import ram_bandwidth
 
     monkeypatch.setattr(ram_bandwidth, "TOUCH_CHUNK_BYTES", MIB)
     source, target = ram_bandwidth._mapped(4 * MIB), ram_bandwidth._mapped(4 * MIB)
@@ -269,7 +269,7 @@ def test_touching_stops_at_the_deadline_between_chunks(monkeypatch: pytest.Monke
 
 
 def _slow_touch(monkeypatch: pytest.MonkeyPatch, touched_bytes: int) -> None:
-    from gpu_doctor.measure import ram_bandwidth
+    from torch_gpu_doctor.measure import ram_bandwidth
 
     real_touch = ram_bandwidth._touch_pair
 

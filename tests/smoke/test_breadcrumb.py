@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.smoke import breadcrumb
-from gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
+from torch_gpu_doctor.smoke import breadcrumb
+from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
 
 
 @pytest.fixture

@@ -11,18 +11,18 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gpu_doctor.checks.smoke_gpu import smoke_gpu_memory, smoke_matmul
-from gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
-from gpu_doctor.checks.smoke_run import smoke_run
-from gpu_doctor.cli import main
-from gpu_doctor.host.real import RealHost
-from gpu_doctor.host.streaming import StepBudgets
-from gpu_doctor.model import Status
-from gpu_doctor.schemas import report_schema_text
-from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
-from gpu_doctor.smoke.run import SmokeProgress, SmokeRequest, gather_smoke
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts
+from torch_gpu_doctor.checks.smoke_gpu import smoke_gpu_memory, smoke_matmul
+from torch_gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
+from torch_gpu_doctor.checks.smoke_run import smoke_run
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.streaming import StepBudgets
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.schemas import report_schema_text
+from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
+from torch_gpu_doctor.smoke.run import SmokeProgress, SmokeRequest, gather_smoke
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 pytestmark = pytest.mark.slow
 

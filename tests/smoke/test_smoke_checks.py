@@ -9,25 +9,30 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.checks.pcie_under_load import pcie_link_under_load
-from gpu_doctor.checks.smoke_figures import smoke_figures
-from gpu_doctor.checks.smoke_gpu import smoke_gpu_memory, smoke_matmul, smoke_memory_bandwidth, smoke_transfer
-from gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
-from gpu_doctor.checks.smoke_run import smoke_previous_run, smoke_run
-from gpu_doctor.checks.smoke_training import smoke_cudnn, smoke_training
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.facts.pcie_link import gather_pcie_links
-from gpu_doctor.facts.thunderbolt import gather_thunderbolt
-from gpu_doctor.fixes.torch_wheel import fix_for_torch
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.model import Status
-from gpu_doctor.serialize import from_json, to_json
-from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus, UnfinishedRun
-from gpu_doctor.smoke.parse import parse_smoke
-from gpu_doctor.smoke.run import expected_steps
-from gpu_doctor.unavailable import Reason, Unavailable
 from tests.factories import facts, gpu, torch_packages
 from tests.smoke.lines import H100, end, gpu_steps, header, healthy_h100, start, step, streamed
+from torch_gpu_doctor.checks.pcie_under_load import pcie_link_under_load
+from torch_gpu_doctor.checks.smoke_figures import smoke_figures
+from torch_gpu_doctor.checks.smoke_gpu import (
+    smoke_gpu_memory,
+    smoke_matmul,
+    smoke_memory_bandwidth,
+    smoke_transfer,
+)
+from torch_gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
+from torch_gpu_doctor.checks.smoke_run import smoke_previous_run, smoke_run
+from torch_gpu_doctor.checks.smoke_training import smoke_cudnn, smoke_training
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
+from torch_gpu_doctor.facts.thunderbolt import gather_thunderbolt
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.serialize import from_json, to_json
+from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus, UnfinishedRun
+from torch_gpu_doctor.smoke.parse import parse_smoke
+from torch_gpu_doctor.smoke.run import expected_steps
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs-trees"
 RTX4090 = {

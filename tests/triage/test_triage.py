@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.triage.facts import report_facts
-from gpu_doctor.triage.parse import looks_like_collect_env, parse_report
-from gpu_doctor.triage.verdict import Kind, triage
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.triage.facts import report_facts
+from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
+from torch_gpu_doctor.triage.verdict import Kind, triage
 
 HERE = Path(__file__).parent
 REPORTS = sorted((HERE / "reports").glob("*.txt"))

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from gpu_doctor.events import EventSink
-from gpu_doctor.facts.model import Facts
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.registry import load_checks
-from gpu_doctor.report import Report
-from gpu_doctor.runner import diagnose, judge
-from gpu_doctor.tui.session import Session
-from gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.events import EventSink
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.registry import load_checks
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import diagnose, judge
+from torch_gpu_doctor.tui.session import Session
+from torch_gpu_doctor.unavailable import Unavailable
 
 HOSTS = Path(__file__).parents[1] / "fixtures" / "hosts"
 FAKE_PIP = Path(__file__).parents[1] / "fixtures" / "fake_pip" / "python"

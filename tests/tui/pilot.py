@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 async def filled(pilot: Pilot[Any], timeout_s: float = 10.0) -> None:
     """Wait until the doctor's list and detail pane are in: they join a moment after the first frame."""
-    from gpu_doctor.tui.screens.main import MainScreen
+    from torch_gpu_doctor.tui.screens.main import MainScreen
 
     for _ in range(int(timeout_s / 0.02)):
         if all(s.filled for s in pilot.app.screen_stack if isinstance(s, MainScreen)):

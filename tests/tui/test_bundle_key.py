@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from gpu_doctor.tui.app import DoctorApp
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
 from tests.tui.conftest import live_session, replay_session
 from tests.tui.pilot import notes, settle
+from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
 
 
 async def press_b(pilot: Pilot[None]) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from gpu_doctor.cli import main
-from gpu_doctor.smoke.model import SmokeMode
 from tests.tui.conftest import HOSTS
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.smoke.model import SmokeMode
 
 ROOT = str(HOSTS / "wsl2")
 
@@ -27,7 +27,7 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         calls.append({"python": python, **kwargs})
         return 0
 
-    monkeypatch.setattr("gpu_doctor.tui.launch.run_tui", fake_run_tui)
+    monkeypatch.setattr("torch_gpu_doctor.tui.launch.run_tui", fake_run_tui)
     monkeypatch.setenv("TERM", "xterm-256color")
     return calls
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from gpu_doctor.tui.fix_text import confirm_body
+from torch_gpu_doctor.tui.fix_text import confirm_body
 
 
 def test_the_shown_command_splits_back_into_the_exact_argv() -> None:

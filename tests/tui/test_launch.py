@@ -5,9 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from gpu_doctor.exit_codes import ExitCode
-from gpu_doctor.tui.launch import _exit_code
 from tests.tui.conftest import report_of
+from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.tui.launch import _exit_code
 
 
 def _app(**fields: Any) -> Any:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_doctor.tui.machine_line import DETAIL_LEVELS, header_line, machine_line
 from tests.tui.conftest import report_of
+from torch_gpu_doctor.tui.machine_line import DETAIL_LEVELS, header_line, machine_line
 
 HEADS = ("gpu-doctor 0.1.0 · replay of a capture", "gpu-doctor · replay", "replay")
 

@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 from textual.widgets import RichLog, Static
 
-from gpu_doctor.events import ChecksListed, EventSink
-from gpu_doctor.model import Status
-from gpu_doctor.report import Report
-from gpu_doctor.tui.app import DoctorApp
-from gpu_doctor.tui.screens import main as main_screen
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
-from gpu_doctor.tui.screens.fix_run import FixRunScreen
-from gpu_doctor.tui.screens.help import HelpScreen
-from gpu_doctor.tui.screens.main import MainScreen
-from gpu_doctor.tui.widgets.check_list import CheckList
-from gpu_doctor.tui.widgets.detail_pane import DetailPane
-from gpu_doctor.tui.widgets.status_line import StatusLine
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import filled, notes, pane_text, settle, text_of
+from torch_gpu_doctor.events import ChecksListed, EventSink
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.screens import main as main_screen
+from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
+from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
+from torch_gpu_doctor.tui.screens.help import HelpScreen
+from torch_gpu_doctor.tui.screens.main import MainScreen
+from torch_gpu_doctor.tui.widgets.check_list import CheckList
+from torch_gpu_doctor.tui.widgets.detail_pane import DetailPane
+from torch_gpu_doctor.tui.widgets.status_line import StatusLine
 
 CPU_TORCH = "wsl2"  # a GPU machine whose torch is a CPU build: torch.cpu_build fails, pip fixes it
 
@@ -211,7 +211,7 @@ def test_a_system_command_runs_only_after_its_own_confirmation(monkeypatch: pyte
         ran.append(argv)
         return "exit code 0"
 
-    monkeypatch.setattr("gpu_doctor.tui.system_run.run_system_command", fake_run)
+    monkeypatch.setattr("torch_gpu_doctor.tui.system_run.run_system_command", fake_run)
     session, calls = live_session("egpu-not-authorized")
 
     async def scenario() -> None:

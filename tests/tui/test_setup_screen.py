@@ -10,23 +10,23 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Static
 
-from gpu_doctor.fixes.plan import plan_fixes
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.report import Report
-from gpu_doctor.smoke.figure import Figure
-from gpu_doctor.smoke.model import SmokeMode
-from gpu_doctor.smoke.run import SmokeProgress
-from gpu_doctor.tui.app import DoctorApp
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
-from gpu_doctor.tui.screens.fix_run import FixRunScreen
-from gpu_doctor.tui.screens.main import MainScreen
-from gpu_doctor.tui.screens.setup import SetupScreen
-from gpu_doctor.tui.screens.setup_run import STOPPED
-from gpu_doctor.tui.widgets.setup_page import REPLAY_LINE
-from gpu_doctor.tui.widgets.setup_steps import SetupSteps
-from gpu_doctor.tui.widgets.setup_walk import StepState, Walk
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import notes, settle, text_of
+from torch_gpu_doctor.fixes.plan import plan_fixes
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.smoke.figure import Figure
+from torch_gpu_doctor.smoke.model import SmokeMode
+from torch_gpu_doctor.smoke.run import SmokeProgress
+from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
+from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
+from torch_gpu_doctor.tui.screens.main import MainScreen
+from torch_gpu_doctor.tui.screens.setup import SetupScreen
+from torch_gpu_doctor.tui.screens.setup_run import STOPPED
+from torch_gpu_doctor.tui.widgets.setup_page import REPLAY_LINE
+from torch_gpu_doctor.tui.widgets.setup_steps import SetupSteps
+from torch_gpu_doctor.tui.widgets.setup_walk import StepState, Walk
 
 NO_DRIVER = "nvidia-gpu-no-driver"  # a Tesla T4 with no driver and no torch: driver first, then torch
 CPU_TORCH = "wsl2"  # the driver is fine, torch is a CPU build: the torch step is runnable
@@ -240,7 +240,7 @@ def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pyt
         ran.append(argv)
         return "exit code 0"
 
-    monkeypatch.setattr("gpu_doctor.tui.screens.setup_run.run_system_command", fake_run)
+    monkeypatch.setattr("torch_gpu_doctor.tui.screens.setup_run.run_system_command", fake_run)
     session, calls = live_session(NO_DRIVER)
 
     async def scenario() -> None:
@@ -273,7 +273,9 @@ def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pyt
 
 
 def test_a_failed_system_command_stops_the_wizard(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpu_doctor.tui.screens.setup_run.run_system_command", lambda app, argv: "exit code 100")
+    monkeypatch.setattr(
+        "torch_gpu_doctor.tui.screens.setup_run.run_system_command", lambda app, argv: "exit code 100"
+    )
     session, _ = live_session(NO_DRIVER)
 
     async def scenario() -> None:

@@ -20,21 +20,21 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import ContentSwitcher, DataTable, ProgressBar, Static
 
-from gpu_doctor.host.recorded import RecordedHost
-from gpu_doctor.host.streaming import StepBudgets, StreamedRun
-from gpu_doctor.model import Status
-from gpu_doctor.report import Report
-from gpu_doctor.smoke.model import SmokeMode, StepStatus
-from gpu_doctor.tui import app as tui_app
-from gpu_doctor.tui.app import DoctorApp
-from gpu_doctor.tui.screens.smoke import STILL_RUNNING, SmokeScreen, mode_words
-from gpu_doctor.tui.session import Session
-from gpu_doctor.tui.widgets.smoke_results import SmokeResults
-from gpu_doctor.tui.widgets.smoke_step_row import StepRow
-from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps
 from tests.smoke.lines import end, header, progress, start, step, streamed
 from tests.tui.conftest import HOSTS, report_of
 from tests.tui.pilot import text_of
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.smoke.model import SmokeMode, StepStatus
+from torch_gpu_doctor.tui import app as tui_app
+from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.screens.smoke import STILL_RUNNING, SmokeScreen, mode_words
+from torch_gpu_doctor.tui.session import Session
+from torch_gpu_doctor.tui.widgets.smoke_results import SmokeResults
+from torch_gpu_doctor.tui.widgets.smoke_step_row import StepRow
+from torch_gpu_doctor.tui.widgets.smoke_steps import SmokeSteps
 
 MACHINE = "rtx4090-riser-idle"
 NO_TORCH = "ci-no-gpu-cuda-toolkit"  # a real capture: torch is not installed for its interpreter

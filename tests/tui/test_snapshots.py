@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from gpu_doctor.tui.app import DoctorApp
-from gpu_doctor.tui.widgets.check_list import CheckList
 from tests.tui.conftest import live_session, replay_session
 from tests.tui.pilot import settle
+from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.widgets.check_list import CheckList
 
 SnapCompare = Callable[..., bool]
 

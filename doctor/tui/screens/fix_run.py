@@ -14,9 +14,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, RichLog, Static
 
-from gpu_doctor.fixes.apply import ApplyResult, apply_command
-from gpu_doctor.tui.messages import FixOutput
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
+from torch_gpu_doctor.fixes.apply import ApplyResult, apply_command
+from torch_gpu_doctor.tui.messages import FixOutput
+from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
 
 
 class FixRunScreen(ModalScreen[ApplyResult | None]):

@@ -11,25 +11,25 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Footer, Tree
 
-from gpu_doctor import TOOL_NAME, __version__
-from gpu_doctor.events import CheckDone, ChecksListed, ProbeDone
-from gpu_doctor.model import CheckSpec, Finding, Status
-from gpu_doctor.tui.messages import (
+from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.events import CheckDone, ChecksListed, ProbeDone
+from torch_gpu_doctor.model import CheckSpec, Finding, Status
+from torch_gpu_doctor.tui.messages import (
     DiagnosisFailed,
     DiagnosisFinished,
     DiagnosisProgress,
 )
-from gpu_doctor.tui.screens.main_saves import SaveFlow
-from gpu_doctor.tui.session import Session, target_python
-from gpu_doctor.tui.widgets.check_list import CheckList
-from gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown
-from gpu_doctor.tui.widgets.machine_header import MachineHeader
-from gpu_doctor.tui.widgets.status_line import StatusLine
-from gpu_doctor.tui.workers import diagnose_and_post
+from torch_gpu_doctor.tui.screens.main_saves import SaveFlow
+from torch_gpu_doctor.tui.session import Session, target_python
+from torch_gpu_doctor.tui.widgets.check_list import CheckList
+from torch_gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown
+from torch_gpu_doctor.tui.widgets.machine_header import MachineHeader
+from torch_gpu_doctor.tui.widgets.status_line import StatusLine
+from torch_gpu_doctor.tui.workers import diagnose_and_post
 
 if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the diagnosis worker
-    from gpu_doctor.report import Report
-    from gpu_doctor.tui.app import DoctorApp
+    from torch_gpu_doctor.report import Report
+    from torch_gpu_doctor.tui.app import DoctorApp
 
 
 NEEDS_THE_LIST = frozenset({"next_problem", "fix", "copy", "rerun"})
@@ -98,7 +98,7 @@ class MainScreen(SaveFlow):
     def _plan_from_index(self) -> None:
         """The list shows every built-in check as running as soon as it is in, before the engine answers: the
         shipped index is read without importing a check (plugins join when the diagnosis lists its checks)."""
-        from gpu_doctor.registry import RegistryError, builtin_specs
+        from torch_gpu_doctor.registry import RegistryError, builtin_specs
 
         only, skip = set(self.session.only), set(self.session.skip)
         try:
@@ -180,7 +180,7 @@ class MainScreen(SaveFlow):
     def _torch_trouble(report: Report) -> tuple[str, str] | None:
         """Why the setup wizard is worth offering, said long and short: torch missing, or a torch or
         driver check failing."""
-        from gpu_doctor.unavailable import Unavailable
+        from torch_gpu_doctor.unavailable import Unavailable
 
         packages = report.facts.torch_packages
         if not isinstance(packages, Unavailable) and packages.version is None:
@@ -230,7 +230,7 @@ class MainScreen(SaveFlow):
     def _show_detail(self, check_id: str) -> None:
         findings = tuple(self._findings.get(check_id, ()))
         spec = self._specs.get(check_id)
-        from gpu_doctor.fixes.plan import runnable_argv
+        from torch_gpu_doctor.fixes.plan import runnable_argv
 
         runnable = None
         fix = self._fix_of(findings)
@@ -286,7 +286,7 @@ class MainScreen(SaveFlow):
         if self.report is None or self.running:
             self.notify("Wait for the checks to finish.")
             return
-        from gpu_doctor.tui.screens.smoke import SmokeScreen
+        from torch_gpu_doctor.tui.screens.smoke import SmokeScreen
 
         self.app.clear_notifications()  # a hint about this screen must not cover the next one
         self.app.push_screen(SmokeScreen(self.session, self.report), self._smoke_done)
@@ -299,7 +299,7 @@ class MainScreen(SaveFlow):
         if self.report is None or self.running:
             self.notify("Wait for the checks to finish.")
             return
-        from gpu_doctor.tui.screens.setup import SetupScreen
+        from torch_gpu_doctor.tui.screens.setup import SetupScreen
 
         self.app.clear_notifications()
         self.app.push_screen(SetupScreen(self.session, self.report), self._setup_done)

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 
-from gpu_doctor.model import Command, Finding, Remediation, Status, Target, flag_words
-from gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
-from gpu_doctor.tui.session import Session, target_python
-from gpu_doctor.tui.widgets.check_list import CheckList
-from gpu_doctor.tui.widgets.detail_pane import DetailPane
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target, flag_words
+from torch_gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
+from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
+from torch_gpu_doctor.tui.session import Session, target_python
+from torch_gpu_doctor.tui.widgets.check_list import CheckList
+from torch_gpu_doctor.tui.widgets.detail_pane import DetailPane
 
 if TYPE_CHECKING:
-    from gpu_doctor.fixes.apply import ApplyResult
-    from gpu_doctor.report import Report
+    from torch_gpu_doctor.fixes.apply import ApplyResult
+    from torch_gpu_doctor.report import Report
 
 
 class FixFlow(Screen[None]):
@@ -80,8 +80,8 @@ class FixFlow(Screen[None]):
             self._fix_in_terminal(fix, command)
 
     def _fix_python_env(self, fix: Remediation) -> None:
-        from gpu_doctor.fixes.plan import runnable_argv
-        from gpu_doctor.tui.screens.fix_run import FixRunScreen
+        from torch_gpu_doctor.fixes.plan import runnable_argv
+        from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
 
         assert self.report is not None
         python = target_python(self.report, self.session.python)
@@ -100,7 +100,7 @@ class FixFlow(Screen[None]):
         self.app.push_screen(ConfirmScreen("Apply this fix?", body, "Run it"), confirmed)
 
     def _fix_in_terminal(self, fix: Remediation, command: Command) -> None:
-        from gpu_doctor.tui.system_run import run_system_command
+        from torch_gpu_doctor.tui.system_run import run_system_command
 
         body = confirm_body(fix.text, command.argv, IN_TERMINAL, flag_words(fix))
 

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import work
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.tui.messages import BundleFailed, BundleRecorded
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
-from gpu_doctor.tui.screens.main_fixes import FixFlow
-from gpu_doctor.tui.widgets.status_line import StatusLine
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.tui.messages import BundleFailed, BundleRecorded
+from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
+from torch_gpu_doctor.tui.screens.main_fixes import FixFlow
+from torch_gpu_doctor.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from gpu_doctor.report import Report
+    from torch_gpu_doctor.report import Report
 
 
 class SaveFlow(FixFlow):
@@ -30,7 +30,7 @@ class SaveFlow(FixFlow):
         if self.report is None:
             self.notify("Wait for the checks to finish.")
             return
-        from gpu_doctor.render.json_report import render_json
+        from torch_gpu_doctor.render.json_report import render_json
 
         path = Path.cwd() / f"{TOOL_NAME}-report-{datetime.now():%Y%m%d-%H%M%S}.json"
         try:
@@ -65,8 +65,8 @@ class SaveFlow(FixFlow):
         self.notify(f"No bundle was made: {message.error}", severity="error")
 
     def on_bundle_recorded(self, message: BundleRecorded) -> None:
-        from gpu_doctor.bundle.model import BundleError
-        from gpu_doctor.tui.bundle_save import bundle_path, preview, write_bundle
+        from torch_gpu_doctor.bundle.model import BundleError
+        from torch_gpu_doctor.tui.bundle_save import bundle_path, preview, write_bundle
 
         self._restore_status()
         bundle = message.bundle

@@ -17,14 +17,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalGroup
 from textual.widgets import Button, Footer
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.events import CheckDone, DiagnosisEvent
-from gpu_doctor.fixes.plan import VERIFY_KEY, plan_fixes
-from gpu_doctor.model import Status, Target
-from gpu_doctor.report import Report
-from gpu_doctor.smoke.model import SmokeMode
-from gpu_doctor.smoke.run import SmokeProgress
-from gpu_doctor.tui.messages import (
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.events import CheckDone, DiagnosisEvent
+from torch_gpu_doctor.fixes.plan import VERIFY_KEY, plan_fixes
+from torch_gpu_doctor.model import Status, Target
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.smoke.model import SmokeMode
+from torch_gpu_doctor.smoke.run import SmokeProgress
+from torch_gpu_doctor.tui.messages import (
     DiagnosisFailed,
     DiagnosisFinished,
     DiagnosisProgress,
@@ -32,18 +32,18 @@ from gpu_doctor.tui.messages import (
     SmokeFinished,
     SmokeStepProgress,
 )
-from gpu_doctor.tui.screens.setup_run import StepRunner
-from gpu_doctor.tui.session import Session
-from gpu_doctor.tui.widgets.machine_header import MachineHeader
-from gpu_doctor.tui.widgets.setup_page import (
+from torch_gpu_doctor.tui.screens.setup_run import StepRunner
+from torch_gpu_doctor.tui.session import Session
+from torch_gpu_doctor.tui.widgets.machine_header import MachineHeader
+from torch_gpu_doctor.tui.widgets.setup_page import (
     SetupPage,
     StepView,
 )
-from gpu_doctor.tui.widgets.setup_result import verify_summary
-from gpu_doctor.tui.widgets.setup_steps import SetupSteps
-from gpu_doctor.tui.widgets.setup_walk import StepState, Walk, status_changes
-from gpu_doctor.tui.widgets.status_line import StatusLine
-from gpu_doctor.tui.workers import diagnose_and_post
+from torch_gpu_doctor.tui.widgets.setup_result import verify_summary
+from torch_gpu_doctor.tui.widgets.setup_steps import SetupSteps
+from torch_gpu_doctor.tui.widgets.setup_walk import StepState, Walk, status_changes
+from torch_gpu_doctor.tui.widgets.status_line import StatusLine
+from torch_gpu_doctor.tui.workers import diagnose_and_post
 
 if TYPE_CHECKING:
     pass

@@ -10,21 +10,21 @@ from typing import TYPE_CHECKING, cast
 from rich.text import Text
 from textual.screen import Screen
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.model import Command, flag_words
-from gpu_doctor.report import Report
-from gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
-from gpu_doctor.tui.screens.confirm import ConfirmScreen
-from gpu_doctor.tui.screens.fix_run import FixRunScreen
-from gpu_doctor.tui.session import Session
-from gpu_doctor.tui.system_run import run_system_command
-from gpu_doctor.tui.widgets.setup_page import REPLAY_LINE, RunKind, SetupPage, run_kind
-from gpu_doctor.tui.widgets.setup_walk import StepState, Walk
-from gpu_doctor.tui.widgets.status_line import StatusLine
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.model import Command, flag_words
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
+from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
+from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
+from torch_gpu_doctor.tui.session import Session
+from torch_gpu_doctor.tui.system_run import run_system_command
+from torch_gpu_doctor.tui.widgets.setup_page import REPLAY_LINE, RunKind, SetupPage, run_kind
+from torch_gpu_doctor.tui.widgets.setup_walk import StepState, Walk
+from torch_gpu_doctor.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from gpu_doctor.fixes.apply import ApplyResult
-    from gpu_doctor.tui.app import DoctorApp
+    from torch_gpu_doctor.fixes.apply import ApplyResult
+    from torch_gpu_doctor.tui.app import DoctorApp
 
 STOPPED = "Stopped here: nothing after this step runs. Run it again once the problem is fixed, or leave with escape."
 

@@ -18,17 +18,17 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Static, Tab, Tabs
 
-from gpu_doctor.model import Finding
-from gpu_doctor.report import Report
-from gpu_doctor.runner import SMOKE_LOAD_CHECKS
-from gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
-from gpu_doctor.smoke.plan import SIZES
-from gpu_doctor.smoke.run import SmokeProgress
-from gpu_doctor.tui.messages import SmokeFailed, SmokeFinished, SmokeStepProgress
-from gpu_doctor.tui.session import Session
-from gpu_doctor.tui.widgets.smoke_results import HEADLINE, SmokeResults
-from gpu_doctor.tui.widgets.smoke_step_row import StepState
-from gpu_doctor.tui.widgets.smoke_steps import SmokeSteps, run_tally
+from torch_gpu_doctor.model import Finding
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import SMOKE_LOAD_CHECKS
+from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
+from torch_gpu_doctor.smoke.plan import SIZES
+from torch_gpu_doctor.smoke.run import SmokeProgress
+from torch_gpu_doctor.tui.messages import SmokeFailed, SmokeFinished, SmokeStepProgress
+from torch_gpu_doctor.tui.session import Session
+from torch_gpu_doctor.tui.widgets.smoke_results import HEADLINE, SmokeResults
+from torch_gpu_doctor.tui.widgets.smoke_step_row import StepState
+from torch_gpu_doctor.tui.widgets.smoke_steps import SmokeSteps, run_tally
 
 STILL_RUNNING = "Still running: wait for it to end (the watchdog stops a hung step)."
 DURATION = {

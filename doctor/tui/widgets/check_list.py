@@ -8,9 +8,9 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from gpu_doctor.model import CheckSpec, Finding, Status
-from gpu_doctor.render.styles import AREA_TITLES
-from gpu_doctor.tui.tokens import token, worst
+from torch_gpu_doctor.model import CheckSpec, Finding, Status
+from torch_gpu_doctor.render.styles import AREA_TITLES
+from torch_gpu_doctor.tui.tokens import token, worst
 
 PROBLEMS = (Status.FAIL, Status.WARN, Status.CRASH)
 AREA_PREFIX = "area:"  # an area node's data; a check's is its id

@@ -10,9 +10,9 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Target, flag_words
-from gpu_doctor.tui.fix_text import runs_in_terminal
-from gpu_doctor.tui.tokens import token, worst
+from torch_gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Target, flag_words
+from torch_gpu_doctor.tui.fix_text import runs_in_terminal
+from torch_gpu_doctor.tui.tokens import token, worst
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from textual import events
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from gpu_doctor.facts.model import Facts
+    from torch_gpu_doctor.facts.model import Facts
 
 
 class MachineHeader(Static):
@@ -37,7 +37,7 @@ class MachineHeader(Static):
     def _text(heads: tuple[str, ...], facts: Facts | None, width: int) -> Text:
         if facts is None:  # the first frame: machine_line's imports (the Facts model) come after it
             return Text.assemble((heads[0], "bold"), " · reading this machine…")
-        from gpu_doctor.tui.machine_line import header_line
+        from torch_gpu_doctor.tui.machine_line import header_line
 
         head, rest = header_line(heads, facts, width)
         return Text.assemble((head, "bold"), rest)

@@ -12,12 +12,12 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
-from gpu_doctor import TOOL_NAME
-from gpu_doctor.fixes.plan import VERIFY_KEY, FixStep
-from gpu_doctor.model import Command, Target, flag_words
-from gpu_doctor.tui.fix_text import runs_in_terminal
-from gpu_doctor.tui.widgets.setup_steps import state_token
-from gpu_doctor.tui.widgets.setup_walk import StepState
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.fixes.plan import VERIFY_KEY, FixStep
+from torch_gpu_doctor.model import Command, Target, flag_words
+from torch_gpu_doctor.tui.fix_text import runs_in_terminal
+from torch_gpu_doctor.tui.widgets.setup_steps import state_token
+from torch_gpu_doctor.tui.widgets.setup_walk import StepState
 
 RunKind = Literal["pip", "terminal", "verify"]  # also the class of the button that asks for it
 RUN_KINDS: tuple[RunKind, ...] = ("pip", "terminal", "verify")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.render.styles import style_of
-from gpu_doctor.report import Report
-from gpu_doctor.runner import SMOKE_LOAD_CHECKS
-from gpu_doctor.tui.tokens import tally, token
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.render.styles import style_of
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import SMOKE_LOAD_CHECKS
+from torch_gpu_doctor.tui.tokens import tally, token
 
 SHOWN_AREAS = ("driver.", "torch.")
 HEADLINE = "smoke.run"

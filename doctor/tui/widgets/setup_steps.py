@@ -8,8 +8,8 @@ from rich.text import Text
 from textual.containers import HorizontalGroup, VerticalScroll
 from textual.widgets import Static
 
-from gpu_doctor.render.styles import no_color
-from gpu_doctor.tui.widgets.setup_walk import StepState
+from torch_gpu_doctor.render.styles import no_color
+from torch_gpu_doctor.tui.widgets.setup_walk import StepState
 
 _STYLES = {
     StepState.TODO: "bold",

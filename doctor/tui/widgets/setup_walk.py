@@ -10,9 +10,9 @@ from enum import Enum
 
 from rich.text import Text
 
-from gpu_doctor.fixes.plan import FixPlan, FixStep
-from gpu_doctor.model import Status
-from gpu_doctor.report import Report
+from torch_gpu_doctor.fixes.plan import FixPlan, FixStep
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.report import Report
 
 
 class StepState(str, Enum):

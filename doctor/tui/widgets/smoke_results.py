@@ -10,9 +10,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from gpu_doctor.model import Finding, Status
-from gpu_doctor.smoke.figure import Figure
-from gpu_doctor.tui.tokens import token
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.smoke.figure import Figure
+from torch_gpu_doctor.tui.tokens import token
 
 COLUMNS = ("What", "GPU", "Measured", "Expected", "Verdict")
 NO_REFERENCE = "no reference"

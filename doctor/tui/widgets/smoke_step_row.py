@@ -8,10 +8,10 @@ from rich.text import Text
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
-from gpu_doctor.model import Status
-from gpu_doctor.render.styles import style_of
-from gpu_doctor.smoke.model import StepStatus
-from gpu_doctor.tui.tokens import WIDTH, token
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.render.styles import style_of
+from torch_gpu_doctor.smoke.model import StepStatus
+from torch_gpu_doctor.tui.tokens import WIDTH, token
 
 # A step's word and the check status whose colour it borrows. Out of memory warns (DESIGN: slow is not broken,
 # and a full GPU is not a faulty one); a step that never ended is where a hang or a crash stopped the run.

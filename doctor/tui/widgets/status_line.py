@@ -8,8 +8,8 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
-from gpu_doctor.model import Counts
-from gpu_doctor.tui.tokens import tally
+from torch_gpu_doctor.model import Counts
+from torch_gpu_doctor.tui.tokens import tally
 
 
 class StatusLine(Static):
