@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime
+import functools
+import json
 import re
 from collections.abc import Mapping
+from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
@@ -243,3 +246,10 @@ def parse_torch_compat(data: Any) -> TorchCompat:
             root.get("cuda_minor_version_compatibility"), "cuda_minor_version_compatibility"
         ),
     )
+
+
+@functools.cache
+def load_torch_releases() -> TorchCompat:
+    """The torch sections of the packaged cuda_matrix.json, parsed and validated once."""
+    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    return parse_torch_compat(json.loads(text))

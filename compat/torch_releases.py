@@ -9,14 +9,10 @@ packaged JSON once.
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from importlib import resources
 
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows", "macos")
 INDEX_URL = "https://download.pytorch.org/whl/"
@@ -333,10 +329,6 @@ def driver_runs_cuda(driver_max_cuda: str, wheel_cuda: str, minor_version_compat
     return not (wheel[0] == 11 and driver < (11, 1))
 
 
-def release(version: str, data: TorchCompat | None = None) -> TorchRelease | None:
-    return (data or load_torch_releases()).release(version)
-
-
 def _minor_tuple(text: str) -> CC | None:
     if not isinstance(text, str):
         return None
@@ -354,12 +346,3 @@ def _version_tuple(text: str) -> tuple[int, int, int]:
     match = _VERSION.fullmatch(text)
     assert match is not None, text
     return int(match.group(1)), int(match.group(2)), int(match.group(3))
-
-
-@functools.cache
-def load_torch_releases() -> TorchCompat:
-    from torch_gpu_doctor.compat.torch_parse import parse_torch_compat  # the parser imports this module
-
-    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
-    # mypy checks this file as `compat.torch_releases` and the parser's result as `torch_gpu_doctor.compat...`: one class
-    return typing.cast(TorchCompat, parse_torch_compat(json.loads(text)))

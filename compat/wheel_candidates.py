@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     TorchCompat,
     TorchRelease,
@@ -14,7 +15,6 @@ from torch_gpu_doctor.compat.torch_releases import (
     _minor_tuple_strict,
     arch_supported,
     driver_runs_cuda,
-    load_torch_releases,
 )
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     ArchitectureLastDriver,
     KernelModule,
     TorchCompat,
-    load_torch_releases,
 )
 from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,

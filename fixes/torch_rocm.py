@@ -5,11 +5,11 @@ confirmed). ROCm wheels exist only for Linux x86_64. Pure: facts in, a Recommend
 
 from __future__ import annotations
 
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     TorchCompat,
     TorchRelease,
     TorchVariant,
-    load_torch_releases,
 )
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.recommendation import Recommendation

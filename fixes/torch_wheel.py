@@ -8,9 +8,9 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 
 from __future__ import annotations
 
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     TorchCompat,
-    load_torch_releases,
 )
 from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from torch_gpu_doctor.compat import load_matrix
-from torch_gpu_doctor.compat.torch_releases import load_torch_releases
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Gpu, NvmlDevice, NvmlFacts, PciDevice, ProcGpuInfo
 from torch_gpu_doctor.facts.pci import VENDOR_NVIDIA
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable

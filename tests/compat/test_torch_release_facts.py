@@ -10,13 +10,12 @@ from typing import Any
 import pytest
 
 from torch_gpu_doctor.compat import load_matrix
-from torch_gpu_doctor.compat.torch_parse import parse_torch_compat
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases, parse_torch_compat
 from torch_gpu_doctor.compat.torch_releases import (
     KernelModule,
     TorchCompat,
     TorchRelease,
     TorchVariant,
-    load_torch_releases,
 )
 
 TURING_UP = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]

@@ -13,16 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from torch_gpu_doctor.compat import CompatDataError, load_matrix
-from torch_gpu_doctor.compat.torch_parse import parse_torch_compat
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases, parse_torch_compat
 from torch_gpu_doctor.compat.torch_releases import (
     TorchCompat,
     arch_supported,
     cubin_runs_on,
     driver_runs_cuda,
-    load_torch_releases,
     parse_cc,
     ptx_runs_on,
-    release,
 )
 from torch_gpu_doctor.compat.wheel_candidates import (
     install_command,
@@ -326,11 +324,11 @@ def test_driver_without_minor_version_compat() -> None:
 
 
 def test_release_lookup(data: TorchCompat) -> None:
-    found = release("2.14.1+cu130", data)
+    found = data.release("2.14.1+cu130")
     assert found is not None and found.version == "2.14.0"
-    assert release("2.13", data) is not None
-    assert release("2.99.0", data) is None
-    assert release("", data) is None
+    assert data.release("2.13") is not None
+    assert data.release("2.99.0") is None
+    assert data.release("") is None
 
 
 def test_variants_for(data: TorchCompat) -> None:
