@@ -7,11 +7,35 @@ Every reading is kept, so checks can show the evidence and notice sources that d
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from torch_gpu_doctor.compat import load_matrix
-from torch_gpu_doctor.facts.model import DriverFacts, DriverVersionReading, NvmlFacts
+from torch_gpu_doctor.facts.nvml import NvmlFacts
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class DriverVersionReading:
+    source: str  # "nvml" | "sysfs" | "procfs" | "nvidia-smi"
+    origin: str  # the file, call or command it came from
+    version: Maybe[str]
+
+
+@dataclass(frozen=True)
+class DriverFacts:
+    version: Maybe[str]  # the first source that answered, in DESIGN order
+    version_source: str | None
+    readings: tuple[DriverVersionReading, ...]
+    kernel_module_flavor: Maybe[str]  # "open" | "proprietary" (from /proc/driver/nvidia/version)
+    is_jetson: bool  # L4T: the version is an L4T release, not a desktop driver branch
+    cuda_version: Maybe[str]  # newest CUDA the driver supports, e.g. "12.4"
+    cuda_version_source: str | None  # "nvml" | "nvidia-smi" | "compat table"
+    userspace_version: Maybe[str]  # version of the libnvidia-ml.so.1 user-space library
+    userspace_library: Maybe[str]  # its resolved path
+    installed_module_version: Maybe[str]  # `modinfo -F version nvidia`: built for the running kernel
+    nvidia_smi: str | None  # path, if on PATH
+
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 SYS_MODULE_VERSION = "/sys/module/nvidia/version"
@@ -29,13 +53,13 @@ NVML_LIBRARY_DIRS = (
     "/usr/lib/wsl/lib",
 )
 # ASCII digits only, and bounded: `int()` on a 5000-digit garbage field raises instead of parsing.
-_VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){1,2}$", re.ASCII)
+DRIVER_VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){1,2}$", re.ASCII)
 
 
 def parse_version_token(text: str) -> str | None:
     """A bare `550.144.03` (sysfs) or `35.3.1` (L4T)."""
     token = text.strip()
-    return token if _VERSION.match(token) else None
+    return token if DRIVER_VERSION.match(token) else None
 
 
 def parse_proc_driver_version(text: str) -> tuple[str | None, str | None, bool]:
@@ -53,7 +77,7 @@ def parse_proc_driver_version(text: str) -> tuple[str | None, str | None, bool]:
     if len(line) == len(raw):
         # No line end: the text was cut short, and the last field may be a cut version ("565.57.0").
         fields = fields[:-1]
-    version = next((f.strip() for f in fields if _VERSION.match(f.strip())), None)
+    version = next((f.strip() for f in fields if DRIVER_VERSION.match(f.strip())), None)
     # "Open Kernel Module" / "x86_64 Kernel Module"; a line cut before "Kernel Module" tells neither.
     flavor = "open" if "Open Kernel Module" in line else "proprietary" if "Kernel Module" in line else None
     # L4T (Jetson) modules are built for aarch64 and carry an L4T release such as 35.3.1, not a 3-digit branch.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.nvml import error_unavailable
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.nvml import Nvml, NvmlError
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -45,9 +46,6 @@ class GpuHealth:
 
 
 def _error(error: NvmlError) -> Unavailable:
-    # Imported here: torch_gpu_doctor.facts.nvml imports facts.model, which imports this module for GpuHealth.
-    from torch_gpu_doctor.facts.nvml import error_unavailable
-
     return error_unavailable(error)
 
 

@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.facts.model import Gpu, NvmlDevice, NvmlFacts, PciDevice, ProcGpuInfo
-from torch_gpu_doctor.facts.pci import VENDOR_NVIDIA
+from torch_gpu_doctor.facts.nvml import NvmlDevice, NvmlFacts
+from torch_gpu_doctor.facts.pci import VENDOR_NVIDIA, PciDevice, ProcGpuInfo
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU, joined across sysfs, NVML and /proc/driver/nvidia by normalised PCI address."""
+
+    bdf: Maybe[str]
+    vendor: str  # "nvidia" | "amd"
+    device_id: Maybe[int]
+    name: Maybe[str]
+    name_source: str | None
+    compute_capability: Maybe[str]
+    compute_capability_source: str | None
+    memory_total_bytes: Maybe[int]
+    uuid: Maybe[str]
+    kernel_driver: str | None
+    on_pci_bus: bool  # seen in /sys/bus/pci
+    nvml_index: int | None  # None: the NVIDIA driver does not expose it
+    excluded: bool | None  # "GPU Excluded: Yes" in /proc/driver/nvidia
+
 
 _BRACKET = re.compile(r"\[(.+?)\]")
 

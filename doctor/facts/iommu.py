@@ -28,7 +28,7 @@ from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:
-    from torch_gpu_doctor.facts.model import PciDevice
+    from torch_gpu_doctor.facts.pci import PciDevice
 
 IOMMU_CLASS = "/sys/class/iommu"
 IOMMU_GROUPS = "/sys/kernel/iommu_groups"

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.facts.model import KernelFacts, KernelModule
+from dataclasses import dataclass
+
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Unavailable
+
+
+@dataclass(frozen=True)
+class KernelModule:
+    name: str
+    loaded: bool
+
+
+@dataclass(frozen=True)
+class KernelFacts:
+    modules: Maybe[tuple[KernelModule, ...]]  # nvidia, nvidia_uvm, nvidia_drm, nvidia_modeset, nouveau
+    device_nodes: Maybe[tuple[str, ...]]  # /dev/nvidia* names
+    nouveau_blacklisted_by: tuple[str, ...]  # files / cmdline that blacklist nouveau
+    cmdline: Maybe[str]
+
 
 WATCHED_MODULES = ("nvidia", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nouveau", "amdgpu")
 MODPROBE_DIRS = ("/etc/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d", "/run/modprobe.d")

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from torch_gpu_doctor.facts.meminfo import parse_meminfo
-from torch_gpu_doctor.facts.model import MemoryFacts
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class MemoryFacts:
+    total_bytes: Maybe[int]
+    available_bytes: Maybe[int]
+    swap_total_bytes: Maybe[int]
 
 
 def gather_memory(host: Host) -> MemoryFacts:

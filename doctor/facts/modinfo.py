@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from torch_gpu_doctor.facts.driver import DRIVER_VERSION
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
-# As torch_gpu_doctor.facts.driver's (not imported: facts.model imports this module, and driver imports facts.model)
-_VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){1,2}$", re.ASCII)
 _FIELD = re.compile(r"^(?P<key>[a-z_]{2,32}):(?:[ \t]+(?P<value>.*?))?[ \t]*$")
 _SIGNATURE_KEYS = ("sig_id", "signature", "sig_key")
 
@@ -55,7 +54,7 @@ def parse_modinfo(text: str) -> ModuleInfo | None:
     raw_version = fields.get("version", "")
     version: Maybe[str] = (
         raw_version.strip()
-        if _VERSION.match(raw_version.strip())
+        if DRIVER_VERSION.match(raw_version.strip())
         else (
             Unavailable(Reason.UNPARSEABLE, f"version: {raw_version[:40]!r}")
             if raw_version

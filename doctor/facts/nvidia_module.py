@@ -20,7 +20,7 @@ from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:
-    from torch_gpu_doctor.facts.model import DriverFacts
+    from torch_gpu_doctor.facts.driver import DriverFacts
 
 OSRELEASE = "/proc/sys/kernel/osrelease"
 MODULES_ROOTS = ("/lib/modules", "/usr/lib/modules")

@@ -3,13 +3,48 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
-from torch_gpu_doctor.facts.model import NvmlDevice, NvmlErrorInfo, NvmlFacts
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.nvml import Nvml, NvmlError
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class NvmlErrorInfo:
+    name: str  # pynvml class suffix: "LibRmVersionMismatch"
+    code: int
+    message: str
+
+
+@dataclass(frozen=True)
+class NvmlDevice:
+    index: int
+    name: Maybe[str]
+    uuid: Maybe[str]
+    bdf: Maybe[str]  # normalised dddd:bb:dd.f lower case
+    pci_device_id: Maybe[int]  # 0xDEVICEVENDOR as NVML reports it
+    memory_total_bytes: Maybe[int]
+    compute_capability: Maybe[str]  # "8.9"
+    persistence_mode: Maybe[bool]
+    pcie_link_gen_current: Maybe[int]
+    pcie_link_gen_max: Maybe[int]
+    pcie_link_gen_gpu_max: Maybe[int]
+    pcie_link_width_current: Maybe[int]
+    pcie_link_width_max: Maybe[int]
+
+
+@dataclass(frozen=True)
+class NvmlFacts:
+    init_error: NvmlErrorInfo | None
+    driver_version: Maybe[str]
+    nvml_version: Maybe[str]
+    cuda_driver_version: Maybe[int]  # 12040 = CUDA 12.4
+    device_count: Maybe[int]
+    devices: tuple[NvmlDevice, ...]
+
 
 MAX_DEVICES = 1024  # far above any one machine; a larger (or negative) count can only be garbage
 _REASONS = {

@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
-from torch_gpu_doctor.facts.model import PciDevice, ProcGpuInfo
 from torch_gpu_doctor.facts.sysfs_attr import read_attribute
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class ProcGpuInfo:
+    """/proc/driver/nvidia/gpus/<BDF>/information"""
+
+    bdf: str
+    model: Maybe[str]
+    uuid: Maybe[str]
+    device_minor: Maybe[int]
+    excluded: Maybe[bool]
+
+
+@dataclass(frozen=True)
+class PciDevice:
+    bdf: str
+    vendor_id: int
+    device_id: int
+    class_code: int  # 0x030000 VGA, 0x030200 3D controller, 0x038000 display other
+    subsystem_vendor_id: Maybe[int]
+    subsystem_device_id: Maybe[int]
+    driver: str | None  # bound kernel driver (basename of the `driver` link), None when unbound
+    sysfs_path: Maybe[str]  # resolved device directory
+    name: Maybe[str]  # from pci.ids
+
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 PROC_GPUS = "/proc/driver/nvidia/gpus"

@@ -3,11 +3,34 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.container import DOCKERENV, booted_from_image
-from torch_gpu_doctor.facts.model import CpuFacts, OsFacts
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class OsFacts:
+    system: str  # "Linux", "Windows", "Darwin" (as the diagnosed Python reports it, else "Linux")
+    kernel_release: Maybe[str]  # /proc/sys/kernel/osrelease
+    kernel_version: Maybe[str]  # /proc/version
+    distro_id: Maybe[str]  # /etc/os-release ID
+    distro_name: Maybe[str]  # PRETTY_NAME
+    distro_version: Maybe[str]  # VERSION_ID
+    distro_like: tuple[str, ...]
+    is_wsl: bool
+    has_dxg: bool  # /dev/dxg: the GPU paravirtualisation device of WSL2
+    container: str | None = (
+        None  # "docker" | "podman" | "kubernetes" | the value of $container; None: not seen
+    )
+
+
+@dataclass(frozen=True)
+class CpuFacts:
+    model: Maybe[str]
+    logical_cpus: Maybe[int]
+
 
 OS_RELEASE_PATHS = ("/etc/os-release", "/usr/lib/os-release")
 

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from torch_gpu_doctor.facts.model import PythonFacts
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+
+@dataclass(frozen=True)
+class PythonFacts:
+    executable: str  # as given (--python) or the interpreter running gpu-doctor
+    version: Maybe[str]
+    implementation: Maybe[str]
+    machine: Maybe[str]  # platform.machine() of the target interpreter
+    system: Maybe[str]  # platform.system()
+    prefix: Maybe[str]
+    base_prefix: Maybe[str]
+    in_virtualenv: Maybe[bool]
+    conda_prefix: Maybe[str]
+    user_site_enabled: Maybe[bool]
+
 
 PROBE_TIMEOUT_S = 20.0
 

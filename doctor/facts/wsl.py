@@ -27,7 +27,7 @@ from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:
-    from torch_gpu_doctor.facts.model import OsFacts
+    from torch_gpu_doctor.facts.platform import OsFacts
 
 # Where a Linux driver package puts its libraries (Debian/Ubuntu multiarch, Fedora/RHEL/SUSE lib64, Arch lib).
 LINUX_LIBRARY_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib")
