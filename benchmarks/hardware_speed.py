@@ -42,6 +42,8 @@ from torch_gpu_doctor.measure.disk_read import measure_disk_read
 from torch_gpu_doctor.measure.ram_bandwidth import DEFAULT_LLC_BYTES, measure_ram_bandwidth, total_llc_bytes
 from torch_gpu_doctor.unavailable import Unavailable
 
+LIVE = RealHost()  # the measurements read this machine's sysfs and mountinfo through it
+
 PACKAGES = {"mbw": "mbw", "sysbench": "sysbench", "fio": "fio", "likwid-bench": "likwid", "gcc": "gcc"}
 STREAM_SOURCE = Path(__file__).with_name("stream_copy.c")
 MIB = 1 << 20
@@ -222,9 +224,9 @@ class Samples:
 
 
 def ram_round(samples: Samples, tools: dict[str, str], threads: int, stream: str | None) -> None:
-    one = measure_ram_bandwidth(threads=1)
+    one = measure_ram_bandwidth(LIVE, threads=1)
     started = time.perf_counter()
-    many = measure_ram_bandwidth(threads=threads)
+    many = measure_ram_bandwidth(LIVE, threads=threads)
     samples.add("ram_seconds", time.perf_counter() - started)
     for result, key in ((one, "ours1"), (many, "oursN")):
         if isinstance(result.bandwidth_gb_per_s, float):
@@ -259,7 +261,7 @@ def ram_round(samples: Samples, tools: dict[str, str], threads: int, stream: str
 def disk_round(samples: Samples, tools: dict[str, str], directory: str) -> int:
     """One disk measurement and the fio runs of the same size; returns the file size in MiB."""
     started = time.perf_counter()
-    disk = measure_disk_read(directory)
+    disk = measure_disk_read(LIVE, directory)
     samples.add("disk_seconds", time.perf_counter() - started)
     if isinstance(disk.read_mb_per_s, Unavailable):
         log(f"note: our disk read has no number: {disk.read_mb_per_s}")

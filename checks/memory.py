@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.pcie import loaded_bandwidth
 from torch_gpu_doctor.describe import gib
-from torch_gpu_doctor.facts.measurements import not_measured
+from torch_gpu_doctor.facts.measurements import STREAM_CACHE_MULTIPLE, not_measured
 from torch_gpu_doctor.facts.memory_limits import ShmSizeSource
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.measure.ram_bandwidth import STREAM_CACHE_MULTIPLE
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable

@@ -9,13 +9,11 @@ from typing import Any
 import pytest
 
 from torch_gpu_doctor.cli import main
-from torch_gpu_doctor.facts.measurements import gather_measurements
+from torch_gpu_doctor.facts.measurements import DiskRead, RamBandwidth, gather_measurements
 from torch_gpu_doctor.host.base import DiskSpace, Measurement
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.host.recording import RecordingHost
-from torch_gpu_doctor.measure.disk_read import DiskRead
-from torch_gpu_doctor.measure.ram_bandwidth import RamBandwidth
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"

@@ -692,7 +692,9 @@ def strategy_for(tp: Any) -> st.SearchStrategy[Any]:
 FACT_CLASSES = [
     obj
     for obj in vars(facts_model).values()
-    if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__.startswith("torch_gpu_doctor.facts.")
+    if isinstance(obj, type)
+    and dataclasses.is_dataclass(obj)
+    and obj.__module__.startswith("torch_gpu_doctor.facts.")
 ]
 
 

@@ -7,15 +7,52 @@ running beside them would steal the bandwidth they measure); a capture replays t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.host.base import Host, Measurement
-from torch_gpu_doctor.measure.disk_read import DiskRead
-from torch_gpu_doctor.measure.ram_bandwidth import RamBandwidth
 from torch_gpu_doctor.serialize import DecodeError, from_json
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
+
+STREAM_CACHE_MULTIPLE = 4  # STREAM's rule: all sources together at least this many times the cache
+
+
+@dataclass(frozen=True)
+class RamBandwidth:
+    """Best copy bandwidth over all threads. Bytes count as STREAM Copy does: 2 × bytes copied (one read,
+    one write per byte; the write-allocate read of the destination is not counted, so DRAM moves more)."""
+
+    bandwidth_gb_per_s: Maybe[float]  # 10^9 bytes per second
+    bytes_per_trial: int  # counted bytes of one timed trial (all threads)
+    seconds: Maybe[float]  # duration of the best trial
+    trials: int  # timed trials after the warm-up
+    threads: int
+    buffer_bytes: int  # per thread, per array (source and destination are each this big), as copied
+    cache_bytes: int  # total last-level cache the buffers were sized against
+    method: str
+
+    @property
+    def cache_multiple(self) -> float:
+        """All sources together over the last-level cache: under STREAM_CACHE_MULTIPLE, part of each copy
+        may come from the cache (a machine whose cache is too large for the memory cap, or arrays cut by
+        slow memory), so the figure is an upper bound of what the RAM does."""
+        return self.buffer_bytes * self.threads / self.cache_bytes if self.cache_bytes > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class DiskRead:
+    """One O_DIRECT sequential read pass over a freshly written file. MB = 10^6 bytes."""
+
+    directory: str
+    read_mb_per_s: Maybe[float]
+    bytes_read: int
+    seconds: float  # of the read phase only
+    file_bytes: int  # size of the test file that was written
+    block_bytes: int
+    threads: int
+    method: str
 
 
 @dataclass(frozen=True)

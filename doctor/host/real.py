@@ -154,11 +154,11 @@ class RealHost(RootedFs):
         if what is Measurement.RAM_BANDWIDTH:
             from torch_gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth
 
-            result: object = measure_ram_bandwidth(host=self)
+            result: object = measure_ram_bandwidth(self)
         else:
             from torch_gpu_doctor.measure.disk_read import measure_disk_read
 
-            result = measure_disk_read(str(self._local(target)))
+            result = measure_disk_read(self, str(self._local(target)))
         data = to_json(result)
         assert isinstance(data, dict)
         return data

@@ -21,8 +21,9 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from torch_gpu_doctor.facts.measurements import DiskRead
 from torch_gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
-from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_BLOCK_BYTES = 8 << 20
@@ -37,20 +38,6 @@ class FreeSpace:
     path: str
     free_bytes: Maybe[int]  # available to an unprivileged user (f_bavail)
     total_bytes: Maybe[int]
-
-
-@dataclass(frozen=True)
-class DiskRead:
-    """One O_DIRECT sequential read pass over a freshly written file. MB = 10^6 bytes."""
-
-    directory: str
-    read_mb_per_s: Maybe[float]
-    bytes_read: int
-    seconds: float  # of the read phase only
-    file_bytes: int  # size of the test file that was written
-    block_bytes: int
-    threads: int
-    method: str
 
 
 def free_space(path: str) -> FreeSpace:
@@ -81,9 +68,9 @@ def _why(exc: OSError, path: str) -> Unavailable:
     return Unavailable(Reason.FAILED, f"{path}: {exc.strerror or exc}")
 
 
-def filesystem_type(directory: str) -> str | None:
+def filesystem_type(host: Host, directory: str) -> str | None:
     """The type of the mount that holds `directory` on the live machine, from /proc/self/mountinfo."""
-    entries = read_mountinfo(RealHost("/"))
+    entries = read_mountinfo(host)
     if isinstance(entries, Unavailable):
         return None
     entry = mount_for_path(entries, os.path.realpath(directory))
@@ -91,6 +78,7 @@ def filesystem_type(directory: str) -> str | None:
 
 
 def measure_disk_read(
+    host: Host,
     directory: str,
     *,
     time_budget_s: float = 2.5,  # + the last block and the unlink: within 3 s
@@ -100,7 +88,9 @@ def measure_disk_read(
     clock: Callable[[], float] = time.perf_counter,
     opener: Callable[[str, int], int] = os.open,
 ) -> DiskRead:
-    """Write a test file in `directory` (≤ max_file_bytes, ≤ half the budget), then time O_DIRECT reads."""
+    """Write a test file in `directory` (≤ max_file_bytes, ≤ half the budget), then time O_DIRECT reads.
+
+    `host` answers which filesystem holds `directory` (its mountinfo)."""
     started = clock()
     method = (
         f"O_DIRECT preadv, {block_bytes >> 20} MiB blocks, queue depth 1, 1 thread, one pass over a file "
@@ -112,7 +102,7 @@ def measure_disk_read(
 
     if not hasattr(os, "O_DIRECT"):
         return nothing(Unavailable(Reason.NOT_SUPPORTED, "this OS has no O_DIRECT"))
-    fs_type = fs_type or filesystem_type(directory)
+    fs_type = fs_type or filesystem_type(host, directory)
     if fs_type in MEMORY_FILESYSTEMS:
         why = f"{directory} is on {fs_type}, which lives in RAM: a read there measures memory, not a disk"
         return nothing(Unavailable(Reason.NOT_APPLICABLE, why))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import math
 import mmap
 import os
 import threading
@@ -27,9 +26,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from torch_gpu_doctor.facts.measurements import STREAM_CACHE_MULTIPLE, RamBandwidth
 from torch_gpu_doctor.facts.meminfo import parse_meminfo
 from torch_gpu_doctor.host.base import Host
-from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_LLC_BYTES = 64 << 20  # when sysfs does not say: larger than most desktop L3s
@@ -37,32 +36,9 @@ MIN_BUFFER_BYTES = 16 << 20
 MAX_TOTAL_BYTES = 8 << 30  # sources + destinations, all threads (and never over a quarter of MemAvailable)
 TOUCH_SHARE = 0.6  # of the time budget, at most, for preparing the arrays (a trial of 8 GiB takes ~0.4 s)
 TOUCH_CHUNK_BYTES = 32 << 20  # the deadline is looked at between chunks
-STREAM_CACHE_MULTIPLE = 4  # STREAM's rule: all sources together at least this many times the cache
 MAX_TRIALS = 30
 COPIES_PER_TRIAL = 2  # trials long enough that the threads' staggered wake-up is a small part of each
 CPU_DIR = "/sys/devices/system/cpu"
-
-
-@dataclass(frozen=True)
-class RamBandwidth:
-    """Best copy bandwidth over all threads. Bytes count as STREAM Copy does: 2 × bytes copied (one read,
-    one write per byte; the write-allocate read of the destination is not counted, so DRAM moves more)."""
-
-    bandwidth_gb_per_s: Maybe[float]  # 10^9 bytes per second
-    bytes_per_trial: int  # counted bytes of one timed trial (all threads)
-    seconds: Maybe[float]  # duration of the best trial
-    trials: int  # timed trials after the warm-up
-    threads: int
-    buffer_bytes: int  # per thread, per array (source and destination are each this big), as copied
-    cache_bytes: int  # total last-level cache the buffers were sized against
-    method: str
-
-    @property
-    def cache_multiple(self) -> float:
-        """All sources together over the last-level cache: under STREAM_CACHE_MULTIPLE, part of each copy
-        may come from the cache (a machine whose cache is too large for the memory cap, or arrays cut by
-        slow memory), so the figure is an upper bound of what the RAM does."""
-        return self.buffer_bytes * self.threads / self.cache_bytes if self.cache_bytes > 0 else math.inf
 
 
 def parse_cache_size(text: str) -> int | None:
@@ -113,11 +89,11 @@ def buffer_size(threads: int, cache_bytes: int, available_bytes: int | None = No
 
 
 def measure_ram_bandwidth(
+    host: Host,
     threads: int | None = None,
     time_budget_s: float = 2.5,
     cache_bytes: int | None = None,
     buffer_bytes: int | None = None,
-    host: Host | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> RamBandwidth:
     """Copy bandwidth with `threads` threads (default: the CPUs this process may run on), ≤ time_budget_s.
@@ -130,7 +106,6 @@ def measure_ram_bandwidth(
     started = clock()
     cpus = sorted(os.sched_getaffinity(0))
     threads = threads or len(cpus)
-    host = host or RealHost("/")
     if cache_bytes is None:
         found = total_llc_bytes(host)
         cache_bytes = DEFAULT_LLC_BYTES if isinstance(found, Unavailable) else found

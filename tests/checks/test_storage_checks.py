@@ -10,11 +10,10 @@ import pytest
 
 from tests.factories import facts, os_facts
 from torch_gpu_doctor.checks.storage import data_dir, nvme_link, read_speed
-from torch_gpu_doctor.facts.measurements import Measurements
+from torch_gpu_doctor.facts.measurements import DiskRead, Measurements
 from torch_gpu_doctor.facts.storage import StorageFacts, gather_storage
 from torch_gpu_doctor.host.base import DiskSpace
 from torch_gpu_doctor.host.recorded import RecordedHost
-from torch_gpu_doctor.measure.disk_read import DiskRead
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.measure.ram_bandwidth import (
     COPIES_PER_TRIAL,
@@ -24,6 +25,8 @@ from torch_gpu_doctor.measure.ram_bandwidth import (
     total_llc_bytes,
 )
 from torch_gpu_doctor.unavailable import Reason, Unavailable
+
+LIVE = RealHost()  # the measurements read this machine's sysfs and mountinfo through it
 
 TREES = Path(__file__).resolve().parent.parent / "fixtures" / "storage-trees"
 MIB = 1 << 20
@@ -88,7 +91,7 @@ def test_bytes_are_counted_as_stream_copy_and_the_warm_up_is_dropped() -> None:
     # trial durations 1.0 (warm-up, fastest but dropped), 2.0, 1.5, 5.0 (this one passes the deadline)
     clock = ScriptedClock([0.0, 0.0, 1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 4.5, 4.5, 4.5, 9.5, 9.5])
     result = measure_ram_bandwidth(
-        threads=1, time_budget_s=10.0, cache_bytes=MIB, buffer_bytes=MIB, clock=clock
+        LIVE, threads=1, time_budget_s=10.0, cache_bytes=MIB, buffer_bytes=MIB, clock=clock
     )
     # one read and one write per byte copied, COPIES_PER_TRIAL copies per trial
     assert result.bytes_per_trial == 2 * MIB * COPIES_PER_TRIAL
@@ -100,7 +103,7 @@ def test_bytes_are_counted_as_stream_copy_and_the_warm_up_is_dropped() -> None:
 
 def test_a_small_real_measurement() -> None:
     started = time.perf_counter()
-    result = measure_ram_bandwidth(threads=1, time_budget_s=0.4, cache_bytes=MIB, buffer_bytes=8 * MIB)
+    result = measure_ram_bandwidth(LIVE, threads=1, time_budget_s=0.4, cache_bytes=MIB, buffer_bytes=8 * MIB)
     elapsed = time.perf_counter() - started
     assert isinstance(result.bandwidth_gb_per_s, float) and isinstance(result.seconds, float)
     assert result.bandwidth_gb_per_s > 0.5  # any machine that runs PyTorch copies faster than this
@@ -158,8 +161,8 @@ def test_two_threads_copy_more_than_one() -> None:
     # Noisy neighbours on a shared VM can slow one run; two threads must beat one in one of three tries.
     ratios = []
     for _ in range(3):
-        one = measure_ram_bandwidth(threads=1)
-        two = measure_ram_bandwidth(threads=2)
+        one = measure_ram_bandwidth(LIVE, threads=1)
+        two = measure_ram_bandwidth(LIVE, threads=2)
         assert isinstance(one.bandwidth_gb_per_s, float) and isinstance(two.bandwidth_gb_per_s, float)
         ratios.append(two.bandwidth_gb_per_s / one.bandwidth_gb_per_s)
         if ratios[-1] > 1.15:
@@ -177,19 +180,19 @@ def test_each_copy_thread_is_pinned_to_its_own_cpu_and_the_caller_is_not(
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 5, 9})
     monkeypatch.setattr(os, "sched_setaffinity", record)
-    result = measure_ram_bandwidth(threads=2, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    result = measure_ram_bandwidth(LIVE, threads=2, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
     assert sorted(mask for _, _, mask in calls) == [frozenset({3}), frozenset({5})]
     assert all(pid == 0 and name != threading.main_thread().name for name, pid, _ in calls)
     assert "pinned" in result.method
 
     calls.clear()  # more threads than CPUs: nobody is pinned (two would share one CPU for the whole run)
-    more = measure_ram_bandwidth(threads=4, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    more = measure_ram_bandwidth(LIVE, threads=4, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
     assert calls == [] and "pinned" not in more.method
 
 
 def test_the_callers_own_cpu_set_is_unchanged_after_a_real_measurement() -> None:
     before = os.sched_getaffinity(0)
-    measure_ram_bandwidth(time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    measure_ram_bandwidth(LIVE, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
     assert os.sched_getaffinity(0) == before
 
 
@@ -215,7 +218,7 @@ def test_each_worker_touches_its_own_arrays_after_it_is_pinned(monkeypatch: pyte
     monkeypatch.setattr(
         os, "sched_setaffinity", lambda pid, mask: events.append(("pin", threading.current_thread().name))
     )
-    result = measure_ram_bandwidth(threads=2, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
+    result = measure_ram_bandwidth(LIVE, threads=2, time_budget_s=0.3, cache_bytes=MIB, buffer_bytes=MIB)
     assert isinstance(result.bandwidth_gb_per_s, float)
     workers = {name for _, name in events}
     assert len(workers) == 2 and threading.main_thread().name not in workers
@@ -237,7 +240,7 @@ def test_a_worker_that_cannot_allocate_gives_no_figure_and_no_hang(monkeypatch: 
 
     monkeypatch.setattr(ram_bandwidth, "_mapped", mapped)
     started = time.perf_counter()
-    result = measure_ram_bandwidth(threads=2, time_budget_s=5.0, cache_bytes=MIB, buffer_bytes=MIB)
+    result = measure_ram_bandwidth(LIVE, threads=2, time_budget_s=5.0, cache_bytes=MIB, buffer_bytes=MIB)
     assert time.perf_counter() - started < 3
     assert isinstance(result.bandwidth_gb_per_s, Unavailable)
     assert result.bandwidth_gb_per_s.reason is Reason.FAILED
@@ -284,7 +287,9 @@ def test_arrays_cut_by_slow_memory_are_what_every_trial_copies_and_counts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _slow_touch(monkeypatch, 5 * MIB)
-    result = measure_ram_bandwidth(threads=1, time_budget_s=0.3, cache_bytes=2 * MIB, buffer_bytes=8 * MIB)
+    result = measure_ram_bandwidth(
+        LIVE, threads=1, time_budget_s=0.3, cache_bytes=2 * MIB, buffer_bytes=8 * MIB
+    )
     assert isinstance(result.bandwidth_gb_per_s, float) and isinstance(result.seconds, float)
     assert result.buffer_bytes == 5 * MIB  # what every trial copied, and what the figure counts
     assert result.bytes_per_trial == 2 * 5 * MIB * COPIES_PER_TRIAL
@@ -294,6 +299,8 @@ def test_arrays_cut_by_slow_memory_are_what_every_trial_copies_and_counts(
 
 
 def test_the_cache_multiple_says_when_sources_are_under_streams_rule() -> None:
-    result = measure_ram_bandwidth(threads=2, time_budget_s=0.3, cache_bytes=64 * MIB, buffer_bytes=8 * MIB)
+    result = measure_ram_bandwidth(
+        LIVE, threads=2, time_budget_s=0.3, cache_bytes=64 * MIB, buffer_bytes=8 * MIB
+    )
     assert result.cache_multiple == 0.25 and "cut from" not in result.method  # sized small, not cut
     assert "0.2× the 64 MiB" in result.method
