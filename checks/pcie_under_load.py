@@ -16,10 +16,10 @@ from torch_gpu_doctor.checks.smoke_figures import device_path
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s, link_state
+from torch_gpu_doctor.facts.smoke import SmokeRun, SmokeStep, StepStatus
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status
 from torch_gpu_doctor.registry import check
-from torch_gpu_doctor.smoke.model import SmokeRun, SmokeStep, StepStatus
 
 CID = "pcie.link_under_load"
 GEN1_MARGIN = 1.15  # measured copies within 15% of the Gen1 ceiling (or below it): a Gen1 link

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, SmokeStep, StepStatus
 from torch_gpu_doctor.model import Evidence, Finding, Status
-from torch_gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, SmokeStep, StepStatus
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 SOURCE = "gpu-doctor smoke test (child process of the diagnosed interpreter)"

@@ -19,10 +19,9 @@ from torch_gpu_doctor.checks.pcie import loaded_bandwidth
 from torch_gpu_doctor.compat.datasheets import GpuDatasheet, datasheet_for
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath
+from torch_gpu_doctor.facts.smoke import SmokeDevice, SmokeRun, SmokeStep, StepStatus
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
-from torch_gpu_doctor.model import Status
-from torch_gpu_doctor.smoke.figure import Figure
-from torch_gpu_doctor.smoke.model import SmokeDevice, SmokeRun, SmokeStep, StepStatus
+from torch_gpu_doctor.model import Figure, Status
 from torch_gpu_doctor.unavailable import Unavailable
 
 LINK_FRACTION = 0.65

@@ -14,10 +14,9 @@ from torch_gpu_doctor.checks.smoke_figures import (
 )
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.facts.smoke import SmokeStep
+from torch_gpu_doctor.model import Evidence, Figure, Finding, Status
 from torch_gpu_doctor.registry import check
-from torch_gpu_doctor.smoke.figure import Figure
-from torch_gpu_doctor.smoke.model import SmokeStep
 
 MEMORY = "smoke.gpu_memory"
 TRANSFER = "smoke.transfer"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.smoke_common import SOURCE, run_or_finding
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
-from torch_gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 RUN = "smoke.run"

@@ -269,8 +269,8 @@ def _smoke_request(args: argparse.Namespace, host: Host) -> SmokeRequest | None:
     mode_name = args.mode if args.command == "smoke" else args.smoke
     if mode_name is None:
         return None
+    from torch_gpu_doctor.facts.smoke import SmokeMode
     from torch_gpu_doctor.host.recorded import RecordedHost
-    from torch_gpu_doctor.smoke.model import SmokeMode
     from torch_gpu_doctor.smoke.run import SmokeRequest
 
     mode = SmokeMode(mode_name)

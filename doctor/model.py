@@ -96,6 +96,21 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """One measured figure of the smoke test beside its expectation and verdict (checks/support/smoke_figures)."""
+
+    key: str  # h2d_pinned, device_copy, matmul_fp16, peer_copy 0->1, all_reduce
+    device: int | None
+    label: str
+    value: float
+    unit: str  # "GB/s" | "TFLOPS"
+    expected_min: float | None  # None: nothing to compare with (no datasheet entry, no link figure)
+    expectation: str  # where the expectation comes from, in words
+    status: Status  # PASS or WARN; a missing expectation is PASS with the reason in `expectation`
+    sentence: str  # the figure, its expectation and the verdict, as the user reads it
+
+
+@dataclass(frozen=True)
 class Explanation:
     what: str
     why: str

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.recommendation import Recommendation
-from torch_gpu_doctor.model import CheckSpec, Counts, Finding, FindingsSummary, Status
-from torch_gpu_doctor.smoke.figure import Figure
+from torch_gpu_doctor.model import CheckSpec, Counts, Figure, Finding, FindingsSummary, Status
 
 
 @dataclass(frozen=True)

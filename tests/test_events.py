@@ -6,11 +6,11 @@ import threading
 from pathlib import Path
 
 from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
+from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.render.json_report import render_json
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import diagnose, rerun_with_smoke
-from torch_gpu_doctor.smoke.model import SmokeMode
 from torch_gpu_doctor.smoke.run import SmokeRequest
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hosts" / "egpu-not-authorized"

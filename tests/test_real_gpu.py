@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from torch_gpu_doctor.facts.model import DriverFacts, OsFacts
+from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.runner import diagnose
-from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.smoke.run import SmokeRequest
 
 

@@ -23,12 +23,12 @@ from torch_gpu_doctor.facts.platform import CpuFacts, OsFacts
 from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.rocm import RocmFacts
 from torch_gpu_doctor.facts.secure_boot import SecureBootFacts
+from torch_gpu_doctor.facts.smoke import SmokeRun
 from torch_gpu_doctor.facts.storage import StorageFacts
 from torch_gpu_doctor.facts.thunderbolt import ThunderboltFacts
 from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
 from torch_gpu_doctor.facts.virtualization import VirtualizationFacts
 from torch_gpu_doctor.facts.wsl import WslFacts
-from torch_gpu_doctor.smoke.model import SmokeRun
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 # The facts of each source are defined beside their gatherer; checks and fixes read them all from here.

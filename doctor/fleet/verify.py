@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.fleet.expectations import Expectations, version_tuple
 from torch_gpu_doctor.fleet.links import GpuLink, gpu_links, nvml_devices
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 Value = int | str | bool | None

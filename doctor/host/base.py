@@ -11,7 +11,6 @@ from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 if TYPE_CHECKING:
     from torch_gpu_doctor.host.nvml import Nvml
-    from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_READ_BYTES = 4 << 20  # sysfs/procfs files are tiny; this only bounds garbage
@@ -68,6 +67,32 @@ class Measurement(str, Enum):
 
     RAM_BANDWIDTH = "ram_bandwidth"  # target: unused ("")
     DISK_READ = "disk_read"  # target: the directory to write the temporary file in
+
+
+@dataclass(frozen=True)
+class StepBudgets:
+    """Seconds the watchdog allows: until the first line, per step name, between steps, and in all."""
+
+    startup_s: float
+    steps: Mapping[str, float]
+    default_step_s: float
+    total_s: float
+
+    def for_step(self, name: str) -> float:
+        return self.steps.get(name, self.default_step_s)
+
+
+@dataclass(frozen=True)
+class StreamedRun:
+    argv: tuple[str, ...]
+    status: (
+        CommandStatus  # OK, NONZERO (an exit code, or a signal: returncode < 0), TIMED_OUT, NOT_FOUND, ...
+    )
+    returncode: int | None
+    lines: tuple[str, ...]
+    stderr: str
+    watchdog: str | None  # why the watchdog killed the child; None when it did not
+    duration_ms: float
 
 
 class Host(Protocol):

@@ -11,10 +11,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from torch_gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
+from torch_gpu_doctor.host.base import (
+    DEFAULT_TIMEOUT_S,
+    CommandResult,
+    CommandStatus,
+    DiskSpace,
+    Measurement,
+    StepBudgets,
+    StreamedRun,
+)
 from torch_gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from torch_gpu_doctor.host.nvml import Nvml, RealNvml
-from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun, kill_group, run_streaming
+from torch_gpu_doctor.host.streaming import kill_group, run_streaming
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20

@@ -9,10 +9,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from torch_gpu_doctor.host import layout
-from torch_gpu_doctor.host.base import DEFAULT_TIMEOUT_S, CommandResult, CommandStatus, DiskSpace, Measurement
+from torch_gpu_doctor.host.base import (
+    DEFAULT_TIMEOUT_S,
+    CommandResult,
+    CommandStatus,
+    DiskSpace,
+    Measurement,
+    StepBudgets,
+    StreamedRun,
+)
 from torch_gpu_doctor.host.fs import RootedFs
 from torch_gpu_doctor.host.nvml import Nvml, RecordedNvml
-from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_from_json
+from torch_gpu_doctor.host.streaming import streamed_run_from_json
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 

@@ -20,10 +20,12 @@ from torch_gpu_doctor.host.base import (
     DiskSpace,
     Host,
     Measurement,
+    StepBudgets,
+    StreamedRun,
 )
 from torch_gpu_doctor.host.fs import RootedFs
 from torch_gpu_doctor.host.nvml import Nvml, NvmlError
-from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun, streamed_run_json
+from torch_gpu_doctor.host.streaming import streamed_run_json
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 _V = TypeVar("_V")

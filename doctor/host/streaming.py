@@ -17,40 +17,13 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
 
-from torch_gpu_doctor.host.base import CommandStatus
+from torch_gpu_doctor.host.base import CommandStatus, StepBudgets, StreamedRun
 
 MAX_LINES = 20_000  # a run records a few hundred (progress lines are not kept): this bounds a child's garbage
 MAX_LINE_CHARS = 1 << 16
 STDERR_KEEP_BYTES = 1 << 16  # the tail: where a fatal error message ends up
-
-
-@dataclass(frozen=True)
-class StepBudgets:
-    """Seconds the watchdog allows: until the first line, per step name, between steps, and in all."""
-
-    startup_s: float
-    steps: Mapping[str, float]
-    default_step_s: float
-    total_s: float
-
-    def for_step(self, name: str) -> float:
-        return self.steps.get(name, self.default_step_s)
-
-
-@dataclass(frozen=True)
-class StreamedRun:
-    argv: tuple[str, ...]
-    status: (
-        CommandStatus  # OK, NONZERO (an exit code, or a signal: returncode < 0), TIMED_OUT, NOT_FOUND, ...
-    )
-    returncode: int | None
-    lines: tuple[str, ...]
-    stderr: str
-    watchdog: str | None  # why the watchdog killed the child; None when it did not
-    duration_ms: float
 
 
 def step_label(item: Mapping[str, Any]) -> str:

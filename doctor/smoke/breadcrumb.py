@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from torch_gpu_doctor.smoke.model import UnfinishedRun
+from torch_gpu_doctor.facts.smoke import UnfinishedRun
 
 FILE_NAME = "smoke-in-progress.json"
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")

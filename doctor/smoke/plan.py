@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from torch_gpu_doctor.host.streaming import StepBudgets
-from torch_gpu_doctor.smoke.model import SmokeMode
+from torch_gpu_doctor.facts.smoke import SmokeMode
+from torch_gpu_doctor.host.base import StepBudgets
 
 MIB = 1 << 20
 # What each mode does and how big: sent to the child (doctor/probes/smoke.py) in its config line.

@@ -8,12 +8,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeRun, StepStatus, UnfinishedRun, parse_smoke
 from torch_gpu_doctor.facts.torch import TorchPackages
-from torch_gpu_doctor.host.base import Host
-from torch_gpu_doctor.host.streaming import StepBudgets
+from torch_gpu_doctor.host.base import Host, StepBudgets
 from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
-from torch_gpu_doctor.smoke.model import SmokeMode, SmokeRun, StepStatus, UnfinishedRun
-from torch_gpu_doctor.smoke.parse import parse_smoke
 from torch_gpu_doctor.smoke.plan import SIZES, budgets, child_config, steps_per_gpu
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 

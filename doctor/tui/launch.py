@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.model import Status
-from torch_gpu_doctor.smoke.model import SmokeMode
 from torch_gpu_doctor.tui.session import Session
 
 if TYPE_CHECKING:

@@ -10,16 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.model import Status
-from torch_gpu_doctor.smoke.model import SmokeMode
 
 if TYPE_CHECKING:  # the engine loads in the first worker, after the first paint
     from torch_gpu_doctor.bundle.build import Bundle
     from torch_gpu_doctor.events import EventSink
+    from torch_gpu_doctor.facts.smoke import UnfinishedRun
     from torch_gpu_doctor.host.base import Host
     from torch_gpu_doctor.report import Report
     from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
-    from torch_gpu_doctor.smoke.model import UnfinishedRun
     from torch_gpu_doctor.smoke.run import SmokeProgress
 
     DiagnoseFn = Callable[[EventSink], Report]

@@ -14,15 +14,15 @@ from tests.smoke.lines import H100 as H100_DEVICE
 from tests.smoke.lines import end, gpu_steps, header, start, step, streamed
 from torch_gpu_doctor.cli import main
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.fleet.expectations import Expectations
 from torch_gpu_doctor.fleet.verify import Gate, evaluate
+from torch_gpu_doctor.host.base import StreamedRun
 from torch_gpu_doctor.host.recorded import RecordedHost
-from torch_gpu_doctor.host.streaming import StreamedRun
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import diagnose
-from torch_gpu_doctor.smoke.model import SmokeMode
 from torch_gpu_doctor.smoke.run import SmokeRequest
 
 

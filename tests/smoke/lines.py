@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from torch_gpu_doctor.host.base import CommandStatus
-from torch_gpu_doctor.host.streaming import StreamedRun
+from torch_gpu_doctor.host.base import CommandStatus, StreamedRun
 
 H100 = {
     "name": "NVIDIA H100 80GB HBM3",

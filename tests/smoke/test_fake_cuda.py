@@ -16,11 +16,11 @@ from torch_gpu_doctor.checks.smoke_gpu import smoke_gpu_memory, smoke_matmul
 from torch_gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
 from torch_gpu_doctor.checks.smoke_run import smoke_run
 from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
+from torch_gpu_doctor.host.base import StepBudgets
 from torch_gpu_doctor.host.real import RealHost
-from torch_gpu_doctor.host.streaming import StepBudgets
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.schemas import report_schema_text
-from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.smoke.run import SmokeProgress, SmokeRequest, gather_smoke
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

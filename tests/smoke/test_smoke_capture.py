@@ -7,13 +7,11 @@ from pathlib import Path
 import pytest
 
 from tests.smoke.lines import healthy_h100
-from torch_gpu_doctor.host.base import CommandStatus
+from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeRun, parse_smoke
+from torch_gpu_doctor.host.base import CommandStatus, StepBudgets
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
 from torch_gpu_doctor.host.recording import RecordingHost
-from torch_gpu_doctor.host.streaming import StepBudgets
-from torch_gpu_doctor.smoke.model import SmokeMode, SmokeRun
-from torch_gpu_doctor.smoke.parse import parse_smoke
 
 BUDGETS = StepBudgets(1.0, {}, 1.0, 1.0)
 

@@ -24,13 +24,19 @@ from torch_gpu_doctor.checks.smoke_run import smoke_previous_run, smoke_run
 from torch_gpu_doctor.checks.smoke_training import smoke_cudnn, smoke_training
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
+from torch_gpu_doctor.facts.smoke import (
+    SmokeMode,
+    SmokeOutcome,
+    SmokeRun,
+    StepStatus,
+    UnfinishedRun,
+    parse_smoke,
+)
 from torch_gpu_doctor.facts.thunderbolt import gather_thunderbolt
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.serialize import from_json, to_json
-from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus, UnfinishedRun
-from torch_gpu_doctor.smoke.parse import parse_smoke
 from torch_gpu_doctor.smoke.run import expected_steps
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

@@ -8,13 +8,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from torch_gpu_doctor.host.base import CommandStatus
-from torch_gpu_doctor.host.streaming import (
-    StepBudgets,
-    run_streaming,
-    streamed_run_from_json,
-    streamed_run_json,
-)
+from torch_gpu_doctor.host.base import CommandStatus, StepBudgets
+from torch_gpu_doctor.host.streaming import run_streaming, streamed_run_from_json, streamed_run_json
 
 FAST = StepBudgets(startup_s=20.0, steps={"slow": 1.0}, default_step_s=20.0, total_s=60.0)
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.tui.conftest import HOSTS
 from torch_gpu_doctor.cli import main
-from torch_gpu_doctor.smoke.model import SmokeMode
+from torch_gpu_doctor.facts.smoke import SmokeMode
 
 ROOT = str(HOSTS / "wsl2")
 

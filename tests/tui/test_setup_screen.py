@@ -12,11 +12,10 @@ from textual.widgets import Button, Static
 
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import notes, settle, text_of
+from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.fixes.plan import plan_fixes
-from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.model import Figure, Finding, Status
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.smoke.figure import Figure
-from torch_gpu_doctor.smoke.model import SmokeMode
 from torch_gpu_doctor.smoke.run import SmokeProgress
 from torch_gpu_doctor.tui.app import DoctorApp
 from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen

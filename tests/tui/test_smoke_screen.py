@@ -23,11 +23,11 @@ from textual.widgets import ContentSwitcher, DataTable, ProgressBar, Static
 from tests.smoke.lines import end, header, progress, start, step, streamed
 from tests.tui.conftest import HOSTS, report_of
 from tests.tui.pilot import text_of
+from torch_gpu_doctor.facts.smoke import SmokeMode, StepStatus
+from torch_gpu_doctor.host.base import StepBudgets, StreamedRun
 from torch_gpu_doctor.host.recorded import RecordedHost
-from torch_gpu_doctor.host.streaming import StepBudgets, StreamedRun
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.smoke.model import SmokeMode, StepStatus
 from torch_gpu_doctor.tui import app as tui_app
 from torch_gpu_doctor.tui.app import DoctorApp
 from torch_gpu_doctor.tui.screens.smoke import STILL_RUNNING, SmokeScreen, mode_words

@@ -18,10 +18,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Static, Tab, Tabs
 
+from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.model import Finding
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import SMOKE_LOAD_CHECKS
-from torch_gpu_doctor.smoke.model import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.smoke.plan import SIZES
 from torch_gpu_doctor.smoke.run import SmokeProgress
 from torch_gpu_doctor.tui.messages import SmokeFailed, SmokeFinished, SmokeStepProgress

@@ -10,8 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from torch_gpu_doctor.model import Finding, Status
-from torch_gpu_doctor.smoke.figure import Figure
+from torch_gpu_doctor.model import Figure, Finding, Status
 from torch_gpu_doctor.tui.tokens import token
 
 COLUMNS = ("What", "GPU", "Measured", "Expected", "Verdict")

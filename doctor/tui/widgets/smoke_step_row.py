@@ -8,9 +8,9 @@ from rich.text import Text
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from torch_gpu_doctor.facts.smoke import StepStatus
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.render.styles import style_of
-from torch_gpu_doctor.smoke.model import StepStatus
 from torch_gpu_doctor.tui.tokens import WIDTH, token
 
 # A step's word and the check status whose colour it borrows. Out of memory warns (DESIGN: slow is not broken,

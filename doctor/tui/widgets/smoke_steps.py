@@ -12,9 +12,9 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.render.styles import style_of
-from torch_gpu_doctor.smoke.model import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.tui.widgets.smoke_step_row import StepRow, StepState, step_token, step_word
 
 OUTCOME_WORDS = {
