@@ -1,6 +1,6 @@
 """`gpu-doctor fix [--dry-run | --yes] [--json] [--python PATH]`: the fix plan, and applying its pip steps.
 
-Diagnose, build the plan (fixes/plan.py), then show it (--dry-run), apply every step gpu-doctor may run
+Diagnose, build the plan (doctor/fixing/plan.py), then show it (--dry-run), apply every step gpu-doctor may run
 itself (--yes: `python -m pip ...` in the target interpreter, nothing else, never sudo), or ask before each one
 on a terminal. After applying, diagnose again and show each applied step's checks before and after.
 """
@@ -18,8 +18,8 @@ from typing import IO, Any
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.cli import UsageError, _require_python
 from torch_gpu_doctor.exit_codes import ExitCode
-from torch_gpu_doctor.fixes.apply import ApplyResult, apply_command
-from torch_gpu_doctor.fixes.plan import FixPlan, FixStep, plan_fixes
+from torch_gpu_doctor.fixing.apply import ApplyResult, apply_command
+from torch_gpu_doctor.fixing.plan import FixPlan, FixStep, plan_fixes
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.render.fix_plan import plan_json, render_plan_text, result_json, step_text

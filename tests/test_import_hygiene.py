@@ -22,8 +22,8 @@ HEADLESS = [
     "torch_gpu_doctor.fixes.kernel_modules",
     "torch_gpu_doctor.compat",
     "torch_gpu_doctor.events",
-    "torch_gpu_doctor.fixes.plan",
-    "torch_gpu_doctor.fixes.apply",
+    "torch_gpu_doctor.fixing.plan",
+    "torch_gpu_doctor.fixing.apply",
     "torch_gpu_doctor.fix_command",
     # the TUI's engine side: what it shows is decided without the UI library
     "torch_gpu_doctor.tui.session",

@@ -22,7 +22,8 @@ from torch_gpu_doctor.host.base import (
 )
 from torch_gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from torch_gpu_doctor.host.nvml import Nvml, RealNvml
-from torch_gpu_doctor.host.streaming import kill_group, run_streaming
+from torch_gpu_doctor.host.process import NotStarted, kill_group, spawn
+from torch_gpu_doctor.host.streaming import run_streaming
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20
@@ -45,22 +46,9 @@ def run_command(
     child_env = dict(os.environ if env is None else env)
     child_env["LC_ALL"] = "C"  # stable, parseable output
     started = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=child_env,
-            cwd=cwd,
-            start_new_session=True,  # so a timeout can kill grandchildren that hold the pipes
-        )
-    except FileNotFoundError:
-        return CommandResult(argv, CommandStatus.NOT_FOUND, stderr=f"{argv[0]}: command not found")
-    except PermissionError as exc:
-        return CommandResult(argv, CommandStatus.PERMISSION_DENIED, stderr=str(exc))
-    except OSError as exc:
-        return CommandResult(argv, CommandStatus.FAILED, stderr=str(exc))
+    proc = spawn(argv, child_env, cwd=cwd)  # its own session: a timeout kills grandchildren holding the pipes
+    if isinstance(proc, NotStarted):
+        return CommandResult(argv, proc.status, stderr=proc.message)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import queue
-import signal
 import subprocess
 import threading
 import time
@@ -20,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from torch_gpu_doctor.host.base import CommandStatus, StepBudgets, StreamedRun
+from torch_gpu_doctor.host.process import NotStarted, kill_group, spawn
 
 MAX_LINES = 20_000  # a run records a few hundred (progress lines are not kept): this bounds a child's garbage
 MAX_LINE_CHARS = 1 << 16
@@ -56,14 +56,6 @@ def _parse(line: str) -> Mapping[str, Any]:
     return item if isinstance(item, dict) else {}
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the child's whole process group (it was started in its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
 def run_streaming(
     argv: Sequence[str],
     budgets: StepBudgets,
@@ -74,24 +66,9 @@ def run_streaming(
     """Run argv (never a shell string) in its own session; stop it when a step or the whole run overruns."""
     argv = tuple(argv)
     started = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(os.environ if env is None else env),
-            start_new_session=True,  # the watchdog kills the group: workers the child started die with it
-        )
-    except FileNotFoundError:
-        return StreamedRun(
-            argv, CommandStatus.NOT_FOUND, None, (), f"{argv[0]}: command not found", None, 0.0
-        )
-    except PermissionError as exc:
-        return StreamedRun(argv, CommandStatus.PERMISSION_DENIED, None, (), str(exc), None, 0.0)
-    except OSError as exc:
-        return StreamedRun(argv, CommandStatus.FAILED, None, (), str(exc), None, 0.0)
+    proc = spawn(argv, os.environ if env is None else env, cwd=cwd)  # the watchdog kills its whole group
+    if isinstance(proc, NotStarted):
+        return StreamedRun(argv, proc.status, None, (), proc.message, None, 0.0)
     assert proc.stdout is not None and proc.stderr is not None
     lines_in: queue.Queue[str | None] = queue.Queue()
     err_tail = bytearray()

@@ -6,8 +6,8 @@ import textwrap
 from typing import IO, Any
 
 from torch_gpu_doctor import TOOL_NAME
-from torch_gpu_doctor.fixes.apply import ApplyResult
-from torch_gpu_doctor.fixes.plan import VERIFY_KEY, FixPlan, FixStep
+from torch_gpu_doctor.fixing.apply import ApplyResult
+from torch_gpu_doctor.fixing.plan import VERIFY_KEY, FixPlan, FixStep
 from torch_gpu_doctor.model import Remediation, flag_words
 from torch_gpu_doctor.serialize import to_json
 

@@ -8,7 +8,7 @@ import sys
 
 from textual.app import App, SuspendNotSupported
 
-from torch_gpu_doctor.fixes.apply import run_in_terminal
+from torch_gpu_doctor.host.process import run_in_terminal
 
 
 def run_system_command(app: App[object], argv: tuple[str, ...]) -> str:

@@ -13,7 +13,7 @@ from textual.widgets import Button, Static
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import notes, settle, text_of
 from torch_gpu_doctor.facts.smoke import SmokeMode
-from torch_gpu_doctor.fixes.plan import plan_fixes
+from torch_gpu_doctor.fixing.plan import plan_fixes
 from torch_gpu_doctor.model import Figure, Finding, Status
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.smoke.run import SmokeProgress

@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, RichLog, Static
 
-from torch_gpu_doctor.fixes.apply import ApplyResult, apply_command
+from torch_gpu_doctor.fixing.apply import ApplyResult, apply_command
 from torch_gpu_doctor.tui.messages import FixOutput
 from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
 
@@ -89,7 +89,7 @@ class FixRunScreen(ModalScreen[ApplyResult | None]):
 
         def answered(stop: bool | None) -> None:
             if stop and self.result is None:
-                self._cancel.set()  # Ctrl-C, then SIGKILL if it does not end (fixes/apply.py)
+                self._cancel.set()  # Ctrl-C, then SIGKILL if it does not end (doctor/fixing/apply.py)
                 self.query_one("#run-status", Static).update(Text("Stopping…", "italic"))
 
         body = Text(

@@ -230,7 +230,7 @@ class MainScreen(SaveFlow):
     def _show_detail(self, check_id: str) -> None:
         findings = tuple(self._findings.get(check_id, ()))
         spec = self._specs.get(check_id)
-        from torch_gpu_doctor.fixes.plan import runnable_argv
+        from torch_gpu_doctor.fixing.plan import runnable_argv
 
         runnable = None
         fix = self._fix_of(findings)

@@ -16,7 +16,7 @@ from torch_gpu_doctor.tui.widgets.check_list import CheckList
 from torch_gpu_doctor.tui.widgets.detail_pane import DetailPane
 
 if TYPE_CHECKING:
-    from torch_gpu_doctor.fixes.apply import ApplyResult
+    from torch_gpu_doctor.fixing.apply import ApplyResult
     from torch_gpu_doctor.report import Report
 
 
@@ -80,7 +80,7 @@ class FixFlow(Screen[None]):
             self._fix_in_terminal(fix, command)
 
     def _fix_python_env(self, fix: Remediation) -> None:
-        from torch_gpu_doctor.fixes.plan import runnable_argv
+        from torch_gpu_doctor.fixing.plan import runnable_argv
         from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
 
         assert self.report is not None

@@ -20,7 +20,7 @@ from textual.widgets import Button, Footer
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.events import CheckDone, DiagnosisEvent
 from torch_gpu_doctor.facts.smoke import SmokeMode
-from torch_gpu_doctor.fixes.plan import VERIFY_KEY, plan_fixes
+from torch_gpu_doctor.fixing.plan import VERIFY_KEY, plan_fixes
 from torch_gpu_doctor.model import Status, Target
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.smoke.run import SmokeProgress

@@ -23,7 +23,7 @@ from torch_gpu_doctor.tui.widgets.setup_walk import StepState, Walk
 from torch_gpu_doctor.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from torch_gpu_doctor.fixes.apply import ApplyResult
+    from torch_gpu_doctor.fixing.apply import ApplyResult
     from torch_gpu_doctor.tui.app import DoctorApp
 
 STOPPED = "Stopped here: nothing after this step runs. Run it again once the problem is fixed, or leave with escape."

@@ -13,7 +13,7 @@ from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
 from torch_gpu_doctor import TOOL_NAME
-from torch_gpu_doctor.fixes.plan import VERIFY_KEY, FixStep
+from torch_gpu_doctor.fixing.plan import VERIFY_KEY, FixStep
 from torch_gpu_doctor.model import Command, Target, flag_words
 from torch_gpu_doctor.tui.fix_text import runs_in_terminal
 from torch_gpu_doctor.tui.widgets.setup_steps import state_token

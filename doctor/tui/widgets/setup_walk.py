@@ -10,7 +10,7 @@ from enum import Enum
 
 from rich.text import Text
 
-from torch_gpu_doctor.fixes.plan import FixPlan, FixStep
+from torch_gpu_doctor.fixing.plan import FixPlan, FixStep
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.report import Report
 

@@ -13,7 +13,6 @@ import contextlib
 import os
 import queue
 import re
-import signal
 import subprocess
 import threading
 import time
@@ -21,7 +20,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from torch_gpu_doctor.host.streaming import kill_group
+from torch_gpu_doctor.host.base import CommandStatus
+from torch_gpu_doctor.host.process import NotStarted, interrupt_group, kill_group, spawn
 
 TAIL_CHARS = 1 << 16  # the output kept for "pip's message"
 REDRAW_INTERVAL_S = 0.5  # a `\r` progress redraw reaches on_line at most this often
@@ -29,6 +29,11 @@ EXIT_GRACE_S = 2.0  # after the command exits, how long a child it left holding 
 POLL_S = 0.1  # how often cancel is looked at
 INTERRUPT_GRACE_S = 10.0  # after a cancel's SIGINT, how long pip may take to roll back before SIGKILL
 FAILURE_LINES = 12
+# The words of a fix that did not start, as the fix flow shows them
+_NOT_STARTED = {
+    CommandStatus.NOT_FOUND: "{}: not found",
+    CommandStatus.PERMISSION_DENIED: "{}: permission denied",
+}
 _PIP_ERROR = re.compile(r"^(ERROR:|error:|×)")
 
 
@@ -140,21 +145,10 @@ def apply_command(
     child_env = dict(os.environ if env is None else env)
     child_env["PIP_NO_INPUT"] = "1"  # nobody can answer a prompt: pip must fail instead of waiting
     tail = _Tail()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=child_env,
-            start_new_session=True,  # a timeout or cancel kills everything it started
-        )
-    except FileNotFoundError:
-        return _result(argv, started, None, tail, f"{argv[0]}: not found")
-    except PermissionError:
-        return _result(argv, started, None, tail, f"{argv[0]}: permission denied")
-    except OSError as exc:
-        return _result(argv, started, None, tail, f"{argv[0]}: {exc.strerror or exc}")
+    # stderr into stdout: one stream, in the order a terminal would show it
+    proc = spawn(argv, child_env, stderr=subprocess.STDOUT)
+    if isinstance(proc, NotStarted):
+        return _result(argv, started, None, tail, _NOT_STARTED.get(proc.status, proc.message).format(argv[0]))
     assert proc.stdout is not None
     chunks: queue.Queue[bytes | None] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, chunks), daemon=True)
@@ -175,7 +169,7 @@ def apply_command(
             if cancel is not None and cancel.is_set() and interrupted_at is None:
                 # Ctrl-C first, as a person would: pip rolls an unfinished install back on it.
                 cancelled, interrupted_at = True, now
-                _interrupt_group(proc)
+                interrupt_group(proc)
             if interrupted_at is not None and now - interrupted_at > INTERRUPT_GRACE_S:
                 break  # it did not stop: killed below
             if now >= deadline:
@@ -207,34 +201,3 @@ def apply_command(
         if not reader.is_alive():  # never close a pipe under a reader still blocked in it
             proc.stdout.close()
     return _result(argv, started, returncode, tail, timed_out=timed_out, cancelled=cancelled)
-
-
-def _interrupt_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGINT)
-
-
-def run_in_terminal(argv: Sequence[str], timeout_s: float = 3600.0) -> int | None:
-    """Run a command the user chose on the terminal we were given (stdin/stdout/stderr inherited).
-
-    Returns its exit code, or None when it could not start or did not finish in time. Ctrl-C goes to the
-    command (it shares our process group, as in a shell); we ignore it meanwhile, where we can.
-    """
-    try:
-        proc = subprocess.Popen(tuple(argv))
-    except OSError:
-        return None
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):  # a sudo running as root may refuse our signal
-            proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=5)
-        return None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)

@@ -3,7 +3,7 @@
 Pure: a Report in, a FixPlan out. Order: what hides the GPU (an eGPU not authorized), the NVIDIA driver (system), torch with torchvision and torchaudio
 into the target interpreter (python-env), every other warning or failure whose fix has commands, a reboot
 when a needed step asks for one, and a last check that everything works. gpu-doctor itself only ever runs a
-step's `runnable_argv` (fixes/apply.py): `python -m pip ...` in the target interpreter. System commands are
+step's `runnable_argv` (doctor/fixing/apply.py): `python -m pip ...` in the target interpreter. System commands are
 shown for the person to run.
 """
 

@@ -1,4 +1,4 @@
-"""fixes/plan.py: the setup wizard's order, who runs what, and which findings each step answers."""
+"""doctor/fixing/plan.py: the setup wizard's order, who runs what, and which findings each step answers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from tests import factories
 from tests.fixes.hosts import diagnose_fixture, report_from_facts
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT, load_nvidia_module, reload_after_upgrade
-from torch_gpu_doctor.fixes.plan import FixPlan, plan_fixes, runnable_argv
+from torch_gpu_doctor.fixing.plan import FixPlan, plan_fixes, runnable_argv
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

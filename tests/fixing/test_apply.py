@@ -1,4 +1,4 @@
-"""fixes/apply.py with real subprocesses: the fake pip, and small scripts for the edge cases."""
+"""doctor/fixing/apply.py with real subprocesses: the fake pip, and small scripts for the edge cases."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.fixes.hosts import FAKE_PIP
-from torch_gpu_doctor.fixes.apply import ApplyResult, _Lines, apply_command, run_in_terminal
+from torch_gpu_doctor.fixing.apply import ApplyResult, _Lines, apply_command
+from torch_gpu_doctor.host.process import run_in_terminal
 
 INDEX = "https://download.pytorch.org/whl/cu126"
 ARGV = (
@@ -128,7 +129,7 @@ def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
 def test_a_command_that_ignores_the_interrupt_is_killed_after_the_grace(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("torch_gpu_doctor.fixes.apply.INTERRUPT_GRACE_S", 0.5)
+    monkeypatch.setattr("torch_gpu_doctor.fixing.apply.INTERRUPT_GRACE_S", 0.5)
     code = (
         "import signal, time\n"
         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"

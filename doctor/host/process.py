@@ -1,0 +1,99 @@
+"""Starting and stopping child processes: the one place that calls Popen for a command gpu-doctor runs.
+
+Every child (a command, a probe, the smoke test, a confirmed fix) runs from an argv list, never a shell
+string, in its own session, so that a timeout or a cancel can stop it and everything it started
+(`kill_group`). The callers differ only in what they do with the output: read it whole
+(`host.real.run_command`), line by line under a watchdog (`host.streaming`), or streamed to a display
+(`fixing.apply`). `run_in_terminal` is the exception: a command the person chose runs attached to
+the terminal, as in a shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from torch_gpu_doctor.host.base import CommandStatus
+
+Child = subprocess.Popen[bytes]
+
+
+@dataclass(frozen=True)
+class NotStarted:
+    """Why a child could not be started: its status in the Host's vocabulary, and one line for a person."""
+
+    status: CommandStatus  # NOT_FOUND, PERMISSION_DENIED or FAILED
+    message: str
+
+
+def spawn(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    cwd: str | None = None,
+    stdout: int | IO[bytes] | None = subprocess.PIPE,
+    stderr: int | IO[bytes] | None = subprocess.PIPE,
+) -> Child | NotStarted:
+    """Start argv with no stdin in a new session (its own process group), or say why it did not start."""
+    try:
+        return subprocess.Popen(
+            tuple(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,  # a timeout or a cancel stops the children it starts too
+        )
+    except FileNotFoundError:
+        return NotStarted(CommandStatus.NOT_FOUND, f"{argv[0]}: command not found")
+    except PermissionError as exc:
+        return NotStarted(CommandStatus.PERMISSION_DENIED, f"{argv[0]}: {exc.strerror or exc}")
+    except OSError as exc:
+        return NotStarted(CommandStatus.FAILED, f"{argv[0]}: {exc.strerror or exc}")
+
+
+def kill_group(proc: Child) -> None:
+    """SIGKILL the child's whole process group (it was started in its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def interrupt_group(proc: Child) -> None:
+    """SIGINT the child's whole process group, as Ctrl-C in a terminal would."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGINT)
+
+
+def run_in_terminal(argv: Sequence[str], timeout_s: float = 3600.0) -> int | None:
+    """Run a command the user chose on the terminal we were given (stdin/stdout/stderr inherited).
+
+    Returns its exit code, or None when it could not start or did not finish in time. Ctrl-C goes to the
+    command (it shares our process group, as in a shell); we ignore it meanwhile, where we can.
+    """
+    try:
+        proc = subprocess.Popen(tuple(argv))
+    except OSError:
+        return None
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):  # a sudo running as root may refuse our signal
+            proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        return None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
