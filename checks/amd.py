@@ -8,7 +8,7 @@ torch.cpu_build already covers a ROCm build on an NVIDIA-only machine.
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.amd_common import (
+from torch_gpu_doctor.checks.support.amd import (
     amd_gpus,
     kfd_agents,
     not_applicable,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_gpu_doctor.checks.gpu_health_common import all_unsupported, gpu_name, health_or_finding
+from torch_gpu_doctor.checks.support.gpu_health import all_unsupported, gpu_name, health_or_finding
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.gpu_health import GpuHealth
 from torch_gpu_doctor.facts.model import Facts

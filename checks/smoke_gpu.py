@@ -1,13 +1,13 @@
 """smoke.gpu_memory, smoke.transfer, smoke.memory_bandwidth, smoke.matmul: each GPU's results and figures.
 
 Wrong results fail; errors fail, except running out of memory, which warns (another process may hold memory);
-figures below their expectation warn with the cause (checks/smoke_figures.py has the expectations).
+figures below their expectation warn with the cause (checks/support/smoke_figures.py has the expectations).
 """
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
-from torch_gpu_doctor.checks.smoke_figures import (
+from torch_gpu_doctor.checks.support.smoke import gpu_run_or_finding, step_evidence, step_failure
+from torch_gpu_doctor.checks.support.smoke_figures import (
     matmul_figures,
     memory_bandwidth_figures,
     transfer_figures,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.smoke_common import gpu_run_or_finding, step_evidence, step_failure
+from torch_gpu_doctor.checks.support.smoke import gpu_run_or_finding, step_evidence, step_failure
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.registry import check

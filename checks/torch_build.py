@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.cuda_messages import explain
+from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda
 from torch_gpu_doctor.describe import fact, gpu_label

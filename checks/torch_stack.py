@@ -16,9 +16,6 @@ from torch_gpu_doctor.unavailable import Unavailable
 
 _LOCAL = re.compile(r"\+.*$")
 _CU_SUFFIX = re.compile(r"-cu(\d+)$")
-DRIVER_LIBRARIES = ("libcuda", "libnvidia-ml")  # come from the driver, wherever it is installed
-# torch's own folders: site-packages (pip, venv) or dist-packages (Debian/Ubuntu system Python)
-OWN_LIBRARY = re.compile(r"/(site|dist)-packages/(nvidia|torch)/")
 
 
 def _base(version: str) -> str:
@@ -206,54 +203,3 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
         )
     wheels = "1 nvidia-* wheel, as" if count == 1 else f"{count} nvidia-* wheels, all as"
     return Finding(cid, Status.PASS, f"{wheels} torch requires.", evidence=evidence)
-
-
-@check("env.library_path", "torch loads its CUDA libraries from its own wheels", "env")
-def library_path(facts: Facts) -> Finding:
-    """
-    ## What it checks
-    The CUDA libraries actually mapped into the torch process (from `/proc/self/maps` of the child), and
-    whether any comes from outside torch's own `torch/lib` and `nvidia/` wheel folders (the driver's
-    `libcuda` and `libnvidia-ml` excepted).
-
-    ## Why it matters
-    `LD_LIBRARY_PATH` pointing at a system CUDA toolkit, or a conda `cudatoolkit`, makes torch load another
-    cuBLAS or cuDNN than it was built with: crashes, "CUBLAS_STATUS_NOT_INITIALIZED", or silently slower code.
-
-    ## How to fix
-    Remove the CUDA toolkit folders from `LD_LIBRARY_PATH` for this environment (torch's wheels bring their
-    own libraries), or use a conda build of torch with conda's CUDA libraries, not a mix.
-    """
-    cid = "env.library_path"
-    runtime = facts.torch
-    if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
-        return Finding(cid, Status.SKIP, "torch was not imported, so no library was loaded to inspect.")
-    foreign = [
-        lib
-        for lib in runtime.mapped_libraries
-        if lib.name not in DRIVER_LIBRARIES and not OWN_LIBRARY.search(lib.realpath)
-    ]
-    evidence = tuple(
-        Evidence(lib.name, lib.realpath, "/proc/self/maps of the torch process")
-        for lib in runtime.mapped_libraries
-    )
-    if foreign:
-        ld = facts.env.get("LD_LIBRARY_PATH")
-        return Finding(
-            cid,
-            Status.WARN,
-            "torch loaded "
-            + ", ".join(f"{lib.name} from {lib.realpath}" for lib in foreign)
-            + " instead of its own wheels.",
-            details=f"LD_LIBRARY_PATH={ld!r}." if ld else "",
-            evidence=evidence,
-        )
-    if not runtime.mapped_libraries:
-        return Finding(cid, Status.SKIP, "torch loaded no CUDA library to inspect (CUDA did not start).")
-    count = len(runtime.mapped_libraries)
-    return Finding(
-        cid,
-        Status.PASS,
-        f"{count} CUDA librar{'y' if count == 1 else 'ies'}, all from torch's own wheels or the driver.",
-        evidence=evidence,
-    )

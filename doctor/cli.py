@@ -215,7 +215,7 @@ def _require_python(python_facts: PythonFacts | Unavailable, python: str, args: 
 def _validate_ids(ids: list[str], plugins: bool) -> None:
     if not ids:
         return
-    from torch_gpu_doctor.registry import known_specs  # the index (and plugins only if one is installed)
+    from torch_gpu_doctor.catalog import known_specs  # the index (and plugins only if one is installed)
 
     known = {spec.id for spec in known_specs(plugins).specs}
     unknown = [i for i in ids if i not in known]
@@ -224,7 +224,7 @@ def _validate_ids(ids: list[str], plugins: bool) -> None:
 
 
 def _list_checks(plugins: bool, as_json: bool = False) -> int:
-    from torch_gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
+    from torch_gpu_doctor.catalog import known_specs  # the index: no check module is imported (DESIGN §7)
 
     loaded = known_specs(plugins)
     specs = sorted(loaded.specs, key=lambda spec: spec.id)
@@ -241,7 +241,7 @@ def _list_checks(plugins: bool, as_json: bool = False) -> int:
 
 
 def _explain(check_id: str, plugins: bool) -> int:
-    from torch_gpu_doctor.registry import known_specs  # the index: no check module is imported (DESIGN §7)
+    from torch_gpu_doctor.catalog import known_specs  # the index: no check module is imported (DESIGN §7)
 
     checks = {spec.id: spec for spec in known_specs(plugins).specs}
     spec = checks.get(check_id)

@@ -11,14 +11,15 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from torch_gpu_doctor import __version__
-from torch_gpu_doctor.checks.smoke_figures import smoke_figures
+from torch_gpu_doctor.catalog import load_checks
+from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures
 from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
-from torch_gpu_doctor.registry import RegisteredCheck, load_checks
+from torch_gpu_doctor.registry import RegisteredCheck
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.smoke.run import SmokeRequest, gather_smoke
 

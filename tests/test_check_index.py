@@ -13,15 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.test_plugins import GOOD_MODULE, _distribution
+from torch_gpu_doctor.catalog import builtin_specs, load_checks, spec_from_json, spec_to_json
+from torch_gpu_doctor.checks import BUILTIN_CHECK_MODULES
 from torch_gpu_doctor.model import CheckSpec, Explanation
-from torch_gpu_doctor.registry import (
-    BUILTIN_CHECK_MODULES,
-    RegistryError,
-    builtin_specs,
-    load_checks,
-    spec_from_json,
-    spec_to_json,
-)
+from torch_gpu_doctor.registry import RegistryError
 
 ROOT = Path(__file__).resolve().parent.parent
 INDEX = ROOT / "checks" / "specs.json"
@@ -147,15 +142,15 @@ def _heavy_modules(call: str, env: dict[str, str] | None = None) -> list[str]:
 
 
 def test_builtin_specs_imports_no_check_module_nor_the_facts_model() -> None:
-    call = "from torch_gpu_doctor.registry import builtin_specs\nassert len(builtin_specs()) > 40"
+    call = "from torch_gpu_doctor.catalog import builtin_specs\nassert len(builtin_specs()) > 40"
     assert _heavy_modules(call) == []
 
 
 def test_the_import_check_sees_load_checks() -> None:
     # proves the test above can fail: the registry itself imports every check module and the Facts model
-    heavy = _heavy_modules("from torch_gpu_doctor.registry import load_checks\nload_checks(plugins=False)")
+    heavy = _heavy_modules("from torch_gpu_doctor.catalog import load_checks\nload_checks(plugins=False)")
     assert "torch_gpu_doctor.facts.model" in heavy
-    assert "torch_gpu_doctor.checks.gpu" in heavy
+    assert "torch_gpu_doctor.checks.gpu_present" in heavy
 
 
 @pytest.mark.parametrize(
@@ -200,4 +195,4 @@ def test_an_installed_plugin_is_listed_and_explained(tmp_path: Path) -> None:
     assert "unknown check id 'lab.gpu_count'" in hidden.stderr
     # with a plugin installed the checks really load (the plugin registers through the registry)
     call = "import contextlib, io\nfrom torch_gpu_doctor.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    main(['--list-checks'])"
-    assert "torch_gpu_doctor.checks.gpu" in _heavy_modules(call, env)
+    assert "torch_gpu_doctor.checks.gpu_present" in _heavy_modules(call, env)

@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
+from torch_gpu_doctor.catalog import load_checks
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Finding
-from torch_gpu_doctor.registry import RegistryError, check, load_checks, parse_explanation
+from torch_gpu_doctor.registry import RegistryError, check, parse_explanation
 
 # Check ids are a public contract (scripts use --check/--skip and JSON consumers key on them): never rename.
 STABLE_IDS = {
@@ -98,10 +99,10 @@ def test_the_order_of_checks_does_not_depend_on_which_module_was_imported_first(
     script = (
         "import importlib, sys, json\n"
         "for name in sys.argv[1:]: importlib.import_module(name)\n"
-        "from torch_gpu_doctor.registry import load_checks\n"
+        "from torch_gpu_doctor.catalog import load_checks\n"
         "print(json.dumps([c.spec.id for c in load_checks(plugins=False).checks]))\n"
     )
-    late_first = ["torch_gpu_doctor.checks.gpu_memory_errors", "torch_gpu_doctor.checks.environment"]
+    late_first = ["torch_gpu_doctor.checks.gpu_memory_errors", "torch_gpu_doctor.checks.env"]
     runs = [
         subprocess.run(
             [sys.executable, "-c", script, *order], capture_output=True, text=True, check=True, timeout=120
@@ -110,5 +111,5 @@ def test_the_order_of_checks_does_not_depend_on_which_module_was_imported_first(
     ]
     assert runs[0] == runs[1]
     ids = json.loads(runs[0])
-    # BUILTIN_CHECK_MODULES order: gpu, ..., environment, ..., gpu_memory_errors last
+    # BUILTIN_CHECK_MODULES order: gpu_present, ..., env, ..., gpu_memory_errors last
     assert ids.index("gpu.present") < ids.index("env.library_path") < ids.index("gpu.memory_errors")

@@ -1,6 +1,6 @@
 """Write checks/specs.json: the index of the built-in checks' specs (id, title, area, required, explanation).
 
-`--list-checks`, `explain ID` and `--check/--skip` read it (torch_gpu_doctor.registry.builtin_specs) instead of
+`--list-checks`, `explain ID` and `--check/--skip` read it (torch_gpu_doctor.catalog.builtin_specs) instead of
 importing every check module, the Facts model and the compat data (DESIGN §7: start-up under 300 ms).
 It is generated from the real registry, in its order; run from the repository root after adding a check or
 changing a check's title, area, `required` or docstring (tests/test_check_index.py fails until you do):
@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from torch_gpu_doctor.registry import load_checks, spec_to_json
+from torch_gpu_doctor.catalog import load_checks, spec_to_json
 
 ROOT = Path(__file__).resolve().parent.parent
 INDEX = ROOT / "checks" / "specs.json"

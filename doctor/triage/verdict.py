@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from torch_gpu_doctor.catalog import load_checks
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Finding, Status, Target
-from torch_gpu_doctor.registry import load_checks
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import judge
 from torch_gpu_doctor.triage.model import CollectEnvReport

@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 
 from tests.factories import GONE, driver, facts, gpu, kernel, nvml_device, nvml_error, nvml_ok, os_facts
-from torch_gpu_doctor.checks.driver import driver_installed
-from torch_gpu_doctor.checks.nouveau import driver_nouveau
-from torch_gpu_doctor.checks.nvml import driver_nvml
+from torch_gpu_doctor.checks.driver_installed import driver_installed
+from torch_gpu_doctor.checks.driver_nouveau import driver_nouveau
+from torch_gpu_doctor.checks.driver_nvml import driver_nvml
 from torch_gpu_doctor.facts.model import DriverVersionReading
 from torch_gpu_doctor.model import Status, Target
 from torch_gpu_doctor.unavailable import Reason, Unavailable

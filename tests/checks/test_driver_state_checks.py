@@ -23,9 +23,9 @@ from tests.checks.state_facts import (
 )
 from tests.factories import GONE, driver, facts, nvml_error, os_facts
 from tests.factories import kernel as kernel_modules
-from torch_gpu_doctor.checks.module_build import driver_kernel_module_build
-from torch_gpu_doctor.checks.reboot_pending import driver_reboot_pending
-from torch_gpu_doctor.checks.secure_boot import driver_secure_boot
+from torch_gpu_doctor.checks.driver_module_build import driver_kernel_module_build
+from torch_gpu_doctor.checks.driver_reboot_pending import driver_reboot_pending
+from torch_gpu_doctor.checks.driver_secure_boot import driver_secure_boot
 from torch_gpu_doctor.facts.dkms import DkmsEntry
 from torch_gpu_doctor.facts.kernel_log import gather_kernel_log
 from torch_gpu_doctor.facts.model import DriverVersionReading, Facts

@@ -5,7 +5,9 @@ from dataclasses import replace
 import pytest
 
 from tests.factories import facts, gpu, python_facts, torch_packages
-from torch_gpu_doctor.checks.environment import cuda_visible_devices, data_age, env_kind, visible_devices
+from torch_gpu_doctor.checks.compat_data import data_age
+from torch_gpu_doctor.checks.env import cuda_visible_devices, visible_devices
+from torch_gpu_doctor.checks.python_env import env_kind
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

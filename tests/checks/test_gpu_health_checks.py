@@ -20,11 +20,11 @@ from tests.checks.state_facts import (
     unreadable_log,
 )
 from tests.factories import GONE, facts, gpu, nvml_device, nvml_error, nvml_ok, os_facts
+from torch_gpu_doctor.checks.driver_xid_errors import driver_xid_errors
 from torch_gpu_doctor.checks.gpu_memory_errors import gpu_memory_errors
 from torch_gpu_doctor.checks.gpu_persistence import gpu_persistence_mode
 from torch_gpu_doctor.checks.gpu_throttle import decode_reasons, gpu_throttle
-from torch_gpu_doctor.checks.xid_catalog import XID_CATALOG, XidSeverity, xid_meaning
-from torch_gpu_doctor.checks.xid_errors import driver_xid_errors
+from torch_gpu_doctor.checks.support.xid_catalog import XID_CATALOG, XidSeverity, xid_meaning
 from torch_gpu_doctor.facts.gpu_health import gather_gpu_health
 from torch_gpu_doctor.facts.kernel_log import gather_kernel_log
 from torch_gpu_doctor.facts.model import Facts

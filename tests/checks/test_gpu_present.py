@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tests.factories import facts, gpu, nvml_error, os_facts
-from torch_gpu_doctor.checks.gpu import gpu_present
+from torch_gpu_doctor.checks.gpu_present import gpu_present
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import facts, gpu, nvml_device
-from torch_gpu_doctor.checks.pcie import link_verdict, nvml_verdict, pcie_link
+from torch_gpu_doctor.checks.pcie_link import link_verdict, nvml_verdict, pcie_link
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
 from torch_gpu_doctor.facts.thunderbolt import gather_thunderbolt

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.factories import driver, facts, gpu, nvml_device, nvml_error, nvml_ok, os_facts
-from torch_gpu_doctor.checks.driver import driver_installed
-from torch_gpu_doctor.checks.gpu import gpu_present
-from torch_gpu_doctor.checks.nvml import driver_nvml
+from torch_gpu_doctor.checks.driver_installed import driver_installed
+from torch_gpu_doctor.checks.driver_nvml import driver_nvml
+from torch_gpu_doctor.checks.gpu_present import gpu_present
 from torch_gpu_doctor.facts.gpus import join_gpus
 from torch_gpu_doctor.facts.model import PciDevice
 from torch_gpu_doctor.model import Status

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from tests.factories import driver, facts, gpu, nvml_error, os_facts, python_facts, torch_packages
-from torch_gpu_doctor.checks.cuda_messages import explain
+from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.torch_build import (
     torch_arch_compat,
     torch_cpu_build,

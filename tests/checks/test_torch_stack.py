@@ -5,9 +5,9 @@ from dataclasses import replace
 from typing import Any
 
 from tests.factories import facts, python_facts, torch_packages
+from torch_gpu_doctor.checks.env import library_path
 from torch_gpu_doctor.checks.torch_stack import (
     _cudnn_text,
-    library_path,
     torch_companions,
     torch_cudnn,
     torch_nvidia_wheels,

@@ -6,10 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
+from torch_gpu_doctor.catalog import load_checks
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.host.recorded import RecordedHost
-from torch_gpu_doctor.registry import load_checks
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import diagnose, run_check
 

@@ -11,8 +11,7 @@ import pytest
 
 from tests.factories import facts, gpu, torch_packages
 from tests.smoke.lines import H100, end, gpu_steps, header, healthy_h100, start, step, streamed
-from torch_gpu_doctor.checks.pcie_under_load import pcie_link_under_load
-from torch_gpu_doctor.checks.smoke_figures import smoke_figures
+from torch_gpu_doctor.checks.pcie_link_under_load import pcie_link_under_load
 from torch_gpu_doctor.checks.smoke_gpu import (
     smoke_gpu_memory,
     smoke_matmul,
@@ -22,6 +21,7 @@ from torch_gpu_doctor.checks.smoke_gpu import (
 from torch_gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
 from torch_gpu_doctor.checks.smoke_run import smoke_previous_run, smoke_run
 from torch_gpu_doctor.checks.smoke_training import smoke_cudnn, smoke_training
+from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
 from torch_gpu_doctor.facts.smoke import (

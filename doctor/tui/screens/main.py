@@ -98,7 +98,8 @@ class MainScreen(SaveFlow):
     def _plan_from_index(self) -> None:
         """The list shows every built-in check as running as soon as it is in, before the engine answers: the
         shipped index is read without importing a check (plugins join when the diagnosis lists its checks)."""
-        from torch_gpu_doctor.registry import RegistryError, builtin_specs
+        from torch_gpu_doctor.catalog import builtin_specs
+        from torch_gpu_doctor.registry import RegistryError
 
         only, skip = set(self.session.only), set(self.session.skip)
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.driver_common import module_loaded
+from torch_gpu_doctor.checks.support.driver import module_loaded
 from torch_gpu_doctor.facts.model import DriverFacts, Facts
 from torch_gpu_doctor.facts.modinfo import ModuleInfo
 from torch_gpu_doctor.unavailable import Unavailable

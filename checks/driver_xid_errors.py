@@ -1,15 +1,15 @@
 """driver.xid_errors: has the NVIDIA driver logged Xid errors since boot, and what do they mean?
 
 Rules: an unreadable kernel log (dmesg_restrict, no journal access) is `unknown` and says why, never "no
-errors" (hardware.md §3.8, §8 trap 4); meanings and severities come from checks/xid_catalog.py.
+errors" (hardware.md §3.8, §8 trap 4); meanings and severities come from checks/support/xid_catalog.py.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from torch_gpu_doctor.checks.driver_common import is_wsl
-from torch_gpu_doctor.checks.xid_catalog import XidSeverity, xid_meaning
+from torch_gpu_doctor.checks.support.driver import is_wsl
+from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
 from torch_gpu_doctor.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts

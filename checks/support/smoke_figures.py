@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_gpu_doctor.checks.pcie import loaded_bandwidth
+from torch_gpu_doctor.checks.pcie_link import loaded_bandwidth
 from torch_gpu_doctor.compat.datasheets import GpuDatasheet, datasheet_for
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.driver_common import before_turing, driver_evidence, is_wsl
+from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, is_wsl
 from torch_gpu_doctor.describe import gpu_inventory
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_install import driver_install

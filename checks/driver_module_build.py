@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from torch_gpu_doctor.checks.driver_common import is_wsl
-from torch_gpu_doctor.checks.driver_state_common import module_on_disk, nvidia_loaded
+from torch_gpu_doctor.checks.support.driver import is_wsl
+from torch_gpu_doctor.checks.support.driver_state import module_on_disk, nvidia_loaded
 from torch_gpu_doctor.facts.dkms import DkmsEntry
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.nvidia_module import (

@@ -12,8 +12,8 @@ a warning when a reboot fixes it (so one cause is not failed twice) and as a fai
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.driver_common import is_wsl
-from torch_gpu_doctor.checks.driver_state_common import loaded_module_version, module_on_disk
+from torch_gpu_doctor.checks.support.driver import is_wsl
+from torch_gpu_doctor.checks.support.driver_state import loaded_module_version, module_on_disk
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.kernel_modules import reload_after_upgrade

@@ -1,12 +1,68 @@
-"""env.cuda_visible_devices, python.env_kind, compat.data_age: the environment around torch."""
+"""env.library_path and env.cuda_visible_devices: what the process environment does to torch's CUDA."""
 
 from __future__ import annotations
 
-from torch_gpu_doctor.compat.torch_parse import load_torch_releases
+import re
+
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
-from torch_gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.unavailable import Unavailable
+
+DRIVER_LIBRARIES = ("libcuda", "libnvidia-ml")  # come from the driver, wherever it is installed
+# torch's own folders: site-packages (pip, venv) or dist-packages (Debian/Ubuntu system Python)
+OWN_LIBRARY = re.compile(r"/(site|dist)-packages/(nvidia|torch)/")
+
+
+@check("env.library_path", "torch loads its CUDA libraries from its own wheels", "env")
+def library_path(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    The CUDA libraries actually mapped into the torch process (from `/proc/self/maps` of the child), and
+    whether any comes from outside torch's own `torch/lib` and `nvidia/` wheel folders (the driver's
+    `libcuda` and `libnvidia-ml` excepted).
+
+    ## Why it matters
+    `LD_LIBRARY_PATH` pointing at a system CUDA toolkit, or a conda `cudatoolkit`, makes torch load another
+    cuBLAS or cuDNN than it was built with: crashes, "CUBLAS_STATUS_NOT_INITIALIZED", or silently slower code.
+
+    ## How to fix
+    Remove the CUDA toolkit folders from `LD_LIBRARY_PATH` for this environment (torch's wheels bring their
+    own libraries), or use a conda build of torch with conda's CUDA libraries, not a mix.
+    """
+    cid = "env.library_path"
+    runtime = facts.torch
+    if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
+        return Finding(cid, Status.SKIP, "torch was not imported, so no library was loaded to inspect.")
+    foreign = [
+        lib
+        for lib in runtime.mapped_libraries
+        if lib.name not in DRIVER_LIBRARIES and not OWN_LIBRARY.search(lib.realpath)
+    ]
+    evidence = tuple(
+        Evidence(lib.name, lib.realpath, "/proc/self/maps of the torch process")
+        for lib in runtime.mapped_libraries
+    )
+    if foreign:
+        ld = facts.env.get("LD_LIBRARY_PATH")
+        return Finding(
+            cid,
+            Status.WARN,
+            "torch loaded "
+            + ", ".join(f"{lib.name} from {lib.realpath}" for lib in foreign)
+            + " instead of its own wheels.",
+            details=f"LD_LIBRARY_PATH={ld!r}." if ld else "",
+            evidence=evidence,
+        )
+    if not runtime.mapped_libraries:
+        return Finding(cid, Status.SKIP, "torch loaded no CUDA library to inspect (CUDA did not start).")
+    count = len(runtime.mapped_libraries)
+    return Finding(
+        cid,
+        Status.PASS,
+        f"{count} CUDA librar{'y' if count == 1 else 'ies'}, all from torch's own wheels or the driver.",
+        evidence=evidence,
+    )
 
 
 def visible_devices(value: str, count: int, uuids: list[str]) -> tuple[list[int], str | None]:
@@ -96,77 +152,4 @@ def cuda_visible_devices(facts: Facts) -> Finding:
         Status.PASS,
         f"CUDA_VISIBLE_DEVICES={value!r}: torch sees GPU {', '.join(map(str, shown))}.",
         evidence=evidence,
-    )
-
-
-@check("python.env_kind", "The diagnosed Python environment can take a pip install", "python")
-def env_kind(facts: Facts) -> Finding:
-    """
-    ## What it checks
-    What kind of environment the diagnosed interpreter is: a virtual environment, a conda environment, or a
-    system Python, and whether the system Python is marked externally managed (PEP 668).
-
-    ## Why it matters
-    The fix for a wrong torch is a pip install into this interpreter. pip refuses to install into an
-    externally managed system Python (`error: externally-managed-environment`), and installing torch with
-    pip over conda's own packages mixes two package managers' CUDA libraries.
-
-    ## How to fix
-    Create a virtual environment (`python3 -m venv ~/venvs/torch`) and install torch there; in conda, use
-    one package manager for torch and its CUDA libraries.
-    """
-    cid = "python.env_kind"
-    py, packages = facts.python, facts.torch_packages
-    if isinstance(py, Unavailable):
-        return Finding(cid, Status.UNKNOWN, f"The diagnosed Python did not describe itself: {py}.")
-    if isinstance(py.prefix, Unavailable):  # the interpreter exists but its probe gave nothing
-        status = Status.SKIP if py.prefix.reason is Reason.NOT_RECORDED else Status.UNKNOWN
-        return Finding(cid, status, f"The diagnosed Python did not describe itself: {py.prefix}.")
-    managed = not isinstance(packages, Unavailable) and packages.externally_managed
-    if isinstance(py.conda_prefix, str):
-        return Finding(cid, Status.PASS, f"A conda environment ({py.conda_prefix}).")
-    if py.in_virtualenv is True:
-        return Finding(cid, Status.PASS, f"A virtual environment ({py.prefix}).")
-    if managed:
-        return Finding(
-            cid,
-            Status.WARN,
-            f"{py.executable} is the system's externally managed Python: pip will refuse to install torch into it.",
-            remediation=Remediation(
-                text="Create a virtual environment and diagnose it with --python.",
-                target=Target.PYTHON_ENV,
-            ),
-        )
-    return Finding(cid, Status.PASS, f"A system Python ({py.prefix}) that pip may install into.")
-
-
-@check("compat.data_age", "The doctor's compatibility data knows this torch", "compat")
-def data_age(facts: Facts) -> Finding:
-    """
-    ## What it checks
-    Whether the installed torch is newer than the newest release in gpu-doctor's compatibility data.
-
-    ## Why it matters
-    Verdicts about architectures, CUDA variants and companion versions come from that data; for a release
-    it has never seen, they are guesses, and the doctor should say so rather than sound sure.
-
-    ## How to fix
-    Upgrade gpu-doctor (`pip install -U torch-gpu-doctor`); the data ships with it.
-    """
-    cid = "compat.data_age"
-    data = load_torch_releases()
-    packages = facts.torch_packages
-    if isinstance(packages, Unavailable) or packages.version is None:
-        return Finding(
-            cid, Status.SKIP, f"No torch to compare; the data covers torch up to {data.newest.latest}."
-        )
-    if data.is_newer_than_data(packages.version):
-        return Finding(
-            cid,
-            Status.WARN,
-            f"torch {packages.version} is newer than this doctor's data (up to {data.newest.latest}): "
-            "the torch verdicts may be out of date.",
-        )
-    return Finding(
-        cid, Status.PASS, f"The data covers torch {packages.version} (up to {data.newest.latest})."
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.driver_common import module_loaded
+from torch_gpu_doctor.checks.support.driver import module_loaded
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.kernel_modules import blacklist_nouveau
 from torch_gpu_doctor.model import Evidence, Finding, Status

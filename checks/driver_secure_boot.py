@@ -9,8 +9,8 @@ loaded module, a BIOS boot or Secure Boot off means Secure Boot is not the probl
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.driver_common import is_wsl
-from torch_gpu_doctor.checks.driver_state_common import module_on_disk, nvidia_loaded, running_kernel
+from torch_gpu_doctor.checks.support.driver import is_wsl
+from torch_gpu_doctor.checks.support.driver_state import module_on_disk, nvidia_loaded, running_kernel
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.modinfo import ModuleInfo

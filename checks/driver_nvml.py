@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.driver_common import driver_evidence, is_wsl
-from torch_gpu_doctor.checks.driver_state_common import loaded_module_version
+from torch_gpu_doctor.checks.support.driver import driver_evidence, is_wsl
+from torch_gpu_doctor.checks.support.driver_state import loaded_module_version
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade

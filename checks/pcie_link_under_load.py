@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_gpu_doctor.checks.smoke_common import SOURCE, gpu_run_or_finding, gpu_words
-from torch_gpu_doctor.checks.smoke_figures import device_path
+from torch_gpu_doctor.checks.support.smoke import SOURCE, gpu_run_or_finding, gpu_words
+from torch_gpu_doctor.checks.support.smoke_figures import device_path
 from torch_gpu_doctor.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s, link_state
