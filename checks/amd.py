@@ -16,7 +16,7 @@ from torch_gpu_doctor.checks.support.amd import (
     torch_is_rocm,
 )
 from torch_gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
-from torch_gpu_doctor.describe import fact, gpu_label
+from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
 from torch_gpu_doctor.fixes.target import target_platform

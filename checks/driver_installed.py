@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, is_wsl
-from torch_gpu_doctor.describe import gpu_inventory
+from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_install import driver_install
 from torch_gpu_doctor.fixes.driver_plan import plan_driver

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.driver_state import loaded_module_version
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.driver_state import loaded_module_version, module_on_disk
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.kernel_modules import reload_after_upgrade
 from torch_gpu_doctor.model import Finding, Remediation, Status, Target

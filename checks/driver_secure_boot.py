@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.driver_state import module_on_disk, nvidia_loaded, running_kernel
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.modinfo import ModuleInfo
 from torch_gpu_doctor.facts.nvidia_module import module_missing

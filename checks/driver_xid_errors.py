@@ -10,7 +10,7 @@ from collections import Counter
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
-from torch_gpu_doctor.describe import gpu_label
+from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost

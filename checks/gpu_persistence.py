@@ -8,7 +8,7 @@ a headless machine, where every program start pays the GPU set-up and the state 
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.gpu_health import all_unsupported, gpu_name, health_or_finding
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.persistence import enable_persistence
 from torch_gpu_doctor.model import Finding, Status

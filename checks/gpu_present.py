@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.describe import fact, gpu_inventory, gpu_label
+from torch_gpu_doctor.facts.describe import fact, gpu_inventory, gpu_label
 from torch_gpu_doctor.facts.model import Facts, Gpu
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check

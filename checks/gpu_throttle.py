@@ -12,7 +12,7 @@ reported during PState or clock change" (nvml.h), so these are warnings, not fai
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.gpu_health import all_unsupported, gpu_name, health_or_finding
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.pcie_link import loaded_bandwidth
-from torch_gpu_doctor.describe import gib
+from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.measurements import STREAM_CACHE_MULTIPLE, not_measured
 from torch_gpu_doctor.facts.memory_limits import ShmSizeSource
 from torch_gpu_doctor.facts.model import Facts

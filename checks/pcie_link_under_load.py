@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from torch_gpu_doctor.checks.support.smoke import SOURCE, gpu_run_or_finding, gpu_words
 from torch_gpu_doctor.checks.support.smoke_figures import device_path
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s, link_state
 from torch_gpu_doctor.facts.smoke import SmokeRun, SmokeStep, StepStatus

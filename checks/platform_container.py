@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from torch_gpu_doctor.describe import gpu_label
 from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
+from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.driver_libraries import LIBCUDA
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus

@@ -7,7 +7,7 @@ chain is broken (WSL 1, no /dev/dxg, nothing projected into /usr/lib/wsl/lib) an
 
 from __future__ import annotations
 
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR, LibraryFile
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.wsl import NOT_WSL, WslFacts

@@ -12,7 +12,7 @@ from torch_gpu_doctor.checks.support.smoke_figures import (
     memory_bandwidth_figures,
     transfer_figures,
 )
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.smoke import SmokeStep
 from torch_gpu_doctor.model import Evidence, Figure, Finding, Status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.smoke import failed_steps, gpu_run_or_finding, step_evidence
 from torch_gpu_doctor.checks.support.smoke_figures import multi_gpu_figures
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.registry import check

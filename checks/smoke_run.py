@@ -8,7 +8,7 @@ torch is a skip with the install command (2/6).
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.smoke import SOURCE, run_or_finding
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch

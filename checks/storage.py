@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.describe import gib
 from torch_gpu_doctor.facts.block_devices import StorageKind
+from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.measurements import not_measured
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s

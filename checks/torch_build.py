@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda
-from torch_gpu_doctor.describe import fact, gpu_label
+from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.fixes.driver_plan import plan_driver

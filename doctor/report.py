@@ -4,10 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.recommendation import Recommendation
+from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.model import CheckSpec, Counts, Figure, Finding, FindingsSummary, Status
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What a report derives from the facts beside the checks' findings: the torch build to install (every
+    front end offers it, `--json` carries it as `recommended_install`) and the smoke test's figures against
+    their expectations."""
+
+    recommended_install: Recommendation | None
+    smoke_figures: tuple[Figure, ...]
+
+
+def derive(facts: Facts) -> Derived:
+    return Derived(recommended_install=recommend(facts), smoke_figures=smoke_figures(facts))
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,13 @@ from datetime import datetime, timezone
 
 from torch_gpu_doctor import __version__
 from torch_gpu_doctor.catalog import load_checks
-from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures
 from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
 from torch_gpu_doctor.registry import RegisteredCheck
-from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.report import Report, derive
 from torch_gpu_doctor.smoke.run import SmokeRequest, gather_smoke
 
 SMOKE_LOAD_CHECKS = ("pcie.link_under_load",)  # outside the smoke area, but judged from its figures
@@ -162,6 +160,7 @@ def judge(
         result = run_check(check, facts)
         findings.extend(result)
         emit(CheckDone(check.spec.id, tuple(result)))
+    derived = derive(facts)
     return Report(
         tool_version=__version__,
         generated_at="",
@@ -170,8 +169,8 @@ def judge(
         findings=tuple(findings),
         specs=tuple(c.spec for c in chosen),
         fail_on=fail_on,
-        recommended_install=recommend(facts),
-        smoke_figures=smoke_figures(facts),
+        recommended_install=derived.recommended_install,
+        smoke_figures=derived.smoke_figures,
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import DriverFacts, Facts, KernelFacts
 from torch_gpu_doctor.fixes.driver_install import OPEN_MODULE_MIN_CC
 from torch_gpu_doctor.model import Evidence

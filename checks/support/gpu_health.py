@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
-from torch_gpu_doctor.describe import gpu_label
+from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.gpu_health import GpuHealth
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Finding, Status

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.describe import fact
+from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, SmokeStep, StepStatus
 from torch_gpu_doctor.model import Evidence, Finding, Status

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from torch_gpu_doctor import TOOL_NAME
-from torch_gpu_doctor.describe import gpu_inventory
+from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.model import Finding, Remediation, Status, flag_words
 from torch_gpu_doctor.render.styles import AREA_TITLES, STYLES
 from torch_gpu_doctor.report import Report

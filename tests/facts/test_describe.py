@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.factories import gpu
-from torch_gpu_doctor.describe import gpu_label
+from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
