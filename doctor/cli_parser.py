@@ -7,12 +7,11 @@ import argparse
 from typing import Any, NoReturn
 
 from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.exit_codes import UsageError
+
+__all__ = ["SMOKE_MODES", "UsageError", "build_parser"]  # UsageError: what the parser raises
 
 SMOKE_MODES = ("quick", "standard", "deep")
-
-
-class UsageError(Exception):
-    """A bad command line: one clear line on stderr, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):

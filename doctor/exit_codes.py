@@ -1,4 +1,4 @@
-"""Process exit codes: one enum, identical in text and JSON mode (DESIGN §4)."""
+"""Process exit codes: one enum, identical in text and JSON mode (DESIGN §4), and the usage error behind 2."""
 
 from __future__ import annotations
 
@@ -13,3 +13,7 @@ class ExitCode(IntEnum):
     INCOMPLETE = 3  # a required check could not run (crash, timeout, unknown) and nothing failed
     INTERNAL = 4  # a bug in gpu-doctor itself
     INTERRUPTED = 130  # Ctrl-C
+
+
+class UsageError(Exception):
+    """A bad command line: one clear line on stderr, exit 2 (ExitCode.USAGE)."""

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.fixes.hosts import FAKE_PIP, HOSTS, diagnose_capture, diagnose_fixture, retargeted_capture
-from torch_gpu_doctor import fix_command
 from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.commands import fix as fix_command
 from torch_gpu_doctor.report import Report
 
 PIP_ARGV = [

@@ -24,7 +24,7 @@ HEADLESS = [
     "torch_gpu_doctor.events",
     "torch_gpu_doctor.fixing.plan",
     "torch_gpu_doctor.fixing.apply",
-    "torch_gpu_doctor.fix_command",
+    "torch_gpu_doctor.commands.fix",
     # the TUI's engine side: what it shows is decided without the UI library
     "torch_gpu_doctor.tui.session",
     "torch_gpu_doctor.tui.machine_line",

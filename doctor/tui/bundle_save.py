@@ -26,7 +26,7 @@ def bundle_path(bundle: Bundle, folder: Path | None = None) -> Path:
 
 def preview(bundle: Bundle, output: Path) -> str:
     """What `gpu-doctor bundle` shows before it asks: each file, its size, what was redacted."""
-    from torch_gpu_doctor.bundle_command import show_contents
+    from torch_gpu_doctor.bundle.contents import show_contents
 
     out = io.StringIO()
     show_contents(bundle, output, out)
@@ -36,9 +36,9 @@ def preview(bundle: Bundle, output: Path) -> str:
 def write_bundle(bundle: Bundle, output: Path) -> str:
     """Write it (0600, never over a file or through a link); returns what to tell the person. Raises
     BundleError when it cannot be written."""
+    from torch_gpu_doctor.bundle.contents import redaction_line
     from torch_gpu_doctor.bundle.model import human_size
     from torch_gpu_doctor.bundle.write import write_archive
-    from torch_gpu_doctor.bundle_command import redaction_line
 
     size = write_archive(output, bundle.members, int(bundle.created_at.timestamp()))
     files = sum(1 for m in bundle.members if m.data is not None)

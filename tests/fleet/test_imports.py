@@ -11,7 +11,7 @@ import json, sys
 from torch_gpu_doctor.cli import build_parser
 build_parser()
 parser_only = sorted(m for m in sys.modules if m.startswith(("torch_gpu_doctor.fleet.", "torch_gpu_doctor.facts", "torch_gpu_doctor.runner")))
-import torch_gpu_doctor.verify_command, torch_gpu_doctor.diff_command, torch_gpu_doctor.summarize_command
+import torch_gpu_doctor.commands.verify, torch_gpu_doctor.commands.diff, torch_gpu_doctor.commands.summarize
 import torch_gpu_doctor.render.prometheus
 ui = sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "torch"))
 print(json.dumps([parser_only, ui]))

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from torch_gpu_doctor import TOOL_NAME, __version__
-from torch_gpu_doctor.cli import UsageError, _require_python, _smoke_request
-from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.commands.common import open_machine, require_python, smoke_request
+from torch_gpu_doctor.exit_codes import ExitCode, UsageError
 from torch_gpu_doctor.fleet.expectations import ExpectationError, Expectations, load_expectations, with_flags
 from torch_gpu_doctor.fleet.verify import Gate, evaluate
-from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.render.json_report import envelope
 from torch_gpu_doctor.runner import diagnose
 
@@ -48,16 +47,18 @@ def expectations_from(args: argparse.Namespace) -> Expectations:
     return expect
 
 
-def run_verify(args: argparse.Namespace, host: Host, python: str, data_dir: str) -> int:
+def run(args: argparse.Namespace) -> int:
+    machine = open_machine(args)
+    host, python, data_dir = machine.host, machine.python, machine.data_dir
     if getattr(args, "format", None) == "prometheus":
         raise UsageError("verify prints text or JSON; --format prometheus is for the diagnosis")
     expect = expectations_from(args)
     smoke = None
     if expect.needs_smoke or args.smoke:
         args.smoke = args.smoke or "quick"  # a mode given before `verify` (--smoke deep) is kept
-        smoke = _smoke_request(args, host)
+        smoke = smoke_request(args, host)
     report = diagnose(host, python, plugins=not args.no_plugins, data_dir=data_dir, smoke=smoke)
-    _require_python(report.facts.python, python, args)
+    require_python(report.facts.python, python, args)
     gates = evaluate(expect, report)
     code = ExitCode.OK if all(g.passed for g in gates) else ExitCode.FINDINGS
     if args.json:

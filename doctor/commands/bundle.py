@@ -11,24 +11,24 @@ import argparse
 import hashlib
 import json
 import sys
-from collections import Counter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.bundle.build import Bundle, default_name, record_and_bundle
+from torch_gpu_doctor.bundle.contents import redaction_line, show_contents
 from torch_gpu_doctor.bundle.model import BundleError, human_size
 from torch_gpu_doctor.bundle.write import write_archive
-from torch_gpu_doctor.cli import UsageError, _smoke_request
-from torch_gpu_doctor.exit_codes import ExitCode
-from torch_gpu_doctor.host.base import Host
-from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.commands.common import open_machine, smoke_request
+from torch_gpu_doctor.exit_codes import ExitCode, UsageError
 
 
-def run_bundle(args: argparse.Namespace, host: Host, python: str, data_dir: str) -> int:
-    if isinstance(host, RecordedHost):
+def run(args: argparse.Namespace) -> int:
+    machine = open_machine(args)
+    host, python, data_dir = machine.host, machine.python, machine.data_dir
+    if machine.replay:
         raise UsageError("bundle records this machine; it cannot be combined with --root or --replay")
-    smoke = _smoke_request(args, host)
+    smoke = smoke_request(args, host)
     try:
         bundle = record_and_bundle(
             host, python, data_dir, args.include_identifiers, smoke, plugins=not args.no_plugins
@@ -66,39 +66,6 @@ def _confirm() -> bool:
         sys.stderr.write("\n")
         return False  # end of input: no answer is not a yes
     return answer.strip().lower() in ("", "y", "yes")
-
-
-def redaction_line(bundle: Bundle) -> str:
-    if bundle.identifiers_included:
-        head = "identifiers kept (--include-identifiers)"
-    else:
-        kinds = Counter(bundle.redactor.legend().values())
-        named = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in sorted(kinds.items()))
-        head = f"replaced with pseudonyms: {named}" if named else "no identifiers of this machine found"
-    secrets = bundle.redactor.replaced.get("secret", 0)
-    return f"{head}; secrets removed: {secrets}"
-
-
-def show_contents(bundle: Bundle, output: Path, out: IO[str]) -> None:
-    """What will be written: the top-level members one by one, the captured tree per top folder."""
-    print(f"{TOOL_NAME} bundle → {output}\n", file=out)
-    groups: dict[str, list[int]] = {}
-    for member in bundle.members:
-        if member.data is None:
-            continue
-        parts = member.path.split("/")
-        if len(parts) <= 2:
-            mark = f"  ({', '.join(sorted(member.redaction))} redacted)" if member.redaction else ""
-            print(f"  {member.path:<28} {human_size(member.size):>10}{mark}", file=out)
-        else:
-            groups.setdefault("/".join(parts[:2]) + "/", []).append(member.size)
-    for folder, sizes in sorted(groups.items()):
-        print(f"  {folder:<28} {human_size(sum(sizes)):>10}  ({len(sizes)} captured files)", file=out)
-    print(f"\n{redaction_line(bundle)[0].upper()}{redaction_line(bundle)[1:]}.", file=out)
-    print(
-        "Environment variables: only the GPU/Python ones (CUDA_*, NCCL_*, PATH, ...), never secrets.\n",
-        file=out,
-    )
 
 
 def bundle_document(bundle: Bundle, output: Path, size: int) -> dict[str, Any]:

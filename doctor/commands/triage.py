@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.commands.common import error_document
 from torch_gpu_doctor.exit_codes import ExitCode
 
 MAX_BYTES = 1 << 20  # a report is a few KB; a megabyte is already something else
@@ -32,7 +34,7 @@ def read_input(name: str) -> str:
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
-def run_triage(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from torch_gpu_doctor.triage.facts import report_facts
     from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
     from torch_gpu_doctor.triage.render import render_json, render_text
@@ -62,14 +64,4 @@ def run_triage(args: argparse.Namespace) -> int:
 
 def _json_error(exc: Exception) -> None:
     """The error document of `--json` mode (the schema's error_document), so stdout still holds one document."""
-    import json
-
-    from torch_gpu_doctor import __version__
-
-    document = {
-        "schema_version": 1,
-        "tool": {"name": TOOL_NAME, "version": __version__},
-        "error": {"kind": "unreadable_input", "message": str(exc)},
-        "summary": {"exit_code": int(ExitCode.USAGE)},
-    }
-    sys.stdout.write(json.dumps(document) + "\n")
+    sys.stdout.write(json.dumps(error_document("unreadable_input", str(exc), ExitCode.USAGE)) + "\n")

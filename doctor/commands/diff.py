@@ -13,13 +13,12 @@ from itertools import groupby
 from pathlib import Path
 
 from torch_gpu_doctor import TOOL_NAME, __version__
-from torch_gpu_doctor.cli import UsageError
-from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.exit_codes import ExitCode, UsageError
 from torch_gpu_doctor.fleet.diff import Difference, diff_reports
 from torch_gpu_doctor.fleet.report_files import ReportFileError, load_report
 
 
-def run_diff(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
         before, after = load_report(Path(args.before)), load_report(Path(args.after))
     except ReportFileError as exc:

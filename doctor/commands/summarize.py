@@ -21,7 +21,7 @@ from torch_gpu_doctor.fleet.summary import FleetSummary, HostRow, host_row, summ
 CELL = {"fail": "FAIL", "crash": "CRASH"}
 
 
-def run_summarize(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     rows: list[HostRow] = []
     for name in args.reports:
         path = Path(name)

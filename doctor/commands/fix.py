@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from torch_gpu_doctor import TOOL_NAME, __version__
-from torch_gpu_doctor.cli import UsageError, _require_python
-from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.commands.common import Machine, open_machine, require_python
+from torch_gpu_doctor.exit_codes import ExitCode, UsageError
 from torch_gpu_doctor.fixing.apply import ApplyResult, apply_command
 from torch_gpu_doctor.fixing.plan import FixPlan, FixStep, plan_fixes
-from torch_gpu_doctor.host.base import Host
-from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.render.fix_plan import plan_json, render_plan_text, result_json, step_text
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import diagnose
@@ -35,8 +33,12 @@ class Applied:
     result: ApplyResult
 
 
-def run_fix(args: argparse.Namespace, host: Host, python: str, data_dir: str) -> int:
-    replay = isinstance(host, RecordedHost)
+def run(args: argparse.Namespace) -> int:
+    return run_on(args, open_machine(args))
+
+
+def run_on(args: argparse.Namespace, machine: Machine) -> int:
+    host, python, data_dir, replay = machine.host, machine.python, machine.data_dir, machine.replay
     if args.dry_run and args.yes:
         raise UsageError("fix: --dry-run only shows the plan and --yes applies it; pass one of them")
     if replay and not args.dry_run:
@@ -45,7 +47,7 @@ def run_fix(args: argparse.Namespace, host: Host, python: str, data_dir: str) ->
         )
     plugins = not args.no_plugins
     report = diagnose(host, python, plugins=plugins, data_dir=data_dir)
-    _require_python(report.facts.python, python, args)
+    require_python(report.facts.python, python, args)
     plan = plan_fixes(report)
     out = sys.stdout
     log = sys.stderr if args.json else sys.stdout  # --json: stdout carries the one document only

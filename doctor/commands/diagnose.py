@@ -1,0 +1,79 @@
+"""`gpu-doctor [options]`: diagnose this machine (or a capture), in the interactive doctor on a terminal, else as
+a text, JSON or Prometheus report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from torch_gpu_doctor.commands.common import (
+    Machine,
+    fail_on,
+    open_machine,
+    require_python,
+    smoke_request,
+    validate_ids,
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    return report(args, open_machine(args), only=args.check)
+
+
+def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> int:
+    """The diagnosis of `machine` as the options ask for it; the exit code of its findings."""
+    validate_ids(args.check + args.skip, plugins=not args.no_plugins)
+    smoke = smoke_request(args, machine.host)
+    threshold = fail_on(args)
+    if wants_tui(args):  # before the engine's imports: the first paint must not wait for them
+        from torch_gpu_doctor.tui.launch import run_tui
+
+        return run_tui(
+            machine.host,
+            machine.python,
+            replay=machine.replay,
+            data_dir=machine.data_dir,
+            plugins=not args.no_plugins,
+            fail_on=threshold,
+            only=tuple(args.check),
+            skip=tuple(args.skip),
+            start="setup" if args.command == "setup" else "doctor",
+            smoke=smoke.mode if smoke is not None else None,
+        )
+    from torch_gpu_doctor.runner import diagnose
+
+    found = diagnose(
+        machine.host,
+        machine.python,
+        list(only),
+        args.skip,
+        threshold,
+        plugins=not args.no_plugins,
+        data_dir=machine.data_dir,
+        smoke=smoke,
+    )
+    require_python(found.facts.python, machine.python, args)
+    if args.json:
+        from torch_gpu_doctor.render.json_report import render_json
+
+        sys.stdout.write(render_json(found))
+    elif args.format == "prometheus":
+        from torch_gpu_doctor.render.prometheus import render_prometheus
+
+        sys.stdout.write(render_prometheus(found))
+    else:
+        from torch_gpu_doctor.render.text import render_text
+
+        render_text(found, sys.stdout, verbose=args.verbose)
+    return found.summary().exit_code
+
+
+def wants_tui(args: argparse.Namespace) -> bool:
+    """DESIGN §4: the TUI only on a terminal (stdin and stdout), never with --json or --plain."""
+    if args.command not in (None, "setup") or args.json or args.plain or args.format:
+        return False
+    if os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdin.isatty() and sys.stdout.isatty()
