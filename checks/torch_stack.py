@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
@@ -154,6 +153,9 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
     packages = facts.torch_packages
     if isinstance(packages, Unavailable) or packages.version is None or packages.cuda is None:
         return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+    # packaging.requirements imports packaging.tags, which imports subprocess: only when this check runs
+    from packaging.requirements import InvalidRequirement, Requirement
+
     dists = {d.name: d for d in packages.distributions}
     torch_dist = dists.get("torch")
     problems = []

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.cli_parser import build_parser
 from torch_gpu_doctor.commands import command_name, run_command
-from torch_gpu_doctor.exit_codes import ExitCode, UsageError
+from torch_gpu_doctor.exit_codes import ExitCode, UsageError, error_document
 
 __all__ = ["UsageError", "build_parser", "main"]  # the parser lives in cli_parser; tests and tools use these
 
@@ -41,7 +41,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _fail(code: ExitCode, kind: str, message: str, json_mode: bool) -> int:
     print(f"{TOOL_NAME}: {message}", file=sys.stderr)
     if json_mode:
-        from torch_gpu_doctor.commands.common import error_document
-
         sys.stdout.write(json.dumps(error_document(kind, message, code)) + "\n")
     return code

@@ -1,8 +1,12 @@
-"""Process exit codes: one enum, identical in text and JSON mode (DESIGN §4), and the usage error behind 2."""
+"""Process exit codes: one enum, identical in text and JSON mode (DESIGN §4), the usage error behind 2, and
+the JSON document of a run that ends without a report."""
 
 from __future__ import annotations
 
 from enum import IntEnum, unique
+from typing import Any
+
+from torch_gpu_doctor import TOOL_NAME, __version__
 
 
 @unique
@@ -17,3 +21,13 @@ class ExitCode(IntEnum):
 
 class UsageError(Exception):
     """A bad command line: one clear line on stderr, exit 2 (ExitCode.USAGE)."""
+
+
+def error_document(kind: str, message: str, code: ExitCode) -> dict[str, Any]:
+    """The schema's error_document: what stdout holds in --json mode when no report could be made."""
+    return {
+        "schema_version": 1,
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "error": {"kind": kind, "message": message},
+        "summary": {"exit_code": int(code)},
+    }

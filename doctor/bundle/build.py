@@ -28,6 +28,7 @@ from torch_gpu_doctor.host.recording import RecordingHost
 from torch_gpu_doctor.render.json_report import envelope
 from torch_gpu_doctor.render.text import render_text
 from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.runner import diagnose
 from torch_gpu_doctor.serialize import to_json
 
 if TYPE_CHECKING:
@@ -117,8 +118,6 @@ def record_and_bundle(
     limits: Limits = DEFAULT_LIMITS,
 ) -> Bundle:
     """Diagnose through a RecordingHost around `host` (as `capture` does) and bundle that capture."""
-    from torch_gpu_doctor.runner import diagnose
-
     recorder = RecordingHost(host)
     recorder.data_dir = data_dir
     report = diagnose(recorder, python, plugins=plugins, data_dir=data_dir, smoke=smoke)

@@ -1,8 +1,7 @@
 """What several commands share: the machine to diagnose (live or a capture), the interpreter, the smoke-test
 request, questions on the terminal, progress lines, and the JSON error document.
 
-Imports beyond the standard library happen inside the functions: `--version` and a usage error must not pay
-for the engine.
+Nothing here imports the engine (facts, checks, runner): a command imports it when it needs it.
 """
 
 from __future__ import annotations
@@ -15,17 +14,21 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from torch_gpu_doctor import TOOL_NAME, __version__
-from torch_gpu_doctor.exit_codes import ExitCode, UsageError
+from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.exit_codes import UsageError
+from torch_gpu_doctor.facts.smoke import SmokeMode
+from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the Facts model imports every facts module
     from torch_gpu_doctor.facts.model import PythonFacts
     from torch_gpu_doctor.host.base import Host
     from torch_gpu_doctor.model import Status
     from torch_gpu_doctor.smoke.run import SmokeProgress, SmokeRequest
-    from torch_gpu_doctor.unavailable import Unavailable
 
 
 @dataclass(frozen=True)
@@ -41,27 +44,21 @@ class Machine:
 def open_machine(args: argparse.Namespace) -> Machine:
     """The machine the options name: `--replay` unpacked to a root, `--root`, or this machine."""
     if args.replay:  # a bundle (unpacked safely) or a capture directory; from here on exactly like --root
-        from torch_gpu_doctor.commands.replay import replay_root
+        from torch_gpu_doctor.commands.replay import replay_root  # only with --replay: the bundle reader
 
         args.root = replay_root(args)
     host, python = _host_and_python(args)
-    from torch_gpu_doctor.host.recorded import RecordedHost
-
     replay = isinstance(host, RecordedHost)
     return Machine(host, python, _data_dir(args, host), replay)
 
 
 def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
     if args.root:
-        from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
-
         try:
             recorded = RecordedHost(args.root)
         except CaptureError as exc:
             raise UsageError(str(exc)) from exc
         return recorded, args.python or recorded.python or "python3"
-    from torch_gpu_doctor.host.real import RealHost
-
     python = args.python or sys.executable
     if args.python:
         found = args.python if "/" in args.python else shutil.which(args.python)
@@ -73,8 +70,6 @@ def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
 
 def _data_dir(args: argparse.Namespace, host: Host) -> str:
     """An absolute path on the diagnosed machine: as given, or the captured one, or the current folder."""
-    from torch_gpu_doctor.host.recorded import RecordedHost
-
     if isinstance(host, RecordedHost):
         if args.measure:
             raise UsageError("--measure measures this machine; a capture (--root) replays what it recorded")
@@ -87,8 +82,6 @@ def _data_dir(args: argparse.Namespace, host: Host) -> str:
 
 def require_python(python_facts: PythonFacts | Unavailable, python: str, args: argparse.Namespace) -> None:
     """An explicit --python that does not run as a Python is a usage error, not a finding."""
-    from torch_gpu_doctor.unavailable import Unavailable
-
     why = python_facts if isinstance(python_facts, Unavailable) else python_facts.version
     if args.python and not args.root and isinstance(why, Unavailable):
         raise UsageError(f"--python {python} is not a working Python interpreter ({why})")
@@ -97,7 +90,7 @@ def require_python(python_facts: PythonFacts | Unavailable, python: str, args: a
 def validate_ids(ids: list[str], plugins: bool) -> None:
     if not ids:
         return
-    from torch_gpu_doctor.catalog import known_specs  # the index (and plugins only if one is installed)
+    from torch_gpu_doctor.catalog import known_specs  # only with --check/--skip: the index, plugins if any
 
     known = {spec.id for spec in known_specs(plugins).specs}
     unknown = [i for i in ids if i not in known]
@@ -107,8 +100,6 @@ def validate_ids(ids: list[str], plugins: bool) -> None:
 
 def fail_on(args: argparse.Namespace) -> Status:
     """The status at which the run exits 1: --fail-on, or --strict (= warn)."""
-    from torch_gpu_doctor.model import Status
-
     return Status.WARN if args.strict or args.fail_on == "warn" else Status.FAIL
 
 
@@ -117,15 +108,13 @@ def smoke_request(args: argparse.Namespace, host: Host) -> SmokeRequest | None:
     mode_name = args.mode if args.command == "smoke" else args.smoke
     if mode_name is None:
         return None
-    from torch_gpu_doctor.facts.smoke import SmokeMode
-    from torch_gpu_doctor.host.recorded import RecordedHost
-    from torch_gpu_doctor.smoke.run import SmokeRequest
+    from torch_gpu_doctor.smoke.run import SmokeRequest  # only with --smoke
 
     mode = SmokeMode(mode_name)
     progress = progress_printer(as_json=args.json)
     if isinstance(host, RecordedHost):  # a replay: no breadcrumb of this machine applies
         return SmokeRequest(mode, on_progress=progress)
-    from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
+    from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir  # only with --smoke, on this machine
 
     crumb = Breadcrumb(state_dir(os.environ))
     previous = crumb.unfinished()
@@ -186,13 +175,3 @@ def progress_printer(as_json: bool) -> Callable[[SmokeProgress], None]:
             )
 
     return show
-
-
-def error_document(kind: str, message: str, code: ExitCode) -> dict[str, Any]:
-    """The schema's error_document: what stdout holds in --json mode when no report could be made."""
-    return {
-        "schema_version": 1,
-        "tool": {"name": TOOL_NAME, "version": __version__},
-        "error": {"kind": kind, "message": message},
-        "summary": {"exit_code": int(code)},
-    }

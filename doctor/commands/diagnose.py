@@ -28,7 +28,7 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
     smoke = smoke_request(args, machine.host)
     threshold = fail_on(args)
     if wants_tui(args):  # before the engine's imports: the first paint must not wait for them
-        from torch_gpu_doctor.tui.launch import run_tui
+        from torch_gpu_doctor.tui.launch import run_tui  # the TUI, not the engine: it paints first
 
         return run_tui(
             machine.host,
@@ -42,7 +42,7 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
             start="setup" if args.command == "setup" else "doctor",
             smoke=smoke.mode if smoke is not None else None,
         )
-    from torch_gpu_doctor.runner import diagnose
+    from torch_gpu_doctor.runner import diagnose  # after the TUI branch, which loads it after its first paint
 
     found = diagnose(
         machine.host,
@@ -56,15 +56,15 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
     )
     require_python(found.facts.python, machine.python, args)
     if args.json:
-        from torch_gpu_doctor.render.json_report import render_json
+        from torch_gpu_doctor.render.json_report import render_json  # only the renderer asked for
 
         sys.stdout.write(render_json(found))
     elif args.format == "prometheus":
-        from torch_gpu_doctor.render.prometheus import render_prometheus
+        from torch_gpu_doctor.render.prometheus import render_prometheus  # only the renderer asked for
 
         sys.stdout.write(render_prometheus(found))
     else:
-        from torch_gpu_doctor.render.text import render_text
+        from torch_gpu_doctor.render.text import render_text  # only the renderer asked for (Rich)
 
         render_text(found, sys.stdout, verbose=args.verbose)
     return found.summary().exit_code

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import argparse
 
+from torch_gpu_doctor.bundle.model import BundleError
+from torch_gpu_doctor.bundle.replay import replay_directory
 from torch_gpu_doctor.exit_codes import UsageError
 
 
 def replay_root(args: argparse.Namespace) -> str:
     if args.root:
         raise UsageError("--replay and --root both name a machine to diagnose; pass one of them")
-    from torch_gpu_doctor.bundle.model import BundleError
-    from torch_gpu_doctor.bundle.replay import replay_directory
-
     try:
         return str(replay_directory(args.replay))
     except BundleError as exc:

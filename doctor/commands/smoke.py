@@ -6,6 +6,7 @@ import argparse
 
 from torch_gpu_doctor.commands.common import open_machine
 from torch_gpu_doctor.commands.diagnose import report
+from torch_gpu_doctor.runner import known_check_ids
 
 SMOKE_CHECKS = ("pcie.link_under_load",)  # beside the smoke.* checks, what `gpu-doctor smoke` reports
 
@@ -16,6 +17,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def smoke_check_ids(plugins: bool) -> list[str]:
-    from torch_gpu_doctor.runner import known_check_ids
-
     return sorted(i for i in known_check_ids(plugins) if i.startswith("smoke.") or i in SMOKE_CHECKS)

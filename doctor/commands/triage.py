@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 from torch_gpu_doctor import TOOL_NAME
-from torch_gpu_doctor.commands.common import error_document
-from torch_gpu_doctor.exit_codes import ExitCode
+from torch_gpu_doctor.exit_codes import ExitCode, error_document
+from torch_gpu_doctor.triage.facts import report_facts
+from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
+from torch_gpu_doctor.triage.render import render_json, render_text
+from torch_gpu_doctor.triage.verdict import triage
 
 MAX_BYTES = 1 << 20  # a report is a few KB; a megabyte is already something else
 
@@ -35,11 +38,6 @@ def read_input(name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from torch_gpu_doctor.triage.facts import report_facts
-    from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
-    from torch_gpu_doctor.triage.render import render_json, render_text
-    from torch_gpu_doctor.triage.verdict import triage
-
     source = "stdin" if args.file == "-" else args.file
     try:
         parsed = parse_report(read_input(args.file))

@@ -24,6 +24,7 @@ from torch_gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from torch_gpu_doctor.host.nvml import Nvml, RealNvml
 from torch_gpu_doctor.host.process import NotStarted, kill_group, spawn
 from torch_gpu_doctor.host.streaming import run_streaming
+from torch_gpu_doctor.serialize import to_json
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 MAX_OUTPUT_BYTES = 8 << 20
@@ -144,15 +145,12 @@ class RealHost(RootedFs):
     def measure(self, what: Measurement, target: str) -> Mapping[str, Any] | Unavailable:
         if not self.measure_enabled:
             return Unavailable(Reason.NOT_APPLICABLE, "run with --measure")
-        # Imported here: the measurement modules are needed only with --measure.
-        from torch_gpu_doctor.serialize import to_json
-
         if what is Measurement.RAM_BANDWIDTH:
-            from torch_gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth
+            from torch_gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth  # only with --measure
 
             result: object = measure_ram_bandwidth(self)
         else:
-            from torch_gpu_doctor.measure.disk_read import measure_disk_read
+            from torch_gpu_doctor.measure.disk_read import measure_disk_read  # only with --measure
 
             result = measure_disk_read(self, str(self._local(target)))
         data = to_json(result)

@@ -19,8 +19,8 @@ class DoctorApp(App[None]):
     TITLE = TOOL_NAME
     ENABLE_COMMAND_PALETTE = False  # every action has a key in the footer; the palette only took its room
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "help", "Help"),
-        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", tooltip="this help (`escape` closes it)"),
+        Binding("q", "quit", "Quit", tooltip="quit"),
     ]
 
     def __init__(self, session: Session, start: str = "doctor") -> None:
@@ -32,13 +32,13 @@ class DoctorApp(App[None]):
         self.diagnosis_failed = False  # the last diagnosis raised (a bug): exit code 4
 
     def on_mount(self) -> None:
-        from torch_gpu_doctor.tui.screens.main import MainScreen
+        from torch_gpu_doctor.tui.screens.main import MainScreen  # once the app runs: a cheap `import app`
 
         self.push_screen(MainScreen(self.session, then=self.start))
 
     async def action_quit(self) -> None:
         """Never quit under a running fix: pip would be left unattended (or killed mid-install)."""
-        from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
+        from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen  # a screen loads when it is needed
 
         if any(isinstance(s, FixRunScreen) and s.running for s in self.screen_stack):
             self.notify("A fix is running: wait for it to end, or press escape to stop it first.")
@@ -46,7 +46,7 @@ class DoctorApp(App[None]):
         self.exit()
 
     def action_help(self) -> None:
-        from torch_gpu_doctor.tui.screens.help import HelpScreen
+        from torch_gpu_doctor.tui.screens.help import HelpScreen  # a screen loads when it opens
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

@@ -9,11 +9,11 @@ from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.tui.app import DoctorApp
 from torch_gpu_doctor.tui.session import Session
 
 if TYPE_CHECKING:
     from torch_gpu_doctor.host.base import Host
-    from torch_gpu_doctor.tui.app import DoctorApp
 
 
 def run_tui(
@@ -30,8 +30,6 @@ def run_tui(
     smoke: SmokeMode | None = None,
 ) -> int:
     """`start`: "doctor" or "setup" (the wizard opens once the checks are in); `smoke`: run it after them."""
-    from torch_gpu_doctor.tui.app import DoctorApp
-
     session = Session(host, python, data_dir, plugins, fail_on, only, skip, can_apply=not replay)
     if smoke is not None:
         session.smoke_mode = smoke

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the engine loads in the first worker, after the first paint
     from torch_gpu_doctor.bundle.build import Bundle
@@ -45,7 +46,7 @@ class Session:
     def diagnose(self, on_event: EventSink) -> Report:
         if self.diagnose_override is not None:
             return self.diagnose_override(on_event)
-        from torch_gpu_doctor.runner import diagnose
+        from torch_gpu_doctor.runner import diagnose  # the engine loads in the worker, after the first paint
 
         return diagnose(
             self.host,
@@ -62,7 +63,7 @@ class Session:
         """This machine recorded again and redacted, as `gpu-doctor bundle` does (not written yet)."""
         from pathlib import Path
 
-        from torch_gpu_doctor.bundle.build import record_and_bundle
+        from torch_gpu_doctor.bundle.build import record_and_bundle  # only when b records a bundle
 
         data_dir = self.data_dir or str(Path.cwd())
         return record_and_bundle(
@@ -73,13 +74,16 @@ class Session:
         self, report: Report, mode: SmokeMode, on_progress: Callable[[SmokeProgress], object]
     ) -> Report:
         """The report again, with the smoke test's figures and checks: the other facts are not re-read."""
-        from torch_gpu_doctor.runner import rerun_with_smoke
-        from torch_gpu_doctor.smoke.run import SmokeRequest
+        from torch_gpu_doctor.runner import rerun_with_smoke  # in the smoke worker, after the first paint
+        from torch_gpu_doctor.smoke.run import SmokeRequest  # only when the smoke test runs
 
         if self.can_apply and self.breadcrumb is None:  # this machine: leave the crash-safe breadcrumb
             import os
 
-            from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb, state_dir
+            from torch_gpu_doctor.smoke.breadcrumb import (  # only when the smoke test runs
+                Breadcrumb,
+                state_dir,
+            )
 
             self.breadcrumb = Breadcrumb(state_dir(os.environ))
             self.previous_smoke = self.breadcrumb.unfinished()
@@ -94,7 +98,5 @@ class Session:
 
 def target_python(report: Report, fallback: str) -> str:
     """The interpreter a fix installs into: the one the report diagnosed."""
-    from torch_gpu_doctor.unavailable import Unavailable
-
     py = report.facts.python
     return fallback if isinstance(py, Unavailable) else py.executable

@@ -17,6 +17,7 @@ from torch_gpu_doctor.events import ChecksListed, EventSink
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.fix_runner import RunOutcome
 from torch_gpu_doctor.tui.screens import main as main_screen
 from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
 from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
@@ -207,11 +208,11 @@ def test_a_failed_fix_shows_pips_message_and_changes_nothing_else(
 def test_a_system_command_runs_only_after_its_own_confirmation(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[tuple[str, ...]] = []
 
-    def fake_run(app: object, argv: tuple[str, ...]) -> str:
+    def fake_run(app: object, argv: tuple[str, ...]) -> RunOutcome:
         ran.append(argv)
-        return "exit code 0"
+        return RunOutcome(argv, 0, "exit code 0")
 
-    monkeypatch.setattr("torch_gpu_doctor.tui.system_run.run_system_command", fake_run)
+    monkeypatch.setattr("torch_gpu_doctor.tui.fix_runner.run_system_command", fake_run)
     session, calls = live_session("egpu-not-authorized")
 
     async def scenario() -> None:

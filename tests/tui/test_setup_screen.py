@@ -18,11 +18,11 @@ from torch_gpu_doctor.model import Figure, Finding, Status
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.smoke.run import SmokeProgress
 from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.fix_runner import RunOutcome
 from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
 from torch_gpu_doctor.tui.screens.fix_run import FixRunScreen
 from torch_gpu_doctor.tui.screens.main import MainScreen
-from torch_gpu_doctor.tui.screens.setup import SetupScreen
-from torch_gpu_doctor.tui.screens.setup_run import STOPPED
+from torch_gpu_doctor.tui.screens.setup import STOPPED, SetupScreen
 from torch_gpu_doctor.tui.widgets.setup_page import REPLAY_LINE
 from torch_gpu_doctor.tui.widgets.setup_steps import SetupSteps
 from torch_gpu_doctor.tui.widgets.setup_walk import StepState, Walk
@@ -235,11 +235,11 @@ def test_a_failed_install_stops_the_wizard_and_shows_pips_error(
 def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[tuple[str, ...]] = []
 
-    def fake_run(app: object, argv: tuple[str, ...]) -> str:
+    def fake_run(app: object, argv: tuple[str, ...]) -> RunOutcome:
         ran.append(argv)
-        return "exit code 0"
+        return RunOutcome(argv, 0, "exit code 0")
 
-    monkeypatch.setattr("torch_gpu_doctor.tui.screens.setup_run.run_system_command", fake_run)
+    monkeypatch.setattr("torch_gpu_doctor.tui.fix_runner.run_system_command", fake_run)
     session, calls = live_session(NO_DRIVER)
 
     async def scenario() -> None:
@@ -273,7 +273,8 @@ def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pyt
 
 def test_a_failed_system_command_stops_the_wizard(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "torch_gpu_doctor.tui.screens.setup_run.run_system_command", lambda app, argv: "exit code 100"
+        "torch_gpu_doctor.tui.fix_runner.run_system_command",
+        lambda app, argv: RunOutcome(argv, 100, "exit code 100"),
     )
     session, _ = live_session(NO_DRIVER)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -10,21 +11,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-HELP = """\
-**Keys**
-
-- `↑` `↓` or the mouse: move between checks; the right pane explains the one under the cursor
-- `n`: jump to the next check that fails or warns
-- `f`: fix it: shows the exact command and where it runs, and asks first
-- `c`: copy the fix command (printed again when you quit)
-- `r`: run the checks again
-- `s`: GPU smoke test: proof that the GPU computes correctly, with measured speeds
-- `w`: setup wizard: the driver, then torch of the right build, then a check
-- `e`: save the report as JSON in the current folder
-- `b`: save a support bundle (.tar.gz) in the current folder: this machine recorded again, host names,
-  users, addresses and serials replaced, secrets removed; shown first, written only if you say yes
-- `tab`: move between the list and the pane · `?` this help (`escape` closes it) · `q` quit
-
+KEY_NAMES = {"question_mark": "?"}
+MOVING = "- `↑` `↓` or the mouse: move between checks; the right pane explains the one under the cursor"
+BETWEEN = "- `tab`: move between the list and the pane"
+READING = """\
 **Statuses**
 
 - `PASS` fine · `WARN` works, but costs speed or will break later
@@ -39,13 +29,30 @@ and confirm.
 """
 
 
+def _described(bindings: Sequence[BindingType]) -> list[Binding]:
+    return [b for b in bindings if isinstance(b, Binding) and b.tooltip]
+
+
+def help_text(screen_keys: Sequence[BindingType], app_keys: Sequence[BindingType]) -> str:
+    """The keys as the bindings declare them (their tooltips), then how to read a status."""
+    lines = ["**Keys**", "", MOVING]
+    lines += [f"- `{KEY_NAMES.get(b.key, b.key)}`: {b.tooltip}" for b in _described(screen_keys)]
+    lines.append(
+        " · ".join([BETWEEN, *(f"`{KEY_NAMES.get(b.key, b.key)}` {b.tooltip}" for b in _described(app_keys))])
+    )
+    return "\n".join(lines) + "\n\n" + READING
+
+
 class HelpScreen(ModalScreen[None]):
     CSS_PATH = "dialogs.tcss"  # loaded when this screen first opens: the first paint does not parse it
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "Close")]
 
     def compose(self) -> ComposeResult:
+        from torch_gpu_doctor.tui.app import DoctorApp  # the keys the help lists: the doctor's and the app's
+        from torch_gpu_doctor.tui.screens.main import MainScreen  # with them
+
         with VerticalScroll(id="help"):
-            yield Markdown(HELP)
+            yield Markdown(help_text(MainScreen.BINDINGS, DoctorApp.BINDINGS))
 
     def action_close(self) -> None:
         self.dismiss(None)

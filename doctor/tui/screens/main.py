@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
@@ -9,23 +12,28 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.widgets import Footer, Tree
 
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.events import CheckDone, ChecksListed, ProbeDone
-from torch_gpu_doctor.model import CheckSpec, Finding, Status
+from torch_gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Status, Target, flag_words
+from torch_gpu_doctor.tui.fix_runner import FixRunner, RunOutcome
+from torch_gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
 from torch_gpu_doctor.tui.messages import (
+    BundleFailed,
+    BundleRecorded,
     DiagnosisFailed,
     DiagnosisFinished,
     DiagnosisProgress,
 )
-from torch_gpu_doctor.tui.screens.main_saves import SaveFlow
 from torch_gpu_doctor.tui.session import Session, target_python
 from torch_gpu_doctor.tui.widgets.check_list import CheckList
 from torch_gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown
 from torch_gpu_doctor.tui.widgets.machine_header import MachineHeader
 from torch_gpu_doctor.tui.widgets.status_line import StatusLine
 from torch_gpu_doctor.tui.workers import diagnose_and_post
+from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the diagnosis worker
     from torch_gpu_doctor.report import Report
@@ -36,16 +44,36 @@ NEEDS_THE_LIST = frozenset({"next_problem", "fix", "copy", "rerun"})
 FIRST_FRAME_S = 0.1  # Textual writes its first frame well within this after the screen mounts (~45 ms here)
 
 
-class MainScreen(SaveFlow):
+class MainScreen(Screen[None]):
+    # The tooltip is what the help screen (?) says of each key, in this order.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "next_problem", "Next"),
-        Binding("f", "fix", "Fix"),
-        Binding("c", "copy", "Copy"),
-        Binding("r", "rerun", "Re-run"),
-        Binding("s", "smoke", "Smoke"),
-        Binding("w", "setup", "Setup"),
-        Binding("e", "export", "JSON"),
-        Binding("b", "bundle", "Bundle"),
+        Binding("n", "next_problem", "Next", tooltip="jump to the next check that fails or warns"),
+        Binding(
+            "f", "fix", "Fix", tooltip="fix it: shows the exact command and where it runs, and asks first"
+        ),
+        Binding("c", "copy", "Copy", tooltip="copy the fix command (printed again when you quit)"),
+        Binding("r", "rerun", "Re-run", tooltip="run the checks again"),
+        Binding(
+            "s",
+            "smoke",
+            "Smoke",
+            tooltip="GPU smoke test: proof that the GPU computes correctly, with measured speeds",
+        ),
+        Binding(
+            "w",
+            "setup",
+            "Setup",
+            tooltip="setup wizard: the driver, then torch of the right build, then a check",
+        ),
+        Binding("e", "export", "JSON", tooltip="save the report as JSON in the current folder"),
+        Binding(
+            "b",
+            "bundle",
+            "Bundle",
+            tooltip="save a support bundle (.tar.gz) in the current folder: this machine recorded again, host "
+            "names,\n  users, addresses and serials replaced, secrets removed; shown first, written only if you "
+            "say yes",
+        ),
     ]
 
     def __init__(self, session: Session, then: str = "doctor") -> None:
@@ -59,6 +87,7 @@ class MainScreen(SaveFlow):
         self._probes: list[str] = []
         self._probes_done: set[str] = set()
         self._before: dict[str, Status | None] = {}  # statuses before a fix, to say what it changed
+        self.fixes = FixRunner(self)
         self.filled = False  # the list and the detail pane are in (they join after the first frame)
 
     @property
@@ -98,8 +127,8 @@ class MainScreen(SaveFlow):
     def _plan_from_index(self) -> None:
         """The list shows every built-in check as running as soon as it is in, before the engine answers: the
         shipped index is read without importing a check (plugins join when the diagnosis lists its checks)."""
-        from torch_gpu_doctor.catalog import builtin_specs
-        from torch_gpu_doctor.registry import RegistryError
+        from torch_gpu_doctor.catalog import builtin_specs  # the shipped index, read after the first frame
+        from torch_gpu_doctor.registry import RegistryError  # with the index
 
         only, skip = set(self.session.only), set(self.session.skip)
         try:
@@ -181,8 +210,6 @@ class MainScreen(SaveFlow):
     def _torch_trouble(report: Report) -> tuple[str, str] | None:
         """Why the setup wizard is worth offering, said long and short: torch missing, or a torch or
         driver check failing."""
-        from torch_gpu_doctor.unavailable import Unavailable
-
         packages = report.facts.torch_packages
         if not isinstance(packages, Unavailable) and packages.version is None:
             return "torch is not installed", "no torch"
@@ -231,7 +258,7 @@ class MainScreen(SaveFlow):
     def _show_detail(self, check_id: str) -> None:
         findings = tuple(self._findings.get(check_id, ()))
         spec = self._specs.get(check_id)
-        from torch_gpu_doctor.fixing.plan import runnable_argv
+        from torch_gpu_doctor.fixing.plan import runnable_argv  # the engine: after the first paint
 
         runnable = None
         fix = self._fix_of(findings)
@@ -287,7 +314,7 @@ class MainScreen(SaveFlow):
         if self.report is None or self.running:
             self.notify("Wait for the checks to finish.")
             return
-        from torch_gpu_doctor.tui.screens.smoke import SmokeScreen
+        from torch_gpu_doctor.tui.screens.smoke import SmokeScreen  # a screen loads when it opens
 
         self.app.clear_notifications()  # a hint about this screen must not cover the next one
         self.app.push_screen(SmokeScreen(self.session, self.report), self._smoke_done)
@@ -300,7 +327,7 @@ class MainScreen(SaveFlow):
         if self.report is None or self.running:
             self.notify("Wait for the checks to finish.")
             return
-        from torch_gpu_doctor.tui.screens.setup import SetupScreen
+        from torch_gpu_doctor.tui.screens.setup import SetupScreen  # a screen loads when it opens
 
         self.app.clear_notifications()
         self.app.push_screen(SetupScreen(self.session, self.report), self._setup_done)
@@ -308,3 +335,148 @@ class MainScreen(SaveFlow):
     def _setup_done(self, report: Report | None) -> None:
         if report is not None:
             self.show_report(report)
+
+    # --- fixing -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _fix_of(findings: tuple[Finding, ...] | list[Finding]) -> Remediation | None:
+        fixes = [f.remediation for f in findings if f.remediation is not None]
+        return fixes[0] if fixes else None
+
+    def action_fix(self) -> None:
+        check_id = self.query_one(CheckList).selected_check
+        fix = self._fix_of(self._findings.get(check_id or "", []))
+        if check_id is None or fix is None:
+            self.notify("This check has nothing to fix.")
+            return
+        if not self.session.can_apply:  # a capture: nothing runs, so no Run button to point at either
+            self.fix(check_id, None)
+            return
+        if fix.target is Target.PYTHON_ENV:
+            self.fix(check_id, None)
+            return
+        runnable = [c for c in fix.commands if runs_in_terminal(c)]
+        if not runnable:
+            self.notify("This fix is not run from here: its commands are in the pane, to copy.")
+        elif len(runnable) == 1:
+            self.fix(check_id, runnable[0])
+        else:  # steps or alternatives: the person picks one by its own button, never a guess
+            self.notify("This fix has several commands: choose one with its Run in terminal… button.")
+            self.query_one(DetailPane).focus_first_run()
+
+    def on_detail_pane_fix_requested(self, message: DetailPane.FixRequested) -> None:
+        self.fix(message.check_id, message.command)
+
+    def fix(self, check_id: str, command: Command | None) -> None:
+        """`command` None: the check's python-env fix, run by gpu-doctor; else a system command."""
+        fix = self._fix_of(self._findings.get(check_id, []))
+        if fix is None or self.report is None:
+            return
+        if not self.session.can_apply:
+            self.notify(
+                "This is a capture (--root): its fixes are for the captured machine. Copy them with c."
+            )
+            return
+        if self.running:
+            self.notify("Wait for the checks to finish.", severity="warning")
+            return
+        if command is None:
+            self._fix_python_env(fix)
+        elif runs_in_terminal(command):
+            body = confirm_body(fix.text, command.argv, IN_TERMINAL, flag_words(fix))
+            self.fixes.terminal(command.argv, body, self._ran_in_terminal, on_start=self._remember_statuses)
+
+    def _fix_python_env(self, fix: Remediation) -> None:
+        from torch_gpu_doctor.fixing.plan import runnable_argv  # the engine: after the first paint
+
+        assert self.report is not None
+        python = target_python(self.report, self.session.python)
+        argv = runnable_argv(fix, python, self.report.facts)
+        if argv is None:
+            why = "copy the command with c" if fix.commands else "what to do is in the pane"
+            self.notify(f"gpu-doctor does not run this fix itself: {why}.")
+            return
+        body = confirm_body(fix.text, argv, f"Into the Python environment of {python}", flag_words(fix))
+        self.fixes.pip(argv, "Apply this fix?", body, self._fix_done, on_start=self._remember_statuses)
+
+    def _remember_statuses(self) -> None:
+        checks = self.query_one(CheckList)
+        self._before = {check_id: checks.status_of(check_id) for check_id in self._findings}
+
+    def _ran_in_terminal(self, outcome: RunOutcome) -> None:
+        self.notify(f"{shlex.join(outcome.argv)} ended: {outcome.said}", timeout=8)
+        self.start_diagnosis()
+
+    def _fix_done(self, outcome: RunOutcome | None) -> None:
+        # Done, or stopped part way (the environment may be half changed): look again. A failure pip
+        # rolled back by itself changed nothing: nothing to look at.
+        if outcome is not None and (outcome.ok or outcome.stopped_part_way):
+            self.start_diagnosis()
+        else:
+            self._before = {}
+
+    def _say_what_changed(self) -> None:
+        if not self._before:
+            return
+        checks = self.query_one(CheckList)
+        changed = [
+            f"{check_id}: {_word(old)} → {_word(checks.status_of(check_id))}"
+            for check_id, old in self._before.items()
+            if checks.status_of(check_id) != old
+        ]
+        self._before = {}
+        self.notify("\n".join(changed) if changed else "No check changed.", title="After the fix", timeout=10)
+
+    # --- saving: the report as JSON (e), a support bundle (b) ---------------------------------------
+
+    def action_export(self) -> None:
+        if self.report is None:
+            self.notify("Wait for the checks to finish.")
+            return
+        from torch_gpu_doctor.render.json_report import render_json  # only when a report is saved
+
+        path = Path.cwd() / f"{TOOL_NAME}-report-{datetime.now():%Y%m%d-%H%M%S}.json"
+        try:
+            with path.open("x", encoding="utf-8") as out:
+                out.write(render_json(self.report))
+        except OSError as exc:
+            self.notify(f"Could not write {path}: {exc.strerror or exc}", severity="error")
+            return
+        self.notify(str(path), title="Report saved (JSON)")
+
+    def action_bundle(self) -> None:
+        if not self.session.can_apply:
+            self.notify(
+                "This is a capture (--root): a bundle records this machine, so run gpu-doctor without --root."
+            )
+            return
+        if self.report is None or self.running:
+            self.notify("Wait for the checks to finish.")
+            return
+        self.query_one(StatusLine).message("Recording this machine for a support bundle…")
+        self._record_bundle()
+
+    @work(thread=True, exit_on_error=False, group="bundle", exclusive=True)
+    def _record_bundle(self) -> None:
+        try:
+            self.post_message(BundleRecorded(self.session.bundle()))
+        except Exception as exc:  # a bundle that cannot be made is said on screen, never a traceback
+            self.post_message(BundleFailed(f"{type(exc).__name__}: {exc}"))
+
+    def on_bundle_failed(self, message: BundleFailed) -> None:
+        self._restore_status()
+        self.notify(f"No bundle was made: {message.error}", severity="error")
+
+    def on_bundle_recorded(self, message: BundleRecorded) -> None:
+        from torch_gpu_doctor.tui.bundle_save import offer_bundle  # the bundle writer: only when asked
+
+        self._restore_status()
+        offer_bundle(self, message.bundle)
+
+    def _restore_status(self) -> None:
+        if self.report is not None:
+            self.query_one(StatusLine).done(self.report.summary().counts, self._hint(self.report))
+
+
+def _word(status: Status | None) -> str:
+    return status.value.upper() if status is not None else "not run"

@@ -8,22 +8,26 @@ python-env step the machine is diagnosed again and the rest of the plan rebuilt 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+import shlex
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalGroup
+from textual.screen import Screen
 from textual.widgets import Button, Footer
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.events import CheckDone, DiagnosisEvent
 from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.fixing.plan import VERIFY_KEY, plan_fixes
-from torch_gpu_doctor.model import Status, Target
+from torch_gpu_doctor.model import Command, Status, Target, flag_words
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.smoke.run import SmokeProgress
+from torch_gpu_doctor.tui.fix_runner import FixRunner, RunOutcome
+from torch_gpu_doctor.tui.fix_text import IN_TERMINAL, confirm_body, runs_in_terminal
 from torch_gpu_doctor.tui.messages import (
     DiagnosisFailed,
     DiagnosisFinished,
@@ -32,13 +36,9 @@ from torch_gpu_doctor.tui.messages import (
     SmokeFinished,
     SmokeStepProgress,
 )
-from torch_gpu_doctor.tui.screens.setup_run import StepRunner
 from torch_gpu_doctor.tui.session import Session
 from torch_gpu_doctor.tui.widgets.machine_header import MachineHeader
-from torch_gpu_doctor.tui.widgets.setup_page import (
-    SetupPage,
-    StepView,
-)
+from torch_gpu_doctor.tui.widgets.setup_page import REPLAY_LINE, RunKind, SetupPage, StepView, run_kind
 from torch_gpu_doctor.tui.widgets.setup_result import verify_summary
 from torch_gpu_doctor.tui.widgets.setup_steps import SetupSteps
 from torch_gpu_doctor.tui.widgets.setup_walk import StepState, Walk, status_changes
@@ -46,10 +46,12 @@ from torch_gpu_doctor.tui.widgets.status_line import StatusLine
 from torch_gpu_doctor.tui.workers import diagnose_and_post
 
 if TYPE_CHECKING:
-    pass
+    from torch_gpu_doctor.tui.app import DoctorApp
+
+STOPPED = "Stopped here: nothing after this step runs. Run it again once the problem is fixed, or leave with escape."
 
 
-class SetupScreen(StepRunner):
+class SetupScreen(Screen[Report | None]):
     """Dismisses with the newest report it diagnosed (None when it diagnosed nothing)."""
 
     CSS_PATH = "setup.tcss"  # loaded when this screen first opens: the first paint does not parse it
@@ -75,6 +77,11 @@ class SetupScreen(StepRunner):
         self.busy = ""  # what a worker is doing: "diagnose" or "verify"; "" when idle
         self.stopped = False  # a step failed: nothing after it may run
         self._checked = 0  # checks done in the diagnosis running now
+        self.fixes = FixRunner(self)
+
+    @property
+    def _app(self) -> DoctorApp:
+        return cast("DoctorApp", self.app)
 
     def compose(self) -> ComposeResult:
         replay = not self.session.can_apply
@@ -211,6 +218,114 @@ class SetupScreen(StepRunner):
     def _python_step(self) -> bool:
         fix = self.walk.step.remediation
         return fix is not None and fix.target is Target.PYTHON_ENV
+
+    # --- copy and run ---------------------------------------------------------------------------
+
+    def _reveals(self) -> bool:
+        """A step other steps wait for (an enclosure authorized): the GPU it reveals needs a new plan."""
+        key = self.walk.step.key
+        return any(s.waits_for == key for s in self.walk.steps)
+
+    def action_copy(self) -> None:
+        fix = self.walk.step.remediation
+        if fix is None or not fix.commands:
+            self.notify("This step has no command.")
+            return
+        self.copy(fix.commands[0].display())
+
+    def on_setup_page_copy_requested(self, message: SetupPage.CopyRequested) -> None:
+        self.copy(message.text)
+
+    def copy(self, text: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self._app.copied.append(text)
+        self.notify(Text(text).plain, title="Copied (also printed when you quit)")
+
+    def action_run(self) -> None:
+        """r: the step's first command that may run from here."""
+        if not self.session.can_apply:
+            self.notify(REPLAY_LINE)
+            return
+        view, fix = self.query_one(SetupPage).view, self.walk.step.remediation
+        if view is not None and fix is not None:
+            for command in fix.commands:
+                kind = run_kind(view, command)
+                if kind is not None:
+                    self._run(kind, command)
+                    return
+        self.notify(f"Nothing here runs from {TOOL_NAME}: copy the command with c.")
+
+    def on_setup_page_run_requested(self, message: SetupPage.RunRequested) -> None:
+        self._run(message.kind, message.command)
+
+    def _run(self, kind: RunKind, command: Command) -> None:
+        if not self.session.can_apply:  # the page offers no button then; a key must not slip through
+            self.notify(REPLAY_LINE)
+            return
+        if self.busy:
+            self.notify("Wait for the checks to finish.", severity="warning")
+            return
+        if kind == "pip":
+            self._confirm_pip()
+        elif kind == "terminal":
+            self._confirm_terminal(command)
+        else:
+            self._start_verify()
+
+    def _confirm_pip(self) -> None:
+        step = self.walk.step
+        fix = step.remediation
+        argv = step.runnable_argv
+        if argv is None or fix is None:
+            return
+        where = f"Into the Python environment of {self.walk.python}"
+        body = confirm_body(step.why, argv, where, flag_words(fix))
+
+        def started() -> None:
+            self.walk.set(StepState.RUNNING)
+            self._show()
+
+        self.fixes.pip(argv, "Install into this Python?", body, self._installed, on_start=started)
+
+    def _installed(self, outcome: RunOutcome | None) -> None:
+        if outcome is None or not outcome.ok:
+            why = outcome.said if outcome is not None else "It did not finish."
+            self._fail(Text.assemble(("FAILED ", "bold red"), why))
+            return
+        self.stopped = False
+        self.walk.set(StepState.DONE, Text("Installed. Checking the machine again…", "italic"))
+        self._rediagnose()
+
+    def _fail(self, why: Text) -> None:
+        self.stopped = True
+        self.walk.set(StepState.FAILED, Text.assemble(why, "\n\n", (STOPPED, "bold")))
+        self.query_one(StatusLine).message(STOPPED, "bold red")
+        self._show()
+
+    def _confirm_terminal(self, command: Command) -> None:
+        fix = self.walk.step.remediation
+        if fix is None:
+            return
+        body = confirm_body(self.walk.step.why, command.argv, IN_TERMINAL, flag_words(fix))
+        self.fixes.terminal(command.argv, body, lambda outcome: self._ran_in_terminal(command, outcome))
+
+    def _ran_in_terminal(self, command: Command, outcome: RunOutcome) -> None:
+        shown = shlex.join(command.argv)
+        if not outcome.ok:
+            self._fail(Text(f"FAILED {shown} ended: {outcome.said}.", "bold red"))
+            return
+        self.stopped = False
+        fix = self.walk.step.remediation
+        last = [c for c in (fix.commands if fix else ()) if runs_in_terminal(c)][-1:]
+        if last == [command]:
+            self.walk.set(StepState.DONE, Text(f"{shown} ended: {outcome.said}.", "italic"))
+            if self._reveals():
+                self._rediagnose()
+                return
+            self._advance()
+        else:
+            self.walk.set(StepState.TODO, Text(f"{shown} ended: {outcome.said}. Run the next one.", "italic"))
+            self._show()
 
     # --- checking again after a python-env step -------------------------------------------------
 

@@ -37,7 +37,7 @@ class MachineHeader(Static):
     def _text(heads: tuple[str, ...], facts: Facts | None, width: int) -> Text:
         if facts is None:  # the first frame: machine_line's imports (the Facts model) come after it
             return Text.assemble((heads[0], "bold"), " · reading this machine…")
-        from torch_gpu_doctor.tui.machine_line import header_line
+        from torch_gpu_doctor.tui.machine_line import header_line  # the Facts model: after the first frame
 
         head, rest = header_line(heads, facts, width)
         return Text.assemble((head, "bold"), rest)
