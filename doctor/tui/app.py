@@ -46,7 +46,8 @@ class DoctorApp(App[None]):
         self.exit()
 
     def action_help(self) -> None:
-        from torch_gpu_doctor.tui.screens.help import HelpScreen  # a screen loads when it opens
+        from torch_gpu_doctor.tui.screens.help import HelpScreen, help_text  # a screen loads when it opens
+        from torch_gpu_doctor.tui.screens.main import MainScreen  # its keys are what the help lists
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(help_text(MainScreen.BINDINGS, self.BINDINGS)))

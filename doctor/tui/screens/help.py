@@ -47,12 +47,13 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = "dialogs.tcss"  # loaded when this screen first opens: the first paint does not parse it
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "Close")]
 
-    def compose(self) -> ComposeResult:
-        from torch_gpu_doctor.tui.app import DoctorApp  # the keys the help lists: the doctor's and the app's
-        from torch_gpu_doctor.tui.screens.main import MainScreen  # with them
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
 
+    def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Markdown(help_text(MainScreen.BINDINGS, DoctorApp.BINDINGS))
+            yield Markdown(self.text)
 
     def action_close(self) -> None:
         self.dismiss(None)
