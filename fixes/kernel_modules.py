@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import OsFacts
-from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.fixes.distro import recipe
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -13,12 +13,7 @@ REBOOT = Command(("systemctl", "reboot"), note="save your work first")
 
 
 def rebuild_initramfs(os_facts: OsFacts | Unavailable) -> Command:
-    fam = family(os_facts)
-    if fam in (Family.UBUNTU, Family.DEBIAN):
-        return Command(("sudo", "update-initramfs", "-u"))
-    if fam is Family.ARCH:
-        return Command(("sudo", "mkinitcpio", "-P"))
-    return Command(("sudo", "dracut", "--force"), note="Fedora, RHEL, openSUSE and most others")
+    return recipe(os_facts).initramfs
 
 
 def blacklist_nouveau(os_facts: OsFacts | Unavailable) -> Remediation:

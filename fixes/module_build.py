@@ -8,47 +8,36 @@ modules come from `linux-modules-nvidia-<branch>-<release>` instead, when the mo
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import OsFacts
-from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.fixes.distro import Builder, filled, recipe
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
 LOAD = Command(("sudo", "modprobe", "nvidia"), note="or reboot")
-
-
-def _headers(fam: Family, release: str) -> Command | None:
-    if fam in (Family.UBUNTU, Family.DEBIAN):
-        return Command(("sudo", "apt", "install", f"linux-headers-{release}"))
-    if fam in (Family.FEDORA, Family.RHEL):
-        return Command(("sudo", "dnf", "install", f"kernel-devel-{release}"))
-    if fam is Family.ARCH:
-        return Command(
-            ("sudo", "pacman", "-S", "--needed", "linux-headers"),
-            note="for the linux kernel; linux-lts-headers, linux-zen-headers ... for those kernels",
-        )
-    if fam is Family.SUSE:
-        return Command(("sudo", "zypper", "install", "kernel-default-devel"))
-    return None
+BUILD = {
+    Builder.AKMODS: Command(
+        ("sudo", "akmods", "--force", "--kernels", "{release}"), note="akmods builds the module"
+    ),
+    Builder.DKMS: Command(("sudo", "dkms", "autoinstall", "-k", "{release}"), note="DKMS builds the module"),
+}
 
 
 def build_module(
     os_facts: OsFacts | Unavailable, release: str, ubuntu_branch: int | None = None
 ) -> Remediation:
-    """Install `release`'s headers and let DKMS (akmods on Fedora) build the nvidia module for it."""
-    fam = family(os_facts)
-    if fam is Family.UBUNTU and ubuntu_branch is not None:
+    """Install `release`'s headers and let DKMS (akmods on Fedora) build the nvidia module for it.
+    `ubuntu_branch`: the module folder says the modules come prebuilt for each kernel, as Ubuntu ships them."""
+    how = recipe(os_facts)
+    if how.prebuilt_modules is not None and ubuntu_branch is not None:
+        package = how.prebuilt_modules.format(branch=ubuntu_branch, release=release)
         return Remediation(
             text=f"Install Ubuntu's prebuilt NVIDIA {ubuntu_branch} modules for kernel {release}, then load "
             "the module or reboot.",
-            commands=(
-                Command(("sudo", "apt", "install", f"linux-modules-nvidia-{ubuntu_branch}-{release}")),
-                LOAD,
-            ),
+            commands=(Command(("sudo", "apt", "install", package)), LOAD),
             requires_root=True,
             needs_network=True,
             target=Target.SYSTEM,
         )
-    headers = _headers(fam, release)
-    if headers is None:
+    if how.headers is None or how.builder is None:
         return Remediation(
             text=f"Install the kernel headers for {release} with your package manager, then run "
             f"`sudo dkms autoinstall -k {release}` and load the module (or reboot).",
@@ -56,14 +45,10 @@ def build_module(
             needs_network=True,
             target=Target.SYSTEM,
         )
-    if fam is Family.FEDORA:
-        build = Command(("sudo", "akmods", "--force", "--kernels", release), note="akmods builds the module")
-    else:
-        build = Command(("sudo", "dkms", "autoinstall", "-k", release), note="DKMS builds the module")
     return Remediation(
         text=f"Install the kernel headers for {release} so the module can be built for it, build it, then "
         "load it (or reboot).",
-        commands=(headers, build, LOAD),
+        commands=(filled(how.headers, release=release), filled(BUILD[how.builder], release=release), LOAD),
         requires_root=True,
         needs_network=True,
         target=Target.SYSTEM,

@@ -12,27 +12,15 @@ built module), `akmods --rebuild` (akmods 0.5.10: `--force` only retries failed 
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import OsFacts
-from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.fixes.distro import Builder, recipe
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
-UBUNTU_MOK = "/var/lib/shim-signed/mok/MOK.der"
-DKMS_MOK = "/var/lib/dkms/mok.pub"
-AKMODS_MOK = "/etc/pki/akmods/certs/public_key.der"
 ENROLL_NOTE = (
     "at the next boot choose 'Enroll MOK' in the blue MokManager screen and type the password set here"
 )
 DISABLE_TEXT = "The alternative is to turn Secure Boot off in the firmware setup."
-
-
-def default_certificate(fam: Family) -> str | None:
-    return {
-        Family.UBUNTU: UBUNTU_MOK,
-        Family.DEBIAN: DKMS_MOK,
-        Family.FEDORA: AKMODS_MOK,
-        Family.ARCH: DKMS_MOK,
-    }.get(fam)
 
 
 def _import(certificate: str) -> Command:
@@ -45,7 +33,7 @@ def enroll_key(
     """The module is signed, but with a key the firmware does not trust yet. `pending`: `mokutil --import`
     already filed the request (mokutil would skip a second one), so only the reboot and the confirmation
     are left."""
-    cert = certificate or default_certificate(family(os_facts))
+    cert = certificate or recipe(os_facts).mok_certificate
     if cert is not None and pending:
         return Remediation(
             text=f"An enrollment request for {cert} is already filed: reboot and confirm it in MokManager. If "
@@ -77,10 +65,10 @@ def sign_and_enroll(
     os_facts: OsFacts | Unavailable, certificate: str | None, version: str | None, release: str | None
 ) -> Remediation:
     """The module was built without a signature: rebuild it so DKMS or akmods signs it, then enroll the key."""
-    fam = family(os_facts)
-    cert = certificate or default_certificate(fam)
+    how = recipe(os_facts)
+    cert = certificate or how.mok_certificate
     rebuild: tuple[Command, ...] = ()
-    if fam is Family.FEDORA:
+    if how.signing_builder is Builder.AKMODS:
         rebuild = (
             Command(("sudo", "kmodgenca", "-a"), note="creates the akmods signing key if there is none"),
             Command(
@@ -90,7 +78,7 @@ def sign_and_enroll(
                 "kmod-nvidia package of this kernel, then `sudo akmods --force`)",
             ),
         )
-    elif fam in (Family.UBUNTU, Family.DEBIAN, Family.ARCH) and version and release:
+    elif how.signing_builder is Builder.DKMS and version and release:
         module = f"nvidia/{version}"
         rebuild = (
             # `dkms install --force` reinstalls the .ko already built (unsigned): only a build signs

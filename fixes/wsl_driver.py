@@ -8,7 +8,7 @@ the library file.
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import OsFacts
-from torch_gpu_doctor.fixes.distro import Family, family
+from torch_gpu_doctor.fixes.distro import filled, recipe
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -21,37 +21,21 @@ _KEEP = (
 def remove_linux_driver(
     os_facts: OsFacts | Unavailable, packages: tuple[str, ...], files: tuple[str, ...]
 ) -> Remediation:
-    fam = family(os_facts)
-    commands = _remove(fam, packages) if packages else tuple(_owner(fam, f) for f in files[:2])
-    how = (
+    how = recipe(os_facts)
+    commands: tuple[Command, ...]
+    if packages:
+        commands = (Command((*how.remove, *packages)),) if how.remove is not None else ()
+    else:
+        commands = tuple(filled(how.owner, path=f) for f in files[:2]) if how.owner is not None else ()
+    what = (
         "Remove the Linux NVIDIA driver packages from this WSL distribution"
         if packages
         else "Find the package that installed these files and remove it"
     )
     return Remediation(
-        text=f"{how}; WSL reaches the GPU through the Windows driver's libraries in /usr/lib/wsl/lib. {_KEEP}",
-        commands=tuple(c for c in commands if c is not None),
+        text=f"{what}; WSL reaches the GPU through the Windows driver's libraries in /usr/lib/wsl/lib. {_KEEP}",
+        commands=commands,
         requires_root=True,
         destructive=True,
         target=Target.SYSTEM,
     )
-
-
-def _remove(fam: Family, packages: tuple[str, ...]) -> tuple[Command, ...]:
-    if fam in (Family.UBUNTU, Family.DEBIAN):
-        return (Command(("sudo", "apt-get", "purge", *packages)),)
-    if fam is Family.ARCH:
-        return (Command(("sudo", "pacman", "-Rns", *packages)),)
-    return ()
-
-
-def _owner(fam: Family, path: str) -> Command | None:
-    if fam in (Family.UBUNTU, Family.DEBIAN):
-        return Command(("dpkg", "-S", path), note="then: sudo apt-get purge <that package>")
-    if fam is Family.ARCH:
-        return Command(("pacman", "-Qo", path), note="then: sudo pacman -Rns <that package>")
-    if fam in (Family.FEDORA, Family.RHEL):
-        return Command(("rpm", "-qf", path), note="then: sudo dnf remove <that package>")
-    if fam is Family.SUSE:
-        return Command(("rpm", "-qf", path), note="then: sudo zypper remove <that package>")
-    return None
