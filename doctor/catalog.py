@@ -105,7 +105,7 @@ def builtin_specs() -> tuple[CheckSpec, ...]:
 
 
 def spec_to_json(spec: CheckSpec) -> dict[str, object]:
-    """One entry of the index (tools/build_check_index.py writes them)."""
+    """One entry of the index (tools/build_check_index.py writes them, run by tools/regen.py)."""
     text = spec.explanation
     return {
         "id": spec.id,

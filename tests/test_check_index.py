@@ -20,7 +20,7 @@ from torch_gpu_doctor.registry import RegistryError
 
 ROOT = Path(__file__).resolve().parent.parent
 INDEX = ROOT / "checks" / "specs.json"
-REBUILD = "run python tools/build_check_index.py"
+REBUILD = "run python tools/regen.py"
 
 
 def _drift(index: tuple[CheckSpec, ...], registry: tuple[CheckSpec, ...]) -> list[str]:

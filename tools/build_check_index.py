@@ -2,10 +2,9 @@
 
 `--list-checks`, `explain ID` and `--check/--skip` read it (torch_gpu_doctor.catalog.builtin_specs) instead of
 importing every check module, the Facts model and the compat data (DESIGN §7: start-up under 300 ms).
-It is generated from the real registry, in its order; run from the repository root after adding a check or
-changing a check's title, area, `required` or docstring (tests/test_check_index.py fails until you do):
-
-    python tools/build_check_index.py
+It is generated from the real registry, in its order; after adding a check or changing a check's title, area,
+`required` or docstring, run `python tools/regen.py` (which runs this with the other generators);
+tests/test_check_index.py fails until you do.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ INDEX = ROOT / "checks" / "specs.json"
 
 def index_text() -> str:
     checks = [spec_to_json(c.spec) for c in load_checks(plugins=False).checks]
-    document = {"generated_by": "python tools/build_check_index.py (do not edit by hand)", "checks": checks}
+    document = {"generated_by": "python tools/regen.py (do not edit by hand)", "checks": checks}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
