@@ -13,7 +13,6 @@ import contextlib
 import os
 import queue
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from torch_gpu_doctor.host.base import CommandStatus
-from torch_gpu_doctor.host.process import NotStarted, interrupt_group, kill_group, spawn
+from torch_gpu_doctor.host.process import MERGED, NotStarted, interrupt_group, kill_group, spawn
 
 TAIL_CHARS = 1 << 16  # the output kept for "pip's message"
 REDRAW_INTERVAL_S = 0.5  # a `\r` progress redraw reaches on_line at most this often
@@ -146,7 +145,7 @@ def apply_command(
     child_env["PIP_NO_INPUT"] = "1"  # nobody can answer a prompt: pip must fail instead of waiting
     tail = _Tail()
     # stderr into stdout: one stream, in the order a terminal would show it
-    proc = spawn(argv, child_env, stderr=subprocess.STDOUT)
+    proc = spawn(argv, child_env, stderr=MERGED)
     if isinstance(proc, NotStarted):
         return _result(argv, started, None, tail, _NOT_STARTED.get(proc.status, proc.message).format(argv[0]))
     assert proc.stdout is not None

@@ -22,6 +22,7 @@ from typing import IO
 from torch_gpu_doctor.host.base import CommandStatus
 
 Child = subprocess.Popen[bytes]
+MERGED = subprocess.STDOUT  # as spawn's stderr: one stream, in the order a terminal would show it
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,23 @@ def spawn(
         return NotStarted(CommandStatus.PERMISSION_DENIED, f"{argv[0]}: {exc.strerror or exc}")
     except OSError as exc:
         return NotStarted(CommandStatus.FAILED, f"{argv[0]}: {exc.strerror or exc}")
+
+
+def wait(proc: Child, timeout: float | None) -> int | None:
+    """The child's exit code, or None when it has not ended within `timeout` seconds."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def communicate(proc: Child, timeout: float | None) -> tuple[bytes, bytes] | None:
+    """Everything the child wrote to its pipes once it ended, or None when it has not ended within `timeout`."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return out or b"", err or b""
 
 
 def kill_group(proc: Child) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +21,7 @@ from torch_gpu_doctor.host.base import (
 )
 from torch_gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from torch_gpu_doctor.host.nvml import Nvml, RealNvml
-from torch_gpu_doctor.host.process import NotStarted, kill_group, spawn
+from torch_gpu_doctor.host.process import NotStarted, communicate, kill_group, spawn
 from torch_gpu_doctor.host.streaming import run_streaming
 from torch_gpu_doctor.serialize import to_json
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -50,11 +49,10 @@ def run_command(
     proc = spawn(argv, child_env, cwd=cwd)  # its own session: a timeout kills grandchildren holding the pipes
     if isinstance(proc, NotStarted):
         return CommandResult(argv, proc.status, stderr=proc.message)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    ended = communicate(proc, timeout)
+    if ended is None:
         kill_group(proc)
-        out, err = proc.communicate()
+        out, err = communicate(proc, None) or (b"", b"")
         return CommandResult(
             argv,
             CommandStatus.TIMED_OUT,
@@ -63,6 +61,7 @@ def run_command(
             _decode(err) or f"{argv[0]}: no answer within {timeout:g} s",
             (time.monotonic() - started) * 1000,
         )
+    out, err = ended
     status = CommandStatus.OK if proc.returncode == 0 else CommandStatus.NONZERO
     elapsed = (time.monotonic() - started) * 1000
     return CommandResult(argv, status, proc.returncode, _decode(out), _decode(err), elapsed)

@@ -12,14 +12,13 @@ import contextlib
 import json
 import os
 import queue
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from torch_gpu_doctor.host.base import CommandStatus, StepBudgets, StreamedRun
-from torch_gpu_doctor.host.process import NotStarted, kill_group, spawn
+from torch_gpu_doctor.host.process import NotStarted, kill_group, spawn, wait
 
 MAX_LINES = 20_000  # a run records a few hundred (progress lines are not kept): this bounds a child's garbage
 MAX_LINE_CHARS = 1 << 16
@@ -114,11 +113,10 @@ def run_streaming(
             # a progress display must never take the watchdog down with it
             with contextlib.suppress(Exception):
                 on_line(line)
-    try:
-        returncode = proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:  # closed its stdout but lives on
+    returncode = wait(proc, 10)
+    if returncode is None:  # closed its stdout but lives on
         kill_group(proc)
-        returncode = proc.wait()
+        returncode = wait(proc, None)
     kill_group(proc)  # workers it started and left behind go too
     for reader in readers:
         reader.join(timeout=2)
