@@ -41,11 +41,22 @@ class GpuModel:
 
 
 @dataclass(frozen=True)
+class GpuFamily:
+    """A name pattern for GPUs the table does not list (a China-market part, a vGPU profile, an old card)."""
+
+    pattern: re.Pattern[str]
+    compute_capability: str
+    architecture: str
+    source: str
+
+
+@dataclass(frozen=True)
 class CompatMatrix:
     data_date: str
     toolkits: tuple[CudaToolkit, ...]
     gpus: tuple[GpuModel, ...]
     sm_to_arch: dict[str, str]
+    families: tuple[GpuFamily, ...] = ()
 
     def max_cuda_for_driver(self, driver: str, system: str = "linux") -> str | None:
         """The newest CUDA toolkit whose bundled driver is at most `driver` (what nvidia-smi shows as CUDA Version)."""
@@ -64,6 +75,10 @@ class CompatMatrix:
             cuda = _version(tk.cuda)
             if ok and cuda is not None and (best is None or cuda > best[0]):
                 best = (cuda, tk.cuda)
+        if best is None and system != "linux":
+            # NVIDIA printed no Windows minimum before CUDA 7.0; the branches are shared, so an older Windows
+            # driver is placed by the Linux minimums (R340 is CUDA 6.5 on both)
+            return self.max_cuda_for_driver(driver, "linux")
         return best[1] if best else None
 
     def gpu_by_name(self, name: str) -> GpuModel | None:
@@ -75,7 +90,12 @@ class CompatMatrix:
             key = _name_words(gpu.name)
             if key and words[: len(key)] == key and len(key) > best_len:
                 best, best_len = gpu, len(key)
-        return best
+        if best is not None:
+            return best
+        family = next((f for f in self.families if f.pattern.search(name)), None)  # then the family patterns
+        if family is None:
+            return None
+        return GpuModel(name.strip(), family.compute_capability, family.architecture, family.source)
 
     def architecture(self, compute_capability: str) -> str | None:
         return self.sm_to_arch.get(compute_capability)
@@ -158,7 +178,22 @@ def parse_matrix(data: Any) -> CompatMatrix:
         or not all(isinstance(v, str) for v in sm.values())
     ):
         raise CompatDataError("cuda_matrix.json: cuda_toolkits, gpus and sm_to_arch are required")
-    return CompatMatrix(_str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm))
+    families = []
+    for i, entry in enumerate(_list(data, "gpu_families")):
+        where = f"gpu_families[{i}]"
+        cc = _str(entry, "compute_capability", where)
+        if not re.fullmatch(r"\d+\.\d+", cc):
+            raise CompatDataError(f"{where}: compute capability {cc!r}")
+        try:
+            pattern = re.compile(_str(entry, "pattern", where), re.IGNORECASE)
+        except re.error as exc:
+            raise CompatDataError(f"{where}: the pattern does not compile: {exc}") from exc
+        family = GpuFamily(pattern, cc, _str(entry, "architecture", where), _str(entry, "source", where))
+        for example in entry.get("examples", []):  # the data proves itself on the names it was written for
+            if not pattern.search(example):
+                raise CompatDataError(f"{where}: its example {example!r} does not match")
+        families.append(family)
+    return CompatMatrix(_str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm), tuple(families))
 
 
 @functools.cache

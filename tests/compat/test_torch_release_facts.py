@@ -490,8 +490,12 @@ def test_old_rows_answer_old_drivers() -> None:
     assert matrix.max_cuda_for_driver("418.96", "windows") == "10.1"
     assert matrix.max_cuda_for_driver("390.46") == "9.1"
     assert matrix.max_cuda_for_driver("375.26") == "8.0"
-    assert matrix.max_cuda_for_driver("367.47") is None
-    assert [t.cuda for t in matrix.toolkits][-9:] == [
+    assert matrix.max_cuda_for_driver("367.47") == "7.5"  # the rows before CUDA 8 (third-party below 7.0)
+    assert matrix.max_cuda_for_driver("342.01") == "6.5"
+    assert matrix.max_cuda_for_driver("342.01", "windows") == "6.5"  # no Windows row: the shared branches'
+    assert matrix.max_cuda_for_driver("190.18") is None  # older than the oldest row (3.0, 195.36.15)
+    cudas = [t.cuda for t in matrix.toolkits]
+    assert cudas[cudas.index("10.2") :][:9] == [
         "10.2",
         "10.1",
         "10.0",
@@ -502,6 +506,8 @@ def test_old_rows_answer_old_drivers() -> None:
         "8.0",
         "8.0",
     ]
+    assert cudas[-12:] == ["7.5", "7.0", "6.5", "6.0", "5.5", "5.0", "4.2", "4.1", "4.0", "3.2", "3.1", "3.0"]
+    assert all(t.unconfirmed for t in matrix.toolkits[-10:])  # NVIDIA's table stops at 7.0
 
 
 # --- PCI ids -------------------------------------------------------------------------------------------------
