@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torch_gpu_doctor.checks.support.signatures import explain as catalogue_explain
+
 
 @dataclass(frozen=True)
 class Meaning:
@@ -64,6 +66,11 @@ MEANINGS = (
 
 
 def explain(message: str) -> str | None:
-    """The plain-words meaning of a CUDA initialisation message, or None when it is not a known one."""
+    """The plain-words meaning of a CUDA initialisation message, or None when it is not a known one: this
+    table's, which point at the check with the fix, else the signature catalogue's."""
     lowered = message.lower()
-    return next((m.meaning for m in MEANINGS if m.pattern in lowered), None)
+    found = next((m.meaning for m in MEANINGS if m.pattern in lowered), None)
+    if found is not None:
+        return found
+    signature = catalogue_explain(message)
+    return signature.means if signature is not None else None

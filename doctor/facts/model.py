@@ -21,6 +21,7 @@ from torch_gpu_doctor.facts.pci import PciDevice, ProcGpuInfo
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath
 from torch_gpu_doctor.facts.platform import CpuFacts, OsFacts
 from torch_gpu_doctor.facts.python_env import PythonFacts
+from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.rocm import RocmFacts
 from torch_gpu_doctor.facts.secure_boot import SecureBootFacts
 from torch_gpu_doctor.facts.smoke import SmokeRun
@@ -35,6 +36,7 @@ from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 __all__ = [
     "FACTS_SCHEMA_VERSION",
     "NOT_GATHERED",
+    "NO_REPORTED_ERRORS",
     "SMOKE_NOT_RUN",
     "CpuFacts",
     "DriverFacts",
@@ -51,10 +53,14 @@ __all__ = [
     "PciDevice",
     "ProcGpuInfo",
     "PythonFacts",
+    "ReportedError",
 ]
 
 NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered in this run")
 SMOKE_NOT_RUN = Unavailable(Reason.NOT_APPLICABLE, "the smoke test was not run (gpu-doctor --smoke)")
+NO_REPORTED_ERRORS = Unavailable(
+    Reason.NOT_APPLICABLE, "no program output was read (gpu-doctor triage reads it)"
+)
 
 FACTS_SCHEMA_VERSION = 1
 
@@ -94,6 +100,8 @@ class Facts:
     rocm: Maybe[RocmFacts] = NOT_GATHERED  # AMD: ROCm installs, amdgpu, /dev/kfd, gfx targets (KFD topology)
     virtualization: Maybe[VirtualizationFacts] = NOT_GATHERED  # hypervisor flag and DMI names
     smoke: Maybe[SmokeRun] = SMOKE_NOT_RUN  # the GPU smoke test: only when asked for, after the other facts
+    # known error messages in program output the doctor read (a pasted traceback or log, in triage)
+    reported_errors: Maybe[tuple[ReportedError, ...]] = NO_REPORTED_ERRORS
 
     @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:

@@ -1,0 +1,201 @@
+"""The error-signature catalogue (error_signatures.json): what known error messages mean and imply.
+
+Each entry is data with its source thread: a pattern matched against one line of text, what it means in plain
+words, the facts it implies (a closed vocabulary, IMPLICATIONS), and the check that judges those facts. Triage
+reads a paste with it; the live doctor explains torch's own messages with it (torch.cuda_init). A test proves
+every entry against the real pastes it was taken from (tests/triage/pastes/).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.unavailable import Unavailable
+
+CATALOGUE = "error_signatures.json"
+CLASSES = frozenset(
+    {
+        "arch", "driver_too_old", "forward_compat", "no_driver", "nvml", "driver_library_mismatch",
+        "unknown_error", "cpu_build", "missing_library", "undefined_symbol", "cudnn", "cublas",
+        "library_path", "two_torch", "no_visible_gpu", "container", "mig", "wsl", "oom", "nccl_shm", "nccl",
+        "nccl_p2p", "nccl_ib", "xid", "gpu_lost", "ecc", "illegal_address", "rocm", "secure_boot",
+        "driver_unsupported_gpu", "import_failed", "other",
+    }
+)  # fmt: skip
+ERRORS = frozenset(
+    {
+        "oom", "nccl_shm", "nccl", "nccl_p2p", "nccl_ib", "gpu_lost", "ecc", "xid", "no_kernel_image",
+        "illegal_address", "cublas", "cudnn", "rocm_no_binary", "mig", "secure_boot_refused",
+        "driver_unsupported_gpu", "api_mismatch", "missing_library", "undefined_symbol", "companion_mismatch",
+        "container_runtime", "visible_devices",
+    }
+)  # fmt: skip
+NVML_ERRORS = frozenset(
+    {"LibRmVersionMismatch", "DriverNotLoaded", "NoPermission", "Unknown", "LibraryNotFound"}
+)
+# implication key -> the kind of value it takes ("$group" values are filled from the match)
+IMPLICATIONS: dict[str, type] = {
+    "driver_cuda": str,
+    "driver_version": str,
+    "driver_loaded": bool,
+    "nvml_error": str,
+    "gpu_name": str,
+    "gpu_sm": str,
+    "gpu_cc": str,
+    "arch_list": str,
+    "torch_cuda_build": bool,
+    "torch_import_failed": bool,
+    "cuda_init_error": bool,
+    "cuda_available": bool,
+    "visible_devices_problem": bool,
+    "wsl": bool,
+    "container_without_gpus": bool,
+    "nouveau_loaded": bool,
+    "error": str,
+}
+_GROUP = re.compile(r"^\$(?P<name>[a-z_][a-z0-9_]*)$")
+
+
+class CatalogueError(ValueError):
+    """error_signatures.json does not have the expected shape."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    cls: str  # the class of problem (CLASSES)
+    pattern: re.Pattern[str]
+    means: str
+    implies: dict[str, str | bool]
+    check: str  # the check id that judges what it implies
+    source: str  # owner/repo#N
+    url: str
+    example: str | None  # the stored paste it was taken from (tests/triage/pastes/...)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A signature found on one line: what it means, what it implies with the values filled in."""
+
+    signature: Signature
+    line: int  # 1-based line number in the text
+    text: str  # the line
+    values: dict[str, str]  # the pattern's named groups that matched
+    implies: dict[str, str | bool]  # the signature's implications, "$group" replaced by its value
+
+
+def _text(entry: dict[str, Any], key: str, where: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise CatalogueError(f"{where}: {key!r} must be a non-empty string")
+    return value
+
+
+def parse_catalogue(data: Any, known_checks: frozenset[str] | None = None) -> tuple[Signature, ...]:
+    """The validated entries; `known_checks`, when given, is the set of check ids a signature may name."""
+    if not isinstance(data, dict) or not isinstance(data.get("signatures"), list):  # "source_note" aside
+        raise CatalogueError(f"{CATALOGUE}: expected {{'signatures': [...]}}")
+    seen: set[str] = set()
+    found = []
+    for position, entry in enumerate(data["signatures"]):
+        where = f"{CATALOGUE}[{position}]"
+        if not isinstance(entry, dict):
+            raise CatalogueError(f"{where}: not an object")
+        sid = _text(entry, "id", where)
+        where = f"{CATALOGUE}: {sid}"
+        if sid in seen or not re.fullmatch(r"[a-z][a-z0-9_]*", sid):
+            raise CatalogueError(f"{where}: the id is repeated or not snake_case")
+        seen.add(sid)
+        cls = _text(entry, "class", where)
+        if cls not in CLASSES:
+            raise CatalogueError(f"{where}: unknown class {cls!r}")
+        try:
+            pattern = re.compile(_text(entry, "pattern", where), re.IGNORECASE)
+        except re.error as exc:
+            raise CatalogueError(f"{where}: the pattern does not compile: {exc}") from exc
+        implies = entry.get("implies")
+        if not isinstance(implies, dict):  # {}: recognised and explained, but it decides nothing by itself
+            raise CatalogueError(f"{where}: 'implies' must be an object")
+        for key, value in implies.items():
+            kind = IMPLICATIONS.get(key)
+            if kind is None or not isinstance(value, kind):
+                raise CatalogueError(f"{where}: implies {key}={value!r} is not in the vocabulary")
+            group = _GROUP.match(value) if isinstance(value, str) else None
+            if group is not None and group["name"] not in pattern.groupindex:
+                raise CatalogueError(
+                    f"{where}: {key} uses ${group['name']}, which the pattern does not capture"
+                )
+        if implies.get("error") is not None and implies["error"] not in ERRORS:
+            raise CatalogueError(f"{where}: unknown error kind {implies['error']!r}")
+        if implies.get("nvml_error") is not None and implies["nvml_error"] not in NVML_ERRORS:
+            raise CatalogueError(f"{where}: unknown NVML error {implies['nvml_error']!r}")
+        check = _text(entry, "check", where)
+        if known_checks is not None and check not in known_checks:
+            raise CatalogueError(f"{where}: no check {check!r}")
+        example = entry.get("example")
+        if example is not None and not isinstance(example, str):
+            raise CatalogueError(f"{where}: 'example' must be a file name or null")
+        found.append(
+            Signature(
+                sid,
+                cls,
+                pattern,
+                _text(entry, "means", where),
+                dict(implies),
+                check,
+                _text(entry, "source", where),
+                _text(entry, "url", where),
+                example,
+            )
+        )
+    return tuple(found)
+
+
+@cache
+def load_catalogue() -> tuple[Signature, ...]:
+    text = resources.files("torch_gpu_doctor.checks.support").joinpath(CATALOGUE).read_text(encoding="utf-8")
+    return parse_catalogue(json.loads(text))
+
+
+def match_line(line: str, number: int, catalogue: tuple[Signature, ...] | None = None) -> list[Hit]:
+    """Every signature that matches this line (stripped)."""
+    text = line.strip()
+    hits = []
+    for signature in catalogue if catalogue is not None else load_catalogue():
+        found = signature.pattern.search(text)
+        if found is None:
+            continue
+        values = {k: v for k, v in found.groupdict().items() if v is not None}
+        implies: dict[str, str | bool] = {}
+        for key, value in signature.implies.items():
+            group = _GROUP.match(value) if isinstance(value, str) else None
+            if group is None:
+                implies[key] = value
+            elif group["name"] in values:
+                implies[key] = values[group["name"]]
+        hits.append(Hit(signature, number, text, values, implies))
+    return hits
+
+
+def explain(message: str) -> Signature | None:
+    """The first signature a message (one or several lines) matches: what torch's or CUDA's words mean."""
+    for number, line in enumerate(message.splitlines() or [message], start=1):
+        hits = match_line(line, number)
+        if hits:
+            return hits[0].signature
+    return None
+
+
+def reported(facts: Facts, *kinds: str) -> list[ReportedError]:
+    """The errors of these kinds that a program reported (in a paste, for triage); [] when none or live."""
+    errors = facts.reported_errors
+    if isinstance(errors, Unavailable):
+        return []
+    return [e for e in errors if e.kind in kinds]
