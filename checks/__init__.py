@@ -15,6 +15,8 @@ BUILTIN_CHECK_MODULES = (
     "torch_gpu_doctor.checks.env",
     "torch_gpu_doctor.checks.python_env",
     "torch_gpu_doctor.checks.compat_data",
+    "torch_gpu_doctor.checks.torch_out_of_memory",
+    "torch_gpu_doctor.checks.nccl_communication",
     "torch_gpu_doctor.checks.pcie_link",
     "torch_gpu_doctor.checks.egpu",
     "torch_gpu_doctor.checks.memory",

@@ -15,6 +15,7 @@ from torch_gpu_doctor.checks.support.amd import (
     rocm_minor,
     torch_is_rocm,
 )
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
@@ -293,6 +294,25 @@ def amd_gfx_target(facts: Facts) -> Finding:
     kernels: unsupported, and it can fail in ways that are hard to see.
     """
     cid = "amd.gfx_target"
+    said = reported(facts, "rocm_no_binary")
+    if said:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"ROCm has no kernels for this GPU's gfx target ({said[0].where}).",
+            details=said[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            remediation=Remediation(
+                text="Install a ROCm torch built for this GPU (see the gfx targets each ROCm release supports). For a "
+                "consumer GPU of a supported family, HSA_OVERRIDE_GFX_VERSION (10.3.0 for RDNA2 cards such as "
+                "gfx1031/gfx1032, 11.0.0 for RDNA3) makes ROCm load a sibling's kernels: unsupported by AMD, but "
+                "what most users of such cards do. `rocminfo | grep gfx` names the GPU's target.",
+                commands=(
+                    Command(("rocminfo",), note="the gfx target of each GPU (the 'Name: gfx...' lines)"),
+                ),
+                target=Target.SYSTEM,
+            ),
+        )
     skip = not_applicable(facts, cid)
     if skip is not None:
         return skip

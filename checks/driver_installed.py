@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, is_wsl
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_install import driver_install
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
-from torch_gpu_doctor.model import Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -34,6 +35,16 @@ def driver_installed(facts: Facts) -> Finding:
     """
     cid = "driver.installed"
     driver = facts.driver
+    refused = reported(facts, "driver_unsupported_gpu")
+    if refused:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"The installed NVIDIA driver does not support this GPU: its kernel module refused it ({refused[0].where}).",
+            details=refused[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in refused[:3]),
+            remediation=driver_install(facts.os, plan_driver(facts)),
+        )
     if isinstance(driver, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not read the driver facts: {driver}.")
     evidence = tuple(driver_evidence(driver))
@@ -63,6 +74,18 @@ def driver_installed(facts: Facts) -> Finding:
     if not facts.nvidia_gpus and not is_wsl(facts):  # WSL2 shows no PCI GPU: only the driver can show it
         return Finding(
             cid, Status.SKIP, "No NVIDIA GPU here, so no NVIDIA driver is needed.", evidence=evidence
+        )
+    if driver.version.reason is Reason.NOT_RECORDED:  # a capture or a paste that does not say
+        if isinstance(driver.cuda_version, str):  # yet a driver answered torch: it is loaded
+            return Finding(
+                cid,
+                Status.PASS,
+                f"An NVIDIA driver is loaded: it supports CUDA up to {driver.cuda_version} (its version is not "
+                "known here).",
+                evidence=evidence,
+            )
+        return Finding(
+            cid, Status.UNKNOWN, f"The driver version is not known: {driver.version}.", evidence=evidence
         )
     if driver.version.reason in (Reason.PERMISSION_DENIED, Reason.TIMED_OUT):
         return Finding(
@@ -94,6 +117,23 @@ def driver_installed(facts: Facts) -> Finding:
             "was skipped, it was blacklisted, or Secure Boot refused it.",
             evidence=evidence,
             remediation=load_nvidia_module(),
+        )
+    if isinstance(
+        driver.installed_module_version, Unavailable
+    ) and driver.installed_module_version.reason in (
+        Reason.NOT_RECORDED,
+        Reason.PERMISSION_DENIED,
+        Reason.TIMED_OUT,
+    ):  # whether a module is installed was not seen: do not say "not installed"
+        return Finding(
+            cid,
+            Status.FAIL,
+            "No NVIDIA driver answers: none is loaded, so PyTorch cannot use the GPU.",
+            details=f"{driver.version.detail or driver.version}. Either no driver is installed, or it is installed "
+            "but not loaded (after a kernel update, or Secure Boot refused it), or this is a container started "
+            "without the GPUs (`--gpus all`). `nvidia-smi` on that machine tells them apart.",
+            evidence=evidence,
+            remediation=driver_install(facts.os, plan_driver(facts)),
         )
     return Finding(
         cid,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.driver_state import module_on_disk, nvidia_loaded, running_kernel
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.modinfo import ModuleInfo
@@ -111,6 +112,16 @@ def driver_secure_boot(facts: Facts) -> Finding:
         return Finding(CID, Status.SKIP, "WSL2 uses the Windows driver: no Linux module to sign.")
     if not facts.nvidia_gpus:
         return Finding(CID, Status.SKIP, "No NVIDIA GPU here.")
+    refused = reported(facts, "secure_boot_refused")
+    if isinstance(sb, Unavailable) and refused:
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"Secure Boot (kernel lockdown) refused to load an unsigned kernel module ({refused[0].where}).",
+            details=refused[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in refused[:3]),
+            remediation=sign_and_enroll(facts.os, None, None, None),
+        )
     if isinstance(sb, Unavailable):
         return Finding(CID, Status.UNKNOWN, f"Could not read the Secure Boot facts: {sb}.")
     module = module_on_disk(facts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
@@ -80,6 +81,35 @@ def driver_xid_errors(facts: Facts) -> Finding:
     logged = not isinstance(log, Unavailable) and bool(log.xid_events)
     if not facts.nvidia_gpus and not logged:  # a GPU that fell off the bus is gone from PCI: keep its Xids
         return Finding(CID, Status.SKIP, "No NVIDIA GPU here.")
+    faults = reported(facts, "gpu_lost", "ecc", "xid")
+    bug = reported(facts, "illegal_address")
+    if bug and not faults and (isinstance(log, Unavailable) or not log.xid_events):
+        return Finding(
+            CID,
+            Status.WARN,
+            f"A program's kernel made an illegal memory access ({bug[0].where}): usually the program's own bug.",
+            details=bug[0].means
+            + " Run it with CUDA_LAUNCH_BLOCKING=1 to see the operation that faults; the "
+            "kernel log then shows Xid 13 or 31. The same error on every program, or with Xid 79/48/63, is hardware.",
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in bug[:3]),
+            remediation=_reset(),
+        )
+    if faults and (isinstance(log, Unavailable) or not log.xid_events):
+        lost = any(e.kind == "gpu_lost" for e in faults)
+        return Finding(
+            CID,
+            Status.FAIL,
+            "The GPU "
+            + (
+                "fell off the bus or stopped answering"
+                if lost
+                else "reported a hardware memory or driver fault"
+            )
+            + f" ({faults[0].where}).",
+            details=faults[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in faults[:3]),
+            remediation=gpu_lost() if lost else _reset(),
+        )
     if isinstance(log, Unavailable):
         return Finding(CID, Status.UNKNOWN, f"Could not read the kernel log facts: {log}.")
     if isinstance(log.source, Unavailable):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -31,6 +33,9 @@ def library_path(facts: Facts) -> Finding:
     own libraries), or use a conda build of torch with conda's CUDA libraries, not a mix.
     """
     cid = "env.library_path"
+    failed = reported(facts, "missing_library", "undefined_symbol", "cudnn", "cublas")
+    if failed:
+        return _library_failure(cid, failed)
     runtime = facts.torch
     if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
         return Finding(cid, Status.SKIP, "torch was not imported, so no library was loaded to inspect.")
@@ -45,6 +50,7 @@ def library_path(facts: Facts) -> Finding:
     )
     if foreign:
         ld = facts.env.get("LD_LIBRARY_PATH")
+        folders = sorted({lib.realpath.rsplit("/", 1)[0] for lib in foreign})
         return Finding(
             cid,
             Status.WARN,
@@ -53,6 +59,27 @@ def library_path(facts: Facts) -> Finding:
             + " instead of its own wheels.",
             details=f"LD_LIBRARY_PATH={ld!r}." if ld else "",
             evidence=evidence,
+            remediation=Remediation(
+                text=f"Take {', '.join(folders)} out of the library search path for this environment: run the "
+                "program with LD_LIBRARY_PATH unset (or without those folders) and, if they come from "
+                "/etc/ld.so.conf.d, remove that file and run `sudo ldconfig`. torch's wheels bring their own CUDA "
+                "libraries; a system CUDA toolkit or a conda cudatoolkit first on the path replaces them with "
+                "another version.",
+                commands=(
+                    Command(
+                        (
+                            "env",
+                            "-u",
+                            "LD_LIBRARY_PATH",
+                            "python",
+                            "-c",
+                            "import torch; torch.zeros(1).cuda()",
+                        ),
+                        note="works once the override is gone",
+                    ),
+                ),
+                target=Target.SYSTEM,
+            ),
         )
     if not runtime.mapped_libraries:
         return Finding(cid, Status.SKIP, "torch loaded no CUDA library to inspect (CUDA did not start).")
@@ -113,6 +140,26 @@ def cuda_visible_devices(facts: Facts) -> Finding:
     """
     cid = "env.cuda_visible_devices"
     value = facts.env.get("CUDA_VISIBLE_DEVICES")
+    wrong = reported(facts, "visible_devices", "mig")
+    if wrong and value is None:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"The program asked CUDA for a GPU that it does not see ({wrong[0].where}).",
+            details=wrong[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in wrong[:3]),
+            remediation=Remediation(
+                text="Compare the GPU index the program uses (or CUDA_VISIBLE_DEVICES, a `--gpus` or `device=` "
+                "setting) with the GPUs that exist: indices count from 0 within CUDA_VISIBLE_DEVICES, and a MIG "
+                "instance is addressed by its MIG-... UUID. Unset CUDA_VISIBLE_DEVICES or list existing ones.",
+                commands=(
+                    Command(
+                        ("nvidia-smi", "-L"), note="the GPUs (and MIG instances) that exist, with their UUIDs"
+                    ),
+                ),
+                target=Target.SYSTEM,
+            ),
+        )
     usable = [g for g in facts.nvidia_gpus if g.nvml_index is not None]
     if value is None:
         return Finding(cid, Status.PASS, "CUDA_VISIBLE_DEVICES is not set: every GPU is visible to torch.")
@@ -152,4 +199,45 @@ def cuda_visible_devices(facts: Facts) -> Finding:
         Status.PASS,
         f"CUDA_VISIBLE_DEVICES={value!r}: torch sees GPU {', '.join(map(str, shown))}.",
         evidence=evidence,
+    )
+
+
+def _library_failure(cid: str, failed: list[ReportedError]) -> Finding:
+    """A program could not load a CUDA library, or loaded one of another version (a missing symbol)."""
+    first = failed[0]
+    library = first.values.get("library") or first.values.get("cudnn_library") or ""
+    symbol = first.values.get("symbol")
+    if symbol or first.kind in ("undefined_symbol", "cudnn", "cublas"):
+        summary = "A CUDA library of another version was loaded before the one torch was built with"
+        fix = (
+            "An older or newer copy of the library comes first on the search path: LD_LIBRARY_PATH (a system "
+            "CUDA toolkit, a conda cudatoolkit), LD_PRELOAD or /etc/ld.so.conf. Run the program with "
+            "LD_LIBRARY_PATH unset; if that works, remove the CUDA folders from it for good. With pip's torch, "
+            "the nvidia-* wheels must be the versions torch requires (`pip check`)."
+        )
+    else:
+        summary = f"A CUDA library could not be found: {library or 'see the error'}"
+        fix = (
+            "torch's pip wheels bring their CUDA libraries as nvidia-* packages: reinstall the torch build (with "
+            "--no-cache-dir) so they come back, and do not point LD_LIBRARY_PATH at a CUDA that lacks them. A "
+            "program with its own CUDA build (CTranslate2, TensorFlow, ONNX Runtime) needs the CUDA and cuDNN "
+            "major versions it was built for installed on the system or as nvidia-* wheels."
+        )
+    return Finding(
+        cid,
+        Status.FAIL,
+        f"{summary} ({first.where}).",
+        details=first.means,
+        evidence=tuple(Evidence("reported", e.text, e.where) for e in failed[:3]),
+        remediation=Remediation(
+            text=fix,
+            commands=(
+                Command(
+                    ("python", "-m", "pip", "check"),
+                    note="nvidia-* wheels that do not match what torch requires",
+                ),
+                Command(("ldconfig", "-p"), note="which copies of the CUDA libraries the loader finds"),
+            ),
+            target=Target.PYTHON_ENV,
+        ),
     )

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.driver_libraries import LIBCUDA
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.container_gpus import pass_gpus
+from torch_gpu_doctor.fixes.container_gpus import pass_gpus, toolkit_on_host
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -68,6 +69,16 @@ def container_gpus(facts: Facts) -> Finding:
     `NVIDIA_DRIVER_CAPABILITIES`.
     """
     c = facts.container
+    refused = reported(facts, "container_runtime")
+    if refused:
+        return Finding(
+            ID,
+            Status.FAIL,
+            f"The container runtime could not give the container the GPUs ({refused[0].where}).",
+            details=refused[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in refused[:3]),
+            remediation=toolkit_on_host(),
+        )
     if isinstance(c, Unavailable):
         status = Status.SKIP if c.reason is Reason.NOT_APPLICABLE else Status.UNKNOWN
         return Finding(ID, status, f"Could not tell whether this is a container: {c}.")

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.cuda_messages import explain
+from torch_gpu_doctor.checks.support.signatures import explain as signature_of
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import TorchPackages
+from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.target import target_platform
-from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
+from torch_gpu_doctor.fixes.torch_wheel import driver_remediation, fix_for_torch, unnamed_gpu_fix
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
+
+FLOOR_CC = (
+    3,
+    0,
+)  # below: Tesla and Fermi GPUs (CUDA 8 was Fermi's last), which no PyTorch of the data builds for
 
 
 def _python(facts: Facts) -> str:
@@ -129,13 +137,14 @@ def torch_cpu_build(facts: Facts) -> Finding:
         return Finding(
             cid, Status.PASS, f"torch {packages.version} is a CPU build, and no NVIDIA GPU is usable here."
         )
+    named = all(isinstance(g.compute_capability, str) for g in usable)
     return Finding(
         cid,
         Status.FAIL,
-        f"torch {packages.version} is a CPU-only build: it will not use the {len(usable)} NVIDIA GPU"
+        f"torch {_shown(packages)}is a CPU-only build: it will not use the {len(usable)} NVIDIA GPU"
         f"{'s' if len(usable) > 1 else ''} here.",
         evidence=_packages_evidence(packages),
-        remediation=_install_fix(facts),
+        remediation=_install_fix(facts) if named else (unnamed_gpu_fix(facts) or _install_fix(facts)),
     )
 
 
@@ -157,7 +166,27 @@ def torch_driver_compat(facts: Facts) -> Finding:
     driver supports; both commands are shown.
     """
     cid = "torch.driver_compat"
-    packages, driver = facts.torch_packages, facts.driver
+    packages, driver, runtime = facts.torch_packages, facts.driver, facts.torch
+    said_text = "" if isinstance(runtime, Unavailable) else runtime.cuda_init_error or ""
+    said = signature_of(said_text) if said_text else None
+    if (
+        said is not None
+        and said.cls == "driver_too_old"
+        and (isinstance(packages, Unavailable) or packages.cuda is None)
+    ):
+        limit = (
+            f": it supports CUDA ≤ {driver.cuda_version}"
+            if not isinstance(driver, Unavailable) and isinstance(driver.cuda_version, str)
+            else ""
+        )
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"The driver is too old for this torch{limit}; torch was built for a newer CUDA (torch says so).",
+            details=said.means,
+            evidence=(Evidence("torch", said_text, "torch's CUDA initialisation"),),
+            remediation=unnamed_gpu_fix(facts) or driver_remediation(facts),
+        )
     if isinstance(packages, Unavailable) or packages.cuda is None:
         return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
     if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str):
@@ -220,18 +249,55 @@ def torch_arch_compat(facts: Facts) -> Finding:
     names the newest one that also suits your driver.
     """
     cid = "torch.arch_compat"
-    packages = facts.torch_packages
-    if isinstance(packages, Unavailable) or packages.cuda is None:
+    packages, runtime = facts.torch_packages, facts.torch
+    said = reported(facts, "no_kernel_image")
+    # A paste may show torch's CUDA warnings without its version: the warning itself is a CUDA build's
+    seen_cuda = isinstance(packages, Unavailable) and (
+        said or (not isinstance(runtime, Unavailable) and bool(runtime.arch_list))
+    )
+    if not seen_cuda and (isinstance(packages, Unavailable) or packages.cuda is None):
         return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
     gpus = [g for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)]
+    if said and not gpus:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch {_shown(packages)}has no kernels for this GPU's architecture: CUDA said so ({said[0].where}).",
+            details=said[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            remediation=_for_this_gpu(),
+        )
     if not gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU with a known compute capability.")
     arch, source = _arch_list(facts, packages)
+    if arch is None and said:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch {_shown(packages)}has no kernels for {gpu_label(gpus[0])} (compute capability "
+            f"{gpus[0].compute_capability}): CUDA said so ({said[0].where}).",
+            details=said[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            remediation=_install_fix(facts),
+        )
+    ancient = [g for g in gpus if tuple(int(x) for x in str(g.compute_capability).split(".")[:2]) < FLOOR_CC]
+    if arch is None and len(ancient) == len(gpus):
+        names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in ancient)
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"No PyTorch build has kernels for {names}: Fermi and older GPUs have not been supported for years.",
+            evidence=tuple(
+                Evidence("compute capability", str(g.compute_capability), g.compute_capability_source or "-")
+                for g in ancient
+            ),
+            remediation=_install_fix(facts),
+        )
     if arch is None:
         return Finding(
             cid,
             Status.UNKNOWN,
-            f"The compiled architectures of torch {packages.version} are unknown: {source}.",
+            f"The compiled architectures of torch {_shown(packages)}are unknown: {source}.",
         )
     data = load_torch_releases()
     missing = [g for g in gpus if not arch_supported(arch, (), str(g.compute_capability), data.device_rule)]
@@ -241,24 +307,69 @@ def torch_arch_compat(facts: Facts) -> Finding:
         return Finding(
             cid,
             Status.FAIL,
-            f"torch {packages.version} has no kernels for {names}.",
+            f"torch {_shown(packages)}has no kernels for {names}.",
             details="CUDA starts, but every operation on that GPU fails with 'no kernel image is available'.",
             evidence=evidence,
+            remediation=_install_fix(facts),
+        )
+    if said:  # the architectures cover it on paper (PTX, say), yet an operation found no kernel: it happened
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"An operation of torch {_shown(packages)}has no kernel for {gpu_label(gpus[0])} (compute capability "
+            f"{gpus[0].compute_capability}), although its architectures ({' '.join(arch)}) suggest it would.",
+            details=said[0].means,
+            evidence=(*evidence, *(Evidence("reported", e.text, e.where) for e in said[:3])),
             remediation=_install_fix(facts),
         )
     caps = ", ".join(sorted({str(g.compute_capability) for g in gpus}))
     return Finding(
         cid,
         Status.PASS,
-        f"torch {packages.version} has kernels for compute capability {caps}.",
+        f"torch {_shown(packages)}has kernels for compute capability {caps}.",
         evidence=evidence,
     )
 
 
-def _arch_list(facts: Facts, packages: TorchPackages) -> tuple[tuple[str, ...] | None, str]:
+def _import_failed(python: str) -> Remediation:
+    return Remediation(
+        text="See where the import breaks, then remove what gets in its way: LD_PRELOAD or LD_LIBRARY_PATH "
+        "pointing at another CUDA or cuDNN (unset them for this run), a second torch earlier on sys.path, or "
+        "a broken install, which a clean reinstall of the same version repairs "
+        f"(`{python} -m pip install --force-reinstall --no-cache-dir torch==<version>` from the same index).",
+        commands=(
+            Command(
+                (python, "-X", "faulthandler", "-c", "import torch; print(torch.__file__)"),
+                note="where it fails",
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+
+
+def _shown(packages: TorchPackages | Unavailable) -> str:
+    """The version and a space ("2.1.0 "), or "" when it is not known (a paste that does not say it)."""
+    if isinstance(packages, Unavailable) or not packages.version or packages.version.startswith("("):
+        return ""
+    return f"{packages.version} "
+
+
+def _for_this_gpu() -> Remediation:
+    return Remediation(
+        text="Install a torch build whose compiled architectures include this GPU's compute capability. "
+        "`nvidia-smi --query-gpu=name,compute_cap --format=csv` names the GPU and its capability; gpu-doctor "
+        "on that machine picks the build and prints its pip command.",
+        commands=(Command(("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv")),),
+        target=Target.SYSTEM,
+    )
+
+
+def _arch_list(facts: Facts, packages: TorchPackages | Unavailable) -> tuple[tuple[str, ...] | None, str]:
     runtime = facts.torch
     if not isinstance(runtime, Unavailable) and runtime.arch_list:
         return runtime.arch_list, "torch.cuda.get_arch_list()"
+    if isinstance(packages, Unavailable):
+        return None, "neither torch itself nor the compat data lists them"
     rel = load_torch_releases().release(packages.version or "")
     platform = target_platform(facts)
     variant = rel.variant("cu" + (packages.cuda or "").replace(".", "")) if rel else None
@@ -287,11 +398,13 @@ def torch_cuda_init(facts: Facts) -> Finding:
     cid = "torch.cuda_init"
     runtime = facts.torch
     packages = facts.torch_packages
-    if isinstance(packages, Unavailable) or packages.version is None:
+    if not isinstance(packages, Unavailable) and packages.version is None:
         return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")
-    if packages.cuda is None and packages.hip is None:
+    if not isinstance(packages, Unavailable) and packages.cuda is None and packages.hip is None:
         return Finding(cid, Status.SKIP, "A CPU build: there is no GPU runtime to initialise.")
     if isinstance(runtime, Unavailable):
+        if isinstance(packages, Unavailable):
+            return Finding(cid, Status.SKIP, f"torch was not looked at: {packages}.")
         status = Status.SKIP if runtime.reason is Reason.NOT_RECORDED else Status.UNKNOWN
         return Finding(cid, status, f"torch was not imported: {runtime}.")
     evidence = (Evidence("stderr (last lines)", runtime.stderr_tail or "(empty)", "torch_runtime probe"),)
@@ -301,7 +414,9 @@ def torch_cuda_init(facts: Facts) -> Finding:
             cid,
             Status.FAIL,
             f"Importing torch {runtime.outcome.replace('_', ' ')}{where}: {runtime.message}",
+            details=explain(runtime.message) or "",
             evidence=evidence,
+            remediation=_import_failed(_python(facts)),
         )
     if runtime.cuda_available:
         return Finding(
@@ -313,10 +428,22 @@ def torch_cuda_init(facts: Facts) -> Finding:
     message = runtime.cuda_init_error or "; ".join(runtime.cuda_warnings) or "no error message"
     if not facts.nvidia_gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU here, so CUDA cannot initialise.", evidence=evidence)
+    known = signature_of(message)
+    carried = known is not None and "803" in known.id and _nvml_mismatch(facts)  # driver.nvml has the reboot
     return Finding(
         cid,
         Status.FAIL,
         f"torch.cuda.is_available() is False: {message}",
         details=explain(message) or "",
         evidence=evidence,
+        remediation=init_error_fix(known.id, known.cls) if known is not None and not carried else None,
+    )
+
+
+def _nvml_mismatch(facts: Facts) -> bool:
+    nvml = facts.nvml
+    return (
+        not isinstance(nvml, Unavailable)
+        and nvml.init_error is not None
+        and nvml.init_error.name == "LibRmVersionMismatch"
     )

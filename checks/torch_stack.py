@@ -6,6 +6,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
@@ -49,6 +50,16 @@ def torch_companions(facts: Facts) -> Finding:
     """
     cid = "torch.companions"
     packages = facts.torch_packages
+    said = reported(facts, "companion_mismatch")
+    if said:
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"A package built for another torch or CUDA is installed beside torch ({said[0].where}).",
+            details=said[0].means,
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            remediation=fix_for_torch(facts) if not isinstance(packages, Unavailable) else None,
+        )
     if isinstance(packages, Unavailable) or packages.version is None:
         return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")
     release = load_torch_releases().release(packages.version)
@@ -60,7 +71,7 @@ def torch_companions(facts: Facts) -> Finding:
     if release is None:
         return Finding(cid, Status.UNKNOWN, f"torch {packages.version} is not in the compat data.")
     expected = release.companions.for_version(_base(packages.version))
-    problems = []
+    problems, cpu_only, minor = [], [], []
     evidence = []
     for comp in installed:
         assert comp.version is not None
@@ -68,15 +79,44 @@ def torch_companions(facts: Facts) -> Finding:
         evidence.append(Evidence(comp.name, comp.version, f"{comp.name}/version.py"))
         if want and _base(comp.version) != want:
             problems.append(f"{comp.name} {comp.version} (torch {_base(packages.version)} goes with {want})")
-        elif comp.cuda != packages.cuda and comp.name == "torchvision":
+        elif comp.name != "torchvision" or packages.cuda is None or comp.cuda == packages.cuda:
+            continue
+        elif comp.cuda is None:
+            untagged = " (no local tag: PyPI's build, CPU-only on Windows)" if "+" not in comp.version else ""
+            cpu_only.append(f"{comp.name} {comp.version} is a CPU build{untagged}")
+        elif comp.cuda.split(".")[0] != packages.cuda.split(".")[0]:  # torchvision refuses another major
             problems.append(
+                f"{comp.name} {comp.version} is built for CUDA {comp.cuda}, torch for CUDA {packages.cuda}"
+            )
+        else:  # torchvision/extension.py: current releases compare the major only, older ones major.minor
+            minor.append(
                 f"{comp.name} {comp.version} is built for CUDA {comp.cuda}, torch for CUDA {packages.cuda}"
             )
     if problems:
         return Finding(
             cid,
             Status.FAIL,
-            "Mismatched companions: " + "; ".join(problems) + ".",
+            "Mismatched companions: " + "; ".join(problems + cpu_only) + ".",
+            evidence=tuple(evidence),
+            remediation=fix_for_torch(facts),
+        )
+    if minor and not cpu_only:
+        return Finding(
+            cid,
+            Status.WARN,
+            f"{'; '.join(minor)}: current torchvision accepts another CUDA minor version, older releases refuse "
+            'it at import ("compiled with different CUDA versions").',
+            evidence=tuple(evidence),
+            remediation=fix_for_torch(facts),
+        )
+    if cpu_only:
+        return Finding(
+            cid,
+            Status.WARN,
+            f"{'; '.join(cpu_only + minor)}, beside torch {packages.version} for CUDA {packages.cuda}: its GPU operators "
+            "(nms, roi_align, deform_conv2d) fail on CUDA tensors.",
+            details="torch itself uses the GPU; torchvision's compiled operators run on the CPU only. Reinstall "
+            "the companions from the same index as torch.",
             evidence=tuple(evidence),
             remediation=fix_for_torch(facts),
         )

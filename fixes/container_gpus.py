@@ -118,3 +118,27 @@ def _podman() -> Remediation:
         ),
         target=Target.SYSTEM,
     )
+
+
+def toolkit_on_host() -> Remediation:
+    """The host's container engine cannot hand out GPUs: the NVIDIA Container Toolkit is missing or not set up."""
+    return Remediation(
+        text="On the host, install the NVIDIA Container Toolkit (package nvidia-container-toolkit from NVIDIA's "
+        "repository for your distribution), register it with the container engine and restart the engine; "
+        "then start the container with `--gpus all`. The host's own `nvidia-smi` must work first.",
+        commands=(
+            Command(
+                ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker"),
+                note=_ON_HOST,
+                runs_here=False,
+            ),
+            Command(("sudo", "systemctl", "restart", "docker"), note=_ON_HOST, runs_here=False),
+            Command(
+                ("docker", "run", "--rm", "--gpus", "all", "IMAGE", "nvidia-smi"),
+                note="the check",
+                runs_here=False,
+            ),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )

@@ -9,9 +9,7 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 from __future__ import annotations
 
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import (
-    TorchCompat,
-)
+from torch_gpu_doctor.compat.torch_releases import TorchCompat, driver_runs_cuda
 from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,
     supporting_candidates,
@@ -69,6 +67,8 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
     )
     installed = installed_torch(facts)
     if not capabilities:
+        if unnamed_nvidia_gpu(facts):  # a pasted error about a GPU it does not name: see unnamed_gpu_fix
+            return None
         if any(g.vendor == "amd" for g in facts.gpus):
             return recommend_rocm(facts, data)
         kept = _keep_hidden_gpu_build(facts, data, installed)
@@ -212,12 +212,61 @@ def fix_for_torch(facts: Facts) -> Remediation:
     rec = recommend(facts, data)
     if rec is not None:
         return install_remediation(facts, rec)
+    unnamed = unnamed_gpu_fix(facts, data) if unnamed_nvidia_gpu(facts) else None
+    if unnamed is not None:
+        return unnamed
+    too_old = _older_than_every_build(facts, data)
+    if too_old is not None:
+        return too_old
     gaps = [g for g in (platform_gap(facts), _python_gap(facts, data)) if g]
     if gaps and not _driver_blocks(facts, data):
         return Remediation(
             text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV
         )
     return driver_remediation(facts)
+
+
+def oldest_build_cc(data: TorchCompat | None = None) -> tuple[int, int] | None:
+    """The oldest compute capability any build in the data has kernels for."""
+    built = {
+        (int(sm[3:-1]), int(sm[-1]))
+        for r in (data or load_torch_releases()).releases
+        for v in r.variants
+        for arch in v.arch_list.values()
+        for sm in arch
+        if sm.startswith("sm_") and sm[3:].isdigit()
+    }
+    return min(built) if built else None
+
+
+def gpus_older_than_every_build(facts: Facts, data: TorchCompat | None = None) -> bool:
+    """Every GPU's compute capability is below every build's: no wheel and no driver can help."""
+    capabilities, oldest = gpu_capabilities(facts), oldest_build_cc(data)
+    if not capabilities or oldest is None:
+        return False
+    return all(tuple(int(x) for x in cc.split(".")[:2]) < oldest for cc in capabilities)
+
+
+def _older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | None:
+    """When every GPU is older than the oldest architecture any build in the data compiles for, no driver and
+    no wheel helps: say so, and offer the CPU build."""
+    capabilities, oldest = gpu_capabilities(facts), oldest_build_cc(data)
+    if oldest is None or not gpus_older_than_every_build(facts, data):
+        return None
+    python = facts.python.executable if not isinstance(facts.python, Unavailable) else "python"
+    names = ", ".join(sorted(set(capabilities)))
+    return Remediation(
+        text=f"No PyTorch build has kernels for compute capability {names}: the oldest any build in gpu-doctor's "
+        f"data reaches is {oldest[0]}.{oldest[1]}, and current releases start at Maxwell (5.0). No driver changes "
+        "that. Run PyTorch on the CPU build, or use a newer GPU.",
+        commands=(
+            Command(
+                (python, "-m", "pip", "install", "torch", "--index-url", INDEX_CPU), note="the CPU build"
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
 
 
 def _driver_blocks(facts: Facts, data: TorchCompat) -> bool:
@@ -262,3 +311,69 @@ def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
         needs_network=True,
         target=Target.PYTHON_ENV,
     )
+
+
+def unnamed_nvidia_gpu(facts: Facts) -> bool:
+    """An NVIDIA GPU known to be there but neither named nor measured: what a pasted CUDA error implies."""
+    return any(
+        g.vendor == "nvidia"
+        and isinstance(g.name, Unavailable)
+        and isinstance(g.compute_capability, Unavailable)
+        for g in facts.gpus
+    )
+
+
+def unnamed_gpu_fix(facts: Facts, data: TorchCompat | None = None) -> Remediation | None:
+    """A CUDA build to install when the NVIDIA GPU is not named (a pasted error): the installed torch version
+    (else the newest), in the newest CUDA variant the driver runs (else the release's default CUDA variant).
+    Its architectures cover every GPU from Maxwell on that such a driver can run; the text says how to check.
+    None when the data has no CUDA build to offer."""
+    data = data or load_torch_releases()
+    driver = facts.driver
+    driver_cuda = None if isinstance(driver, Unavailable) else driver.cuda_version
+    installed = installed_torch(facts)
+    releases = sorted(data.releases, key=lambda r: installed not in r.all_versions if installed else False)
+    for release in releases:
+        cuda_variants = sorted(
+            (v for v in release.variants if v.cuda is not None and v.unconfirmed is None),
+            key=lambda v: tuple(int(p) for p in (v.cuda or "0.0").split(".")),
+            reverse=True,
+        )
+        if isinstance(driver_cuda, str):
+            fitting = [v for v in cuda_variants if driver_runs_cuda(driver_cuda, v.cuda or "")]
+        else:
+            default = release.pypi_default.get("linux_x86_64")
+            fitting = [v for v in cuda_variants if v.name == default] or cuda_variants[:1]
+        if not fitting:
+            continue
+        variant = fitting[0]
+        version = installed if installed and installed in release.all_versions else release.latest
+        python = facts.python.executable if not isinstance(facts.python, Unavailable) else "python"
+        needs = data.min_driver_for_cuda(variant.cuda or "", driver_system(facts))
+        why = (
+            f"the newest CUDA build of torch {version} that driver (CUDA ≤ {driver_cuda}) runs"
+            if isinstance(driver_cuda, str)
+            else f"torch {version}'s default CUDA build, which needs driver ≥ {needs}"
+        )
+        return Remediation(
+            text=f"Install torch {version} built for CUDA {variant.cuda} ({variant.name}): {why}. The paste does "
+            "not name the GPU: `nvidia-smi --query-gpu=name,compute_cap --format=csv` shows it, and gpu-doctor on "
+            "that machine checks that this build has kernels for it.",
+            commands=(
+                Command(
+                    (
+                        python,
+                        "-m",
+                        "pip",
+                        "install",
+                        "--force-reinstall",
+                        f"torch=={version}",
+                        "--index-url",
+                        variant.index_url,
+                    )
+                ),
+            ),
+            needs_network=True,
+            target=Target.PYTHON_ENV,
+        )
+    return None

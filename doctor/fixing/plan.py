@@ -25,6 +25,9 @@ DRIVER_KEY, TORCH_KEY, REBOOT_KEY, VERIFY_KEY = "driver", "torch", "reboot", "ve
 # The checks whose system fix is "the driver": installing it, loading its module, rebooting into an update.
 # torch.* checks carry a system fix only when no wheel runs on the installed driver (torch_wheel.fix_for_torch).
 DRIVER_CHECKS = ("driver.installed", "driver.nvml", "driver.reboot_pending")
+# torch checks whose system-wide fix is a newer driver (torch.cuda_init's system fixes are reboots, services
+# and environment: steps of their own)
+DRIVER_UPDATING_TORCH_CHECKS = ("torch.driver_compat",)
 PROBLEMS = (Status.FAIL, Status.WARN)
 # Checks whose fix makes a hidden GPU appear (an eGPU enclosure not authorized): planned before the driver,
 # each step named for what the person does
@@ -140,7 +143,7 @@ def _is_driver_fix(finding: Finding) -> bool:
     return (
         rem is not None
         and rem.target is Target.SYSTEM
-        and (finding.check_id in DRIVER_CHECKS or finding.check_id.startswith("torch."))
+        and (finding.check_id in DRIVER_CHECKS or finding.check_id in DRIVER_UPDATING_TORCH_CHECKS)
     )
 
 

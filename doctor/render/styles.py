@@ -43,6 +43,7 @@ AREA_TITLES = {
     "egpu": "eGPU (Thunderbolt/USB4)",
     "amd": "AMD",
     "env": "Environment",
+    "nccl": "NCCL",
     "smoke": "Smoke test",
     "probe": "Gathering facts",
     "plugin": "Plugins",

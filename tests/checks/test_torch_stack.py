@@ -41,11 +41,32 @@ def test_companions_from_the_release_pass_and_others_fail() -> None:
     assert f.remediation is not None and "torchvision==0.20.1" in f.remediation.commands[0].display()
 
 
-def test_companion_built_for_another_cuda_fails() -> None:
+def test_companion_built_for_another_cuda_major_fails() -> None:
+    """torchvision/extension.py raises "compiled with different CUDA major versions" at import."""
+    other = (CompanionPackage("torchvision", (), "0.20.1+cu118", "11.8"),)
+    f = torch_companions(facts(python=python_facts(), torch_packages=_with(companions=other)))
+    assert f.status is Status.FAIL
+    assert "built for CUDA 11.8, torch for CUDA 12.4" in f.summary
+    assert f.remediation is not None and "torchvision==0.20.1" in f.remediation.commands[0].display()
+
+
+def test_companion_built_for_another_cuda_minor_warns() -> None:
+    """Current torchvision compares the CUDA major only; older releases refused another minor too."""
     other = (CompanionPackage("torchvision", (), "0.20.1+cu121", "12.1"),)
     f = torch_companions(facts(torch_packages=_with(companions=other)))
-    assert f.status is Status.FAIL
-    assert "built for CUDA 12.1, torch for CUDA 12.4" in f.summary
+    assert f.status is Status.WARN
+    assert f.summary.startswith("torchvision 0.20.1+cu121 is built for CUDA 12.1, torch for CUDA 12.4")
+
+
+def test_a_cpu_torchvision_beside_a_cuda_torch_warns_about_its_gpu_operators() -> None:
+    """pip's torchvision from PyPI on Windows is the CPU build: it imports, and nms fails on CUDA tensors."""
+    untagged = (CompanionPackage("torchvision", (), "0.20.1", None),)
+    f = torch_companions(facts(torch_packages=_with(companions=untagged)))
+    assert f.status is Status.WARN
+    assert f.summary.startswith(
+        "torchvision 0.20.1 is a CPU build (no local tag: PyPI's build, CPU-only on Windows)"
+    )
+    assert "nms" in f.summary
 
 
 def test_cudnn_version_encodings() -> None:

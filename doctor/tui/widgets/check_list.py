@@ -26,6 +26,7 @@ AREA_ORDER = (
     "memory",
     "storage",
     "platform",
+    "nccl",
     "amd",
     "smoke",
     "compat",

@@ -1,0 +1,133 @@
+"""nccl.communication: NCCL errors a program reported, and the setting or fix each one points to."""
+
+from __future__ import annotations
+
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
+
+CID = "nccl.communication"
+# most specific first: the first found decides
+KINDS = ("nccl_shm", "nccl_p2p", "nccl_ib", "nccl_wsl", "nccl_timeout", "nccl_system", "nccl")
+SHM_SIZE = Command(
+    ("df", "-h", "/dev/shm"),  # noqa: S108 - a path shown to the person, never written here
+    note="how large /dev/shm is where the program runs",
+)
+DEBUG = (
+    "Run it again with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) in its environment: NCCL then prints "
+    "the real cause (a 'Last error:' or 'NCCL WARN' line) before it fails."
+)
+
+
+def _fix(kind: str) -> tuple[str, Remediation]:
+    if kind == "nccl_shm":
+        return "NCCL could not create its shared-memory segment in /dev/shm, which is too small", Remediation(
+            text="Give the container a larger /dev/shm (Docker's default is 64 MB; NCCL needs hundreds of MB "
+            "with several GPUs): `--shm-size=16g` or `--ipc=host`; in Kubernetes mount an emptyDir with "
+            "medium: Memory at /dev/shm. Outside a container, check `df -h /dev/shm`.",
+            commands=(
+                Command(
+                    ("docker", "run", "--gpus", "all", "--shm-size=16g", "IMAGE"),
+                    note="replaces your `docker run`",
+                    runs_here=False,
+                ),
+                SHM_SIZE,
+            ),
+            target=Target.SYSTEM,
+        )
+    if kind == "nccl_p2p":
+        return "the GPUs' peer-to-peer path failed or hung", Remediation(
+            text="Confirm with NCCL_P2P_DISABLE=1 in the program's environment (slower, but it should then "
+            "work). The lasting fix: PCIe ACS or an IOMMU in the way of peer traffic (turn ACS off in the BIOS "
+            "or boot with iommu=pt; `gpu-doctor --check platform.iommu_p2p` looks at it), or a driver or "
+            "platform that does not support P2P between these GPUs.",
+            commands=(Command(("nvidia-smi", "topo", "-m"), note="how each pair of GPUs is connected"),),
+            target=Target.SYSTEM,
+        )
+    if kind == "nccl_ib":
+        return "NCCL's InfiniBand/RoCE transport failed", Remediation(
+            text="Confirm with NCCL_IB_DISABLE=1 (NCCL falls back to TCP sockets). Then check the HCA's state "
+            "(`ibstat`: State Active, Physical state LinkUp), that the containers see /dev/infiniband, and "
+            "NCCL_SOCKET_IFNAME / NCCL_IB_HCA if several interfaces exist.",
+            commands=(Command(("ibstat",), note="each InfiniBand port's state"),),
+            target=Target.SYSTEM,
+        )
+    if kind == "nccl_wsl":
+        return "NCCL cannot find the GPU's PCI path in WSL2, which older NCCL releases need", Remediation(
+            text="NCCL before 2.10 does not support WSL2: it looks for the GPU in /sys/class/pci_bus, which WSL "
+            "does not have. Install a current torch wheel (it brings a current NCCL in nvidia-nccl-cu*), or use "
+            "the gloo backend or a single GPU under WSL.",
+            commands=(
+                Command(
+                    ("python", "-c", "import torch; print(torch.__version__, torch.cuda.nccl.version())"),
+                    note="the NCCL torch loads",
+                ),
+            ),
+            target=Target.PYTHON_ENV,
+        )
+    if kind == "nccl_timeout":
+        return (
+            "a collective waited for the whole timeout: one rank stalled or took another path",
+            Remediation(
+                text="One rank never reached the collective: find which (the ranks missing from the timeout lines, "
+                "or py-spy dump on the stuck processes), then why: an Xid or ECC error on its GPU (`dmesg`), a data "
+                "loader that stalled, uneven batches or a branch only some ranks take. Run with NCCL_DEBUG=INFO and "
+                "TORCH_NCCL_TRACE_BUFFER_SIZE=1000 for the flight recorder. Raise the timeout only when a step is "
+                "legitimately that slow.",
+                commands=(
+                    Command(("sudo", "dmesg", "--level=err,warn"), note="Xid or ECC errors on the stuck GPU"),
+                ),
+                target=Target.SYSTEM,
+            ),
+        )
+    if kind == "nccl_system":
+        return 'a system call inside NCCL failed ("unhandled system error")', Remediation(
+            text=DEBUG
+            + " In a container the usual cause is a /dev/shm too small (Docker's default is 64 MB): "
+            "run it with `--ipc=host` or `--shm-size=16g`. Otherwise look at the 'NCCL WARN' line: a socket or "
+            "network interface (NCCL_SOCKET_IFNAME), or P2P (NCCL_P2P_DISABLE=1 to confirm).",
+            commands=(SHM_SIZE,),
+            target=Target.SYSTEM,
+        )
+    return "NCCL failed without saying why in this output", Remediation(text=DEBUG, target=Target.SYSTEM)
+
+
+@check(CID, "NCCL can communicate between the GPUs", "nccl")
+def nccl_communication(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    NCCL errors a program reported (torch.distributed's "NCCL error ... unhandled system error", a
+    shared-memory segment it could not create, peer-to-peer or InfiniBand failures, watchdog timeouts), read
+    from output the doctor was given (a paste in `gpu-doctor triage`).
+
+    ## Why it matters
+    NCCL's first error line rarely names the cause: "unhandled system error" covers a /dev/shm too small in
+    a container, a P2P path blocked by ACS or an IOMMU, and a broken InfiniBand port alike. Each has its own
+    fix, and the wrong one wastes a day.
+
+    ## How to fix
+    /dev/shm too small: `--shm-size=16g` or `--ipc=host` for the container. P2P: confirm with
+    NCCL_P2P_DISABLE=1, then fix ACS/IOMMU. InfiniBand: confirm with NCCL_IB_DISABLE=1, then `ibstat`.
+    Anything else: rerun with NCCL_DEBUG=INFO to see NCCL's own reason.
+    """
+    reported = facts.reported_errors
+    if isinstance(reported, Unavailable):
+        return Finding(
+            CID, Status.SKIP, "No program output was read (gpu-doctor triage reads a pasted error)."
+        )
+    errors: list[ReportedError] = [e for e in reported if e.kind in KINDS]
+    if not errors:
+        return Finding(CID, Status.PASS, "No NCCL error was reported.")
+    kind = next(k for k in KINDS if any(e.kind == k for e in errors))
+    why, fix = _fix(kind)
+    decisive = next(e for e in errors if e.kind == kind)
+    return Finding(
+        CID,
+        Status.FAIL,
+        f"NCCL failed: {why}.",
+        details=decisive.means + ("" if kind in ("nccl", "nccl_system") else " " + DEBUG),
+        evidence=tuple(Evidence("reported", e.text, e.where) for e in errors[:3]),
+        remediation=fix,
+    )

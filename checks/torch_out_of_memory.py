@@ -1,0 +1,200 @@
+"""torch.out_of_memory: a program ran out of GPU memory; whose memory it was decides the fix."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Unavailable
+
+CID = "torch.out_of_memory"
+_UNITS = {
+    "b": 1,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+}
+_SIZE = r"(?P<{0}>\d+(?:\.\d+)?)\s*(?P<{0}_unit>[KMGT]i?B|B)"
+# torch < 2.1: "Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.87 GiB already allocated;
+#   13.69 MiB free; 6.91 GiB reserved in total by PyTorch)"
+# torch >= 2.1: "Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 10.06 MiB is
+#   free. Including non-PyTorch memory, this process has 23.62 GiB memory in use. Of the allocated memory
+#   22.99 GiB is allocated by PyTorch, and 197.37 MiB is reserved by PyTorch but unallocated."
+_FIELDS = {
+    "tried": r"Tried to allocate " + _SIZE.format("tried"),
+    "total": r"(?:"
+    + _SIZE.format("total")
+    + r" total capacity|total capacity of "
+    + _SIZE.format("total2")
+    + ")",
+    "free": r"(?:" + _SIZE.format("free") + r" free\b|of which " + _SIZE.format("free2") + r" is free)",
+    "allocated": r"(?:"
+    + _SIZE.format("allocated")
+    + r" already allocated|"
+    + _SIZE.format("allocated2")
+    + r" is allocated by PyTorch)",
+    "reserved": r"(?:" + _SIZE.format("reserved") + r" reserved in total by PyTorch)",
+    "cached": r"(?:" + _SIZE.format("cached") + r" cached\))",  # torch <= 1.4: reserved minus allocated
+    "unallocated": r"(?:" + _SIZE.format("unallocated") + r" is reserved by PyTorch but unallocated)",
+    "process": r"this process has " + _SIZE.format("process") + r" memory in use",
+}
+_PATTERNS = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in _FIELDS.items()}
+# torch >= 2.1 lists every process on the GPU (NVML): "this process" for itself, "Process <pid>" for the
+# others, and for itself too when it runs in a container, whose PID NVML does not know
+_PROCESS = re.compile(r"Process \d+ has " + _SIZE.format("others") + r" memory in use", re.IGNORECASE)
+CONTEXT_SLACK = 1 << 30  # what a process holds beyond PyTorch's reservation: its CUDA context, cuBLAS, NCCL
+HOLDER_QUERY = ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv")
+
+
+@dataclass(frozen=True)
+class OomNumbers:
+    """The sizes an out-of-memory message states, in bytes (None: not in the message)."""
+
+    tried: int | None = None
+    total: int | None = None
+    free: int | None = None
+    allocated: int | None = None  # by PyTorch's tensors
+    reserved: int | None = None  # by PyTorch's caching allocator (allocated + cached)
+    process: int | None = None  # all memory of the process, PyTorch or not (torch >= 2.1)
+    others: int | None = None  # memory of another process the message names
+
+
+def _bytes(match: re.Match[str], name: str) -> int | None:
+    for key in (name, f"{name}2"):
+        value = match.groupdict().get(key)
+        if value is not None:
+            unit = match.group(f"{key}_unit").lower()
+            return int(float(value) * _UNITS.get(unit, 1))
+    return None
+
+
+def oom_numbers(text: str) -> OomNumbers:
+    """Every size the message states; the rest None."""
+    found: dict[str, int | None] = {}
+    for name, pattern in _PATTERNS.items():
+        match = pattern.search(text)
+        found[name] = _bytes(match, name) if match is not None else None
+    unallocated = found.pop("unallocated")
+    cached = found.pop("cached")
+    if found["reserved"] is None and found["allocated"] is not None:
+        spare = unallocated if unallocated is not None else cached
+        found["reserved"] = found["allocated"] + spare if spare is not None else None
+    found["others"] = _others(text, found["process"], found["reserved"])
+    return OomNumbers(**found)
+
+
+def _others(text: str, this_process: int | None, reserved: int | None) -> int | None:
+    """What other processes hold. Without a "this process" line, the one process whose use is PyTorch's
+    reservation plus a CUDA context is this program in a container, not another one."""
+    sizes = [_bytes(m, "others") or 0 for m in _PROCESS.finditer(text)]
+    if not sizes:
+        return None
+    if this_process is None and reserved is not None:
+        own = next((n for n in sizes if reserved <= n <= reserved + CONTEXT_SLACK), None)
+        if own is not None:
+            sizes.remove(own)
+    return sum(sizes) if sizes else None
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB"
+
+
+def _holder() -> Remediation:
+    return Remediation(
+        text="Another program holds most of this GPU's memory. See which one, then stop it (or run on another "
+        "GPU); in a notebook, a kernel left running from earlier is the usual holder.",
+        commands=(
+            Command(HOLDER_QUERY, note="lists the processes using GPU memory, with how much each uses"),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def _fragmented() -> Remediation:
+    return Remediation(
+        text="PyTorch's allocator has enough memory reserved but in pieces too small for this allocation. Set "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the environment of the program (torch ≥ 2.1; "
+        "before that, max_split_size_mb:128), and free tensors you no longer need.",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def _too_big() -> Remediation:
+    return Remediation(
+        text="The job needs more GPU memory than this GPU has: lower the batch size (keep the effective batch "
+        "with gradient accumulation), train in bf16 or fp16 (torch.autocast), use activation checkpointing, or "
+        "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower "
+        "gpu_memory_utilization or max_model_len.",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def _judge(error: ReportedError) -> tuple[str, Remediation]:
+    n = oom_numbers(f"{error.text} {error.context}")
+    used_by_torch = n.process if n.process is not None else n.reserved
+    if n.others is not None and n.total and n.others > 0.25 * n.total:
+        return f"another process holds {_gib(n.others)} of the GPU's {_gib(n.total)}", _holder()
+    if n.total and n.free is not None and used_by_torch is not None:
+        elsewhere = n.total - n.free - used_by_torch
+        if elsewhere > 0.25 * n.total:
+            return (
+                f"{_gib(elsewhere)} of the GPU's {_gib(n.total)} is used outside this program "
+                f"(it holds {_gib(used_by_torch)}, {_gib(n.free)} is free)"
+            ), _holder()
+    if n.reserved and n.allocated is not None and n.tried:
+        cached = n.reserved - n.allocated
+        if cached > n.tried and cached > 0.2 * n.reserved:
+            return (
+                f"{_gib(cached)} is reserved by PyTorch but unused, more than the {_gib(n.tried)} asked for: "
+                "the cache is fragmented"
+            ), _fragmented()
+    if n.total:
+        return f"this program uses the GPU's whole {_gib(n.total)}", _too_big()
+    return "the program asked for more GPU memory than was free", _too_big()
+
+
+@check(CID, "The program's GPU memory suffices", "torch")
+def torch_out_of_memory(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Out-of-memory errors a program reported ("CUDA out of memory. Tried to allocate ..."), read from output
+    the doctor was given (a paste in `gpu-doctor triage`), and the sizes the message states: the GPU's total,
+    what is free, what PyTorch allocated and reserved, what other processes hold.
+
+    ## Why it matters
+    The same error has three different fixes. When another process holds the memory, no batch size helps;
+    when PyTorch's cache is fragmented, one environment variable does; only when the job itself is too big
+    do batch size, precision, checkpointing or sharding matter.
+
+    ## How to fix
+    Another process: find it with `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv`
+    and stop it. Fragmentation: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`. A job too big: smaller
+    batches with gradient accumulation, bf16/fp16, activation checkpointing, FSDP, or a larger GPU.
+    """
+    reported = facts.reported_errors
+    if isinstance(reported, Unavailable):
+        return Finding(
+            CID, Status.SKIP, "No program output was read (gpu-doctor triage reads a pasted error)."
+        )
+    errors = [e for e in reported if e.kind == "oom"]
+    if not errors:
+        return Finding(CID, Status.PASS, "No out-of-memory error was reported.")
+    error = max(errors, key=lambda e: len(e.text) + len(e.context))  # the message that states the most
+    why, fix = _judge(error)
+    return Finding(
+        CID,
+        Status.FAIL,
+        f"The program ran out of GPU memory: {why}.",
+        details=error.means,
+        evidence=tuple(Evidence("reported", e.text, e.where) for e in errors[:3]),
+        remediation=fix,
+    )

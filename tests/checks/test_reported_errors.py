@@ -1,0 +1,111 @@
+"""Checks that judge errors a program reported (torch.out_of_memory, nccl.communication), on real pastes from
+tests/triage/pastes (source in its MANIFEST.json): the same error text has different causes and fixes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torch_gpu_doctor.checks.torch_out_of_memory import HOLDER_QUERY, oom_numbers
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
+
+PASTES = Path(__file__).parents[1] / "triage" / "pastes"
+GIB, MIB = 1 << 30, 1 << 20
+
+
+def finding(paste: str, check_id: str) -> Finding:
+    result = diagnose_paste((PASTES / f"{paste}.txt").read_bytes(), paste).result
+    return next(v.finding for v in result.verdicts if v.finding.check_id == check_id)
+
+
+def test_old_wording_numbers() -> None:
+    """torch < 2.1, and torch <= 1.4 whose last figure is the cache (reserved minus allocated)."""
+    n = oom_numbers(
+        "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity; 2.81 GiB already "
+        "allocated; 25.38 MiB free; 3.06 GiB reserved in total by PyTorch)"
+    )
+    assert (n.tried, n.free) == (20 * MIB, int(25.38 * MIB))
+    assert (n.total, n.allocated, n.reserved) == (int(7.93 * GIB), int(2.81 * GIB), int(3.06 * GIB))
+    cached = oom_numbers(
+        "Tried to allocate 338.00 MiB (GPU 0; 3.95 GiB total capacity; 1.62 GiB already allocated; 23.00 MiB "
+        "free; 9.10 MiB cached)"
+    )
+    assert cached.reserved == int(1.62 * GIB) + int(9.10 * MIB)
+
+
+def test_a_process_line_that_is_this_program_in_a_container_is_not_another_holder() -> None:
+    """torch >= 2.1 names processes by PID; in a container its own PID is not NVML's, so it is "Process N":
+    the one whose use is PyTorch's reservation plus a CUDA context is this program."""
+    text = (
+        "Tried to allocate 546.00 MiB. GPU 0 has a total capacity of 15.77 GiB of which 514.19 MiB is free. "
+        "Process 562167 has 15.25 GiB memory in use. Of the allocated memory 13.73 GiB is allocated by PyTorch, "
+        "with 46.00 MiB allocated in private pools (e.g., CUDA Graphs), and 736.86 MiB is reserved by PyTorch "
+        "but unallocated."
+    )
+    assert oom_numbers(text).others is None
+    other = text.replace(
+        "Process 562167 has 15.25 GiB", "Process 4242 has 9.00 GiB memory in use. Process 1 has 15.25 GiB"
+    )
+    assert oom_numbers(other).others == 9 * GIB
+
+
+@pytest.mark.parametrize(
+    ("paste", "cause", "first"),
+    [
+        # thread: kill the leftover process on the GPU (nvidia-smi); torch <= 1.4 wording
+        (
+            "yolov3-erikguo-4-oom-other-process",
+            "2.30 GiB of the GPU's 3.95 GiB is used outside",
+            HOLDER_QUERY,
+        ),
+        ("monodepth2-236-oom-reserved", "4.85 GiB of the GPU's 7.93 GiB is used outside", HOLDER_QUERY),
+        # 40.69 GiB reserved but unallocated, 35.60 GiB asked for: fragmentation, not another process
+        ("mask2dit-4-oom-fragmentation", "the cache is fragmented", None),
+        # vLLM in Kubernetes: "Process 562167" is vLLM itself
+        ("kaito-976-vllm-oom-expandable", "this program uses the GPU's whole 15.77 GiB", None),
+    ],
+)
+def test_out_of_memory_names_whose_memory_it_was(
+    paste: str, cause: str, first: tuple[str, ...] | None
+) -> None:
+    f = finding(paste, "torch.out_of_memory")
+    assert f.status is Status.FAIL and cause in f.summary
+    assert f.remediation is not None
+    assert (f.remediation.commands[0].argv if f.remediation.commands else None) == first
+    if "fragmented" in cause:
+        assert "expandable_segments:True" in f.remediation.text
+    if first is None and "fragmented" not in cause:
+        assert "batch size" in f.remediation.text and "gpu_memory_utilization" in f.remediation.text
+
+
+@pytest.mark.parametrize(
+    ("paste", "cause", "in_fix"),
+    [
+        ("nccl-342-shm-fallocate", "shared-memory segment", "--shm-size=16g"),
+        ("torchtitan-853-nccl-shm", "shared-memory segment", "--ipc=host"),
+        ("nccl-1405-net-ib-status12", "InfiniBand/RoCE", "NCCL_IB_DISABLE=1"),
+        ("skyrl-108-peer-access-217", "peer-to-peer", "NCCL_P2P_DISABLE=1"),
+        ("nccl-442-wsl-pci-realpath", "WSL2", "current torch wheel"),
+        ("ofa-271-watchdog-timeout", "waited for the whole timeout", "py-spy"),
+        # thread: Docker's /dev/shm; the message alone says only "unhandled system error"
+        ("nccl-473-tests-ipc-host", "unhandled system error", "--ipc=host"),
+    ],
+)
+def test_nccl_errors_get_the_fix_of_their_kind(paste: str, cause: str, in_fix: str) -> None:
+    f = finding(paste, "nccl.communication")
+    assert f.status is Status.FAIL and cause in f.summary
+    assert f.remediation is not None and in_fix in f.remediation.text + " ".join(
+        c.display() for c in f.remediation.commands
+    )
+    assert "NCCL_DEBUG=INFO" in f.remediation.text + f.details  # every NCCL answer says how to learn more
+
+
+def test_live_diagnosis_reads_no_program_output() -> None:
+    from tests.factories import facts
+    from torch_gpu_doctor.checks.nccl_communication import nccl_communication
+    from torch_gpu_doctor.checks.torch_out_of_memory import torch_out_of_memory
+
+    assert torch_out_of_memory(facts()).status is Status.SKIP
+    assert nccl_communication(facts()).status is Status.SKIP
