@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import (
     FACTS_SCHEMA_VERSION,
     DriverFacts,
@@ -168,7 +169,7 @@ def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:
     version = report.driver_version
     warned = report.warnings.driver_cuda
     if version is None and warned is None:
-        return NOT_IN_REPORT
+        return _no_driver_answer(report) or NOT_IN_REPORT
     cuda: Maybe[str] = NOT_IN_REPORT
     cuda_source = None
     if warned is not None:  # what the driver itself told torch: better than a table
@@ -195,6 +196,32 @@ def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:
         userspace_library=NOT_IN_REPORT,
         installed_module_version=NOT_IN_REPORT,
         nvidia_smi="nvidia-smi" if version else None,
+    )
+
+
+def _no_driver_answer(report: CollectEnvReport) -> DriverFacts | None:
+    """collect_env ran nvidia-smi and it answered nothing ("No CUDA", "Could not collect"): no NVIDIA driver
+    answers on that machine. Not on macOS or a ROCm build, where collect_env does not ask nvidia-smi."""
+    amd = report.rocm_build is not None or report.hip_runtime is not None
+    if not report.smi_failed or amd or report_system(report) == "Darwin":
+        return None
+    line = report.lines["gpu_models"]
+    gone = Unavailable(
+        Reason.NOT_FOUND,
+        f"nvidia-smi listed nothing on that machine (collect_env, line {line.line}: `{line.raw.strip()}`)",
+    )
+    return DriverFacts(
+        version=gone,
+        version_source=None,
+        readings=(),
+        kernel_module_flavor=NOT_IN_REPORT,
+        is_jetson=False,
+        cuda_version=NOT_IN_REPORT,
+        cuda_version_source=None,
+        userspace_version=NOT_IN_REPORT,
+        userspace_library=NOT_IN_REPORT,
+        installed_module_version=NOT_IN_REPORT,
+        nvidia_smi=None,
     )
 
 
@@ -271,7 +298,9 @@ def _distributions(report: CollectEnvReport) -> tuple[Distribution, ...]:
 
 def _companions(report: CollectEnvReport) -> tuple[CompanionPackage, ...]:
     """torchvision and torchaudio from pip's list (what Python imports), else conda's. Their CUDA comes from the
-    local version tag or the conda build; without one it is taken to match torch, so only versions are judged."""
+    local version tag or the conda build. An untagged pip version is the PyPI default build of its release on
+    that platform (a plain `pip install torchvision` of its time), which need not be torch's variant; when
+    the compat data does not know that release, it is taken to match torch, so only versions are judged."""
     found: dict[str, Library] = {}
     for lib in report.libraries or ():
         if lib.name in ("torchvision", "torchaudio") and (lib.manager == "pip" or lib.name not in found):
@@ -279,9 +308,45 @@ def _companions(report: CollectEnvReport) -> tuple[CompanionPackage, ...]:
     companions = []
     for name, lib in sorted(found.items()):
         tagged = "+" in lib.version or _conda_cuda(lib.build) is not None or "cpu" in (lib.build or "")
-        cuda = _local_cuda(lib.version) or _conda_cuda(lib.build) if tagged else report.cuda_build
+        if tagged:
+            cuda = _local_cuda(lib.version) or _conda_cuda(lib.build)
+        else:
+            default = untagged_default(name, lib.version, report)
+            cuda = report.cuda_build if default is UNKNOWN_DEFAULT else default
         companions.append(CompanionPackage(name, (), lib.version, cuda))
     return tuple(companions)
+
+
+UNKNOWN_DEFAULT = "unknown"
+
+
+def untagged_default(name: str, version: str, report: CollectEnvReport) -> str | None:
+    """The CUDA of the PyPI default build of an untagged torchvision/torchaudio version on the report's
+    platform: "12.1", None for a CPU default, UNKNOWN_DEFAULT when the release or the platform is unknown."""
+    system = report_system(report)
+    machine = (report_machine(report, system) or "").lower()
+    platform = (
+        "windows"
+        if system == "Windows"
+        else "linux_x86_64"
+        if system == "Linux" and machine in ("x86_64", "amd64")
+        else "linux_aarch64"
+        if system == "Linux" and machine in ("aarch64", "arm64")
+        else None
+    )
+    if platform is None:
+        return UNKNOWN_DEFAULT
+    base = version.split("+", maxsplit=1)[0]
+    for release in load_torch_releases().releases:
+        for torch_version in release.all_versions:
+            pair = release.companions.for_version(torch_version)
+            if (pair.torchvision if name == "torchvision" else pair.torchaudio) == base:
+                variant = release.pypi_default.get(platform)
+                if variant is None:
+                    return UNKNOWN_DEFAULT
+                found = release.variant(variant)
+                return found.cuda if found is not None else None
+    return UNKNOWN_DEFAULT
 
 
 def _runtime(report: CollectEnvReport) -> Maybe[TorchRuntime]:

@@ -63,3 +63,32 @@ class CollectEnvReport:
 
     def has(self, key: str) -> bool:
         return key in self.lines
+
+    def said_nothing(self, key: str) -> bool:
+        """The line is there with collect_env's words for a failed query ("No CUDA", "Could not collect"): for the
+        GPU list and the driver that is nvidia-smi failing, which is information, not a missing line."""
+        line = self.lines.get(key)
+        return line is not None and line.value.strip().lower() in (
+            "no cuda",
+            "could not collect",
+            "n/a",
+            "none",
+        )
+
+    @property
+    def gpus_unlisted(self) -> bool:
+        return self.said_nothing("gpu_models")
+
+    @property
+    def smi_failed(self) -> bool:
+        """collect_env ran nvidia-smi (Linux, Windows) and it listed no GPU and no driver."""
+        return self.gpus_unlisted and (self.said_nothing("driver_version") or not self.has("driver_version"))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One stretch of a paste that triage read, and as what."""
+
+    kind: str  # "collect_env", "nvidia_smi", "pip_list", "conda_list", "pip_freeze", "kernel_log", "error"
+    first_line: int  # 1-based, inclusive
+    last_line: int

@@ -46,6 +46,9 @@ _WRAPPER = re.compile(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*)$", re.IG
 _LIBRARY = re.compile(r"^\[(?P<manager>pip3?|conda)\]\s*(?P<rest>.*)$", re.IGNORECASE)
 _GPU = re.compile(r"^GPU\s*(?P<index>\d+)\s*[:：]\s*(?P<name>.+?)(?:\s*\(UUID:[^)]*\)?)?\s*$", re.IGNORECASE)
 _VERSION = re.compile(r"^\d+(?:\.\d+)+")
+_TORCH_VERSION = re.compile(
+    r"^\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:[a-z]+\d*)*(?:\.(?:dev|post)\d+)?(?:\+[A-Za-z0-9.]+)?$"
+)
 _TOO_OLD = re.compile(r"driver on your system is too old \(found version (\d{4,6})\)", re.IGNORECASE)
 _ARCH = re.compile(r"supports CUDA capabilities((?:\s+(?:sm|compute)_\d+[a-z]?)+)", re.IGNORECASE)
 _CUDA_INIT = re.compile(r"CUDA initialization:\s*(?P<text>.+?)\s*(?:\(Triggered internally.*)?$")
@@ -164,6 +167,8 @@ def _report(found: dict[str, ReportLine], libraries: tuple[Library, ...], text: 
     torch_line = found.get("torch_version")
     torch_value = torch_line.value.split()[0] if torch_line and torch_line.value.split() else ""
     torch_missing = torch_line is not None and torch_value.lower() in NOT_COLLECTED
+    if not torch_missing and not _TORCH_VERSION.match(torch_value):  # "nan", "???": not a version at all
+        torch_value = ""
     return CollectEnvReport(
         lines=found,
         torch_version=None if torch_missing or not torch_value else torch_value,

@@ -1,5 +1,9 @@
-"""Triage as text (what the report shows, the diagnosis with its fix, what is unknown and how to find out) and
-as one JSON document."""
+"""Triage as text and as one JSON document.
+
+The text leads with what a person acts on: the most likely cause in one sentence and how sure it is, the exact
+fix, the one command that settles the rest on that machine, and `gpu-doctor --json` for everything a paste
+never shows. What the paste showed, the other findings and what stays unknown follow.
+"""
 
 from __future__ import annotations
 
@@ -7,105 +11,224 @@ import json
 from typing import Any, TextIO
 
 from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.facts.describe import gib
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Remediation
 from torch_gpu_doctor.serialize import to_json
-from torch_gpu_doctor.triage.model import CollectEnvReport
-from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Kind, Triage, Verdict
+from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
+from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Confidence, Kind, Verdict
+from torch_gpu_doctor.unavailable import Unavailable
 
-TRIAGE_SCHEMA = "gpu-doctor triage v1"
-_ABSENT = "not in the report"
+TRIAGE_SCHEMA = "gpu-doctor triage v2"
+_ABSENT = "not in the paste"
+PART_NAMES = {
+    "collect_env": "a collect_env report",
+    "nvidia_smi": "nvidia-smi output",
+    "pip_list": "a pip package list",
+    "conda_list": "a conda package list",
+    "kernel_log": "kernel log lines",
+    "ldd": "ldd output",
+    "error": "known error messages",
+}
+SURE = {
+    Confidence.STATED: "the paste says so",
+    Confidence.INFERRED: "inferred from gpu-doctor's GPU and driver tables",
+}
 
 
-def header_lines(r: CollectEnvReport) -> list[str]:
-    if r.torch_missing:
-        torch = "torch: not importable (PyTorch version: N/A)"
-    elif r.torch_version is None:
-        torch = f"torch: {_ABSENT}"
-    else:
-        build = (
-            f"CUDA {r.cuda_build} build"
-            if r.cuda_build
-            else f"ROCm {r.rocm_build} build"
-            if r.rocm_build
-            else "CPU-only build"
-            if r.has("cuda_build")
-            else "build not in the report"
+def _parts_line(pasted: PastedText) -> str:
+    kinds: dict[str, list[str]] = {}
+    for part in pasted.parts:
+        span = (
+            str(part.first_line)
+            if part.first_line == part.last_line
+            else f"{part.first_line}-{part.last_line}"
         )
-        torch = f"torch {r.torch_version} ({build})"
-    where = " · ".join(x for x in (r.os_name, r.python_platform) if x) or f"OS {_ABSENT}"
-    python = f"Python {r.python_version}" if r.python_version else f"Python {_ABSENT}"
-    gpus = ", ".join(g.name for g in r.gpus) if r.gpus else _ABSENT
-    driver = r.driver_version or _ABSENT
-    if r.warnings.driver_cuda:
-        driver += f" (torch's warning: the driver supports CUDA {r.warnings.driver_cuda})"
-    available = {True: "True", False: "False", None: _ABSENT}[r.cuda_available]
+        kinds.setdefault(part.kind, []).append(span)
+    read = "; ".join(
+        f"{PART_NAMES.get(k, k)} (line{'s' if len(v) > 1 or '-' in v[0] else ''} {', '.join(v)})"
+        for k, v in kinds.items()
+    )
+    unread = (
+        f"; {len(pasted.unread)} line{'s' if len(pasted.unread) != 1 else ''} not understood"
+        if pasted.unread
+        else ""
+    )
+    return (read or "nothing gpu-doctor knows") + unread
+
+
+def header_lines(facts: Facts) -> list[str]:
+    """What the paste shows, whichever part said it."""
+    packages, driver, runtime = facts.torch_packages, facts.driver, facts.torch
+    if isinstance(packages, Unavailable):
+        torch = f"torch: {_ABSENT}"
+    elif packages.version is None:
+        torch = (
+            "torch: not importable (PyTorch version: N/A)"
+            if packages.distributions or packages.torch_paths == ()
+            else "torch: not installed"
+        )
+    else:
+        version = "" if packages.version == TORCH_VERSION_UNSAID else f" {packages.version}"
+        build = (
+            f"CUDA {packages.cuda} build"
+            if packages.cuda
+            else f"ROCm {packages.hip} build"
+            if packages.hip
+            else "CPU-only build"
+        )
+        torch = f"torch{version} ({build})"
+    python = facts.python
+    py = (
+        f"Python {python.version}"
+        if not isinstance(python, Unavailable) and isinstance(python.version, str)
+        else ""
+    )
+    os_facts = facts.os
+    where = (
+        " · ".join(
+            x
+            for x in (
+                os_facts.distro_name if isinstance(os_facts.distro_name, str) else os_facts.system,
+                "WSL2" if os_facts.is_wsl else "",
+            )
+            if x
+        )
+        if not isinstance(os_facts, Unavailable)
+        else f"OS {_ABSENT}"
+    )
+    gpus = ", ".join(
+        g.name + (f" ({gib(g.memory_total_bytes)})" if isinstance(g.memory_total_bytes, int) else "")
+        for g in facts.gpus
+        if isinstance(g.name, str)
+    )
+    if not gpus and facts.gpus:  # the unnamed GPU a CUDA paste implies
+        gpus = "none named in the paste (it is about CUDA, so an NVIDIA GPU is assumed)"
+    if isinstance(driver, Unavailable):
+        drv = _ABSENT
+    elif isinstance(driver.version, str):
+        cuda = f", supports CUDA ≤ {driver.cuda_version}" if isinstance(driver.cuda_version, str) else ""
+        drv = driver.version + cuda
+    elif isinstance(driver.cuda_version, str):
+        drv = f"version {_ABSENT}; it supports CUDA ≤ {driver.cuda_version} (torch's warning)"
+    else:
+        drv = f"none answers ({driver.version.detail})" if driver.version.detail else "none answers"
+    available = _ABSENT
+    if not isinstance(runtime, Unavailable):
+        available = {True: "True", False: "False", None: _ABSENT}[runtime.cuda_available]
+        if runtime.outcome != "ok":
+            available = f"torch failed to import: {runtime.message}"
     lines = [
-        f"{torch} · {python}",
+        " · ".join(x for x in (torch, py) if x),
         where,
-        f"GPUs: {gpus}",
-        f"NVIDIA driver: {driver}",
-        f"Is CUDA available: {available}",
+        f"GPUs: {gpus or _ABSENT}",
+        f"NVIDIA driver: {drv}",
     ]
-    if r.cuda_runtime:
-        lines.append(f"CUDA toolkit on the machine (nvcc, not used by pip wheels): {r.cuda_runtime}")
-    if r.warnings.arch_list:
-        lines.append(f"torch's warning lists its architectures: {' '.join(r.warnings.arch_list)}")
-    if r.truncated:
-        lines.append("The paste ends before the list of libraries: it may be cut off.")
+    lines.append(f"Is CUDA available: {available}")
+    if not isinstance(runtime, Unavailable) and runtime.arch_list:
+        lines.append(f"torch's kernels are built for: {' '.join(runtime.arch_list)}")
     return lines
 
 
-def render_text(result: Triage, parsed: CollectEnvReport, source: str, out: TextIO) -> None:
-    out.write(f"What the collect_env report shows ({source})\n")
-    out.writelines(f"  {line}\n" for line in header_lines(parsed))
-    problems = [v for v in result.verdicts if v.kind == Kind.PROBLEM]
-    out.write("\nDiagnosis\n")
-    if not problems:
-        out.write("  No problem found in what this report shows.\n")
-    for v in problems:
-        _problem(v, out)
-    rec = result.report.recommended_install
-    if problems and rec is not None and not rec.already_installed and parsed.gpus is not None:
-        out.write(f"\n  Recommended torch: {rec.torch} ({rec.variant}) — {rec.reason}.\n")
-        out.write(f"    $ {' '.join(rec.pip_argv('python'))}\n")
+def _fix_lines(fix: Remediation | None, indent: str) -> list[str]:
+    if fix is None:
+        return []
+    lines = [f"{indent}Fix: {fix.text}"]
+    lines += [f"{indent}  $ {c.display()}" + (f"   # {c.note}" if c.note else "") for c in fix.commands]
+    return lines
+
+
+def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
+    pasted, facts, result = diagnosis.pasted, diagnosis.facts, diagnosis.result
+    out.write(f"{TOOL_NAME} triage · {source}\n")
+    out.write(f"Read: {_parts_line(pasted)}\n")
+    for note in pasted.paste.notes:
+        out.write(f"Note: {note}\n")
+    if pasted.paste.encoding not in ("utf-8",):
+        out.write(f"Note: decoded as {pasted.paste.encoding}\n")
+    out.write("\n")
+    cause = result.cause
+    if cause is None:
+        out.write("No problem found in what this paste shows.\n")
+    else:
+        f = cause.finding
+        sure = SURE.get(result.confidence or "", "")
+        out.write(f"Most likely cause ({sure}): {f.summary}\n")
+        if f.details:
+            out.write(f"  {f.details}\n")
+        out.writelines(f"{line}\n" for line in _fix_lines(f.remediation, "  "))
+        if cause.lines:
+            out.write(
+                f"  From the paste: line{'s' if len(cause.lines) > 1 else ''} {', '.join(map(str, cause.lines))}\n"
+            )
+    settle = cause.find_out if cause is not None and cause.find_out else None
+    if settle:
+        out.write(f"\nTo be sure, run this on that machine: {settle}\n")
+    out.write(
+        f"Everything a paste cannot show (PCIe, eGPU, modules, storage): run `{WHOLE_MACHINE}` there.\n"
+    )
+    out.write("\nWhat the paste shows\n")
+    out.writelines(f"  {line}\n" for line in header_lines(facts))
+    others = [v for v in result.verdicts if v.kind == Kind.PROBLEM and v is not cause]
+    if others:
+        out.write("\nAlso found\n")
+        for v in others:
+            out.write(f"  {v.finding.status.value.upper():<5} {v.finding.check_id}: {v.finding.summary}\n")
+            out.writelines(f"{line}\n" for line in _fix_lines(v.finding.remediation, "        "))
     unknown = [v for v in result.verdicts if v.kind == Kind.UNKNOWN]
     if unknown:
-        out.write("\nUnknown from this report\n")
+        out.write("\nUnknown from this paste (run on that machine to know)\n")
+        by_command: dict[str, list[str]] = {}
         for v in unknown:
-            why = f"the report lacks {', '.join(v.missing)}" if v.missing else v.finding.summary
-            out.write(f"  {v.finding.check_id}: {v.title} — {why}\n")
-            if v.find_out:
-                out.write(f"    find out on that machine: {v.find_out}\n")
+            by_command.setdefault(v.find_out or WHOLE_MACHINE, []).append(v.finding.check_id)
+        for command, ids in by_command.items():
+            out.write(f"  $ {command}\n      {', '.join(ids)}\n")
     fine = [v.finding.check_id for v in result.verdicts if v.kind == Kind.FINE]
     if fine:
         out.write(f"\nFine: {', '.join(fine)}\n")
-    out.write(
-        f"\nNot in a collect_env report ({len(result.not_in_report)} checks: PCIe links, eGPU, memory, storage, "
-        f"kernel modules, ...): run `{WHOLE_MACHINE}` on that machine.\n"
-    )
 
 
-def _problem(v: Verdict, out: TextIO) -> None:
-    f = v.finding
-    out.write(f"  {f.status.value.upper():<5} {f.check_id}: {f.summary}\n")
-    if f.details:
-        out.write(f"        {f.details}\n")
-    if f.remediation is not None:
-        out.write(f"        Fix: {f.remediation.text}\n")
-        out.writelines(f"          $ {c.display()}\n" for c in f.remediation.commands)
-
-
-def render_json(result: Triage, parsed: CollectEnvReport, source: str, exit_code: int) -> str:
+def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
+    pasted, facts, result = diagnosis.pasted, diagnosis.facts, diagnosis.result
     rec = result.report.recommended_install
+    gpus_named = any(isinstance(g.name, str) for g in facts.gpus)
+    cause = result.cause
     document: dict[str, Any] = {
         "schema": TRIAGE_SCHEMA,
         "tool": {"name": TOOL_NAME, "version": __version__},
         "source": source,
-        "report": to_json(parsed),
+        "encoding": pasted.paste.encoding,
+        "notes": list(pasted.paste.notes),
+        "parts": [
+            {"kind": p.kind, "first_line": p.first_line, "last_line": p.last_line} for p in pasted.parts
+        ],
+        "unread_lines": list(pasted.unread),
+        "errors": [
+            {
+                "signature": h.signature.id,
+                "class": h.signature.cls,
+                "line": h.line,
+                "text": h.text,
+                "means": h.signature.means,
+                "check": h.signature.check,
+                "source": h.signature.url,
+            }
+            for h in pasted.hits
+        ],
+        "cause": None
+        if cause is None
+        else {**_finding(cause), "confidence": result.confidence, "to_be_sure": cause.find_out},
+        "to_be_sure": cause.find_out if cause is not None else None,
+        "whole_machine": WHOLE_MACHINE,
+        "report": to_json(pasted.collect_env) if pasted.collect_env is not None else None,
+        "facts": to_json(facts),
         "findings": [_finding(v) for v in result.verdicts],
         "unknown": [_finding(v) for v in result.verdicts if v.kind == Kind.UNKNOWN],
         "not_in_report": {"check_ids": list(result.not_in_report), "find_out": WHOLE_MACHINE},
         "recommended_install": None
-        if rec is None or parsed.gpus is None
+        if rec is None or not gpus_named
         else {**to_json_dict(rec), "pip_argv": list(rec.pip_argv("python"))},
         "summary": {
             "exit_code": exit_code,
@@ -113,7 +236,7 @@ def render_json(result: Triage, parsed: CollectEnvReport, source: str, exit_code
             "unknown": sum(1 for v in result.verdicts if v.kind == Kind.UNKNOWN),
         },
     }
-    return json.dumps(document, indent=2) + "\n"
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def to_json_dict(value: object) -> dict[str, Any]:
@@ -134,6 +257,7 @@ def _finding(v: Verdict) -> dict[str, Any]:
         "details": f.details,
         "missing": list(v.missing),
         "find_out": v.find_out,
+        "lines": list(v.lines),
         "remediation": None
         if fix is None
         else {

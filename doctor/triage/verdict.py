@@ -1,5 +1,12 @@
-"""Which checks a collect_env report can decide, and how each result reads in triage: a problem, fine, or
-unknown from this report (with the command that would find it out on that machine)."""
+"""Which checks a paste can decide, how each result reads in triage, and which one is the cause.
+
+The checks are the live doctor's own (one rules engine): they run on the partial Facts of the paste. A check
+whose inputs the paste does not establish is "unknown from this paste" whatever it concluded, with the
+command that would decide it on that machine, so a missing line never reads as "no GPU" or "no driver". Of
+the problems found, the cause is the one earliest in CAUSE_ORDER (what breaks everything after it first); its
+confidence says whether the paste states it (the program's own words, a collect_env line) or the doctor
+inferred it (the GPU or driver tables).
+"""
 
 from __future__ import annotations
 
@@ -8,77 +15,83 @@ from dataclasses import dataclass
 
 from torch_gpu_doctor.catalog import load_checks
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Finding, Status, Target
+from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
+from torch_gpu_doctor.model import Finding, Remediation, Status, Target
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import judge
-from torch_gpu_doctor.triage.model import CollectEnvReport
-from torch_gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
-FIND_OUT: dict[str, str] = {  # check id → the command that answers it on the reporter's machine
-    "gpu.present": "nvidia-smi -L",
+CUDA_INIT = 'python -c "import torch; torch.cuda.init(); print(torch.cuda.get_device_name(0))"'
+# check id → the command that decides it on the reporter's machine
+FIND_OUT: dict[str, str] = {
     "driver.installed": "nvidia-smi",
+    "driver.nvml": "nvidia-smi",
+    "driver.xid_errors": "sudo dmesg | grep -i nvrm",
+    "gpu.present": "nvidia-smi -L",
     "torch.installed": TORCH_VERSION,
     "torch.cpu_build": TORCH_VERSION,
     "torch.driver_compat": "nvidia-smi",
-    "torch.arch_compat": 'python -c "import torch; print(torch.cuda.get_arch_list())"',
-    "torch.cuda_init": 'python -c "import torch; torch.cuda.init()"',
+    "torch.arch_compat": 'python -c "import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"',
+    "torch.cuda_init": CUDA_INIT,
+    "torch.nvidia_wheels": "python -m pip list",
     "torch.companions": "python -m pip list",
+    "torch.out_of_memory": "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
+    "nccl.communication": "NCCL_DEBUG=INFO (in the failing program's environment)",
+    "driver.nouveau": "lsmod | grep -E 'nouveau|nvidia'",
+    "driver.secure_boot": "mokutil --sb-state",
+    "platform.container_gpus": "docker run --rm --gpus all IMAGE nvidia-smi",
+    "env.cuda_visible_devices": "nvidia-smi -L",
+    "env.library_path": "python -m pip check",
     "compat.data_age": TORCH_VERSION,
     "amd.torch_rocm": TORCH_VERSION,
+    "amd.gfx_target": "rocminfo | grep gfx",
 }
-TRIAGE_CHECKS = tuple(k for k in FIND_OUT if not k.startswith("amd."))
-NVIDIA_ONLY = ("gpu.present", "driver.installed", "torch.driver_compat", "torch.arch_compat")
-AMD_CHECKS = (*(k for k in TRIAGE_CHECKS if k not in NVIDIA_ONLY), "amd.torch_rocm")  # a ROCm report
-WHOLE_MACHINE = "gpu-doctor --json"  # everything a collect_env report never has (PCIe, eGPU, storage, ...)
-
-
-def _gpus_known(r: CollectEnvReport) -> list[str]:
-    return [] if r.gpus is not None else ["GPU models"]
-
-
-def _torch(r: CollectEnvReport) -> list[str]:
-    return [] if r.torch_version is not None or r.torch_missing else ["PyTorch version"]
-
-
-def _build(r: CollectEnvReport) -> list[str]:
-    return _torch(r) + ([] if r.has("cuda_build") or r.rocm_build else ["CUDA used to build PyTorch"])
-
-
-def _capabilities(r: CollectEnvReport, facts: Facts) -> list[str]:
-    unknown = [g.name for g in facts.nvidia_gpus if not isinstance(g.compute_capability, str)]
-    return _gpus_known(r) + [f"compute capability of {name}" for name in unknown if isinstance(name, str)]
-
-
-def missing_fields(check_id: str, r: CollectEnvReport, facts: Facts) -> list[str]:
-    """The report fields a check needs that this report lacks. A check missing one is "unknown from this
-    report" whatever it concluded: a missing line is never "no GPU" or "no driver"."""
-    cpu_build = r.cuda_build is None and r.rocm_build is None
-    if check_id == "gpu.present":
-        return _gpus_known(r)
-    if check_id == "driver.installed":
-        return [] if r.driver_version else ["Nvidia driver version"]
-    if check_id in ("torch.installed", "compat.data_age"):
-        return _torch(r)
-    if check_id in ("torch.cpu_build", "amd.torch_rocm"):
-        return _build(r) + (_gpus_known(r) if cpu_build else [])
-    if check_id == "torch.driver_compat":
-        driver = facts.driver
-        driver_cuda = not isinstance(driver, Unavailable) and isinstance(driver.cuda_version, str)
-        if cpu_build or driver_cuda:
-            return _build(r)
-        return _build(r) + (
-            ["the CUDA version of driver " + r.driver_version]
-            if r.driver_version
-            else ["Nvidia driver version"]
-        )
-    if check_id == "torch.arch_compat":
-        return _build(r) + ([] if r.cuda_build is None else _capabilities(r, facts))
-    if check_id == "torch.cuda_init":
-        return _build(r) + ([] if r.cuda_available is not None else ["Is CUDA available"])
-    if check_id == "torch.companions":
-        return _torch(r) + ([] if r.libraries is not None else ["Versions of relevant libraries"])
-    return []
+# Root causes first: a missing or broken driver explains every torch symptom after it, a wrong build explains
+# the CUDA errors, and the errors of a running program come last.
+CAUSE_ORDER = (
+    "driver.installed",
+    "driver.nouveau",
+    "driver.secure_boot",
+    "driver.nvml",
+    "driver.xid_errors",
+    "platform.container_gpus",
+    "torch.installed",
+    "torch.cpu_build",
+    "amd.torch_rocm",
+    "torch.driver_compat",
+    "torch.arch_compat",
+    "amd.gfx_target",
+    "env.cuda_visible_devices",
+    "env.library_path",
+    "torch.nvidia_wheels",
+    "torch.cuda_init",
+    "torch.out_of_memory",
+    "nccl.communication",
+    "torch.companions",
+    "gpu.present",
+    "compat.data_age",
+)
+# Checks a paste decides only through a known error message: without one they are left out, not "unknown"
+BY_MESSAGE_ONLY = frozenset(
+    {
+        "driver.nouveau", "driver.secure_boot", "platform.container_gpus", "env.cuda_visible_devices",
+        "env.library_path", "torch.out_of_memory", "nccl.communication",
+    }
+)  # fmt: skip
+NVIDIA_ONLY = (
+    "gpu.present",
+    "driver.installed",
+    "driver.nouveau",
+    "driver.secure_boot",
+    "driver.nvml",
+    "torch.driver_compat",
+    "torch.arch_compat",
+)
+AMD_CHECKS = tuple(c for c in CAUSE_ORDER if c not in NVIDIA_ONLY)
+NVIDIA_CHECKS = tuple(c for c in CAUSE_ORDER if not c.startswith("amd."))
+WHOLE_MACHINE = "gpu-doctor --json"  # everything a paste never has (PCIe, eGPU, storage, ...)
 
 
 class Kind:
@@ -88,70 +101,247 @@ class Kind:
     NOT_APPLICABLE = "not_applicable"
 
 
+class Confidence:
+    STATED = "stated"  # the paste says it: the program's own message, a collect_env line
+    INFERRED = "inferred"  # the doctor's tables fill a gap (a GPU's compute capability, a driver's CUDA)
+
+
 @dataclass(frozen=True)
 class Verdict:
     finding: Finding
     title: str
     kind: str  # Kind.*
-    missing: tuple[str, ...]  # report fields the check needed and this report lacks
+    missing: tuple[str, ...]  # what the check needed that the paste does not show
     find_out: str | None  # the command that would decide it on that machine
+    lines: tuple[int, ...] = ()  # the paste's lines of the error messages behind it
 
 
 @dataclass(frozen=True)
 class Triage:
-    report: Report  # the checks that ran on the report's facts
+    report: Report  # the checks that ran on the paste's facts
     verdicts: tuple[Verdict, ...]
-    not_in_report: tuple[str, ...]  # check ids that need facts a collect_env report never has
+    not_in_report: tuple[str, ...]  # check ids that need facts a paste never has
+    cause: Verdict | None  # the most likely cause: the first problem in CAUSE_ORDER
+    confidence: str | None  # Confidence.* of the cause
 
     def exit_problem(self) -> bool:
         return any(v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in self.verdicts)
 
 
-def triage(parsed: CollectEnvReport, facts: Facts) -> Triage:
-    amd = any(g.vendor == "amd" for g in facts.gpus) or parsed.rocm_build is not None
-    needs = set(AMD_CHECKS if amd else TRIAGE_CHECKS)
-    loaded = load_checks(plugins=False).checks
-    chosen = [c for c in loaded if c.spec.id in needs]
+@dataclass(frozen=True)
+class Known:
+    """What the paste establishes, whatever part of it said so."""
+
+    gpus_listed: bool  # a GPU list (collect_env, nvidia-smi) or a GPU named in torch's warning
+    nvidia_implied: bool  # the paste is about an NVIDIA GPU even when it names none
+    driver: bool  # a driver version, or that no driver answers
+    driver_cuda: bool  # the newest CUDA the driver supports
+    torch: bool  # torch's version, or that it is missing
+    build: bool  # CUDA, ROCm or CPU build
+    available: bool  # torch.cuda.is_available()'s answer, or an init error
+    libraries: bool  # a list of the installed packages
+    errors: bool  # a known error message
+
+
+def known(pasted: PastedText, facts: Facts) -> Known:
+    r = pasted.collect_env
+    packages, driver, runtime = facts.torch_packages, facts.driver, facts.torch
+    driver_known = not isinstance(driver, Unavailable) and (
+        isinstance(driver.version, str) or driver.version.reason is Reason.NOT_FOUND
+    )
+    kinds = {h.signature.cls for h in pasted.hits}
+    return Known(
+        gpus_listed=bool(facts.gpus) and any(isinstance(g.name, str) for g in facts.gpus),
+        nvidia_implied=bool(facts.nvidia_gpus)
+        or pasted.smi is not None
+        or bool(kinds - {"rocm", "other", "nccl", "nccl_shm", "nccl_p2p", "nccl_ib"}),
+        driver=driver_known or not isinstance(facts.nvml, Unavailable),
+        driver_cuda=not isinstance(driver, Unavailable) and isinstance(driver.cuda_version, str),
+        torch=not isinstance(packages, Unavailable) or (r is not None and r.torch_missing),
+        build=not isinstance(packages, Unavailable)
+        and (
+            r is None
+            or r.has("cuda_build")
+            or packages.cuda is not None
+            or packages.hip is not None
+            or bool(kinds & {"cpu_build"})
+            or not r.has("torch_version")
+        ),
+        available=not isinstance(runtime, Unavailable)
+        and (runtime.cuda_available is not None or runtime.outcome != "ok"),
+        libraries=(r is not None and r.libraries is not None) or bool(pasted.packages),
+        errors=not isinstance(facts.reported_errors, Unavailable),
+    )
+
+
+def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
+    """What a check needs that this paste does not show. A check missing one is "unknown from this paste"
+    whatever it concluded."""
+    torch = [] if k.torch else ["torch's version"]
+    build = torch + ([] if k.build else ["how torch was built (CUDA used to build PyTorch)"])
+    packages = facts.torch_packages
+    cpu_build = not isinstance(packages, Unavailable) and packages.cuda is None and packages.hip is None
+    gpus = [] if k.gpus_listed else ["the GPU (nvidia-smi -L)"]
+    if check_id == "gpu.present":
+        return gpus
+    if check_id == "driver.installed":
+        return [] if k.driver else ["the NVIDIA driver version"]
+    if check_id == "driver.nvml":
+        return [] if not isinstance(facts.nvml, Unavailable) else ["what NVML answers (nvidia-smi)"]
+    if check_id == "driver.xid_errors":
+        return [] if not isinstance(facts.kernel_log, Unavailable) or k.errors else ["the kernel log"]
+    if check_id in ("torch.installed", "compat.data_age"):
+        version_known = (
+            not isinstance(packages, Unavailable)
+            and packages.version is not None
+            and not packages.version.startswith("(")
+        )
+        return torch if check_id == "torch.installed" or version_known else ["torch's version"]
+    if check_id in ("torch.cpu_build", "amd.torch_rocm"):
+        return build + ([] if not cpu_build or k.gpus_listed or k.nvidia_implied else gpus)
+    if check_id == "torch.driver_compat":
+        return build + (
+            [] if cpu_build or k.driver_cuda else ["the CUDA version the driver supports (nvidia-smi)"]
+        )
+    if check_id == "torch.arch_compat":
+        reported = _reported(facts, "no_kernel_image")
+        unknown_cc = [g.name for g in facts.nvidia_gpus if not isinstance(g.compute_capability, str)]
+        named = [f"the compute capability of {n}" for n in unknown_cc if isinstance(n, str)]
+        return build + ([] if reported or cpu_build else (gpus or named))
+    if check_id == "torch.cuda_init":
+        return build + ([] if k.available else ["Is CUDA available"])
+    if check_id in ("torch.companions", "torch.nvidia_wheels"):
+        return torch + ([] if k.libraries else ["the list of installed packages (pip list)"])
+    if check_id in BY_MESSAGE_ONLY:
+        return []  # decided by a known error message, or left out
+    if check_id == "amd.gfx_target":
+        return ["the GPU's gfx target (rocminfo)"]
+    return []
+
+
+def _reported(facts: Facts, kind: str) -> bool:
+    errors = facts.reported_errors
+    return not isinstance(errors, Unavailable) and any(e.kind == kind for e in errors)
+
+
+def triage(pasted: PastedText, facts: Facts) -> Triage:
+    r = pasted.collect_env
+    amd = any(g.vendor == "amd" for g in facts.gpus) or (r is not None and r.rocm_build is not None)
+    amd = amd or any(h.signature.cls == "rocm" for h in pasted.hits)
+    needs = AMD_CHECKS if amd else NVIDIA_CHECKS
+    loaded = {c.spec.id: c for c in load_checks(plugins=False).checks}
+    chosen = [loaded[c] for c in needs if c in loaded]
     report = judge(facts, chosen)
     titles = {c.spec.id: c.spec.title for c in chosen}
+    k = known(pasted, facts)
+    lines_of = {check: tuple(h.line for h in pasted.hits if h.signature.check == check) for check in titles}
     verdicts = tuple(
-        _verdict(_for_report(f, parsed), titles[f.check_id], missing_fields(f.check_id, parsed, facts))
+        _verdict(
+            _for_paste(f, pasted, k),
+            titles[f.check_id],
+            missing_fields(f.check_id, k, facts),
+            lines_of[f.check_id],
+        )
         for f in report.findings
+        if f.check_id not in BY_MESSAGE_ONLY or lines_of[f.check_id] or f.status in (Status.FAIL, Status.WARN)
     )
-    not_in = tuple(c.spec.id for c in loaded if c.spec.id not in needs)
-    return Triage(report, verdicts, not_in)
+    order = list(CAUSE_ORDER)
+    if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
+        order.remove("torch.arch_compat")
+        order.insert(0, "torch.arch_compat")
+    ordered = sorted(
+        (v for v in verdicts if v.kind == Kind.PROBLEM),
+        key=lambda v: (v.finding.status is not Status.FAIL, order.index(v.finding.check_id)),
+    )
+    cause = ordered[0] if ordered else None
+    not_in = tuple(c for c in loaded if c not in needs)
+    return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
 
 
-def _verdict(finding: Finding, title: str, missing: list[str]) -> Verdict:
+def _confidence(cause: Verdict, facts: Facts) -> str:
+    if cause.lines:
+        return Confidence.STATED
+    check = cause.finding.check_id
+    driver = facts.driver
+    if (
+        check == "torch.driver_compat"
+        and not isinstance(driver, Unavailable)
+        and driver.cuda_version_source == "compat table"
+    ):
+        return Confidence.INFERRED
+    if check == "torch.arch_compat" and any(
+        g.compute_capability_source == "compat table" for g in facts.nvidia_gpus
+    ):
+        return Confidence.INFERRED
+    return Confidence.STATED
+
+
+def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int, ...]) -> Verdict:
     find_out = FIND_OUT.get(finding.check_id)
-    if missing:
-        return Verdict(finding, title, Kind.UNKNOWN, tuple(missing), find_out)
+    if missing and not lines:
+        return Verdict(finding, title, Kind.UNKNOWN, tuple(missing), find_out, lines)
     if finding.status in (Status.FAIL, Status.WARN, Status.CRASH):
-        return Verdict(finding, title, Kind.PROBLEM, (), None)
-    if finding.status is Status.UNKNOWN:
-        return Verdict(finding, title, Kind.UNKNOWN, (), find_out)
+        return Verdict(finding, title, Kind.PROBLEM, (), find_out, lines)
+    if finding.status is Status.UNKNOWN or missing:
+        return Verdict(finding, title, Kind.UNKNOWN, tuple(missing), find_out, lines)
     kind = Kind.FINE if finding.status is Status.PASS else Kind.NOT_APPLICABLE
-    return Verdict(finding, title, kind, (), None)
+    return Verdict(finding, title, kind, (), None, lines)
 
 
-def _for_report(finding: Finding, r: CollectEnvReport) -> Finding:
-    """The few places where a live check's wording would mislead about a pasted report."""
-    if finding.check_id == "torch.cuda_init" and finding.status is Status.PASS:
+def _for_paste(finding: Finding, pasted: PastedText, k: Known) -> Finding:
+    """The few places where a live check's wording would mislead about a paste."""
+    r = pasted.collect_env
+    if finding.check_id == "torch.installed" and r is not None and r.torch_missing:
+        listed = [lib for lib in r.libraries or () if lib.name in ("torch", "pytorch")]
+        where = (
+            f"The report's package list has {listed[0].name} {listed[0].version}: it is installed, so either its "
+            "import fails in that interpreter or it belongs to another Python."
+            if listed
+            else "The report's package list has no torch either: it is not installed for the Python that ran "
+            "collect_env, or its import fails before pip's metadata is read."
+        )
+        return dataclasses.replace(
+            finding,
+            summary="torch did not import in the Python that ran collect_env (PyTorch version: N/A).",
+            details=where,
+            remediation=Remediation(
+                text='Run `python -c "import torch"` with that same Python: its error says why (a missing library, '
+                "a broken install, another interpreter). Install torch only if it really is not installed there.",
+                target=Target.PYTHON_ENV,
+            ),
+        )
+    if finding.check_id == "torch.installed" and finding.status is Status.PASS and r is not None:
+        return dataclasses.replace(
+            finding, summary=f"torch {r.torch_version} (the report does not say where it is installed)."
+        )
+    if finding.check_id == "torch.cuda_init" and finding.status is Status.PASS and r is not None:
         return dataclasses.replace(
             finding, summary=f"CUDA works in torch {r.torch_version} (Is CUDA available: True)."
         )
-    if finding.check_id == "torch.cuda_init" and finding.status is Status.FAIL and not r.warnings.cuda_init:
+    if (
+        finding.check_id == "torch.cuda_init"
+        and finding.status is Status.FAIL
+        and finding.summary.endswith(": no error message")
+    ):
         return dataclasses.replace(
             finding,
-            summary="torch.cuda.is_available() is False; the report does not say why (see the other findings).",
+            summary="torch.cuda.is_available() is False; the paste does not say why (see the other findings).",
         )
     fix = finding.remediation
-    if r.gpus is None and fix is not None and fix.target is Target.PYTHON_ENV and fix.commands:
-        # A wheel chosen without knowing the GPU would be the CPU build: say what to find out instead.
+    gpu_dependent = finding.check_id in ("torch.arch_compat", "torch.companions", "torch.nvidia_wheels")
+    if (
+        gpu_dependent
+        and not k.gpus_listed
+        and fix is not None
+        and fix.target is Target.PYTHON_ENV
+        and fix.commands
+    ):
+        # A wheel chosen without knowing the GPU could be the wrong one: say what to find out instead.
         return dataclasses.replace(
             finding,
-            remediation=None,
+            remediation=dataclasses.replace(fix, commands=()),
             details=(finding.details + " " if finding.details else "")
-            + "The right torch build depends on the GPU, which this report does not list (run nvidia-smi -L).",
+            + "Which torch build to install depends on the GPU, which the paste does not name: run nvidia-smi -L "
+            "on that machine (or gpu-doctor there, which picks the build).",
         )
     return finding

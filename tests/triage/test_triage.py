@@ -11,17 +11,23 @@ from typing import Any
 import pytest
 
 from torch_gpu_doctor.cli import main
-from torch_gpu_doctor.triage.facts import report_facts
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
-from torch_gpu_doctor.triage.verdict import Kind, triage
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
+from torch_gpu_doctor.triage.verdict import Kind, Triage
 
 HERE = Path(__file__).parent
-REPORTS = sorted((HERE / "reports").glob("*.txt"))
 EXPECTED: dict[str, dict[str, Any]] = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))
+# the first corpus, pinned check by check; the whole corpus (reports/ and pastes/) is pinned by cause and first
+# command in corpus_expected.json (test_corpus.py)
+REPORTS = [HERE / "reports" / f"{name}.txt" for name in sorted(EXPECTED)]
 
 
-def test_every_report_has_an_expectation() -> None:
-    assert sorted(p.stem for p in REPORTS) == sorted(EXPECTED)
+def diagnosed(path: Path) -> Triage:
+    return diagnose_paste(path.read_bytes(), path.name).result
+
+
+def test_every_pinned_report_exists() -> None:
+    assert all(p.is_file() for p in REPORTS)
     assert len(REPORTS) >= 12
 
 
@@ -35,8 +41,7 @@ def test_report_parses(path: Path) -> None:
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
 def test_diagnosis_is_pinned(path: Path) -> None:
     expected = EXPECTED[path.stem]
-    parsed = parse_report(path.read_text(encoding="utf-8"))
-    result = triage(parsed, report_facts(parsed))
+    result = diagnosed(path)
     shown = {
         v.finding.check_id: f"{v.kind}:{v.finding.status.value}"
         for v in result.verdicts
@@ -60,10 +65,10 @@ def test_diagnosis_is_pinned(path: Path) -> None:
 
 def test_missing_lines_are_unknown_never_failures() -> None:
     """The WSL paste stops at the platform line: gpu.present would say "no GPU" on these facts."""
-    parsed = parse_report((HERE / "reports" / "wsl-cu111-truncated.txt").read_text(encoding="utf-8"))
-    result = triage(parsed, report_facts(parsed))
+    result = diagnosed(HERE / "reports" / "wsl-cu111-truncated.txt")
     gpu = next(v for v in result.verdicts if v.finding.check_id == "gpu.present")
-    assert gpu.kind == Kind.UNKNOWN and gpu.missing == ("GPU models",) and gpu.find_out == "nvidia-smi -L"
+    assert gpu.kind == Kind.UNKNOWN and gpu.missing == ("the GPU (nvidia-smi -L)",)
+    assert gpu.find_out == "nvidia-smi -L"
     assert not any(v.kind == Kind.PROBLEM for v in result.verdicts)
 
 
@@ -72,8 +77,7 @@ def test_no_platform_line_names_the_missing_line_not_the_driver() -> None:
     wheel platform: the fix says which lines are missing instead of telling a working driver to be replaced."""
     text = (HERE / "reports" / "windows-cpu-torch-rtx4080.txt").read_text(encoding="utf-8")
     kept = "\n".join(line for line in text.splitlines() if not line.startswith(("OS:", "Python platform:")))
-    parsed = parse_report(kept)
-    result = triage(parsed, report_facts(parsed))
+    result = diagnose_paste(kept.encode(), "kept").result
     build = next(v.finding for v in result.verdicts if v.finding.check_id == "torch.cpu_build")
     assert build.status.value == "fail" and build.remediation is not None
     assert build.remediation.text == (
@@ -90,10 +94,9 @@ def test_platform_line_without_machine_is_quoted() -> None:
         for line in text.splitlines()
         if not line.startswith(("OS:", "Python platform:"))
     )
-    parsed = parse_report(kept)
     build = next(
         v.finding
-        for v in triage(parsed, report_facts(parsed)).verdicts
+        for v in diagnose_paste(kept.encode(), "kept").result.verdicts
         if v.finding.check_id == "torch.cpu_build"
     )
     assert build.remediation is not None
@@ -105,12 +108,15 @@ def test_driver_cuda_comes_from_torchs_warning_not_nvcc() -> None:
     parsed = parse_report(
         (HERE / "reports" / "gke-driver470-cu121-truncated.txt").read_text(encoding="utf-8")
     )
-    facts = report_facts(parsed)
+    facts = diagnose_paste((HERE / "reports" / "gke-driver470-cu121-truncated.txt").read_bytes(), "gke").facts
     assert parsed.warnings.driver_cuda == "11.4"
     assert not isinstance(facts.driver, type(None)) and getattr(facts.driver, "cuda_version", None) == "11.4"
     windows = parse_report((HERE / "reports" / "windows-cpu-torch-rtx4080.txt").read_text(encoding="utf-8"))
     assert windows.cuda_runtime == "12.4.99"  # nvcc's, never taken for the driver's
-    assert getattr(report_facts(windows).driver, "cuda_version_source", None) == "compat table"
+    windows_facts = diagnose_paste(
+        (HERE / "reports" / "windows-cpu-torch-rtx4080.txt").read_bytes(), "w"
+    ).facts
+    assert getattr(windows_facts.driver, "cuda_version_source", None) == "compat table"
 
 
 def test_variants_parse() -> None:
@@ -136,8 +142,13 @@ def test_cli_text_and_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["triage", str(HERE / "reports" / "windows-cpu-torch-rtx4080.txt")])
     out = capsys.readouterr().out
     assert code == 1
-    assert "FAIL  torch.cpu_build" in out and "--index-url https://download.pytorch.org/whl/cu121" in out
-    assert "Not in a collect_env report" in out
+    cause = out.split("Most likely cause (the paste says so): ", 1)[1].splitlines()[0]
+    assert cause.startswith("torch 2.2.2 is a CPU-only build")
+    assert "--index-url https://download.pytorch.org/whl/cu121" in out
+    assert (
+        "\nEverything a paste cannot show (PCIe, eGPU, modules, storage): run `gpu-doctor --json` there."
+        in out
+    )
 
 
 def test_cli_json_is_one_document(capsys: pytest.CaptureFixture[str]) -> None:
@@ -150,7 +161,7 @@ def test_cli_json_is_one_document(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    data = (HERE / "reports" / "windows-cu117-gtx1050ti.txt").read_bytes()
+    data = (HERE / "reports" / "wsl-cu121-rtx4070-laptop.txt").read_bytes()
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert main(["triage", "-"]) == 0
     assert "No problem found" in capsys.readouterr().out
@@ -159,8 +170,8 @@ def test_cli_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"", "does not look like collect_env output"),
-        (b"hello world\nthis is a bug report without versions\n", "does not look like collect_env output"),
+        (b"", "is empty"),
+        (b"hello world\nthis is a bug report without versions\n", "found nothing it knows in this text"),
         (b"\x7fELF\x02\x01\x01\x00\x00\x00", "binary data"),
     ],
     ids=["empty", "garbage", "binary"],

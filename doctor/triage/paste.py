@@ -1,0 +1,122 @@
+"""A paste → what triage read in it: the collect_env report, nvidia-smi, package lists, kernel-log lines and
+the known error messages (the signature catalogue), each with the lines it came from, and the lines nothing
+understood."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from torch_gpu_doctor.checks.support.signatures import Hit, match_line
+from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
+from torch_gpu_doctor.triage.decode import Paste
+from torch_gpu_doctor.triage.model import CollectEnvReport, Part
+from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
+from torch_gpu_doctor.triage.tool_output import (
+    LinkedLibrary,
+    PackageListing,
+    SmiOutput,
+    parse_built_for,
+    parse_ldd,
+    parse_nvidia_smi,
+    parse_package_lists,
+)
+from torch_gpu_doctor.unavailable import Reason, Unavailable
+
+_KERNEL = re.compile(
+    r"\bNVRM:|\bnvidia(?:_uvm|_drm|_modeset)?: |Lockdown: |Key was rejected|module verification failed"
+)
+_NOISE = re.compile(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*|[-=+|_*\s]*|>\s*)$", re.IGNORECASE)
+PASTED_LOG = "the pasted kernel log"
+
+
+@dataclass(frozen=True)
+class PastedText:
+    paste: Paste
+    lines: int
+    collect_env: CollectEnvReport | None  # None: no collect_env line in the paste
+    smi: SmiOutput | None
+    packages: tuple[PackageListing, ...]
+    kernel_log: KernelLogFacts | None
+    linked: tuple[LinkedLibrary, ...]  # CUDA libraries in pasted `ldd` output
+    built_for: tuple[str, ...]  # sm_XY of torch >= 2.10's capability warning ("- 7.5 which supports ...")
+    hits: tuple[Hit, ...]  # known error messages, in the order they appear
+    parts: tuple[Part, ...]
+    unread: tuple[int, ...]  # lines with text that nothing understood
+
+    @property
+    def empty(self) -> bool:
+        """Nothing triage can use: not a report, not tool output, no known error."""
+        return (
+            self.collect_env is None
+            and self.smi is None
+            and not self.packages
+            and not self.hits
+            and (
+                self.kernel_log is None or not (self.kernel_log.xid_events or self.kernel_log.signature_lines)
+            )
+        )
+
+
+def read_paste(paste: Paste) -> PastedText:
+    lines = paste.text.split("\n")
+    report = parse_report(paste.text)
+    collect_env = report if looks_like_collect_env(report) else None
+    smi = parse_nvidia_smi(lines)
+    packages = parse_package_lists(lines)
+    kernel_lines = [(n, line) for n, line in enumerate(lines, start=1) if _KERNEL.search(line)]
+    kernel_log = (
+        parse_kernel_log(
+            "\n".join(line for _, line in kernel_lines), PASTED_LOG, Unavailable(Reason.NOT_RECORDED)
+        )
+        if kernel_lines
+        else None
+    )
+    hits = tuple(hit for number, line in enumerate(lines, start=1) for hit in match_line(line, number))
+    linked = parse_ldd(lines)
+    built_for, built_lines = parse_built_for(lines)
+    used: dict[int, str] = {}
+    if collect_env is not None:
+        for item in collect_env.lines.values():
+            for offset in range(item.raw.count("\n") + 1):
+                used.setdefault(item.line + offset, "collect_env")
+        for lib in collect_env.libraries or ():
+            used.update({n: "collect_env" for n, line in enumerate(lines, start=1) if line == lib.raw})
+    if smi is not None:
+        used.update(dict.fromkeys(smi.lines, "nvidia_smi"))
+    for listing in packages:
+        kind = "conda_list" if listing.manager == "conda" else "pip_list"
+        used.update(dict.fromkeys(listing.lines, kind))
+    used.update({n: "kernel_log" for n, _ in kernel_lines})
+    used.update({lib.line: "ldd" for lib in linked})
+    used.update(dict.fromkeys(built_lines, "error"))
+    used.update({hit.line: "error" for hit in hits if hit.line not in used})
+    unread = tuple(
+        n for n, line in enumerate(lines, start=1) if n not in used and not _NOISE.match(line.strip())
+    )
+    return PastedText(
+        paste,
+        len(lines),
+        collect_env,
+        smi,
+        packages,
+        kernel_log,
+        linked,
+        built_for,
+        hits,
+        _parts(used),
+        unread,
+    )
+
+
+def _parts(used: dict[int, str]) -> tuple[Part, ...]:
+    """Consecutive lines of one kind (gaps of up to 3 unread lines kept inside) as parts, in order."""
+    parts: list[Part] = []
+    for number in sorted(used):
+        kind = used[number]
+        last = parts[-1] if parts else None
+        if last is not None and last.kind == kind and number - last.last_line <= 4:
+            parts[-1] = Part(kind, last.first_line, number)
+        else:
+            parts.append(Part(kind, number, number))
+    return tuple(parts)

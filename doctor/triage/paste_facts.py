@@ -1,0 +1,494 @@
+"""Everything read in a paste → one partial Facts, for the same checks the live doctor runs.
+
+The collect_env report gives the base (triage/facts.py); nvidia-smi, package lists, the kernel log and the known
+error messages add what the report lacks or cannot say. Where sources disagree, the more direct one wins: torch's
+own warning over nvidia-smi's header over the compat table for the driver's CUDA; a warning's compute capability
+over the GPU table. A fact no part of the paste gives stays `not_recorded`, so a missing line never reads as "no
+GPU" or "no driver".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.facts.bdf import normalize_bdf
+from torch_gpu_doctor.facts.model import (
+    FACTS_SCHEMA_VERSION,
+    DriverFacts,
+    DriverVersionReading,
+    Facts,
+    Gpu,
+    KernelFacts,
+    KernelModule,
+    NvmlErrorInfo,
+    NvmlFacts,
+    OsFacts,
+)
+from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.facts.torch import (
+    CompanionPackage,
+    Distribution,
+    MappedLibrary,
+    TorchPackages,
+    TorchRuntime,
+)
+from torch_gpu_doctor.host.nvml import ERROR_CODES
+from torch_gpu_doctor.triage.facts import NOT_IN_REPORT, report_facts
+from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.tool_output import PackageListing
+from torch_gpu_doctor.unavailable import Reason, Unavailable
+
+NOT_IN_PASTE = Unavailable(Reason.NOT_RECORDED, "not in the paste")
+UNNAMED_GPU = Unavailable(Reason.NOT_RECORDED, "the paste does not name the GPU")
+TORCH_VERSION_UNSAID = "(version not in the paste)"
+_CUDA_TAG = re.compile(r"\+cu(\d+)(\d)$")
+_CONDA_CUDA = re.compile(r"cuda(\d+\.\d+)|_cu(\d+)(\d)")
+
+
+def paste_facts(pasted: PastedText) -> Facts:
+    facts = report_facts(pasted.collect_env) if pasted.collect_env is not None else _blank()
+    facts = _with_smi(facts, pasted)
+    facts = _with_packages(facts, pasted.packages)
+    if pasted.kernel_log is not None:
+        facts = dataclasses.replace(facts, kernel_log=pasted.kernel_log)
+    facts = _with_hits(facts, pasted)
+    facts = _with_runtime_lists(facts, pasted)
+    return _with_unnamed_gpu(facts, pasted)
+
+
+def _with_runtime_lists(facts: Facts, pasted: PastedText) -> Facts:
+    """torch >= 2.10's list of the CCs it was built for, and the CUDA libraries `ldd` resolved: what the live
+    probe reads from the torch process (its arch list, its mapped libraries)."""
+    if not pasted.built_for and not pasted.linked:
+        return facts
+    runtime = facts.torch if not isinstance(facts.torch, Unavailable) else _runtime(facts)
+    if pasted.built_for and not runtime.arch_list:
+        runtime = dataclasses.replace(runtime, arch_list=pasted.built_for)
+    if pasted.linked and not runtime.mapped_libraries:
+        mapped = tuple(MappedLibrary(lib.name, lib.path, lib.path) for lib in pasted.linked)
+        runtime = dataclasses.replace(runtime, mapped_libraries=mapped)
+    return dataclasses.replace(facts, torch=runtime)
+
+
+# Error classes that are about an NVIDIA GPU even when the paste names none
+_NVIDIA_CLASSES = frozenset(
+    {
+        "arch", "driver_too_old", "forward_compat", "no_driver", "nvml", "driver_library_mismatch",
+        "unknown_error", "cpu_build", "missing_library", "undefined_symbol", "cudnn", "cublas", "no_visible_gpu",
+        "container", "mig", "oom", "xid", "gpu_lost", "ecc", "illegal_address", "secure_boot", "wsl",
+        "driver_unsupported_gpu",
+    }
+)  # fmt: skip
+
+
+def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
+    """A paste about CUDA on a machine whose GPU it does not name still has an NVIDIA GPU: an unnamed one, so
+    the checks judge torch against a GPU rather than against none (a CPU build is then a problem, not fine).
+    Not on macOS, not for a ROCm build, not when nvidia-smi or collect_env said there is no GPU, and not for a
+    CPU build whose collect_env found no nvidia-smi answer ("No CUDA"): a CUDA build with that answer is about
+    a GPU torch cannot see, a CPU build with it may be on a machine without one."""
+    if facts.gpus:
+        return facts
+    r = pasted.collect_env
+    os_facts = facts.os
+    if (not isinstance(os_facts, Unavailable) and os_facts.system == "Darwin") or (
+        r is not None and r.rocm_build
+    ):
+        return facts
+    packages = facts.torch_packages
+    cuda_build = not isinstance(packages, Unavailable) and packages.cuda is not None
+    about_nvidia = cuda_build or any(h.signature.cls in _NVIDIA_CLASSES for h in pasted.hits)
+    if not about_nvidia or (r is not None and r.has("gpu_models") and not r.gpus_unlisted):
+        return facts
+    if r is not None and r.smi_failed and not cuda_build:
+        return facts  # a CPU build where nvidia-smi answered nothing: nothing shows an NVIDIA GPU is there
+    gpu = Gpu(
+        bdf=NOT_IN_PASTE,
+        vendor="nvidia",
+        device_id=NOT_IN_PASTE,
+        name=UNNAMED_GPU,
+        name_source=None,
+        compute_capability=Unavailable(Reason.NOT_RECORDED, "the paste does not name the GPU"),
+        compute_capability_source=None,
+        memory_total_bytes=NOT_IN_PASTE,
+        uuid=NOT_IN_PASTE,
+        kernel_driver="nvidia",
+        on_pci_bus=False,
+        nvml_index=0,
+        excluded=None,
+    )
+    return dataclasses.replace(facts, gpus=(gpu,))
+
+
+def _blank() -> Facts:
+    return Facts(
+        schema_version=FACTS_SCHEMA_VERSION,
+        host="pasted text",
+        os=NOT_IN_PASTE,
+        cpu=NOT_IN_PASTE,
+        memory=NOT_IN_PASTE,
+        python=NOT_IN_PASTE,
+        driver=NOT_IN_PASTE,
+        kernel=NOT_IN_PASTE,
+        nvml=NOT_IN_PASTE,
+        pci=NOT_IN_PASTE,
+        proc_gpus=NOT_IN_PASTE,
+        gpus=(),
+        torch_packages=NOT_IN_PASTE,
+        torch=NOT_IN_PASTE,
+        pcie=NOT_IN_PASTE,
+        thunderbolt=NOT_IN_PASTE,
+        boltctl=NOT_IN_PASTE,
+        memory_limits=NOT_IN_PASTE,
+        storage=NOT_IN_PASTE,
+        measurements=NOT_IN_PASTE,
+        container=NOT_IN_PASTE,
+        wsl=NOT_IN_PASTE,
+        iommu=NOT_IN_PASTE,
+        nvidia_module=NOT_IN_PASTE,
+        secure_boot=NOT_IN_PASTE,
+        kernel_log=NOT_IN_PASTE,
+        gpu_health=NOT_IN_PASTE,
+        rocm=NOT_IN_PASTE,
+        virtualization=NOT_IN_PASTE,
+    )
+
+
+def _driver(
+    version: str | Unavailable, cuda: str | Unavailable, source: str | None, origin: str
+) -> DriverFacts:
+    readings = (DriverVersionReading("nvidia-smi", origin, version),) if isinstance(version, str) else ()
+    return DriverFacts(
+        version=version,
+        version_source="nvidia-smi" if isinstance(version, str) else None,
+        readings=readings,
+        kernel_module_flavor=NOT_IN_PASTE,
+        is_jetson=False,
+        cuda_version=cuda,
+        cuda_version_source=source,
+        userspace_version=NOT_IN_PASTE,
+        userspace_library=NOT_IN_PASTE,
+        installed_module_version=NOT_IN_PASTE,
+        nvidia_smi="nvidia-smi" if isinstance(version, str) else None,
+    )
+
+
+def _system(facts: Facts) -> str:
+    os_facts = facts.os
+    windows = not isinstance(os_facts, Unavailable) and (os_facts.system == "Windows" or os_facts.is_wsl)
+    return "windows" if windows else "linux"
+
+
+def _table_cuda(version: str, system: str) -> tuple[str | Unavailable, str | None]:
+    table = load_matrix().max_cuda_for_driver(version, system)
+    if table is not None:
+        return table, "compat table"
+    return Unavailable(Reason.NOT_SUPPORTED, f"driver {version} is older than the compat table"), None
+
+
+def _with_smi(facts: Facts, pasted: PastedText) -> Facts:
+    smi = pasted.smi
+    if smi is None:
+        return facts
+    driver = facts.driver
+    if smi.driver_version is not None and (
+        isinstance(driver, Unavailable) or not isinstance(driver.version, str)
+    ):
+        cuda, source = (
+            (smi.cuda_version, "nvidia-smi (CUDA Version)")
+            if smi.cuda_version
+            else _table_cuda(smi.driver_version, _system(facts))
+        )
+        facts = dataclasses.replace(
+            facts, driver=_driver(smi.driver_version, cuda, source, "nvidia-smi (pasted)")
+        )
+    elif (
+        smi.cuda_version
+        and not isinstance(driver, Unavailable)
+        and driver.cuda_version_source in (None, "compat table")
+    ):
+        facts = dataclasses.replace(
+            facts,
+            driver=dataclasses.replace(
+                driver, cuda_version=smi.cuda_version, cuda_version_source="nvidia-smi (CUDA Version)"
+            ),
+        )
+    if not facts.gpus and smi.gpus:
+        matrix = load_matrix()
+        gpus = []
+        for position, g in enumerate(smi.gpus):
+            model = matrix.gpu_by_name(g.name)
+            bdf = normalize_bdf(g.bus_id) if g.bus_id else None
+            gpus.append(
+                Gpu(
+                    bdf=bdf or NOT_IN_PASTE,
+                    vendor="nvidia",
+                    device_id=NOT_IN_PASTE,
+                    name=g.name,
+                    name_source="nvidia-smi (pasted)",
+                    compute_capability=model.compute_capability
+                    if model
+                    else Unavailable(Reason.NOT_FOUND, f"{g.name} is not in gpu-doctor's GPU table"),
+                    compute_capability_source="compat table" if model else None,
+                    memory_total_bytes=g.memory_total_mib << 20 if g.memory_total_mib else NOT_IN_PASTE,
+                    uuid=NOT_IN_PASTE,
+                    kernel_driver="nvidia",
+                    on_pci_bus=False,
+                    nvml_index=g.index if g.index is not None else position,
+                    excluded=None,
+                )
+            )
+        facts = dataclasses.replace(facts, gpus=tuple(gpus))
+    return facts
+
+
+def _cuda_of(version: str, build: str | None) -> str | None:
+    tag = _CUDA_TAG.search(version)
+    if tag is not None:
+        return f"{tag.group(1)}.{tag.group(2)}"
+    conda = _CONDA_CUDA.search(build or "")
+    if conda is not None:
+        return conda.group(1) or f"{conda.group(2)}.{conda.group(3)}"
+    return None
+
+
+def _with_packages(facts: Facts, listings: tuple[PackageListing, ...]) -> Facts:
+    """torch's build from a pip or conda list, when the report did not give it; the nvidia-* wheels always."""
+    libraries = [lib for listing in listings for lib in listing.packages]
+    if not libraries:
+        return facts
+    packages = facts.torch_packages
+    torch = next((lib for lib in libraries if lib.name in ("torch", "pytorch")), None)
+    distributions = tuple(
+        Distribution(lib.name, lib.version, None, ()) for lib in libraries if lib.manager == "pip"
+    )
+    if isinstance(packages, Unavailable) and torch is not None:
+        cpu = "+cpu" in torch.version or "cpu" in (torch.build or "")
+        cuda = None if cpu else _cuda_of(torch.version, torch.build)
+        companions = tuple(
+            CompanionPackage(lib.name, (), lib.version, _cuda_of(lib.version, lib.build))
+            for lib in libraries
+            if lib.name in ("torchvision", "torchaudio")
+        )
+        if cuda is None and not cpu:  # an untagged pip wheel: the PyPI default of its release (Linux: CUDA)
+            return dataclasses.replace(facts, torch_packages=NOT_IN_PASTE)
+        listed = TorchPackages(
+            torch_paths=(f"(the {torch.manager} list: {torch.name} {torch.version})",),
+            version=torch.version,
+            cuda=cuda,
+            hip=None,
+            debug=None,
+            companions=companions,
+            distributions=distributions,
+            sys_path=(),
+            user_site=None,
+            user_site_enabled=False,
+            externally_managed=False,
+        )
+        return dataclasses.replace(facts, torch_packages=listed)
+    if not isinstance(packages, Unavailable) and not packages.distributions and distributions:
+        return dataclasses.replace(
+            facts, torch_packages=dataclasses.replace(packages, distributions=distributions)
+        )
+    return facts
+
+
+def _cc_of(implies: dict[str, str | bool]) -> str | None:
+    cc = implies.get("gpu_cc")
+    if isinstance(cc, str) and re.fullmatch(r"\d{1,2}\.\d", cc):
+        return cc
+    sm = implies.get("gpu_sm")
+    digits = re.sub(r"\D", "", sm) if isinstance(sm, str) else ""
+    return f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else None
+
+
+def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
+    """What the known error messages imply, added where the paste's other parts said nothing better."""
+    errors: list[ReportedError] = []
+    lines = pasted.paste.text.split("\n")
+    for hit in pasted.hits:
+        implies, where = hit.implies, f"line {hit.line} of the paste"
+        kind = implies.get("error")
+        if implies.get("container_without_gpus") is True:
+            kind = "container_runtime"
+        elif implies.get("visible_devices_problem") is True and kind is None:
+            kind = "visible_devices"
+        if isinstance(kind, str):
+            context = _paragraph_after(lines, hit.line)
+            errors.append(
+                ReportedError(
+                    kind, hit.signature.id, hit.signature.means, hit.text, where, hit.values, context
+                )
+            )
+        facts = _os_hint(facts, implies)
+        facts = _driver_hint(facts, implies, hit.text, where)
+        facts = _gpu_hint(facts, implies)
+        facts = _torch_hint(facts, implies, hit.text)
+        if implies.get("nouveau_loaded") is True and isinstance(facts.kernel, Unavailable):
+            modules = (KernelModule("nouveau", True),)
+            facts = dataclasses.replace(facts, kernel=KernelFacts(modules, NOT_IN_PASTE, (), NOT_IN_PASTE))
+    if errors:
+        facts = dataclasses.replace(facts, reported_errors=tuple(errors))
+    return facts
+
+
+def _paragraph_after(lines: list[str], number: int, most: int = 6) -> str:
+    """The lines after line `number` up to a blank one (a long message wrapped by the terminal or the paste)."""
+    after = []
+    for line in lines[number : number + most]:
+        if not line.strip():
+            break
+        after.append(line.strip())
+    return " ".join(after)
+
+
+def _os_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
+    if implies.get("wsl") is not True or not isinstance(facts.os, Unavailable):
+        return facts
+    wsl = OsFacts(
+        "Linux", NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, (), True, True
+    )
+    return dataclasses.replace(facts, os=wsl)
+
+
+def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where: str) -> Facts:
+    driver = facts.driver
+    cuda = implies.get("driver_cuda")
+    if isinstance(cuda, str):
+        number = cuda if "." in cuda else f"{int(cuda) // 1000}.{(int(cuda) % 1000) // 10}"
+        source = "torch warning (cudaDriverGetVersion)"
+        if isinstance(driver, Unavailable):
+            facts = dataclasses.replace(facts, driver=_driver(NOT_IN_PASTE, number, source, where))
+        elif driver.cuda_version_source != source:
+            facts = dataclasses.replace(
+                facts, driver=dataclasses.replace(driver, cuda_version=number, cuda_version_source=source)
+            )
+    if implies.get("driver_loaded") is False and isinstance(facts.driver, Unavailable):
+        gone = Unavailable(Reason.NOT_FOUND, f'{where}: "{text}"')
+        facts = dataclasses.replace(facts, driver=_driver(gone, NOT_IN_PASTE, None, where))
+    nvml_error = implies.get("nvml_error") or (
+        "LibRmVersionMismatch" if implies.get("error") == "api_mismatch" else None
+    )
+    if isinstance(nvml_error, str) and isinstance(facts.nvml, Unavailable):
+        code = ERROR_CODES.get(nvml_error, 999)
+        why = Unavailable(Reason.FAILED, f"NVML: {text}")
+        nvml = NvmlFacts(NvmlErrorInfo(nvml_error, code, text), why, why, why, why, ())
+        facts = dataclasses.replace(facts, nvml=nvml)
+    library = implies.get("driver_version")
+    if isinstance(library, str) and not isinstance(facts.driver, Unavailable):
+        facts = dataclasses.replace(
+            facts, driver=dataclasses.replace(facts.driver, userspace_version=library)
+        )
+    return facts
+
+
+def _gpu_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
+    name, cc = implies.get("gpu_name"), _cc_of(implies)
+    if not isinstance(name, str) and cc is None:
+        return facts
+    listed = list(facts.gpus)
+    for position, gpu in enumerate(listed):
+        same = isinstance(name, str) and isinstance(gpu.name, str) and name.strip() in gpu.name
+        if same or (not isinstance(name, str) and len(listed) == 1):
+            if cc is not None and (
+                not isinstance(gpu.compute_capability, str)
+                or gpu.compute_capability_source != "torch warning"
+            ):
+                listed[position] = dataclasses.replace(
+                    gpu, compute_capability=cc, compute_capability_source="torch warning"
+                )
+            return dataclasses.replace(facts, gpus=tuple(listed))
+    model = load_matrix().gpu_by_name(name) if isinstance(name, str) else None
+    capability = cc or (model.compute_capability if model else None)
+    gpu = Gpu(
+        bdf=NOT_IN_PASTE,
+        vendor="nvidia",
+        device_id=NOT_IN_PASTE,
+        name=name.strip() if isinstance(name, str) else UNNAMED_GPU,
+        name_source="torch warning" if isinstance(name, str) else None,
+        compute_capability=capability or Unavailable(Reason.NOT_FOUND, "not in the paste nor the GPU table"),
+        compute_capability_source="torch warning" if cc else "compat table" if capability else None,
+        memory_total_bytes=NOT_IN_PASTE,
+        uuid=NOT_IN_PASTE,
+        kernel_driver="nvidia",
+        on_pci_bus=False,
+        nvml_index=len(listed),
+        excluded=None,
+    )
+    return dataclasses.replace(facts, gpus=(*listed, gpu))
+
+
+def _runtime(facts: Facts) -> TorchRuntime:
+    packages = facts.torch_packages
+    version, cuda, hip = (
+        (None, None, None)
+        if isinstance(packages, Unavailable)
+        else (packages.version, packages.cuda, packages.hip)
+    )
+    return TorchRuntime(
+        outcome="ok",
+        failed_stage=None,
+        message="",
+        stderr_tail="",
+        version=version,
+        cuda=cuda,
+        hip=hip,
+        arch_list=None,
+        cuda_available=None,
+        cuda_warnings=(),
+        cuda_init_error=None,
+        devices=(),
+        cudnn_available=None,
+        cudnn_version=None,
+        nccl_version=None,
+        mapped_libraries=(),
+    )
+
+
+def _torch_hint(facts: Facts, implies: dict[str, str | bool], text: str) -> Facts:
+    packages = facts.torch_packages
+    if implies.get("torch_cuda_build") is False and (
+        isinstance(packages, Unavailable) or packages.cuda is not None
+    ):
+        cpu = TorchPackages(
+            torch_paths=("(the paste: torch was not compiled with CUDA)",),
+            version=packages.version
+            if not isinstance(packages, Unavailable) and packages.version
+            else TORCH_VERSION_UNSAID,
+            cuda=None,
+            hip=None,
+            debug=None,
+            companions=(),
+            distributions=packages.distributions if not isinstance(packages, Unavailable) else (),
+            sys_path=(),
+            user_site=None,
+            user_site_enabled=False,
+            externally_managed=False,
+        )
+        facts = dataclasses.replace(facts, torch_packages=cpu)
+    arch = implies.get("arch_list")
+    runtime = facts.torch
+    if (
+        isinstance(arch, str)
+        or implies.get("cuda_init_error")
+        or implies.get("cuda_available") is False
+        or implies.get("torch_import_failed")
+    ):
+        runtime = runtime if not isinstance(runtime, Unavailable) else _runtime(facts)
+        if isinstance(arch, str) and not runtime.arch_list:
+            runtime = dataclasses.replace(runtime, arch_list=tuple(arch.split()))
+        if implies.get("cuda_init_error") and runtime.cuda_init_error is None:
+            runtime = dataclasses.replace(runtime, cuda_init_error=text, cuda_available=False)
+        if implies.get("cuda_available") is False:
+            runtime = dataclasses.replace(runtime, cuda_available=False)
+            if not implies.get("cuda_init_error") and text not in runtime.cuda_warnings:
+                runtime = dataclasses.replace(runtime, cuda_warnings=(*runtime.cuda_warnings, text))
+        if implies.get("torch_import_failed") and runtime.outcome == "ok":
+            runtime = dataclasses.replace(runtime, outcome="failed", failed_stage="import", message=text)
+        facts = dataclasses.replace(facts, torch=runtime)
+    return facts
+
+
+__all__ = ["NOT_IN_PASTE", "NOT_IN_REPORT", "TORCH_VERSION_UNSAID", "paste_facts"]

@@ -1,0 +1,221 @@
+"""Pasted tool output → values: `nvidia-smi` (its table and `-q`), `pip list`, `pip freeze`, `conda list`.
+
+Each parser reads the lines it recognises and leaves the rest; it returns the line numbers it used, so triage
+can say which parts of a paste it read. Formats are those of real pastes (tests/triage/pastes/): the table of
+drivers 418 to 580 (its column layout changed in 530), `nvidia-smi -q` key-value lines, pip's two-column
+list, `name==version` freezes, and conda's four columns with a build string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from torch_gpu_doctor.triage.model import Library
+
+# | NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |
+_SMI_HEAD = re.compile(
+    r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s*(?P<driver>[\d.]+)(?:\s+CUDA Version:\s*(?P<cuda>[\d.]+|N/A))?",
+    re.IGNORECASE,
+)
+# |   0  NVIDIA GeForce RTX 4090    Off |   00000000:01:00.0  On |                  Off |
+_SMI_GPU = re.compile(
+    r"^\|\s*(?P<index>\d{1,3})\s+(?P<name>.+?)\s+(?:On|Off|N/A)\s*\|\s*(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\b"
+)
+# | 30%   35C    P8    22W / 350W |    5MiB / 24576MiB |      0%      Default |
+_SMI_MEMORY = re.compile(r"\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|")
+_SMI_Q = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 .()/-]{1,40}?)\s*:\s*(?P<value>.*)$")
+_Q_KEYS = {
+    "driver version": "driver",
+    "cuda version": "cuda",
+    "product name": "name",
+    "bus id": "bus",
+    "attached gpus": "count",
+}
+_PIP_ROW = re.compile(
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)(?:\s+(?P<where>\S.*))?$"
+)
+_FREEZE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<version>\S+)$")
+_CONDA_ROW = re.compile(
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)\s+(?P<build>\S+)(?:\s+(?P<channel>\S+))?\s*$"
+)
+# packages whose lines are worth reading from a list: torch's family, NVIDIA's wheels, frameworks on top
+_RELEVANT = re.compile(
+    r"^(torch|torchvision|torchaudio|pytorch|pytorch-cuda|cudatoolkit|cuda-.*|nvidia-.*|triton|xformers|"
+    r"vllm|transformers|accelerate|deepspeed|bitsandbytes|flash-attn|jax|jaxlib|tensorflow|numpy|cupy.*)$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    index: int | None
+    name: str
+    bus_id: str | None  # as nvidia-smi prints it: 00000000:01:00.0
+    memory_used_mib: int | None = None
+    memory_total_mib: int | None = None
+
+
+@dataclass(frozen=True)
+class SmiOutput:
+    driver_version: str | None
+    cuda_version: str | None  # "CUDA Version" in nvidia-smi's header: the newest CUDA the driver supports
+    gpus: tuple[SmiGpu, ...]
+    lines: tuple[int, ...]  # the line numbers read (1-based)
+
+
+@dataclass(frozen=True)
+class PackageListing:
+    manager: str  # "pip" | "conda"
+    packages: tuple[Library, ...]
+    lines: tuple[int, ...]
+
+
+def _cells(line: str) -> str:
+    return line.strip().strip("`").strip()
+
+
+def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
+    """The table (header, GPU rows, memory) and `-q` key lines; None when neither is in the paste."""
+    driver = cuda = None
+    used: list[int] = []
+    gpus: list[SmiGpu] = []
+    q_name: str | None = None
+    q_bus: str | None = None
+    for number, raw in enumerate(lines, start=1):
+        line = _cells(raw)
+        head = _SMI_HEAD.search(line)
+        if head is not None:
+            driver = driver or head["driver"]
+            cuda = cuda or (head["cuda"] if head["cuda"] and head["cuda"] != "N/A" else None)
+            used.append(number)
+            continue
+        row = _SMI_GPU.match(line)
+        if row is not None:
+            gpus.append(SmiGpu(int(row["index"]), row["name"].strip(), row["bus"]))
+            used.append(number)
+            continue
+        memory = _SMI_MEMORY.search(line)
+        if memory is not None and gpus and gpus[-1].memory_total_mib is None and number - 1 in used:
+            last = gpus[-1]
+            gpus[-1] = SmiGpu(last.index, last.name, last.bus_id, int(memory["used"]), int(memory["total"]))
+            used.append(number)
+            continue
+        q = _SMI_Q.match(line)
+        key = _Q_KEYS.get(q["key"].strip().lower()) if q is not None else None
+        if q is None or key is None:
+            continue
+        value = q["value"].strip()
+        if key == "driver" and re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
+            driver = driver or value
+        elif key == "cuda" and re.fullmatch(r"\d+\.\d+", value):
+            cuda = cuda or value
+        elif key == "name" and value and value != "N/A":
+            q_name = value
+        elif key == "bus" and re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d", value):
+            q_bus = value
+        else:
+            continue
+        used.append(number)
+        if q_name is not None and q_bus is not None:  # one GPU's block of `nvidia-smi -q`
+            gpus.append(SmiGpu(None, q_name, q_bus))
+            q_name = q_bus = None
+    if q_name is not None:
+        gpus.append(SmiGpu(None, q_name, None))
+    if driver is None and not gpus:
+        return None
+    return SmiOutput(driver, cuda, tuple(gpus), tuple(used))
+
+
+def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
+    """`pip list` (after its "Package Version" header), `pip freeze` lines, and `conda list` (after its
+    "# packages in environment" or "# Name" header); only the packages that matter for the GPU stack."""
+    listings: list[PackageListing] = []
+    mode: str | None = None
+    found: list[Library] = []
+    used: list[int] = []
+
+    def close() -> None:
+        if mode is not None and found:
+            listings.append(PackageListing(mode, tuple(found), tuple(used)))
+
+    freeze: list[Library] = []
+    freeze_lines: list[int] = []
+    for number, raw in enumerate(lines, start=1):
+        line = _cells(raw).lstrip("> ").strip()
+        lowered = line.lower()
+        if re.match(r"^package\s+version\b", lowered):
+            close()
+            mode, found, used = "pip", [], [number]
+            continue
+        if lowered.startswith(("# packages in environment", "# name ")):
+            close()
+            mode, found, used = "conda", [], [number]
+            continue
+        pinned = _FREEZE.match(line)
+        if pinned is not None:
+            if _RELEVANT.match(pinned["name"]):
+                freeze.append(Library("pip", _normal(pinned["name"]), pinned["version"], None, raw))
+                freeze_lines.append(number)
+            continue
+        if mode is None or not line or set(line) <= {"-", " "} or line.startswith("#"):
+            continue
+        row = (_CONDA_ROW if mode == "conda" else _PIP_ROW).match(line)
+        if row is None:
+            close()
+            mode = None
+            continue
+        if _RELEVANT.match(row["name"]):
+            build = row["build"] if mode == "conda" else None
+            found.append(Library(mode, _normal(row["name"]), row["version"], build, raw))
+            used.append(number)
+    close()
+    if freeze:
+        listings.append(PackageListing("pip", tuple(freeze), tuple(freeze_lines)))
+    return tuple(listings)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# ldd's output for a CUDA library: "\tlibnvJitLink.so.12 => /usr/local/cuda-12.1/lib64/libnvJitLink.so.12 (0x...)"
+_LDD = re.compile(
+    r"^(?P<name>lib(?:cuda|cudart|cudnn[a-z_]*|cublas|cublasLt|nccl|nvJitLink|nvrtc|cusparse|cufft|curand|cusolver|"
+    r"nvidia-ml)\.so[.0-9]*)\s+=>\s+(?P<path>/\S+)"
+)
+# torch >= 2.10's capability warning lists what the build covers: "- 7.5 which supports hardware CC >=7.5,<8.0"
+_BUILT_FOR = re.compile(
+    r"^-\s*(?P<major>\d{1,2})\.(?P<minor>\d)\s+which supports hardware CC\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class LinkedLibrary:
+    name: str  # libnvJitLink
+    path: str  # where the loader found it
+    line: int
+
+
+def parse_ldd(lines: list[str]) -> tuple[LinkedLibrary, ...]:
+    """The CUDA libraries in pasted `ldd` output, with where the loader resolved each."""
+    found = []
+    for number, raw in enumerate(lines, start=1):
+        match = _LDD.match(raw.strip())
+        if match is not None:
+            found.append(LinkedLibrary(match["name"].split(".so")[0], match["path"], number))
+    return tuple(found)
+
+
+def parse_built_for(lines: list[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The sm_XY list of torch >= 2.10's capability warning, and its line numbers."""
+    arch: list[str] = []
+    used: list[int] = []
+    for number, raw in enumerate(lines, start=1):
+        match = _BUILT_FOR.match(raw.strip())
+        if match is not None:
+            sm = f"sm_{match['major']}{match['minor']}"
+            if sm not in arch:
+                arch.append(sm)
+            used.append(number)
+    return tuple(arch), tuple(used)

@@ -1,0 +1,126 @@
+"""What people paste, as bytes: encodings, line ends, escape sequences, sizes and garbage. Each case gives a
+verdict or one clear message, never a traceback, and nothing from the paste reaches the terminal raw."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.triage.decode import MAX_BYTES, MAX_LINES, UnreadablePaste, decode_paste
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
+
+HERE = Path(__file__).parent
+REPORT = HERE / "reports" / "windows-cpu-torch-rtx4080.txt"  # a CPU torch beside an RTX 4080: one clear cause
+CAUSE = "torch.cpu_build"
+
+
+def _cause(data: bytes) -> str | None:
+    cause = diagnose_paste(data, "paste").result.cause
+    return None if cause is None else cause.finding.check_id
+
+
+@pytest.mark.parametrize(
+    ("encode", "name"),
+    [
+        (lambda t: t.encode("utf-8"), "utf-8"),
+        (lambda t: b"\xef\xbb\xbf" + t.encode("utf-8"), "utf-8 (BOM)"),
+        (lambda t: t.encode("utf-16"), "utf-16-le"),  # PowerShell's `>`: a BOM, then UTF-16 LE
+        (lambda t: t.encode("utf-16-le"), "utf-16-le"),
+        (lambda t: t.encode("utf-16-be"), "utf-16-be"),
+        (lambda t: t.replace("\n", "\r\n").encode("utf-8"), "utf-8"),
+    ],
+    ids=["utf8", "utf8-bom", "utf16-bom", "utf16le", "utf16be", "crlf"],
+)
+def test_every_encoding_gives_the_same_verdict(encode: object, name: str) -> None:
+    text = REPORT.read_text(encoding="utf-8")
+    data = encode(text)  # type: ignore[operator]
+    assert decode_paste(data, "p").encoding == name
+    assert _cause(data) == CAUSE
+
+
+def test_escape_sequences_are_removed_before_anything_reads_or_shows_the_text() -> None:
+    text = REPORT.read_text(encoding="utf-8")
+    hostile = "\x1b]0;owned\x07\x1b[2J\x1b[31m" + text.replace(
+        "PyTorch version", "\x1b[1mPyTorch version\x1b[0m"
+    )
+    paste = decode_paste(hostile.encode(), "p")
+    assert "\x1b" not in paste.text and "\x07" not in paste.text
+    assert "terminal escape sequences (colours) were removed" in paste.notes
+    assert _cause(hostile.encode()) == CAUSE
+
+
+def test_the_text_output_carries_no_control_character(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "paste.txt"
+    path.write_bytes(b"\x1b]2;title\x07RuntimeError: Found no NVIDIA driver on your system.\x1b[0m\x9b31m\n")
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["triage", str(path)]) == 1
+    assert not any(ch in out.getvalue() for ch in "\x1b\x07\x9b")
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (b"", "is empty"),
+        (b"   \n\n\t\n", "is empty"),
+        (bytes(range(256)) * 40, "binary data"),
+        (b"\x00\x01\x02\x03" * 1000, "binary data"),
+    ],
+    ids=["empty", "blank", "all-bytes", "nul"],
+)
+def test_what_is_not_text_is_refused_with_a_reason(data: bytes, says: str) -> None:
+    with pytest.raises(UnreadablePaste, match=says):
+        decode_paste(data, "p")
+
+
+def test_unrelated_text_exits_2_with_what_to_paste(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "poem.txt"
+    path.write_text("Roses are red,\nviolets are blue.\n", encoding="utf-8")
+    assert main(["triage", str(path)]) == 2
+    assert "python -m torch.utils.collect_env" in capsys.readouterr().err
+    assert main(["triage", "--json", str(path)]) == 2
+    document = json.loads(capsys.readouterr().out)
+    assert document["error"]["kind"] == "unreadable_input"
+
+
+def test_a_huge_paste_is_read_in_part_and_says_so() -> None:
+    line = b"some log line that says nothing in particular\n"
+    data = REPORT.read_bytes() + line * (MAX_BYTES // len(line) + 10)
+    diagnosis = diagnose_paste(data[: MAX_BYTES + 1], "big")
+    notes = " ".join(diagnosis.pasted.paste.notes)
+    assert f"only the first {MAX_BYTES >> 20} MiB were read" in notes
+    assert diagnosis.result.cause is not None and diagnosis.result.cause.finding.check_id == CAUSE
+
+
+def test_a_100k_line_paste_is_cut_at_the_line_limit() -> None:
+    data = b"RuntimeError: Found no NVIDIA driver on your system.\n" + b"x\n" * 100_000
+    diagnosis = diagnose_paste(data, "long")
+    assert f"only the first {MAX_LINES} lines were read" in diagnosis.pasted.paste.notes
+    assert (
+        diagnosis.result.cause is not None and diagnosis.result.cause.finding.check_id == "driver.installed"
+    )
+
+
+def test_json_names_the_parts_and_the_lines_not_understood(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["triage", "--json", str(HERE / "pastes" / "fooocus-1313-driver-too-old-11040-rtx3050.txt")])
+        == 1
+    )
+    document = json.loads(capsys.readouterr().out)
+    kinds = [p["kind"] for p in document["parts"]]
+    assert "error" in kinds and "nvidia_smi" in kinds
+    assert all(p["first_line"] <= p["last_line"] for p in document["parts"])
+    assert document["unread_lines"] and all(isinstance(n, int) for n in document["unread_lines"])
+    assert document["cause"]["check_id"] == "torch.driver_compat"
+    assert document["cause"]["confidence"] == "stated"
+    assert document["to_be_sure"] == "nvidia-smi"
+    assert document["errors"][0]["signature"] == "driver_too_old_found_version"
