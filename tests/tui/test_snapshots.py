@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import TextArea
 
 from tests.tui.conftest import live_session, replay_session
 from tests.tui.pilot import settle
@@ -84,3 +85,22 @@ def test_the_smoke_test_view(snap_compare: SnapCompare, view: str) -> None:
     app, _ = harness(wrong_bf16_run())
     keys = ("t",) if view == "steps" else ()
     assert snap_compare(app, terminal_size=(100, 32), run_before=_settled(*keys))
+
+
+def test_the_paste_view_at_80x24(snap_compare: SnapCompare) -> None:
+    """A real paste (torch's "driver too old, found version 11060") and its verdict below the text area."""
+    from tests.tui.test_paste_screen import TOO_OLD, _shown
+    from torch_gpu_doctor.tui.screens.paste import PasteScreen
+
+    async def paste(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("t")
+        assert isinstance(pilot.app.screen, PasteScreen)
+        area = pilot.app.screen.query_one(TextArea)
+        area.insert(TOO_OLD)
+        await _shown(pilot, area.text)
+        area.move_cursor((0, 0))
+        await pilot.pause()
+
+    app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=paste)

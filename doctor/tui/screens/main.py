@@ -65,7 +65,16 @@ class MainScreen(Screen[None]):
             "Setup",
             tooltip="setup wizard: the driver, then torch of the right build, then a check",
         ),
-        Binding("e", "export", "JSON", tooltip="save the report as JSON in the current folder"),
+        Binding(
+            "t",
+            "paste",
+            "Triage",
+            tooltip="triage a paste from another machine (a report, an error, nvidia-smi, pip list): what is "
+            "wrong there\n  and its fix, shown and never run here",
+        ),
+        # not in the footer, which holds the rest at 80 columns; the help lists it (`gpu-doctor --json` is the
+        # usual way to a JSON report)
+        Binding("e", "export", "JSON", tooltip="save the report as JSON in the current folder", show=False),
         Binding(
             "b",
             "bundle",
@@ -322,6 +331,12 @@ class MainScreen(Screen[None]):
     def _smoke_done(self, report: Report | None) -> None:
         if report is not None:
             self.show_report(report)
+
+    def action_paste(self) -> None:
+        from torch_gpu_doctor.tui.screens.paste import PasteScreen  # a screen loads when it opens
+
+        self.app.clear_notifications()
+        self.app.push_screen(PasteScreen())
 
     def action_setup(self) -> None:
         if self.report is None or self.running:
