@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import re
+
 from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.support.signatures import explain as signature_of
 from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import arch_supported, driver_runs_cuda
+from torch_gpu_doctor.compat.torch_releases import arch_supported, cubin_runs_on, driver_runs_cuda
 from torch_gpu_doctor.facts.describe import fact, gpu_label
+from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
-from torch_gpu_doctor.fixes.target import target_platform
-from torch_gpu_doctor.fixes.torch_wheel import driver_remediation, fix_for_torch, unnamed_gpu_fix
+from torch_gpu_doctor.fixes.target import python_command, target_platform
+from torch_gpu_doctor.fixes.torch_wheel import (
+    driver_remediation,
+    fix_for_torch,
+    unnamed_gpu_fix,
+    unnamed_nvidia_gpu,
+)
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -138,11 +147,15 @@ def torch_cpu_build(facts: Facts) -> Finding:
             cid, Status.PASS, f"torch {packages.version} is a CPU build, and no NVIDIA GPU is usable here."
         )
     named = all(isinstance(g.compute_capability, str) for g in usable)
+    gpus = (
+        f"it will not use the {len(usable)} NVIDIA GPU{'s' if len(usable) > 1 else ''} here"
+        if not unnamed_nvidia_gpu(facts)
+        else "it cannot use an NVIDIA GPU, whatever the driver"
+    )
     return Finding(
         cid,
         Status.FAIL,
-        f"torch {_shown(packages)}is a CPU-only build: it will not use the {len(usable)} NVIDIA GPU"
-        f"{'s' if len(usable) > 1 else ''} here.",
+        f"torch {_shown(packages)}is a CPU-only build: {gpus}.",
         evidence=_packages_evidence(packages),
         remediation=_install_fix(facts) if named else (unnamed_gpu_fix(facts) or _install_fix(facts)),
     )
@@ -250,14 +263,16 @@ def torch_arch_compat(facts: Facts) -> Finding:
     """
     cid = "torch.arch_compat"
     packages, runtime = facts.torch_packages, facts.torch
-    said = reported(facts, "no_kernel_image")
+    said = reported(facts, "no_kernel_image")  # CUDA's own error: an operation found no kernel
+    warned = reported(facts, "torch_arch_warning")  # torch's warning at start-up, from its arch list
     # A paste may show torch's CUDA warnings without its version: the warning itself is a CUDA build's
     seen_cuda = isinstance(packages, Unavailable) and (
-        said or (not isinstance(runtime, Unavailable) and bool(runtime.arch_list))
+        said or warned or (not isinstance(runtime, Unavailable) and bool(runtime.arch_list))
     )
     if not seen_cuda and (isinstance(packages, Unavailable) or packages.cuda is None):
         return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
     gpus = [g for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)]
+    said = said or ([] if any(isinstance(g.compute_capability, str) for g in facts.nvidia_gpus) else warned)
     if said and not gpus:
         return Finding(
             cid,
@@ -270,6 +285,8 @@ def torch_arch_compat(facts: Facts) -> Finding:
     if not gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU with a known compute capability.")
     arch, source = _arch_list(facts, packages)
+    if arch is None and warned and not said:
+        return _from_warning(cid, facts, gpus, warned)
     if arch is None and said:
         return Finding(
             cid,
@@ -322,12 +339,101 @@ def torch_arch_compat(facts: Facts) -> Finding:
             evidence=(*evidence, *(Evidence("reported", e.text, e.where) for e in said[:3])),
             remediation=_install_fix(facts),
         )
+    if warned:  # torch itself warns: a cubin of the same major runs (cosmetic), PTX alone does not count
+        ptx_only = [
+            g
+            for g in gpus
+            if not any(
+                cubin_runs_on(a, str(g.compute_capability), data.device_rule)
+                for a in arch
+                if a.startswith("sm_")
+            )
+        ]
+        if ptx_only:
+            names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in ptx_only)
+            return Finding(
+                cid,
+                Status.FAIL,
+                f"torch {_shown(packages)}has no compiled kernels for {names}, and says so: only PTX "
+                f"({' '.join(a for a in arch if a.startswith('compute_'))}) would have to be JIT-compiled for it.",
+                details="torch warns that this GPU is not compatible with the build. PTX from a CUDA older than "
+                "the GPU's architecture does not make it usable: cuBLAS and cuDNN of that CUDA have no kernels "
+                "for it either.",
+                evidence=(*evidence, *(Evidence("reported", e.text, e.where) for e in warned[:2])),
+                remediation=_install_fix(facts),
+            )
+        return _cosmetic(cid, packages, gpus, warned, evidence)
     caps = ", ".join(sorted({str(g.compute_capability) for g in gpus}))
     return Finding(
         cid,
         Status.PASS,
         f"torch {_shown(packages)}has kernels for compute capability {caps}.",
         evidence=evidence,
+    )
+
+
+_RANGE = re.compile(r"\((\d+\.\d+)\)\s*-\s*\((\d+\.\d+)\)")  # torch's "(8.0) - (12.0)", min and max
+
+
+def _cc(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor or 0)
+
+
+def _from_warning(cid: str, facts: Facts, gpus: list[Gpu], warned: list[ReportedError]) -> Finding:
+    """Only torch's start-up warning to go on (its arch list is not in the paste). A GPU of the highest
+    supported major with a newer minor (GB10, 12.1, beside 12.0) runs the major's cubins: the warning is
+    cosmetic. Otherwise torch says it has nothing for the GPU."""
+    ranges = [_RANGE.search(f"{e.text} {e.context}") for e in warned]
+    top = max((_cc(m.group(2)) for m in ranges if m is not None), default=None)
+    same_major = top is not None and all(
+        _cc(str(g.compute_capability))[0] == top[0] and _cc(str(g.compute_capability)) > top for g in gpus
+    )
+    packages = facts.torch_packages
+    evidence = tuple(Evidence("reported", e.text, e.where) for e in warned[:3])
+    if same_major:
+        return _cosmetic(cid, packages, gpus, warned, evidence)
+    names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in gpus)
+    return Finding(
+        cid,
+        Status.FAIL,
+        f"torch {_shown(packages)}has no kernels for {names}: torch says so ({warned[0].where}).",
+        details=warned[0].means,
+        evidence=evidence,
+        remediation=_install_fix(facts),
+    )
+
+
+def _cosmetic(
+    cid: str,
+    packages: TorchPackages | Unavailable,
+    gpus: list[Gpu],
+    warned: list[ReportedError],
+    evidence: tuple[Evidence, ...],
+) -> Finding:
+    caps = ", ".join(sorted({str(g.compute_capability) for g in gpus}))
+    return Finding(
+        cid,
+        Status.WARN,
+        f"torch {_shown(packages)}warns about compute capability {caps}, but its kernels for the same major run "
+        "on this newer minor revision: the warning is cosmetic.",
+        details="Cubins built for sm_X0 run on every X.Y GPU of that major. Confirm with a small matmul on the "
+        "GPU; no reinstall is needed.",
+        evidence=(*evidence, *(Evidence("reported", e.text, e.where) for e in warned[:2])),
+        remediation=Remediation(
+            text="Run one matmul on the GPU: if it prints a result, torch works here and the warning can be "
+            "ignored.",
+            commands=(
+                Command(
+                    (
+                        "python",
+                        "-c",
+                        'import torch; x = torch.ones(64, 64, device="cuda"); print((x @ x).sum())',
+                    )
+                ),
+            ),
+            target=Target.PYTHON_ENV,
+        ),
     )
 
 
@@ -416,7 +522,7 @@ def torch_cuda_init(facts: Facts) -> Finding:
             f"Importing torch {runtime.outcome.replace('_', ' ')}{where}: {runtime.message}",
             details=explain(runtime.message) or "",
             evidence=evidence,
-            remediation=_import_failed(_python(facts)),
+            remediation=_import_failed(python_command(facts)),
         )
     if runtime.cuda_available:
         return Finding(
@@ -430,13 +536,22 @@ def torch_cuda_init(facts: Facts) -> Finding:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU here, so CUDA cannot initialise.", evidence=evidence)
     known = signature_of(message)
     carried = known is not None and "803" in known.id and _nvml_mismatch(facts)  # driver.nvml has the reboot
+    # a message the catalogue gives to another check (driver too old, no driver...) has its fix there
+    ours = known is not None and known.check == cid
+    fix = init_error_fix(known.id, known.cls) if known is not None and ours and not carried else None
+    fabric = reported(facts, "fabric_manager_mismatch")
+    if known is not None and known.cls == "forward_compat" and fabric:  # the service's log says why
+        fix = init_error_fix(fabric[0].signature, known.cls)
+    said = known.pattern.search(message) if known is not None else None
     return Finding(
         cid,
         Status.FAIL,
-        f"torch.cuda.is_available() is False: {message}",
+        f"CUDA does not initialise: {said.group(0).strip()}."
+        if said is not None
+        else f"torch.cuda.is_available() is False: {message}",
         details=explain(message) or "",
-        evidence=evidence,
-        remediation=init_error_fix(known.id, known.cls) if known is not None and not carried else None,
+        evidence=(*evidence, Evidence("message", message, "torch's CUDA initialisation")),
+        remediation=fix,
     )
 
 

@@ -82,3 +82,9 @@ def driver_system(facts: Facts) -> str:
     if not isinstance(os_facts, Unavailable) and os_facts.is_wsl:
         return "windows"
     return "windows" if target_platform(facts) == "windows" else "linux"
+
+
+def python_command(facts: Facts) -> str:
+    """The interpreter to put in a command: the diagnosed one, else `python` (a paste that does not say)."""
+    python = facts.python
+    return python.executable if not isinstance(python, Unavailable) and python.executable else "python"

@@ -8,13 +8,22 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import TorchCompat, driver_runs_cuda
+from torch_gpu_doctor.compat.torch_releases import (
+    INDEX_URL,
+    TorchCompat,
+    TorchRelease,
+    TorchVariant,
+    driver_runs_cuda,
+)
 from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,
     supporting_candidates,
 )
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.torch import CompanionPackage
 from torch_gpu_doctor.fixes.driver_install import driver_install
 from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from torch_gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
@@ -25,6 +34,7 @@ from torch_gpu_doctor.fixes.target import (
     installed_torch,
     installed_variant,
     platform_gap,
+    python_command,
     python_minor,
     target_platform,
 )
@@ -33,6 +43,9 @@ from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 INDEX_CPU = "https://download.pytorch.org/whl/cpu"
+BROAD_CUDA_MAJOR = (
+    12  # CUDA 12 builds run on every driver from R525 and every GPU from Maxwell; 13 needs R580
+)
 
 
 def _from_candidate(
@@ -51,10 +64,17 @@ def _from_candidate(
     )
 
 
-def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation | None:
-    """The wheel to install, or None when no wheel can work here with the installed driver."""
+def recommend(
+    facts: Facts,
+    data: TorchCompat | None = None,
+    platform: str | None = None,
+    unknown_driver_cuda: str | None = None,
+) -> Recommendation | None:
+    """The wheel to install, or None when no wheel can work here with the installed driver. `platform`
+    stands in for the interpreter's when the facts do not give it (a paste), and `unknown_driver_cuda` for
+    the driver's CUDA when no driver version is known (else: the driver gpu-doctor would install)."""
     data = data or load_torch_releases()
-    platform = target_platform(facts)
+    platform = target_platform(facts) or platform
     python = python_minor(facts)
     if platform is None:
         return None
@@ -75,7 +95,7 @@ def recommend(facts: Facts, data: TorchCompat | None = None) -> Recommendation |
         return kept or _cpu_recommendation(data, python, installed, installed_variant(facts) == "cpu")
     assumed = driver_cuda is None  # no driver, or one we cannot read: choose for the driver these GPUs need
     if driver_cuda is None:
-        driver_cuda = planned_driver_cuda(facts, data)
+        driver_cuda = unknown_driver_cuda or planned_driver_cuda(facts, data)
 
     def after(candidate: Candidate) -> str:
         if not assumed:
@@ -212,6 +232,15 @@ def fix_for_torch(facts: Facts) -> Remediation:
     rec = recommend(facts, data)
     if rec is not None:
         return install_remediation(facts, rec)
+    assumed = _assumed_platform(facts)
+    # a paste: the driver on that machine, if unknown, is taken as one that runs every CUDA 12 build
+    rec = recommend(facts, data, assumed, f"{BROAD_CUDA_MAJOR}.9") if assumed is not None else None
+    if rec is not None:  # the CUDA variant does not depend on the Python: pip picks the file for it
+        # always from the variant's own index: PyPI's default build differs between platforms (CPU on Windows)
+        unsaid = "; the interpreter is not known here, so the index is named and pip picks its file"
+        return install_remediation(
+            facts, replace(rec, index_url=INDEX_URL + rec.variant, reason=rec.reason + unsaid)
+        )
     unnamed = unnamed_gpu_fix(facts, data) if unnamed_nvidia_gpu(facts) else None
     if unnamed is not None:
         return unnamed
@@ -224,6 +253,22 @@ def fix_for_torch(facts: Facts) -> Remediation:
             text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV
         )
     return driver_remediation(facts)
+
+
+def _assumed_platform(facts: Facts) -> str | None:
+    """The wheel platform to choose a CUDA variant for when the interpreter is not known (a paste without a
+    Python line): the OS the paste shows, x86_64 unless it says otherwise. None when the interpreter is
+    known (its platform, or why it has none, stands)."""
+    python = facts.python
+    machine = python.machine if not isinstance(python, Unavailable) else python
+    if not isinstance(machine, Unavailable) or machine.reason is not Reason.NOT_RECORDED:
+        return None  # known, or unreadable on a live machine: that reason stands
+    os_facts = facts.os
+    if not isinstance(os_facts, Unavailable) and os_facts.system == "Windows":
+        return "windows"
+    if not isinstance(os_facts, Unavailable) and os_facts.system == "Darwin":
+        return None
+    return "linux_x86_64"
 
 
 def oldest_build_cc(data: TorchCompat | None = None) -> tuple[int, int] | None:
@@ -253,7 +298,7 @@ def _older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | No
     capabilities, oldest = gpu_capabilities(facts), oldest_build_cc(data)
     if oldest is None or not gpus_older_than_every_build(facts, data):
         return None
-    python = facts.python.executable if not isinstance(facts.python, Unavailable) else "python"
+    python = python_command(facts)
     names = ", ".join(sorted(set(capabilities)))
     return Remediation(
         text=f"No PyTorch build has kernels for compute capability {names}: the oldest any build in gpu-doctor's "
@@ -291,7 +336,7 @@ def _python_gap(facts: Facts, data: TorchCompat) -> str | None:
 
 
 def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
-    python = facts.python.executable if not isinstance(facts.python, Unavailable) else "python3"
+    python = python_command(facts)
     conda = not isinstance(facts.python, Unavailable) and isinstance(facts.python.conda_prefix, str)
     note = (
         " In a conda environment pip installs over conda's packages: prefer this command to mixing both."
@@ -313,6 +358,11 @@ def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
     )
 
 
+def packages_companions(facts: Facts) -> tuple[CompanionPackage, ...]:
+    packages = facts.torch_packages
+    return () if isinstance(packages, Unavailable) else tuple(c for c in packages.companions if c.version)
+
+
 def unnamed_nvidia_gpu(facts: Facts) -> bool:
     """An NVIDIA GPU known to be there but neither named nor measured: what a pasted CUDA error implies."""
     return any(
@@ -323,54 +373,91 @@ def unnamed_nvidia_gpu(facts: Facts) -> bool:
     )
 
 
+def _unnamed_variant(release: TorchRelease, driver_cuda: str | None) -> TorchVariant | None:
+    """The newest confirmed CUDA variant the driver runs; with the driver unknown, the newest CUDA 12 (or
+    older) variant: the widest reach in drivers and GPUs."""
+    cuda_variants = sorted(
+        (v for v in release.variants if v.cuda is not None and v.unconfirmed is None),
+        key=lambda v: tuple(int(p) for p in (v.cuda or "0.0").split(".")),
+        reverse=True,
+    )
+    if driver_cuda is not None:
+        fitting = [v for v in cuda_variants if driver_runs_cuda(driver_cuda, v.cuda or "")]
+    else:
+        fitting = [v for v in cuda_variants if int((v.cuda or "0").split(".")[0]) <= BROAD_CUDA_MAJOR]
+    return fitting[0] if fitting else None
+
+
+def _oldest_cc(variant: TorchVariant) -> str | None:
+    built = sorted(
+        (int(sm[3:-1]), int(sm[-1]))
+        for arch in variant.arch_list.values()
+        for sm in arch
+        if sm.startswith("sm_") and sm[3:].isdigit()
+    )
+    return f"{built[0][0]}.{built[0][1]}" if built else None
+
+
 def unnamed_gpu_fix(facts: Facts, data: TorchCompat | None = None) -> Remediation | None:
     """A CUDA build to install when the NVIDIA GPU is not named (a pasted error): the installed torch version
-    (else the newest), in the newest CUDA variant the driver runs (else the release's default CUDA variant).
-    Its architectures cover every GPU from Maxwell on that such a driver can run; the text says how to check.
-    None when the data has no CUDA build to offer."""
+    (else the newest with a fitting build), in the newest CUDA variant the driver runs, or with the driver
+    unknown the newest CUDA 12 variant. The text says which driver it needs and how to check the GPU. None
+    when the data has no CUDA build to offer."""
     data = data or load_torch_releases()
     driver = facts.driver
-    driver_cuda = None if isinstance(driver, Unavailable) else driver.cuda_version
+    driver_cuda = (
+        None
+        if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str)
+        else driver.cuda_version
+    )
     installed = installed_torch(facts)
     releases = sorted(data.releases, key=lambda r: installed not in r.all_versions if installed else False)
+    python = python_minor(facts)
     for release in releases:
-        cuda_variants = sorted(
-            (v for v in release.variants if v.cuda is not None and v.unconfirmed is None),
-            key=lambda v: tuple(int(p) for p in (v.cuda or "0.0").split(".")),
-            reverse=True,
-        )
-        if isinstance(driver_cuda, str):
-            fitting = [v for v in cuda_variants if driver_runs_cuda(driver_cuda, v.cuda or "")]
-        else:
-            default = release.pypi_default.get("linux_x86_64")
-            fitting = [v for v in cuda_variants if v.name == default] or cuda_variants[:1]
-        if not fitting:
+        keeps = bool(installed) and installed in release.all_versions
+        if not keeps and python is not None and python not in release.python_versions:
+            continue  # no wheel of this release for the Python the paste shows
+        variant = _unnamed_variant(release, driver_cuda)
+        if variant is None:
             continue
-        variant = fitting[0]
-        version = installed if installed and installed in release.all_versions else release.latest
-        python = facts.python.executable if not isinstance(facts.python, Unavailable) else "python"
+        version = installed if installed and keeps else release.latest
         needs = data.min_driver_for_cuda(variant.cuda or "", driver_system(facts))
-        why = (
-            f"the newest CUDA build of torch {version} that driver (CUDA ≤ {driver_cuda}) runs"
-            if isinstance(driver_cuda, str)
-            else f"torch {version}'s default CUDA build, which needs driver ≥ {needs}"
+        oldest = _oldest_cc(variant)
+        reach = f" It has kernels for compute capability {oldest} and newer." if oldest else ""
+        if driver_cuda is not None:
+            why = f"the newest CUDA build of torch {version} that the driver (CUDA ≤ {driver_cuda}) runs.{reach}"
+        else:
+            why = f"it runs on NVIDIA driver ≥ {needs} (`nvidia-smi` shows yours; update an older one first).{reach}"
+        companion = release.companions.for_version(version)
+        shown = {c.name for c in packages_companions(facts)}
+        pins = [f"torch=={version}"]
+        pins += (
+            [f"torchvision=={companion.torchvision}"]
+            if companion.torchvision and "torchvision" in shown
+            else []
+        )
+        pins += (
+            [f"torchaudio=={companion.torchaudio}"] if companion.torchaudio and "torchaudio" in shown else []
         )
         return Remediation(
-            text=f"Install torch {version} built for CUDA {variant.cuda} ({variant.name}): {why}. The paste does "
-            "not name the GPU: `nvidia-smi --query-gpu=name,compute_cap --format=csv` shows it, and gpu-doctor on "
-            "that machine checks that this build has kernels for it.",
+            text=f"Install torch {version} built for CUDA {variant.cuda} ({variant.name}): {why} The paste does "
+            "not name the GPU: gpu-doctor on that machine checks that this build has kernels for it.",
             commands=(
                 Command(
                     (
-                        python,
+                        python_command(facts),
                         "-m",
                         "pip",
                         "install",
                         "--force-reinstall",
-                        f"torch=={version}",
+                        *pins,
                         "--index-url",
                         variant.index_url,
                     )
+                ),
+                Command(
+                    ("nvidia-smi", "--query-gpu=name,compute_cap,driver_version", "--format=csv"),
+                    note="the GPU and its driver",
                 ),
             ),
             needs_network=True,
