@@ -6,10 +6,10 @@ from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidenc
 from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.driver_install import driver_install
+from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -43,7 +43,16 @@ def driver_installed(facts: Facts) -> Finding:
             f"The installed NVIDIA driver does not support this GPU: its kernel module refused it ({refused[0].where}).",
             details=refused[0].means,
             evidence=tuple(Evidence("reported", e.text, e.where) for e in refused[:3]),
-            remediation=driver_install(facts.os, plan_driver(facts)),
+            remediation=unsupported_gpu_fix(refused, facts.os)
+            or driver_install(facts.os, plan_driver(facts)),
+        )
+    blocked = reported(facts, "secure_boot_refused")
+    if blocked and (isinstance(driver, Unavailable) or not isinstance(driver.version, str)):
+        return Finding(  # installed, not loaded: installing it again changes nothing
+            cid,
+            Status.FAIL,
+            "The NVIDIA kernel module is installed but Secure Boot refused to load it (see driver.secure_boot).",
+            evidence=tuple(Evidence("reported", e.text, e.where) for e in blocked[:3]),
         )
     if isinstance(driver, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not read the driver facts: {driver}.")
@@ -133,7 +142,7 @@ def driver_installed(facts: Facts) -> Finding:
             "but not loaded (after a kernel update, or Secure Boot refused it), or this is a container started "
             "without the GPUs (`--gpus all`). `nvidia-smi` on that machine tells them apart.",
             evidence=evidence,
-            remediation=driver_install(facts.os, plan_driver(facts)),
+            remediation=_load_or_install(facts),
         )
     return Finding(
         cid,
@@ -143,4 +152,24 @@ def driver_installed(facts: Facts) -> Finding:
         "is installed for the running kernel.",
         evidence=evidence,
         remediation=driver_install(facts.os, plan_driver(facts)),
+    )
+
+
+def _load_or_install(facts: Facts) -> Remediation:
+    """Whether a driver is installed is not known (a paste): loading the module first says which case this is."""
+    install = driver_install(facts.os, plan_driver(facts))
+    return Remediation(
+        text="First see why no driver answers: `sudo modprobe nvidia` loads an installed driver, and its error "
+        "names the cause: 'Module nvidia not found' (not built for the running kernel, usually after a kernel "
+        "update: reinstall the driver package, or `sudo dkms autoinstall`, then reboot), 'Key was rejected by "
+        "service' (Secure Boot: enrol the module's key, see driver.secure_boot). In a container, start it with "
+        f"the GPUs (`--gpus all`). If no driver is installed at all: {install.text}",
+        commands=(
+            Command(("sudo", "modprobe", "nvidia"), note="its error names the cause"),
+            *install.commands,
+        ),
+        requires_root=True,
+        requires_reboot=install.requires_reboot,
+        needs_network=install.needs_network,
+        target=Target.SYSTEM,
     )

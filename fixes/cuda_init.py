@@ -27,6 +27,25 @@ def init_error_fix(signature_id: str, cls: str) -> Remediation | None:
         )
     if cls == "forward_compat":
         return _forward_compat_fix(signature_id)
+    if cls == "no_driver" and "no_cuda_capable_device" in signature_id:  # error 100, every runtime's words
+        return Remediation(
+            text="CUDA error 100: the driver answers but lists no usable GPU. In order: is the GPU listed "
+            "(`nvidia-smi -L`)? Is CUDA_VISIBLE_DEVICES empty or naming GPUs that do not exist (`echo "
+            "$CUDA_VISIBLE_DEVICES`)? After a kernel update without a reboot the module of the old kernel is "
+            "gone: reboot. In WSL2 a Linux libcuda shadows the Windows one: /usr/lib/wsl/lib must come first.",
+            commands=(Command(("nvidia-smi", "-L"), note="the GPUs the driver sees"),),
+            target=Target.SYSTEM,
+        )
+    if cls == "driver_too_old":  # a runtime's own words (code 35, CUDA_ERROR_INSUFFICIENT_DRIVER)
+        return Remediation(
+            text="The driver is older than the CUDA runtime this program was built with (or, in WSL2, the "
+            "Windows driver gives no GPU to Linux). Update the NVIDIA driver (in WSL2: on Windows, then `wsl "
+            "--update`), or use a build of the program for the CUDA the driver supports. `nvidia-smi` shows the "
+            "newest CUDA the driver supports (top right).",
+            commands=(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA this driver runs"),),
+            needs_network=True,
+            target=Target.SYSTEM,
+        )
     if cls == "no_visible_gpu":
         return Remediation(
             text="CUDA sees no GPU although torch is a CUDA build: CUDA_VISIBLE_DEVICES is empty or names GPUs that "
@@ -50,21 +69,52 @@ def _forward_compat_fix(signature_id: str) -> Remediation:
     """802, 803 and 804 share a class (the driver and what runs on it disagree) but not a fix."""
     if "803" in signature_id:
         return Remediation(
-            text="Error 803: the driver's user-space libraries and its kernel module are different versions, "
-            "usually after a driver update without a reboot. Reboot (or stop everything that uses the GPU and "
-            "reload the nvidia modules).",
-            commands=(Command(("systemctl", "reboot"), note="save your work first"),),
+            text="Error 803: the libcuda this program loaded and the driver's kernel module are different "
+            'versions. Run `nvidia-smi`: if it fails too ("Driver/library version mismatch"), the driver was '
+            "updated without a reboot: reboot, or reinstall the driver cleanly. If nvidia-smi works, the program "
+            "loads a foreign libcuda.so.1 (a conda cuda-compat, a container's own copy, LD_LIBRARY_PATH): "
+            "`ldconfig -p | grep libcuda` and the program's LD_LIBRARY_PATH show which.",
+            commands=(
+                Command(("nvidia-smi",), note="fails too: reboot; works: a foreign libcuda is loaded"),
+                Command(("systemctl", "reboot"), note="after a driver update; save your work first"),
+            ),
             requires_root=True,
-            requires_reboot=True,
             target=Target.SYSTEM,
         )
     if "804" in signature_id:
         return Remediation(
-            text="Error 804: the forward-compatibility libraries of a newer CUDA (cuda-compat, a folder named "
-            ".../compat) are loaded on a GPU that does not support them (GeForce and most workstation cards). "
-            "Remove that folder from LD_LIBRARY_PATH or /etc/ld.so.conf.d, or update the driver instead. See "
-            "which libcuda.so.1 is found:",
-            commands=(Command(("ldconfig", "-p"), note="a libcuda.so.1 under .../compat is the culprit"),),
+            text="Error 804: CUDA forward compatibility was attempted on a GPU that does not support it "
+            "(GeForce, most workstation cards): the program's CUDA is newer than the driver, and a cuda-compat "
+            "library tried to bridge it. In a container (vLLM, NGC or other CUDA images) the image's CUDA needs "
+            "a newer host driver: update the host driver, or use an image built for the CUDA the driver "
+            "supports. Outside a container, remove the cuda-compat folder (.../compat) from LD_LIBRARY_PATH or "
+            "/etc/ld.so.conf.d, or update the driver.",
+            commands=(
+                Command(
+                    ("nvidia-smi",), note="on the host: 'CUDA Version' is the newest CUDA its driver runs"
+                ),
+                Command(
+                    ("ldconfig", "-p"),
+                    note="a libcuda.so.1 under .../compat is the culprit outside containers",
+                ),
+            ),
+            target=Target.SYSTEM,
+        )
+    if "fabric_manager" in signature_id:  # the service refuses a driver of another version
+        return Remediation(
+            text="nvidia-fabricmanager is installed at another version than the driver, so it refuses to start "
+            "and CUDA on this NVSwitch machine fails with error 802. Install the fabric-manager package of "
+            "exactly the driver's version (Ubuntu: nvidia-fabricmanager-<branch>=<driver version>-1; RHEL: "
+            "nvidia-fabricmanager-<driver version>), remove any hold or version lock that keeps the old one, "
+            "then start the service.",
+            commands=(
+                Command(
+                    ("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),
+                    note="the version the package must have",
+                ),
+                Command(("sudo", "systemctl", "enable", "--now", FABRIC_MANAGER)),
+            ),
+            requires_root=True,
             target=Target.SYSTEM,
         )
     return Remediation(

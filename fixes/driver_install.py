@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.distro import major_version, recipe
 from torch_gpu_doctor.fixes.driver_plan import DriverPlan
-from torch_gpu_doctor.model import Remediation, Target
+from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
 OPEN_MODULE_MIN_CC = (7, 5)  # NVIDIA's open kernel modules support Turing and newer only
@@ -23,3 +26,39 @@ def driver_install(os_facts: OsFacts | Unavailable, plan: DriverPlan) -> Remedia
         needs_network=True,
         target=Target.SYSTEM,
     )
+
+
+def unsupported_gpu_fix(
+    refusals: Sequence[ReportedError], os_facts: OsFacts | Unavailable
+) -> Remediation | None:
+    """The driver the kernel log names when it refuses a GPU: a legacy branch by number, or the proprietary
+    flavour of the same driver when the open module has no support for a GPU without GSP (before Turing)."""
+    branch = next((e.values["legacy_branch"] for e in refusals if "legacy_branch" in e.values), None)
+    if branch is not None:
+        ubuntu = not isinstance(os_facts, Unavailable) and os_facts.distro_id == "ubuntu"
+        return Remediation(
+            text=f"The kernel log says this GPU is supported only by the {branch}.xx legacy driver branch: "
+            f"install that branch by name (Ubuntu: nvidia-driver-{branch}; Debian: nvidia-legacy-{branch}xx-"
+            "driver), on a distribution release that still packages it. Current branches will not drive this "
+            "GPU, and a GPU this old has no kernels in any current PyTorch build: the CPU build is the way "
+            "to run PyTorch on this machine.",
+            commands=(Command(("sudo", "apt", "install", f"nvidia-driver-{branch}")),) if ubuntu else (),
+            requires_root=True,
+            requires_reboot=True,
+            needs_network=True,
+            target=Target.SYSTEM,
+        )
+    if any("open" in e.signature for e in refusals):
+        return Remediation(
+            text="The open NVIDIA kernel module supports only GPUs with a GSP (Turing, RTX 20 / GTX 16, and "
+            "newer). Install the proprietary kernel module of the same driver instead (Ubuntu: nvidia-driver-"
+            "<branch> rather than -open; Fedora/RPM Fusion and negativo17: the closed kmod package or its "
+            "kernel-open switch off; NVIDIA's .run installer: -m=kernel), then reboot.",
+            commands=(
+                Command(("modinfo", "-F", "license", "nvidia"), note="'Dual MIT/GPL' is the open module"),
+            ),
+            requires_root=True,
+            requires_reboot=True,
+            target=Target.SYSTEM,
+        )
+    return None

@@ -30,13 +30,13 @@ MEANINGS = (
     ),
     Meaning(
         "error 803",
-        "The driver's user-space library and the loaded kernel module are different versions: the driver was "
-        "updated without a reboot. Reboot (see driver.nvml).",
+        "The libcuda the program loaded and the loaded kernel module are different versions: usually a driver "
+        "update without a reboot, sometimes a foreign libcuda (cuda-compat, a container's copy) found first.",
     ),
     Meaning(
         "error 804",
-        "CUDA forward-compatibility libraries (the cuda-compat package) are loaded on a GPU that does not "
-        "support them (only data-centre GPUs do): remove them from LD_LIBRARY_PATH (see env.library_path).",
+        "CUDA forward compatibility was attempted on a GPU that does not support it (only data-centre GPUs "
+        "do): the program's CUDA (a container image's, or a cuda-compat package's) is newer than the driver.",
     ),
     Meaning(
         "error 802",

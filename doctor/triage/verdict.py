@@ -51,9 +51,10 @@ FIND_OUT: dict[str, str] = {
 # Root causes first: a missing or broken driver explains every torch symptom after it, a wrong build explains
 # the CUDA errors, and the errors of a running program come last.
 CAUSE_ORDER = (
-    "driver.installed",
-    "driver.nouveau",
+    # a module that Secure Boot refused, or a GPU that nouveau holds, is why no NVIDIA driver answers
     "driver.secure_boot",
+    "driver.nouveau",
+    "driver.installed",
     "driver.nvml",
     "driver.xid_errors",
     "platform.container_gpus",
@@ -245,6 +246,13 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         for f in report.findings
         if f.check_id not in BY_MESSAGE_ONLY or lines_of[f.check_id] or f.status in (Status.FAIL, Status.WARN)
     )
+    if "torch" not in pasted.paste.text.lower():  # another program's error (CUDA samples, JAX, Taichi...)
+        verdicts = tuple(
+            dataclasses.replace(v, find_out="nvidia-smi")
+            if v.find_out and "import torch" in v.find_out
+            else v
+            for v in verdicts
+        )
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")

@@ -163,8 +163,11 @@ def test_cuda_init_explains_a_known_message_and_keeps_the_raw_text() -> None:
     base = machine("6.1", "13.0", "2.9.1+cu126", "12.6")
     f = torch_cuda_init(replace(base, torch=parse_runtime(result)))
     assert f.status is Status.FAIL
-    assert f.summary.endswith("Error 803: system has unsupported display driver / cuda driver combination")
-    assert "updated without a reboot" in f.details
+    assert f.summary == (
+        "CUDA does not initialise: Error 803: system has unsupported display driver / cuda driver combination."
+    )
+    assert any(e.value == raw for e in f.evidence)  # the whole message, as torch printed it
+    assert "driver update without a reboot" in f.details
 
 
 @pytest.mark.parametrize(
