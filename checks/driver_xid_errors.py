@@ -6,6 +6,7 @@ errors" (hardware.md §3.8, §8 trap 4); meanings and severities come from check
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
@@ -21,6 +22,7 @@ from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 CID = "driver.xid_errors"
 SHOWN_LINES = 5
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
 _RANK = {XidSeverity.INFO: 0, XidSeverity.PROGRAM: 1, XidSeverity.ATTENTION: 2, XidSeverity.FAULT: 3}
 
 
@@ -126,6 +128,11 @@ def driver_xid_errors(facts: Facts) -> Finding:
     for event in log.xid_events:
         groups.setdefault(event.xid, []).append(_where(event, facts))
         counts[event.xid] += 1
+        root = _CAUSED_BY.search(event.detail)
+        if root is not None:  # "45 ... caused by previous Xid 149": the earlier error is the one to judge
+            cause = int(root.group(1))
+            groups.setdefault(cause, []).append(f"{_where(event, facts)} (named by Xid {event.xid})")
+            counts[cause] += 1
     worst = max((xid_meaning(x).severity for x in groups), key=_RANK.__getitem__)
     ordered = sorted(groups, key=lambda x: (-_RANK[xid_meaning(x).severity], x))
     details = " ".join(_summary_line(x, counts[x], groups[x]) for x in ordered)

@@ -132,13 +132,29 @@ def _too_big() -> Remediation:
     return Remediation(
         text="The job needs more GPU memory than this GPU has: lower the batch size (keep the effective batch "
         "with gradient accumulation), train in bf16 or fp16 (torch.autocast), use activation checkpointing, or "
-        "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower "
-        "gpu_memory_utilization or max_model_len.",
+        "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower max_model_len or "
+        "max_num_seqs; for image-generation UIs (ComfyUI, Stable Diffusion web UIs) start them with --lowvram or "
+        "--medvram, or use a smaller or quantized model.",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def _kv_cache() -> Remediation:
+    return Remediation(
+        text="vLLM loaded the model but its share of GPU memory leaves no room for the KV cache. Give it more "
+        "(--gpu-memory-utilization, default 0.9, up to about 0.95 when nothing else uses the GPU), or need less: "
+        "a smaller --max-model-len or --max-num-seqs, a quantized model, or tensor parallelism over more GPUs.",
         target=Target.PYTHON_ENV,
     )
 
 
 def _judge(error: ReportedError) -> tuple[str, Remediation]:
+    if error.signature == "oom_vllm_no_memory_for_cache_blocks":
+        return "vLLM has no memory left for its KV cache after loading the model", _kv_cache()
+    if error.signature == "oom_vllm_free_memory_on_startup":
+        free, total = error.values.get("free"), error.values.get("total")
+        held = f" (only {free} of {total} GiB was free)" if free and total else ""
+        return f"other processes held the GPU's memory when vLLM started{held}", _holder()
     n = oom_numbers(f"{error.text} {error.context}")
     used_by_torch = n.process if n.process is not None else n.reserved
     if n.others is not None and n.total and n.others > 0.25 * n.total:

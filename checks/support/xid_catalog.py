@@ -111,6 +111,12 @@ XID_CATALOG: dict[int, XidMeaning] = {
         "an uncorrectable memory error could not be contained: reset the GPU or reboot now",
         XidSeverity.FAULT,
     ),
+    109: XidMeaning(  # the driver prints "errorString CTX SWITCH TIMEOUT" (pytorch/pytorch#74235)
+        "Context Switch Timeout",
+        "the GPU did not switch between programs in time: an overloaded or stuck GPU, or a driver problem; "
+        "update the driver, check power and temperature, and reset the GPU",
+        XidSeverity.ATTENTION,
+    ),
     119: XidMeaning(
         "GSP RPC Timeout", "the GPU's system processor (GSP firmware) stopped answering", XidSeverity.FAULT
     ),
@@ -121,6 +127,17 @@ XID_CATALOG: dict[int, XidMeaning] = {
         "Unrecovered ECC Error", "an uncorrectable memory error was not recovered", XidSeverity.FAULT
     ),
     143: XidMeaning("GPU Initialization Failure", "the GPU failed to initialise", XidSeverity.FAULT),
+    # 144-150: NVLink errors of NVSwitch systems (Hopper and later), each for one unit of the link, in
+    # NVIDIA's Xid catalog; Xid 45 lines then say "caused by previous Xid 145" (ogkm#1150)
+    **{
+        xid: XidMeaning(
+            "NVLink Error",
+            "an NVLink connection of this GPU failed: drain the node, collect nvidia-bug-report.sh and check "
+            "the NVSwitch fabric (nvidia-fabricmanager, `nvidia-smi nvlink -s`)",
+            XidSeverity.FAULT,
+        )
+        for xid in range(144, 151)
+    },
 }
 
 

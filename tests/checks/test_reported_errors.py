@@ -65,6 +65,9 @@ def test_a_process_line_that_is_this_program_in_a_container_is_not_another_holde
         ("mask2dit-4-oom-fragmentation", "the cache is fragmented", None),
         # vLLM in Kubernetes: "Process 562167" is vLLM itself
         ("kaito-976-vllm-oom-expandable", "this program uses the GPU's whole 15.77 GiB", None),
+        # vLLM's own words: the KV cache had no room, or others held the GPU when it started
+        ("vllm-10439-no-cache-blocks", "no memory left for its KV cache", None),
+        ("vllm-omni-276-free-memory-startup", "only 0.49 of 79.32 GiB was free", HOLDER_QUERY),
     ],
 )
 def test_out_of_memory_names_whose_memory_it_was(
@@ -76,8 +79,10 @@ def test_out_of_memory_names_whose_memory_it_was(
     assert (f.remediation.commands[0].argv if f.remediation.commands else None) == first
     if "fragmented" in cause:
         assert "expandable_segments:True" in f.remediation.text
-    if first is None and "fragmented" not in cause:
-        assert "batch size" in f.remediation.text and "gpu_memory_utilization" in f.remediation.text
+    if "KV cache" in cause:
+        assert "--gpu-memory-utilization" in f.remediation.text
+    elif first is None and "fragmented" not in cause:
+        assert "batch size" in f.remediation.text and "max_model_len" in f.remediation.text
 
 
 @pytest.mark.parametrize(
@@ -109,3 +114,16 @@ def test_live_diagnosis_reads_no_program_output() -> None:
 
     assert torch_out_of_memory(facts()).status is Status.SKIP
     assert nccl_communication(facts()).status is Status.SKIP
+
+
+def test_an_xid_45_caused_by_an_nvlink_xid_is_judged_by_its_cause() -> None:
+    """Xid 45 alone is cleanup; "caused by previous Xid 145/149" names NVLink faults on four GPUs."""
+    f = finding("ogkm-1150-xid45-nvlink-145-149", "driver.xid_errors")
+    assert f.status is Status.FAIL
+    assert "Xid 145, 149, 45" in f.summary
+    assert "named by Xid 45" in f.details and "NVLink" in f.details
+
+
+def test_an_xid_the_table_now_names_is_explained() -> None:
+    f = finding("pytorch-74235-xid109", "driver.xid_errors")
+    assert f.status is Status.WARN and "Context Switch Timeout" in f.details
