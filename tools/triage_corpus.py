@@ -1,11 +1,14 @@
 """Run triage over the stored real pastes and show, for each, what the thread concluded beside what we say.
 
     python tools/triage_corpus.py                  # a table: file, the thread's cause, our cause and first step
-    python tools/triage_corpus.py --pin FILE ...   # propose pins for tests/triage/corpus_expected.json (REVIEW them)
+    python tools/triage_corpus.py --pin FILE ...   # pin what triage answers now (all files: no names)
+    python tools/triage_corpus.py --pin --review REVIEW.json   # and the expert judgement of each answer
 
 The corpus is tests/triage/reports/ (collect_env reports) and tests/triage/pastes/ (errors, tool output), each
-with a MANIFEST.json naming its source thread and the diagnosis the thread reached. A pin says what a careful
-engineer concludes, not what the code happened to print: read each proposal against the manifest.
+with a MANIFEST.json naming its source thread and the diagnosis the thread reached. A pin records what triage
+answers (cause, first command, problems) beside a judgement: whether an expert found that cause and that first
+step right, what the right answer is, and whether the thread itself was wrong and why. tests/triage/
+test_corpus.py holds every answer to its pin, so a change of answer is seen and its judgement revisited.
 """
 
 from __future__ import annotations
@@ -59,6 +62,25 @@ def observed(d: PasteDiagnosis) -> dict[str, Any]:
     }
 
 
+def _judgements(review: Path) -> dict[str, dict[str, Any]]:
+    """An expert review's entries, keyed like the pins: whether the cause and the first step were right, the
+    right answer, whether the thread was wrong (and why), and the general rule that would fix ours."""
+    judged: dict[str, dict[str, Any]] = {}
+    for entry in json.loads(review.read_text(encoding="utf-8")):
+        rule = entry.get("rule", "")
+        judged[entry["file"]] = {
+            "cause_right": entry["verdict_ok"],
+            "next_step_right": entry["next_step_ok"],
+            "right_answer": entry["what_is_right"],
+            "thread_wrong": entry["thread_wrong"],
+            "thread_wrong_why": entry.get("thread_wrong_why", ""),
+            "open_rule": rule.split(":", 1)[0]
+            if entry["verdict_ok"] != "yes" or entry["next_step_ok"] != "yes"
+            else "",
+        }
+    return judged
+
+
 def key_of(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
@@ -68,13 +90,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pin", nargs="*", metavar="FILE", help="propose pins for these files (all: no names)"
     )
+    parser.add_argument("--review", metavar="JSON", help="an expert review: [{file, verdict_ok, ...}]")
     args = parser.parse_args(argv)
     notes = manifest()
     if args.pin is not None:
         pins = json.loads(PINS.read_text(encoding="utf-8")) if PINS.exists() else {}
+        judged = _judgements(Path(args.review)) if args.review else {}
         chosen = [p for p in paste_files() if not args.pin or p.name in args.pin or key_of(p) in args.pin]
         for path in chosen:
-            pins.setdefault(key_of(path), observed(diagnose_paste(path.read_bytes(), path.name)))
+            key = key_of(path)
+            judgement = judged.get(key) or pins.get(key, {}).get("judgement")
+            pins[key] = observed(diagnose_paste(path.read_bytes(), path.name))
+            if judgement:
+                pins[key]["judgement"] = judgement
         PINS.write_text(
             json.dumps(pins, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
         )
