@@ -31,7 +31,8 @@ TARGET = 5 * 1024  # bytes: "a 5 KB paste"
 def _pastes(folder: Path) -> list[Path]:
     """Real corpus files, joined in order into pastes of TARGET bytes (the last partial one dropped)."""
     files = sorted(p for corpus in CORPUS for p in corpus.glob("*.txt"))
-    pastes, current = [], b""
+    pastes: list[Path] = []
+    current = b""
     for path in files:
         current += path.read_bytes() + b"\n\n"
         if len(current) >= TARGET:

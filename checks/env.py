@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.fixes.library_path import (
+    ctranslate2_cublas_fix,
+    driver_library_fix,
+    extension_abi_fix,
+    foreign_version_fix,
+    native_libcuda_fix,
+    program_library_fix,
+    soversion_major,
+    split_site_packages_fix,
+    torch_cublas_fix,
+    torch_wheel_library_fix,
+    wheel_of,
+    windows_dll_fix,
+    wsl_libcuda_fix,
+)
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
@@ -35,7 +51,7 @@ def library_path(facts: Facts) -> Finding:
     cid = "env.library_path"
     failed = reported(facts, "missing_library", "undefined_symbol", "cudnn", "cublas")
     if failed:
-        return _library_failure(cid, failed)
+        return _library_failure(cid, facts, failed)
     runtime = facts.torch
     if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
         return Finding(cid, Status.SKIP, "torch was not imported, so no library was loaded to inspect.")
@@ -202,42 +218,277 @@ def cuda_visible_devices(facts: Facts) -> Finding:
     )
 
 
-def _library_failure(cid: str, failed: list[ReportedError]) -> Finding:
-    """A program could not load a CUDA library, or loaded one of another version (a missing symbol)."""
-    first = failed[0]
-    library = first.values.get("library") or first.values.get("cudnn_library") or ""
-    symbol = first.values.get("symbol")
-    if symbol or first.kind in ("undefined_symbol", "cudnn", "cublas"):
-        summary = "A CUDA library of another version was loaded before the one torch was built with"
-        fix = (
-            "An older or newer copy of the library comes first on the search path: LD_LIBRARY_PATH (a system "
-            "CUDA toolkit, a conda cudatoolkit), LD_PRELOAD or /etc/ld.so.conf. Run the program with "
-            "LD_LIBRARY_PATH unset; if that works, remove the CUDA folders from it for good. With pip's torch, "
-            "the nvidia-* wheels must be the versions torch requires (`pip check`)."
+@dataclass(frozen=True)
+class _Cause:
+    """Which sub-cause a library failure is: the error that shows it, the first line, the fix."""
+
+    error: ReportedError
+    summary: str
+    fix: Remediation
+
+
+def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Finding:
+    """A program could not load a CUDA library, or loaded one of another version (a missing symbol). The same
+    words have several causes: the first that the errors and the facts show decides the summary and the fix."""
+    cause = (
+        _windows_dll(facts, failed)
+        or _extension_abi(failed)
+        or _driver_library(facts, failed)
+        or _missing_library(facts, failed)
+        or _cublas_status(facts, failed)
+        or _Cause(
+            failed[0],
+            "A CUDA library of another version was loaded before the one torch was built with",
+            foreign_version_fix(_on_windows(facts, failed)),
         )
-    else:
-        summary = f"A CUDA library could not be found: {library or 'see the error'}"
-        fix = (
-            "torch's pip wheels bring their CUDA libraries as nvidia-* packages: reinstall the torch build (with "
-            "--no-cache-dir) so they come back, and do not point LD_LIBRARY_PATH at a CUDA that lacks them. A "
-            "program with its own CUDA build (CTranslate2, TensorFlow, ONNX Runtime) needs the CUDA and cuDNN "
-            "major versions it was built for installed on the system or as nvidia-* wheels."
-        )
+    )
+    shown = [cause.error, *(e for e in failed if e is not cause.error)]
     return Finding(
         cid,
         Status.FAIL,
-        f"{summary} ({first.where}).",
-        details=first.means,
-        evidence=tuple(Evidence("reported", e.text, e.where) for e in failed[:3]),
-        remediation=Remediation(
-            text=fix,
-            commands=(
-                Command(
-                    ("python", "-m", "pip", "check"),
-                    note="nvidia-* wheels that do not match what torch requires",
-                ),
-                Command(("ldconfig", "-p"), note="which copies of the CUDA libraries the loader finds"),
-            ),
-            target=Target.PYTHON_ENV,
-        ),
+        f"{cause.summary} ({cause.error.where}).",
+        details=cause.error.means,
+        evidence=tuple(Evidence("reported", e.text, e.where) for e in shown[:3]),
+        remediation=cause.fix,
     )
+
+
+def _library(error: ReportedError) -> str:
+    """The library the message names, with its version suffix ("libcudnn.so" + ".8")."""
+    name = error.values.get("library") or error.values.get("cudnn_library") or ""
+    return name + error.values.get("soversion", "") if name else ""
+
+
+def _said(error: ReportedError) -> str:
+    return f"{error.text} {error.context}"
+
+
+# a Windows path to a DLL, as WinError 126 names it: "Error loading "C:\...\torch\lib\fbgemm.dll" or ..."
+_DLL_PATH = re.compile(r"(?P<path>[A-Za-z]:\\[^\"<>|\n]*?\\(?P<dll>[\w.-]+\.dll))", re.IGNORECASE)
+_USER_SITE = re.compile(r"^(?P<site>.*\\AppData\\Roaming\\Python\\Python\d+\\site-packages)\\", re.IGNORECASE)
+_WINDOWS_PATH = re.compile(r"(?<![\w/])[A-Za-z]:\\[\w$ .-]+\\")
+# a python.org install used directly, not a venv or conda env: ...\Programs\Python\Python310\, C:\Python310\
+_GLOBAL_PYTHON = re.compile(
+    r"^(?P<python>.*\\Programs\\Python\\Python\d+|[A-Za-z]:\\Python\d+)\\Lib\\site-packages\\", re.IGNORECASE
+)
+
+
+def _on_windows(facts: Facts, failed: list[ReportedError]) -> bool:
+    """Windows (not WSL): the facts say so, or the program reported Windows paths or WinError codes."""
+    os_facts = facts.os
+    if not isinstance(os_facts, Unavailable):
+        return os_facts.system == "Windows"
+    return any("WinError" in e.text or _WINDOWS_PATH.search(_said(e)) for e in failed)
+
+
+def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
+    """WinError 126 and DLLs: Windows, where only a runtime DLL, another torch copy or the torch release help."""
+    errors = [
+        e
+        for e in failed
+        if e.kind == "missing_library"
+        and (_library(e).lower().endswith(".dll") or "WinError" in e.text or _on_windows(facts, [e]))
+    ]
+    if not errors:
+        return None
+    found = next((m for e in errors if (m := _DLL_PATH.search(_said(e))) is not None), None)
+    path = found["path"] if found is not None else ""
+    dll = found["dll"] if found is not None else next((_library(e) for e in errors if _library(e)), "")
+    in_user_site = _USER_SITE.match(path)
+    user_site = in_user_site["site"] if in_user_site is not None else _torch_in_user_site(facts)
+    python = _GLOBAL_PYTHON.match(path)
+    package = _site_package(path)
+    whose = f"{package}'s " if package else ""
+    summary = f"Windows could not load {whose}{dll or 'a DLL'} or a DLL it needs"
+    if user_site is not None:
+        summary += f", from a per-user torch in {user_site}"
+    error = next((e for e in errors if dll and dll in _said(e)), errors[0])
+    return _Cause(error, summary, windows_dll_fix(dll, user_site, python["python"] if python else None))
+
+
+def _torch_in_user_site(facts: Facts) -> str | None:
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or not packages.user_site or not packages.torch_paths:
+        return None
+    return packages.user_site if packages.torch_paths[0].startswith(packages.user_site) else None
+
+
+# the package folder a file belongs to: .../site-packages/vllm/_C.abi3.so -> vllm; an .egg folder's name too
+_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)")
+# an undefined C++ symbol of torch's own namespaces (at::, c10::, torch::): the caller was built for another torch
+_TORCH_SYMBOL = re.compile(r"^_ZNK?(?:2at|3c10|5torch)")
+_SO_PATH = re.compile(r"(?P<path>/\S+?\.so(?:\.\d+)*): undefined symbol")
+
+
+def _site_package(path: str) -> str | None:
+    found = _PACKAGE.search(path)
+    return found["package"] if found is not None else None
+
+
+def _extension_abi(failed: list[ReportedError]) -> _Cause | None:
+    """An extension module compiled against another torch release: torch's C++ symbols are missing."""
+    for error in failed:
+        if error.kind != "undefined_symbol" or not _TORCH_SYMBOL.match(error.values.get("symbol", "")):
+            continue
+        so = _SO_PATH.search(error.text)
+        package = _site_package(so["path"]) if so is not None else None
+        if package == "torch":
+            return None  # torch's own libraries disagree: two torch releases mixed, another version first
+        extension = f"{package}/{so['path'].rsplit('/', 1)[-1]}" if so is not None and package else None
+        summary = (
+            f"{package}'s compiled extension ({extension}) was built for another torch release than the one "
+            "installed"
+            if package
+            else "A compiled extension was built for another torch release than the one installed"
+        )
+        return _Cause(error, summary, extension_abi_fix(package, extension))
+    return None
+
+
+def _driver_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
+    """libcuda is the driver's: on WSL2 it lives in /usr/lib/wsl/lib, elsewhere the driver installs it."""
+    error = next((e for e in failed if _library(e).startswith("libcuda.so")), None)
+    if error is None:
+        return None
+    library = _library(error)
+    os_facts = facts.os
+    wsl = None if isinstance(os_facts, Unavailable) else os_facts.is_wsl
+    asker = error.values.get("cudnn_library")
+    who = f"{asker} (cuDNN) could not open" if asker else "The loader could not find"
+    if wsl or (wsl is None and library == "libcuda.so"):
+        where = "WSL2 keeps it only in /usr/lib/wsl/lib" if wsl else "on WSL2 it is only in /usr/lib/wsl/lib"
+        summary = f"{who} the driver library {library}, which is not on the loader path ({where})"
+        return _Cause(error, summary, wsl_libcuda_fix(library, wsl_known=bool(wsl)))
+    if library == "libcuda.so":
+        summary = f"{who} the unversioned driver library libcuda.so: only libcuda.so.1 is installed"
+        return _Cause(error, summary, native_libcuda_fix(library))
+    return _Cause(error, f"{who} the NVIDIA driver's {library}", driver_library_fix(library))
+
+
+# a library opened at run time by cuDNN's loader, CTranslate2's or TensorFlow's, not linked when torch imports
+_DLOPEN = re.compile(r"Could not load (?:dynamic )?library")
+_LIB64_SITE = re.compile(
+    r"(?P<prefix>[^\s\"'`]*?)/lib64/(?P<python>python\d+\.\d+)/site-packages/torch(?:/|\b)"
+)
+
+
+def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
+    """A CUDA library not found: who asked for it (torch while importing, or a program of its own) and where
+    torch's wheels are decide the fix."""
+    missing = [e for e in failed if e.kind == "missing_library"]
+    if not missing:
+        return None
+    error = next((e for e in missing if _library(e)), missing[0])
+    library = _library(error) or "a CUDA library"
+    if _torch_import_failed(facts):
+        split = _lib64_split(facts, failed)
+        if split is not None:
+            torch_site, wheels_site = split
+            summary = (
+                f"torch in {torch_site} cannot find {library}: its nvidia-* wheels went to {wheels_site}, "
+                "outside torch's RPATH"
+            )
+            return _Cause(error, summary, split_site_packages_fix(library, torch_site, wheels_site))
+        summary = f"torch's import could not find {library}, one of its own nvidia-* wheel libraries"
+        return _Cause(error, summary, torch_wheel_library_fix(library))
+    dlopened = any(_DLOPEN.search(e.text) for e in failed)
+    summary = (
+        f"A program with its own CUDA build (CTranslate2/faster-whisper, TensorFlow, ONNX Runtime) asked for "
+        f"{library}, which is not on the loader path; torch is not the one asking"
+        if dlopened
+        else f"{library} could not be found, and torch's import is not what failed: the program that asked for "
+        "it needs that version on the loader path"
+    )
+    return _Cause(
+        error, summary, program_library_fix(library, _cuda_major(facts, failed), _torch_cudnn(facts))
+    )
+
+
+def _torch_import_failed(facts: Facts) -> bool:
+    runtime = facts.torch
+    return (
+        not isinstance(runtime, Unavailable)
+        and runtime.outcome == "failed"
+        and runtime.failed_stage == "import"
+    )
+
+
+def _lib64_split(facts: Facts, failed: list[ReportedError]) -> tuple[str, str] | None:
+    """(torch's site-packages, the nvidia wheels' site-packages) when torch sits under <venv>/lib64."""
+    places: list[str] = [_said(e) for e in failed]
+    packages, runtime = facts.torch_packages, facts.torch
+    if not isinstance(packages, Unavailable):
+        places += packages.torch_paths
+    if not isinstance(runtime, Unavailable):
+        places += [lib.realpath for lib in runtime.mapped_libraries]
+        places += [runtime.message, runtime.stderr_tail]
+    for place in places:
+        found = _LIB64_SITE.search(place)
+        if found is not None:
+            prefix, python = found["prefix"], found["python"]
+            return f"{prefix}/lib64/{python}/site-packages", f"{prefix}/lib/{python}/site-packages"
+    return None
+
+
+def _cuda_major(facts: Facts, failed: list[ReportedError]) -> str | None:
+    """The CUDA major a program was built for: a CUDA library it asked for (libcublas.so.11), else torch's."""
+    for error in failed:
+        wheel, major = wheel_of(_library(error)), soversion_major(_library(error))
+        if wheel is not None and wheel.soversion_is_cuda and major is not None:
+            return major
+    packages = facts.torch_packages
+    if not isinstance(packages, Unavailable) and packages.cuda:
+        return packages.cuda.split(".")[0]
+    return None
+
+
+def _torch_cudnn(facts: Facts) -> str | None:
+    """The cuDNN major of the torch in this environment, when the facts say (90100 -> 9, 8902 -> 8)."""
+    runtime = facts.torch
+    if isinstance(runtime, Unavailable) or runtime.cudnn_version is None:
+        return None
+    version = runtime.cudnn_version
+    return str(version // 10000 if version >= 10000 else version // 1000)
+
+
+_STATUS = re.compile(r"CUBLAS_STATUS_(?P<status>[A-Z_]+)")
+# CTranslate2's own words for a cuBLAS failure (torch says "CUDA error: CUBLAS_STATUS_... when calling `...`")
+_CTRANSLATE2_CUBLAS = re.compile(r"cuBLAS failed with status")
+# packages that bring their own CUDA libraries into the process: in the failing stack, a foreign cuBLAS suspect
+OWN_CUDA_PACKAGES = frozenset(
+    {"bitsandbytes", "ctranslate2", "tensorflow", "onnxruntime", "jaxlib", "cupy", "paddle"}
+)
+
+
+def _cublas_status(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
+    """INVALID_VALUE / NOT_SUPPORTED on an ordinary call: the cuBLAS build itself, unless another CUDA's
+    libraries are in sight (LD_LIBRARY_PATH, a foreign mapped library, a package with its own CUDA)."""
+    for error in failed:
+        found = _STATUS.search(error.text)
+        if (
+            error.kind != "cublas"
+            or found is None
+            or found["status"] not in ("INVALID_VALUE", "NOT_SUPPORTED")
+        ):
+            continue
+        status = f"CUBLAS_STATUS_{found['status']}"
+        if _CTRANSLATE2_CUBLAS.search(error.text):
+            summary = f"CTranslate2's own cuBLAS cannot run this on this GPU ({status})"
+            return _Cause(error, summary, ctranslate2_cublas_fix(status))
+        if _foreign_cuda_in_sight(facts, failed):
+            return None
+        summary = f"cuBLAS refused an ordinary matrix multiply ({status}): the cuBLAS of this torch build is the suspect"
+        return _Cause(error, summary, torch_cublas_fix(status, _on_windows(facts, failed)))
+    return None
+
+
+def _foreign_cuda_in_sight(facts: Facts, failed: list[ReportedError]) -> bool:
+    if facts.env.get("LD_LIBRARY_PATH") or facts.env.get("LD_PRELOAD"):
+        return True
+    runtime = facts.torch
+    if not isinstance(runtime, Unavailable) and any(
+        lib.name not in DRIVER_LIBRARIES and not OWN_LIBRARY.search(lib.realpath)
+        for lib in runtime.mapped_libraries
+    ):
+        return True
+    return any(m["package"].lower() in OWN_CUDA_PACKAGES for e in failed for m in _PACKAGE.finditer(_said(e)))

@@ -437,10 +437,15 @@ def _cosmetic(
     )
 
 
-def _import_failed(python: str) -> Remediation:
+def _import_failed(python: str, windows: bool) -> Remediation:
+    loader = (
+        "a folder on PATH with another CUDA or cuDNN DLL, a missing Visual C++ runtime"
+        if windows
+        else "LD_PRELOAD or LD_LIBRARY_PATH pointing at another CUDA or cuDNN (unset them for this run)"
+    )
     return Remediation(
-        text="See where the import breaks, then remove what gets in its way: LD_PRELOAD or LD_LIBRARY_PATH "
-        "pointing at another CUDA or cuDNN (unset them for this run), a second torch earlier on sys.path, or "
+        text=f"See where the import breaks, then remove what gets in its way: {loader}, a second torch earlier on "
+        "sys.path (a per-user install), or "
         "a broken install, which a clean reinstall of the same version repairs "
         f"(`{python} -m pip install --force-reinstall --no-cache-dir torch==<version>` from the same index).",
         commands=(
@@ -522,7 +527,9 @@ def torch_cuda_init(facts: Facts) -> Finding:
             f"Importing torch {runtime.outcome.replace('_', ' ')}{where}: {runtime.message}",
             details=explain(runtime.message) or "",
             evidence=evidence,
-            remediation=_import_failed(python_command(facts)),
+            remediation=_import_failed(
+                python_command(facts), not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+            ),
         )
     if runtime.cuda_available:
         return Finding(

@@ -1,0 +1,375 @@
+"""What to do when a program could not load a CUDA library, or loaded one of another version: one builder per
+sub-cause that env.library_path tells apart (which program asked, on which platform, from where).
+
+The same words ("cannot open shared object file", "undefined symbol") have different fixes: a program with its
+own CUDA build needs that CUDA's libraries, not a torch reinstall; WSL keeps the driver's libcuda outside the
+loader path; a venv split into lib and lib64 hides torch's nvidia-* wheels from its RPATH; Windows has no
+LD_LIBRARY_PATH at all; an extension compiled for another torch needs that torch. The check picks the builder,
+these say what to type.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR
+from torch_gpu_doctor.model import Command, Remediation, Target
+
+VC_REDIST_URL = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
+VC_REDIST = Command(
+    ("winget", "install", "Microsoft.VCRedist.2015+.x64"),
+    note=f"the Visual C++ 2015-2022 runtime (x64), or download {VC_REDIST_URL}",
+)
+PIP_CHECK = Command(
+    ("python", "-m", "pip", "check"), note="nvidia-* wheels that do not match what torch requires"
+)
+APT_CUDNN8 = Command(
+    ("sudo", "apt", "install", "libcudnn8"), note="Debian/Ubuntu with NVIDIA's CUDA repository"
+)
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """The pip wheel that brings a CUDA library, and its folder under site-packages/nvidia/."""
+
+    name: str  # without the -cuXX suffix
+    folder: str
+    soversion_is_cuda: bool  # libcublas.so.12 is CUDA 12's; libcudnn.so.8 is cuDNN 8 (for any CUDA)
+
+
+# library name up to ".so" -> its wheel (NVIDIA's packages on PyPI; the folders are those torch's RPATH lists)
+WHEELS: dict[str, Wheel] = {
+    "libcudnn": Wheel("nvidia-cudnn", "cudnn", soversion_is_cuda=False),
+    "libcublas": Wheel("nvidia-cublas", "cublas", soversion_is_cuda=True),
+    "libcublasLt": Wheel("nvidia-cublas", "cublas", soversion_is_cuda=True),
+    "libcudart": Wheel("nvidia-cuda-runtime", "cuda_runtime", soversion_is_cuda=True),
+    "libnvrtc": Wheel("nvidia-cuda-nvrtc", "cuda_nvrtc", soversion_is_cuda=True),
+    "libnvJitLink": Wheel("nvidia-nvjitlink", "nvjitlink", soversion_is_cuda=True),
+    "libcusparse": Wheel("nvidia-cusparse", "cusparse", soversion_is_cuda=True),
+    "libcupti": Wheel("nvidia-cuda-cupti", "cuda_cupti", soversion_is_cuda=True),
+    "libcufft": Wheel("nvidia-cufft", "cufft", soversion_is_cuda=False),
+    "libcurand": Wheel("nvidia-curand", "curand", soversion_is_cuda=False),
+    "libcusolver": Wheel("nvidia-cusolver", "cusolver", soversion_is_cuda=False),
+    "libnccl": Wheel("nvidia-nccl", "nccl", soversion_is_cuda=False),
+    "libnvToolsExt": Wheel("nvidia-nvtx", "nvtx", soversion_is_cuda=False),
+}
+PIP_CUDA_SUFFIXES = ("11", "12")  # the CUDA majors whose wheels carry a -cuXX suffix
+_SONAME = re.compile(r"^(?P<stem>lib\w+?)(?:_\w+)?\.so(?:\.(?P<major>\d+))?")
+
+
+def wheel_of(library: str) -> Wheel | None:
+    """The wheel family of a library file name (libcudnn_ops_infer.so.8 -> nvidia-cudnn), or None."""
+    found = _SONAME.match(library)
+    if found is None:
+        return None
+    return WHEELS.get(found["stem"])
+
+
+def soversion_major(library: str) -> str | None:
+    """The major version in a library's name (libcudnn_ops_infer.so.8 -> "8"), None when it has none."""
+    found = _SONAME.match(library)
+    return found["major"] if found is not None else None
+
+
+def export_library_path(folder: str) -> Command:
+    """Prepend a folder to LD_LIBRARY_PATH in the person's shell (a shell builtin: shown, never run here)."""
+    return Command(
+        ("export", f"LD_LIBRARY_PATH={folder}"),
+        note="in the shell that starts the program (append :$LD_LIBRARY_PATH to keep what it held; "
+        "add the line to ~/.bashrc to keep it)",
+        runs_here=False,
+    )
+
+
+def foreign_version_fix(windows: bool) -> Remediation:
+    """Another copy of a CUDA library comes first on the search path than the one torch was built with."""
+    if windows:
+        return Remediation(
+            text="An older or newer copy of the library is found first: a CUDA toolkit's bin folder on PATH, or "
+            "another program's DLLs. Run the program from a terminal whose PATH has no CUDA toolkit folders; "
+            "with pip's torch, the nvidia-* wheels must be the versions torch requires (`pip check`).",
+            commands=(PIP_CHECK,),
+            target=Target.PYTHON_ENV,
+        )
+    return Remediation(
+        text="An older or newer copy of the library comes first on the search path: LD_LIBRARY_PATH (a system "
+        "CUDA toolkit, a conda cudatoolkit), LD_PRELOAD or /etc/ld.so.conf. Run the program with "
+        "LD_LIBRARY_PATH unset; if that works, remove the CUDA folders from it for good. With pip's torch, "
+        "the nvidia-* wheels must be the versions torch requires (`pip check`).",
+        commands=(
+            PIP_CHECK,
+            Command(("ldconfig", "-p"), note="which copies of the CUDA libraries the loader finds"),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+
+
+def torch_wheel_library_fix(library: str) -> Remediation:
+    """torch's own import could not find one of the nvidia-* wheels it depends on."""
+    return Remediation(
+        text=f"torch's pip wheels bring their CUDA libraries as nvidia-* packages and {library or 'this one'} "
+        "is not where torch looks: reinstall the torch build (with --no-cache-dir) so its missing nvidia-* "
+        "dependencies come back (an installer that skipped dependencies, --no-deps or Poetry, leaves them out), "
+        "and do not point LD_LIBRARY_PATH at a CUDA that lacks them. If `pip check` finds nothing missing, the "
+        "wheels sit in another site-packages than torch (a venv with both lib and lib64, as on RHEL and "
+        "Fedora): add <venv>/lib/pythonX.Y/site-packages/nvidia/*/lib to LD_LIBRARY_PATH.",
+        commands=(
+            PIP_CHECK,
+            Command(
+                ("python", "-m", "pip", "list", "-v"),
+                note="the Location column: torch and the nvidia-* wheels must share one site-packages",
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+
+
+def split_site_packages_fix(library: str, torch_site: str, wheels_site: str) -> Remediation:
+    """torch sits in <venv>/lib64/.../site-packages, its nvidia-* wheels in <venv>/lib/.../site-packages."""
+    wheel = wheel_of(library)
+    listing = Command(("ls", f"{wheels_site}/nvidia"), note="the other wheels whose lib folders it needs too")
+    return Remediation(
+        text=f"torch is in {torch_site} but pip put its nvidia-* wheels in {wheels_site} (a venv with both lib "
+        "and lib64, as on RHEL, Alma and Fedora, or made by Poetry): torch's RPATH looks for them only beside "
+        f"itself, so {library or 'the library'} is not found. Add {wheels_site}/nvidia/*/lib to LD_LIBRARY_PATH "
+        "(each wheel's lib folder, joined with ':'), or install torch and its wheels into one site-packages. "
+        "Reinstalling torch as it is repeats the split.",
+        commands=(export_library_path(f"{wheels_site}/nvidia/{wheel.folder}/lib"), listing)
+        if wheel is not None
+        else (listing,),
+        target=Target.PYTHON_ENV,
+    )
+
+
+def program_library_fix(library: str, cuda_major: str | None, torch_cudnn_major: str | None) -> Remediation:
+    """A program with its own CUDA build (CTranslate2/faster-whisper, TensorFlow, ONNX Runtime) asked for a CUDA
+    or cuDNN major version that is not on the loader path; torch's own copies are invisible to it.
+
+    `cuda_major`: the CUDA the program was built for, when known (its cuDNN wheel is -cu11 or -cu12);
+    `torch_cudnn_major`: the cuDNN major of the torch in the same environment, when known (one nvidia-cudnn
+    wheel cannot hold two majors).
+    """
+    wheel = wheel_of(library)
+    major = soversion_major(library)
+    cudnn = wheel is not None and wheel.name == WHEELS["libcudnn"].name
+    spec = suffix = None
+    if wheel is not None and major is not None:
+        suffix = (cuda_major or "12") if cudnn else major if wheel.soversion_is_cuda else None
+        if suffix in PIP_CUDA_SUFFIXES:
+            spec = f"{wheel.name}-cu{suffix}" + (f"=={major}.*" if cudnn else "")
+    what = (
+        f"cuDNN {major}"
+        if cudnn and major
+        else f"CUDA {major}"
+        if wheel is not None and wheel.soversion_is_cuda and major
+        else library
+    )
+    clash = cudnn and torch_cudnn_major is not None and major is not None and torch_cudnn_major != major
+    apt = cudnn and major == "8"
+    built = f" was built for {what}" if what != library else " needs it on the loader path"
+    stand_in = f" (cuDNN 9 cannot stand in for cuDNN {major})" if cudnn and major not in (None, "9") else ""
+    how = [f"`pip install {spec}`"] if spec else []
+    if apt:
+        how.append("system-wide: `sudo apt install libcudnn8` from NVIDIA's CUDA repository")
+    text = (
+        f"The program that asked for {library}{built}; torch is not the one asking, and torch's own copy inside "
+        f"its wheel (torch/lib, nvidia/*/lib) is invisible to that program{stand_in}. Install {what} for it and "
+        "put its lib folder on LD_LIBRARY_PATH"
+        + (f" ({'; '.join(how)})" if how else "")
+        + ", or install a build of the program made for the CUDA and cuDNN you have (faster-whisper: "
+        "ctranslate2 >= 4.5 uses cuDNN 9). Reinstalling torch does not help."
+    )
+    if clash:
+        text += (
+            f" The torch in this environment uses cuDNN {torch_cudnn_major} from the same nvidia-cudnn wheel, "
+            f"which cannot also hold cuDNN {major}: use the system package or a separate environment."
+        )
+    find = Command(("ldconfig", "-p"), note=f"the copies of {library} the loader finds")
+    commands: tuple[Command, ...]
+    if clash:
+        commands = (APT_CUDNN8,) if apt else (find,)
+    elif spec is not None and wheel is not None:
+        commands = (
+            Command(
+                ("python", "-m", "pip", "install", spec),
+                note=f"{what} for that program"
+                + (
+                    "; nvidia-cudnn-cu11 for one built for CUDA 11 (CTranslate2 3.x)"
+                    if cudnn and suffix == "12"
+                    else ""
+                ),
+            ),
+            Command(
+                ("python", "-c", f'import nvidia.{wheel.folder} as m; print(m.__path__[0] + "/lib")'),
+                note="the folder to put on LD_LIBRARY_PATH for that program",
+            ),
+        )
+    else:
+        commands = (find,)
+    return Remediation(
+        text=text,
+        commands=commands,
+        requires_root=commands[0] is APT_CUDNN8,
+        needs_network=commands[0] is not find,
+        target=Target.SYSTEM if clash else Target.PYTHON_ENV,
+    )
+
+
+def wsl_libcuda_fix(library: str, wsl_known: bool) -> Remediation:
+    """cuDNN (or Triton, bitsandbytes) dlopens the unversioned libcuda.so, which WSL2 keeps in /usr/lib/wsl/lib."""
+    where = "On WSL2" if wsl_known else "On WSL2, where this message comes from,"
+    text = (
+        f"{where} the Windows driver's libcuda is projected into {WSL_LIB_DIR}, which the loader's cache "
+        f"knows only as libcuda.so.1; a library that opens the bare {library} does not find it. Put {WSL_LIB_DIR} "
+        "first on LD_LIBRARY_PATH (export it in ~/.bashrc). Reinstalling torch or the CUDA toolkit does not help."
+    )
+    if not wsl_known:
+        text += (
+            " On a native Linux, the driver's libcuda.so.1 lacks its libcuda.so link: create it beside "
+            "libcuda.so.1 (`ldconfig -p` shows where)."
+        )
+    return Remediation(
+        text=text,
+        commands=(export_library_path(WSL_LIB_DIR),),
+        target=Target.SYSTEM,
+    )
+
+
+def native_libcuda_fix(library: str) -> Remediation:
+    """A native Linux whose driver libcuda.so.1 exists, but not the unversioned libcuda.so link."""
+    return Remediation(
+        text=f"The driver's libcuda.so.1 is installed but the unversioned {library} link that this library "
+        "opens is not: create it beside libcuda.so.1 (`sudo ln -s libcuda.so.1 libcuda.so` in that folder, "
+        "then `sudo ldconfig`), or install the driver's development package that ships it.",
+        commands=(Command(("ldconfig", "-p"), note="the folder of libcuda.so.1"),),
+        target=Target.SYSTEM,
+    )
+
+
+def driver_library_fix(library: str) -> Remediation:
+    """The driver's own libcuda.so.1 is not there: no driver, or a container started without the GPUs."""
+    return Remediation(
+        text=f"{library} comes with the NVIDIA driver, not with torch: install the driver, or start the "
+        "container with the GPUs (`--gpus all` with the NVIDIA Container Toolkit) so it is mounted in.",
+        commands=(
+            Command(("nvidia-smi",), note="answers only when the driver is installed and visible here"),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def windows_dll_fix(dll: str, user_site: str | None, global_python: str | None) -> Remediation:
+    """Windows could not load one of torch's DLLs or a DLL it depends on (WinError 126)."""
+    parts = []
+    commands: list[Command] = []
+    if user_site is not None:
+        parts.append(
+            f"The torch that fails is a per-user copy ({user_site}, from `pip install --user`), imported before "
+            "the environment's own: uninstall it with the same Python (pip removes the copy Python finds first, "
+            "this one) and run the program in its own environment (a venv or the app's portable build), "
+            "reinstalling torch from the CUDA index there if it lacks one."
+        )
+        commands.append(
+            Command(
+                ("python", "-m", "pip", "uninstall", "torch"),
+                note=f"with the Python whose user site is {user_site}; torchvision and torchaudio there too",
+            )
+        )
+    elif global_python is not None:
+        parts.append(
+            f"This torch is the global Python's ({global_python}), not a venv's: if the program has its own "
+            "environment (a venv, the installer's env, a start script), start it through that."
+        )
+    parts.append(
+        f"{dll or 'A torch DLL'} or a DLL it needs does not load: install the Microsoft Visual C++ 2015-2022 "
+        f"Redistributable (x64, {VC_REDIST_URL}) and open a new terminal."
+    )
+    if dll.lower() == "fbgemm.dll":
+        parts.append(
+            "torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which older runtimes lack; torch >= 2.4.1 "
+            "brings it, so upgrading torch (from the same index) fixes it too."
+        )
+    parts.append("LD_LIBRARY_PATH and ldconfig do not exist on Windows.")
+    commands.append(VC_REDIST)
+    return Remediation(
+        text=" ".join(parts),
+        commands=tuple(commands),
+        requires_root=True,  # the redistributable installs for every user (an administrator prompt)
+        needs_network=True,
+        destructive=user_site is not None,
+        target=Target.SYSTEM,
+    )
+
+
+def extension_abi_fix(package: str | None, extension: str | None) -> Remediation:
+    """A compiled extension (vLLM's _C, flash-attn, xformers) was built against another torch release."""
+    name = package or "the extension"
+    text = (
+        f"{name} ships C++ code ({extension or 'a compiled module'}) built against one exact torch release, "
+        "and the installed torch is another: its C++ symbols do not match. Install the torch version this "
+        f"{name} release requires (`python -m pip check` names it, from the same index as your torch), or a "
+        f"{name} release built for your torch. An extension built from source (flash-attn, xformers, a custom "
+        "op) must be rebuilt against the installed torch (`pip install --no-build-isolation --no-cache-dir "
+        "--force-reinstall` it). LD_LIBRARY_PATH has nothing to do with it."
+    )
+    return Remediation(
+        text=text,
+        commands=(
+            Command(
+                ("python", "-m", "pip", "check"),
+                note=f"prints '{package or 'PACKAGE'} X has requirement torch==Y, but you have torch Z'",
+            ),
+            Command(
+                ("python", "-m", "pip", "install", "torch==VERSION"),
+                note="VERSION: the one pip check names; add your torch's --index-url for its CUDA variant",
+                runs_here=False,
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+
+
+def ctranslate2_cublas_fix(status: str) -> Remediation:
+    """CTranslate2 (faster-whisper, the whisper standalone apps) raised a cuBLAS status with its own build."""
+    return Remediation(
+        text=f"CTranslate2 brings its own CUDA libraries; {status} from them means its cuBLAS cannot run this "
+        "compute type on this GPU, typically a build made with a CUDA older than the GPU (CUDA < 12.8 on an "
+        'RTX 50-series / Blackwell) running int8. Run with `--compute_type float16` (compute_type="float16" '
+        "in Python), or install a CTranslate2 (or app) build made for this GPU. torch and the library search "
+        "path are not involved.",
+        commands=(
+            Command(
+                ("PROGRAM", "--compute_type", "float16"),
+                note="PROGRAM: your faster-whisper / CTranslate2 command line",
+                runs_here=False,
+            ),
+            Command(
+                ("python", "-m", "pip", "install", "--upgrade", "ctranslate2"),
+                note="a pip-installed CTranslate2; a frozen app needs its own newer build",
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+
+
+def torch_cublas_fix(status: str, windows: bool) -> Remediation:
+    """cuBLAS refused an ordinary GEMM for torch and nothing points at a foreign library: torch's own cuBLAS."""
+    return Remediation(
+        text=f"cuBLAS answered {status} to an ordinary matrix multiply and nothing shows another CUDA's "
+        "libraries in the process: the cuBLAS that came with this torch build (its nvidia-cublas wheel) is the "
+        "suspect, as with a new CUDA variant or a nightly. Install another nvidia-cublas version (`pip install "
+        "--upgrade` it, or the one an earlier torch pinned), or another CUDA variant of torch (e.g. cu128 instead "
+        "of cu130) from download.pytorch.org. "
+        + (
+            "A CUDA toolkit's bin folder on PATH is a second suspect: run once without it."
+            if windows
+            else "LD_LIBRARY_PATH is a second suspect: if it is set, run once without it."
+        ),
+        commands=(
+            Command(("python", "-m", "pip", "list"), note="the nvidia-cublas-* line: the cuBLAS torch loads"),
+        ),
+        target=Target.PYTHON_ENV,
+    )
