@@ -4,6 +4,7 @@ live gatherers would (the driver's CUDA from the compat table, each GPU's comput
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
@@ -39,10 +40,22 @@ _DISTROS = {  # first words of collect_env's OS line → os-release ID and ID_LI
     "pop!_os": ("pop", ("ubuntu", "debian")),
 }
 _MACHINE = re.compile(r"(x86_64|amd64|aarch64|arm64|ppc64le|s390x)", re.IGNORECASE)
+_SYS_PLATFORM = {"linux": "Linux", "win32": "Windows", "cygwin": "Windows", "darwin": "Darwin"}
+# A package list's words for torch's build: local version tags, conda build strings (pytorch channel
+# "py3.7_cuda10.2.89_cudnn7.6.5_0", "py3.9_cpu_0"; torchvision "py37_cu102"; conda-forge "cuda118py310h…")
+_TAG_CUDA = re.compile(r"\+cu(\d+)(\d)\b")
+_TAG_ROCM = re.compile(r"\+rocm(\d+\.\d+(?:\.\d+)?)")
+_TAG_NO_CUDA = re.compile(r"\+(?:cpu|xpu)\b")  # the CPU build, and the Intel GPU build
+_CONDA_CUDA = re.compile(r"cuda(\d+\.\d+)|_cu(\d+)(\d)\b|cuda(\d{1,2})(\d)(?=_|py)")
+_CONDA_CPU = re.compile(r"(?:^|_)cpu(?:_|$)")
+# NVIDIA's Jetson builds of torch: "1.12.0a0+2c916ef.nv22.3", "2.0.0a0+ec3941ad.nv23.02"
+_JETSON_TORCH = re.compile(r"\.nv\d{2}\.\d{1,2}$")
+Build = tuple[str | None, str | None]  # (torch.version.cuda, torch.version.hip): (None, None) for CPU and XPU
 
 
 def report_facts(report: CollectEnvReport) -> Facts:
     os_facts = _os(report)
+    packages = _packages(report)
     system = os_facts.system if not isinstance(os_facts, Unavailable) else None
     wsl = not isinstance(os_facts, Unavailable) and os_facts.is_wsl
     return Facts(
@@ -58,8 +71,8 @@ def report_facts(report: CollectEnvReport) -> Facts:
         pci=NOT_IN_REPORT,
         proc_gpus=NOT_IN_REPORT,
         gpus=_gpus(report),
-        torch_packages=_packages(report),
-        torch=_runtime(report),
+        torch_packages=packages,
+        torch=_runtime(report, packages),
         pcie=NOT_IN_REPORT,
         thunderbolt=NOT_IN_REPORT,
         boltctl=NOT_IN_REPORT,
@@ -79,7 +92,8 @@ def report_facts(report: CollectEnvReport) -> Facts:
 
 
 def report_system(report: CollectEnvReport) -> str | None:
-    """ "Linux", "Windows" or "Darwin", from the platform line, else from the OS line."""
+    """ "Linux", "Windows" or "Darwin", from the platform line, else from the OS line, else from the
+    wrappers' `sys.platform`."""
     platform = (report.python_platform or "").lower()
     name = (report.os_name or "").lower()
     if platform.startswith("windows") or "windows" in name:
@@ -88,7 +102,20 @@ def report_system(report: CollectEnvReport) -> str | None:
         return "Darwin"
     if platform.startswith("linux") or report.os_name:
         return "Linux"
-    return None
+    sys_platform = report.lines.get("sys_platform")
+    return _SYS_PLATFORM.get(sys_platform.value.strip().lower()) if sys_platform else None
+
+
+def report_is_jetson(report: CollectEnvReport) -> bool:
+    """A Jetson (L4T): its kernel ("5.10.120-tegra"), its GPU as nvidia-smi names it on JetPack 6 ("Orin
+    (nvgpu)"), or NVIDIA's Jetson torch ("….nv23.02") on aarch64."""
+    platform = (report.python_platform or "").lower()
+    machine = (report_machine(report, report_system(report)) or "").lower()
+    return (
+        "-tegra" in platform
+        or any("(nvgpu)" in gpu.name.lower() for gpu in report.gpus or ())
+        or (machine in ("aarch64", "arm64") and bool(_JETSON_TORCH.search(report.torch_version or "")))
+    )
 
 
 def report_machine(report: CollectEnvReport, system: str | None) -> str | None:
@@ -169,7 +196,7 @@ def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:
     version = report.driver_version
     warned = report.warnings.driver_cuda
     if version is None and warned is None:
-        return _no_driver_answer(report) or NOT_IN_REPORT
+        return _unanswered_driver(report)
     cuda: Maybe[str] = NOT_IN_REPORT
     cuda_source = None
     if warned is not None:  # what the driver itself told torch: better than a table
@@ -189,7 +216,7 @@ def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:
         version_source="nvidia-smi" if version else None,
         readings=readings,
         kernel_module_flavor=NOT_IN_REPORT,
-        is_jetson=False,
+        is_jetson=report_is_jetson(report),
         cuda_version=cuda,
         cuda_version_source=cuda_source,
         userspace_version=NOT_IN_REPORT,
@@ -199,23 +226,44 @@ def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:
     )
 
 
-def _no_driver_answer(report: CollectEnvReport) -> DriverFacts | None:
-    """collect_env ran nvidia-smi and it answered nothing ("No CUDA", "Could not collect"): no NVIDIA driver
-    answers on that machine. Not on macOS or a ROCm build, where collect_env does not ask nvidia-smi."""
+def _unanswered_driver(report: CollectEnvReport) -> Maybe[DriverFacts]:
+    """The driver when the report gives no version. collect_env's "No CUDA" / "Could not collect" GPU lines say
+    only that nvidia-smi printed nothing: no NVIDIA driver answers on that machine, unless torch reached one
+    anyway (Is CUDA available: True; a Jetson, whose L4T driver has no nvidia-smi), or torch did not import
+    (collect_env's GPU lines then say nothing worth reading). Not on macOS or a ROCm build, where collect_env
+    does not ask nvidia-smi."""
+    if report_is_jetson(report):
+        return _driver_unsaid(
+            "a Jetson (L4T): its driver comes with the L4T release, and collect_env cannot read its version",
+            jetson=True,
+        )
     amd = report.rocm_build is not None or report.hip_runtime is not None
     if not report.smi_failed or amd or report_system(report) == "Darwin":
-        return None
+        return NOT_IN_REPORT
     line = report.lines["gpu_models"]
-    gone = Unavailable(
-        Reason.NOT_FOUND,
-        f"nvidia-smi listed nothing on that machine (collect_env, line {line.line}: `{line.raw.strip()}`)",
-    )
+    said = f"collect_env, line {line.line}: `{line.raw.strip()}`"
+    if report.cuda_available:
+        return _driver_unsaid(
+            f"nvidia-smi listed nothing ({said}), yet torch reached a driver (Is CUDA available: True)"
+        )
+    if report.torch_missing:
+        return Unavailable(
+            Reason.NOT_RECORDED,
+            f"collect_env could not import torch (PyTorch version: N/A), so its GPU lines ({said}) say "
+            "nothing about the driver",
+        )
+    gone = Unavailable(Reason.NOT_FOUND, f"nvidia-smi listed nothing on that machine ({said})")
+    return _driver_unsaid(gone)
+
+
+def _driver_unsaid(version: str | Unavailable, jetson: bool = False) -> DriverFacts:
+    """A driver whose version the report does not give: `version` says why."""
     return DriverFacts(
-        version=gone,
+        version=version if isinstance(version, Unavailable) else Unavailable(Reason.NOT_RECORDED, version),
         version_source=None,
         readings=(),
         kernel_module_flavor=NOT_IN_REPORT,
-        is_jetson=False,
+        is_jetson=jetson,
         cuda_version=NOT_IN_REPORT,
         cuda_version_source=None,
         userspace_version=NOT_IN_REPORT,
@@ -229,21 +277,29 @@ def _gpus(report: CollectEnvReport) -> tuple[Gpu, ...]:
     amd = report.rocm_build is not None or report.hip_runtime is not None
     matrix = load_matrix()
     gpus = []
+    tool = f"{report.wrapper} collect_env" if report.wrapper else SOURCE
     for position, line in enumerate(report.gpus or ()):
         model = None if amd else matrix.gpu_by_name(line.name)
+        capability: Maybe[str] = (
+            line.capability
+            or (model.compute_capability if model else None)
+            or Unavailable(Reason.NOT_FOUND, f"{line.name} is not in gpu-doctor's GPU table")
+        )
         gpus.append(
             Gpu(
                 bdf=NOT_IN_REPORT,
                 vendor="amd" if amd else "nvidia",
                 device_id=NOT_IN_REPORT,
                 name=line.name,
-                name_source="nvidia-smi -L (collect_env)"
-                if line.index is not None
-                else "torch (collect_env)",
-                compute_capability=model.compute_capability
+                name_source=f"torch ({tool})"  # the wrappers ask torch, ROCm's line is torch's
+                if report.wrapper or line.index is None
+                else f"nvidia-smi -L ({tool})",
+                compute_capability=capability,
+                compute_capability_source=f"torch ({tool})"
+                if line.capability
+                else "compat table"
                 if model
-                else Unavailable(Reason.NOT_FOUND, f"{line.name} is not in gpu-doctor's GPU table"),
-                compute_capability_source="compat table" if model else None,
+                else None,
                 memory_total_bytes=NOT_IN_REPORT,
                 uuid=NOT_IN_REPORT,
                 kernel_driver=None if amd else "nvidia",
@@ -255,30 +311,103 @@ def _gpus(report: CollectEnvReport) -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
-def _local_cuda(version: str) -> str | None:
-    """`0.16.0+cu121` → "12.1"; `+cpu` → None."""
-    match = re.search(r"\+cu(\d+)(\d)$", version)
-    return f"{match.group(1)}.{match.group(2)}" if match else None
+def listed_build(version: str, build: str | None) -> Build | None:
+    """The build of torch (or torchvision, torchaudio) as a package list shows it: its local version tag
+    (`+cu121`, `+rocm6.2`, `+cpu`, `+xpu`), else its conda build string. None: the line does not say (an
+    untagged pip version, a `pypi_0` conda line)."""
+    tag = _TAG_CUDA.search(version)
+    if tag is not None:
+        return f"{tag.group(1)}.{tag.group(2)}", None
+    rocm = _TAG_ROCM.search(version)
+    if rocm is not None:
+        return None, rocm.group(1)
+    if _TAG_NO_CUDA.search(version):
+        return None, None
+    conda = _CONDA_CUDA.search(build or "")
+    if conda is not None:
+        if conda.group(1):
+            return conda.group(1), None
+        digits = (conda.group(2), conda.group(3)) if conda.group(2) else (conda.group(4), conda.group(5))
+        return f"{digits[0]}.{digits[1]}", None
+    return (None, None) if _CONDA_CPU.search(build or "") else None
 
 
-def _conda_cuda(build: str | None) -> str | None:
-    match = re.search(r"cuda(\d+\.\d+)|_cu(\d+)(\d)", build or "")
-    if match is None:
+def _env_variant(libraries: Sequence[Library]) -> Build | None:
+    """A conda environment's choice of variant, apart from torch's own line: `cpuonly`, `pytorch-mutex … cpu`,
+    `_pytorch_select … cpu_0` pin the CPU build."""
+    for lib in libraries:
+        if lib.manager != "conda":
+            continue
+        if lib.name == "cpuonly" or (
+            lib.name in ("pytorch-mutex", "-pytorch-select") and (lib.build or "").startswith("cpu")
+        ):
+            return None, None
+    return None
+
+
+def listed_torch(libraries: Sequence[Library]) -> tuple[Library, Build | None] | None:
+    """torch in a package list, and its build: pip's line (what Python imports) before conda's; an untagged
+    version takes its build from conda's line of the same version, else from the environment's variant
+    packages. None: no torch in the list."""
+    pip = [lib for lib in libraries if lib.manager == "pip" and lib.name == "torch"]
+    conda = [lib for lib in libraries if lib.manager == "conda" and lib.name in ("pytorch", "torch")]
+    if not pip and not conda:
         return None
-    return match.group(1) or f"{match.group(2)}.{match.group(3)}"
+    torch = (pip or conda)[0]
+    build = listed_build(torch.version, torch.build)
+    base = torch.version.split("+", maxsplit=1)[0]
+    for same in (lib for lib in conda if lib.version.split("+", maxsplit=1)[0] == base):
+        build = build or listed_build(same.version, same.build)
+    return torch, build or _env_variant(libraries)
+
+
+def is_xpu_build(packages: Maybe[TorchPackages]) -> bool:
+    """torch's Intel GPU build (`+xpu`): no CUDA, yet not a CPU build the machine's NVIDIA GPU was meant for."""
+    return not isinstance(packages, Unavailable) and "+xpu" in (packages.version or "")
 
 
 def _packages(report: CollectEnvReport) -> Maybe[TorchPackages]:
     if report.torch_missing:
         return TorchPackages((), None, None, None, None, (), _distributions(report), (), None, False, False)
     if report.torch_version is None:
-        return NOT_IN_REPORT
+        return _listed_packages(report)
+    tagged = listed_build(report.torch_version, None)
+    cuda, hip = report.cuda_build, report.rocm_build
+    if tagged is not None and not report.has("cuda_build") and not report.has("rocm_build"):
+        cuda, hip = tagged  # a wrapper (or a cut report) without the build lines: the local tag says it
     return TorchPackages(
         torch_paths=(f"(the torch collect_env imported: {report.torch_version})",),
         version=report.torch_version,
-        cuda=report.cuda_build,
-        hip=report.rocm_build,
+        cuda=cuda,
+        hip=hip,
         debug=report.debug_build,
+        companions=_companions(report),
+        distributions=_distributions(report),
+        sys_path=(),
+        user_site=None,
+        user_site_enabled=False,
+        externally_managed=False,
+    )
+
+
+def _listed_packages(report: CollectEnvReport) -> Maybe[TorchPackages]:
+    """torch from the report's "Versions of relevant libraries" when its own lines are not in the paste."""
+    listed = listed_torch(report.libraries or ())
+    if listed is None:
+        return NOT_IN_REPORT
+    lib, build = listed
+    if build is None:
+        return Unavailable(
+            Reason.NOT_RECORDED,
+            f"the report lists {lib.name} {lib.version} without a build tag, and not the line that says how it "
+            "was built (CUDA used to build PyTorch)",
+        )
+    return TorchPackages(
+        torch_paths=(f"(the report's package list: {lib.name} {lib.version})",),
+        version=lib.version,
+        cuda=build[0],
+        hip=build[1],
+        debug=None,
         companions=_companions(report),
         distributions=_distributions(report),
         sys_path=(),
@@ -307,9 +436,11 @@ def _companions(report: CollectEnvReport) -> tuple[CompanionPackage, ...]:
             found[lib.name] = lib
     companions = []
     for name, lib in sorted(found.items()):
-        tagged = "+" in lib.version or _conda_cuda(lib.build) is not None or "cpu" in (lib.build or "")
-        if tagged:
-            cuda = _local_cuda(lib.version) or _conda_cuda(lib.build)
+        build = listed_build(lib.version, lib.build)
+        if build is not None:
+            cuda = build[0]
+        elif "+" in lib.version:  # a local tag that is not a variant (a source build): its CUDA is not said
+            cuda = None
         else:
             default = untagged_default(name, lib.version, report)
             cuda = report.cuda_build if default is UNKNOWN_DEFAULT else default
@@ -349,19 +480,25 @@ def untagged_default(name: str, version: str, report: CollectEnvReport) -> str |
     return UNKNOWN_DEFAULT
 
 
-def _runtime(report: CollectEnvReport) -> Maybe[TorchRuntime]:
-    """What collect_env saw when it imported torch: is_available(), and the warnings pasted with it."""
-    if report.torch_version is None or report.cuda_available is None:
+def _runtime(report: CollectEnvReport, packages: Maybe[TorchPackages]) -> Maybe[TorchRuntime]:
+    """What collect_env saw when it imported torch: is_available(), and the warnings pasted with it. A report
+    that starts after its torch lines still says whether CUDA was available."""
+    if report.cuda_available is None or report.torch_missing:
         return NOT_IN_REPORT
+    version, cuda, hip = (
+        (report.torch_version, report.cuda_build, report.rocm_build)
+        if isinstance(packages, Unavailable)
+        else (packages.version, packages.cuda, packages.hip)
+    )
     return TorchRuntime(
         outcome="ok",
         failed_stage=None,
         message="",
         stderr_tail="\n".join(report.warnings.cuda_init),
-        version=report.torch_version,
-        cuda=report.cuda_build,
-        hip=report.rocm_build,
-        arch_list=report.warnings.arch_list or None,
+        version=version,
+        cuda=cuda,
+        hip=hip,
+        arch_list=report.warnings.arch_list or report.arch_flags or None,
         cuda_available=report.cuda_available,
         cuda_warnings=report.warnings.cuda_init,
         cuda_init_error=None,

@@ -19,6 +19,7 @@ class GpuLine:
     index: int | None  # "GPU 0: ..." (nvidia-smi -L); None for the one name torch gives on ROCm and macOS
     name: str
     raw: str
+    capability: str | None = None  # detectron2's "(arch=7.5)": what torch.cuda.get_device_capability() said
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,13 @@ class CollectEnvReport:
     libraries: tuple[Library, ...] | None  # None: the "Versions of relevant libraries" section is missing
     warnings: TorchWarnings = field(default_factory=TorchWarnings)
     truncated: bool = False  # the paste ends before the library list (or cuts a line)
+    arch_flags: tuple[
+        str, ...
+    ] = ()  # torch.__config__.show()'s "NVCC architecture flags": sm_50, ..., compute_90
+    wrapper: str | None = (
+        None  # "detectron2" or "mmengine": the tool that printed these facts under its own labels
+    )
+    cut_line: ReportLine | None = None  # the paste's last line, cut mid-value: read as missing
 
     def has(self, key: str) -> bool:
         return key in self.lines

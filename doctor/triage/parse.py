@@ -1,9 +1,13 @@
 """collect_env text → CollectEnvReport. Tolerant of what people paste: markdown fences, `<details>` wrappers,
 quoted (`> `) lines, torch warnings before the report, fullwidth colons, a missing colon (hand-edited
-pastes), torch 1.x wording ("Is CUDA available: No") and a paste cut off anywhere."""
+pastes), torch 1.x wording ("Is CUDA available: No"), a paste cut off anywhere (its first character, or its
+last line mid-value), the "Versions of relevant libraries" section alone, and the wrappers that print the
+same facts under their own labels: detectron2's `python -m detectron2.utils.collect_env` table and mmengine's
+`Key: value` dump (lmdeploy check_env, mmcv, mmdet), with torch.__config__.show() after them."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from torch_gpu_doctor.triage.model import CollectEnvReport, GpuLine, Library, ReportLine, TorchWarnings
@@ -34,17 +38,64 @@ LABELS: tuple[tuple[str, str], ...] = (
     ("cpu", r"CPU(?=\s*[:：])"),
     ("libraries", r"Versions? of relevant libraries"),
 )
-_LABEL_RES = tuple(
-    (key, re.compile(rf"^{label}\s*[:：]?\s*(?P<value>.*)$", re.IGNORECASE)) for key, label in LABELS
+# torch.__config__.show() ("PyTorch built with:"), which detectron2 and mmengine print after their table. Its
+# "CUDA Runtime" is the cudart torch loaded; "Built with CUDA Runtime", printed first when the two differ, is
+# the one it was compiled for.
+CONFIG_LABELS: tuple[tuple[str, str], ...] = (
+    ("torch_config", r"(?:PyTorch compiling details\s*[:：]\s*)?PyTorch built with"),
+    ("cuda_build", r"-\s*(?:Built with )?CUDA Runtime(?=\s+\d)"),
+    ("rocm_build", r"-\s*HIP Runtime(?=\s+\d)"),
+    ("arch_flags", r"-\s*NVCC architecture flags"),
 )
-# The lines that make a text a collect_env report (any one of them is enough).
+# The wrappers' own labels. Read only in a paste that shows one of their rows (_WRAPPER_MARK): elsewhere
+# "PyTorch 2.0.0+cu118 with CUDA 1108 (you have 2.0.0+cpu)" is xFormers naming the torch it was built for.
+WRAPPER_LABELS: tuple[tuple[str, str], ...] = (
+    ("sys_platform", r"sys\.platform"),
+    ("python_version", r"Python(?=[:：]?\s+\d)"),
+    ("torch_version", r"PyTorch(?=[:：]?\s+\d)"),
+    ("debug_build", r"PyTorch [Dd]ebug [Bb]uild"),
+    ("cuda_available", r"(?:CUDA|GPU) available"),
+    ("cuda_runtime", r"NVCC(?=[:：]?\s)"),
+    ("driver_version", r"(?:NVIDIA )?[Dd]river version"),
+)
+_WRAPPER_MARK = re.compile(
+    r"^(?:(?P<detectron2>DETECTRON2_ENV_MODULE|[Dd]etectron2\b)|sys\.platform\b|PyTorch [Dd]ebug [Bb]uild\b"
+    r"|PyTorch compiling details\s*[:：])"
+)
+_LABEL_RES = tuple(
+    (key, re.compile(rf"^{label}\s*[:：]?\s*(?P<value>.*)$", re.IGNORECASE))
+    for key, label in (*LABELS, *CONFIG_LABELS)
+)
+_WRAPPER_RES = tuple(
+    (key, re.compile(rf"^{label}\s*[:：]?\s*(?P<value>.*)$")) for key, label in WRAPPER_LABELS
+)
+# A paste that lost its first character ("yTorch version: 1.8.0"): its first line, matched without it.
+_CUT_LABEL_RES = tuple(
+    (key, re.compile(rf"^{label[1:]}\s*[:：]?\s*(?P<value>.*)$", re.IGNORECASE))
+    for key, label in LABELS
+    if re.fullmatch(r"[A-Za-z][A-Za-z ]{5,}", label)
+)
+# The lines that make a text a collect_env report (any one of them is enough; or a package line of its
+# "Versions of relevant libraries" section).
 KEY_LINES = ("torch_version", "cuda_build", "cuda_available", "gpu_models", "driver_version")
-CONTINUED = ("gpu_models", "cudnn", "cpu")  # keys whose value goes on over the next lines
+CONTINUED = ("gpu_models", "cudnn", "cpu", "torch_config")  # keys whose value goes on over the next lines
+_IN_CONFIG = ("cuda_build", "rocm_build", "arch_flags")  # torch_config's own rows, read on their own too
 NOT_COLLECTED = {"", "n/a", "na", "none", "no cuda", "could not collect"}
+# Values that are whole even at the very end of a cut paste; keys whose value is read from its first token
+COMPLETE = NOT_COLLECTED | {"true", "false", "yes", "no"}
+FIRST_TOKEN = ("torch_version", "cuda_build", "python_version", "cuda_runtime", "driver_version")
+WORDS = ("os", "gcc", "clang", "cmake", "libc")  # free text: its words before a cut one still hold
 _HEADER = re.compile(r"^Collecting environment information\.*\s*", re.IGNORECASE)
-_WRAPPER = re.compile(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*)$", re.IGNORECASE)
+_MARKUP = re.compile(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*)$", re.IGNORECASE)
 _LIBRARY = re.compile(r"^\[(?P<manager>pip3?|conda)\]\s*(?P<rest>.*)$", re.IGNORECASE)
-_GPU = re.compile(r"^GPU\s*(?P<index>\d+)\s*[:：]\s*(?P<name>.+?)(?:\s*\(UUID:[^)]*\)?)?\s*$", re.IGNORECASE)
+# "GPU 0: NAME (UUID: ...)" (nvidia-smi -L); the wrappers group devices: "GPU 0,1,2,3  NAME (arch=7.5)", "GPU 0-7 NAME"
+_GPU = re.compile(
+    r"^GPU\s*(?P<ids>\d+(?:\s*[,-]\s*\d+)*)(?:\s*[:：]\s*|\s+)(?P<name>.+?)(?:\s*\(UUID:[^)]*\)?)?"
+    r"(?:\s*\(arch=(?P<arch>\d+\.\d+)\))?\s*$",
+    re.IGNORECASE,
+)
+_NVCC = (re.compile(r"\bV(\d+\.\d+\.\d+)"), re.compile(r"\brelease (\d+\.\d+)"))
+_CODE = re.compile(r"code=\[?(?P<codes>[a-z_0-9,]+)\]?")
 _VERSION = re.compile(r"^\d+(?:\.\d+)+")
 _TORCH_VERSION = re.compile(
     r"^\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:[a-z]+\d*)*(?:\.(?:dev|post)\d+)?(?:\+[A-Za-z0-9.]+)?$"
@@ -55,14 +106,18 @@ _CUDA_INIT = re.compile(r"CUDA initialization:\s*(?P<text>.+?)\s*(?:\(Triggered 
 
 
 def looks_like_collect_env(report: CollectEnvReport) -> bool:
-    return any(report.has(key) for key in KEY_LINES)
+    return any(report.has(key) for key in KEY_LINES) or bool(report.libraries)
 
 
 def parse_report(text: str) -> CollectEnvReport:
+    lines = text.splitlines()
+    wrapper = _wrapper(lines)
+    labels = (*_LABEL_RES, *_WRAPPER_RES) if wrapper else _LABEL_RES
     found: dict[str, ReportLine] = {}
     libraries: list[Library] = []
     current: str | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
+    first = True
+    for number, raw in enumerate(lines, start=1):
         line = _clean(raw)
         if not line:
             if current in ("gpu_models", "cudnn"):
@@ -74,7 +129,22 @@ def parse_report(text: str) -> CollectEnvReport:
             libraries.extend([parsed] if parsed is not None else [])
             current = None
             continue
-        key, value = _label(line)
+        key, value = _label(line, labels)
+        if key is None and first:
+            key, value = _label(line, _CUT_LABEL_RES)
+        first = False
+        if key is None and wrapper and _GPU.match(line):  # the wrappers' GPU rows stand alone
+            prev = found.get("gpu_models")
+            found["gpu_models"] = (
+                ReportLine("gpu_models", line, raw, number)
+                if prev is None
+                else ReportLine("gpu_models", f"{prev.value}\n{line}", f"{prev.raw}\n{raw}", prev.line)
+            )
+            current = None
+            continue
+        if current == "torch_config" and key in _IN_CONFIG:
+            found.setdefault(key, ReportLine(key, value, raw, number))
+            key = None  # and the row stays in the block
         if key is not None and key not in found:
             found[key] = ReportLine(key, value, raw, number)
             current = key if key in CONTINUED else None
@@ -82,7 +152,61 @@ def parse_report(text: str) -> CollectEnvReport:
             prev = found[current]
             joined = f"{prev.value}\n{line}" if prev.value else line
             found[current] = ReportLine(current, joined, f"{prev.raw}\n{raw}", prev.line)
-    return _report(found, tuple(libraries), text)
+    found, libraries, cut = _without_cut_end(text, lines, found, libraries)
+    return _report(found, tuple(libraries), text, wrapper, cut)
+
+
+def _wrapper(lines: list[str]) -> str | None:
+    """ "detectron2" or "mmengine" when the paste shows a row only their collect_env prints."""
+    marks = [m for m in (_WRAPPER_MARK.match(_clean(raw)) for raw in lines) if m is not None]
+    if not marks:
+        return None
+    return "detectron2" if any(m.group("detectron2") for m in marks) else "mmengine"
+
+
+def _without_cut_end(
+    text: str, lines: list[str], found: dict[str, ReportLine], libraries: list[Library]
+) -> tuple[dict[str, ReportLine], list[Library], ReportLine | None]:
+    """A paste that stops mid-line ends without a line break: its last token may be a fragment ("GPU models and
+    configuration: G", "ROCM used to build PyTorch: N/"). Such a value is read as missing, unless it is whole
+    whatever follows (True, No CUDA) or only its first token is read and more follows it."""
+    last = len(lines)
+    if not lines or text.endswith("\n") or not _clean(lines[-1]):
+        return found, libraries, None
+    if libraries and libraries[-1].raw == lines[-1]:
+        kept = _uncut_library(libraries[-1])
+        return found, libraries[:-1] + ([kept] if kept is not None else []), None
+    ending = [i for i in found.values() if i.raw.split("\n")[-1] == lines[-1]]
+    item = max(ending, key=lambda i: i.line) if ending else None
+    if item is None:
+        return found, libraries, None
+    rows = item.value.split("\n")
+    tail = rows[-1].strip()
+    if item.raw.count("\n") and len(rows) > 1:  # a continuation row: the GPU list, cuDNN's files
+        earlier = {_GPU.sub(r"\g<name>", row.strip()) for row in rows[:-1]}
+        if item.key == "gpu_models" and _GPU.sub(r"\g<name>", tail) in earlier:
+            return found, libraries, None  # the same model as the rows above: whole
+        shorter = ReportLine(item.key, "\n".join(rows[:-1]), item.raw.rsplit("\n", 1)[0], item.line)
+        return {**found, item.key: shorter}, libraries, ReportLine(item.key, tail, lines[-1], last)
+    if tail.lower() in COMPLETE or (item.key in FIRST_TOKEN and len(tail.split()) > 1):
+        return found, libraries, None
+    if item.key in WORDS and len(tail.split()) > 1:  # "OS: Red Hat Enterprise Linux r"
+        return (
+            {**found, item.key: dataclasses.replace(item, value=tail.rsplit(maxsplit=1)[0])},
+            libraries,
+            None,
+        )
+    return {k: v for k, v in found.items() if k != item.key}, libraries, item
+
+
+def _uncut_library(lib: Library) -> Library | None:
+    """The last package line of a cut paste: its last token may be a fragment."""
+    tokens = lib.raw.split()
+    if tokens[-1] == lib.version or "==" in tokens[-1]:
+        return None  # the version itself may be cut
+    if lib.build is not None and tokens[-1] == lib.build:
+        return Library(lib.manager, lib.name, lib.version, None, lib.raw)
+    return lib
 
 
 def _clean(raw: str) -> str:
@@ -90,11 +214,11 @@ def _clean(raw: str) -> str:
     while line.startswith(">"):  # quoted in a reply
         line = line[1:].strip()
     line = _HEADER.sub("", line)
-    return "" if _WRAPPER.match(line) else line
+    return "" if _MARKUP.match(line) else line
 
 
-def _label(line: str) -> tuple[str | None, str]:
-    for key, pattern in _LABEL_RES:
+def _label(line: str, labels: tuple[tuple[str, re.Pattern[str]], ...]) -> tuple[str | None, str]:
+    for key, pattern in labels:
         match = pattern.match(line)
         if match is not None:
             return key, match.group("value").strip()
@@ -136,6 +260,29 @@ def _first_version(value: str | None) -> str | None:
     return match.group(0) if match else None
 
 
+def _nvcc_version(value: str | None) -> str | None:
+    """ "12.1.105" (collect_env), or nvcc's own line the wrappers print: "Cuda compilation tools, release 12.2,
+    V12.2.140"."""
+    found = (m.group(1) for m in (pattern.search(value or "") for pattern in _NVCC) if m is not None)
+    return _first_version(value) or next(found, None)
+
+
+def _arch_flags(found: dict[str, ReportLine]) -> tuple[str, ...]:
+    """ "-gencode;arch=compute_50,code=sm_50;...;arch=compute_90,code=compute_90" → ("sm_50", ..., "compute_90")."""
+    line = found.get("arch_flags")
+    codes = [c for m in _CODE.finditer(line.value if line else "") for c in m.group("codes").split(",") if c]
+    return tuple(dict.fromkeys(codes))
+
+
+def _ids(text: str) -> list[int]:
+    """ "0,1,2" → [0, 1, 2]; "0-7" → [0, ..., 7]."""
+    ids: list[int] = []
+    for part in re.split(r"\s*,\s*", text.strip()):
+        low, _, high = part.partition("-")
+        ids.extend(range(int(low), int(high) + 1) if high.strip() else [int(low)])
+    return ids
+
+
 def _gpus(found: dict[str, ReportLine]) -> tuple[GpuLine, ...] | None:
     value = _value(found, "gpu_models")
     if value is None:
@@ -143,7 +290,12 @@ def _gpus(found: dict[str, ReportLine]) -> tuple[GpuLine, ...] | None:
     rows = [row.strip() for row in value.splitlines() if row.strip()]
     listed = [m for m in (_GPU.match(row) for row in rows) if m is not None]
     if listed:
-        return tuple(GpuLine(int(m.group("index")), m.group("name").strip(), m.group(0)) for m in listed)
+        by_index = {
+            index: GpuLine(index, m.group("name").strip(), m.group(0), m.group("arch"))
+            for m in reversed(listed)  # the first row of an index wins
+            for index in _ids(m.group("ids"))
+        }
+        return tuple(by_index[index] for index in sorted(by_index))
     return (GpuLine(None, rows[0], rows[0]),)  # ROCm and macOS: the one name torch reports
 
 
@@ -163,7 +315,13 @@ def _warnings(text: str) -> TorchWarnings:
     )
 
 
-def _report(found: dict[str, ReportLine], libraries: tuple[Library, ...], text: str) -> CollectEnvReport:
+def _report(
+    found: dict[str, ReportLine],
+    libraries: tuple[Library, ...],
+    text: str,
+    wrapper: str | None,
+    cut: ReportLine | None,
+) -> CollectEnvReport:
     torch_line = found.get("torch_version")
     torch_value = torch_line.value.split()[0] if torch_line and torch_line.value.split() else ""
     torch_missing = torch_line is not None and torch_value.lower() in NOT_COLLECTED
@@ -180,11 +338,14 @@ def _report(found: dict[str, ReportLine], libraries: tuple[Library, ...], text: 
         python_version=_first_version(_value(found, "python_version")),
         python_platform=_value(found, "python_platform"),
         cuda_available=_bool(found, "cuda_available"),
-        cuda_runtime=_first_version(_value(found, "cuda_runtime")),
+        cuda_runtime=_nvcc_version(_value(found, "cuda_runtime")),
         gpus=_gpus(found),
         driver_version=_first_version(_value(found, "driver_version")),
         hip_runtime=_value(found, "hip_runtime"),
-        libraries=libraries if "libraries" in found else None,
+        libraries=libraries if "libraries" in found or libraries else None,
         warnings=_warnings(text),
-        truncated="libraries" not in found,
+        truncated=("libraries" not in found and not libraries) or cut is not None,
+        arch_flags=_arch_flags(found),
+        wrapper=wrapper,
+        cut_line=cut,
     )

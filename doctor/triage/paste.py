@@ -10,16 +10,19 @@ from dataclasses import dataclass
 from torch_gpu_doctor.checks.support.signatures import Hit, match_line
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
 from torch_gpu_doctor.triage.decode import Paste
-from torch_gpu_doctor.triage.model import CollectEnvReport, Part
+from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
 from torch_gpu_doctor.triage.tool_output import (
     LinkedLibrary,
     PackageListing,
+    PythonShown,
     SmiOutput,
     parse_built_for,
     parse_ldd,
     parse_nvidia_smi,
     parse_package_lists,
+    parse_python_shown,
+    windows_path_line,
 )
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -43,6 +46,8 @@ class PastedText:
     hits: tuple[Hit, ...]  # known error messages, in the order they appear
     parts: tuple[Part, ...]
     unread: tuple[int, ...]  # lines with text that nothing understood
+    python_shown: PythonShown | None = None  # the Python version paths, banners and conda builds show
+    windows_line: int | None = None  # the first line with a Windows path (C:\Users\...)
 
     @property
     def empty(self) -> bool:
@@ -77,9 +82,9 @@ def read_paste(paste: Paste) -> PastedText:
     built_for, built_lines = parse_built_for(lines)
     used: dict[int, str] = {}
     if collect_env is not None:
-        for item in collect_env.lines.values():
-            for offset in range(item.raw.count("\n") + 1):
-                used.setdefault(item.line + offset, "collect_env")
+        for item in (*collect_env.lines.values(), collect_env.cut_line):
+            for number in _line_numbers(lines, item) if item is not None else ():
+                used.setdefault(number, "collect_env")
         for lib in collect_env.libraries or ():
             used.update({n: "collect_env" for n, line in enumerate(lines, start=1) if line == lib.raw})
     if smi is not None:
@@ -94,6 +99,7 @@ def read_paste(paste: Paste) -> PastedText:
     unread = tuple(
         n for n, line in enumerate(lines, start=1) if n not in used and not _NOISE.match(line.strip())
     )
+    listed = (*(lib for listing in packages for lib in listing.packages), *(report.libraries or ()))
     return PastedText(
         paste,
         len(lines),
@@ -106,7 +112,21 @@ def read_paste(paste: Paste) -> PastedText:
         hits,
         _parts(used),
         unread,
+        parse_python_shown(lines, listed),
+        windows_path_line(lines),
     )
+
+
+def _line_numbers(lines: list[str], item: ReportLine) -> list[int]:
+    """The paste's lines a report line was read from: its first, then each continuation row in order (blank
+    lines may lie between them)."""
+    numbers = [item.line]
+    for row in item.raw.split("\n")[1:]:
+        at = next((n for n in range(numbers[-1] + 1, len(lines) + 1) if lines[n - 1] == row), None)
+        if at is None:
+            break
+        numbers.append(at)
+    return numbers
 
 
 def _parts(used: dict[int, str]) -> tuple[Part, ...]:

@@ -25,6 +25,7 @@ from torch_gpu_doctor.facts.model import (
     NvmlErrorInfo,
     NvmlFacts,
     OsFacts,
+    PythonFacts,
 )
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import (
@@ -35,7 +36,14 @@ from torch_gpu_doctor.facts.torch import (
     TorchRuntime,
 )
 from torch_gpu_doctor.host.nvml import ERROR_CODES
-from torch_gpu_doctor.triage.facts import NOT_IN_REPORT, report_facts
+from torch_gpu_doctor.triage.facts import (
+    NOT_IN_REPORT,
+    PYTHON,
+    is_xpu_build,
+    listed_build,
+    listed_torch,
+    report_facts,
+)
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.tool_output import PackageListing
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -43,8 +51,6 @@ from torch_gpu_doctor.unavailable import Reason, Unavailable
 NOT_IN_PASTE = Unavailable(Reason.NOT_RECORDED, "not in the paste")
 UNNAMED_GPU = Unavailable(Reason.NOT_RECORDED, "the paste does not name the GPU")
 TORCH_VERSION_UNSAID = "(version not in the paste)"
-_CUDA_TAG = re.compile(r"\+cu(\d+)(\d)$")
-_CONDA_CUDA = re.compile(r"cuda(\d+\.\d+)|_cu(\d+)(\d)")
 
 
 def paste_facts(pasted: PastedText) -> Facts:
@@ -55,7 +61,40 @@ def paste_facts(pasted: PastedText) -> Facts:
         facts = dataclasses.replace(facts, kernel_log=pasted.kernel_log)
     facts = _with_hits(facts, pasted)
     facts = _with_runtime_lists(facts, pasted)
+    facts = _with_shown_python(facts, pasted)
     return _with_unnamed_gpu(facts, pasted)
+
+
+def _with_shown_python(facts: Facts, pasted: PastedText) -> Facts:
+    """What paths and banners show where no collect_env line says it: a Windows machine (`C:\\...`), and the
+    Python version (`/lib/python3.10/`, `Python-3.10.11`, `py3.9_cpu_0`): the wheel chooser needs both."""
+    if pasted.windows_line is not None and isinstance(facts.os, Unavailable):
+        windows = OsFacts(
+            "Windows", NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, (), False, False
+        )
+        facts = dataclasses.replace(facts, os=windows)
+    shown, r = pasted.python_shown, pasted.collect_env
+    python = facts.python
+    if shown is None or (r is not None and r.has("python_version")):
+        return facts
+    if not isinstance(python, Unavailable):
+        if isinstance(python.version, str):
+            return facts
+        return dataclasses.replace(facts, python=dataclasses.replace(python, version=shown.version))
+    system = facts.os.system if not isinstance(facts.os, Unavailable) else NOT_IN_PASTE
+    hinted = PythonFacts(
+        executable=PYTHON,
+        version=shown.version,
+        implementation=NOT_IN_PASTE,
+        machine=NOT_IN_PASTE,
+        system=system,
+        prefix=NOT_IN_PASTE,
+        base_prefix=NOT_IN_PASTE,
+        in_virtualenv=NOT_IN_PASTE,
+        conda_prefix=NOT_IN_PASTE,
+        user_site_enabled=NOT_IN_PASTE,
+    )
+    return dataclasses.replace(facts, python=hinted)
 
 
 def _with_runtime_lists(facts: Facts, pasted: PastedText) -> Facts:
@@ -86,18 +125,21 @@ _NVIDIA_CLASSES = frozenset(
 def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
     """A paste about CUDA on a machine whose GPU it does not name still has an NVIDIA GPU: an unnamed one, so
     the checks judge torch against a GPU rather than against none (a CPU build is then a problem, not fine).
-    Not on macOS, not for a ROCm build, not when nvidia-smi or collect_env said there is no GPU, and not for a
-    CPU build whose collect_env found no nvidia-smi answer ("No CUDA"): a CUDA build with that answer is about
-    a GPU torch cannot see, a CPU build with it may be on a machine without one."""
+    Not on macOS, not for a ROCm or an XPU build (Intel's GPU: it says which GPU the machine has), not when
+    nvidia-smi or collect_env said there is no GPU, and not for a CPU build whose collect_env found no nvidia-smi
+    answer ("No CUDA"): a CUDA build with that answer is about a GPU torch cannot see, a CPU build with it may be
+    on a machine without one."""
     if facts.gpus:
         return facts
     r = pasted.collect_env
     os_facts = facts.os
+    packages = facts.torch_packages
     if (not isinstance(os_facts, Unavailable) and os_facts.system == "Darwin") or (
         r is not None and r.rocm_build
     ):
         return facts
-    packages = facts.torch_packages
+    if is_xpu_build(packages) or (not isinstance(packages, Unavailable) and packages.hip is not None):
+        return facts
     cuda_build = not isinstance(packages, Unavailable) and packages.cuda is not None
     about_nvidia = cuda_build or any(h.signature.cls in _NVIDIA_CLASSES for h in pasted.hits)
     if not about_nvidia or (r is not None and r.has("gpu_models") and not r.gpus_unlisted):
@@ -244,41 +286,30 @@ def _with_smi(facts: Facts, pasted: PastedText) -> Facts:
     return facts
 
 
-def _cuda_of(version: str, build: str | None) -> str | None:
-    tag = _CUDA_TAG.search(version)
-    if tag is not None:
-        return f"{tag.group(1)}.{tag.group(2)}"
-    conda = _CONDA_CUDA.search(build or "")
-    if conda is not None:
-        return conda.group(1) or f"{conda.group(2)}.{conda.group(3)}"
-    return None
-
-
 def _with_packages(facts: Facts, listings: tuple[PackageListing, ...]) -> Facts:
     """torch's build from a pip or conda list, when the report did not give it; the nvidia-* wheels always."""
     libraries = [lib for listing in listings for lib in listing.packages]
     if not libraries:
         return facts
     packages = facts.torch_packages
-    torch = next((lib for lib in libraries if lib.name in ("torch", "pytorch")), None)
+    torch = listed_torch(libraries)
     distributions = tuple(
         Distribution(lib.name, lib.version, None, ()) for lib in libraries if lib.manager == "pip"
     )
     if isinstance(packages, Unavailable) and torch is not None:
-        cpu = "+cpu" in torch.version or "cpu" in (torch.build or "")
-        cuda = None if cpu else _cuda_of(torch.version, torch.build)
+        lib, build = torch
         companions = tuple(
-            CompanionPackage(lib.name, (), lib.version, _cuda_of(lib.version, lib.build))
-            for lib in libraries
-            if lib.name in ("torchvision", "torchaudio")
+            CompanionPackage(c.name, (), c.version, (listed_build(c.version, c.build) or (None, None))[0])
+            for c in libraries
+            if c.name in ("torchvision", "torchaudio")
         )
-        if cuda is None and not cpu:  # an untagged pip wheel: the PyPI default of its release (Linux: CUDA)
+        if build is None:  # an untagged pip wheel: the PyPI default of its release (Linux: CUDA)
             return dataclasses.replace(facts, torch_packages=NOT_IN_PASTE)
         listed = TorchPackages(
-            torch_paths=(f"(the {torch.manager} list: {torch.name} {torch.version})",),
-            version=torch.version,
-            cuda=cuda,
-            hip=None,
+            torch_paths=(f"(the {lib.manager} list: {lib.name} {lib.version})",),
+            version=lib.version,
+            cuda=build[0],
+            hip=build[1],
             debug=None,
             companions=companions,
             distributions=distributions,

@@ -1,4 +1,5 @@
-"""Pasted tool output → values: `nvidia-smi` (its table and `-q`), `pip list`, `pip freeze`, `conda list`.
+"""Pasted tool output → values: `nvidia-smi` (its table and `-q`), `pip list`, `pip freeze`, `conda list`, and
+what paths and banners anywhere in a paste show: the Python version, a Windows machine.
 
 Each parser reads the lines it recognises and leaves the rest; it returns the line numbers it used, so triage
 can say which parts of a paste it read. Formats are those of real pastes (tests/triage/pastes/): the table of
@@ -32,17 +33,24 @@ _Q_KEYS = {
     "bus id": "bus",
     "attached gpus": "count",
 }
+# package names may start with "_" (conda's _libgcc_mutex, _pytorch_select)
 _PIP_ROW = re.compile(
-    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)(?:\s+(?P<where>\S.*))?$"
+    r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)(?:\s+(?P<where>\S.*))?$"
 )
 _FREEZE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<version>\S+)$")
 _CONDA_ROW = re.compile(
-    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)\s+(?P<build>\S+)(?:\s+(?P<channel>\S+))?\s*$"
+    r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)\s+(?P<build>\S+)(?:\s+(?P<channel>\S+))?\s*$"
 )
-# packages whose lines are worth reading from a list: torch's family, NVIDIA's wheels, frameworks on top
+# a `conda list` row read without its header (`conda list | grep torch`, one row quoted): a channel of
+# torch's, or a build string of the pytorch channel ("py3.9_cpu_0", "py38_cu102", "cpu")
+_CONDA_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "nvidia", "conda-forge", "defaults"})
+_CONDA_BUILD = re.compile(r"^(?:py\d\.?\d+_(?:cpu|cuda|cu\d)|cuda\d+(?:_|py)|cpu(?:_|$))")
+# packages whose lines are worth reading from a list: torch's family and the conda packages that pick its
+# variant, NVIDIA's wheels, frameworks on top
 _RELEVANT = re.compile(
-    r"^(torch|torchvision|torchaudio|pytorch|pytorch-cuda|cudatoolkit|cuda-.*|nvidia-.*|triton|xformers|"
-    r"vllm|transformers|accelerate|deepspeed|bitsandbytes|flash-attn|jax|jaxlib|tensorflow|numpy|cupy.*)$",
+    r"^(torch|torchvision|torchaudio|pytorch|pytorch-cuda|pytorch-mutex|cpuonly|_pytorch_select|cudatoolkit|"
+    r"cuda-.*|nvidia-.*|triton|xformers|vllm|transformers|accelerate|deepspeed|bitsandbytes|flash-attn|jax|"
+    r"jaxlib|tensorflow|numpy|cupy.*)$",
     re.IGNORECASE,
 )
 
@@ -148,7 +156,9 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             close()
             mode, found, used = "pip", [], [number]
             continue
-        if lowered.startswith(("# packages in environment", "# name ")):
+        if lowered.startswith(("# packages in environment", "# name ")) or re.search(
+            r"\bconda list\b", lowered
+        ):
             close()
             mode, found, used = "conda", [], [number]
             continue
@@ -157,6 +167,16 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             if _RELEVANT.match(pinned["name"]):
                 freeze.append(Library("pip", _normal(pinned["name"]), pinned["version"], None, raw))
                 freeze_lines.append(number)
+            continue
+        orphan = _CONDA_ROW.match(line) if mode is None else None
+        if orphan is not None and _RELEVANT.match(orphan["name"]) and _conda_row(orphan):
+            listings.append(
+                PackageListing(
+                    "conda",
+                    (Library("conda", _normal(orphan["name"]), orphan["version"], orphan["build"], raw),),
+                    (number,),
+                )
+            )
             continue
         if mode is None or not line or set(line) <= {"-", " "} or line.startswith("#"):
             continue
@@ -173,6 +193,10 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
     if freeze:
         listings.append(PackageListing("pip", tuple(freeze), tuple(freeze_lines)))
     return tuple(listings)
+
+
+def _conda_row(row: re.Match[str]) -> bool:
+    return row["channel"] in _CONDA_CHANNELS or bool(_CONDA_BUILD.match(row["build"]))
 
 
 def _normal(name: str) -> str:
@@ -219,3 +243,60 @@ def parse_built_for(lines: list[str]) -> tuple[tuple[str, ...], tuple[int, ...]]
                 arch.append(sm)
             used.append(number)
     return tuple(arch), tuple(used)
+
+
+# Where a paste shows its Python without saying it: the interpreter's banner, xFormers' "(you have 3.10.9)",
+# site-packages paths (/lib/python3.10/, \\Python310\\), extension and wheel file names (cpython-310, cp310).
+_PYTHON_SHOWN = (
+    re.compile(r"\bPython\s+\d+\.\d+\.\d+\s+\(you have (?P<full>[23]\.\d{1,2}\.\d{1,3})\)"),
+    re.compile(r"\bPython-(?P<full>[23]\.\d{1,2}\.\d{1,3})\b"),
+    re.compile(r"\bPython (?P<full>[23]\.\d{1,2}\.\d{1,3})\+? \((?:tags|main|default|heads)\b"),
+    re.compile(r"[/\\]lib(?:64)?[/\\]python(?P<major>[23])\.(?P<minor>\d{1,2})[/\\]", re.IGNORECASE),
+    re.compile(r"[/\\]python(?P<major>3)(?P<minor>\d{1,2})[/\\]", re.IGNORECASE),
+    re.compile(r"\bcpython-(?P<major>3)(?P<minor>\d{1,2})\b"),
+    re.compile(r"\bcp(?P<major>3)(?P<minor>\d{1,2})(?=m?\b)"),
+)
+# conda build strings carry the environment's Python: "py3.9_cpu_0", "py38_cu102", "py37h7f8727e_0", "cuda118py310h…"
+_CONDA_PY = re.compile(r"(?:^|_|\d)py(?P<major>[23])\.?(?P<minor>\d{1,2})(?=_|h[0-9a-f]|$)")
+# A Windows path ("C:\Users\...", "E:\lama\installer\lib"); not one quoted in Linux ("/mnt/c/...")
+_WINDOWS_PATH = re.compile(r"(?<![\w/\\])[A-Za-z]:\\[\w$.-]")
+_WSL = re.compile(r"microsoft-standard|/usr/lib/wsl/|\bWSL", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PythonShown:
+    version: str  # "3.10.11" from a banner, "3.10" from a path or file name
+    line: int  # the first line that shows it
+    text: str  # what shows it: "/lib/python3.10/", "py3.9_cpu_0"
+
+
+def parse_python_shown(lines: list[str], libraries: tuple[Library, ...]) -> PythonShown | None:
+    """The Python version the paste's paths, banners and conda build strings show, by majority when they
+    disagree (a path of another interpreter); a banner's full version when it agrees."""
+    seen: list[PythonShown] = []
+    for number, raw in enumerate(lines, start=1):
+        for pattern in _PYTHON_SHOWN:
+            for match in pattern.finditer(raw):
+                found = match.groupdict()
+                version = found.get("full") or f"{found['major']}.{found['minor']}"
+                seen.append(PythonShown(version, number, match.group(0)))
+    for lib in libraries:
+        conda = _CONDA_PY.search(lib.build or "") if lib.manager == "conda" else None
+        if conda is not None:
+            number = next((n for n, raw in enumerate(lines, start=1) if raw == lib.raw), 0)
+            seen.append(PythonShown(f"{conda['major']}.{conda['minor']}", number, lib.build or ""))
+    if not seen:
+        return None
+    minors = [".".join(s.version.split(".")[:2]) for s in seen]
+    minor = max(dict.fromkeys(minors), key=minors.count)  # the most shown; the first of a tie
+    agreeing = [s for s, m in zip(seen, minors, strict=True) if m == minor]
+    full = next((s for s in agreeing if s.version.count(".") == 2), None)
+    first = min(agreeing, key=lambda s: s.line)
+    return PythonShown(full.version if full else minor, first.line, first.text)
+
+
+def windows_path_line(lines: list[str]) -> int | None:
+    """The first line with a Windows path, in a paste that shows no WSL."""
+    if any(_WSL.search(raw) for raw in lines):
+        return None
+    return next((n for n, raw in enumerate(lines, start=1) if _WINDOWS_PATH.search(raw)), None)
