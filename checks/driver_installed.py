@@ -156,15 +156,34 @@ def driver_installed(facts: Facts) -> Finding:
 
 
 def _load_or_install(facts: Facts) -> Remediation:
-    """Whether a driver is installed is not known (a paste): loading the module first says which case this is."""
+    """Whether a driver is installed is not known (a paste): loading the module first says which case this is,
+    and when the paste names no GPU, whether there is an NVIDIA GPU at all comes before that."""
     install = driver_install(facts.os, plan_driver(facts))
+    if not isinstance(facts.os, Unavailable) and facts.os.system == "Windows":
+        return install  # no modules to load by hand: the driver's installer is the answer
+    unnamed = any(isinstance(g.name, Unavailable) for g in facts.nvidia_gpus)
+    first = (
+        (
+            Command(
+                ("lspci", "-nn", "-d", "10de:"), note="lists nothing: no NVIDIA GPU, the CPU build is the way"
+            ),
+        )
+        if unnamed
+        else ()
+    )
     return Remediation(
-        text="First see why no driver answers: `sudo modprobe nvidia` loads an installed driver, and its error "
+        text=(
+            "First see whether the machine has an NVIDIA GPU at all (`lspci -nn -d 10de:`). "
+            if unnamed
+            else ""
+        )
+        + "See why no driver answers: `sudo modprobe nvidia` loads an installed driver, and its error "
         "names the cause: 'Module nvidia not found' (not built for the running kernel, usually after a kernel "
         "update: reinstall the driver package, or `sudo dkms autoinstall`, then reboot), 'Key was rejected by "
         "service' (Secure Boot: enrol the module's key, see driver.secure_boot). In a container, start it with "
         f"the GPUs (`--gpus all`). If no driver is installed at all: {install.text}",
         commands=(
+            *first,
             Command(("sudo", "modprobe", "nvidia"), note="its error names the cause"),
             *install.commands,
         ),

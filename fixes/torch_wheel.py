@@ -247,7 +247,8 @@ def fix_for_torch(facts: Facts) -> Remediation:
     too_old = _older_than_every_build(facts, data)
     if too_old is not None:
         return too_old
-    gaps = [g for g in (platform_gap(facts), _python_gap(facts, data)) if g]
+    platform = platform_gap(facts) if assumed is None else None  # a paste's unsaid platform was assumed above
+    gaps = [g for g in (platform, _python_gap(facts, data)) if g]
     if gaps and not _driver_blocks(facts, data):
         return Remediation(
             text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV

@@ -156,7 +156,9 @@ def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
         compute_capability_source=None,
         memory_total_bytes=NOT_IN_PASTE,
         uuid=NOT_IN_PASTE,
-        kernel_driver="nvidia",
+        kernel_driver="nouveau"
+        if any(h.implies.get("nouveau_loaded") is True for h in pasted.hits)
+        else "nvidia",
         on_pci_bus=False,
         nvml_index=0,
         excluded=None,
@@ -356,13 +358,24 @@ def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
         facts = _os_hint(facts, implies)
         facts = _driver_hint(facts, implies, hit.text, where)
         facts = _gpu_hint(facts, implies)
-        facts = _torch_hint(facts, implies, hit.text)
+        facts = _torch_hint(facts, implies, hit.text, _paragraph_before(lines, hit.line))
         if implies.get("nouveau_loaded") is True and isinstance(facts.kernel, Unavailable):
             modules = (KernelModule("nouveau", True),)
             facts = dataclasses.replace(facts, kernel=KernelFacts(modules, NOT_IN_PASTE, (), NOT_IN_PASTE))
     if errors:
         facts = dataclasses.replace(facts, reported_errors=tuple(errors))
     return facts
+
+
+def _paragraph_before(lines: list[str], number: int, most: int = 40) -> str:
+    """Line `number` and the lines before it up to a blank one: a traceback's frames, as the live probe keeps
+    the end of stderr (the paths in them say where torch and its libraries are)."""
+    before: list[str] = []
+    for line in reversed(lines[max(0, number - most) : number]):
+        if not line.strip():
+            break
+        before.insert(0, line.rstrip())
+    return "\n".join(before)
 
 
 def _paragraph_after(lines: list[str], number: int, most: int = 6) -> str:
@@ -478,7 +491,7 @@ def _runtime(facts: Facts) -> TorchRuntime:
     )
 
 
-def _torch_hint(facts: Facts, implies: dict[str, str | bool], text: str) -> Facts:
+def _torch_hint(facts: Facts, implies: dict[str, str | bool], text: str, frames: str = "") -> Facts:
     packages = facts.torch_packages
     if implies.get("torch_cuda_build") is False and (
         isinstance(packages, Unavailable) or packages.cuda is not None
@@ -517,7 +530,9 @@ def _torch_hint(facts: Facts, implies: dict[str, str | bool], text: str) -> Fact
             if not implies.get("cuda_init_error") and text not in runtime.cuda_warnings:
                 runtime = dataclasses.replace(runtime, cuda_warnings=(*runtime.cuda_warnings, text))
         if implies.get("torch_import_failed") and runtime.outcome == "ok":
-            runtime = dataclasses.replace(runtime, outcome="failed", failed_stage="import", message=text)
+            runtime = dataclasses.replace(
+                runtime, outcome="failed", failed_stage="import", message=text, stderr_tail=frames or text
+            )
         facts = dataclasses.replace(facts, torch=runtime)
     return facts
 

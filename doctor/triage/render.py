@@ -19,7 +19,7 @@ from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Confidence, Kind, Verdict
-from torch_gpu_doctor.unavailable import Unavailable
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TRIAGE_SCHEMA = "gpu-doctor triage v2"
 _ABSENT = "not in the paste"
@@ -113,6 +113,8 @@ def header_lines(facts: Facts) -> list[str]:
         drv = driver.version + cuda
     elif isinstance(driver.cuda_version, str):
         drv = f"version {_ABSENT}; it supports CUDA ≤ {driver.cuda_version} (torch's warning)"
+    elif driver.version.reason is Reason.NOT_RECORDED:  # a driver may answer; the paste does not say
+        drv = f"version {_ABSENT}" + (" (a Jetson: no nvidia-smi there)" if driver.is_jetson else "")
     else:
         drv = f"none answers ({driver.version.detail})" if driver.version.detail else "none answers"
     available = _ABSENT

@@ -229,6 +229,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     r = pasted.collect_env
     amd = any(g.vendor == "amd" for g in facts.gpus) or (r is not None and r.rocm_build is not None)
     amd = amd or any(h.signature.cls == "rocm" for h in pasted.hits)
+    amd = amd or (not isinstance(facts.torch_packages, Unavailable) and facts.torch_packages.hip is not None)
     needs = AMD_CHECKS if amd else NVIDIA_CHECKS
     loaded = {c.spec.id: c for c in load_checks(plugins=False).checks}
     chosen = [loaded[c] for c in needs if c in loaded]

@@ -131,18 +131,18 @@ def shown(f: Finding) -> str:
             "PROGRAM --compute_type float16",
             "made for this GPU",
         ),
-        # (c) lib/lib64 split: the paste's facts do not place torch yet (its traceback frame is not read), so the
-        # torch-wheel fix shows, naming the split as what to look at when pip check finds nothing missing
+        # (c) lib/lib64 split: the traceback's frames (kept as the live probe keeps stderr) place torch under
+        # lib64 and its nvidia-* wheels under lib
         (
             "poetry-9291-rhel9-libcudnn8-lib64",
-            "torch's import could not find libcudnn.so.8",
-            PIP_CHECK,
+            "torch in /central/home/zwang2/torch-newest/.venv/lib64/python3.9/site-packages cannot find libcudnn.so.8",
+            "export LD_LIBRARY_PATH=/central/home/zwang2/torch-newest/.venv/lib/python3.9/site-packages/nvidia/cudnn/lib",
             "lib and lib64",
         ),
         (
             "pytorch-165812-libcudnn9-lib64-vs-lib-venv",
-            "torch's import could not find libcudnn.so.9",
-            PIP_CHECK,
+            "torch in venv/lib64/python3.11/site-packages cannot find libcudnn.so.9",
+            "export LD_LIBRARY_PATH=venv/lib/python3.11/site-packages/nvidia/cudnn/lib",
             "lib and lib64",
         ),
     ],
