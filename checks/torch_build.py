@@ -482,8 +482,10 @@ def _arch_list(facts: Facts, packages: TorchPackages | Unavailable) -> tuple[tup
     if isinstance(packages, Unavailable):
         return None, "neither torch itself nor the compat data lists them"
     rel = load_torch_releases().release(packages.version or "")
-    platform = target_platform(facts)
     variant = rel.variant("cu" + (packages.cuda or "").replace(".", "")) if rel else None
+    platform = target_platform(facts)
+    if platform is None and variant is not None and isinstance(facts.python, Unavailable):
+        platform = next(iter(variant.arch_list), None)  # a paste without the interpreter: the builds agree
     if variant is None or platform is None or platform not in variant.arch_list:
         return None, "neither torch itself nor the compat data lists them"
     return variant.arch_list[

@@ -79,7 +79,7 @@ def gpu_capabilities(facts: Facts) -> list[str]:
 def driver_system(facts: Facts) -> str:
     """Whose driver numbering applies: "windows" under WSL2 and on Windows, else "linux"."""
     os_facts = facts.os
-    if not isinstance(os_facts, Unavailable) and os_facts.is_wsl:
+    if not isinstance(os_facts, Unavailable) and (os_facts.is_wsl or os_facts.system == "Windows"):
         return "windows"
     return "windows" if target_platform(facts) == "windows" else "linux"
 

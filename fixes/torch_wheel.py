@@ -23,7 +23,6 @@ from torch_gpu_doctor.compat.wheel_candidates import (
     supporting_candidates,
 )
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.facts.torch import CompanionPackage
 from torch_gpu_doctor.fixes.driver_install import driver_install
 from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from torch_gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
@@ -359,11 +358,6 @@ def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
     )
 
 
-def packages_companions(facts: Facts) -> tuple[CompanionPackage, ...]:
-    packages = facts.torch_packages
-    return () if isinstance(packages, Unavailable) else tuple(c for c in packages.companions if c.version)
-
-
 def unnamed_nvidia_gpu(facts: Facts) -> bool:
     """An NVIDIA GPU known to be there but neither named nor measured: what a pasted CUDA error implies."""
     return any(
@@ -429,17 +423,10 @@ def unnamed_gpu_fix(facts: Facts, data: TorchCompat | None = None) -> Remediatio
             why = f"the newest CUDA build of torch {version} that the driver (CUDA ≤ {driver_cuda}) runs.{reach}"
         else:
             why = f"it runs on NVIDIA driver ≥ {needs} (`nvidia-smi` shows yours; update an older one first).{reach}"
-        companion = release.companions.for_version(version)
-        shown = {c.name for c in packages_companions(facts)}
-        pins = [f"torch=={version}"]
-        pins += (
-            [f"torchvision=={companion.torchvision}"]
-            if companion.torchvision and "torchvision" in shown
-            else []
-        )
-        pins += (
-            [f"torchaudio=={companion.torchaudio}"] if companion.torchaudio and "torchaudio" in shown else []
-        )
+        companion = release.companions.for_version(version)  # as pytorch.org's command: the three together,
+        pins = [f"torch=={version}"]  # so a CPU torchvision left behind cannot break the CUDA torch
+        pins += [f"torchvision=={companion.torchvision}"] if companion.torchvision else []
+        pins += [f"torchaudio=={companion.torchaudio}"] if companion.torchaudio else []
         return Remediation(
             text=f"Install torch {version} built for CUDA {variant.cuda} ({variant.name}): {why} The paste does "
             "not name the GPU: gpu-doctor on that machine checks that this build has kernels for it.",

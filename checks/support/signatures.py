@@ -51,6 +51,7 @@ IMPLICATIONS: dict[str, type] = {
     "gpu_cc": str,
     "arch_list": str,
     "torch_cuda_build": bool,
+    "torch_version": str,  # the installed torch a message names ("torch==2.13.0+cu130", "you have 2.0.0+cpu")
     "torch_import_failed": bool,
     "cuda_init_error": bool,
     "cuda_available": bool,

@@ -492,6 +492,27 @@ def _runtime(facts: Facts) -> TorchRuntime:
 
 
 def _torch_hint(facts: Facts, implies: dict[str, str | bool], text: str, frames: str = "") -> Facts:
+    named = implies.get("torch_version")
+    if isinstance(named, str) and isinstance(facts.torch_packages, Unavailable):  # the message names torch
+        build = listed_build(named, None)
+        facts = dataclasses.replace(
+            facts,
+            torch_packages=TorchPackages(
+                torch_paths=(f"(the paste: torch=={named})",),
+                version=named,
+                cuda=build[0],
+                hip=build[1],
+                debug=None,
+                companions=(),
+                distributions=(),
+                sys_path=(),
+                user_site=None,
+                user_site_enabled=False,
+                externally_managed=False,
+            )
+            if build is not None
+            else facts.torch_packages,
+        )
     packages = facts.torch_packages
     if implies.get("torch_cuda_build") is False and (
         isinstance(packages, Unavailable) or packages.cuda is not None
