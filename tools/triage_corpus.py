@@ -106,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         PINS.write_text(
             json.dumps(pins, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
         )
-        print(f"{len(chosen)} proposed into {PINS.relative_to(ROOT)}: review each against its thread")
+        print(
+            f"{len(chosen)} pinned in {PINS.relative_to(ROOT)}: revisit the judgement of each answer that moved"
+        )
         return 0
     for path in paste_files():
         d = diagnose_paste(path.read_bytes(), path.name)
