@@ -201,11 +201,12 @@ def test_a_broken_display_does_not_stop_the_command(pip_env: dict[str, str]) -> 
 
 
 def test_a_child_left_holding_the_pipe_does_not_hold_the_result() -> None:
-    code = "import subprocess; subprocess.Popen(['sleep', '30']); print('done', flush=True)"
-    started = time.monotonic()
+    """The grandchild holds the pipe far longer than the call may wait: had apply_command waited for the pipe to
+    close, it would have timed out (no wall-clock assertion: that would fail on a busy machine)."""
+    code = "import subprocess; subprocess.Popen(['sleep', '90']); print('done', flush=True)"
     result = apply_command(script(code), lambda _: None, timeout_s=60)
     assert result.ok and result.output_tail == "done"
-    assert time.monotonic() - started < 10
+    assert not result.timed_out
 
 
 def test_failure_message_without_error_lines_is_the_exit_code_and_the_last_lines() -> None:
@@ -230,6 +231,5 @@ def test_run_in_terminal_returns_the_exit_code() -> None:
 
 
 def test_run_in_terminal_stops_at_its_timeout() -> None:
-    started = time.monotonic()
+    """A child that ended on its own would give its exit code (0): None is the timeout, no clock needed."""
     assert run_in_terminal(script("import time; time.sleep(60)"), timeout_s=0.5) is None
-    assert time.monotonic() - started < 10
