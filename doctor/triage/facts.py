@@ -311,6 +311,31 @@ def _gpus(report: CollectEnvReport) -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
+def shown_packages(
+    where: str,
+    version: str | None,
+    build: Build,
+    debug: bool | None = None,
+    companions: tuple[CompanionPackage, ...] = (),
+    distributions: tuple[Distribution, ...] = (),
+) -> TorchPackages:
+    """torch as a paste shows it (`where`: which line or list said so): what only a live interpreter has
+    (sys.path, the user site, PEP 668) is left empty."""
+    return TorchPackages(
+        torch_paths=(where,) if where else (),
+        version=version,
+        cuda=build[0],
+        hip=build[1],
+        debug=debug,
+        companions=companions,
+        distributions=distributions,
+        sys_path=(),
+        user_site=None,
+        user_site_enabled=False,
+        externally_managed=False,
+    )
+
+
 def listed_build(version: str, build: str | None) -> Build | None:
     """The build of torch (or torchvision, torchaudio) as a package list shows it: its local version tag
     (`+cu121`, `+rocm6.2`, `+cpu`, `+xpu`), else its conda build string. None: the line does not say (an
@@ -368,25 +393,20 @@ def is_xpu_build(packages: Maybe[TorchPackages]) -> bool:
 
 def _packages(report: CollectEnvReport) -> Maybe[TorchPackages]:
     if report.torch_missing:
-        return TorchPackages((), None, None, None, None, (), _distributions(report), (), None, False, False)
+        return shown_packages("", None, (None, None), distributions=_distributions(report))
     if report.torch_version is None:
         return _listed_packages(report)
     tagged = listed_build(report.torch_version, None)
     cuda, hip = report.cuda_build, report.rocm_build
     if tagged is not None and not report.has("cuda_build") and not report.has("rocm_build"):
         cuda, hip = tagged  # a wrapper (or a cut report) without the build lines: the local tag says it
-    return TorchPackages(
-        torch_paths=(f"(the torch collect_env imported: {report.torch_version})",),
-        version=report.torch_version,
-        cuda=cuda,
-        hip=hip,
-        debug=report.debug_build,
-        companions=_companions(report),
-        distributions=_distributions(report),
-        sys_path=(),
-        user_site=None,
-        user_site_enabled=False,
-        externally_managed=False,
+    return shown_packages(
+        f"(the torch collect_env imported: {report.torch_version})",
+        report.torch_version,
+        (cuda, hip),
+        report.debug_build,
+        _companions(report),
+        _distributions(report),
     )
 
 
@@ -402,18 +422,12 @@ def _listed_packages(report: CollectEnvReport) -> Maybe[TorchPackages]:
             f"the report lists {lib.name} {lib.version} without a build tag, and not the line that says how it "
             "was built (CUDA used to build PyTorch)",
         )
-    return TorchPackages(
-        torch_paths=(f"(the report's package list: {lib.name} {lib.version})",),
-        version=lib.version,
-        cuda=build[0],
-        hip=build[1],
-        debug=None,
+    return shown_packages(
+        f"(the report's package list: {lib.name} {lib.version})",
+        lib.version,
+        build,
         companions=_companions(report),
         distributions=_distributions(report),
-        sys_path=(),
-        user_site=None,
-        user_site_enabled=False,
-        externally_managed=False,
     )
 
 

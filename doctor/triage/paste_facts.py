@@ -32,7 +32,6 @@ from torch_gpu_doctor.facts.torch import (
     CompanionPackage,
     Distribution,
     MappedLibrary,
-    TorchPackages,
     TorchRuntime,
 )
 from torch_gpu_doctor.host.nvml import ERROR_CODES
@@ -43,6 +42,7 @@ from torch_gpu_doctor.triage.facts import (
     listed_build,
     listed_torch,
     report_facts,
+    shown_packages,
 )
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.tool_output import PackageListing
@@ -307,18 +307,12 @@ def _with_packages(facts: Facts, listings: tuple[PackageListing, ...]) -> Facts:
         )
         if build is None:  # an untagged pip wheel: the PyPI default of its release (Linux: CUDA)
             return dataclasses.replace(facts, torch_packages=NOT_IN_PASTE)
-        listed = TorchPackages(
-            torch_paths=(f"(the {lib.manager} list: {lib.name} {lib.version})",),
-            version=lib.version,
-            cuda=build[0],
-            hip=build[1],
-            debug=None,
+        listed = shown_packages(
+            f"(the {lib.manager} list: {lib.name} {lib.version})",
+            lib.version,
+            build,
             companions=companions,
             distributions=distributions,
-            sys_path=(),
-            user_site=None,
-            user_site_enabled=False,
-            externally_managed=False,
         )
         return dataclasses.replace(facts, torch_packages=listed)
     if not isinstance(packages, Unavailable) and not packages.distributions and distributions:
@@ -495,42 +489,21 @@ def _torch_hint(facts: Facts, implies: dict[str, str | bool], text: str, frames:
     named = implies.get("torch_version")
     if isinstance(named, str) and isinstance(facts.torch_packages, Unavailable):  # the message names torch
         build = listed_build(named, None)
-        facts = dataclasses.replace(
-            facts,
-            torch_packages=TorchPackages(
-                torch_paths=(f"(the paste: torch=={named})",),
-                version=named,
-                cuda=build[0],
-                hip=build[1],
-                debug=None,
-                companions=(),
-                distributions=(),
-                sys_path=(),
-                user_site=None,
-                user_site_enabled=False,
-                externally_managed=False,
+        if build is not None:
+            facts = dataclasses.replace(
+                facts, torch_packages=shown_packages(f"(the paste: torch=={named})", named, build)
             )
-            if build is not None
-            else facts.torch_packages,
-        )
     packages = facts.torch_packages
     if implies.get("torch_cuda_build") is False and (
         isinstance(packages, Unavailable) or packages.cuda is not None
     ):
-        cpu = TorchPackages(
-            torch_paths=("(the paste: torch was not compiled with CUDA)",),
-            version=packages.version
+        cpu = shown_packages(
+            "(the paste: torch was not compiled with CUDA)",
+            packages.version
             if not isinstance(packages, Unavailable) and packages.version
             else TORCH_VERSION_UNSAID,
-            cuda=None,
-            hip=None,
-            debug=None,
-            companions=(),
+            (None, None),
             distributions=packages.distributions if not isinstance(packages, Unavailable) else (),
-            sys_path=(),
-            user_site=None,
-            user_site_enabled=False,
-            externally_managed=False,
         )
         facts = dataclasses.replace(facts, torch_packages=cpu)
     arch = implies.get("arch_list")
