@@ -15,7 +15,7 @@ from torch_gpu_doctor.checks.support.amd import (
     rocm_minor,
     torch_is_rocm,
 )
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
@@ -301,7 +301,7 @@ def amd_gfx_target(facts: Facts) -> Finding:
             Status.FAIL,
             f"ROCm has no kernels for this GPU's gfx target ({said[0].where}).",
             details=said[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            evidence=reported_evidence(said),
             remediation=Remediation(
                 text="Install a ROCm torch built for this GPU (see the gfx targets each ROCm release supports). For a "
                 "consumer GPU of a supported family, HSA_OVERRIDE_GFX_VERSION (10.3.0 for RDNA2 cards such as "

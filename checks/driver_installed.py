@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, is_wsl
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
-from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -42,7 +42,7 @@ def driver_installed(facts: Facts) -> Finding:
             Status.FAIL,
             f"The installed NVIDIA driver does not support this GPU: its kernel module refused it ({refused[0].where}).",
             details=refused[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in refused[:3]),
+            evidence=reported_evidence(refused),
             remediation=unsupported_gpu_fix(refused, facts.os)
             or driver_install(facts.os, plan_driver(facts)),
         )
@@ -52,7 +52,7 @@ def driver_installed(facts: Facts) -> Finding:
             cid,
             Status.FAIL,
             "The NVIDIA kernel module is installed but Secure Boot refused to load it (see driver.secure_boot).",
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in blocked[:3]),
+            evidence=reported_evidence(blocked),
         )
     if isinstance(driver, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not read the driver facts: {driver}.")

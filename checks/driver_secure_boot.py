@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.driver_state import module_on_disk, nvidia_loaded, running_kernel
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.modinfo import ModuleInfo
@@ -119,7 +119,7 @@ def driver_secure_boot(facts: Facts) -> Finding:
             Status.FAIL,
             f"Secure Boot (kernel lockdown) refused to load an unsigned kernel module ({refused[0].where}).",
             details=refused[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in refused[:3]),
+            evidence=reported_evidence(refused),
             remediation=sign_and_enroll(facts.os, None, None, None),
         )
     if isinstance(sb, Unavailable):

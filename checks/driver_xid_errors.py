@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
@@ -93,7 +93,7 @@ def driver_xid_errors(facts: Facts) -> Finding:
             details=bug[0].means
             + " Run it with CUDA_LAUNCH_BLOCKING=1 to see the operation that faults; the "
             "kernel log then shows Xid 13 or 31. The same error on every program, or with Xid 79/48/63, is hardware.",
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in bug[:3]),
+            evidence=reported_evidence(bug),
             remediation=_reset(),
         )
     if faults and (isinstance(log, Unavailable) or not log.xid_events):
@@ -109,7 +109,7 @@ def driver_xid_errors(facts: Facts) -> Finding:
             )
             + f" ({faults[0].where}).",
             details=faults[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in faults[:3]),
+            evidence=reported_evidence(faults),
             remediation=gpu_lost() if lost else _reset(),
         )
     if isinstance(log, Unavailable):

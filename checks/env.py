@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.library_path import (
@@ -163,7 +163,7 @@ def cuda_visible_devices(facts: Facts) -> Finding:
             Status.FAIL,
             f"The program asked CUDA for a GPU that it does not see ({wrong[0].where}).",
             details=wrong[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in wrong[:3]),
+            evidence=reported_evidence(wrong),
             remediation=Remediation(
                 text="Compare the GPU index the program uses (or CUDA_VISIBLE_DEVICES, a `--gpus` or `device=` "
                 "setting) with the GPUs that exist: indices count from 0 within CUDA_VISIBLE_DEVICES, and a MIG "
@@ -248,7 +248,7 @@ def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Fin
         Status.FAIL,
         f"{cause.summary} ({cause.error.where}).",
         details=cause.error.means,
-        evidence=tuple(Evidence("reported", e.text, e.where) for e in shown[:3]),
+        evidence=reported_evidence(shown),
         remediation=cause.fix,
     )
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from torch_gpu_doctor.checks.support.signatures import reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -128,6 +129,6 @@ def nccl_communication(facts: Facts) -> Finding:
         Status.FAIL,
         f"NCCL failed: {why}.",
         details=decisive.means + ("" if kind in ("nccl", "nccl_system") else " " + DEBUG),
-        evidence=tuple(Evidence("reported", e.text, e.where) for e in errors[:3]),
+        evidence=reported_evidence(errors),
         remediation=fix,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.driver_libraries import LIBCUDA
@@ -76,7 +76,7 @@ def container_gpus(facts: Facts) -> Finding:
             Status.FAIL,
             f"The container runtime could not give the container the GPUs ({refused[0].where}).",
             details=refused[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in refused[:3]),
+            evidence=reported_evidence(refused),
             remediation=toolkit_on_host(),
         )
     if isinstance(c, Unavailable):

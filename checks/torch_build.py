@@ -6,7 +6,7 @@ import re
 
 from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.support.signatures import explain as signature_of
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, cubin_runs_on, driver_runs_cuda
 from torch_gpu_doctor.facts.describe import fact, gpu_label
@@ -279,7 +279,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
             Status.FAIL,
             f"torch {_shown(packages)}has no kernels for this GPU's architecture: CUDA said so ({said[0].where}).",
             details=said[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            evidence=reported_evidence(said),
             remediation=_for_this_gpu(),
         )
     if not gpus:
@@ -294,7 +294,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
             f"torch {_shown(packages)}has no kernels for {gpu_label(gpus[0])} (compute capability "
             f"{gpus[0].compute_capability}): CUDA said so ({said[0].where}).",
             details=said[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            evidence=reported_evidence(said),
             remediation=_install_fix(facts),
         )
     ancient = [g for g in gpus if tuple(int(x) for x in str(g.compute_capability).split(".")[:2]) < FLOOR_CC]
@@ -336,7 +336,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
             f"An operation of torch {_shown(packages)}has no kernel for {gpu_label(gpus[0])} (compute capability "
             f"{gpus[0].compute_capability}), although its architectures ({' '.join(arch)}) suggest it would.",
             details=said[0].means,
-            evidence=(*evidence, *(Evidence("reported", e.text, e.where) for e in said[:3])),
+            evidence=(*evidence, *reported_evidence(said)),
             remediation=_install_fix(facts),
         )
     if warned:  # torch itself warns: a cubin of the same major runs (cosmetic), PTX alone does not count
@@ -359,7 +359,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
                 details="torch warns that this GPU is not compatible with the build. PTX from a CUDA older than "
                 "the GPU's architecture does not make it usable: cuBLAS and cuDNN of that CUDA have no kernels "
                 "for it either.",
-                evidence=(*evidence, *(Evidence("reported", e.text, e.where) for e in warned[:2])),
+                evidence=(*evidence, *reported_evidence(warned, 2)),
                 remediation=_install_fix(facts),
             )
         return _cosmetic(cid, packages, gpus, warned, evidence)
@@ -390,7 +390,7 @@ def _from_warning(cid: str, facts: Facts, gpus: list[Gpu], warned: list[Reported
         _cc(str(g.compute_capability))[0] == top[0] and _cc(str(g.compute_capability)) > top for g in gpus
     )
     packages = facts.torch_packages
-    evidence = tuple(Evidence("reported", e.text, e.where) for e in warned[:3])
+    evidence = reported_evidence(warned)
     if same_major:
         return _cosmetic(cid, packages, gpus, warned, evidence)
     names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in gpus)
@@ -419,7 +419,7 @@ def _cosmetic(
         "on this newer minor revision: the warning is cosmetic.",
         details="Cubins built for sm_X0 run on every X.Y GPU of that major. Confirm with a small matmul on the "
         "GPU; no reinstall is needed.",
-        evidence=(*evidence, *(Evidence("reported", e.text, e.where) for e in warned[:2])),
+        evidence=(*evidence, *reported_evidence(warned, 2)),
         remediation=Remediation(
             text="Run one matmul on the GPU: if it prints a result, torch works here and the warning can be "
             "ignored.",

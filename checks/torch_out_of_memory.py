@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from torch_gpu_doctor.checks.support.signatures import reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -211,6 +212,6 @@ def torch_out_of_memory(facts: Facts) -> Finding:
         Status.FAIL,
         f"The program ran out of GPU memory: {why}.",
         details=error.means,
-        evidence=tuple(Evidence("reported", e.text, e.where) for e in errors[:3]),
+        evidence=reported_evidence(errors),
         remediation=fix,
     )

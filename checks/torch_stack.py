@@ -6,7 +6,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
@@ -57,7 +57,7 @@ def torch_companions(facts: Facts) -> Finding:
             Status.FAIL,
             f"A package built for another torch or CUDA is installed beside torch ({said[0].where}).",
             details=said[0].means,
-            evidence=tuple(Evidence("reported", e.text, e.where) for e in said[:3]),
+            evidence=reported_evidence(said),
             remediation=fix_for_torch(facts) if not isinstance(packages, Unavailable) else None,
         )
     if isinstance(packages, Unavailable) or packages.version is None:

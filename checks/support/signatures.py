@@ -17,6 +17,7 @@ from typing import Any
 
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.model import Evidence
 from torch_gpu_doctor.unavailable import Unavailable
 
 CATALOGUE = "error_signatures.json"
@@ -192,6 +193,11 @@ def explain(message: str) -> Signature | None:
         if hits:
             return hits[0].signature
     return None
+
+
+def reported_evidence(errors: list[ReportedError], most: int = 3) -> tuple[Evidence, ...]:
+    """The first reported lines of these errors, as a finding's evidence (the line and where it was)."""
+    return tuple(Evidence("reported", e.text, e.where) for e in errors[:most])
 
 
 def reported(facts: Facts, *kinds: str) -> list[ReportedError]:
