@@ -24,3 +24,24 @@ def test_ci_runs_the_readme_test_command() -> None:
     test = _commands()[1].strip()
     ci = (ROOT / ".ci" / "run").read_text()
     assert test in ci.splitlines()
+
+
+def test_the_triage_example_is_what_triage_prints() -> None:
+    """The README's triage example is the real answer to a real paste (tests/triage/pastes, CompVis#438), and
+    its count of error signatures is the catalogue's."""
+    import io
+
+    from torch_gpu_doctor.checks.support.signatures import load_catalogue
+    from torch_gpu_doctor.triage.pipeline import diagnose_paste
+    from torch_gpu_doctor.triage.render import render_text
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paste = ROOT / "tests" / "triage" / "pastes" / "compvis-sd-438-error-803-ubuntu22.txt"
+    out = io.StringIO()
+    render_text(diagnose_paste(paste.read_bytes(), "error.txt"), "error.txt", out)
+    printed = out.getvalue().splitlines()
+    example = readme.split("$ gpu-doctor triage error.txt\n", 1)[1].split("```", 1)[0].splitlines()
+    for line in example:
+        shown = line.removesuffix("…").rstrip()
+        assert any(p.startswith(shown) for p in printed), line
+    assert f"a catalogue of {len(load_catalogue())} signatures" in " ".join(readme.split())
