@@ -189,7 +189,10 @@ def parse_matrix(data: Any) -> CompatMatrix:
         except re.error as exc:
             raise CompatDataError(f"{where}: the pattern does not compile: {exc}") from exc
         family = GpuFamily(pattern, cc, _str(entry, "architecture", where), _str(entry, "source", where))
-        for example in entry.get("examples", []):  # the data proves itself on the names it was written for
+        examples = entry.get("examples", [])
+        if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
+            raise CompatDataError(f"{where}: 'examples' must be a list of GPU names")
+        for example in examples:  # the data proves itself on the names it was written for
             if not pattern.search(example):
                 raise CompatDataError(f"{where}: its example {example!r} does not match")
         families.append(family)

@@ -39,3 +39,21 @@ def test_a_listed_model_wins_over_its_family() -> None:
     model = load_matrix().gpu_by_name("NVIDIA H100 80GB HBM3")
     assert model is not None and model.compute_capability == "9.0"
     assert model.name == "NVIDIA H100"
+
+
+@pytest.mark.parametrize("examples", [None, [1], "NVIDIA H800", ["NVIDIA A100"]])
+def test_a_broken_family_row_is_a_data_error_never_a_crash(examples: object) -> None:
+    """Found by tests/test_parsers_property.py: `examples` of the wrong type raised TypeError; a pattern that
+    misses its own example is refused too."""
+    import json
+    from pathlib import Path
+
+    from torch_gpu_doctor.compat import CompatDataError, parse_matrix
+
+    data = json.loads((Path(__file__).parents[2] / "compat" / "cuda_matrix.json").read_text(encoding="utf-8"))
+    data["gpu_families"] = [
+        {"pattern": r"\bH800\b", "compute_capability": "9.0", "architecture": "Hopper", "source": "x",
+         "examples": examples}
+    ]  # fmt: skip
+    with pytest.raises(CompatDataError):
+        parse_matrix(data)
