@@ -74,6 +74,9 @@ def test_typing_reads_the_paste_once_it_pauses(monkeypatch: Any) -> None:
         return real(text)
 
     monkeypatch.setattr(paste_screen, "verdict_text", counted)
+    monkeypatch.setattr(
+        paste_screen, "SETTLE_S", 3.0
+    )  # ten key presses land well within it, even on a busy machine
 
     async def scenario() -> None:
         app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
