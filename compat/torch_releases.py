@@ -9,6 +9,7 @@ packaged JSON once.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -258,12 +259,23 @@ class TorchCompat:
 
 def parse_cc(text: str) -> CC | None:
     """'8.6' -> (8, 6); anything else -> None."""
-    match = _CC.fullmatch(text.strip()) if isinstance(text, str) else None
-    return (int(match.group(1)), int(match.group(2))) if match else None
+    return _parse_cc(text) if isinstance(text, str) else None
 
 
 def _code(text: str, pattern: re.Pattern[str]) -> tuple[CC, str] | None:
-    match = pattern.fullmatch(text.strip()) if isinstance(text, str) else None
+    return _parse_code(text, pattern) if isinstance(text, str) else None
+
+
+# Choosing a wheel asks about the same few strings thousands of times (every release x variant x GPU).
+@functools.lru_cache(maxsize=1024)
+def _parse_cc(text: str) -> CC | None:
+    match = _CC.fullmatch(text.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_code(text: str, pattern: re.Pattern[str]) -> tuple[CC, str] | None:
+    match = pattern.fullmatch(text.strip())
     if not match:
         return None
     return (int(match.group(1)), int(match.group(2))), match.group(3)
