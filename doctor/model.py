@@ -93,6 +93,9 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     remediation: Remediation | None = None
     traceback: str = ""  # only for crash findings; shown in verbose output and bundles
+    # the check ids of other problems in the same report that cause this one (checks/support/causes.json):
+    # a symptom's next step is its cause's fix
+    caused_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

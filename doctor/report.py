@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torch_gpu_doctor.checks.support.causes import root_causes
 from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.model import Facts
@@ -42,6 +43,10 @@ class Report:
 
     def summary(self) -> FindingsSummary:
         return summarize(self.findings, self.specs, self.fail_on)
+
+    def roots(self) -> tuple[Finding, ...]:
+        """The problems no other problem causes, the most telling first (checks/support/causes.py)."""
+        return root_causes(self.findings)
 
 
 def count(findings: tuple[Finding, ...]) -> Counts:

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 
 from torch_gpu_doctor import __version__
 from torch_gpu_doctor.catalog import load_checks
+from torch_gpu_doctor.checks.support.causes import link_causes
 from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
@@ -140,7 +141,7 @@ def rerun_with_smoke(
         again,
         generated_at=report.generated_at,
         duration_ms=round(report.duration_ms + (time.monotonic() - started) * 1000, 1),
-        findings=tuple(findings),
+        findings=link_causes(findings),
         specs=report.specs,
     )
 
@@ -166,7 +167,7 @@ def judge(
         generated_at="",
         duration_ms=0.0,
         facts=facts,
-        findings=tuple(findings),
+        findings=link_causes(findings),
         specs=tuple(c.spec for c in chosen),
         fail_on=fail_on,
         recommended_install=derived.recommended_install,

@@ -59,6 +59,7 @@ def test_there_are_fixture_hosts_and_each_is_complete() -> None:
         expected = _expected(fixture)
         assert isinstance(expected.get("exit_code"), int), fixture.name
         assert "recommended_install" in expected, f"{fixture.name}: pin recommended_install (or null)"
+        assert isinstance(expected.get("root_causes"), list), f"{fixture.name}: pin root_causes (or [])"
         assert expected.get("findings"), fixture.name
         for check_id, want in expected["findings"].items():
             assert want.get("status") in STATUSES, (
@@ -111,6 +112,9 @@ def test_cli_findings_match_expected(fixture: Path, capsys: pytest.CaptureFixtur
         assert want["summary_contains"] in got["summary"], where
         if "details_contains" in want:
             assert want["details_contains"] in got["details"], f"{where}\n{got['details']}"
+        # the chain to the root cause: a problem names the problems that cause it, and nothing else does
+        assert got["caused_by"] == want.get("caused_by", []), where
+    assert document["root_causes"] == expected["root_causes"], "the root causes, first first"
     # the command a provisioning script would run (`jq -r .recommended_install.command`), and whether it must
     want_install = expected["recommended_install"]
     got_install = document["recommended_install"]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.checks.support.causes import first_cause
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT, gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.fixes.recommendation import Recommendation
@@ -32,6 +33,32 @@ PROBLEMS = (Status.FAIL, Status.WARN)
 # Checks whose fix makes a hidden GPU appear (an eGPU enclosure not authorized): planned before the driver,
 # each step named for what the person does
 REVEALING_CHECKS = {"egpu.authorized": "Authorize the Thunderbolt/USB4 enclosure"}
+# A step is named for what the person does, not for what the check hopes to see; checks not listed keep
+# their title. Some checks have several fixes: the name covers each of them.
+ACTION_TITLES = {
+    "driver.secure_boot": "Let Secure Boot load the NVIDIA module (sign it, or turn Secure Boot off)",
+    "driver.nouveau": "Turn nouveau off",
+    "driver.kernel_module_build": "Build the NVIDIA module for the running kernel",
+    "driver.xid_errors": "Recover the GPU after its Xid errors",
+    "driver.nvml": "Make the driver's management library (NVML) answer",
+    "gpu.present": "Find out why the driver cannot use the GPU",
+    "gpu.persistence_mode": "Turn persistence mode on",
+    "gpu.throttle": "Fix the GPU's cooling or power",
+    "gpu.memory_errors": "Have the GPU's bad memory retired (reset or reboot)",
+    "platform.container_gpus": "Pass the GPUs into the container",
+    "platform.wsl_linux_driver": "Remove the Linux NVIDIA driver from WSL",
+    "platform.wsl_gpu": "Update the Windows NVIDIA driver and WSL",
+    "platform.virtual_machine": "Give the virtual machine a GPU",
+    "platform.iommu_p2p": "Let GPU peer-to-peer traffic take its direct path",
+    "memory.shm": "Make /dev/shm larger",
+    "memory.locked_limit": "Raise the locked-memory limit",
+    "env.cuda_visible_devices": "Fix CUDA_VISIBLE_DEVICES",
+    "env.library_path": "Stop LD_LIBRARY_PATH overriding torch's CUDA libraries",
+    "python.env_kind": "Make a virtual environment for torch",
+    "pcie.link": "Give the GPU its full PCIe link",
+    "torch.companions": "Install the torchvision and torchaudio that match torch",
+    "torch.nvidia_wheels": "Install the nvidia-* wheels torch needs",
+}
 
 
 @dataclass(frozen=True)
@@ -90,7 +117,10 @@ def runnable_argv(
 def plan_fixes(report: Report) -> FixPlan:
     facts = report.facts
     python = facts.python.executable if not isinstance(facts.python, Unavailable) else ""
-    problems = [f for f in report.findings if f.status in PROBLEMS]
+    # A symptom whose cause has a fix is answered by that fix: it gets no step of its own, so no step runs
+    # before the one it depends on (a modprobe before Secure Boot signing would fail).
+    covered = {f.check_id: root for f in report.findings if (root := _fixing_cause(f, report)) is not None}
+    problems = [f for f in report.findings if f.status in PROBLEMS and f.check_id not in covered]
     # What hides the GPU comes first: the driver and the wheel are planned for the GPUs visible now
     reveal = [
         replace(step, title=REVEALING_CHECKS[step.key]) for step in _revealing_steps(report, problems, python)
@@ -106,11 +136,29 @@ def plan_fixes(report: Report) -> FixPlan:
     }
     taken = {_identity(s.remediation) for s in (*reveal, driver, torch) if s.remediation is not None}
     steps = [*reveal, driver, torch, *_other_steps(report, problems, done, taken, python)]
+    steps = [_with_symptoms(step, covered) for step in steps]
     reboot = _reboot_step(steps)
-    if reboot is not None:
+    if reboot is not None:  # one reboot at the end: the steps before it do not each reboot on their own
+        steps = [_without_reboot(s) for s in steps]
         steps.append(reboot)
     steps.append(_verify_step(python))
     return FixPlan(python=python, steps=tuple(steps))
+
+
+def _fixing_cause(finding: Finding, report: Report) -> Finding | None:
+    """The root cause whose fix answers this problem, when it has one."""
+    if finding.status not in PROBLEMS:
+        return None
+    root = first_cause(finding, report.findings)
+    return root if root is not None and root.remediation is not None else None
+
+
+def _with_symptoms(step: FixStep, covered: dict[str, Finding]) -> FixStep:
+    """A step also answers the symptoms of its findings: compare them too after applying it."""
+    if not step.needed:
+        return step
+    symptoms = [cid for cid, root in covered.items() if root.check_id in step.check_ids]
+    return replace(step, check_ids=tuple(dict.fromkeys((*step.check_ids, *symptoms))))
 
 
 def _revealing_steps(report: Report, problems: Sequence[Finding], python: str) -> list[FixStep]:
@@ -192,6 +240,9 @@ def _driver_fine(findings: Sequence[Finding]) -> str:
         return "driver.installed did not run, so there is nothing to plan for the driver."
     if verdict.status in (Status.PASS, Status.SKIP):
         return f"Nothing to do: {_lower_first(verdict.summary)}"
+    cause = first_cause(verdict, findings)
+    if cause is not None:
+        return f"{verdict.summary} That follows from {cause.check_id}: its step fixes it, no driver change is needed."
     return f"{verdict.summary} {TOOL_NAME} cannot plan a driver change from this."
 
 
@@ -278,7 +329,7 @@ def _other_steps(
         steps.append(
             FixStep(
                 first.check_id,
-                titles.get(first.check_id, first.check_id),
+                ACTION_TITLES.get(first.check_id) or titles.get(first.check_id, first.check_id),
                 " ".join([*(f.summary for f in group), rem.text]),
                 rem,
                 True,
@@ -311,6 +362,14 @@ def _reboot_step(steps: Sequence[FixStep]) -> FixStep | None:
         tuple(dict.fromkeys(cid for s in rebooting for cid in s.check_ids)),
         None,
     )
+
+
+def _without_reboot(step: FixStep) -> FixStep:
+    rem = step.remediation
+    if rem is None or not any(c.argv == REBOOT.argv for c in rem.commands):
+        return step
+    kept = tuple(c for c in rem.commands if c.argv != REBOOT.argv)
+    return replace(step, remediation=replace(rem, commands=kept))
 
 
 def _verify_step(python: str) -> FixStep:

@@ -34,6 +34,7 @@ def envelope(report: Report) -> dict[str, Any]:
         "host": {"description": report.facts.host, "identifiers_included": True},
         "facts": to_json(report.facts),
         "findings": findings,
+        "root_causes": [f.check_id for f in report.roots()],
         "recommended_install": _recommended(report),
         "smoke": _smoke(report),
     }
@@ -62,16 +63,34 @@ def _recommended(report: Report) -> dict[str, Any] | None:
     python = report.facts.python
     executable = "python3" if isinstance(python, Unavailable) else python.executable
     item: dict[str, Any] = to_json(rec)
-    # a provisioning script runs `command` when `needed`: a different build, or a torch check that a
-    # reinstall fixes (a companion of the wrong variant, mixed nvidia-* wheels)
-    item["needed"] = not rec.already_installed or any(
-        f.status is Status.FAIL and f.remediation is not None and f.remediation.target is Target.PYTHON_ENV
-        for f in report.findings
-    )
+    item["needed"] = install_needed(report)
     item["argv"] = list(rec.pip_argv(executable))
     item["command"] = shlex.join(rec.pip_argv(executable))
     item["uv_command"] = shlex.join(rec.uv_argv(executable))
     return item
+
+
+def install_needed(report: Report) -> bool:
+    """A provisioning script runs `command` when `needed`: only for a missing or wrong build (another build
+    is recommended, or a root problem's fix is a reinstall: a companion of the wrong variant, mixed nvidia-*
+    wheels). A problem whose root cause lies elsewhere (CUDA_VISIBLE_DEVICES, a shadowing torch copy,
+    LD_LIBRARY_PATH, the driver) never asks for a reinstall: it would change nothing."""
+    rec = report.recommended_install
+    if rec is None:
+        return False
+    roots = report.roots()
+    if any(
+        r.status is Status.FAIL and r.remediation is not None and r.remediation.target is Target.PYTHON_ENV
+        for r in roots
+    ):
+        return True
+    elsewhere = any(r.check_id in ENVIRONMENT_CAUSES for r in roots)
+    return not rec.already_installed and not elsewhere
+
+
+# Roots whose fix is the environment, not the build: with one of them, the build recommended from what
+# imports now is not the answer.
+ENVIRONMENT_CAUSES = frozenset({"env.cuda_visible_devices", "env.library_path", "torch.installed"})
 
 
 def render_json(report: Report) -> str:

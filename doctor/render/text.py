@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.checks.support.causes import PROBLEMS, first_cause, symptoms_of
 from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.model import Finding, Remediation, Status, flag_words
 from torch_gpu_doctor.render.styles import AREA_TITLES, STYLES
@@ -72,21 +73,52 @@ def _wrapped(console: Console, indent: str, text: str, style: str = "dim") -> No
             console.print(Text(indent + piece.rstrip(), style), soft_wrap=True)
 
 
-def _remediation(console: Console, check_id: str, fix: Remediation) -> None:
-    flags = flag_words(fix)
-    console.print(Text("  " + check_id, "bold"))
-    _wrapped(console, "    ", fix.text, style="")
+def _verdict(console: Console, report: Report) -> None:
+    """The answer first: the root problems, each with its fix and the problems it causes folded under it."""
+    roots = report.roots()
+    problems = [f for f in report.findings if f.status in PROBLEMS]
+    console.print()
+    if not roots:
+        unsure = [f for f in report.findings if f.status in (Status.UNKNOWN, Status.CRASH)]
+        words = "No problem found" + (
+            f"; {len(unsure)} check{'s' if len(unsure) != 1 else ''} could not decide (listed below)."
+            if unsure
+            else "."
+        )
+        console.print(Text(words, STYLES[Status.PASS if not unsure else Status.UNKNOWN]))
+        return
+    causes = f"{len(roots)} cause{'s' if len(roots) != 1 else ''}"
+    behind = f" behind {len(problems)} problems" if len(problems) > len(roots) else ""
+    console.print(Text(f"{causes}{behind}, the first to fix first:", "bold"))
+    for number, root in enumerate(roots, 1):
+        token = Text(f"{root.status.value.upper():<5}", STYLES[root.status])
+        head = Text.assemble(f"{number}. ", token, " ", (root.check_id, "bold"), "  ")
+        _hanging(console, head, root.summary)
+        if root.details:
+            _wrapped(console, "     ", root.details)
+        if root.remediation is not None:
+            _fix(console, "     ", root.remediation)
+        symptoms = symptoms_of(root.check_id, report.findings)
+        if symptoms:
+            console.print(Text("     It also causes:", "dim"))
+            for symptom in symptoms:
+                _hanging(console, Text(f"       {symptom.check_id}: ", "dim"), symptom.summary, "dim")
+
+
+def _fix(console: Console, indent: str, fix: Remediation) -> None:
+    _wrapped(console, indent, "Fix: " + fix.text, style="")
     for command in fix.commands:
-        line = Text.assemble(("    $ ", "dim"), (command.display(), "bold cyan"))
+        line = Text.assemble((f"{indent}$ ", "dim"), (command.display(), "bold cyan"))
         note = f"   # {command.note}" if command.note else ""
         if note and line.cell_len + len(note) <= console.width:
             line.append(note, "dim")
             note = ""
         console.print(line, soft_wrap=True)
         if note:
-            _wrapped(console, "      ", note.strip())
+            _wrapped(console, indent + "  ", note.strip())
+    flags = flag_words(fix)
     if flags:
-        console.print(Text("    [" + "] [".join(flags) + "]", "dim"))
+        console.print(Text(indent + "[" + "] [".join(flags) + "]", "dim"))
 
 
 def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
@@ -95,6 +127,7 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
     console.print(Text(first, "bold"))
     for line in rest:
         console.print(Text(line))  # data (paths, descriptions) is never read as Rich markup
+    _verdict(console, report)
     areas: dict[str, list[Finding]] = {}
     specs = {s.id: s for s in report.specs}
     for finding in report.findings:
@@ -106,9 +139,11 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
         console.print(Text(AREA_TITLES.get(area, area.capitalize()), "bold underline"))
         for f in findings:
             token = Text(f"{f.status.value.upper():<8}", STYLES[f.status])
-            _hanging(console, Text.assemble("  ", token, f"{f.check_id:<{width}}  "), f.summary)
+            root = first_cause(f, report.findings)
+            line = f.summary + (f"  (caused by {root.check_id})" if root is not None else "")
+            _hanging(console, Text.assemble("  ", token, f"{f.check_id:<{width}}  "), line)
             indent = " " * (width + 12)
-            if f.details and (verbose or f.status in (Status.FAIL, Status.WARN, Status.CRASH)):
+            if f.details and (verbose or f.status is Status.CRASH):  # a root's details are in the verdict
                 _wrapped(console, indent, f.details)
             if verbose:
                 for ev in f.evidence:
@@ -122,15 +157,6 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
             token = Text(f"{fig.status.value.upper():<8}", STYLES[fig.status])
             where = f"GPU {fig.device}: " if fig.device is not None and not fig.key.startswith("peer") else ""
             _hanging(console, Text.assemble("  ", token), where + fig.sentence)
-    fixes = [
-        f for f in report.findings if f.remediation is not None and f.status in (Status.FAIL, Status.WARN)
-    ]
-    if fixes:
-        console.print()
-        console.print(Text("How to fix", "bold underline"))
-        for f in fixes:
-            assert f.remediation is not None
-            _remediation(console, f.check_id, f.remediation)
     summary = report.summary()
     counts = [words for words, _ in summary.counts.labelled()]
     console.print()

@@ -216,7 +216,7 @@ def test_nvidia_gpu_no_driver_installs_the_driver_first_then_torch_then_reboots(
         ("sudo", "apt", "update"),
         ("sudo", "apt", "install", "nvidia-driver-580-open"),
     ]
-    assert driver.check_ids == ("driver.installed", "driver.nvml")
+    assert set(driver.check_ids) == {"driver.installed", "driver.nvml", "gpu.present"}
     assert torch.runnable_argv == (
         "/usr/bin/python3", "-m", "pip", "install", "--force-reinstall", "torch==2.14.1",
         "torchvision==0.29.1", "torchaudio==2.11.0",
@@ -270,12 +270,17 @@ def test_an_externally_managed_python_is_named_in_the_torch_step() -> None:
     assert torch.runnable_argv is None  # shown for the person to run in a venv, never offered as a run
 
 
-def test_a_module_that_did_not_load_is_the_driver_step_and_secure_boot_follows() -> None:
+def test_secure_boot_refusing_the_module_is_the_one_step_and_nothing_loads_the_module_before_it() -> None:
     plan = plan_fixes(diagnose_fixture("secure-boot-blocks-module"))
     assert keys(plan) == ["driver", "torch", "driver.secure_boot", "verify"]  # no second reboot step
-    driver = plan.steps[0]
-    assert driver.title == "Load the NVIDIA kernel module"
-    assert driver.check_ids == ("driver.installed", "driver.nvml")
+    driver, _, signing = plan.steps[:3]
+    assert not driver.needed  # `modprobe nvidia` would be refused until the module is signed
+    assert "follows from driver.secure_boot" in driver.why
+    assert signing.needed and signing.title.startswith("Let Secure Boot load the NVIDIA module")
+    # applying the signing step is checked against its symptoms too
+    assert set(signing.check_ids) >= {"driver.secure_boot", "driver.installed", "driver.nvml", "gpu.present"}
+    commands = [c.argv for s in plan.steps if s.needed and s.remediation for c in s.remediation.commands]
+    assert ("sudo", "modprobe", "nvidia") not in commands
 
 
 def test_an_upgraded_driver_waiting_for_a_reboot_is_one_step() -> None:
@@ -283,14 +288,21 @@ def test_an_upgraded_driver_waiting_for_a_reboot_is_one_step() -> None:
     assert keys(plan) == ["driver", "torch", "verify"]
     driver = plan.steps[0]
     assert driver.title == "Reboot into the updated NVIDIA driver"
-    assert driver.check_ids == ("driver.nvml", "driver.reboot_pending")
+    assert set(driver.check_ids) == {"driver.nvml", "driver.reboot_pending", "gpu.present", "torch.cuda_init"}
 
 
 def test_nouveau_and_no_driver_share_one_final_reboot() -> None:
     plan = plan_fixes(diagnose_fixture("nouveau-bound-nvidia-gpu"))
     assert keys(plan) == ["driver", "torch", "driver.nouveau", "reboot", "verify"]
     reboot = plan.steps[3]
-    assert reboot.check_ids == ("driver.installed", "driver.nvml", "driver.nouveau")
+    assert set(reboot.check_ids) >= {"driver.installed", "driver.nouveau"}
+    # the final reboot is the only one: the nouveau step no longer reboots on its own
+    rebooting = [
+        s.key
+        for s in plan.steps
+        if s.remediation and ("systemctl", "reboot") in [c.argv for c in s.remediation.commands]
+    ]
+    assert rebooting == ["reboot"]
 
 
 def test_a_cpu_torch_beside_an_amd_gpu_gets_the_rocm_build_once() -> None:
