@@ -320,9 +320,7 @@ def amd_gfx_target(facts: Facts) -> Finding:
     agents_or_why = rocm if isinstance(rocm, Unavailable) else rocm.agents
     if isinstance(agents_or_why, Unavailable) or not agents_or_why:
         why = agents_or_why if isinstance(agents_or_why, Unavailable) else "no GPU node in the KFD topology"
-        return Finding(
-            cid, Status.UNKNOWN, f"Could not read the AMD GPUs' gfx targets: {why} (see amd.rocm_stack)."
-        )
+        return Finding(cid, Status.UNKNOWN, f"Could not read the AMD GPUs' gfx targets: {why}.")
     built, version = _runtime_arch(facts), rocm_minor(facts)
     verdicts = [(a, *_verdict(a, built, version)) for a in agents_or_why]
     worst = max((status for _, status, _ in verdicts), key=lambda s: s.severity)

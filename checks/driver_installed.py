@@ -9,6 +9,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
+from torch_gpu_doctor.fixes.module_build import build_module
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -51,8 +52,9 @@ def driver_installed(facts: Facts) -> Finding:
         return Finding(  # installed, not loaded: installing it again changes nothing
             cid,
             Status.FAIL,
-            "The NVIDIA kernel module is installed but Secure Boot refused to load it (see driver.secure_boot).",
+            "The NVIDIA kernel module is installed but Secure Boot refused to load it.",
             evidence=reported_evidence(blocked),
+            caused_by=("driver.secure_boot",),
         )
     if isinstance(driver, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not read the driver facts: {driver}.")
@@ -104,7 +106,7 @@ def driver_installed(facts: Facts) -> Finding:
         return Finding(
             cid,
             Status.FAIL,
-            "The Windows NVIDIA driver does not reach this WSL2 distribution.",
+            "No NVIDIA driver answers inside this WSL2 distribution.",
             details=(
                 "In WSL2 the driver lives on Windows and is projected into Linux under /usr/lib/wsl/lib. "
                 "Do not install a Linux NVIDIA driver inside WSL: it would replace the projected libraries."
@@ -116,6 +118,7 @@ def driver_installed(facts: Facts) -> Finding:
                 needs_network=True,
                 target=Target.SYSTEM,
             ),
+            caused_by=("platform.wsl_linux_driver",),
         )
     if isinstance(driver.installed_module_version, str):
         return Finding(
@@ -126,6 +129,8 @@ def driver_installed(facts: Facts) -> Finding:
             "was skipped, it was blacklisted, or Secure Boot refused it.",
             evidence=evidence,
             remediation=load_nvidia_module(),
+            # what keeps an installed module out, when those checks find it (checks/support/causes.py)
+            caused_by=NOT_LOADED_CAUSES,
         )
     if isinstance(
         driver.installed_module_version, Unavailable
@@ -144,6 +149,23 @@ def driver_installed(facts: Facts) -> Finding:
             evidence=evidence,
             remediation=_load_or_install(facts),
         )
+    user = driver.userspace_version
+    module = facts.nvidia_module
+    release = None if isinstance(module, Unavailable) else module.running_kernel
+    if isinstance(user, str) and isinstance(release, str):
+        # the libraries are there, the module for this kernel is not: a kernel update DKMS could not follow.
+        # Installing the driver package again would fail the same way without this kernel's headers.
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"NVIDIA driver {user} is installed, but no kernel module of it is built for the running kernel "
+            f"{release}.",
+            details="Its user-space libraries are installed; the module was built for another kernel (usually the "
+            "one before an update whose headers were not installed, so DKMS could not build it again).",
+            evidence=evidence,
+            remediation=build_module(facts.os, release),
+            caused_by=("driver.kernel_module_build",),
+        )
     return Finding(
         cid,
         Status.FAIL,
@@ -153,6 +175,14 @@ def driver_installed(facts: Facts) -> Finding:
         evidence=evidence,
         remediation=driver_install(facts.os, plan_driver(facts)),
     )
+
+
+NOT_LOADED_CAUSES = (
+    "platform.wsl_linux_driver",
+    "driver.secure_boot",
+    "driver.nouveau",
+    "driver.kernel_module_build",
+)
 
 
 def _load_or_install(facts: Facts) -> Remediation:

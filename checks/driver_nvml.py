@@ -6,6 +6,7 @@ from torch_gpu_doctor.checks.support.driver import driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.driver_state import loaded_module_version
 from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
+from torch_gpu_doctor.fixes.gpu_state import device_access_refused, driver_hung
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
@@ -65,6 +66,14 @@ def driver_nvml(facts: Facts) -> Finding:
     nvml = facts.nvml
     driver = facts.driver
     if isinstance(nvml, Unavailable):
+        if nvml.reason is Reason.TIMED_OUT and facts.nvidia_gpus:  # a wedged driver is a finding, not a gap
+            return Finding(
+                cid,
+                Status.FAIL,
+                f"NVML did not answer: the NVIDIA driver seems hung ({nvml}).",
+                details=_NVML_ERRORS["Timeout"][1],
+                remediation=driver_hung(),
+            )
         return Finding(cid, Status.UNKNOWN, f"NVML could not be queried: {nvml}.")
     error = nvml.init_error
     evidence = [fact("NVML init", f"NVMLError_{error.name} ({error.code})" if error else "ok", "nvmlInit")]
@@ -104,8 +113,9 @@ def driver_nvml(facts: Facts) -> Finding:
             return Finding(
                 cid,
                 Status.FAIL,
-                "NVML is missing because no NVIDIA driver is installed (see driver.installed).",
+                "NVML is missing because no NVIDIA driver is installed.",
                 evidence=tuple(evidence),
+                caused_by=("driver.installed",),
             )
         return Finding(
             cid,
@@ -131,17 +141,42 @@ def driver_nvml(facts: Facts) -> Finding:
             details="WSL2 has no NVIDIA kernel module; modprobe cannot help. Remove the Linux driver packages "
             "(see platform.wsl_linux_driver) so that /usr/lib/wsl/lib is used.",
             evidence=tuple(evidence),
+            caused_by=("platform.wsl_linux_driver",),
         )
     summary, explanation = _NVML_ERRORS.get(
         error.name, (f"NVML failed to start: NVMLError_{error.name} ({error.message}).", "")
     )
-    remediation = load_nvidia_module() if error.name == "DriverNotLoaded" else None
-    if error.name == "GpuIsLost":
-        remediation = gpu_lost()
+    remediation = _REMEDIES[error.name]() if error.name in _REMEDIES else None
     return Finding(
         cid, Status.FAIL, summary, details=explanation, evidence=tuple(evidence), remediation=remediation
     )
 
+
+def _power() -> Remediation:
+    return Remediation(
+        text="Plug in every PCIe power connector of the GPU (no adapters from fewer cables), check that the power "
+        "supply is large enough for the GPU's board power, then reboot.",
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )
+
+
+def _os_blocked() -> Remediation:
+    return Remediation(
+        text="Give this process the NVIDIA devices: start the container with `--gpus all` (the NVIDIA Container "
+        "Toolkit adds /dev/nvidia* to its device cgroup), or allow /dev/nvidia* in the confinement that runs it.",
+        target=Target.SYSTEM,
+    )
+
+
+_REMEDIES = {
+    "DriverNotLoaded": load_nvidia_module,
+    "GpuIsLost": gpu_lost,
+    "NoPermission": device_access_refused,
+    "Timeout": driver_hung,
+    "InsufficientPower": _power,
+    "OperatingSystem": _os_blocked,
+}
 
 LOST_ERRORS = ("NVMLError_GpuIsLost", "NVMLError_ResetRequired", "NVMLError_Unknown")
 

@@ -23,6 +23,7 @@ from torch_gpu_doctor.fixes.library_path import (
     windows_dll_fix,
     wsl_libcuda_fix,
 )
+from torch_gpu_doctor.fixes.target import python_command
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
@@ -190,8 +191,18 @@ def cuda_visible_devices(facts: Facts) -> Finding:
     ordered = sorted(usable, key=lambda g: g.nvml_index or 0)
     uuids = [g.uuid if isinstance(g.uuid, str) else "" for g in ordered]
     shown, problem = visible_devices(value, len(ordered), uuids)
-    fix = Remediation(
-        text="Unset CUDA_VISIBLE_DEVICES or list valid GPU indices/UUIDs.", target=Target.PYTHON_ENV
+    fix = Remediation(  # the environment, not the packages: a reinstall would change nothing
+        text="Unset CUDA_VISIBLE_DEVICES where Python is started, or set it to GPUs that exist (`nvidia-smi -L` "
+        "lists them; indices count from 0). Look where it is set: the shell profile, the job scheduler (Slurm "
+        "sets it per job), the container's environment, or the program's own os.environ.",
+        commands=(
+            Command(
+                ("env", "-u", "CUDA_VISIBLE_DEVICES", python_command(facts), "-c", VISIBLE),
+                note="the GPUs torch sees without it",
+            ),
+            Command(("nvidia-smi", "-L"), note="the GPUs (and MIG instances) that exist"),
+        ),
+        target=Target.SYSTEM,
     )
     if not shown:
         return Finding(
@@ -216,6 +227,9 @@ def cuda_visible_devices(facts: Facts) -> Finding:
         f"CUDA_VISIBLE_DEVICES={value!r}: torch sees GPU {', '.join(map(str, shown))}.",
         evidence=evidence,
     )
+
+
+VISIBLE = "import torch; print(torch.cuda.device_count())"
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,10 @@ def gpu_persistence_mode(facts: Facts) -> Finding:
     if isinstance(health, Finding) and health.status is Status.SKIP:
         return health
     nvml = facts.nvml
-    if isinstance(nvml, Unavailable) or nvml.init_error is not None or not nvml.devices:
+    if isinstance(nvml, Unavailable) or nvml.init_error is not None:
         return Finding(CID, Status.UNKNOWN, "NVML did not answer; see driver.nvml.")
+    if not nvml.devices:
+        return Finding(CID, Status.UNKNOWN, "NVML lists no GPU to ask (see gpu.present).")
     # The health probe only says whether a display runs; persistence itself comes from the nvml facts.
     displays = [h.display_active for h in health] if isinstance(health, tuple) else []
     modes = {d.index: d.persistence_mode for d in nvml.devices}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from torch_gpu_doctor.facts.describe import fact, gpu_inventory, gpu_label
 from torch_gpu_doctor.facts.model import Facts, Gpu
-from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -85,12 +86,12 @@ def gpu_present(facts: Facts) -> Finding:
                 details="Jetson GPUs are reached through the L4T driver, not the desktop driver; see driver.installed.",
                 evidence=evidence,
             )
-        if amd:
+        if amd:  # an AMD machine: the amd.* checks judge it; no NVIDIA GPU is not a problem here
             return Finding(
                 ID,
-                Status.WARN,
-                f"No NVIDIA GPU here; found AMD {gpu_inventory(tuple(amd))}.",
-                details="gpu-doctor's checks are written for NVIDIA GPUs; for AMD, PyTorch needs a ROCm build.",
+                Status.SKIP,
+                f"No NVIDIA GPU here; the AMD {gpu_inventory(tuple(amd))} is judged by the amd.* checks.",
+                details="For AMD GPUs PyTorch needs a ROCm build.",
                 evidence=evidence,
             )
         details = (
@@ -108,7 +109,12 @@ def gpu_present(facts: Facts) -> Finding:
             "connected and authorized. PyTorch will run on the CPU only."
         )
         return Finding(
-            ID, Status.FAIL, "No NVIDIA GPU was found on this machine.", details=details, evidence=evidence
+            ID,
+            Status.FAIL,
+            "No NVIDIA GPU was found on this machine.",
+            details=details,
+            evidence=evidence,
+            remediation=_wsl_driver() if wsl else _no_gpu(),
         )
 
     hidden = [g for g in nvidia if g.nvml_index is None]
@@ -144,5 +150,51 @@ def gpu_present(facts: Facts) -> Finding:
     details = f"PyTorch can only use GPUs that the NVIDIA driver exposes and NVML can reach.\n{reasons}"
     if all(g.kernel_driver in VM_DRIVERS for g in hidden):
         # Reserved for virtual machines on purpose: worth knowing, not a fault of this machine.
-        return Finding(ID, Status.WARN, summary, details=details, evidence=evidence)
-    return Finding(ID, Status.FAIL, summary, details=details, evidence=evidence)
+        return Finding(
+            ID, Status.WARN, summary, details=details, evidence=evidence, remediation=_release_vfio()
+        )
+    # A GPU the loaded driver holds but could not bring up: only the kernel log says why. The other reasons
+    # (no driver, nouveau, NVML errors) are the findings of their own checks (checks/support/causes.json).
+    stuck = any(g.excluded or (g.kernel_driver == "nvidia" and not nvml_silent) for g in hidden)
+    return Finding(
+        ID,
+        Status.FAIL,
+        summary,
+        details=details,
+        evidence=evidence,
+        remediation=gpu_not_initialised() if stuck else None,
+    )
+
+
+def _no_gpu() -> Remediation:
+    return Remediation(
+        text="Check whether the machine has an NVIDIA GPU at all: lspci lists NVIDIA's devices (vendor 10de). None "
+        "listed: on a cloud VM choose a GPU instance type, in a container pass the GPUs (`docker run --gpus all`), "
+        "connect and authorize an eGPU, or seat the card and its power cables. Otherwise PyTorch runs on the CPU.",
+        commands=(Command(("lspci", "-nn", "-d", "10de:")),),
+        target=Target.SYSTEM,
+    )
+
+
+def _wsl_driver() -> Remediation:
+    return Remediation(
+        text="Install or update the NVIDIA driver on Windows (the GeForce/Studio or data-center driver; never a "
+        "Linux driver inside WSL), then update WSL and restart it.",
+        commands=(
+            Command(("wsl", "--update"), note="in Windows PowerShell", runs_here=False),
+            Command(("wsl", "--shutdown"), note="in Windows PowerShell: restarts WSL", runs_here=False),
+        ),
+        needs_network=True,
+        target=Target.SYSTEM,
+    )
+
+
+def _release_vfio() -> Remediation:
+    return Remediation(
+        text="Nothing to do if the GPU is meant for a virtual machine. To use it here instead, remove its id from "
+        "vfio-pci (the `vfio-pci.ids=` kernel parameter or an `options vfio-pci ids=` line in /etc/modprobe.d), "
+        "rebuild the initramfs and reboot.",
+        requires_root=True,
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )

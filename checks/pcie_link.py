@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from torch_gpu_doctor.facts.model import Facts, Gpu, NvmlDevice
 from torch_gpu_doctor.facts.pcie_link import LinkState, PcieLinkPath, link_gbytes_per_s, narrowest_hop
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
-from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -269,7 +269,7 @@ def pcie_link(facts: Facts) -> Finding:
     worst = max(verdicts, key=lambda v: _RANK.get(v.status, 0))
     evidence = tuple(e for v in verdicts for e in v.evidence)
     if len(verdicts) == 1:
-        return Finding(cid, worst.status, worst.sentence, evidence=evidence)
+        return Finding(cid, worst.status, worst.sentence, evidence=evidence, remediation=_remedy(worst))
     problems = [v for v in verdicts if _RANK.get(v.status, 0) > 0]
     limited = [v for v in verdicts if v.slot_limited]
     if not problems and limited:
@@ -294,4 +294,31 @@ def pcie_link(facts: Facts) -> Finding:
         + (f" Also: {', '.join(others)} (details with -v)." if others else ""),
         details="\n".join(v.sentence for v in problems),
         evidence=evidence,
+        remediation=_remedy(first),
     )
+
+
+def _remedy(verdict: LinkVerdict) -> Remediation | None:
+    """A narrow link: reseat what trained below both ends; move a card out of a narrow slot; check the rest."""
+    if verdict.status not in (Status.FAIL, Status.WARN):
+        return None
+    lspci = Command(
+        ("sudo", "lspci", "-vv", "-s", verdict.bdf), note="LnkCap: what it can do; LnkSta: what it runs at"
+    )
+    if verdict.status is Status.FAIL:
+        text = (
+            "Power off, reseat the card (and its riser or cable, or replace them), and check the slot's "
+            "bifurcation setting in the firmware setup; then compare LnkSta with LnkCap again."
+        )
+    elif verdict.slot_limited:
+        text = (
+            "Move the card to a slot wired for its full width (the board manual lists each slot's electrical "
+            "width; the top x16 slot on the CPU's lanes is usual). A board with only a narrow slot cannot do "
+            "better: the GPU works, but loading data onto it is slower."
+        )
+    else:
+        text = (
+            "Look up the slot's electrical width in the board manual: if it is wider than the link, power off and "
+            "reseat the card (and riser); if not, move the card to a wider slot."
+        )
+    return Remediation(text=text, commands=(lspci,), requires_root=True, target=Target.SYSTEM)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -51,7 +51,11 @@ def virtual_machine(facts: Facts) -> Finding:
         cid,
         Status.WARN,
         f"This is {name} without an NVIDIA GPU: a VM sees a GPU only when the host passes one through.",
-        details="On a cloud, choose a GPU instance type; on your own host, pass the GPU through (vfio-pci) or "
-        "assign a vGPU, then install the driver in the guest.",
         evidence=tuple(evidence),
+        remediation=Remediation(
+            text="Give the VM a GPU: on a cloud, move to a GPU instance type; on your own host, pass the GPU through "
+            "(vfio-pci in libvirt or Proxmox) or assign a vGPU, then install the NVIDIA driver in this guest. "
+            "Without a GPU, PyTorch's CPU build is the one to install here.",
+            target=Target.SYSTEM,
+        ),
     )

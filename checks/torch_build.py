@@ -7,6 +7,7 @@ import re
 from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.support.signatures import explain as signature_of
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
+from torch_gpu_doctor.checks.support.torch_state import no_cuda_torch
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, cubin_runs_on, driver_runs_cuda
 from torch_gpu_doctor.facts.describe import fact, gpu_label
@@ -90,6 +91,7 @@ def torch_installed(facts: Facts) -> Finding:
             + ". pip may report or upgrade a different copy "
             "from the one Python imports.",
             evidence=evidence,
+            remediation=_shadow_fix(facts, first, packages.user_site),
         )
     py = facts.python
     in_venv = not isinstance(py, Unavailable) and py.in_virtualenv is True
@@ -102,9 +104,49 @@ def torch_installed(facts: Facts) -> Finding:
             details="The venv sees ~/.local because it was made with --system-site-packages: `pip install` in "
             "the venv will not replace this copy, and other environments see it too.",
             evidence=evidence,
+            remediation=_shadow_fix(facts, packages.torch_paths[0], user_site),
         )
     return Finding(
         cid, Status.PASS, f"torch {packages.version} at {packages.torch_paths[0]}.", evidence=evidence
+    )
+
+
+def _shadow_fix(facts: Facts, first: str, user_site: str | None) -> Remediation:
+    """Take away the copy that imports first: it is not the one this environment installed, so installing
+    another build here would change nothing."""
+    python = python_command(facts)
+    which = Command(
+        (python, "-c", "import torch; print(torch.__version__, torch.__file__)"),
+        note="which torch imports now",
+    )
+    folders = [p.rstrip("/") for p in facts.env.get("PYTHONPATH", "").split(":") if p]
+    added = next((p for p in folders if first.startswith(p + "/")), None)
+    if added is not None:
+        return Remediation(
+            text=f"Take {added} out of PYTHONPATH (or unset PYTHONPATH) wherever this Python runs: that folder "
+            "puts its torch ahead of the environment's own. pip cannot uninstall it there.",
+            commands=(
+                Command(("env", "-u", "PYTHONPATH", *which.argv), note="which torch imports without it"),
+            ),
+            target=Target.SYSTEM,
+        )
+    if user_site and first.startswith(user_site.rstrip("/") + "/"):
+        return Remediation(
+            text=f"Uninstall the torch in the user site ({user_site}) with the interpreter that owns it, outside "
+            "any virtual environment; the environment's own torch then imports.",
+            commands=(
+                Command(
+                    ("python3", "-m", "pip", "uninstall", "torch"), note="outside the venv", runs_here=False
+                ),
+                which,
+            ),
+            target=Target.SYSTEM,
+        )
+    return Remediation(
+        text=f"Remove the torch at {first}, or the path entry (a .pth file, sys.path in a script) that puts it "
+        "first; then check which torch imports.",
+        commands=(which,),
+        target=Target.SYSTEM,
     )
 
 
@@ -201,7 +243,7 @@ def torch_driver_compat(facts: Facts) -> Finding:
             remediation=unnamed_gpu_fix(facts) or driver_remediation(facts),
         )
     if isinstance(packages, Unavailable) or packages.cuda is None:
-        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+        return no_cuda_torch(cid, packages)
     if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str):
         return Finding(cid, Status.SKIP, "No NVIDIA driver version to compare with (see driver.installed).")
     evidence = (
@@ -270,7 +312,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
         said or warned or (not isinstance(runtime, Unavailable) and bool(runtime.arch_list))
     )
     if not seen_cuda and (isinstance(packages, Unavailable) or packages.cuda is None):
-        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+        return no_cuda_torch(cid, packages)
     gpus = [g for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)]
     said = said or ([] if any(isinstance(g.compute_capability, str) for g in facts.nvidia_gpus) else warned)
     if said and not gpus:

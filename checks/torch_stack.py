@@ -7,6 +7,7 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
+from torch_gpu_doctor.checks.support.torch_state import no_cuda_torch
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
@@ -142,7 +143,7 @@ def torch_cudnn(facts: Facts) -> Finding:
     cid = "torch.cudnn"
     runtime, packages = facts.torch, facts.torch_packages
     if isinstance(packages, Unavailable) or packages.cuda is None:
-        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+        return no_cuda_torch(cid, packages)
     if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
         return Finding(cid, Status.SKIP, "torch could not be imported (see torch.cuda_init).")
     if not runtime.cuda_available:
@@ -192,7 +193,7 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
     cid = "torch.nvidia_wheels"
     packages = facts.torch_packages
     if isinstance(packages, Unavailable) or packages.version is None or packages.cuda is None:
-        return Finding(cid, Status.SKIP, "Not a CUDA build of torch.")
+        return no_cuda_torch(cid, packages)
     # packaging.requirements imports packaging.tags, which imports subprocess: only when this check runs
     from packaging.requirements import InvalidRequirement, Requirement
 

@@ -21,7 +21,14 @@ from torch_gpu_doctor.compat.wheel_candidates import (
     supporting_candidates,
 )
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.target import driver_system, gpu_capabilities, python_minor, target_platform
+from torch_gpu_doctor.fixes.target import (
+    driver_system,
+    gpu_capabilities,
+    installed_torch,
+    installed_variant,
+    python_minor,
+    target_platform,
+)
 
 _NO_CAP = "99.9"  # a driver with no CUDA limit: what the GPUs alone allow
 
@@ -46,7 +53,10 @@ class DriverPlan:
         if self.end_of_life and self.branch:
             return text + f"; install the R{self.branch} branch, the last one these GPUs have."
         if self.branch and str(self.branch) != self.min_driver.split(".")[0]:
-            return text + f"; R{self.branch} or newer is best (the branch its CUDA runtime shipped with)."
+            return (
+                text
+                + f"; R{self.branch} or newer is best (the branch the newest torch's CUDA runtime shipped with)."
+            )
         return text + "."
 
 
@@ -59,17 +69,22 @@ def planned_driver_cuda(facts: Facts, data: TorchCompat) -> str:
     return min(caps, key=_cuda_key, default=_NO_CAP)
 
 
-def newest_for_gpus(facts: Facts, data: TorchCompat) -> Candidate | None:
-    """The newest torch wheel with kernels for every GPU here, on the best driver these GPUs can still have."""
+def newest_for_gpus(facts: Facts, data: TorchCompat, keep_installed: bool = False) -> Candidate | None:
+    """The newest torch wheel with kernels for every GPU here, on the best driver these GPUs can still have.
+    `keep_installed`: the installed build instead, when it is one of those."""
     capabilities = sorted(set(gpu_capabilities(facts)))
     platform = target_platform(facts)
     if not capabilities or platform is None:
         return None
     cap = planned_driver_cuda(facts, data)
+    installed, variant = installed_torch(facts), installed_variant(facts)
     for include_unconfirmed in (False, True):
         found = supporting_candidates(
             data, capabilities, python_minor(facts), platform, cap, include_unconfirmed
         )
+        kept = [c for c in found if installed in c.release.all_versions and c.variant.name == variant]
+        if keep_installed and kept:
+            return kept[0]
         if found:
             return found[0]
     return None
@@ -82,7 +97,14 @@ def plan_driver(facts: Facts, data: TorchCompat | None = None) -> DriverPlan:
     ended = [a for a in archs if a.last_driver_branch is not None]
     platform = target_platform(facts)
     best = newest_for_gpus(facts, data)
+    # the sentence names the torch the person has when it runs on these GPUs: the driver is for it
+    named = newest_for_gpus(facts, data, keep_installed=True)
     min_driver = (
+        data.min_driver_for_cuda(named.variant.cuda, driver_system(facts))
+        if named is not None and named.variant.cuda
+        else None
+    )
+    newest_min = (
         data.min_driver_for_cuda(best.variant.cuda, driver_system(facts))
         if best is not None and best.variant.cuda
         else None
@@ -90,13 +112,17 @@ def plan_driver(facts: Facts, data: TorchCompat | None = None) -> DriverPlan:
     open_modules, module_note = _module_choice(archs, platform, capabilities)
     return DriverPlan(
         min_driver=min_driver,
-        branch=_branch(ended, data, best, min_driver),
-        torch=best.release.latest if best else None,
-        variant=best.variant.name if best else None,
+        branch=_branch(ended, data, best, newest_min),
+        torch=_named_version(named, installed_torch(facts)) if named else None,
+        variant=named.variant.name if named else None,
         open_modules=open_modules,
         module_note=module_note,
         end_of_life=tuple(_end_of_life(a, best) for a in ended),
     )
+
+
+def _named_version(best: Candidate, installed: str | None) -> str:
+    return installed if installed in best.release.all_versions else best.release.latest
 
 
 def _cuda_key(text: str) -> tuple[int, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     INDEX_URL,
@@ -84,6 +85,13 @@ def recommend(
         if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str)
         else driver.cuda_version
     )
+    if driver_cuda is None and not isinstance(driver, Unavailable):
+        # not loaded, but installed: its libraries' version says what it will run once it loads
+        version = next(
+            (v for v in (driver.userspace_version, driver.installed_module_version) if isinstance(v, str)),
+            None,
+        )
+        driver_cuda = load_matrix().max_cuda_for_driver(version, driver_system(facts)) if version else None
     installed = installed_torch(facts)
     if not capabilities:
         if unnamed_nvidia_gpu(facts):  # a pasted error about a GPU it does not name: see unnamed_gpu_fix
@@ -405,6 +413,13 @@ def unnamed_gpu_fix(facts: Facts, data: TorchCompat | None = None) -> Remediatio
         if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str)
         else driver.cuda_version
     )
+    if driver_cuda is None and not isinstance(driver, Unavailable):
+        # not loaded, but installed: its libraries' version says what it will run once it loads
+        version = next(
+            (v for v in (driver.userspace_version, driver.installed_module_version) if isinstance(v, str)),
+            None,
+        )
+        driver_cuda = load_matrix().max_cuda_for_driver(version, driver_system(facts)) if version else None
     installed = installed_torch(facts)
     releases = sorted(data.releases, key=lambda r: installed not in r.all_versions if installed else False)
     python = python_minor(facts)

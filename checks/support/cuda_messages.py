@@ -26,7 +26,7 @@ MEANINGS = (
     Meaning(
         "found no nvidia driver",
         "torch could not load libcuda.so.1: no driver is installed or loaded, a container was started without "
-        "the NVIDIA runtime, or WSL2 has no Windows driver (see driver.installed).",
+        "the NVIDIA runtime, or WSL2 has no Windows driver.",
     ),
     Meaning(
         "error 803",

@@ -31,6 +31,11 @@ def health_or_finding(cid: str, facts: Facts) -> tuple[GpuHealth, ...] | Finding
     health = facts.gpu_health
     if isinstance(health, Unavailable):
         if health.detail in NO_DRIVER:  # nothing to read until a driver runs: driver.installed says so
+            loaded = not isinstance(facts.driver, Unavailable) and isinstance(facts.driver.version, str)
+            if (
+                loaded
+            ):  # the module runs but NVML is missing here (a container without the utility capability)
+                return Finding(cid, Status.SKIP, "NVML is not available here to ask (see driver.nvml).")
             return Finding(cid, Status.SKIP, "No NVIDIA driver is running to ask (see driver.installed).")
         return Finding(cid, Status.UNKNOWN, f"NVML did not answer ({health}); see driver.nvml.")
     if not health:

@@ -31,11 +31,34 @@ def test_unreadable_bus_and_no_nvml_is_unknown_not_fail() -> None:
     assert f.status is Status.UNKNOWN
 
 
-def test_amd_only_warns() -> None:
+def test_amd_only_is_not_a_problem_but_left_to_the_amd_checks() -> None:
     amd = gpu(vendor="amd", name="Navi 22 [Radeon RX 6700 XT]", nvml_index=None, kernel_driver="amdgpu")
     f = gpu_present(facts(gpus=(amd,)))
-    assert f.status is Status.WARN
-    assert "AMD" in f.summary
+    assert f.status is Status.SKIP
+    assert "AMD" in f.summary and "amd.* checks" in f.summary
+
+
+def test_no_gpu_names_the_command_that_lists_nvidia_devices() -> None:
+    f = gpu_present(facts(gpus=()))
+    assert f.status is Status.FAIL
+    assert f.remediation is not None
+    assert f.remediation.commands[0].argv == ("lspci", "-nn", "-d", "10de:")
+
+
+def test_a_gpu_the_driver_holds_but_cannot_start_points_at_the_kernel_log() -> None:
+    stuck = gpu(bdf="0000:01:00.0", nvml_index=None, kernel_driver="nvidia")
+    f = gpu_present(facts(gpus=(stuck,)))
+    assert f.status is Status.FAIL
+    assert f.remediation is not None
+    assert f.remediation.commands[0].argv[:3] == ("sudo", "journalctl", "-k")
+    assert "RmInitAdapter" in f.remediation.text
+
+
+def test_a_gpu_without_any_driver_leaves_the_fix_to_its_cause() -> None:
+    bare = gpu(bdf="0000:01:00.0", nvml_index=None, kernel_driver=None)
+    f = gpu_present(facts(gpus=(bare,)))
+    assert f.status is Status.FAIL
+    assert f.remediation is None  # driver.installed carries it: checks/support/causes.json
 
 
 def test_hidden_gpus_say_why_per_gpu() -> None:

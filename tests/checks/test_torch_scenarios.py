@@ -149,7 +149,8 @@ SCENARIOS = [
     # --- no wheel can work with this driver: the driver, where it lives ---------------------------------------
     Scenario("rtx3080-390-ubuntu", ("8.6",), "9.1", "2.5.1+cu124", "12.4", (P, P, F, P),
              "sudo apt install nvidia-driver-595-open", "no wheel for CUDA < 11; open modules for Turing+",
-             says="torch 2.15.0 (cu132) needs driver ≥ 580"),
+             # the sentence is about the torch installed; the branch is the one for the newest torch
+             says="torch 2.5.1 (cu124) needs driver ≥ 525.60.13; R595 or newer is best"),
     Scenario("k80-390-ubuntu", ("3.7",), "9.1", "2.5.1+cu124", "12.4", (P, P, F, F),
              "sudo apt install nvidia-driver-470", "Kepler's last branch is R470 (architecture_last_driver)",
              says="torch 2.5.1 (cu118) needs driver ≥ 450.80.02; install the R470 branch"),

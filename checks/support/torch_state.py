@@ -1,0 +1,19 @@
+"""What the torch checks say when there is no CUDA torch to judge: one wording, so that no line calls a missing
+torch "not a CUDA build"."""
+
+from __future__ import annotations
+
+from torch_gpu_doctor.facts.torch import TorchPackages
+from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.unavailable import Unavailable
+
+
+def no_cuda_torch(cid: str, packages: TorchPackages | Unavailable) -> Finding:
+    """The SKIP of a check that judges a CUDA build, for a torch that is missing or is not one."""
+    if isinstance(packages, Unavailable):
+        return Finding(cid, Status.SKIP, f"Which torch build this is, is not known ({packages}).")
+    if packages.version is None:
+        return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")
+    if packages.hip is not None:
+        return Finding(cid, Status.SKIP, f"torch {packages.version} is a ROCm build (see amd.torch_rocm).")
+    return Finding(cid, Status.SKIP, f"torch {packages.version} is not a CUDA build (see torch.cpu_build).")

@@ -1,0 +1,64 @@
+"""Next steps for a GPU or driver in a bad state: hung, refused, not initialised. What the kernel log says
+comes first: the NVRM and Xid lines name the reason the user-space tools cannot see."""
+
+from __future__ import annotations
+
+from torch_gpu_doctor.fixes.kernel_modules import REBOOT
+from torch_gpu_doctor.model import Command, Remediation, Target
+
+# The kernel's own account of the NVIDIA driver since boot (journalctl's --grep is a regular expression)
+KERNEL_LOG = Command(
+    ("sudo", "journalctl", "-k", "-b", "--no-pager", "--grep", "NVRM|Xid|nvidia"),
+    note="the driver's kernel messages since boot",
+)
+# Every CUDA program, nvidia-smi and the display server hold /dev/nvidiactl open
+GPU_USERS = Command(("sudo", "lsof", "/dev/nvidiactl"), note="which processes hold the GPU")
+
+
+def driver_hung() -> Remediation:
+    return Remediation(
+        text=(
+            "The driver stopped answering. Read the kernel log for Xid or GSP errors (they name the reason), "
+            "see which processes hold the GPU and end them, then reset the GPU; if the reset is refused or the "
+            "GPU is in use by the desktop, reboot."
+        ),
+        commands=(
+            KERNEL_LOG,
+            GPU_USERS,
+            Command(
+                ("sudo", "nvidia-smi", "--gpu-reset", "-i", "0"), note="GPU 0; only with no process on it"
+            ),
+            REBOOT,
+        ),
+        requires_root=True,
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )
+
+
+def device_access_refused() -> Remediation:
+    return Remediation(
+        text=(
+            "Look at the NVIDIA device nodes: they are normally crw-rw-rw- (mode 0666). Other modes come from "
+            "the module options NVreg_DeviceFileMode/NVreg_DeviceFileGID in /etc/modprobe.d (then add your user "
+            "to that group); a confined process (a snap, AppArmor or SELinux, a container's device cgroup) must "
+            "be granted /dev/nvidia* instead."
+        ),
+        commands=(Command(("ls", "-l", "/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm")),),
+        target=Target.SYSTEM,
+    )
+
+
+def gpu_not_initialised() -> Remediation:
+    return Remediation(
+        text=(
+            "The driver is loaded but could not bring the GPU up. Its kernel messages say why: "
+            "'RmInitAdapter failed' or 'GPU has fallen off the bus' point to power (every PCIe power connector "
+            "plugged, a large enough supply), seating or a riser, or a board without enough PCI address space "
+            "(enable 'Above 4G decoding' in the firmware setup); 'requires use of the NVIDIA open kernel "
+            "modules' and 'supported through the NVIDIA … Legacy drivers' name the driver to install."
+        ),
+        commands=(KERNEL_LOG,),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
