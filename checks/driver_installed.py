@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.describe import gpu_inventory
-from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.model import DriverFacts, Facts
 from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
@@ -44,7 +44,7 @@ def driver_installed(facts: Facts) -> Finding:
             f"The installed NVIDIA driver does not support this GPU: its kernel module refused it ({refused[0].where}).",
             details=refused[0].means,
             evidence=reported_evidence(refused),
-            remediation=unsupported_gpu_fix(refused, facts.os)
+            remediation=unsupported_gpu_fix(refused, facts.os, _version(driver))
             or driver_install(facts.os, plan_driver(facts)),
         )
     blocked = reported(facts, "secure_boot_refused")
@@ -175,6 +175,13 @@ def driver_installed(facts: Facts) -> Finding:
         evidence=evidence,
         remediation=driver_install(facts.os, plan_driver(facts)),
     )
+
+
+def _version(driver: DriverFacts | Unavailable) -> str | None:
+    if isinstance(driver, Unavailable):
+        return None
+    found = (driver.version, driver.userspace_version, driver.installed_module_version)
+    return next((v for v in found if isinstance(v, str)), None)
 
 
 NOT_LOADED_CAUSES = (

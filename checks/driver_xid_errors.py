@@ -15,6 +15,7 @@ from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
@@ -58,6 +59,9 @@ def _summary_line(xid: int, count: int, where: list[str]) -> str:
     return f"Xid {xid} ({meaning.name}) {times} on {', '.join(sorted(set(where)))}: {meaning.meaning}."
 
 
+INIT_FAILED = "other_rm_init_adapter_failed"  # the signature of a GPU the driver found but could not start
+
+
 @check(CID, "No Xid errors in the kernel log", "driver")
 def driver_xid_errors(facts: Facts) -> Finding:
     """
@@ -97,6 +101,17 @@ def driver_xid_errors(facts: Facts) -> Finding:
             remediation=_reset(),
         )
     if faults and (isinstance(log, Unavailable) or not log.xid_events):
+        if all(
+            e.signature == INIT_FAILED for e in faults
+        ):  # found, never brought up: not a GPU that fell off
+            return Finding(
+                CID,
+                Status.FAIL,
+                f"The driver could not initialise the GPU ('RmInitAdapter failed', {faults[0].where}).",
+                details=faults[0].means,
+                evidence=reported_evidence(faults),
+                remediation=gpu_not_initialised(),
+            )
         lost = any(e.kind == "gpu_lost" for e in faults)
         return Finding(
             CID,

@@ -8,6 +8,7 @@ from torch_gpu_doctor.facts.model import OsFacts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.distro import major_version, recipe
 from torch_gpu_doctor.fixes.driver_plan import DriverPlan
+from torch_gpu_doctor.fixes.kernel_modules import REBOOT
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -28,11 +29,18 @@ def driver_install(os_facts: OsFacts | Unavailable, plan: DriverPlan) -> Remedia
     )
 
 
+NEEDS_OPEN = "driver_unsupported_gpu_needs_open_modules"
+OPEN_WITHOUT_GSP = "driver_unsupported_gpu_open_module_no_gsp"
+
+
 def unsupported_gpu_fix(
-    refusals: Sequence[ReportedError], os_facts: OsFacts | Unavailable
+    refusals: Sequence[ReportedError], os_facts: OsFacts | Unavailable, driver_version: str | None = None
 ) -> Remediation | None:
-    """The driver the kernel log names when it refuses a GPU: a legacy branch by number, or the proprietary
-    flavour of the same driver when the open module has no support for a GPU without GSP (before Turing)."""
+    """The driver the kernel log names when it refuses a GPU: a legacy branch by number; the open flavour of
+    the same branch for a GPU that requires it (Blackwell); or the proprietary flavour when the open module
+    has no support for a GPU without GSP (before Turing)."""
+    if any(e.signature == NEEDS_OPEN for e in refusals):
+        return _open_flavour(os_facts, driver_version)
     branch = next((e.values["legacy_branch"] for e in refusals if "legacy_branch" in e.values), None)
     if branch is not None:
         ubuntu = not isinstance(os_facts, Unavailable) and os_facts.distro_id == "ubuntu"
@@ -48,7 +56,7 @@ def unsupported_gpu_fix(
             needs_network=True,
             target=Target.SYSTEM,
         )
-    if any("open" in e.signature for e in refusals):
+    if any(e.signature == OPEN_WITHOUT_GSP for e in refusals):
         return Remediation(
             text="The open NVIDIA kernel module supports only GPUs with a GSP (Turing, RTX 20 / GTX 16, and "
             "newer). Install the proprietary kernel module of the same driver instead (Ubuntu: nvidia-driver-"
@@ -62,3 +70,23 @@ def unsupported_gpu_fix(
             target=Target.SYSTEM,
         )
     return None
+
+
+def _open_flavour(os_facts: OsFacts | Unavailable, driver_version: str | None) -> Remediation:
+    major = (driver_version or "").split(".")[0]
+    ubuntu = not isinstance(os_facts, Unavailable) and os_facts.distro_id == "ubuntu"
+    package = f"nvidia-driver-{major}-open" if major.isdigit() else "nvidia-driver-<branch>-open"
+    return Remediation(
+        text="This GPU works only with NVIDIA's open kernel modules; the proprietary module is installed. Install "
+        f"the open flavour of the same branch (Ubuntu: {package}, which replaces the closed one; Fedora/RPM Fusion: "
+        "the kmod-nvidia-open package; NVIDIA's .run installer: -m=kernel-open), then reboot.",
+        commands=(
+            (Command(("sudo", "apt", "install", package)), REBOOT)
+            if ubuntu and major.isdigit()
+            else (REBOOT,)
+        ),
+        requires_root=True,
+        requires_reboot=True,
+        needs_network=True,
+        target=Target.SYSTEM,
+    )

@@ -201,8 +201,33 @@ def reported_evidence(errors: list[ReportedError], most: int = 3) -> tuple[Evide
 
 
 def reported(facts: Facts, *kinds: str) -> list[ReportedError]:
-    """The errors of these kinds that a program reported (in a paste, for triage); [] when none or live."""
+    """The errors of these kinds that were reported: in program output the doctor read (a paste, for
+    triage) and in the driver's own kernel-log lines (live, or a pasted kernel log). [] when none."""
     errors = facts.reported_errors
-    if isinstance(errors, Unavailable):
-        return []
-    return [e for e in errors if e.kind in kinds]
+    pasted = () if isinstance(errors, Unavailable) else errors
+    seen = {(e.signature, e.text.strip()) for e in pasted}
+    logged = tuple(e for e in kernel_log_errors(facts) if (e.signature, e.text.strip()) not in seen)
+    return [e for e in (*pasted, *logged) if e.kind in kinds]
+
+
+def kernel_log_errors(facts: Facts) -> tuple[ReportedError, ...]:
+    """The known error messages among the NVIDIA driver's kernel-log lines."""
+    log = facts.kernel_log
+    if isinstance(log, Unavailable) or not log.driver_lines:
+        return ()
+    source = log.source if isinstance(log.source, str) else "the kernel log"
+    return _errors_in(log.driver_lines, source)
+
+
+@cache
+def _errors_in(lines: tuple[str, ...], source: str) -> tuple[ReportedError, ...]:
+    found = []
+    for number, line in enumerate(lines, 1):
+        for hit in match_line(line, number):
+            kind = hit.implies.get("error")
+            if isinstance(kind, str):
+                where = f"the kernel log, `{source}`"
+                found.append(
+                    ReportedError(kind, hit.signature.id, hit.signature.means, hit.text, where, hit.values)
+                )
+    return tuple(found)

@@ -30,6 +30,7 @@ DMESG_TIMEOUT_S = 10.0
 JOURNAL_TIMEOUT_S = 15.0
 MAX_XID_EVENTS = 200  # the newest are kept; a GPU in trouble can log thousands
 MAX_SIGNATURE_LINES = 20
+MAX_DRIVER_LINES = 40
 MAX_LINE = 300
 
 _XID = re.compile(
@@ -41,6 +42,14 @@ _SIGNATURE = re.compile(
     r"|module verification failed: signature and/or required key missing"
     r"|Key was rejected by service|Required key not available"
     r"|PKCS#7 signature not signed with a trusted key",
+    re.IGNORECASE,
+)
+# The driver's own lines that name why it refuses or cannot start a GPU (the error-signature catalogue reads
+# them): a GPU the branch or the module flavour does not support, a legacy branch, a failed initialisation.
+# Only these: other NVRM lines carry identifiers (GPU UUIDs) and decide nothing.
+_DRIVER_LINE = re.compile(
+    r"NVRM:.*(?:installed in this system|supported through|requires use of|will ignore|not supported by"
+    r"|RmInitAdapter failed|rm_init_adapter failed)",
     re.IGNORECASE,
 )
 # journalctl, run by a user who may not read the system journal: exit 0 and no kernel lines
@@ -66,6 +75,9 @@ class KernelLogFacts:
     xid_events: tuple[XidEvent, ...]  # oldest first; the newest MAX_XID_EVENTS when there are more
     xid_events_total: int
     signature_lines: tuple[str, ...]  # module-signature refusals and taint notices
+    # the driver's lines that say why it refuses or cannot start a GPU (the newest): checks read them with
+    # the error-signature catalogue, as triage reads a paste
+    driver_lines: tuple[str, ...] = ()
 
 
 def _clip(line: str) -> str:
@@ -90,6 +102,7 @@ def parse_xid(line: str) -> XidEvent | None:
 def parse_kernel_log(text: str, source: str, restrict: Maybe[bool]) -> KernelLogFacts:
     events: list[XidEvent] = []
     signatures: list[str] = []
+    driver: list[str] = []
     total = 0
     lines = text.splitlines()
     for line in lines:
@@ -101,7 +114,13 @@ def parse_kernel_log(text: str, source: str, restrict: Maybe[bool]) -> KernelLog
                 del events[0]
         elif _SIGNATURE.search(line) and len(signatures) < MAX_SIGNATURE_LINES:
             signatures.append(_clip(line))
-    return KernelLogFacts(source, restrict, len(lines), tuple(events), total, tuple(signatures))
+        elif _DRIVER_LINE.search(line):
+            driver.append(_clip(line))
+            if len(driver) > MAX_DRIVER_LINES:
+                del driver[0]
+    return KernelLogFacts(
+        source, restrict, len(lines), tuple(events), total, tuple(signatures), tuple(dict.fromkeys(driver))
+    )
 
 
 def _restrict(host: Host) -> Maybe[bool]:
