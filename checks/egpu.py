@@ -90,14 +90,24 @@ def egpu_authorized(facts: Facts) -> Finding:
         names = ", ".join(
             [_label(d) for d in waiting] + [f"{b.name} (bolt: authorization error)" for b in errors]
         )
+        # Enrolling is a lasting trust with DMA access: only the enclosure the GPU sits in, when one can be
+        # told apart; every waiting device only when none can.
+        enclosures = [d for d in waiting if _looks_like_enclosure(d)]
+        chosen = enclosures or waiting
         commands = tuple(
             Command(
                 ("boltctl", "enroll", "--policy", "auto", d.unique_id),
                 note=f"authorize {_label(d)} now and on every plug",
             )
-            # the enclosure first; otherwise sysfs order (sorted is stable)
-            for d in sorted(waiting, key=lambda d: not _looks_like_enclosure(d))
+            for d in chosen
             if isinstance(d.unique_id, str)
+        )
+        others = [d for d in waiting if d not in chosen]
+        left = (
+            f" {', '.join(_label(d) for d in others)} {'is' if len(others) == 1 else 'are'} not needed for a GPU: "
+            "leave unauthorized unless you use it."
+            if others
+            else ""
         )
         return Finding(
             cid,
@@ -106,7 +116,7 @@ def egpu_authorized(facts: Facts) -> Finding:
             evidence=evidence,
             remediation=Remediation(
                 text="Authorize the enclosure with bolt (or your desktop's Thunderbolt settings); an "
-                "'authorization error' usually clears after re-plugging.",
+                "'authorization error' usually clears after re-plugging." + left,
                 commands=commands,
                 target=Target.SYSTEM,
             ),

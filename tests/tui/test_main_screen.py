@@ -99,16 +99,17 @@ def test_next_problem_opens_the_egpu_finding_and_its_exact_fix() -> None:
         async with app.run_test(size=(100, 32)) as pilot:
             await settle(pilot)
             checks = app.screen.query_one(CheckList)
-            assert checks.selected_check == "gpu.present"  # the first problem is open from the start
-            await pilot.press("n")
+            # the root cause is open from the start, not the first symptom in the list
             assert checks.selected_check == "egpu.authorized"
             pane = pane_text(app)
             assert "Not authorized: Apple, Inc. Thunderbolt to FireWire Adapter" in pane
             assert "$ boltctl enroll --policy auto" in pane
             assert "changes the system" in pane
-            await pilot.press("n")  # wraps around to the first problem again
+            await pilot.press("n")  # wraps around to the other problem: the symptom, which names its cause
             assert checks.selected_check == "gpu.present"
+            assert "Caused by egpu.authorized: fix that first." in pane_text(app)
             await pilot.press("n", "c")
+            assert checks.selected_check == "egpu.authorized"
             assert app.copied[-1].startswith("boltctl enroll --policy auto ")
 
     asyncio.run(scenario())
@@ -139,7 +140,7 @@ def test_cancelling_the_fix_dialog_runs_nothing(pip_log: Path) -> None:
             await pilot.press("f")
             assert isinstance(app.screen, ConfirmScreen)
             body = app.screen.body.plain
-            assert f"{FAKE_PIP} -m pip install --force-reinstall torch==" in body
+            assert f"{FAKE_PIP} -m pip install torch==2.13.0+cu126" in body
             assert f"Into the Python environment of {FAKE_PIP}" in body
             assert "[needs network]" in body
             await pilot.press("enter")  # the focused button is Cancel: Enter on an unread dialog is safe

@@ -34,10 +34,7 @@ CU126 = [
     "-m",
     "pip",
     "install",
-    "--force-reinstall",
-    "torch==2.13.0",
-    "torchvision==0.28.0",
-    "torchaudio==2.11.0",
+    "torch==2.13.0+cu126",
     "--index-url",
     "https://download.pytorch.org/whl/cu126",
 ]
@@ -75,7 +72,8 @@ def test_replay_shows_the_steps_in_order_and_runs_nothing() -> None:
             wizard = _wizard(app)
             assert [s.key for s in wizard.walk.steps] == ["driver", "torch", "reboot", "verify"]
             assert wizard.walk.steps[0].title == "Install the NVIDIA driver"
-            assert wizard.walk.steps[1].title.startswith("Install torch 2.14.1 (cu130), torchvision")
+            # neither companion is installed there: torch alone
+            assert wizard.walk.steps[1].title == "Install torch 2.14.1 (cu130)"
             assert _states(app) == [TODO, TODO, TODO, TODO]
             page = _page(app)
             assert "Step 1 of 4: Install the NVIDIA driver" in page
@@ -98,10 +96,7 @@ def test_replay_shows_the_steps_in_order_and_runs_nothing() -> None:
             )
             assert _states(app) == [TODO, TODO, TODO, TODO]
             await pilot.press("c")
-            assert app.copied == [
-                "/usr/bin/python3 -m pip install --force-reinstall torch==2.14.1 torchvision==0.29.1 "
-                "torchaudio==2.11.0"
-            ]
+            assert app.copied == ["/usr/bin/python3 -m pip install torch==2.14.1"]
             await pilot.press("n", "n")
             assert "Step 4 of 4: Re-run gpu-doctor and the quick smoke test" in _page(app)
             assert not _buttons(app, "verify")
@@ -265,7 +260,7 @@ def test_system_commands_go_to_the_terminal_only_when_confirmed(monkeypatch: pyt
             assert _states(app) == [DONE, TODO, TODO, TODO]
             assert _wizard(app).walk.current == 1
             await pilot.press("c")
-            assert app.copied[-1].startswith(f"{FAKE_PIP} -m pip install --force-reinstall torch==2.14.1")
+            assert app.copied[-1].startswith(f"{FAKE_PIP} -m pip install torch==2.14.1")
 
     asyncio.run(scenario())
     assert len(calls) == 1  # a system step is not followed by a diagnosis

@@ -69,7 +69,7 @@ def terminal() -> Iterator[Terminal]:
     term.kill()
 
 
-def test_a_person_finds_the_egpu_fix_in_two_keys(terminal: Terminal) -> None:
+def test_a_person_finds_the_egpu_fix_at_once(terminal: Terminal) -> None:
     fixture = HOSTS / "egpu-not-authorized"
     # sh only to print the exit status after the app (argv stays a list: "$0" "$@")
     argv = ["sh", "-c", '"$0" "$@"; echo "[exited $?]"', str(SCRIPT), "--root", str(fixture)]
@@ -79,12 +79,14 @@ def test_a_person_finds_the_egpu_fix_in_two_keys(terminal: Terminal) -> None:
     # the header in one line at 80 columns: it says less (the short head, short names, the path cut)
     header = shown.splitlines()[0]
     assert header == " replay · no GPU found · no NVIDIA driver · torch 2.5.1+cu124 · …env/bin/python", header
-    assert "FAIL    gpu.present" in shown
-    terminal.keys("n")
+    # the root cause is open at once: the enclosure, with its command (no key needed)
     shown = terminal.wait_for(lambda s: "boltctl enroll" in s)
     assert "FAIL    egpu.authorized" in shown, shown
     assert "$ boltctl enroll --policy auto" in shown
     assert "b Bundle ? Help q Quit" in shown  # the footer fits 80 columns
+    terminal.keys("n")  # the symptom says where it comes from
+    assert "Caused by egpu.authorized" in terminal.wait_for(lambda s: "Caused by" in s)
+    terminal.keys("n")
     terminal.keys("?")
     assert "jump to the next check that fails or warns" in terminal.wait_for(lambda s: "jump to" in s)
     terminal.keys("Escape", "c", "q")

@@ -200,6 +200,9 @@ class MainScreen(Screen[None]):
             checks.show(check_id, found)
         self.query_one(MachineHeader).show(report.facts)
         self.query_one(StatusLine).done(report.summary().counts, self._hint(report))
+        roots = report.roots()  # the first root cause, not the first symptom in the list's order
+        if checks.selected_check is None and roots:
+            checks.select_check(roots[0].check_id)
         if checks.selected_check is None and checks.next_problem() is None and self._findings:
             checks.select_check(next(iter(self._findings)))
         if checks.selected_check is not None:

@@ -65,6 +65,9 @@ class DetailPane(VerticalScroll):
                 out.append(_text(finding.summary, "bold", classes="summary"))
             if finding.details:
                 out.append(_text(finding.details, classes="details"))
+            if finding.caused_by:  # a symptom: its cause's fix comes first (checks/support/causes.json)
+                causes = ", ".join(finding.caused_by)
+                out.append(_text(f"Caused by {causes}: fix that first.", "bold", classes="cause"))
         fixes = dict.fromkeys(f.remediation for f in shown.findings if f.remediation is not None)
         for fix in fixes:
             out.extend(self._fix(fix, shown))
