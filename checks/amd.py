@@ -20,6 +20,7 @@ from torch_gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_W
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
+from torch_gpu_doctor.fixes.recommendation import as_installed
 from torch_gpu_doctor.fixes.target import target_platform
 from torch_gpu_doctor.fixes.torch_rocm import ROCM_PLATFORM, recommend_rocm, rocm_install_remediation
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
@@ -210,7 +211,8 @@ def amd_torch_rocm(facts: Facts) -> Finding:
             details=f"PyTorch publishes ROCm wheels only for Linux x86_64; this interpreter is {platform}.",
             evidence=evidence,
         )
-    rec = recommend_rocm(facts)
+    found = recommend_rocm(facts)
+    rec = None if found is None else as_installed(found, facts.torch_packages)
     if rec is None:
         return Finding(
             cid,

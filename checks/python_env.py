@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Finding, Remediation, Status, Target
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -41,9 +42,7 @@ def env_kind(facts: Facts) -> Finding:
             cid,
             Status.WARN,
             f"{py.executable} is the system's externally managed Python: pip will refuse to install torch into it.",
-            remediation=Remediation(
-                text="Create a virtual environment and diagnose it with --python.",
-                target=Target.PYTHON_ENV,
-            ),
+            # the same venv recipe the torch install gives here: one step in the plan, not two
+            remediation=fix_for_torch(facts),
         )
     return Finding(cid, Status.PASS, f"A system Python ({py.prefix}) that pip may install into.")

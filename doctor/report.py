@@ -10,7 +10,7 @@ from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.recommendation import Recommendation
 from torch_gpu_doctor.fixes.torch_wheel import recommend
-from torch_gpu_doctor.model import CheckSpec, Counts, Figure, Finding, FindingsSummary, Status
+from torch_gpu_doctor.model import CheckSpec, Counts, Figure, Finding, FindingsSummary, Status, Target
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,11 @@ class Derived:
 
 def derive(facts: Facts) -> Derived:
     return Derived(recommended_install=recommend(facts), smoke_figures=smoke_figures(facts))
+
+
+# Roots whose fix is the environment, not the build: with one of them, the build recommended from what
+# imports now is not the answer.
+ENVIRONMENT_CAUSES = frozenset({"env.cuda_visible_devices", "env.library_path", "torch.installed"})
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,26 @@ class Report:
     def roots(self) -> tuple[Finding, ...]:
         """The problems no other problem causes, the most telling first (checks/support/causes.py)."""
         return root_causes(self.findings)
+
+    def install_needed(self) -> bool:
+        """Whether the recommended install must run (`recommended_install.needed`, the plan's torch step): only
+        for a missing or wrong build (another build is recommended, or a root problem's own fix is a
+        reinstall: a companion of the wrong variant, mixed nvidia-* wheels). A problem whose root cause lies
+        elsewhere (CUDA_VISIBLE_DEVICES, a shadowing torch copy, LD_LIBRARY_PATH) never asks for a
+        reinstall: it would change nothing."""
+        rec = self.recommended_install
+        if rec is None:
+            return False
+        roots = self.roots()
+        if any(
+            r.status is Status.FAIL
+            and r.remediation is not None
+            and r.remediation.target is Target.PYTHON_ENV
+            for r in roots
+        ):
+            return True
+        elsewhere = any(r.check_id in ENVIRONMENT_CAUSES for r in roots)
+        return not rec.already_installed and not elsewhere
 
 
 def count(findings: tuple[Finding, ...]) -> Counts:

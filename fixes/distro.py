@@ -97,6 +97,8 @@ class Recipe:
     initramfs: Command  # rebuilds the initramfs (a module blacklist must reach it too)
     remove: tuple[str, ...] | None  # argv prefix that removes packages (a Linux driver inside WSL)
     owner: Command | None  # which package owns "{path}", with what to do next in its note
+    # the package that brings Python's venv module where the distribution ships it apart (Debian, Ubuntu)
+    venv: Command | None = None
 
 
 def _ubuntu_driver(plan: DriverPlan, version: int | None) -> DriverInstall:  # noqa: ARG001 - no per-release rule
@@ -246,6 +248,7 @@ RECIPES: dict[Family, Recipe] = {
         initramfs=Command(("sudo", "update-initramfs", "-u")),
         remove=("sudo", "apt-get", "purge"),
         owner=Command(("dpkg", "-S", "{path}"), note="then: sudo apt-get purge <that package>"),
+        venv=Command(("sudo", "apt", "install", "python3-venv"), note="Debian and Ubuntu ship venv apart"),
     ),
     Family.DEBIAN: Recipe(
         Family.DEBIAN,
@@ -259,6 +262,7 @@ RECIPES: dict[Family, Recipe] = {
         initramfs=Command(("sudo", "update-initramfs", "-u")),
         remove=("sudo", "apt-get", "purge"),
         owner=Command(("dpkg", "-S", "{path}"), note="then: sudo apt-get purge <that package>"),
+        venv=Command(("sudo", "apt", "install", "python3-venv"), note="Debian and Ubuntu ship venv apart"),
     ),
     Family.FEDORA: Recipe(
         Family.FEDORA,

@@ -24,10 +24,11 @@ from torch_gpu_doctor.compat.wheel_candidates import (
     supporting_candidates,
 )
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.distro import recipe
 from torch_gpu_doctor.fixes.driver_install import driver_install
 from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from torch_gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
-from torch_gpu_doctor.fixes.recommendation import Recommendation
+from torch_gpu_doctor.fixes.recommendation import Recommendation, as_installed
 from torch_gpu_doctor.fixes.target import (
     driver_system,
     gpu_capabilities,
@@ -72,7 +73,20 @@ def recommend(
 ) -> Recommendation | None:
     """The wheel to install, or None when no wheel can work here with the installed driver. `platform`
     stands in for the interpreter's when the facts do not give it (a paste), and `unknown_driver_cuda` for
-    the driver's CUDA when no driver version is known (else: the driver gpu-doctor would install)."""
+    the driver's CUDA when no driver version is known (else: the driver gpu-doctor would install).
+
+    Only the companions that are installed come along (a paste that does not show them keeps both), and
+    another installed build is replaced by its exact local version (recommendation.py)."""
+    rec = _recommend(facts, data, platform, unknown_driver_cuda)
+    return None if rec is None else as_installed(rec, facts.torch_packages)
+
+
+def _recommend(
+    facts: Facts,
+    data: TorchCompat | None,
+    platform: str | None,
+    unknown_driver_cuda: str | None,
+) -> Recommendation | None:
     data = data or load_torch_releases()
     platform = target_platform(facts) or platform
     python = python_minor(facts)
@@ -343,23 +357,93 @@ def _python_gap(facts: Facts, data: TorchCompat) -> str | None:
     return f"no torch release in its data ({oldest} to {newest}) is built for Python {python}"
 
 
+def _venv_folder(facts: Facts) -> str:
+    """~/venv spelled out (a shell does not expand a quoted ~): HOME, else the home of the user site, else a
+    folder `venv` where the command runs."""
+    home = facts.env.get("HOME")
+    packages = facts.torch_packages
+    if (
+        not home
+        and not isinstance(packages, Unavailable)
+        and packages.user_site
+        and "/.local/" in packages.user_site
+    ):
+        home = packages.user_site.split("/.local/", 1)[0]
+    return f"{home.rstrip('/')}/venv" if home else "venv"
+
+
 def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
     python = python_command(facts)
-    conda = not isinstance(facts.python, Unavailable) and isinstance(facts.python.conda_prefix, str)
-    note = (
-        " In a conda environment pip installs over conda's packages: prefer this command to mixing both."
-        if conda
-        else ""
-    )
     end_of_life = " ".join(plan_driver(facts).end_of_life)
-    return Remediation(
-        text=f"Install torch {rec.torch} ({rec.variant}) into {python}: {rec.reason}."
+    text = (
+        f"Install torch {rec.torch} ({rec.variant}) into {python}: {rec.reason}."
         + ("" if rec.confirmed else " (Some of the data behind this choice is unconfirmed.)")
         + (f" {end_of_life}" if end_of_life else "")
-        + note,
+    )
+    if _externally_managed(facts):
+        return _in_new_venv(facts, rec, python, text)
+    conda = None if isinstance(facts.python, Unavailable) else facts.python.conda_prefix
+    if isinstance(conda, str):
+        return _in_conda(rec, python, text, conda)
+    return Remediation(
+        text=text,
         commands=(
             Command(rec.pip_argv(python)),
             Command(rec.uv_argv(python), note="the same with uv"),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+
+
+def _externally_managed(facts: Facts) -> bool:
+    """A system Python marked EXTERNALLY-MANAGED (PEP 668) and not an environment: pip refuses it."""
+    packages, py = facts.torch_packages, facts.python
+    managed = not isinstance(packages, Unavailable) and packages.externally_managed
+    in_env = not isinstance(py, Unavailable) and (
+        py.in_virtualenv is True or isinstance(py.conda_prefix, str)
+    )
+    return managed and not in_env
+
+
+def _in_new_venv(facts: Facts, rec: Recommendation, python: str, text: str) -> Remediation:
+    """PEP 668: a virtual environment of that Python, then torch into it (never --break-system-packages)."""
+    venv_package = recipe(facts.os).venv
+    venv = _venv_folder(facts)
+    venv_python = f"{venv}/bin/python"
+    fresh = replace(rec, torchvision=None, torchaudio=None, replaces=False, already_installed=False)
+    return Remediation(
+        text="Make a virtual environment and install torch there, then run Python (and gpu-doctor --python) "
+        "from it: pip refuses an externally managed Python (PEP 668), and --break-system-packages would mix "
+        "pip's files with the distribution's. " + text.replace(python, venv, 1),
+        commands=(
+            *((venv_package,) if venv_package is not None else ()),
+            Command((python, "-m", "venv", venv)),
+            Command(fresh.pip_argv(venv_python)),
+        ),
+        requires_root=venv_package is not None,
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+
+
+def _in_conda(rec: Recommendation, python: str, text: str, prefix: str) -> Remediation:
+    """A conda environment: conda-forge's build through conda first (PyTorch's own conda channel ended with
+    2.5), pip into the same environment as the alternative. conda-forge picks the CUDA variant for the
+    driver itself (its __cuda virtual package)."""
+    cpu = rec.variant == "cpu"
+    package = "pytorch-cpu" if cpu else "pytorch-gpu"
+    return Remediation(
+        text=text
+        + f" In a conda environment, install conda-forge's build with conda ({package}); pip over conda's own "
+        "torch leaves two package managers owning the same files. A torch from the pytorch channel (with "
+        "`cpuonly` or `pytorch-mutex`) must be removed first.",
+        commands=(
+            # a pixi environment (CONDA_PREFIX .../.pixi/envs/NAME) is changed through its project file
+            Command(("pixi", "add", package), note="in the pixi project")
+            if "/.pixi/envs/" in prefix
+            else Command(("conda", "install", "--prefix", prefix, "--channel", "conda-forge", package)),
+            Command(rec.pip_argv(python), note="or pip, into the same environment"),
         ),
         needs_network=True,
         target=Target.PYTHON_ENV,

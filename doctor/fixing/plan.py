@@ -15,11 +15,12 @@ from dataclasses import dataclass, replace
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.checks.support.causes import first_cause
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.gpu_state import device_access_refused, driver_hung
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT, gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.fixes.recommendation import Recommendation
 from torch_gpu_doctor.fixes.torch_wheel import install_remediation
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
-from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.report import ENVIRONMENT_CAUSES, Report
 from torch_gpu_doctor.unavailable import Unavailable
 
 DRIVER_KEY, TORCH_KEY, REBOOT_KEY, VERIFY_KEY = "driver", "torch", "reboot", "verify"
@@ -57,6 +58,7 @@ ACTION_TITLES = {
     "python.env_kind": "Make a virtual environment for torch",
     "pcie.link": "Give the GPU its full PCIe link",
     "torch.companions": "Install the torchvision and torchaudio that match torch",
+    "torch.installed": "Let the environment's own torch import first",
     "torch.nvidia_wheels": "Install the nvidia-* wheels torch needs",
 }
 
@@ -260,6 +262,10 @@ def _driver_title(source: Finding, rem: Remediation, facts: Facts) -> str:
         return "Reboot into the updated NVIDIA driver"
     if rem == gpu_lost():
         return "Reboot to bring the lost GPU back"
+    if rem == device_access_refused():
+        return "Give this process access to the NVIDIA devices"
+    if rem == driver_hung():
+        return "Recover the hung driver (kernel log, then reset or reboot)"
     if not isinstance(facts.os, Unavailable) and facts.os.is_wsl:
         return "Install or update the NVIDIA driver on Windows"
     if source.check_id.startswith("torch."):
@@ -292,17 +298,19 @@ def _torch_step(report: Report, problems: Sequence[Finding], python: str, driver
     if rec.already_installed and not answered:
         why = f"Nothing to do: torch {rec.torch} ({rec.variant}) is installed already; {rec.reason}."
         return FixStep(TORCH_KEY, title, why, None, False, (), None)
+    elsewhere = [r.check_id for r in report.roots() if r.check_id in ENVIRONMENT_CAUSES]
+    if elsewhere and not report.install_needed():  # a reinstall would change nothing: the environment decides
+        why = (
+            f"Not needed: the torch build is not the problem here, {elsewhere[0]} is. Fix that first; "
+            f"`{TOOL_NAME} fix` then shows whether torch itself still needs a change."
+        )
+        return FixStep(TORCH_KEY, title, why, None, False, (), None)
     # torch findings without a fix of their own (torch.cuda_init) are answered by the right wheel too
     ids = [f.check_id for f in answered] + [
         f.check_id for f in problems if f.check_id.startswith("torch.") and f.remediation is None
     ]
     wrong = " ".join(f.summary for f in answered) or f"{TOOL_NAME} recommends another torch build."
-    refused = [
-        f"{f.summary} {f.remediation.text}"
-        for f in problems
-        if f.check_id == "python.env_kind" and f.remediation is not None
-    ]
-    why = " ".join([wrong, rem.text, *refused])
+    why = " ".join([wrong, rem.text])
     argv = runnable_argv(rem, python, report.facts)
     return FixStep(TORCH_KEY, title, why, rem, True, tuple(dict.fromkeys(ids)), argv)
 
@@ -318,7 +326,8 @@ def _other_steps(
     grouped: dict[tuple[object, ...], list[Finding]] = {}
     for f in problems:
         rem = f.remediation
-        if f.check_id in done or rem is None or not rem.commands or _identity(rem) in taken:
+        # a fix without a command (a firmware setting, a VM's passthrough) is a step too: never "nothing to do"
+        if f.check_id in done or rem is None or _identity(rem) in taken:
             continue
         grouped.setdefault(_identity(rem), []).append(f)
     steps = []

@@ -7,7 +7,6 @@ import shlex
 from typing import Any
 
 from torch_gpu_doctor import TOOL_NAME
-from torch_gpu_doctor.model import Status, Target
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.serialize import to_json
 from torch_gpu_doctor.unavailable import Unavailable
@@ -63,34 +62,11 @@ def _recommended(report: Report) -> dict[str, Any] | None:
     python = report.facts.python
     executable = "python3" if isinstance(python, Unavailable) else python.executable
     item: dict[str, Any] = to_json(rec)
-    item["needed"] = install_needed(report)
+    item["needed"] = report.install_needed()
     item["argv"] = list(rec.pip_argv(executable))
     item["command"] = shlex.join(rec.pip_argv(executable))
     item["uv_command"] = shlex.join(rec.uv_argv(executable))
     return item
-
-
-def install_needed(report: Report) -> bool:
-    """A provisioning script runs `command` when `needed`: only for a missing or wrong build (another build
-    is recommended, or a root problem's fix is a reinstall: a companion of the wrong variant, mixed nvidia-*
-    wheels). A problem whose root cause lies elsewhere (CUDA_VISIBLE_DEVICES, a shadowing torch copy,
-    LD_LIBRARY_PATH, the driver) never asks for a reinstall: it would change nothing."""
-    rec = report.recommended_install
-    if rec is None:
-        return False
-    roots = report.roots()
-    if any(
-        r.status is Status.FAIL and r.remediation is not None and r.remediation.target is Target.PYTHON_ENV
-        for r in roots
-    ):
-        return True
-    elsewhere = any(r.check_id in ENVIRONMENT_CAUSES for r in roots)
-    return not rec.already_installed and not elsewhere
-
-
-# Roots whose fix is the environment, not the build: with one of them, the build recommended from what
-# imports now is not the answer.
-ENVIRONMENT_CAUSES = frozenset({"env.cuda_visible_devices", "env.library_path", "torch.installed"})
 
 
 def render_json(report: Report) -> str:

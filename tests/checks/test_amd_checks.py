@@ -190,17 +190,17 @@ def test_cuda_torch_on_amd_fails_with_the_newest_rocm_index_for_that_release() -
         "-m",
         "pip",
         "install",
-        "--force-reinstall",
-        "torch==2.13.0",
-        "torchvision==0.28.0",
-        "torchaudio==2.11.0",
+        "torch==2.13.0+rocm7.2",
+        "torchvision==0.28.0+rocm7.2",
+        "torchaudio==2.11.0+rocm7.2",
         "--index-url",
         WHL + "rocm7.2",
     )
 
 
-def test_cpu_torch_keeps_its_version_and_pins_both_companions() -> None:
-    """Both companions are pinned, installed or not: a torchvision from PyPI would pull a CUDA torch in."""
+def test_cpu_torch_keeps_its_version_and_pins_the_companions_not_known_absent() -> None:
+    """Companions are pinned to the ROCm build (a torchvision from PyPI would pull a CUDA torch in); only one
+    known not to be installed is left out, and torchaudio's state is not known here."""
     packages = replace(
         torch_packages("2.8.0+cpu", None),
         companions=(CompanionPackage("torchvision", ("/site0/torchvision",), "0.23.0+cpu", None),),
@@ -209,8 +209,8 @@ def test_cpu_torch_keeps_its_version_and_pins_both_companions() -> None:
     assert finding.status is Status.FAIL and "CPU-only" in finding.summary
     assert finding.remediation is not None
     argv = finding.remediation.commands[0].argv
-    assert "torch==2.8.0" in argv and argv[-1] == WHL + "rocm6.4"
-    assert "torchvision==0.23.0" in argv and "torchaudio==2.8.0" in argv
+    assert "torch==2.8.0+rocm6.4" in argv and argv[-1] == WHL + "rocm6.4"
+    assert "torchvision==0.23.0+rocm6.4" in argv and "torchaudio==2.8.0+rocm6.4" in argv
 
 
 def test_torch_without_rocm_wheels_in_the_data_falls_back_to_the_newest_release_that_has_them() -> None:

@@ -22,7 +22,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.model import Status, Target
 
-PIP = "/venv/bin/python -m pip install --force-reinstall"
+PIP = "/venv/bin/python -m pip install"
 CU = "--index-url https://download.pytorch.org/whl/"
 P, F, S = Status.PASS, Status.FAIL, Status.SKIP
 
@@ -60,7 +60,20 @@ def build(s: Scenario) -> Facts:
     )
 
 
-def pip(torch: str, vision: str, audio: str, variant: str | None = None) -> str:
+def keep(torch: str, vision: str, audio: str, variant: str | None = None) -> str:
+    """The installed build is right: the shown command is a repair of that build."""
+    index = f" {CU}{variant}" if variant else ""
+    return f"{PIP} --force-reinstall --no-cache-dir torch=={torch} torchvision=={vision} torchaudio=={audio}{index}"
+
+
+def swap(torch: str, vision: str, audio: str, variant: str) -> str:
+    """Another build is installed: the exact local versions from the variant's index, nothing reinstalled."""
+    pins = f"torch=={torch}+{variant} torchvision=={vision}+{variant} torchaudio=={audio}+{variant}"
+    return f"{PIP} {pins} {CU}{variant}"
+
+
+def fresh(torch: str, vision: str, audio: str, variant: str | None = None) -> str:
+    """Nothing installed: plain pins."""
     index = f" {CU}{variant}" if variant else ""
     return f"{PIP} torch=={torch} torchvision=={vision} torchaudio=={audio}{index}"
 
@@ -68,83 +81,83 @@ def pip(torch: str, vision: str, audio: str, variant: str | None = None) -> str:
 SCENARIOS = [
     # --- the installed torch is right: keep it ---------------------------------------------------------------
     Scenario("h100-565-cu124", ("9.0",), "12.7", "2.5.1+cu124", "12.4", (P, P, P, P),
-             pip("2.5.1", "0.20.1", "2.5.1"), "pypi_default 2.5 linux_x86_64 = cu124; cu124 has sm_90"),
+             keep("2.5.1", "0.20.1", "2.5.1"), "pypi_default 2.5 linux_x86_64 = cu124; cu124 has sm_90"),
     Scenario("t4-580-cu130", ("7.5",), "13.0", "2.13.0+cu130", "13.0", (P, P, P, P),
-             pip("2.13.0", "0.28.0", "2.11.0"), "2.13 cu130 arch list starts at sm_75 (CUDA 13: Turing and newer)"),
+             keep("2.13.0", "0.28.0", "2.11.0"), "2.13 cu130 arch list starts at sm_75 (CUDA 13: Turing and newer)"),
     Scenario("rtx3090-535-cu121", ("8.6",), "12.2", "2.1.0+cu121", "12.1", (P, P, P, P),
-             pip("2.1.0", "0.16.0", "2.1.0"), "pypi_default 2.1 = cu121; Python 3.11 wheels", python="3.11.9"),
+             keep("2.1.0", "0.16.0", "2.1.0"), "pypi_default 2.1 = cu121; Python 3.11 wheels", python="3.11.9"),
     Scenario("rtx2080-525-cu118", ("7.5",), "12.0", "2.0.1+cu118", "11.8", (P, P, P, P),
-             pip("2.0.1", "0.15.2", "2.0.2", "cu118"), "companions 2.0.1 -> 0.15.2 / 2.0.2", python="3.10.12"),
+             keep("2.0.1", "0.15.2", "2.0.2", "cu118"), "companions 2.0.1 -> 0.15.2 / 2.0.2", python="3.10.12"),
     Scenario("h200-580-cu129", ("9.0",), "13.0", "2.8.0+cu129", "12.9", (P, P, P, P),
-             pip("2.8.0", "0.23.0", "2.8.0", "cu129"), "the installed cu129 fits: no switch to the cu128 default"),
+             keep("2.8.0", "0.23.0", "2.8.0", "cu129"), "the installed cu129 fits: no switch to the cu128 default"),
     Scenario("rtx3060-560-cu126", ("8.6",), "12.6", "2.6.0+cu126", "12.6", (P, P, P, P),
-             pip("2.6.0", "0.21.0", "2.6.0", "cu126"), "2.6 cu126 has sm_86; driver CUDA 12.6 = wheel"),
+             keep("2.6.0", "0.21.0", "2.6.0", "cu126"), "2.6 cu126 has sm_86; driver CUDA 12.6 = wheel"),
     Scenario("rtx4090-595-cu132", ("8.9",), "13.2", "2.15.0", "13.2", (P, P, P, P),
-             pip("2.15.0", "0.29.2", "2.11.0"), "pypi_default 2.15 linux_x86_64 = cu132"),
+             keep("2.15.0", "0.29.2", "2.11.0"), "pypi_default 2.15 linux_x86_64 = cu132"),
     Scenario("gb10-580-cu130", ("12.1",), "13.0", "2.13.0+cu130", "13.0", (P, P, P, P),
-             pip("2.13.0", "0.28.0", "2.11.0"),
+             keep("2.13.0", "0.28.0", "2.11.0"),
              "sm_120 cubins run on 12.1 (same major); torch's own warning is a known false positive (compat.md §6)"),
     Scenario("k80-470-cu117", ("3.7",), "11.4", "1.13.1+cu117", "11.7", (P, P, P, P),
-             pip("1.13.1", "0.14.1", "0.13.1"), "1.13 cu117 keeps sm_37; 11.x MVC >= 450.80.02",
+             keep("1.13.1", "0.14.1", "0.13.1"), "1.13 cu117 keeps sm_37; 11.x MVC >= 450.80.02",
              python="3.10.12", says="Kepler GPUs were last supported by driver R470 (CUDA ≤ 11.4)"),
     # --- driver too old for the wheel: the same torch from an older CUDA index -----------------------------
     Scenario("rtx4090-550-cu130", ("8.9",), "12.4", "2.13.0+cu130", "13.0", (P, P, F, P),
-             pip("2.13.0", "0.28.0", "2.11.0", "cu126"), "13.x needs R580; 12.x MVC >= 525.60.13 runs cu126"),
+             swap("2.13.0", "0.28.0", "2.11.0", "cu126"), "13.x needs R580; 12.x MVC >= 525.60.13 runs cu126"),
     Scenario("a100-470-cu121", ("8.0",), "11.4", "2.3.0+cu121", "12.1", (P, P, F, P),
-             pip("2.3.0", "0.18.0", "2.3.0", "cu118"), "11.x MVC; 2.3 cu118 has sm_80"),
+             swap("2.3.0", "0.18.0", "2.3.0", "cu118"), "11.x MVC; 2.3 cu118 has sm_80"),
     Scenario("p100-535-cu130", ("6.0",), "12.2", "2.13.0+cu130", "13.0", (P, P, F, F),
-             pip("2.13.0", "0.28.0", "2.11.0", "cu126"), "2.13 cu126 has sm_60; CUDA 13 dropped Pascal",
+             swap("2.13.0", "0.28.0", "2.11.0", "cu126"), "2.13 cu126 has sm_60; CUDA 13 dropped Pascal",
              says="Pascal GPUs were last supported by driver R580"),
     Scenario("wsl-rtx3090-550-cu130", ("8.6",), "12.4", "2.13.0+cu130", "13.0", (P, P, F, P),
-             pip("2.13.0", "0.28.0", "2.11.0", "cu126"), "WSL2: the wheel fix is the same inside WSL", wsl=True),
+             swap("2.13.0", "0.28.0", "2.11.0", "cu126"), "WSL2: the wheel fix is the same inside WSL", wsl=True),
     # --- no kernels for the GPU ------------------------------------------------------------------------------
     Scenario("gtx1080-580-cu130", ("6.1",), "13.0", "2.13.0+cu130", "13.0", (P, P, P, F),
-             pip("2.13.0", "0.28.0", "2.11.0", "cu126"), "compat.md §7: GTX 1080 + 580 -> cu126, not cu130",
+             swap("2.13.0", "0.28.0", "2.11.0", "cu126"), "compat.md §7: GTX 1080 + 580 -> cu126, not cu130",
              says="the newest combination that still works is torch 2.14.1 (cu126) on the R580 driver"),
     Scenario("gtx980-580-cu128", ("5.2",), "13.0", "2.8.0+cu128", "12.8", (P, P, P, F),
-             pip("2.8.0", "0.23.0", "2.8.0", "cu126"), "Maxwell removed from cu128 builds in 2.8 (pytorch#158301)",
+             swap("2.8.0", "0.23.0", "2.8.0", "cu126"), "Maxwell removed from cu128 builds in 2.8 (pytorch#158301)",
              says="Maxwell GPUs"),
     Scenario("v100-580-cu128", ("7.0",), "13.0", "2.11.0+cu128", "12.8", (P, P, P, F),
-             pip("2.11.0", "0.26.0", "2.11.0", "cu126"), "compat.md §7: cu128 lost sm_70 in 2.11"),
+             swap("2.11.0", "0.26.0", "2.11.0", "cu126"), "compat.md §7: cu128 lost sm_70 in 2.11"),
     Scenario("v100-580-2.15", ("7.0",), "13.0", "2.15.0", "13.2", (P, P, P, F),
-             pip("2.14.1", "0.29.1", "2.11.0", "cu126"), "2.15 cu126 is unconfirmed (errata §6): 2.14.1 cu126"),
+             swap("2.14.1", "0.29.1", "2.11.0", "cu126"), "2.15 cu126 is unconfirmed (errata §6): 2.14.1 cu126"),
     Scenario("rtx5090-570-cu124", ("12.0",), "12.8", "2.5.1+cu124", "12.4", (P, P, P, F),
-             pip("2.10.0", "0.25.0", "2.10.0"), "compat.md §7: RTX 5090 + 570 -> cu128 (2.10 PyPI default)"),
+             swap("2.10.0", "0.25.0", "2.10.0", "cu128"), "compat.md §7: RTX 5090 + 570 -> cu128 (2.10 PyPI default)"),
     Scenario("rtx5090-580-cu126", ("12.0",), "13.0", "2.13.0+cu126", "12.6", (P, P, P, F),
-             pip("2.13.0", "0.28.0", "2.11.0"), "2.13 cu126 has no sm_120; the cu130 default has"),
+             swap("2.13.0", "0.28.0", "2.11.0", "cu130"), "2.13 cu126 has no sm_120; the cu130 default has"),
     Scenario("b200-570-cu124", ("10.0",), "12.8", "2.6.0+cu124", "12.4", (P, P, P, F),
-             pip("2.10.0", "0.25.0", "2.10.0"), "2.10 pypi_default cu128 has sm_100"),
+             swap("2.10.0", "0.25.0", "2.10.0", "cu128"), "2.10 pypi_default cu128 has sm_100"),
     Scenario("mixed-3080-1080-cu130", ("8.6", "6.1"), "13.0", "2.13.0+cu130", "13.0", (P, P, P, F),
-             pip("2.13.0", "0.28.0", "2.11.0", "cu126"), "one wheel for both: cu126 has sm_61 and sm_86"),
+             swap("2.13.0", "0.28.0", "2.11.0", "cu126"), "one wheel for both: cu126 has sm_61 and sm_86"),
     # --- a build that cannot use NVIDIA GPUs at all ----------------------------------------------------------
     Scenario("rtx4090-580-cpu", ("8.9",), "13.0", "2.13.0+cpu", None, (P, F, S, S),
-             pip("2.13.0", "0.28.0", "2.11.0"), "pypi_default 2.13 linux_x86_64 = cu130"),
+             swap("2.13.0", "0.28.0", "2.11.0", "cu130"), "pypi_default 2.13 linux_x86_64 = cu130"),
     Scenario("t4-580-rocm", ("7.5",), "13.0", "2.5.1+rocm6.2", None, (P, F, S, S),
-             pip("2.5.1", "0.20.1", "2.5.1"), "a ROCm build on an NVIDIA-only machine; 2.5 default cu124"),
+             swap("2.5.1", "0.20.1", "2.5.1", "cu124"), "a ROCm build on an NVIDIA-only machine; 2.5 default cu124"),
     # --- nothing installed: the best wheel for this Python, platform, driver and GPU ---------------------------
     Scenario("l4-550-none", ("8.9",), "12.4", None, None, (F, S, S, S),
-             pip("2.14.1", "0.29.1", "2.11.0", "cu126"), "2.14/2.15 defaults are 13.x (R580); 2.15 cu126 unconfirmed"),
+             fresh("2.14.1", "0.29.1", "2.11.0", "cu126"), "2.14/2.15 defaults are 13.x (R580); 2.15 cu126 unconfirmed"),
     Scenario("a10-535-none-py39", ("8.6",), "12.2", None, None, (F, S, S, S),
-             pip("2.8.0", "0.23.0", "2.8.0"), "2.8 is the last release for Python 3.9; its default cu128 (MVC)",
+             fresh("2.8.0", "0.23.0", "2.8.0"), "2.8 is the last release for Python 3.9; its default cu128 (MVC)",
              python="3.9.18"),
     Scenario("rtx4090-580-none-py38", ("8.9",), "13.0", None, None, (F, S, S, S),
-             pip("2.4.1", "0.19.1", "2.4.1"), "2.4 is the last release for Python 3.8; default cu121",
+             fresh("2.4.1", "0.19.1", "2.4.1"), "2.4 is the last release for Python 3.8; default cu121",
              python="3.8.18"),
     Scenario("rtx4090-580-none-py314", ("8.9",), "13.0", None, None, (F, S, S, S),
-             pip("2.15.0", "0.29.2", "2.11.0"), "2.15 has Python 3.14 wheels; default cu132 loads by 13.x MVC",
+             fresh("2.15.0", "0.29.2", "2.11.0"), "2.15 has Python 3.14 wheels; default cu132 loads by 13.x MVC",
              python="3.14.0"),
     Scenario("gh200-aarch64-580-none", ("9.0",), "13.0", None, None, (F, S, S, S),
-             pip("2.15.0", "0.29.2", "2.11.0"), "2.15 linux_aarch64 default cu132", machine="aarch64"),
+             fresh("2.15.0", "0.29.2", "2.11.0"), "2.15 linux_aarch64 default cu132", machine="aarch64"),
     Scenario("no-gpu-none", (), None, None, None, (F, S, S, S),
-             pip("2.15.0", "0.29.2", "2.11.0", "cpu"), "no GPU: the CPU index avoids GBs of CUDA libraries"),
+             fresh("2.15.0", "0.29.2", "2.11.0", "cpu"), "no GPU: the CPU index avoids GBs of CUDA libraries"),
     Scenario("no-gpu-cu130", (), None, "2.13.0+cu130", "13.0", (P, P, S, S),
-             pip("2.13.0", "0.28.0", "2.11.0", "cpu"), "keeps the version, drops CUDA on a machine without GPU"),
+             swap("2.13.0", "0.28.0", "2.11.0", "cpu"), "keeps the version, drops CUDA on a machine without GPU"),
     # --- no driver yet: the wheel for the driver these GPUs need, which comes first ----------------------------
     Scenario("t4-no-driver-none", ("7.5",), None, None, None, (F, S, S, S),
-             pip("2.15.0", "0.29.2", "2.11.0"), "Turing has no last branch: the newest wheel, after R580+",
+             fresh("2.15.0", "0.29.2", "2.11.0"), "Turing has no last branch: the newest wheel, after R580+",
              says="once the NVIDIA driver (≥ 580) is installed: install the driver first"),
     Scenario("p40-no-driver-cu124", ("6.1",), None, "2.5.1+cu124", "12.4", (P, P, S, P),
-             pip("2.5.1", "0.20.1", "2.5.1"), "Pascal's last branch R580 runs 2.5.1 cu124 (sm_60 runs on 6.1)",
+             keep("2.5.1", "0.20.1", "2.5.1"), "Pascal's last branch R580 runs 2.5.1 cu124 (sm_60 runs on 6.1)",
              says="the installed build already fits this machine, once the NVIDIA driver"),
     # --- no wheel can work with this driver: the driver, where it lives ---------------------------------------
     Scenario("rtx3080-390-ubuntu", ("8.6",), "9.1", "2.5.1+cu124", "12.4", (P, P, F, P),
@@ -184,7 +197,10 @@ def test_scenario(s: Scenario) -> None:
         assert shown == [], s.fact
     elif fix.target is Target.PYTHON_ENV:
         assert shown[0] == s.command, s.fact
-        assert shown[1].startswith("uv pip install --python /venv/bin/python --reinstall"), s.fact
+        assert shown[1].startswith("uv pip install --python /venv/bin/python "), s.fact
+        # uv chooses PyTorch's index itself: the same variant, named
+        assert ("--index-url" in shown[0]) == ("--torch-backend" in shown[1]), s.fact
+        assert ("--force-reinstall" in shown[0]) == ("--reinstall" in shown[1]), s.fact
     else:
         assert shown[-1] == s.command, s.fact
         assert fix.requires_root and fix.requires_reboot, s.fact

@@ -71,9 +71,10 @@ def test_cpu_torch_on_a_gpu_machine_gives_one_runnable_torch_step() -> None:
     assert torch.needed
     assert torch.title == "Install torch 2.13.0 (cu126), torchvision 0.28.0 and torchaudio 2.11.0"
     assert torch.check_ids == ("torch.cpu_build",)
+    # another build is installed: its exact local versions from the variant's index, no --force-reinstall
     assert torch.runnable_argv == (
-        PY, "-m", "pip", "install", "--force-reinstall", "torch==2.13.0", "torchvision==0.28.0",
-        "torchaudio==2.11.0", "--index-url", "https://download.pytorch.org/whl/cu126",
+        PY, "-m", "pip", "install", "torch==2.13.0+cu126", "torchvision==0.28.0+cu126",
+        "torchaudio==2.11.0+cu126", "--index-url", "https://download.pytorch.org/whl/cu126",
     )  # fmt: skip
     assert torch.why.startswith(
         "torch 2.13.0+cpu is a CPU-only build: it will not use the 1 NVIDIA GPU here."
@@ -161,7 +162,10 @@ def test_identical_fixes_become_one_step_and_prose_only_fixes_none() -> None:
     assert step.check_ids == ("egpu.authorized", "egpu.tunnel")
     assert step.why == "Not authorized: box. Same box. Authorize the enclosure."
     assert step.runnable_argv is None
-    assert "gpu.throttle" not in keys(plan)
+    # a fix without a command is a step of its own too: a plan never says "nothing to do" over a warning
+    throttle = plan.step("gpu.throttle")
+    assert throttle is not None and throttle.needed and throttle.runnable_argv is None
+    assert throttle.title == "Fix the GPU's cooling or power"
 
 
 def test_another_python_env_pip_fix_is_runnable_and_comes_after_torch() -> None:
@@ -217,10 +221,8 @@ def test_nvidia_gpu_no_driver_installs_the_driver_first_then_torch_then_reboots(
         ("sudo", "apt", "install", "nvidia-driver-580-open"),
     ]
     assert set(driver.check_ids) == {"driver.installed", "driver.nvml", "gpu.present"}
-    assert torch.runnable_argv == (
-        "/usr/bin/python3", "-m", "pip", "install", "--force-reinstall", "torch==2.14.1",
-        "torchvision==0.29.1", "torchaudio==2.11.0",
-    )  # fmt: skip
+    # a fresh install: torch alone (neither companion is installed), nothing forced
+    assert torch.runnable_argv == ("/usr/bin/python3", "-m", "pip", "install", "torch==2.14.1")
     assert torch.check_ids == ("torch.installed",)
     assert reboot.why.startswith("These steps take effect only after a restart: Install the NVIDIA driver.")
     assert reboot.runnable_argv is None
@@ -262,12 +264,20 @@ def test_wsl_cpu_torch_is_replaced_from_the_cuda_index() -> None:
     assert torch.runnable_argv[-2:] == ("--index-url", "https://download.pytorch.org/whl/cu126")
 
 
-def test_an_externally_managed_python_is_named_in_the_torch_step() -> None:
-    torch = plan_fixes(diagnose_fixture("h100-sxm-x8-server")).step("torch")
-    assert torch is not None and torch.needed
-    assert torch.check_ids == ("torch.driver_compat", "torch.cuda_init")
-    assert "pip will refuse to install torch into it" in torch.why
-    assert torch.runnable_argv is None  # shown for the person to run in a venv, never offered as a run
+def test_an_externally_managed_python_gets_a_venv_and_torch_goes_there() -> None:
+    plan = plan_fixes(diagnose_fixture("h100-sxm-x8-server"))
+    torch = plan.step("torch")
+    assert torch is not None and torch.needed and torch.remediation is not None
+    # python.env_kind's fix is the same recipe: one step, not two
+    assert set(torch.check_ids) == {"torch.driver_compat", "python.env_kind", "torch.cuda_init"}
+    assert "python.env_kind" not in keys(plan)
+    assert [c.argv for c in torch.remediation.commands] == [
+        ("sudo", "apt", "install", "python3-venv"),
+        ("/usr/bin/python3", "-m", "venv", "venv"),
+        ("venv/bin/python", "-m", "pip", "install", "torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cu126"),
+    ]  # fmt: skip
+    assert "--break-system-packages" in torch.why  # named as what not to do, never offered
+    assert torch.runnable_argv is None  # shown for the person to run, never run against the system Python
 
 
 def test_secure_boot_refusing_the_module_is_the_one_step_and_nothing_loads_the_module_before_it() -> None:
