@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.checks.support.causes import first_cause
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.gpu_state import device_access_refused, driver_hung
+from torch_gpu_doctor.fixes.gpu_state import device_access_refused, driver_hung, gpu_not_initialised
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT, gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.fixes.recommendation import Recommendation
 from torch_gpu_doctor.fixes.torch_wheel import install_remediation
@@ -33,7 +33,11 @@ DRIVER_UPDATING_TORCH_CHECKS = ("torch.driver_compat",)
 PROBLEMS = (Status.FAIL, Status.WARN)
 # Checks whose fix makes a hidden GPU appear (an eGPU enclosure not authorized): planned before the driver,
 # each step named for what the person does
-REVEALING_CHECKS = {"egpu.authorized": "Authorize the Thunderbolt/USB4 enclosure"}
+REVEALING_CHECKS = {
+    "egpu.authorized": "Authorize the Thunderbolt/USB4 enclosure",
+    "platform.container_gpus": "Pass the GPUs into the container",
+    "platform.virtual_machine": "Give the virtual machine a GPU",
+}
 # A step is named for what the person does, not for what the check hopes to see; checks not listed keep
 # their title. Some checks have several fixes: the name covers each of them.
 ACTION_TITLES = {
@@ -131,20 +135,61 @@ def plan_fixes(report: Report) -> FixPlan:
     if reveal and not driver.needed:
         driver = replace(driver, why=_driver_after(reveal[0]), waits_for=reveal[0].key)
     torch = _torch_step(report, problems, python, driver.needed)
+    rec = report.recommended_install
+    if (
+        reveal and torch.needed and rec is not None and rec.variant == "cpu"
+    ):  # chosen for no GPU: one is coming
+        torch = replace(torch, needed=False, why=_torch_after(reveal[0], torch), waits_for=reveal[0].key)
     done = {
         *(cid for step in reveal for cid in step.check_ids),
         *(driver.check_ids if driver.needed else ()),
         *(torch.check_ids if torch.needed else ()),
     }
     taken = {_identity(s.remediation) for s in (*reveal, driver, torch) if s.remediation is not None}
-    steps = [*reveal, driver, torch, *_other_steps(report, problems, done, taken, python)]
+    steps = [*reveal, driver, torch, *_by_root(_other_steps(report, problems, done, taken, python), report)]
     steps = [_with_symptoms(step, covered) for step in steps]
     reboot = _reboot_step(steps)
     if reboot is not None:  # one reboot at the end: the steps before it do not each reboot on their own
         steps = [_without_reboot(s) for s in steps]
         steps.append(reboot)
-    steps.append(_verify_step(python))
+    steps.append(_verify_step(_python_after(steps) or python))
     return FixPlan(python=python, steps=tuple(steps))
+
+
+def _action_title(rem: Remediation) -> str | None:
+    """A fix shared by several checks is named for itself, not for the check that happened to give it."""
+    if rem == gpu_not_initialised():
+        return "Find out why the driver cannot start the GPU (its kernel messages)"
+    if rem == driver_hung():
+        return "Recover the hung driver (kernel log, then reset or reboot)"
+    return None
+
+
+def _by_root(steps: list[FixStep], report: Report) -> list[FixStep]:
+    """The other steps in the order of the report's root causes (the most telling first), then the rest."""
+    rank = {f.check_id: i for i, f in enumerate(report.roots())}
+    return sorted(steps, key=lambda s: min((rank.get(c, len(rank)) for c in s.check_ids), default=len(rank)))
+
+
+def _python_after(steps: Sequence[FixStep]) -> str | None:
+    """The interpreter a needed step creates (`python -m venv DIR`): the one to check afterwards."""
+    for step in steps:
+        if step.needed and step.remediation is not None:
+            for command in step.remediation.commands:
+                if command.argv[1:3] == ("-m", "venv") and len(command.argv) == 4:
+                    return f"{command.argv[3]}/bin/python"
+    return None
+
+
+def _torch_after(reveal: FixStep, torch: FixStep) -> str:
+    command = (
+        torch.remediation.commands[0].display() if torch.remediation and torch.remediation.commands else ""
+    )
+    stay = f" To stay on the CPU instead: `{command}`." if command else ""
+    return (
+        f'Not yet: the build is chosen for the GPUs that are visible, and "{reveal.title}" adds one. Then run '
+        f"this plan again (`{TOOL_NAME} setup`).{stay}"
+    )
 
 
 def _fixing_cause(finding: Finding, report: Report) -> Finding | None:
@@ -338,7 +383,9 @@ def _other_steps(
         steps.append(
             FixStep(
                 first.check_id,
-                ACTION_TITLES.get(first.check_id) or titles.get(first.check_id, first.check_id),
+                _action_title(rem)
+                or ACTION_TITLES.get(first.check_id)
+                or titles.get(first.check_id, first.check_id),
                 " ".join([*(f.summary for f in group), rem.text]),
                 rem,
                 True,
