@@ -6,7 +6,7 @@ from torch_gpu_doctor.checks.support.driver import driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.driver_state import loaded_module_version
 from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
-from torch_gpu_doctor.fixes.gpu_state import device_access_refused, driver_hung
+from torch_gpu_doctor.fixes.gpu_state import confined_process, device_access_refused, driver_hung
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
@@ -147,8 +147,21 @@ def driver_nvml(facts: Facts) -> Finding:
         error.name, (f"NVML failed to start: NVMLError_{error.name} ({error.message}).", "")
     )
     remediation = _REMEDIES[error.name]() if error.name in _REMEDIES else None
+    if error.name == "NoPermission" and _refused_reading(
+        driver
+    ):  # world-readable files refused too: confined
+        remediation = confined_process()
     return Finding(
         cid, Status.FAIL, summary, details=explanation, evidence=tuple(evidence), remediation=remediation
+    )
+
+
+def _refused_reading(driver: DriverFacts | Unavailable) -> bool:
+    """The driver's version files (readable by every user) were refused: the process itself is confined."""
+    return (
+        not isinstance(driver, Unavailable)
+        and isinstance(driver.version, Unavailable)
+        and (driver.version.reason is Reason.PERMISSION_DENIED)
     )
 
 

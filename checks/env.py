@@ -54,6 +54,16 @@ def library_path(facts: Facts) -> Finding:
     if failed:
         return _library_failure(cid, facts, failed)
     runtime = facts.torch
+    packages = facts.torch_packages
+    if (
+        not isinstance(packages, Unavailable)
+        and packages.version
+        and packages.cuda is None
+        and packages.hip is None
+    ):
+        return Finding(
+            cid, Status.SKIP, f"torch {packages.version} is a CPU build: it loads no CUDA libraries."
+        )
     if isinstance(runtime, Unavailable) or runtime.outcome != "ok":
         return Finding(cid, Status.SKIP, "torch was not imported, so no library was loaded to inspect.")
     foreign = [
@@ -88,11 +98,11 @@ def library_path(facts: Facts) -> Finding:
                             "env",
                             "-u",
                             "LD_LIBRARY_PATH",
-                            "python",
+                            python_command(facts),
                             "-c",
-                            "import torch; torch.zeros(1).cuda()",
+                            "import torch; torch.zeros(1).cuda(); print(torch.backends.cudnn.version())",
                         ),
-                        note="works once the override is gone",
+                        note="works once the override is gone (cuDNN included)",
                     ),
                 ),
                 target=Target.SYSTEM,

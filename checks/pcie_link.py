@@ -28,6 +28,7 @@ class LinkVerdict:
     evidence: tuple[Evidence, ...]
     loaded_gbytes_per_s: float | None  # what the link gives under load: the smoke test's expectation
     slot_limited: bool = False  # narrower than the card because of the slot: worth naming, not a fault
+    hop: str | None = None  # the device whose link is the narrow one, when it is not the GPU's own
 
 
 def _int(value: object) -> int | None:
@@ -130,6 +131,7 @@ def link_verdict(path: PcieLinkPath, facts: Facts) -> LinkVerdict:
                 "is not readable, so a narrow slot and a bad seat look the same here." + tail,
                 ev,
                 loaded,
+                hop=hop.bdf,
             )
     limited = [h for h in pairs if h.parent_width is not None and h.parent_width < h.card_width]
     if limited:

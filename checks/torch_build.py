@@ -496,7 +496,8 @@ def _import_failed(python: str, windows: bool) -> Remediation:
                 note="where it fails",
             ),
         ),
-        target=Target.PYTHON_ENV,
+        # a look first, not a package change: the reinstall is for after it (recommended_install stays unneeded)
+        target=Target.SYSTEM,
     )
 
 

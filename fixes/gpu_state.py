@@ -62,3 +62,18 @@ def gpu_not_initialised() -> Remediation:
         requires_root=True,
         target=Target.SYSTEM,
     )
+
+
+def confined_process() -> Remediation:
+    return Remediation(
+        text=(
+            "This process may not even read files every user can (/proc/driver/nvidia, /sys/module/nvidia): it "
+            "runs confined, in a snap, under an AppArmor or SELinux profile, or in a container. Give the "
+            "confinement the GPU (a snap's GPU interfaces, the profile's /dev/nvidia* and /proc/driver/nvidia "
+            "rules, the container's --gpus), or run gpu-doctor and the program outside it."
+        ),
+        commands=(
+            Command(("cat", "/proc/self/attr/current"), note="the AppArmor or SELinux label this runs under"),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -436,9 +436,18 @@ def _in_conda(rec: Recommendation, python: str, text: str, prefix: str) -> Remed
     return Remediation(
         text=text
         + f" In a conda environment, install conda-forge's build with conda ({package}); pip over conda's own "
-        "torch leaves two package managers owning the same files. A torch from the pytorch channel (with "
-        "`cpuonly` or `pytorch-mutex`) must be removed first.",
+        "torch leaves two package managers owning the same files. The pytorch channel's `cpuonly` package "
+        "holds its CPU build in place: remove it first where it is installed.",
         commands=(
+            *(
+                ()
+                if "/.pixi/envs/" in prefix or cpu
+                else (
+                    Command(
+                        ("conda", "remove", "--prefix", prefix, "cpuonly"), note="only if it is installed"
+                    ),
+                )
+            ),
             # a pixi environment (CONDA_PREFIX .../.pixi/envs/NAME) is changed through its project file
             Command(("pixi", "add", package), note="in the pixi project")
             if "/.pixi/envs/" in prefix

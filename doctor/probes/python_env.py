@@ -7,7 +7,11 @@ import sys
 
 
 def main():
+    # CONDA_PREFIX counts only when it is this interpreter's own prefix: a venv started from a shell with a
+    # conda environment active inherits the variable without being a conda environment
     conda = os.environ.get("CONDA_PREFIX")
+    if conda and os.path.realpath(conda) != os.path.realpath(sys.prefix):
+        conda = None
     if not conda and os.path.isdir(os.path.join(sys.prefix, "conda-meta")):
         conda = sys.prefix
     info = {

@@ -142,3 +142,30 @@ def test_nouveau_absent_passes_and_unknown_modules_are_unknown() -> None:
     assert driver_nouveau(facts()).status is Status.PASS
     unreadable = replace(kernel(), modules=Unavailable(Reason.PERMISSION_DENIED, "/proc/modules"))
     assert driver_nouveau(facts(kernel=unreadable)).status is Status.UNKNOWN
+
+
+def test_a_hung_driver_fails_with_the_kernel_log_first_then_reset_or_reboot() -> None:
+    f = driver_nvml(
+        facts(gpus=(gpu(),), nvml=Unavailable(Reason.TIMED_OUT, "nvmlInit did not return in 10 s"))
+    )
+    assert f.status is Status.FAIL and "seems hung" in f.summary
+    assert f.remediation is not None
+    argv = [c.argv for c in f.remediation.commands]
+    assert argv[0][:3] == ("sudo", "journalctl", "-k")  # Xid / GSP lines say why
+    assert ("sudo", "lsof", "/dev/nvidiactl") in argv  # who holds the GPU
+    assert ("systemctl", "reboot") in argv
+
+
+def test_nvml_refused_while_world_readable_driver_files_are_refused_too_is_a_confined_process() -> None:
+    denied = Unavailable(Reason.PERMISSION_DENIED, "/proc/driver/nvidia/version")
+    refused = replace(driver(version=None), version=denied)
+    f = driver_nvml(facts(gpus=(gpu(),), nvml=nvml_error("NoPermission", 4), driver=refused))
+    assert f.status is Status.FAIL and f.remediation is not None
+    assert "confined" in f.remediation.text
+    assert f.remediation.commands[0].argv == ("cat", "/proc/self/attr/current")
+
+
+def test_nvml_refused_alone_points_at_the_device_nodes() -> None:
+    f = driver_nvml(facts(gpus=(gpu(),), nvml=nvml_error("NoPermission", 4)))
+    assert f.remediation is not None
+    assert f.remediation.commands[0].argv[:2] == ("ls", "-l")

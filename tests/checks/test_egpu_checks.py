@@ -38,19 +38,17 @@ def test_unauthorized_enclosure_fails_with_the_boltctl_command() -> None:
     assert f.remediation.commands, "the device's unique_id is in the sample"
 
 
-def test_each_authorize_command_names_its_device_and_the_enclosure_comes_first() -> None:
+def test_only_the_enclosure_is_enrolled_and_the_other_device_is_named() -> None:
     # tests/fixtures/hosts/egpu-not-authorized: an Apple Thunderbolt-to-FireWire adapter at 0-1 (first in
-    # sysfs) and the AKiTiO PCIe box at 0-3, both waiting; `c` in the TUI copies the first command
+    # sysfs) and the AKiTiO PCIe box at 0-3, both waiting. Enrolling is a lasting trust with DMA access: only
+    # the box the GPU sits in.
     host = RecordedHost(TREES.parent / "hosts" / "egpu-not-authorized")
     f = egpu_authorized(facts(thunderbolt=gather_thunderbolt(host), boltctl=gather_boltctl(host)))
     assert f.remediation is not None
     commands = f.remediation.commands
-    assert [c.argv[-1] for c in commands] == [
-        "dc010000-0000-8508-a22d-32ca6421cb16",
-        "e0376f00-0300-0100-ffff-ffffffffffff",
-    ]
+    assert [c.argv[-1] for c in commands] == ["dc010000-0000-8508-a22d-32ca6421cb16"]
     assert commands[0].note == "authorize inXtron AKiTiO Thunder3 PCIe Box (0-3) now and on every plug"
-    assert "Apple, Inc. Thunderbolt to FireWire Adapter (0-1)" in commands[1].note
+    assert "Apple, Inc. Thunderbolt to FireWire Adapter (0-1) is not needed for a GPU" in f.remediation.text
 
 
 def test_authorized_enclosure_passes_and_its_gpu_is_behind_a_tunnel() -> None:

@@ -260,7 +260,9 @@ def test_the_live_doctor_still_judges_the_mapped_libraries() -> None:
         facts(torch=torch_runtime(mapped_libraries=(own, foreign)), env={"LD_LIBRARY_PATH": "/x"})
     )
     assert warned.status is Status.WARN
-    assert first_command(warned) == "env -u LD_LIBRARY_PATH python -c 'import torch; torch.zeros(1).cuda()'"
+    assert first_command(warned) == (
+        "env -u LD_LIBRARY_PATH python -c 'import torch; torch.zeros(1).cuda(); print(torch.backends.cudnn.version())'"
+    )
     assert library_path(facts(torch=torch_runtime(outcome="failed"))).status is Status.SKIP
 
 
