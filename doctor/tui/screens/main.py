@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from datetime import datetime
 from pathlib import Path
@@ -195,7 +196,7 @@ class MainScreen(Screen[None]):
         self._specs = {s.id: s for s in report.specs}
         self._findings = {}
         for finding in report.findings:
-            self._findings.setdefault(finding.check_id, []).append(finding)
+            self._findings.setdefault(finding.check_id, []).append(_with_its_causes_fix(finding, report))
         for check_id, found in self._findings.items():
             checks.show(check_id, found)
         self.query_one(MachineHeader).show(report.facts)
@@ -498,3 +499,13 @@ class MainScreen(Screen[None]):
 
 def _word(status: Status | None) -> str:
     return status.value.upper() if status is not None else "not run"
+
+
+def _with_its_causes_fix(finding: Finding, report: Report) -> Finding:
+    """A symptom's next step is its root cause's fix: the pane shows it, and f and c act on it."""
+    from torch_gpu_doctor.checks.support.causes import first_cause  # the engine: after the first paint
+
+    root = first_cause(finding, report.findings)
+    if root is None or root.remediation is None:
+        return finding
+    return dataclasses.replace(finding, remediation=root.remediation)
