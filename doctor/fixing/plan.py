@@ -77,6 +77,7 @@ class FixStep:
     check_ids: tuple[str, ...]  # the findings this step answers: compare them after applying
     runnable_argv: tuple[str, ...] | None  # the one command gpu-doctor may run itself, else None
     waits_for: str | None = None  # the key of a step that must be done before this one can be planned
+    applies: bool = True  # False: nothing to do because it does not apply here (no NVIDIA GPU: no driver)
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,13 @@ def _driver_priority(finding: Finding) -> int:
 def _driver_step(report: Report, problems: Sequence[Finding]) -> FixStep:
     sources = sorted((f for f in problems if _is_driver_fix(f)), key=_driver_priority)
     if not sources:
-        return FixStep(DRIVER_KEY, "NVIDIA driver", _driver_fine(report.findings), None, False, (), None)
+        verdict = next((f for f in report.findings if f.check_id == "driver.installed"), None)
+        applies = (
+            verdict is None or verdict.status is not Status.SKIP
+        )  # skip: no NVIDIA GPU, no driver needed
+        return FixStep(
+            DRIVER_KEY, "NVIDIA driver", _driver_fine(report.findings), None, False, (), None, applies=applies
+        )
     source = sources[0]
     rem = source.remediation
     assert rem is not None

@@ -28,7 +28,9 @@ def header_line(heads: tuple[str, ...], facts: Facts | None, width: int) -> tupl
     fits, then the interpreter's path cut from the left ("…/.venv/bin/python"). The rest starts with the
     separator when there is a head."""
     if facts is None:
-        return heads[0], SEPARATOR + "reading this machine…"
+        return heads[0], SEPARATOR + (
+            "reading the capture…" if "replay" in heads[0] else "reading this machine…"
+        )
     for head in heads:
         for level in range(DETAIL_LEVELS):
             rest = (SEPARATOR if head else "") + machine_line(facts, level)

@@ -56,4 +56,9 @@ def test_a_line_that_cannot_fit_keeps_its_whole_short_path_and_wraps() -> None:
 
 
 def test_before_the_facts_the_header_says_it_is_reading() -> None:
-    assert header_line(HEADS, None, 80) == (HEADS[0], " · reading this machine…")
+    assert header_line(HEADS, None, 80) == (
+        HEADS[0],
+        " · reading the capture…",
+    )  # a replay: not "this machine"
+    live = ("gpu-doctor 0.1.0", "gpu-doctor", "")
+    assert header_line(live, None, 80) == (live[0], " · reading this machine…")

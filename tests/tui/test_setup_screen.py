@@ -424,3 +424,24 @@ def test_the_enclosure_comes_first_and_the_driver_is_planned_once_its_gpu_appear
             assert driver.waits_for is None and not driver.why.startswith("Not yet")
 
     asyncio.run(scenario())
+
+
+def test_a_machine_without_an_nvidia_gpu_never_shows_the_driver_as_ok() -> None:
+    async def scenario() -> None:
+        app = DoctorApp(replay_session("amd-gpu-on-card-switch"), start="setup")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            keys = [s.key for s in _wizard(app).walk.steps]
+            assert (
+                _states(app)[keys.index("driver")] is StepState.NOT_HERE
+            )  # an AMD machine needs no NVIDIA driver
+
+    asyncio.run(scenario())
+
+
+def test_a_step_that_does_not_apply_is_not_here_rather_than_ok() -> None:
+    plan = plan_fixes(report_of("amd-gpu-on-card-switch"))
+    driver = plan.step("driver")
+    assert driver is not None and not driver.needed and not driver.applies
+    walk = Walk.start(plan)
+    assert walk.states[[s.key for s in walk.steps].index("driver")] is StepState.NOT_HERE

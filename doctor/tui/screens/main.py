@@ -111,7 +111,7 @@ class MainScreen(Screen[None]):
             TOOL_NAME + (" · replay" if replay else ""),
             "replay" if replay else "",
         )
-        yield MachineHeader(heads, id="machine")
+        yield MachineHeader(heads, reading="the capture" if replay else "this machine", id="machine")
         yield StatusLine(Text("Starting…", "italic"), id="status")
         yield Horizontal(id="body")
         yield Footer(compact=True)

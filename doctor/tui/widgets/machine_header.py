@@ -17,7 +17,15 @@ class MachineHeader(Static):
     capture", "gpu-doctor · replay", "replay"; "" leaves the machine alone); the machine joins when its
     facts are in, and is fitted again on every resize."""
 
-    def __init__(self, heads: tuple[str, ...], facts: Facts | None = None, *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        heads: tuple[str, ...],
+        facts: Facts | None = None,
+        *,
+        reading: str = "this machine",
+        id: str | None = None,
+    ) -> None:
+        self.reading = reading  # what is being read until the facts are in: "this machine", "the capture"
         super().__init__(self._text(heads, facts, 80), id=id)
         self.heads = heads
         self.facts = facts
@@ -33,10 +41,9 @@ class MachineHeader(Static):
         if self.content_size.width > 0:
             self.update(self._text(self.heads, self.facts, self.content_size.width))
 
-    @staticmethod
-    def _text(heads: tuple[str, ...], facts: Facts | None, width: int) -> Text:
+    def _text(self, heads: tuple[str, ...], facts: Facts | None, width: int) -> Text:
         if facts is None:  # the first frame: machine_line's imports (the Facts model) come after it
-            return Text.assemble((heads[0], "bold"), " · reading this machine…")
+            return Text.assemble((heads[0], "bold"), f" · reading {self.reading}…")
         from torch_gpu_doctor.tui.machine_line import header_line  # the Facts model: after the first frame
 
         head, rest = header_line(heads, facts, width)

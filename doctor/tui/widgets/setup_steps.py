@@ -19,6 +19,7 @@ _STYLES = {
     StepState.SKIPPED: "dim",
     StepState.FAILED: "bold red",
     StepState.LATER: "italic",
+    StepState.NOT_HERE: "dim",
 }
 _NO_COLOR_STYLES = {  # greys of these colours would not read (doctor/render/styles.py)
     **_STYLES,

@@ -23,6 +23,7 @@ class StepState(str, Enum):
     SKIPPED = "skipped"
     FAILED = "failed"
     LATER = "later"  # planned once an earlier step is done (the driver for a GPU not visible yet)
+    NOT_HERE = "n/a"  # does not apply to this machine (no NVIDIA GPU: no driver): never shown as OK
 
 
 @dataclass
@@ -85,6 +86,8 @@ class Walk:
 def _fresh(step: FixStep) -> StepState:
     if step.waits_for is not None:
         return StepState.LATER
+    if not step.needed and not step.applies:
+        return StepState.NOT_HERE
     return StepState.TODO if step.needed else StepState.OK
 
 
