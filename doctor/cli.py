@@ -6,7 +6,10 @@ Whatever happens, the process ends with an exit code of the one enum, one line o
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -20,6 +23,8 @@ __all__ = ["UsageError", "build_parser", "main"]  # the parser lives in cli_pars
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None:  # started with stdout closed (`>&-`): nothing can be said there
+        return _fail(ExitCode.OUTPUT, "output", "cannot write the output: stdout is closed", False)
     # known even when parsing fails, so stdout still gets one JSON document
     json_mode = "--json" in args or "--format=json" in args or "--format json" in " ".join(args)
     try:
@@ -28,18 +33,50 @@ def main(argv: Sequence[str] | None = None) -> int:
             parsed.json = True
         elif parsed.format == "text":
             parsed.plain = True
-        return run_command(command_name(parsed), parsed)
+        code = run_command(command_name(parsed), parsed)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRORS:
+            return _fail(ExitCode.INTERNAL, "internal", _internal(exc), json_mode)
+        where = exc.filename or "the output"
+        return _fail(ExitCode.OUTPUT, "output", f"cannot write {where}: {exc.strerror or exc}", False)
     except UsageError as exc:
         return _fail(ExitCode.USAGE, "usage", f"error: {exc}", json_mode)
     except KeyboardInterrupt:
         return _fail(ExitCode.INTERRUPTED, "interrupted", "interrupted", json_mode)
     except Exception as exc:  # last resort: one line, not a traceback
-        message = f"internal error: {type(exc).__name__}: {exc} (please report it as a bug)"
-        return _fail(ExitCode.INTERNAL, "internal", message, json_mode)
+        return _fail(ExitCode.INTERNAL, "internal", _internal(exc), json_mode)
+
+
+# errors of writing the output, not bugs: a full disk or quota, a read-only file system, a closed descriptor
+OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EBADF, errno.EIO, errno.EPIPE})
+
+
+def _internal(exc: BaseException) -> str:
+    return f"internal error: {type(exc).__name__}: {exc} (please report it as a bug)"
+
+
+def _reader_gone() -> int:
+    """`gpu-doctor ... | head -1`: the reader has what it wanted. Quietly, and without Python's own complaint
+    when it flushes stdout at exit (the descriptor now points at /dev/null)."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return ExitCode.BROKEN_PIPE
 
 
 def _fail(code: ExitCode, kind: str, message: str, json_mode: bool) -> int:
-    print(f"{TOOL_NAME}: {message}", file=sys.stderr)
+    with contextlib.suppress(OSError):
+        print(f"{TOOL_NAME}: {message}", file=sys.stderr)
     if json_mode:
-        sys.stdout.write(json.dumps(error_document(kind, message, code)) + "\n")
+        try:
+            sys.stdout.write(json.dumps(error_document(kind, message, code)) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _reader_gone()
+        except OSError:
+            pass  # stdout itself is what failed: the line on stderr says so
     return code

@@ -16,7 +16,9 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad command line: unknown check id, --python that is not a Python, ...
     INCOMPLETE = 3  # a required check could not run (crash, timeout, unknown) and nothing failed
     INTERNAL = 4  # a bug in gpu-doctor itself
+    OUTPUT = 5  # the output could not be written: a full disk, a closed or read-only stdout or file
     INTERRUPTED = 130  # Ctrl-C
+    BROKEN_PIPE = 141  # the reader went away (`| head`): what a shell reports for a process ended by SIGPIPE
 
 
 class UsageError(Exception):

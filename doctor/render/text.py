@@ -18,9 +18,16 @@ from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich would exit with status 1 itself; the command line's own handling says 141, as for any output
+        a reader stopped reading (cli.py)."""
+        raise BrokenPipeError
+
+
 def make_console(stream: IO[str]) -> Console:
     # Rich honours NO_COLOR, FORCE_COLOR and TERM=dumb itself; width stays readable in pipes.
-    return Console(file=stream, highlight=False, soft_wrap=False, width=None if stream.isatty() else 100)
+    return _Console(file=stream, highlight=False, soft_wrap=False, width=None if stream.isatty() else 100)
 
 
 def header_lines(report: Report) -> list[str]:
