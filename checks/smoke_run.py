@@ -50,10 +50,11 @@ def smoke_run(facts: Facts) -> Finding:
     """
     missing = facts.smoke
     if isinstance(missing, Unavailable) and missing.reason is Reason.NOT_FOUND:
+        # asked for and impossible: a failure, so that `gpu-doctor smoke && train` stops here
         return Finding(
             RUN,
-            Status.SKIP,
-            f"Skipped: {missing.detail}. Install torch first, then run the smoke test.",
+            Status.FAIL,
+            f"The smoke test could not run: {missing.detail}. Install torch first, then run it again.",
             remediation=fix_for_torch(facts),
         )
     run = run_or_finding(RUN, facts)

@@ -90,7 +90,7 @@ def test_a_healthy_h100_passes_every_check_and_facts_round_trip() -> None:
     assert smoke_multi_gpu(f).status is Status.SKIP
 
 
-def test_not_run_and_no_torch_are_skips_and_no_torch_gives_the_install_command() -> None:
+def test_not_asked_is_a_skip_and_asked_without_torch_fails_with_the_install_command() -> None:
     assert smoke_run(facts()).status is Status.SKIP
     assert "not run" in smoke_matmul(facts()).summary
     missing = facts(
@@ -98,7 +98,8 @@ def test_not_run_and_no_torch_are_skips_and_no_torch_gives_the_install_command()
         torch_packages=torch_packages(version=None),
     )
     finding = smoke_run(missing)
-    assert finding.status is Status.SKIP and "torch is not installed for /usr/bin/python3" in finding.summary
+    # asked for and impossible: `gpu-doctor smoke && train` must stop, so it fails
+    assert finding.status is Status.FAIL and "torch is not installed for /usr/bin/python3" in finding.summary
     # what 2/6 recommends for this machine (here a driver, since no wheel fits CUDA 12.4 and sm_89)
     assert finding.remediation is not None and finding.remediation == fix_for_torch(missing)
 
