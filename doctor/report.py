@@ -45,6 +45,9 @@ class Report:
     smoke_figures: tuple[
         Figure, ...
     ] = ()  # each measured figure with its expectation, when the smoke test ran
+    python_choice: str = (
+        ""  # why this interpreter was diagnosed ("--python", "the active virtual environment ...")
+    )
 
     def summary(self) -> FindingsSummary:
         return summarize(self.findings, self.specs, self.fail_on)

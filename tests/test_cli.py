@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -28,7 +27,11 @@ def test_json_on_this_machine_validates_against_the_shipped_schema(
     document = json.loads(out)  # exactly one JSON document on stdout
     jsonschema.validate(document, json.loads(report_schema_text()))
     assert document["summary"]["exit_code"] == code
-    assert document["facts"]["python"]["executable"] == sys.executable
+    # without --python, the interpreter found by discovery (commands/interpreter.py), and why
+    assert document["facts"]["python"]["executable"] == document["interpreter"]["path"]
+    assert document["interpreter"]["chosen"].startswith(
+        ("the active", "the project's", "the interpreter", "python3")
+    )
 
 
 def test_exit_code_is_identical_in_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:

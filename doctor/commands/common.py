@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor.commands.interpreter import discover, given
 from torch_gpu_doctor.exit_codes import UsageError
 from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.host.real import RealHost
@@ -39,6 +39,7 @@ class Machine:
     python: str  # the interpreter to diagnose
     data_dir: str  # an absolute path on that machine
     replay: bool  # a capture: nothing of it is ever run
+    python_why: str = ""  # why that interpreter (commands/interpreter.py): shown in the header and --json
 
 
 def open_machine(args: argparse.Namespace) -> Machine:
@@ -47,25 +48,26 @@ def open_machine(args: argparse.Namespace) -> Machine:
         from torch_gpu_doctor.commands.replay import replay_root  # only with --replay: the bundle reader
 
         args.root = replay_root(args)
-    host, python = _host_and_python(args)
+    host, python, why = _host_and_python(args)
     replay = isinstance(host, RecordedHost)
-    return Machine(host, python, _data_dir(args, host), replay)
+    return Machine(host, python, _data_dir(args, host), replay, why)
 
 
-def _host_and_python(args: argparse.Namespace) -> tuple[Host, str]:
+def _host_and_python(args: argparse.Namespace) -> tuple[Host, str, str]:
     if args.root:
         try:
             recorded = RecordedHost(args.root)
         except CaptureError as exc:
             raise UsageError(str(exc)) from exc
-        return recorded, args.python or recorded.python or "python3"
-    python = args.python or sys.executable
+        python = args.python or recorded.python or "python3"
+        return recorded, python, "--python" if args.python else "the capture's"
     if args.python:
-        found = args.python if "/" in args.python else shutil.which(args.python)
-        if not found or not Path(found).is_file():
+        found = given(args.python, Path.cwd())
+        if found is None:
             raise UsageError(f"--python {args.python}: no such file")
-        python = found
-    return RealHost(measure=args.measure), python
+        return RealHost(measure=args.measure), found, "--python"
+    choice = discover(os.environ, Path.cwd())
+    return RealHost(measure=args.measure), choice.python, choice.why
 
 
 def _data_dir(args: argparse.Namespace, host: Host) -> str:

@@ -4,6 +4,7 @@ a text, JSON or Prometheus report."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -55,6 +56,7 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
         smoke=smoke,
     )
     require_python(found.facts.python, machine.python, args)
+    found = dataclasses.replace(found, python_choice=machine.python_why)
     if args.json:
         from torch_gpu_doctor.render.json_report import render_json  # only the renderer asked for
 

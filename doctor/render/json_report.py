@@ -32,11 +32,18 @@ def envelope(report: Report) -> dict[str, Any]:
         # GPU UUIDs, paths and the kernel command line are in the facts: redaction arrives with bundles (6/6).
         "host": {"description": report.facts.host, "identifiers_included": True},
         "facts": to_json(report.facts),
+        # which Python was diagnosed and why (commands/interpreter.py): "" when the caller did not say
+        "interpreter": {"path": _executable(report), "chosen": report.python_choice},
         "findings": findings,
         "root_causes": [f.check_id for f in report.roots()],
         "recommended_install": _recommended(report),
         "smoke": _smoke(report),
     }
+
+
+def _executable(report: Report) -> str:
+    python = report.facts.python
+    return "" if isinstance(python, Unavailable) else python.executable
 
 
 def _smoke(report: Report) -> dict[str, Any] | None:

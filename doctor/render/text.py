@@ -46,6 +46,8 @@ def header_lines(report: Report) -> list[str]:
             if isinstance(version, str)
             else f"Diagnosing {facts.python.executable} (its version is unknown: {version})"
         )
+        if report.python_choice and report.python_choice not in ("--python", "the capture's"):
+            python += f": {report.python_choice}"
     gpus = gpu_inventory(facts.gpus) if facts.gpus else "none found"
     driver = "unknown"
     if not isinstance(facts.driver, Unavailable):
