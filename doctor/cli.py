@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from torch_gpu_doctor import TOOL_NAME
-from torch_gpu_doctor.cli_parser import build_parser
+from torch_gpu_doctor.cli_parser import SMOKE_MODES, build_parser
 from torch_gpu_doctor.commands import command_name, run_command
 from torch_gpu_doctor.exit_codes import ExitCode, UsageError, error_document
 
@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # known even when parsing fails, so stdout still gets one JSON document
     json_mode = "--json" in args or "--format=json" in args or "--format json" in " ".join(args)
     try:
-        parsed = build_parser().parse_args(args)
+        parsed = build_parser().parse_args(_smoke_mode_spelled(args))
         if parsed.format == "json":  # --format json is --json, --format text is --plain
             parsed.json = True
         elif parsed.format == "text":
@@ -66,6 +66,16 @@ def _reader_gone() -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     return ExitCode.BROKEN_PIPE
+
+
+def _smoke_mode_spelled(args: list[str]) -> list[str]:
+    """`--smoke capture DIR`: an optional MODE would take the next word, so --smoke without one of the modes
+    after it is spelled `--smoke=standard` (argparse would otherwise refuse `capture` as a mode)."""
+    spelled = []
+    for i, arg in enumerate(args):
+        following = args[i + 1] if i + 1 < len(args) else None
+        spelled.append("--smoke=standard" if arg == "--smoke" and following not in SMOKE_MODES else arg)
+    return spelled
 
 
 def _fail(code: ExitCode, kind: str, message: str, json_mode: bool) -> int:

@@ -26,6 +26,94 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+# Options every command takes, before or after its name (`gpu-doctor --json smoke` = `gpu-doctor smoke --json`):
+# (flags, keyword arguments of add_argument). --json, --plain and --format exclude each other.
+OUTPUT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--json",), {"action": "store_true", "help": "print one JSON document on stdout (logs go to stderr)"}),
+    (("--plain",), {"action": "store_true", "help": "plain text report, no interactive interface"}),
+    (
+        ("--format",),
+        {
+            "choices": ("text", "json", "prometheus"),
+            "help": "the report as text (--plain), JSON (--json) or Prometheus text for node_exporter's "
+            "textfile collector; never the interactive interface",
+        },
+    ),
+)
+GLOBAL_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (
+        ("--python",),
+        {
+            "metavar": "PATH",
+            "help": "the Python interpreter to diagnose: a path (relative to here) or a name on PATH (default: "
+            "the active venv or conda env, the project's .venv, else this one unless it is a tool environment)",
+        },
+    ),
+    (("--root",), {"metavar": "DIR", "help": "diagnose a captured machine instead of this one"}),
+    (
+        ("--replay",),
+        {
+            "metavar": "BUNDLE_OR_DIR",
+            "help": "diagnose the machine in a support bundle (gpu-doctor bundle) or a capture directory",
+        },
+    ),
+    (
+        ("--data-dir",),
+        {
+            "metavar": "DIR",
+            "help": "the folder your datasets are read from: its disk is diagnosed (default: the current folder)",
+        },
+    ),
+    (
+        ("--measure",),
+        {
+            "action": "store_true",
+            "help": "also measure RAM bandwidth and the data folder's read speed (about 6 s; writes and "
+            "removes one temporary file of at most 1 GiB in the data folder)",
+        },
+    ),
+    (
+        ("--smoke",),
+        {
+            "nargs": "?",
+            "const": "standard",
+            "choices": SMOKE_MODES,
+            "metavar": "MODE",
+            "help": "after the checks, run the GPU smoke test: quick, standard (the default, about 15 s per "
+            "GPU) or deep",
+        },
+    ),
+    (("--yes",), {"action": "store_true", "help": "answer yes to questions (never asks without a TTY)"}),
+    (("--list-checks",), {"action": "store_true", "help": "list the checks and exit"}),
+    (
+        ("--check",),
+        {"action": "append", "default": [], "metavar": "ID", "help": "run only this check (repeatable)"},
+    ),
+    (
+        ("--skip",),
+        {"action": "append", "default": [], "metavar": "ID", "help": "skip this check (repeatable)"},
+    ),
+    (
+        ("--fail-on",),
+        {"choices": ("warn", "fail"), "default": "fail", "help": "exit 1 at this status or worse"},
+    ),
+    (("--strict",), {"action": "store_true", "help": "same as --fail-on warn"}),
+    (("--no-plugins",), {"action": "store_true", "help": "do not load third-party checks"}),
+    (("-v", "--verbose"), {"action": "store_true", "help": "show evidence and tracebacks"}),
+)
+
+
+def _add_options(
+    parser: argparse.ArgumentParser, options: tuple[tuple[tuple[str, ...], dict[str, Any]], ...], after: bool
+) -> None:
+    """`after`: on a subcommand, where a value given before the subcommand's name must survive: its default
+    is SUPPRESS (argparse then leaves the namespace alone). An option the subcommand defines itself wins."""
+    for flags, kwargs in options:
+        if any(flag in parser._option_string_actions for flag in flags):  # argparse has no public API for it
+            continue
+        parser.add_argument(*flags, **({**kwargs, "default": argparse.SUPPRESS} if after else kwargs))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=TOOL_NAME,
@@ -33,74 +121,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
     out = parser.add_mutually_exclusive_group()
-    out.add_argument(
-        "--json", action="store_true", help="print one JSON document on stdout (logs go to stderr)"
-    )
-    out.add_argument("--plain", action="store_true", help="plain text report, no interactive interface")
-    out.add_argument(
-        "--format",
-        choices=("text", "json", "prometheus"),
-        help="the report as text (--plain), JSON (--json) or Prometheus text for node_exporter's textfile "
-        "collector; never the interactive interface",
-    )
-    parser.add_argument(
-        "--python", metavar="PATH", help="the Python interpreter to diagnose (default: this one)"
-    )
-    parser.add_argument("--root", metavar="DIR", help="diagnose a captured machine instead of this one")
-    parser.add_argument(
-        "--replay",
-        metavar="BUNDLE_OR_DIR",
-        help="diagnose the machine in a support bundle (gpu-doctor bundle) or a capture directory",
-    )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="the folder your datasets are read from: its disk is diagnosed (default: the current folder)",
-    )
-    parser.add_argument(
-        "--measure",
-        action="store_true",
-        help="also measure RAM bandwidth and the data folder's read speed (about 6 s; writes and removes "
-        "one temporary file of at most 1 GiB in the data folder)",
-    )
-    parser.add_argument(
-        "--smoke",
-        nargs="?",
-        const="standard",
-        choices=SMOKE_MODES,
-        metavar="MODE",
-        help="after the checks, run the GPU smoke test: quick, standard (the default, about 15 s per GPU) "
-        "or deep",
-    )
-    parser.add_argument(
-        "--yes", action="store_true", help="answer yes to questions (never asks without a TTY)"
-    )
-    parser.add_argument("--list-checks", action="store_true", help="list the checks and exit")
-    parser.add_argument(
-        "--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)"
-    )
-    parser.add_argument(
-        "--skip", action="append", default=[], metavar="ID", help="skip this check (repeatable)"
-    )
-    parser.add_argument(
-        "--fail-on", choices=("warn", "fail"), default="fail", help="exit 1 at this status or worse"
-    )
-    parser.add_argument("--strict", action="store_true", help="same as --fail-on warn")
-    parser.add_argument("--no-plugins", action="store_true", help="do not load third-party checks")
-    parser.add_argument("-v", "--verbose", action="store_true", help="show evidence and tracebacks")
+    for flags, kwargs in OUTPUT_OPTIONS:
+        out.add_argument(*flags, **kwargs)
+    _add_options(parser, GLOBAL_OPTIONS, after=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     explain = sub.add_parser("explain", help="explain a check: what it checks, why it matters, how to fix")
     explain.add_argument("check_id", metavar="ID")
     sub.add_parser("schema", help="print the JSON Schema of --json output")
     capture = sub.add_parser("capture", help="record this machine as a replayable capture directory")
     capture.add_argument("directory", metavar="DIR")
-    setup = sub.add_parser(
+    sub.add_parser(
         "setup",
         help="the setup wizard: driver, then torch of the right build, then a smoke test (interactive; "
         "without a terminal it prints the plan)",
     )
-    setup.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    setup.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     bundle = sub.add_parser(
         "bundle",
         help="write a redacted support bundle (.tar.gz): the capture, facts and report, to replay anywhere",
@@ -114,9 +148,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep host names, users, addresses, UUIDs and serials (secrets are removed regardless)",
     )
     bundle.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help="write without asking")
-    bundle.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    bundle.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    bundle.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     from torch_gpu_doctor.fleet.arguments import add_fleet_commands  # argparse only
 
     add_fleet_commands(sub)  # verify, diff, summarize (doctor/fleet/arguments.py)
@@ -125,17 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="diagnose a pasted `python -m torch.utils.collect_env` report (FILE, or - for stdin)",
     )
     triage.add_argument("file", metavar="FILE", help="the report as text; - reads stdin")
-    triage.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     smoke = sub.add_parser(
         "smoke", help="run only the GPU smoke test: proof that the GPU works, with figures and expectations"
     )
     smoke.add_argument("--mode", choices=SMOKE_MODES, default="standard", help="quick, standard or deep")
-    # Also accepted after the subcommand; SUPPRESS keeps a value given before it.
-    smoke.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke.add_argument("--plain", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke.add_argument("--yes", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    smoke.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     fix = sub.add_parser(
         "fix",
         help="the fix plan: show it (--dry-run), or apply its pip steps in the target Python after "
@@ -150,12 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="apply the Python-environment steps without asking",
     )
-    fix.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    fix.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     fix.add_argument(
         "--root",
         metavar="DIR",
         default=argparse.SUPPRESS,
         help="the plan of a captured machine (--dry-run only)",
     )
+    for command in sub.choices.values():  # every option, after every command too, and in its --help
+        _add_options(command, OUTPUT_OPTIONS + GLOBAL_OPTIONS, after=True)
     return parser

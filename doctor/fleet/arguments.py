@@ -32,9 +32,6 @@ def add_fleet_commands(sub: Any) -> None:
         "--nccl", action="store_true", help="the smoke test's NCCL all-reduce over every GPU must pass"
     )
     verify.add_argument("--config", metavar="FILE.toml", help="expectations from a TOML file ([expect])")
-    # Also accepted after the subcommand; SUPPRESS keeps a value given before it.
-    verify.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    verify.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     verify.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help="verify a captured machine")
 
     diff = sub.add_parser(
@@ -44,11 +41,9 @@ def add_fleet_commands(sub: Any) -> None:
     )
     diff.add_argument("before", metavar="A.json")
     diff.add_argument("after", metavar="B.json")
-    diff.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     summarize = sub.add_parser(
         "summarize",
         help="a fleet table from --json reports: hosts x failing checks, worst hosts first",
     )
     summarize.add_argument("reports", metavar="REPORT.json", nargs="+")
-    summarize.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
