@@ -3,6 +3,7 @@ and every gpu-doctor command line the README shows is one the parser accepts, re
 
 from __future__ import annotations
 
+import argparse
 import re
 import shlex
 from pathlib import Path
@@ -13,7 +14,15 @@ from torch_gpu_doctor.cli_parser import GLOBAL_OPTIONS, OUTPUT_OPTIONS, build_pa
 from torch_gpu_doctor.exit_codes import UsageError
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-SUBCOMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+
+
+def _subcommands() -> list[str]:
+    parser = build_parser()
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(found[0].choices)
+
+
+SUBCOMMANDS = _subcommands()
 # what each subcommand needs besides options, to parse
 POSITIONAL = {
     "explain": ["driver.nouveau"],
