@@ -40,9 +40,7 @@ class HangingHost(RealHost):
 
 def test_hung_nvml_is_captured_as_a_timeout(tmp_path: Path) -> None:
     recorder = RecordingHost(HangingHost())
-    started = time.monotonic()
     result = gather(recorder, (Probe("nvml", lambda h, _: gather_nvml(h), 0.5),), deadline_s=5)
-    assert time.monotonic() - started < 5
     assert [p.status for p in result.problems] == [Status.CRASH]
     recorder.write(tmp_path / "cap", "/usr/bin/python3")
     recorded = json.loads((tmp_path / "cap" / "nvml.json").read_text())

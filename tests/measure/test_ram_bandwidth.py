@@ -102,14 +102,13 @@ def test_bytes_are_counted_as_stream_copy_and_the_warm_up_is_dropped() -> None:
 
 
 def test_a_small_real_measurement() -> None:
-    started = time.perf_counter()
     result = measure_ram_bandwidth(LIVE, threads=1, time_budget_s=0.4, cache_bytes=MIB, buffer_bytes=8 * MIB)
-    elapsed = time.perf_counter() - started
     assert isinstance(result.bandwidth_gb_per_s, float) and isinstance(result.seconds, float)
-    assert result.bandwidth_gb_per_s > 0.5  # any machine that runs PyTorch copies faster than this
+    assert (
+        result.bandwidth_gb_per_s > 0
+    )  # a figure, not a judgement of this machine (benchmarks/ judge speed)
     assert result.bandwidth_gb_per_s == pytest.approx(result.bytes_per_trial / result.seconds / 1e9)
     assert result.trials >= 1 and result.threads == 1
-    assert elapsed < 0.4 + 0.5  # the budget, plus allocating 16 MiB
 
 
 def _max_gap_while(work: threading.Thread) -> float:
@@ -152,22 +151,6 @@ def test_memmove_releases_the_gil_and_bytes_copy_does_not() -> None:
     """
     tries = [_gil_gaps() for _ in range(3)]
     assert any(mm_gap < mm / 2 and b_gap > b / 2 for mm_gap, mm, b_gap, b in tries), tries
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
-def test_two_threads_copy_more_than_one() -> None:
-    # Measured on the CI VM (2 vCPU): 1 thread ~14-16 GB/s, 2 threads ~23-36 GB/s.
-    # Noisy neighbours on a shared VM can slow one run; two threads must beat one in one of three tries.
-    ratios = []
-    for _ in range(3):
-        one = measure_ram_bandwidth(LIVE, threads=1)
-        two = measure_ram_bandwidth(LIVE, threads=2)
-        assert isinstance(one.bandwidth_gb_per_s, float) and isinstance(two.bandwidth_gb_per_s, float)
-        ratios.append(two.bandwidth_gb_per_s / one.bandwidth_gb_per_s)
-        if ratios[-1] > 1.15:
-            break
-    assert max(ratios) > 1.15, ratios
 
 
 def test_each_copy_thread_is_pinned_to_its_own_cpu_and_the_caller_is_not(

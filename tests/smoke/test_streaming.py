@@ -20,7 +20,6 @@ def child(body: str) -> list[str]:
 
 
 def test_a_step_that_never_ends_is_killed_and_named() -> None:
-    started = time.monotonic()
     run = run_streaming(
         child("""
             emit(event="hello")
@@ -29,14 +28,12 @@ def test_a_step_that_never_ends_is_killed_and_named() -> None:
         """),
         FAST,
     )
-    assert time.monotonic() - started < 15
     assert run.status is CommandStatus.TIMED_OUT
     assert run.watchdog == "slow fp16 on GPU 1 did not finish within 1 s"
     assert json.loads(run.lines[-1])["step"] == "slow"
 
 
 def test_progress_lines_and_stray_output_do_not_extend_a_steps_budget() -> None:
-    started = time.monotonic()
     run = run_streaming(
         child("""
             emit(event="hello")
@@ -48,7 +45,6 @@ def test_progress_lines_and_stray_output_do_not_extend_a_steps_budget() -> None:
         """),
         FAST,
     )
-    assert time.monotonic() - started < 10
     assert run.status is CommandStatus.TIMED_OUT
     assert run.watchdog == "slow on GPU 0 did not finish within 1 s"
     # progress is shown as it comes, not kept: the record holds the protocol (and what else was printed)

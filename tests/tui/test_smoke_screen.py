@@ -300,7 +300,7 @@ def test_without_torch_nothing_runs_and_the_screen_says_why_and_what_to_install(
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot)
             said = verdicts(app)
-            assert said.startswith("SKIP    Skipped: torch is not installed for ")
+            assert said.startswith("FAIL    The smoke test could not run: torch is not installed for ")
             assert "\n        $ " in said and "torch" in said.split("$ ", 1)[1]  # the install command
             assert app.screen.query_one(SmokeSteps).states == {}
             assert not app.screen.query_one("#smoke-figures", DataTable).display
