@@ -130,6 +130,18 @@ def _fix(console: Console, indent: str, fix: Remediation) -> None:
         console.print(Text(indent + "[" + "] [".join(flags) + "]", "dim"))
 
 
+# Statuses a default report counts instead of listing (-v lists them): a person reads the problems
+QUIET = (Status.PASS, Status.SKIP)
+
+
+def _tally(findings: list[Finding]) -> str:
+    passed = sum(1 for f in findings if f.status is Status.PASS)
+    skipped = len(findings) - passed
+    parts = [f"{passed} pass"] if passed else []
+    parts += [f"{skipped} skipped"] if skipped else []
+    return ", ".join(parts) or "nothing to check"
+
+
 def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
     console = make_console(stream)
     first, *rest = header_lines(report)
@@ -143,10 +155,17 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
         spec = specs.get(finding.check_id)
         areas.setdefault(spec.area if spec else finding.check_id.split(".")[0], []).append(finding)
     width = max((len(f.check_id) for f in report.findings), default=10)
+    fine: list[tuple[str, list[Finding]]] = []
     for area, findings in areas.items():
+        title = AREA_TITLES.get(area, area.capitalize())
+        shown = findings if verbose else [f for f in findings if f.status not in QUIET]
+        quiet = [f for f in findings if f not in shown]
+        if not shown:  # nothing to say about this area: one line at the end (-v lists each check)
+            fine.append((title, quiet))
+            continue
         console.print()
-        console.print(Text(AREA_TITLES.get(area, area.capitalize()), "bold underline"))
-        for f in findings:
+        console.print(Text(title, "bold underline"))
+        for f in shown:
             token = Text(f"{f.status.value.upper():<8}", STYLES[f.status])
             root = first_cause(f, report.findings)
             line = f.summary + (f"  (caused by {root.check_id})" if root is not None else "")
@@ -159,6 +178,14 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
                     _wrapped(console, indent, f"· {ev.label}: {ev.value}  [{ev.source}]")
                 if f.traceback:
                     console.print(escape(f.traceback), style="dim")
+        if quiet:
+            console.print(Text(f"  and {_tally(quiet)}", "dim"))
+    if fine:
+        console.print()
+        console.print(Text("Nothing to report", "bold underline"))
+        for title, quiet in fine:
+            token = Text(f"{'OK':<8}", STYLES[Status.PASS])
+            console.print(Text.assemble("  ", token, (f"{title}: ", "bold"), _tally(quiet)))
     if report.smoke_figures:
         console.print()
         console.print(Text("Smoke test figures", "bold underline"))
