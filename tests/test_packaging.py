@@ -87,3 +87,35 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
 def test_console_script_and_distribution_name(wheel_names: list[str], wheel_text: dict[str, str]) -> None:
     (name,) = [n for n in wheel_names if n.startswith("torch_gpu_doctor-") and n.endswith("entry_points.txt")]
     assert "[console_scripts]\ngpu-doctor = torch_gpu_doctor.cli:main" in wheel_text[name]
+
+
+@pytest.mark.slow
+def test_the_metadata_has_one_version_an_spdx_license_and_the_license_file(
+    wheel_text: dict[str, str],
+) -> None:
+    from torch_gpu_doctor import __version__
+
+    (metadata,) = [text for name, text in wheel_text.items() if name.endswith(".dist-info/METADATA")]
+    assert f"\nVersion: {__version__}\n" in metadata  # pyproject reads it from the package: one source
+    assert "\nLicense-Expression: Apache-2.0\n" in metadata
+    assert "Classifier: Environment :: GPU :: NVIDIA CUDA" in metadata
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in wheel_text)
+
+
+@pytest.mark.slow
+def test_the_sdist_carries_the_tests_and_their_fixtures(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(tmp_path), str(ROOT)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
+    import tarfile
+
+    (sdist,) = tmp_path.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    assert any(n.endswith("/tests/test_cli.py") for n in names)
+    assert any("/tests/fixtures/hosts/secure-boot-blocks-module/expected.json" in n for n in names)
+    assert any(n.endswith("/LICENSE") for n in names)
+    assert not any("__pycache__" in n for n in names)
