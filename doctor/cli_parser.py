@@ -83,6 +83,14 @@ GLOBAL_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
             "GPU) or deep",
         },
     ),
+    (
+        ("--output",),
+        {
+            "metavar": "FILE",
+            "help": "write the report (text, --json or --format prometheus) to FILE instead of stdout, "
+            "atomically: a temporary file beside it, then a rename (node_exporter's textfile collector)",
+        },
+    ),
     (("--yes",), {"action": "store_true", "help": "answer yes to questions (never asks without a TTY)"}),
     (("--list-checks",), {"action": "store_true", "help": "list the checks and exit"}),
     (

@@ -4,10 +4,14 @@ a text, JSON or Prometheus report."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from torch_gpu_doctor.commands.common import (
     Machine,
@@ -57,19 +61,40 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
     )
     require_python(found.facts.python, machine.python, args)
     found = dataclasses.replace(found, python_choice=machine.python_why)
+    out = io.StringIO() if args.output else sys.stdout
     if args.json:
         from torch_gpu_doctor.render.json_report import render_json  # only the renderer asked for
 
-        sys.stdout.write(render_json(found))
+        out.write(render_json(found))
     elif args.format == "prometheus":
         from torch_gpu_doctor.render.prometheus import render_prometheus  # only the renderer asked for
 
-        sys.stdout.write(render_prometheus(found))
+        out.write(render_prometheus(found))
     else:
         from torch_gpu_doctor.render.text import render_text  # only the renderer asked for (Rich)
 
-        render_text(found, sys.stdout, verbose=args.verbose)
+        render_text(found, out, verbose=args.verbose)
+    if isinstance(out, io.StringIO):
+        write_atomically(Path(args.output), out.getvalue())
     return found.summary().exit_code
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A temporary file beside `path`, mode 0644, then a rename: a reader (node_exporter's textfile
+    collector, a script) sees the old file or the new one, never half of one."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temporary = Path(name)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        temporary.chmod(0o644)
+        temporary.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
 
 
 def wants_tui(args: argparse.Namespace) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +142,16 @@ def test_the_tui_never_opens_with_format(
     monkeypatch.setattr("torch_gpu_doctor.tui.launch.run_tui", no_tui)
     assert main(["--root", str(HOSTS / X4), "--format", "prometheus"]) == 0
     assert "# TYPE gpu_doctor_gpus gauge" in capsys.readouterr().out
+
+
+def test_output_writes_the_file_atomically_with_mode_0644(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "gpu_doctor.prom"
+    target.write_text("the previous run\n")
+    code = main(["--root", str(HOSTS / "wsl2"), "--format", "prometheus", "--output", str(target)])
+    assert capsys.readouterr().out == ""  # the report went to the file
+    text = target.read_text()
+    assert text.startswith("# HELP gpu_doctor_info") and f"gpu_doctor_exit_code {code}" in text
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu_doctor.prom"]  # no temporary file left
