@@ -27,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(ExitCode.OUTPUT, "output", "cannot write the output: stdout is closed", False)
     # known even when parsing fails, so stdout still gets one JSON document
     json_mode = "--json" in args or "--format=json" in args or "--format json" in " ".join(args)
+    if "_ARGCOMPLETE" in os.environ:  # a shell asking for completions (gpu-doctor completion): answer, exit
+        import argcomplete
+
+        argcomplete.autocomplete(build_parser())
     try:
         parsed = build_parser().parse_args(_smoke_mode_spelled(args))
         if parsed.format == "json":  # --format json is --json, --format text is --plain

@@ -119,7 +119,20 @@ def _add_options(
     for flags, kwargs in options:
         if any(flag in parser._option_string_actions for flag in flags):  # argparse has no public API for it
             continue
-        parser.add_argument(*flags, **({**kwargs, "default": argparse.SUPPRESS} if after else kwargs))
+        action = parser.add_argument(
+            *flags, **({**kwargs, "default": argparse.SUPPRESS} if after else kwargs)
+        )
+        if flags[0] in ("--check", "--skip"):
+            action.completer = check_ids  # type: ignore[attr-defined]  # argcomplete reads this attribute
+
+
+def check_ids(**_: Any) -> list[str]:
+    """The built-in check ids from the shipped index (checks/specs.json), for shell completion."""
+    import json
+    from importlib import resources
+
+    text = resources.files("torch_gpu_doctor.checks").joinpath("specs.json").read_text(encoding="utf-8")
+    return [c["id"] for c in json.loads(text)["checks"]]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,8 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(parser, GLOBAL_OPTIONS, after=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     explain = sub.add_parser("explain", help="explain a check: what it checks, why it matters, how to fix")
-    explain.add_argument("check_id", metavar="ID")
+    explain.add_argument("check_id", metavar="ID").completer = check_ids  # type: ignore[attr-defined]
     sub.add_parser("schema", help="print the JSON Schema of --json output")
+    completion = sub.add_parser(
+        "completion",
+        help="print the shell code that completes gpu-doctor's commands and options: "
+        'eval "$(gpu-doctor completion bash)" in ~/.bashrc',
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"))
     capture = sub.add_parser("capture", help="record this machine as a replayable capture directory")
     capture.add_argument("directory", metavar="DIR")
     sub.add_parser(

@@ -30,6 +30,7 @@ POSITIONAL = {
     "triage": ["FILE"],
     "diff": ["A", "B"],
     "summarize": ["r.json"],
+    "completion": ["bash"],
 }
 
 

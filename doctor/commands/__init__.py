@@ -25,9 +25,10 @@ COMMANDS: dict[str, str] = {
     "verify": "torch_gpu_doctor.commands.verify",
     "diff": "torch_gpu_doctor.commands.diff",
     "summarize": "torch_gpu_doctor.commands.summarize",
+    "completion": "torch_gpu_doctor.commands.completion",
 }
 # Read other machines' reports or nothing at all: they win over --list-checks, as they always did.
-NO_MACHINE = ("schema", "explain", "triage", "diff", "summarize")
+NO_MACHINE = ("schema", "explain", "triage", "diff", "summarize", "completion")
 
 
 class _Command(Protocol):
