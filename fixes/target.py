@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -88,3 +89,17 @@ def python_command(facts: Facts) -> str:
     """The interpreter to put in a command: the diagnosed one, else `python` (a paste that does not say)."""
     python = facts.python
     return python.executable if not isinstance(python, Unavailable) and python.executable else "python"
+
+
+def driver_max_cuda(facts: Facts) -> str | None:
+    """The newest CUDA the driver runs: what it reports, or, for a driver installed but not loaded, what its
+    libraries' version gives (compat table): the CUDA it will run once its module loads."""
+    driver = facts.driver
+    if isinstance(driver, Unavailable):
+        return None
+    if isinstance(driver.cuda_version, str):
+        return driver.cuda_version
+    version = next(
+        (v for v in (driver.userspace_version, driver.installed_module_version) if isinstance(v, str)), None
+    )
+    return load_matrix().max_cuda_for_driver(version, driver_system(facts)) if version else None

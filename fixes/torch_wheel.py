@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     INDEX_URL,
@@ -30,6 +29,7 @@ from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from torch_gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
 from torch_gpu_doctor.fixes.recommendation import Recommendation, as_installed
 from torch_gpu_doctor.fixes.target import (
+    driver_max_cuda,
     driver_system,
     gpu_capabilities,
     installed_torch,
@@ -93,19 +93,7 @@ def _recommend(
     if platform is None:
         return None
     capabilities = gpu_capabilities(facts)
-    driver = facts.driver
-    driver_cuda = (
-        None
-        if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str)
-        else driver.cuda_version
-    )
-    if driver_cuda is None and not isinstance(driver, Unavailable):
-        # not loaded, but installed: its libraries' version says what it will run once it loads
-        version = next(
-            (v for v in (driver.userspace_version, driver.installed_module_version) if isinstance(v, str)),
-            None,
-        )
-        driver_cuda = load_matrix().max_cuda_for_driver(version, driver_system(facts)) if version else None
+    driver_cuda = driver_max_cuda(facts)
     installed = installed_torch(facts)
     if not capabilities:
         if unnamed_nvidia_gpu(facts):  # a pasted error about a GPU it does not name: see unnamed_gpu_fix
@@ -500,19 +488,7 @@ def unnamed_gpu_fix(facts: Facts, data: TorchCompat | None = None) -> Remediatio
     unknown the newest CUDA 12 variant. The text says which driver it needs and how to check the GPU. None
     when the data has no CUDA build to offer."""
     data = data or load_torch_releases()
-    driver = facts.driver
-    driver_cuda = (
-        None
-        if isinstance(driver, Unavailable) or not isinstance(driver.cuda_version, str)
-        else driver.cuda_version
-    )
-    if driver_cuda is None and not isinstance(driver, Unavailable):
-        # not loaded, but installed: its libraries' version says what it will run once it loads
-        version = next(
-            (v for v in (driver.userspace_version, driver.installed_module_version) if isinstance(v, str)),
-            None,
-        )
-        driver_cuda = load_matrix().max_cuda_for_driver(version, driver_system(facts)) if version else None
+    driver_cuda = driver_max_cuda(facts)
     installed = installed_torch(facts)
     releases = sorted(data.releases, key=lambda r: installed not in r.all_versions if installed else False)
     python = python_minor(facts)
