@@ -13,11 +13,19 @@ from pathlib import Path
 import pytest
 
 from tools.fixture_host_tree import HOSTS, HostTree
+from tools.fixture_hosts_driver_states import BUILDERS as DRIVER_STATE_HOSTS
 from tools.fixture_hosts_egpu import BUILDERS as EGPU_HOSTS
 from tools.fixture_hosts_links import BUILDERS as LINK_HOSTS
 from tools.fixture_hosts_platform import BUILDERS as PLATFORM_HOSTS
+from tools.fixture_hosts_python_envs import BUILDERS as PYTHON_ENV_HOSTS
 
-BUILDERS: tuple[Callable[[], HostTree], ...] = (*EGPU_HOSTS, *LINK_HOSTS, *PLATFORM_HOSTS)
+BUILDERS: tuple[Callable[[], HostTree], ...] = (
+    *EGPU_HOSTS,
+    *LINK_HOSTS,
+    *PLATFORM_HOSTS,
+    *DRIVER_STATE_HOSTS.values(),
+    *PYTHON_ENV_HOSTS.values(),
+)
 HAND_WRITTEN = {"expected.json"}
 
 
@@ -39,9 +47,9 @@ def _snapshot(directory: Path) -> dict[str, tuple[str, bytes | str]]:
     return entries
 
 
-def test_the_generators_cover_thirteen_distinct_hosts() -> None:
+def test_the_generators_cover_twenty_three_distinct_hosts() -> None:
     names = [build().name for build in BUILDERS]
-    assert len(names) == len(set(names)) == 13, names
+    assert len(names) == len(set(names)) == 23, names
 
 
 @pytest.mark.parametrize("build", BUILDERS, ids=[b.__name__ for b in BUILDERS])
@@ -50,9 +58,7 @@ def test_committed_host_is_what_its_generator_writes(build: Callable[[], HostTre
     written = host.write(tmp_path)
     committed = HOSTS / host.name
     want, got = _snapshot(written), _snapshot(committed)
-    assert sorted(set(want) ^ set(got)) == [], (
-        "regenerate: python -m tools.fixture_hosts_egpu / _links / _platform"
-    )
+    assert sorted(set(want) ^ set(got)) == [], "regenerate: python tools/regen.py"
     changed = [rel for rel in want if want[rel] != got[rel]]
-    assert changed == [], "regenerate: python -m tools.fixture_hosts_egpu / _links / _platform"
+    assert changed == [], "regenerate: python tools/regen.py"
     assert (committed / "expected.json").is_file(), f"{host.name}: expected.json is written by hand"

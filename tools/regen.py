@@ -4,7 +4,7 @@
     python tools/regen.py --check    # write nothing; exit 1 and name the files that are out of date
 
 1. checks/specs.json: the index of the built-in checks (tools/build_check_index.py)
-2. the fixture hosts built from parts (tools/fixture_hosts_{egpu,links,platform}.py)
+2. the fixture hosts built from parts (tools/fixture_hosts_{egpu,links,platform,driver_states,python_envs}.py)
 3. the fixture hosts' torch-probe recordings (tools/fixture_torch_probes.py)
 4. the README tour: real output of the commands between its markers (tools/refresh_readme_tour.py)
 
@@ -29,9 +29,11 @@ if str(ROOT) not in sys.path:  # `python tools/regen.py` puts tools/ first, not 
 
 from tools import (  # noqa: E402 - after the path fix above
     build_check_index,
+    fixture_hosts_driver_states,
     fixture_hosts_egpu,
     fixture_hosts_links,
     fixture_hosts_platform,
+    fixture_hosts_python_envs,
     fixture_torch_probes,
     refresh_readme_tour,
 )
@@ -42,6 +44,12 @@ STEPS: tuple[tuple[str, tuple[str, ...], Callable[[], int]], ...] = (
     ("eGPU fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_egpu.main),
     ("PCIe-link fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_links.main),
     ("platform fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_platform.main),
+    ("driver-state fixture hosts", ("tests/fixtures/hosts",), lambda: fixture_hosts_driver_states.main([])),
+    (
+        "python-environment fixture hosts",
+        ("tests/fixtures/hosts",),
+        lambda: fixture_hosts_python_envs.main([]),
+    ),
     ("torch-probe recordings", ("tests/fixtures/hosts",), fixture_torch_probes.main),
     ("README tour", ("README.md",), refresh_readme_tour.main),
 )
