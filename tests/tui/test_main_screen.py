@@ -496,3 +496,22 @@ def test_the_setup_wizard_is_offered_in_the_status_line_not_over_the_pane(width:
             assert not any("setup wizard" in n for n in notes(app))
 
     asyncio.run(scenario())
+
+
+def test_a_symptom_names_its_root_cause_and_shows_its_fix() -> None:
+    async def scenario() -> None:
+        app = DoctorApp(replay_session("secure-boot-blocks-module"))
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot)
+            checks = app.screen.query_one(CheckList)
+            assert checks.selected_check == "driver.secure_boot"  # the root, open from the start
+            assert checks.select_check("driver.nvml")
+            await settle(pilot)
+            pane = pane_text(app)
+            # the root, not every link of the chain (driver.installed is a symptom too)
+            assert "Caused by driver.secure_boot: fix that first." in pane
+            assert (
+                "$ sudo mokutil --import" in pane and "$ sudo modprobe" not in pane
+            )  # the root's fix, not the symptom's
+
+    asyncio.run(scenario())

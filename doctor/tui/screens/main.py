@@ -508,4 +508,5 @@ def _with_its_causes_fix(finding: Finding, report: Report) -> Finding:
     root = first_cause(finding, report.findings)
     if root is None or root.remediation is None:
         return finding
-    return dataclasses.replace(finding, remediation=root.remediation)
+    # the pane names the root, as the text report does ("caused by driver.secure_boot"), not every link
+    return dataclasses.replace(finding, remediation=root.remediation, caused_by=(root.check_id,))
