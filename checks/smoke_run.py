@@ -29,7 +29,7 @@ def _quick_mode() -> Remediation:
     )
 
 
-@check(RUN, "The GPU smoke test runs to the end", "smoke")
+@check(RUN, "The GPU smoke test runs to the end", "smoke", required=True)
 def smoke_run(facts: Facts) -> Finding:
     """
     ## What it checks
@@ -56,6 +56,18 @@ def smoke_run(facts: Facts) -> Finding:
             Status.FAIL,
             f"The smoke test could not run: {missing.detail}. Install torch first, then run it again.",
             remediation=fix_for_torch(facts),
+        )
+    if isinstance(missing, Unavailable) and missing.reason is Reason.NOT_RECORDED:
+        # asked of a capture that has none: nothing says whether its GPU works (exit 3, not a success)
+        return Finding(
+            RUN,
+            Status.UNKNOWN,
+            "This captured machine has no smoke-test run, so nothing says whether its GPU works.",
+            remediation=Remediation(
+                text="Record the machine again with the smoke test, on the machine itself.",
+                commands=(Command(("gpu-doctor", "capture", "DIR", "--smoke")),),
+                target=Target.SYSTEM,
+            ),
         )
     run = run_or_finding(RUN, facts)
     if isinstance(run, Finding):
