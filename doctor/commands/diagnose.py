@@ -74,7 +74,8 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
         from torch_gpu_doctor.render.text import render_text  # only the renderer asked for (Rich)
 
         render_text(found, out, verbose=args.verbose)
-    if isinstance(out, io.StringIO):
+    if args.output:  # not `isinstance(out, StringIO)`: stdout itself may be one (a caller capturing it)
+        assert isinstance(out, io.StringIO)
         write_atomically(Path(args.output), out.getvalue())
     return found.summary().exit_code
 
