@@ -6,8 +6,10 @@ Whatever happens, the process ends with an exit code of the one enum, one line o
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import errno
+import functools
 import json
 import os
 import sys
@@ -74,12 +76,28 @@ def _reader_gone() -> int:
 
 def _smoke_mode_spelled(args: list[str]) -> list[str]:
     """`--smoke capture DIR`: an optional MODE would take the next word, so --smoke without one of the modes
-    after it is spelled `--smoke=standard` (argparse would otherwise refuse `capture` as a mode)."""
+    after it is spelled `--smoke=standard` (argparse would otherwise refuse `capture` as a mode). After a
+    command that has a `--smoke` flag of its own (`verify --smoke`: the gate), it is that flag, left alone."""
     spelled = []
+    own = False
     for i, arg in enumerate(args):
+        own = own or arg in _commands_with_own_smoke()
         following = args[i + 1] if i + 1 < len(args) else None
-        spelled.append("--smoke=standard" if arg == "--smoke" and following not in SMOKE_MODES else arg)
+        spelled.append(
+            "--smoke=standard" if arg == "--smoke" and not own and following not in SMOKE_MODES else arg
+        )
     return spelled
+
+
+@functools.cache
+def _commands_with_own_smoke() -> frozenset[str]:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    return frozenset(
+        name
+        for name, sub in commands.items()
+        if any("--smoke" in a.option_strings and a.nargs == 0 for a in sub._actions)
+    )
 
 
 def _fail(code: ExitCode, kind: str, message: str, json_mode: bool) -> int:
