@@ -116,7 +116,7 @@ def nccl_communication(facts: Facts) -> Finding:
     reported = facts.reported_errors
     if isinstance(reported, Unavailable):
         return Finding(
-            CID, Status.SKIP, "No program output was read (gpu-doctor triage reads a pasted error)."
+            CID, Status.SKIP, "No program output was read (`gpu-doctor triage FILE` reads a pasted error)."
         )
     errors: list[ReportedError] = [e for e in reported if e.kind in KINDS]
     if not errors:

@@ -98,7 +98,7 @@ def smoke_run(facts: Facts) -> Finding:
             Status.FAIL,
             f"The smoke test crashed{where}: {run.message}.",
             details="A crash inside torch or a CUDA library: the last lines it printed are in the evidence "
-            "(gpu-doctor -v shows them).",
+            "(`gpu-doctor -v` shows them).",
             evidence=evidence,
         )
     return _completed(run, evidence)

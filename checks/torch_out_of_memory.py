@@ -200,7 +200,7 @@ def torch_out_of_memory(facts: Facts) -> Finding:
     reported = facts.reported_errors
     if isinstance(reported, Unavailable):
         return Finding(
-            CID, Status.SKIP, "No program output was read (gpu-doctor triage reads a pasted error)."
+            CID, Status.SKIP, "No program output was read (`gpu-doctor triage FILE` reads a pasted error)."
         )
     errors = [e for e in reported if e.kind == "oom"]
     if not errors:

@@ -54,7 +54,7 @@ GLOBAL_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
         ("--replay",),
         {
             "metavar": "BUNDLE_OR_DIR",
-            "help": "diagnose the machine in a support bundle (gpu-doctor bundle) or a capture directory",
+            "help": "diagnose the machine in a support bundle (`gpu-doctor bundle`) or a capture directory",
         },
     ),
     (
@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     completion = sub.add_parser(
         "completion",
         help="print the shell code that completes gpu-doctor's commands and options: "
-        'eval "$(gpu-doctor completion bash)" in ~/.bashrc',
+        '`eval "$(gpu-doctor completion bash)"` in ~/.bashrc',
     )
     completion.add_argument("shell", choices=("bash", "zsh", "fish"))
     capture = sub.add_parser("capture", help="record this machine as a replayable capture directory")

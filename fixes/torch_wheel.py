@@ -401,7 +401,7 @@ def _in_new_venv(facts: Facts, rec: Recommendation, python: str, text: str) -> R
     venv_python = f"{venv}/bin/python"
     fresh = replace(rec, torchvision=None, torchaudio=None, replaces=False, already_installed=False)
     return Remediation(
-        text="Make a virtual environment and install torch there, then run Python (and gpu-doctor --python) "
+        text="Make a virtual environment and install torch there, then run Python (and `gpu-doctor --python PATH`) "
         "from it: pip refuses an externally managed Python (PEP 668), and --break-system-packages would mix "
         "pip's files with the distribution's. " + text.replace(python, venv, 1),
         commands=(

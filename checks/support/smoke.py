@@ -21,7 +21,7 @@ def run_or_finding(cid: str, facts: Facts) -> SmokeRun | Finding:
         if run.reason is Reason.NOT_RECORDED:
             return Finding(cid, Status.SKIP, "This captured machine has no smoke-test run (capture --smoke).")
         return Finding(
-            cid, Status.SKIP, "The smoke test was not run (gpu-doctor --smoke, or gpu-doctor smoke)."
+            cid, Status.SKIP, "The smoke test was not run (`gpu-doctor --smoke`, or `gpu-doctor smoke`)."
         )
     return run
 

@@ -260,7 +260,7 @@ def _load(into: Path, name: str) -> Any:
 
 def _verify(into: Path, extracted: dict[str, tuple[int, str]]) -> None:
     if MANIFEST not in extracted:
-        raise BundleError(f"no {MANIFEST}: not a gpu-doctor bundle")
+        raise BundleError(f"no {MANIFEST}: not a bundle that gpu-doctor wrote")
     document = _load(into, MANIFEST)
     rows = document.get("members") if isinstance(document, dict) else None
     if not isinstance(rows, list):

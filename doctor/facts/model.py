@@ -57,9 +57,9 @@ __all__ = [
 ]
 
 NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered in this run")
-SMOKE_NOT_RUN = Unavailable(Reason.NOT_APPLICABLE, "the smoke test was not run (gpu-doctor --smoke)")
+SMOKE_NOT_RUN = Unavailable(Reason.NOT_APPLICABLE, "the smoke test was not run (`gpu-doctor --smoke`)")
 NO_REPORTED_ERRORS = Unavailable(
-    Reason.NOT_APPLICABLE, "no program output was read (gpu-doctor triage reads it)"
+    Reason.NOT_APPLICABLE, "no program output was read (`gpu-doctor triage FILE` reads it)"
 )
 
 FACTS_SCHEMA_VERSION = 1

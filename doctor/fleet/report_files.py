@@ -41,7 +41,7 @@ def report_envelope(parsed: object, origin: str) -> dict[str, Any]:
         raise ReportFileError(f"{origin}: gpu-doctor did not produce a report there: {error.get('message')}")
     missing = [k for k in ENVELOPE_KEYS if k not in document]
     if missing:
-        raise ReportFileError(f"{origin}: not a gpu-doctor --json report (no {missing[0]!r})")
+        raise ReportFileError(f"{origin}: not a `gpu-doctor --json` report (no {missing[0]!r})")
     if document["schema_version"] != 1:
         raise ReportFileError(
             f"{origin}: report schema_version {document['schema_version']!r} (this reads 1)"

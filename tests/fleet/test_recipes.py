@@ -135,8 +135,8 @@ def test_every_gpu_doctor_command_in_the_fleet_page_parses() -> None:
     assert len(argvs) >= 10
 
 
-def test_every_gpu_doctor_command_in_the_readme_fleet_section_parses() -> None:
-    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+def test_every_gpu_doctor_command_in_the_usage_fleet_section_parses() -> None:
+    readme = (DOCS / "usage.md").read_text(encoding="utf-8")
     section = readme.split("\n## Fleets: verify, diff, Prometheus, summarize\n", 1)[1].split("\n## ", 1)[0]
     code = "\n".join(block for block, _ in _CODE.findall(section) if block)
     commands = [parse(argv).command for argv in commands_in(code)]
