@@ -100,7 +100,8 @@ def test_the_paste_view_at_80x24(snap_compare: SnapCompare) -> None:
         area.insert(TOO_OLD)
         await _shown(pilot, area.text)
         area.move_cursor((0, 0))
-        area.cursor_blink = False  # it blinks every 0.5 s: the picture must not depend on how long triage took
+        # the cursor blinks every 0.5 s: the picture must not depend on how long triage took
+        area.cursor_blink = False
         await pilot.pause()
 
     app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
