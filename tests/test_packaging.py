@@ -99,6 +99,7 @@ def test_the_metadata_has_one_version_an_spdx_license_and_the_license_file(
     assert f"\nVersion: {__version__}\n" in metadata  # pyproject reads it from the package: one source
     assert "\nLicense-Expression: Apache-2.0\n" in metadata
     assert "Classifier: Environment :: GPU :: NVIDIA CUDA" in metadata
+    assert "\nProject-URL: Issues, https://github.com/gpu-doctor/gpu-doctor/issues\n" in metadata
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in wheel_text)
 
 
@@ -119,3 +120,24 @@ def test_the_sdist_carries_the_tests_and_their_fixtures(tmp_path: Path) -> None:
     assert any("/tests/fixtures/hosts/secure-boot-blocks-module/expected.json" in n for n in names)
     assert any(n.endswith("/LICENSE") for n in names)
     assert not any("__pycache__" in n for n in names)
+
+
+def _names(requirements: list[str]) -> set[str]:
+    from packaging.requirements import Requirement
+
+    return {Requirement(r).name.lower() for r in requirements}
+
+
+def test_the_lint_group_and_the_test_extra_agree() -> None:
+    """The suite runs ruff, mypy and lint-imports, so the `test` extra (what the README's command installs)
+    carries every tool of the `lint` dependency group; `dev` includes the groups, not copies of them."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    groups = project["dependency-groups"]
+    assert _names(groups["lint"]) <= _names(project["project"]["optional-dependencies"]["test"])
+    assert {"include-group": "lint"} in groups["dev"]
+    assert not _names([r for r in groups["dev"] if isinstance(r, str)]) & _names(groups["lint"])
