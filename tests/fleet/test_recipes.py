@@ -96,7 +96,7 @@ def test_the_playbook_runs_verify_with_the_config_fetches_and_summarizes() -> No
     assert (verify.command, verify.config, verify.json) == ("verify", "{{ gates }}", True)
     assert run["failed_when"] == "verify.rc not in [0, 1]"
     fetch = next(t["ansible.builtin.fetch"] for t in tasks.values() if "ansible.builtin.fetch" in t)
-    assert fetch["dest"] == "reports/{{ inventory_hostname }}.json"
+    assert fetch["dest"] == "{{ reports_dir }}/{{ inventory_hostname }}.json"
     summary = next(t for t in tasks.values() if "ansible.builtin.shell" in t)
     (argv,) = commands_in(summary["ansible.builtin.shell"])
     assert parse(argv).command == "summarize"
