@@ -1,9 +1,12 @@
-"""OS, distribution, kernel, WSL and CPU, read from procfs and /etc/os-release."""
+"""OS, distribution, kernel, WSL and CPU, read from procfs and /etc/os-release (or, on a system too old to have
+one, its /etc/<name>-release line, parsed by the `distro` library)."""
 
 from __future__ import annotations
 
 import shlex
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from torch_gpu_doctor.facts.container import DOCKERENV, booted_from_image
 from torch_gpu_doctor.host.base import Host
@@ -33,6 +36,17 @@ class CpuFacts:
 
 
 OS_RELEASE_PATHS = ("/etc/os-release", "/usr/lib/os-release")
+# Before os-release (CentOS/RHEL 6, old SUSE): one line such as "CentOS release 6.10 (Final)". The names are
+# those distro 1.9 looks for (distro.py, _DISTRO_RELEASE_BASENAMES) where we have fix commands, most specific
+# first: CentOS also has a redhat-release.
+LEGACY_RELEASE_PATHS = (
+    "/etc/centos-release",
+    "/etc/rocky-release",
+    "/etc/fedora-release",
+    "/etc/oracle-release",
+    "/etc/redhat-release",
+    "/etc/SuSE-release",
+)
 
 
 def parse_os_release(text: str) -> dict[str, str]:
@@ -87,6 +101,11 @@ def gather_os(host: Host) -> OsFacts:
             break
         source = text
 
+    if isinstance(source, Unavailable):
+        legacy = _legacy_release(host)
+        if legacy is not None:
+            source, os_release = legacy
+
     def field(key: str) -> Maybe[str]:
         if isinstance(source, Unavailable):
             return source
@@ -105,6 +124,34 @@ def gather_os(host: Host) -> OsFacts:
         has_dxg=host.exists("/dev/dxg"),
         container=detect_container(host),
     )
+
+
+def _legacy_release(host: Host) -> tuple[str, dict[str, str]] | None:
+    """(path, os-release keys) from the first legacy release file, read through the host (so a capture holds
+    it) and parsed by distro, which takes the distribution's id from the file's name."""
+    import distro  # only on such a system
+
+    for path in LEGACY_RELEASE_PATHS:
+        text = host.read_text(path)
+        if isinstance(text, Unavailable) or not text.strip():
+            continue
+        with tempfile.TemporaryDirectory(prefix="gpu-doctor-release-") as folder:
+            copy = Path(folder) / Path(path).name
+            copy.write_text(text.splitlines()[0] + "\n", encoding="utf-8")
+            parsed = distro.LinuxDistribution(
+                include_lsb=False,
+                include_uname=False,
+                include_oslevel=False,
+                os_release_file=str(Path(folder) / "os-release"),  # absent: only the release line counts
+                distro_release_file=str(copy),
+            )
+            found = {
+                "ID": parsed.id(),
+                "PRETTY_NAME": parsed.name(pretty=True),
+                "VERSION_ID": parsed.version(),
+            }
+        return path, {key: value for key, value in found.items() if value}
+    return None
 
 
 def detect_container(host: Host) -> str | None:
