@@ -27,7 +27,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_the_triage_example_is_what_triage_prints() -> None:
-    """The README's triage example is the real answer to a real paste (tests/triage/pastes, CompVis#438), and
+    """The triage example (docs/usage.md) is the real answer to a real paste (tests/triage/pastes, CompVis#438), and
     its count of error signatures is the catalogue's."""
     import io
 
@@ -35,7 +35,7 @@ def test_the_triage_example_is_what_triage_prints() -> None:
     from torch_gpu_doctor.triage.pipeline import diagnose_paste
     from torch_gpu_doctor.triage.render import render_text
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
     paste = ROOT / "tests" / "triage" / "pastes" / "compvis-sd-438-error-803-ubuntu22.txt"
     out = io.StringIO()
     render_text(diagnose_paste(paste.read_bytes(), "error.txt"), "error.txt", out)

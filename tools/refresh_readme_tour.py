@@ -1,4 +1,4 @@
-"""Re-run the commands of the README tour and paste their real output between the tour markers.
+"""Re-run the commands of the tours (README.md, docs/usage.md) and paste their real output between the markers.
 
     <!-- tour: ARGS -->            runs `gpu-doctor ARGS` and pastes stdout
     ```console ... ```
@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TOURS = (ROOT / "README.md", ROOT / "docs" / "usage.md")  # the pages with <!-- tour --> markers
 MARKER = re.compile(r"<!-- tour: (?P<args>.+?) -->\n.*?<!-- /tour -->", re.S)
 
 
@@ -41,8 +42,8 @@ def _block(match: re.Match[str]) -> str:
 
 
 def main() -> int:
-    readme = ROOT / "README.md"
-    readme.write_text(MARKER.sub(_block, readme.read_text()))
+    for page in TOURS:
+        page.write_text(MARKER.sub(_block, page.read_text()))
     return 0
 
 

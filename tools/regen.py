@@ -51,7 +51,7 @@ STEPS: tuple[tuple[str, tuple[str, ...], Callable[[], int]], ...] = (
         lambda: fixture_hosts_python_envs.main([]),
     ),
     ("torch-probe recordings", ("tests/fixtures/hosts",), fixture_torch_probes.main),
-    ("README tour", ("README.md",), refresh_readme_tour.main),
+    ("README tour", ("README.md", "docs/usage.md"), refresh_readme_tour.main),
 )
 
 
