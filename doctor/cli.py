@@ -13,7 +13,9 @@ import functools
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.cli_parser import SMOKE_MODES, build_parser
@@ -29,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(ExitCode.OUTPUT, "output", "cannot write the output: stdout is closed", False)
     # known even when parsing fails, so stdout still gets one JSON document
     json_mode = "--json" in args or "--format=json" in args or "--format json" in " ".join(args)
+    metrics = _option(args, "--format") == "prometheus"  # a failed run still leaves its exit code there
+    output = _option(args, "--output")
     if "_ARGCOMPLETE" in os.environ:  # a shell asking for completions (gpu-doctor completion): answer, exit
         import argcomplete
 
@@ -50,10 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = exc.filename or "the output"
         return _fail(ExitCode.OUTPUT, "output", f"cannot write {where}: {exc.strerror or exc}", False)
     except UsageError as exc:
-        return _fail(ExitCode.USAGE, "usage", f"error: {exc}", json_mode)
+        return _failed_run(metrics, output) or _fail(ExitCode.USAGE, "usage", f"error: {exc}", json_mode)
     except KeyboardInterrupt:
+        _failed_run(metrics, output, ExitCode.INTERRUPTED, "interrupted")
         return _fail(ExitCode.INTERRUPTED, "interrupted", "interrupted", json_mode)
     except Exception as exc:  # last resort: one line, not a traceback
+        _failed_run(metrics, output, ExitCode.INTERNAL, "internal")
         return _fail(ExitCode.INTERNAL, "internal", _internal(exc), json_mode)
 
 
@@ -98,6 +104,37 @@ def _commands_with_own_smoke() -> frozenset[str]:
         for name, sub in commands.items()
         if any("--smoke" in a.option_strings and a.nargs == 0 for a in sub._actions)
     )
+
+
+def _option(args: list[str], flag: str) -> str | None:
+    """`--flag VALUE` or `--flag=VALUE` in raw arguments: known even when parsing them failed."""
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _failed_run(
+    metrics: bool, output: str | None, code: ExitCode = ExitCode.USAGE, kind: str = "usage"
+) -> int:
+    """With --format prometheus, a run that ends before its report still writes its exit code and time
+    (to --output atomically, else stdout): the textfile collector must not keep serving the last good run.
+    Returns 0, so `_failed_run(...) or _fail(...)` goes on to the message."""
+    if not metrics:
+        return 0
+    from torch_gpu_doctor.render.files import write_atomically
+    from torch_gpu_doctor.render.prometheus import render_failed_run
+
+    text = render_failed_run(int(code), time.time(), kind)
+    with contextlib.suppress(OSError):
+        if output:
+            write_atomically(Path(output), text)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    return 0
 
 
 def _fail(code: ExitCode, kind: str, message: str, json_mode: bool) -> int:

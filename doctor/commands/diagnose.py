@@ -4,12 +4,10 @@ a text, JSON or Prometheus report."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import io
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from torch_gpu_doctor.commands.common import (
     smoke_request,
     validate_ids,
 )
+from torch_gpu_doctor.render.files import write_atomically
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,24 +77,6 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
         assert isinstance(out, io.StringIO)
         write_atomically(Path(args.output), out.getvalue())
     return found.summary().exit_code
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """A temporary file beside `path`, mode 0644, then a rename: a reader (node_exporter's textfile
-    collector, a script) sees the old file or the new one, never half of one."""
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    temporary = Path(name)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        temporary.chmod(0o644)
-        temporary.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
 
 
 def wants_tui(args: argparse.Namespace) -> bool:

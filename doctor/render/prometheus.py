@@ -61,17 +61,36 @@ def render_family(family: Family) -> str:
     return "\n".join(lines) + "\n"
 
 
+STAMP = ("last_run_timestamp_seconds", "When this diagnosis ran (Unix time).")
+RUN_FAILED = ("run_failed", "1 when the run ended before a report (reason: usage, internal, interrupted).")
+EXIT_CODE = ("exit_code", "The exit code of this run: 0 ok, 1 findings, 2 usage, 3 incomplete, 4 internal.")
+
+
+def render_failed_run(exit_code: int, when: float, kind: str) -> str:
+    """A run that ended before it had a report (a usage error, a bug, Ctrl-C): its exit code and time, so an
+    alert on gpu_doctor_exit_code fires instead of the last good run's file standing in the collector."""
+    stamp = Family(*STAMP)
+    stamp.add(when)
+    code = Family(*EXIT_CODE)
+    code.add(exit_code)
+    failed = Family(*RUN_FAILED)
+    failed.add(1, reason=kind)
+    return "".join(render_family(f) for f in (stamp, code, failed))
+
+
 def families(report: Report) -> list[Family]:
     facts = report.facts
     summary = report.summary()
     info = Family("info", "gpu-doctor's own version.")
     info.add(1, version=report.tool_version)
-    stamp = Family("last_run_timestamp_seconds", "When this diagnosis ran (Unix time).")
+    stamp = Family(*STAMP)
     stamp.add(datetime.fromisoformat(report.generated_at.replace("Z", "+00:00")).timestamp())
     duration = Family("run_duration_seconds", "How long the diagnosis took.")
     duration.add(report.duration_ms / 1000)
-    exit_code = Family("exit_code", "The exit code of this run: 0 ok, 1 findings, 3 incomplete, 4 internal.")
+    exit_code = Family(*EXIT_CODE)
     exit_code.add(summary.exit_code)
+    failed = Family(*RUN_FAILED)
+    failed.add(0, reason="")
     status = Family(
         "check_status", "One-hot: 1 for the status each check ended with (pass warn fail skip unknown crash)."
     )
@@ -81,7 +100,7 @@ def families(report: Report) -> list[Family]:
     counts = Family("checks", "How many checks ended at each status.")
     for s in Status:
         counts.add(sum(1 for f in report.findings if f.status is s), status=s.value)
-    result = [info, stamp, duration, exit_code, status, counts, *_gpu_families(report)]
+    result = [info, stamp, duration, exit_code, failed, status, counts, *_gpu_families(report)]
     driver = Family("driver_info", "The NVIDIA driver: version, the CUDA version it supports, module flavor.")
     d = facts.driver
     if not isinstance(d, Unavailable) and isinstance(d.version, str):

@@ -155,3 +155,35 @@ def test_output_writes_the_file_atomically_with_mode_0644(
     assert text.startswith("# HELP gpu_doctor_info") and f"gpu_doctor_exit_code {code}" in text
     assert target.stat().st_mode & 0o777 == 0o644
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu_doctor.prom"]  # no temporary file left
+
+
+def test_a_run_that_fails_before_its_report_still_writes_its_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A usage error with --output: the collector's file says exit 2 and when, instead of the last good run."""
+    target = tmp_path / "gpu_doctor.prom"
+    target.write_text("gpu_doctor_exit_code 0\n")  # the last good run
+    code = main(["--format", "prometheus", "--output", str(target), "--python", str(tmp_path / "nope")])
+    assert code == 2 and "no such file" in capsys.readouterr().err
+    parsed = parse_exposition(target.read_text())
+    assert value(parsed, "exit_code") == 2
+    assert value(parsed, "run_failed", reason="usage") == 1
+    assert value(parsed, "last_run_timestamp_seconds") > 1.7e9
+
+
+def test_a_bug_is_exit_4_in_the_metrics_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*_args: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("torch_gpu_doctor.cli.run_command", broken)
+    assert main(["--root", str(HOSTS / X4), "--format=prometheus"]) == 4
+    out, err = capsys.readouterr()
+    assert "internal error" in err
+    assert value(parse_exposition(out), "exit_code") == 4
+    assert value(parse_exposition(out), "run_failed", reason="internal") == 1
+
+
+def test_a_run_with_a_report_says_it_did_not_fail() -> None:
+    assert value(parse_exposition(render_prometheus(report_of(X4))), "run_failed", reason="") == 0
