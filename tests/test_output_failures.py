@@ -66,3 +66,25 @@ def test_a_closed_stdout_is_one_line() -> None:
     assert proc.returncode == ExitCode.OUTPUT, proc.stderr
     _stderr_is_clean(proc.stderr)
     assert "gpu-doctor: cannot write the output" in proc.stderr
+
+
+def test_a_bundle_on_a_full_disk_names_the_bundle_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The disk fills while the archive is written (ENOSPC from the write, as on a full filesystem): one line
+    naming the bundle's path and the OS error, exit 5, and no half-written archive left behind."""
+    import errno
+    import tarfile
+
+    from torch_gpu_doctor.cli import main
+
+    def full(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(tarfile.TarFile, "addfile", full)
+    target = tmp_path / "b.tar.gz"
+    assert main(["bundle", "-o", str(target)]) == ExitCode.OUTPUT
+    err = capsys.readouterr().err
+    _stderr_is_clean(err)
+    assert f"cannot write {target}: No space left on device" in err
+    assert not target.exists()

@@ -45,7 +45,11 @@ def write_archive(output: Path, members: list[Member], mtime: int) -> int:
                 data = None if member.data is None else io.BytesIO(member.data)
                 tar.addfile(_info(member, mtime), data)
         return output.stat().st_size
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             output.unlink()  # ours: created above with O_EXCL
+        if (
+            isinstance(exc, OSError) and exc.filename is None
+        ):  # a full disk: name the bundle, not "the output"
+            raise OSError(exc.errno, exc.strerror, str(output)) from exc
         raise
