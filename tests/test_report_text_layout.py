@@ -38,3 +38,19 @@ def test_verbose_lists_every_check(capsys: pytest.CaptureFixture[str]) -> None:
     out = _text(capsys, "--root", str(HOSTS / "rtx3090-x8-slots"), "-v")
     assert "PASS    driver.installed" in out and "SKIP    " in out
     assert "Nothing to report" not in out
+
+
+def test_the_footer_time_is_the_whole_run_when_the_command_knows_it() -> None:
+    """The footer said the checks' time alone ("· 0.6 s"); a person waited for start-up and imports too."""
+    import io
+
+    from tests.fleet.reports import X4, report_of
+    from torch_gpu_doctor.render.text import render_text
+
+    report = report_of(X4)
+    out = io.StringIO()
+    render_text(report, out, elapsed_s=12.34)
+    assert " · 12.3 s\n" in out.getvalue()
+    out = io.StringIO()
+    render_text(report, out)
+    assert f" · {report.duration_ms / 1000:.1f} s\n" in out.getvalue()

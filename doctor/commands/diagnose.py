@@ -8,6 +8,7 @@ import dataclasses
 import io
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def report(args: argparse.Namespace, machine: Machine, only: Sequence[str]) -> i
     else:
         from torch_gpu_doctor.render.text import render_text  # only the renderer asked for (Rich)
 
-        render_text(found, out, verbose=args.verbose)
+        render_text(found, out, verbose=args.verbose, elapsed_s=since_start())
     if args.output:  # not `isinstance(out, StringIO)`: stdout itself may be one (a caller capturing it)
         assert isinstance(out, io.StringIO)
         write_atomically(Path(args.output), out.getvalue())
@@ -86,3 +87,13 @@ def wants_tui(args: argparse.Namespace) -> bool:
     if os.environ.get("TERM") == "dumb":
         return False
     return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def since_start() -> float | None:
+    """Seconds since this process started (its start-up and imports included), as a person waited for it."""
+    try:
+        import psutil
+
+        return max(0.0, time.time() - psutil.Process().create_time())
+    except Exception:  # no psutil answer (a restricted /proc): the report's own duration stands
+        return None

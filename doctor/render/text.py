@@ -142,7 +142,11 @@ def _tally(findings: list[Finding]) -> str:
     return ", ".join(parts) or "nothing to check"
 
 
-def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
+def render_text(
+    report: Report, stream: IO[str], verbose: bool = False, elapsed_s: float | None = None
+) -> None:
+    """`elapsed_s`: the whole run's time, start-up included, where the caller knows it (the command does);
+    else the diagnosis's own."""
     console = make_console(stream)
     first, *rest = header_lines(report)
     console.print(Text(first, "bold"))
@@ -199,7 +203,8 @@ def render_text(report: Report, stream: IO[str], verbose: bool = False) -> None:
     console.print(
         Text.assemble(
             (", ".join(counts) or "no checks ran", STYLES[summary.status]),
-            f" · exit code {summary.exit_code} · {report.duration_ms / 1000:.1f} s",
+            f" · exit code {summary.exit_code} · "
+            f"{elapsed_s if elapsed_s is not None else report.duration_ms / 1000:.1f} s",
         )
     )
     console.print(
