@@ -124,6 +124,7 @@ def _failed_run(
     Returns 0, so `_failed_run(...) or _fail(...)` goes on to the message."""
     if not metrics:
         return 0
+    # only when a run failed with --format prometheus: start-up does not pay for the renderer
     from torch_gpu_doctor.render.files import write_atomically
     from torch_gpu_doctor.render.prometheus import render_failed_run
 

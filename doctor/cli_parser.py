@@ -183,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="diagnose a pasted `python -m torch.utils.collect_env` report (FILE, or - for stdin)",
     )
     triage.add_argument("file", metavar="FILE", help="the report as text; - reads stdin")
+    _add_fit(sub)
     smoke = sub.add_parser(
         "smoke", help="run only the GPU smoke test: proof that the GPU works, with figures and expectations"
     )
@@ -210,3 +211,36 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():  # every option, after every command too, and in its --help
         _add_options(command, OUTPUT_OPTIONS + GLOBAL_OPTIONS, after=True)
     return parser
+
+
+def _add_fit(sub: Any) -> None:
+    fit = sub.add_parser(
+        "fit",
+        help="will a model run or train on this machine's GPUs (memory per part, with sources), and what "
+        "makes it fit",
+    )
+    fit.add_argument(
+        "model", metavar="MODEL", help="a parameter count (7B, 350M, 1.3e9), a config.json or a model folder"
+    )
+    mode = fit.add_mutually_exclusive_group()
+    for name, words in (
+        ("infer", "run it (the default)"),
+        ("train", "full fine-tuning"),
+        ("lora", "LoRA fine-tuning (rank 16 on every linear layer)"),
+        ("qlora", "QLoRA: a 4-bit base with LoRA adapters"),
+    ):
+        mode.add_argument(f"--{name}", dest="fit_mode", action="store_const", const=name, help=words)
+    fit.add_argument(
+        "--precision",
+        choices=("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4"),
+        help="default: the best every GPU here runs fast (bf16 from Ampere, fp16 on Volta/Turing, else fp32)",
+    )
+    fit.add_argument("--batch", type=int, default=1, metavar="N", help="batch size per GPU (default 1)")
+    fit.add_argument(
+        "--seq", type=int, metavar="N", help="sequence length (default 2048, or less if the model's)"
+    )
+    fit.add_argument("--gpus", type=int, metavar="N", help="shard over N GPUs (default: no sharding)")
+    fit.add_argument("--optimizer", choices=("adamw", "adamw8bit", "sgd"), default="adamw")
+    fit.add_argument(
+        "--checkpointing", action="store_true", help="with activation checkpointing (gradient checkpointing)"
+    )

@@ -25,6 +25,7 @@ POSITIONAL = {
     "diff": ["A", "B"],
     "summarize": ["r.json"],
     "completion": ["bash"],
+    "fit": ["7B"],
 }
 
 

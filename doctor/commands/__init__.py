@@ -26,9 +26,10 @@ COMMANDS: dict[str, str] = {
     "diff": "torch_gpu_doctor.commands.diff",
     "summarize": "torch_gpu_doctor.commands.summarize",
     "completion": "torch_gpu_doctor.commands.completion",
+    "fit": "torch_gpu_doctor.commands.fit",
 }
 # Read other machines' reports or nothing at all: they win over --list-checks, as they always did.
-NO_MACHINE = ("schema", "explain", "triage", "diff", "summarize", "completion")
+NO_MACHINE = ("schema", "explain", "triage", "diff", "summarize", "completion", "fit")
 
 
 class _Command(Protocol):
