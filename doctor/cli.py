@@ -126,7 +126,7 @@ def _failed_run(
         return 0
     # only when a run failed with --format prometheus: start-up does not pay for the renderer
     from torch_gpu_doctor.render.files import write_atomically
-    from torch_gpu_doctor.render.prometheus import render_failed_run
+    from torch_gpu_doctor.render.prometheus import render_failed_run  # the same: only on this path
 
     text = render_failed_run(int(code), time.time(), kind)
     with contextlib.suppress(OSError):

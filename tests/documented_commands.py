@@ -232,6 +232,7 @@ class Places:
         "diff": lambda places: [str(p) for p in places.report_files()],
         "summarize": lambda places: [str(p) for p in places.report_files()],
         "completion": lambda places: ["bash"],
+        "fit": lambda places: ["7B"],
     }
 
     def fill(self, words: list[str], host: Path) -> list[str]:
@@ -263,6 +264,8 @@ class Places:
             return [self.new_folder()]
         if word == "ID":
             return ["driver.nouveau"]
+        if word == "MODEL":
+            return ["7B"]
         if word in ("FILE", "error.txt", "paste.txt") and command == "triage":
             return [str(PASTE)]
         if word.endswith(".json") or word in ("REPORTS...", "REPORTS"):
