@@ -219,28 +219,8 @@ def _add_fit(sub: Any) -> None:
         help="will a model run or train on this machine's GPUs (memory per part, with sources), and what "
         "makes it fit",
     )
-    fit.add_argument(
-        "model", metavar="MODEL", help="a parameter count (7B, 350M, 1.3e9), a config.json or a model folder"
+    from torch_gpu_doctor.fit.arguments import (
+        add_fit_arguments,  # argparse only, loaded when the parser is built
     )
-    mode = fit.add_mutually_exclusive_group()
-    for name, words in (
-        ("infer", "run it (the default)"),
-        ("train", "full fine-tuning"),
-        ("lora", "LoRA fine-tuning (rank 16 on every linear layer)"),
-        ("qlora", "QLoRA: a 4-bit base with LoRA adapters"),
-    ):
-        mode.add_argument(f"--{name}", dest="fit_mode", action="store_const", const=name, help=words)
-    fit.add_argument(
-        "--precision",
-        choices=("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4"),
-        help="default: the best every GPU here runs fast (bf16 from Ampere, fp16 on Volta/Turing, else fp32)",
-    )
-    fit.add_argument("--batch", type=int, default=1, metavar="N", help="batch size per GPU (default 1)")
-    fit.add_argument(
-        "--seq", type=int, metavar="N", help="sequence length (default 2048, or less if the model's)"
-    )
-    fit.add_argument("--gpus", type=int, metavar="N", help="shard over N GPUs (default: no sharding)")
-    fit.add_argument("--optimizer", choices=("adamw", "adamw8bit", "sgd"), default="adamw")
-    fit.add_argument(
-        "--checkpointing", action="store_true", help="with activation checkpointing (gradient checkpointing)"
-    )
+
+    add_fit_arguments(fit)  # the TUI's fit view reads the same words (doctor/fit/arguments.py)
