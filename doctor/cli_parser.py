@@ -219,8 +219,7 @@ def _add_fit(sub: Any) -> None:
         help="will a model run or train on this machine's GPUs (memory per part, with sources), and what "
         "makes it fit",
     )
-    from torch_gpu_doctor.fit.arguments import (
-        add_fit_arguments,  # argparse only, loaded when the parser is built
-    )
+    # argparse only, like fleet.arguments; loaded when the parser is built
+    from torch_gpu_doctor.fit.arguments import add_fit_arguments
 
     add_fit_arguments(fit)  # the TUI's fit view reads the same words (doctor/fit/arguments.py)

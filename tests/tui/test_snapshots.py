@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import TextArea
+from textual.widgets import Input, TextArea
 
 from tests.tui.conftest import live_session, replay_session
 from tests.tui.pilot import settle
@@ -106,3 +106,18 @@ def test_the_paste_view_at_80x24(snap_compare: SnapCompare) -> None:
 
     app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
     assert snap_compare(app, terminal_size=(80, 24), run_before=paste)
+
+
+def test_the_fit_view_at_80x24(snap_compare: SnapCompare) -> None:
+    """`m` on the 8x RTX 4090 workstation: 7B full fine-tuning does not fit, and what does."""
+    from tests.tui.test_fit_screen import _shown
+
+    async def fit(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("m")
+        await _shown(pilot, "7B --train")
+        pilot.app.screen.query_one(Input).cursor_blink = False  # the picture must not depend on the blink
+        await pilot.pause()
+
+    app = DoctorApp(replay_session("rtx4090-workstation-healthy"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=fit)

@@ -77,6 +77,13 @@ class MainScreen(Screen[None]):
         # usual way to a JSON report)
         Binding("e", "export", "JSON", tooltip="save the report as JSON in the current folder", show=False),
         Binding(
+            "m",
+            "fit",
+            "Fit",
+            tooltip="will a model fit on these GPUs: memory per part, and what makes it fit",
+            show=False,
+        ),
+        Binding(
             "b",
             "bundle",
             "Bundle",
@@ -341,6 +348,15 @@ class MainScreen(Screen[None]):
 
         self.app.clear_notifications()
         self.app.push_screen(PasteScreen())
+
+    def action_fit(self) -> None:
+        if self.report is None or self.running:
+            self.notify("Wait for the checks to finish.")
+            return
+        from torch_gpu_doctor.tui.screens.fit import FitScreen  # a screen loads when it opens
+
+        self.app.clear_notifications()
+        self.app.push_screen(FitScreen(self.report))
 
     def action_setup(self) -> None:
         if self.report is None or self.running:
