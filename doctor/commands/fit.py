@@ -7,7 +7,9 @@ compares. Exit 0: it fits on every GPU; 1: it does not; 3: there is no NVIDIA GP
 from __future__ import annotations
 
 import argparse
+import io
 import sys
+from pathlib import Path
 
 from torch_gpu_doctor.commands.common import open_machine
 from torch_gpu_doctor.exit_codes import ExitCode, UsageError
@@ -16,6 +18,7 @@ from torch_gpu_doctor.fit.estimate import WorkloadError
 from torch_gpu_doctor.fit.model_size import ModelError, read_model
 from torch_gpu_doctor.fit.plan import plan
 from torch_gpu_doctor.fit.request import gpus_of, request
+from torch_gpu_doctor.render.files import write_atomically
 from torch_gpu_doctor.unavailable import Unavailable
 
 
@@ -36,12 +39,17 @@ def run(args: argparse.Namespace) -> int:
     except (FitWordsError, WorkloadError) as exc:
         raise UsageError(str(exc) if str(exc).startswith("fit:") else f"fit: {exc}") from exc
     code = ExitCode.INCOMPLETE if result.fits is None else ExitCode.OK if result.fits else ExitCode.FINDINGS
+    out = io.StringIO()
     if args.json:
         from torch_gpu_doctor.render.fit import fit_json  # only the renderer asked for
 
-        sys.stdout.write(fit_json(result, int(code)))
+        out.write(fit_json(result, int(code)))
     else:
         from torch_gpu_doctor.render.fit import render_fit_text  # only the renderer asked for
 
-        render_fit_text(result, sys.stdout, notes)
+        render_fit_text(result, out, notes)
+    if args.output:  # --output FILE, as for the report: atomically
+        write_atomically(Path(args.output), out.getvalue())
+    else:
+        sys.stdout.write(out.getvalue())
     return code

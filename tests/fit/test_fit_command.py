@@ -76,3 +76,10 @@ def test_what_cannot_be_estimated_is_a_usage_error(
 ) -> None:
     assert main([*argv, *RTX4090]) == ExitCode.USAGE
     assert says in capsys.readouterr().err
+
+
+def test_output_writes_the_estimate_to_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "fit.json"
+    assert main(["fit", "7B", "--json", "--output", str(target), *RTX4090]) == ExitCode.OK
+    assert capsys.readouterr().out == ""
+    assert json.loads(target.read_text())["fit"]["fits"] is True
