@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import subprocess
@@ -22,6 +23,9 @@ def nvml_answers() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the slow tests (mypy, wheels, venvs) start first: with -n auto a long one that starts last keeps one core
+    # busy alone at the end
+    items.sort(key=lambda item: "slow" not in item.keywords)
     if any("gpu" in item.keywords for item in items) and not nvml_answers():
         skip = pytest.mark.skip(reason="needs an NVIDIA GPU with a working NVML")
         for item in items:
@@ -33,19 +37,31 @@ TORCH = "torch==2.13.0"  # a CPU build is available locally on the development a
 
 
 @pytest.fixture(scope="session")
-def torch_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    env_dir = tmp_path_factory.mktemp("torch-env")
-    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, timeout=120)
-    python = str(env_dir / "bin" / "python")
-    proc = subprocess.run(
-        [python, "-m", "pip", "install", "-q", TORCH],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+def torch_python(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> str:
+    """A venv with the CPU build of torch, made once per test run: with pytest-xdist the workers share it
+    (the first one builds it under a lock in the run's common temporary folder; the others wait, then use it)."""
+    shared = (
+        tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
     )
-    if proc.returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail(f"could not install {TORCH} in CI: {proc.stderr[-2000:]}")
-        pytest.skip(f"{TORCH} is not installable here")
-    return python
+    env_dir = shared / "torch-env"
+    with (shared / "torch-env.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        python = env_dir / "bin" / "python"
+        failed = shared / "torch-env.failed"
+        if failed.exists():
+            pytest.skip(failed.read_text())
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, timeout=120)
+            proc = subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", TORCH],
+                capture_output=True,
+                text=True,
+                timeout=900,
+                check=False,
+            )
+            if proc.returncode != 0:
+                if os.environ.get("CI"):
+                    pytest.fail(f"could not install {TORCH} in CI: {proc.stderr[-2000:]}")
+                failed.write_text(f"{TORCH} is not installable here")
+                pytest.skip(f"{TORCH} is not installable here")
+    return str(python)
