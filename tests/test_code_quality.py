@@ -49,19 +49,18 @@ def test_mypy_strict() -> None:
 
 
 def test_bare_imports_of_top_level_folders_are_banned(tmp_path: Path) -> None:
-    # From the repo root `import checks` would load the same files a second time under another name.
-    probe = ROOT / "tests" / "_banned_import_probe.py"
+    # From the repo root `import checks` would load the same files a second time under another name. The
+    # probe lives outside the tree: written into it, a `ruff check .` running beside it (another xdist
+    # worker) would see it.
+    probe = tmp_path / "banned_import_probe.py"
     probe.write_text("import checks\nfrom compat import load_matrix\n")
-    try:
-        proc = subprocess.run(
-            [_tool("ruff"), "check", "--select", "TID251", str(probe)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    finally:
-        probe.unlink()
+    proc = subprocess.run(
+        [_tool("ruff"), "check", "--config", str(ROOT / "pyproject.toml"), "--select", "TID251", str(probe)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 1
     assert proc.stdout.count("TID251") == 2
