@@ -90,10 +90,15 @@ def assumed_shape(parameters: int) -> Shape:
 
 def _folder(folder: Path) -> ModelSize:
     config = folder / "config.json"
-    if not config.is_file():
-        raise ModelError(f"{folder}: no config.json in this folder")
-    size = _config_file(config)
     counted = _safetensors_count(folder)
+    if not config.is_file():
+        if counted is None:
+            raise ModelError(f"{folder}: no config.json and no .safetensors files in this folder")
+        parameters, dtype = counted  # the exact count; the shape only assumed, as for a bare count
+        return ModelSize(
+            parameters, assumed_shape(parameters), True, f"the safetensors headers in {folder}", dtype
+        )
+    size = _config_file(config)
     if counted is None:
         return size
     parameters, dtype = counted

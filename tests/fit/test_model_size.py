@@ -81,3 +81,13 @@ def test_a_config_it_cannot_count_says_what_to_give_instead(tmp_path: Path) -> N
     (tmp_path / "config.json").write_text((MODELS / "gpt2" / "config.json").read_text())
     with pytest.raises(ModelError, match="not a safetensors header"):
         read_model(str(tmp_path))
+
+
+def test_a_folder_of_safetensors_without_a_config_is_counted_with_an_assumed_shape(tmp_path: Path) -> None:
+    header = json.dumps({"w": {"dtype": "F16", "shape": [4096, 4096], "data_offsets": [0, 0]}}).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    size = read_model(str(tmp_path))
+    assert (size.parameters, size.stored_dtype, size.shape_assumed) == (4096 * 4096, "fp16", True)
+    (tmp_path / "model.safetensors").unlink()
+    with pytest.raises(ModelError, match=r"no config\.json and no \.safetensors"):
+        read_model(str(tmp_path))
