@@ -25,6 +25,9 @@ MAX_LINE_CHARS = 1 << 16
 STDERR_KEEP_BYTES = 1 << 16  # the tail: where a fatal error message ends up
 
 
+UNKILLABLE_WAIT_S = 10.0  # after SIGKILL: how long to wait for a child before reporting it as stuck
+
+
 def step_label(item: Mapping[str, Any]) -> str:
     """'matmul fp16 on GPU 0' from a start line."""
     label = str(item.get("step", "?"))
@@ -116,7 +119,14 @@ def run_streaming(
     returncode = wait(proc, 10)
     if returncode is None:  # closed its stdout but lives on
         kill_group(proc)
-        returncode = wait(proc, None)
+        # bounded: a child stuck in the driver (uninterruptible sleep, as after a hung GPU or Xid 79) ignores
+        # SIGKILL, and waiting for it without a limit would hang the doctor instead of reporting the hang
+        returncode = wait(proc, UNKILLABLE_WAIT_S)
+        if returncode is None:
+            watchdog = (watchdog + "; then it" if watchdog else "it") + (
+                f" did not end within {UNKILLABLE_WAIT_S:g} s of SIGKILL (stuck in the kernel, as a process in "
+                "a hung GPU driver is), so gpu-doctor stopped waiting for it"
+            )
     kill_group(proc)  # workers it started and left behind go too
     for reader in readers:
         reader.join(timeout=2)

@@ -8,6 +8,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from torch_gpu_doctor.host.base import CommandStatus, StepBudgets
 from torch_gpu_doctor.host.streaming import run_streaming, streamed_run_from_json, streamed_run_json
 
@@ -134,3 +136,22 @@ def test_a_stored_run_reads_back_equal_and_garbage_does_not() -> None:
         {**streamed_run_json(run), "lines": [1]},
     ):
         assert streamed_run_from_json(bad) is None
+
+
+def test_a_child_that_never_ends_after_sigkill_does_not_hang_the_doctor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process stuck in the driver (D state) ignores SIGKILL: simulated by a child whose exit is never
+    observed. Every wait is bounded, and the run says why it stopped waiting."""
+    from torch_gpu_doctor.host import streaming
+
+    waited: list[float | None] = []
+
+    def never_observed(proc: object, timeout: float | None) -> None:
+        waited.append(timeout)
+
+    monkeypatch.setattr(streaming, "wait", never_observed)
+    run = run_streaming(child('emit(event="hello")'), FAST)
+    assert None not in waited and waited  # no wait without a limit
+    assert run.status is CommandStatus.TIMED_OUT and run.returncode is None
+    assert run.watchdog is not None and "did not end within 10 s of SIGKILL" in run.watchdog
