@@ -12,8 +12,17 @@ def emit(item):
 
 
 def first_line(exc):
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    """The error's first line, and NCCL's real cause where it gives one: PyTorch's DistBackendError puts it
+    after "Last error:", on the same line or the next ("Error while creating shared memory segment ...")."""
+    text = [line.strip() for line in str(exc).strip().splitlines()]
+    if not text:
+        return type(exc).__name__
+    for i, line in enumerate(text):
+        if line.startswith("Last error:"):
+            cause = line[len("Last error:") :].strip() or next((t for t in text[i + 1 :] if t), "")
+            if cause:
+                return "%s; last error: %s" % (text[0], cause)
+    return text[0]
 
 
 def worker(config):
