@@ -3,9 +3,14 @@ on the next line, and the worker used to keep only the first line, "unhandled sy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
-from torch_gpu_doctor.probes.smoke_worker import first_line
+from torch_gpu_doctor.probes import smoke_worker
+
+# the probe runs in the diagnosed interpreter (Python 3.7+, no annotations): typed here for the tests
+first_line = cast(Callable[[BaseException], str], smoke_worker.first_line)
 
 PASTES = Path(__file__).parents[1] / "triage" / "pastes"
 
