@@ -109,7 +109,13 @@ def run_streaming(
             waiting_for = step_label(item)
             budget = budgets.for_step(str(item.get("step")))
             deadline = time.monotonic() + budget
-        elif event in ("end", "hello", "device"):
+        elif event == "device":  # cuda_init goes on to the next GPU's context: its budget, that GPU named
+            index = item.get("index")
+            following = index + 1 if isinstance(index, int) else None
+            waiting_for = step_label({"step": "cuda_init", "device": following})
+            budget = budgets.for_step("cuda_init")
+            deadline = time.monotonic() + budget
+        elif event in ("end", "hello"):
             waiting_for, budget = "the next step", budgets.default_step_s
             deadline = time.monotonic() + budget
         if on_line is not None:

@@ -155,3 +155,20 @@ def test_a_child_that_never_ends_after_sigkill_does_not_hang_the_doctor(
     assert None not in waited and waited  # no wait without a limit
     assert run.status is CommandStatus.TIMED_OUT and run.returncode is None
     assert run.watchdog is not None and "did not end within 10 s of SIGKILL" in run.watchdog
+
+
+def test_a_hang_creating_the_second_gpus_context_names_it_within_cuda_inits_budget() -> None:
+    """Issue 22, defect 3: each `device` event used to reset the clock to the default step budget and forget
+    the step, so a hang on GPU 1's context read "the next step did not finish" with no GPU named."""
+    budgets = StepBudgets(startup_s=20.0, steps={"cuda_init": 1.0}, default_step_s=20.0, total_s=60.0)
+    run = run_streaming(
+        child("""
+            emit(event="hello")
+            emit(event="start", step="cuda_init", device=None, variant=None)
+            emit(event="device", index=0, name="NVIDIA H100 80GB HBM3")
+            time.sleep(600)
+        """),
+        budgets,
+    )
+    assert run.status is CommandStatus.TIMED_OUT
+    assert run.watchdog == "cuda_init on GPU 1 did not finish within 1 s"
