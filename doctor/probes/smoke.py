@@ -33,6 +33,9 @@ from gpu_doctor_smoke_memory import MemorySteps  # noqa: E402
 from gpu_doctor_smoke_multi import MultiGpuSteps  # noqa: E402
 
 PROTOCOL = 1
+# GPU clock cycles to hold the stream for per queued call: 0.1 ms at 2 GHz, above Python's launch of a
+# matmul or copy (about 10-30 microseconds), below anything a person waits for.
+HOLD_CYCLES_PER_CALL = 200000
 
 
 class Smoke(MemorySteps, ComputeSteps, MultiGpuSteps):
@@ -105,11 +108,14 @@ class Smoke(MemorySteps, ComputeSteps, MultiGpuSteps):
     def sync(self, index):
         self.torch.cuda.synchronize(index)
 
-    def timed(self, index, fn, repeats):
-        """Per-call milliseconds of `fn` measured with CUDA events, after one untimed warm-up call."""
+    def timed(self, index, fn, repeats, hold=True):
+        """Per-call milliseconds of `fn` measured with CUDA events, after one untimed warm-up call. The pairs
+        are recorded back to back behind a held stream (`hold`), so no start event waits for Python."""
         torch = self.torch
         fn()
         self.sync(index)
+        if hold:
+            self.hold(repeats)
         pairs = []
         for _ in range(repeats):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -119,6 +125,19 @@ class Smoke(MemorySteps, ComputeSteps, MultiGpuSteps):
             pairs.append((start, end))
         self.sync(index)
         return [max(s.elapsed_time(e), 1e-6) for s, e in pairs]
+
+    def hold(self, calls):
+        """Keep the current stream busy while `calls` GPU calls are enqueued behind it. On an idle stream a start
+        event fires at once and the interval then counts Python's launch of the call (tens of microseconds:
+        most of a small matmul on a fast GPU); behind `torch.cuda._sleep` every call is queued before the first
+        event fires. A private function: without it the figures keep the launch overhead."""
+        sleep = getattr(self.torch.cuda, "_sleep", None)
+        if sleep is None:
+            return
+        try:
+            sleep(int(HOLD_CYCLES_PER_CALL * max(1, calls)))
+        except Exception:
+            pass
 
     # --- the steps -----------------------------------------------------------------------------------------
 

@@ -20,6 +20,9 @@ STICKY = (
     "misaligned address",
     "illegal instruction",
 )
+# The longest the smoke test copies untimed before it times a transfer, waiting for a steady rate and a link at
+# its top speed.
+WARM_UP_S = 2.0
 BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 

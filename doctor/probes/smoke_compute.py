@@ -6,6 +6,9 @@ import time
 
 from gpu_doctor_smoke_common import MATMUL_TOLERANCE, StepFailed
 
+BATCH_MS = 20.0  # the work one pair of events times: launch and event jitter (microseconds) stay below 0.1%
+MAX_BATCH = 100
+
 
 class ComputeSteps(object):
     def matmul(self, index, precision):
@@ -28,12 +31,12 @@ class ComputeSteps(object):
             a = torch.randn(n, n, device=self.dev(index), dtype=dtype)
             b = torch.randn(n, n, device=self.dev(index), dtype=dtype)
             out = torch.empty(n, n, device=self.dev(index), dtype=dtype)
-            ms = self.timed_for(index, lambda: torch.matmul(a, b, out=out), self.sizes["matmul_min_s"])
+            ms, calls = self.timed_for(index, lambda: torch.matmul(a, b, out=out), self.sizes["matmul_min_s"])
         finally:
             torch.set_float32_matmul_precision(previous)
         tflops = 2.0 * n**3 / statistics.median(ms) / 1e9
         # four significant digits: a fixed 3 decimals gives 0.0 for a slow device or a small matrix
-        values = {"n": n, "iterations": len(ms), "tflops": float("%.4g" % tflops)}
+        values = {"n": n, "iterations": calls, "tflops": float("%.4g" % tflops)}
         values.update(error)
         if not error["correct"]:
             raise StepFailed(
@@ -53,26 +56,33 @@ class ComputeSteps(object):
         return n
 
     def timed_for(self, index, fn, min_s):
-        """Event-timed calls until `min_s` has passed (at least 5), after a warm-up that loads the kernels."""
+        """Per-call milliseconds of `fn` and the number of calls: batches of calls, each timed by one pair of
+        CUDA events behind a held stream, until `min_s` has passed (at least 5 batches), after a warm-up that
+        loads the kernels. A batch holds about BATCH_MS of work, so a small matrix on a fast GPU is timed over
+        many calls instead of one call plus its launch."""
         torch = self.torch
         for _ in range(2):
             fn()
         self.sync(index)
-        times, spent = [], 0.0
+        times, spent, calls, batch = [], 0.0, 0, 1
         while len(times) < 5 or spent < min_s * 1000:
+            self.hold(batch)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn()
+            for _ in range(batch):
+                fn()
             end.record()
             end.synchronize()
             elapsed = max(start.elapsed_time(end), 1e-6)
-            times.append(elapsed)
+            times.append(elapsed / batch)
             spent += elapsed
-            # it ends at min_s and 5 calls, or at 1000 calls (a tiny matrix on a fast GPU)
-            self.progress(max(min(spent / (min_s * 1000), len(times) / 5.0), len(times) / 1000.0))
-            if len(times) >= 1000:
+            calls += batch
+            batch = max(1, min(MAX_BATCH, int(BATCH_MS / times[-1])))
+            # it ends at min_s and 5 batches, or at 1000 calls (a tiny matrix on a fast GPU)
+            self.progress(max(min(spent / (min_s * 1000), len(times) / 5.0), calls / 1000.0))
+            if calls >= 1000:
                 break
-        return times
+        return times, calls
 
     def matmul_error(self, index, dtype, precision):
         torch = self.torch
