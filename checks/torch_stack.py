@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.checks.support.torch_state import no_cuda_torch
+from torch_gpu_doctor.compat.builds import UNKNOWN_DEFAULT, companion_default_cuda, tag_build
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.torch import CompanionPackage
+from torch_gpu_doctor.fixes.target import target_platform
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
@@ -80,18 +84,23 @@ def torch_companions(facts: Facts) -> Finding:
         evidence.append(Evidence(comp.name, comp.version, f"{comp.name}/version.py"))
         if want and _base(comp.version) != want:
             problems.append(f"{comp.name} {comp.version} (torch {_base(packages.version)} goes with {want})")
-        elif comp.name != "torchvision" or packages.cuda is None or comp.cuda == packages.cuda:
             continue
-        elif comp.cuda is None:
-            untagged = " (no local tag: PyPI's build, CPU-only on Windows)" if "+" not in comp.version else ""
-            cpu_only.append(f"{comp.name} {comp.version} is a CPU build{untagged}")
-        elif comp.cuda.split(".")[0] != packages.cuda.split(".")[0]:  # torchvision refuses another major
+        if comp.name != "torchvision" or packages.cuda is None or comp.cuda == packages.cuda:
+            continue
+        built = _companion_build(comp, target_platform(facts))
+        if built is None or built.cuda == packages.cuda:  # a source build, or a release the data lacks
+            continue
+        if built.cuda is None:
+            cpu_only.append(f"{comp.name} {comp.version} is a CPU build{built.note}")
+        elif built.cuda.split(".")[0] != packages.cuda.split(".")[0]:  # torchvision refuses another major
             problems.append(
-                f"{comp.name} {comp.version} is built for CUDA {comp.cuda}, torch for CUDA {packages.cuda}"
+                f"{comp.name} {comp.version} is built for CUDA {built.cuda}{built.note}, torch for CUDA "
+                f"{packages.cuda}"
             )
         else:  # torchvision/extension.py: current releases compare the major only, older ones major.minor
             minor.append(
-                f"{comp.name} {comp.version} is built for CUDA {comp.cuda}, torch for CUDA {packages.cuda}"
+                f"{comp.name} {comp.version} is built for CUDA {built.cuda}{built.note}, torch for CUDA "
+                f"{packages.cuda}"
             )
     if problems:
         return Finding(
@@ -123,6 +132,30 @@ def torch_companions(facts: Facts) -> Finding:
         )
     names = ", ".join(f"{c.name} {c.version}" for c in installed)
     return Finding(cid, Status.PASS, f"{names} match torch {packages.version}.", evidence=tuple(evidence))
+
+
+@dataclass(frozen=True)
+class _Built:
+    cuda: str | None  # None: a CPU (or ROCm, XPU) build
+    note: str  # how it is known, for an untagged version
+
+
+def _companion_build(comp: CompanionPackage, platform: str | None) -> _Built | None:
+    """What a companion is built for: its local tag's CUDA (`+cu130`), a CPU build (`+cpu`, `+rocm…`), or, for
+    an untagged version, PyPI's default build of its release on this platform. None: not known (a source
+    build's `+git…` tag, or a release or platform the compat data lacks)."""
+    assert comp.version is not None
+    if comp.cuda is not None:
+        return _Built(comp.cuda, "")
+    if tag_build(comp.version) is not None:
+        return _Built(None, "")
+    if "+" in comp.version:
+        return None
+    default = companion_default_cuda(comp.name, comp.version, platform)
+    if default == UNKNOWN_DEFAULT:
+        return None
+    where = {"windows": "Windows", "linux_aarch64": "Linux aarch64"}.get(platform or "", "Linux x86_64")
+    return _Built(default, f" (no local tag: PyPI's default build for {where})")
 
 
 @check("torch.cudnn", "cuDNN loads in torch", "torch")

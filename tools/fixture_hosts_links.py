@@ -225,7 +225,9 @@ def rtx4060ti_x4() -> HostTree:
         ],
     )
     site = "/usr/local/lib/python3.10/dist-packages"
-    version_py = {"hip": None, "debug": False, "git_version": "0" * 40, "cuda": "12.6"}
+    # What the probe reads from a real companion's version.py: `__version__` and `git_version`, no `cuda`
+    # (torch 2.11's torchvision/torchaudio on a real machine, 2026-11-26): the variant is in the local tag.
+    version_py = {"git_version": "0" * 40}
     torch = packages(
         site,
         "2.7.1+cu126",

@@ -8,6 +8,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from torch_gpu_doctor.compat.builds import tag_build
 from torch_gpu_doctor.host.base import CommandResult, CommandStatus, Host
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -29,7 +30,7 @@ class CompanionPackage:
     name: str  # torchvision | torchaudio
     paths: tuple[str, ...]
     version: str | None  # from its version.py
-    cuda: str | None
+    cuda: str | None  # its local tag's CUDA (`+cu130`); None for `+cpu`, untagged and source builds
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,12 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _tag_cuda(version: str | None) -> str | None:
+    """A companion's CUDA from its local tag (`0.26.0+cu130` -> "13.0"): its version.py has none."""
+    build = tag_build(version) if version else None
+    return build[0] if build is not None else None
+
+
 def parse_packages(stdout: str) -> TorchPackages | Unavailable:
     lines = _json_lines(stdout)
     data = lines[-1] if lines else None
@@ -120,7 +127,7 @@ def parse_packages(stdout: str) -> TorchPackages | Unavailable:
                 name=str(name),
                 paths=tuple(str(p) for p in entry.get("paths") or [] if isinstance(p, str)),
                 version=_str(vpy.get("__version__")),
-                cuda=_str(vpy.get("cuda")),
+                cuda=_str(vpy.get("cuda")) or _tag_cuda(_str(vpy.get("__version__"))),
             )
         )
     dists = []

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from torch_gpu_doctor.compat import load_matrix
-from torch_gpu_doctor.compat.torch_parse import load_torch_releases
+from torch_gpu_doctor.compat.builds import UNKNOWN_DEFAULT, Build, companion_default_cuda, tag_build
 from torch_gpu_doctor.facts.model import (
     FACTS_SCHEMA_VERSION,
     DriverFacts,
@@ -43,14 +43,10 @@ _MACHINE = re.compile(r"(x86_64|amd64|aarch64|arm64|ppc64le|s390x)", re.IGNORECA
 _SYS_PLATFORM = {"linux": "Linux", "win32": "Windows", "cygwin": "Windows", "darwin": "Darwin"}
 # A package list's words for torch's build: local version tags, conda build strings (pytorch channel
 # "py3.7_cuda10.2.89_cudnn7.6.5_0", "py3.9_cpu_0"; torchvision "py37_cu102"; conda-forge "cuda118py310h…")
-_TAG_CUDA = re.compile(r"\+cu(\d+)(\d)\b")
-_TAG_ROCM = re.compile(r"\+rocm(\d+\.\d+(?:\.\d+)?)")
-_TAG_NO_CUDA = re.compile(r"\+(?:cpu|xpu)\b")  # the CPU build, and the Intel GPU build
 _CONDA_CUDA = re.compile(r"cuda(\d+\.\d+)|_cu(\d+)(\d)\b|cuda(\d{1,2})(\d)(?=_|py)")
 _CONDA_CPU = re.compile(r"(?:^|_)cpu(?:_|$)")
 # NVIDIA's Jetson builds of torch: "1.12.0a0+2c916ef.nv22.3", "2.0.0a0+ec3941ad.nv23.02"
 _JETSON_TORCH = re.compile(r"\.nv\d{2}\.\d{1,2}$")
-Build = tuple[str | None, str | None]  # (torch.version.cuda, torch.version.hip): (None, None) for CPU and XPU
 
 
 def report_facts(report: CollectEnvReport) -> Facts:
@@ -340,14 +336,9 @@ def listed_build(version: str, build: str | None) -> Build | None:
     """The build of torch (or torchvision, torchaudio) as a package list shows it: its local version tag
     (`+cu121`, `+rocm6.2`, `+cpu`, `+xpu`), else its conda build string. None: the line does not say (an
     untagged pip version, a `pypi_0` conda line)."""
-    tag = _TAG_CUDA.search(version)
-    if tag is not None:
-        return f"{tag.group(1)}.{tag.group(2)}", None
-    rocm = _TAG_ROCM.search(version)
-    if rocm is not None:
-        return None, rocm.group(1)
-    if _TAG_NO_CUDA.search(version):
-        return None, None
+    tagged = tag_build(version)
+    if tagged is not None:
+        return tagged
     conda = _CONDA_CUDA.search(build or "")
     if conda is not None:
         if conda.group(1):
@@ -462,9 +453,6 @@ def _companions(report: CollectEnvReport) -> tuple[CompanionPackage, ...]:
     return tuple(companions)
 
 
-UNKNOWN_DEFAULT = "unknown"
-
-
 def untagged_default(name: str, version: str, report: CollectEnvReport) -> str | None:
     """The CUDA of the PyPI default build of an untagged torchvision/torchaudio version on the report's
     platform: "12.1", None for a CPU default, UNKNOWN_DEFAULT when the release or the platform is unknown."""
@@ -479,19 +467,7 @@ def untagged_default(name: str, version: str, report: CollectEnvReport) -> str |
         if system == "Linux" and machine in ("aarch64", "arm64")
         else None
     )
-    if platform is None:
-        return UNKNOWN_DEFAULT
-    base = version.split("+", maxsplit=1)[0]
-    for release in load_torch_releases().releases:
-        for torch_version in release.all_versions:
-            pair = release.companions.for_version(torch_version)
-            if (pair.torchvision if name == "torchvision" else pair.torchaudio) == base:
-                variant = release.pypi_default.get(platform)
-                if variant is None:
-                    return UNKNOWN_DEFAULT
-                found = release.variant(variant)
-                return found.cuda if found is not None else None
-    return UNKNOWN_DEFAULT
+    return companion_default_cuda(name, version, platform)
 
 
 def _runtime(report: CollectEnvReport, packages: Maybe[TorchPackages]) -> Maybe[TorchRuntime]:

@@ -17,6 +17,7 @@ from torch_gpu_doctor.facts.torch import (
     Distribution,
     TorchPackages,
     TorchRuntime,
+    parse_packages,
     parse_runtime,
 )
 from torch_gpu_doctor.host.base import CommandResult, CommandStatus
@@ -59,14 +60,78 @@ def test_companion_built_for_another_cuda_minor_warns() -> None:
 
 
 def test_a_cpu_torchvision_beside_a_cuda_torch_warns_about_its_gpu_operators() -> None:
-    """pip's torchvision from PyPI on Windows is the CPU build: it imports, and nms fails on CUDA tensors."""
+    """`+cpu` says it; so does an untagged version on Windows, where PyPI's default torchvision is the CPU
+    build: it imports, and nms fails on CUDA tensors."""
+    tagged = (CompanionPackage("torchvision", (), "0.20.1+cpu", None),)
+    f = torch_companions(facts(torch_packages=_with(companions=tagged)))
+    assert f.status is Status.WARN
+    assert f.summary.startswith("torchvision 0.20.1+cpu is a CPU build, beside torch 2.5.1+cu124")
+    assert "nms" in f.summary
+    windows = replace(python_facts(), system="Windows", machine="AMD64")
     untagged = (CompanionPackage("torchvision", (), "0.20.1", None),)
-    f = torch_companions(facts(torch_packages=_with(companions=untagged)))
+    f = torch_companions(facts(python=windows, torch_packages=_with(companions=untagged)))
     assert f.status is Status.WARN
     assert f.summary.startswith(
-        "torchvision 0.20.1 is a CPU build (no local tag: PyPI's build, CPU-only on Windows)"
+        "torchvision 0.20.1 is a CPU build (no local tag: PyPI's default build for Windows)"
     )
-    assert "nms" in f.summary
+
+
+def test_an_untagged_torchvision_on_linux_is_pypis_cuda_build_of_its_release() -> None:
+    """torch 2.5's PyPI default on Linux x86_64 is cu124 (compat data): beside +cu124 it matches, beside +cu118
+    it is another CUDA major."""
+    untagged = (CompanionPackage("torchvision", (), "0.20.1", None),)
+    same = torch_companions(facts(python=python_facts(), torch_packages=_with(companions=untagged)))
+    assert same.status is Status.PASS, same.summary
+    cu118 = replace(torch_packages("2.5.1+cu118", "11.8"), companions=untagged)
+    f = torch_companions(facts(python=python_facts(), torch_packages=cu118))
+    assert f.status is Status.FAIL
+    assert (
+        "torchvision 0.20.1 is built for CUDA 12.4 (no local tag: PyPI's default build for Linux x86_64), "
+        "torch for CUDA 11.8" in f.summary
+    )
+
+
+def test_a_companion_whose_build_is_not_said_is_not_judged() -> None:
+    """A source build's tag (`+git…`) and a release the compat data lacks say nothing about the CUDA."""
+    for version in ("0.20.1+git5a3c0f2", "0.99.0"):
+        comps = (CompanionPackage("torchvision", (), version, None),)
+        f = torch_companions(facts(python=python_facts(), torch_packages=_with(companions=comps)))
+        assert "CPU build" not in f.summary and "built for CUDA" not in f.summary, (version, f.summary)
+
+
+def test_the_companions_cuda_comes_from_the_local_tag_of_a_real_version_py() -> None:
+    """What the torch_packages probe read on a real torch 2.11.0+cu130 machine (an H200, 2026-11-26): the
+    companions' version.py holds `__version__` and `git_version` only, no `cuda`. That is a CUDA 13.0 build,
+    not a CPU build."""
+    probe = {
+        "torch_paths": ["/opt/torch/.venv/lib/python3.12/site-packages/torch"],
+        "torch_version_py": {"__version__": "2.11.0+cu130", "debug": False, "cuda": "13.0", "hip": None},
+        "companions": {
+            "torchvision": {
+                "paths": ["/opt/torch/.venv/lib/python3.12/site-packages/torchvision"],
+                "version_py": {
+                    "__version__": "0.26.0+cu130",
+                    "git_version": "336d36e8db990a905498c73933e35231876e28bc",
+                },
+            },
+            "torchaudio": {
+                "paths": ["/opt/torch/.venv/lib/python3.12/site-packages/torchaudio"],
+                "version_py": {
+                    "__version__": "2.11.0+cu130",
+                    "git_version": "34c52a67e8941bbd8e6adaca0eb0b9eabec11d78",
+                },
+            },
+        },
+    }
+    packages = parse_packages(json.dumps(probe) + "\n")
+    assert isinstance(packages, TorchPackages)
+    assert [(c.name, c.cuda) for c in packages.companions] == [
+        ("torchaudio", "13.0"),
+        ("torchvision", "13.0"),
+    ]
+    f = torch_companions(facts(python=python_facts(), torch_packages=packages))
+    assert f.status is Status.PASS, f.summary
+    assert f.summary == "torchaudio 2.11.0+cu130, torchvision 0.26.0+cu130 match torch 2.11.0+cu130."
 
 
 def test_cudnn_version_encodings() -> None:
