@@ -89,7 +89,8 @@ def test_symlinks_are_relative_and_stay_inside_the_root(fixture: Path) -> None:
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_cli_findings_match_expected(fixture: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expected = _expected(fixture)
-    code = main(["--root", str(fixture), "--json"])
+    # "argv": more options, e.g. ["--smoke"] to replay the smoke run a capture made with `capture --smoke`
+    code = main(["--root", str(fixture), "--json", *expected.get("argv", [])])
     out = capsys.readouterr().out
     document = json.loads(out)
     jsonschema.validate(document, json.loads(report_schema_text()))
