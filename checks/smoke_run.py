@@ -10,7 +10,7 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.support.smoke import SOURCE, run_or_finding
 from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, StepStatus
+from torch_gpu_doctor.facts.smoke import SmokeDevice, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
@@ -125,14 +125,41 @@ def _completed(run: SmokeRun, evidence: tuple[Evidence, ...]) -> Finding:
         f"The smoke test ran {len(run.steps)} steps on {gpus} GPU{'s' if gpus != 1 else ''} in "
         f"{run.duration_ms / 1000:.1f} s ({run.mode.value} mode)"
     )
+    lost = [d for d in run.devices if d.error]
+    if lost:
+        first = lost[0]
+        return Finding(
+            RUN,
+            Status.FAIL,
+            f"{gpus - len(lost)} of {gpus} GPUs could be used: "
+            + "; ".join(f"GPU {d.index} ({_where(d)}) failed: {d.error}" for d in lost)
+            + ". The others were tested (see the smoke checks below).",
+            details="torch could not create a context or read the free memory on that GPU. It is usually taken "
+            "in exclusive-process mode by another program, full, or in an error state after an Xid "
+            "(driver.xid_errors); nvidia-smi shows its compute mode, its processes and its memory.",
+            evidence=evidence,
+            remediation=Remediation(
+                text=f"See what holds GPU {first.index}: its compute mode, its processes and its memory.",
+                commands=(
+                    Command(("nvidia-smi", "-i", str(first.index), "-q", "-d", "COMPUTE,MEMORY,PIDS")),
+                ),
+                target=Target.SYSTEM,
+            ),
+        )
     if bad:
+        failed = sorted({s.device for s in bad if s.device is not None})
+        per_gpu = f"{gpus - len(failed)} of {gpus} GPUs passed every step; " if failed and gpus > 1 else ""
         return Finding(
             RUN,
             Status.PASS,
-            f"{head}; {len(bad)} step(s) gave wrong results or errors (see the smoke checks below).",
+            f"{head}; {per_gpu}{len(bad)} step(s) gave wrong results or errors (see the smoke checks below).",
             evidence=evidence,
         )
     return Finding(RUN, Status.PASS, f"{head}; all {len(done)} that apply passed.", evidence=evidence)
+
+
+def _where(device: SmokeDevice) -> str:
+    return f"{device.name} at {device.pci_bus_id}" if device.pci_bus_id else device.name
 
 
 @check(PREVIOUS, "The previous smoke test finished", "smoke")

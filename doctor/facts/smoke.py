@@ -61,6 +61,7 @@ class SmokeDevice:
     free_memory_bytes: int | None
     pci_bus_id: str | None  # "0000:01:00.0", to find its PCIe link; None on torch builds that do not say
     uuid: str | None
+    error: str | None = None  # why this GPU could not be used (its context or memory query failed)
 
 
 @dataclass(frozen=True)
@@ -158,16 +159,18 @@ def _step(start: dict[str, Any], end: dict[str, Any] | None) -> SmokeStep:
 def _device(item: dict[str, Any]) -> SmokeDevice | None:
     index, total = _opt_int(item.get("index")), _opt_int(item.get("total_memory_bytes"))
     name, capability = _opt_str(item.get("name")), _opt_str(item.get("capability"))
-    if index is None or total is None or name is None or capability is None:
+    error = _opt_str(item.get("error"))
+    if index is None or (error is None and (total is None or name is None or capability is None)):
         return None
     return SmokeDevice(
         index=index,
-        name=name,
-        capability=capability,
-        total_memory_bytes=total,
+        name=name or f"GPU {index}",  # a GPU whose properties could not be read is named by its index
+        capability=capability or "unknown",
+        total_memory_bytes=total or 0,
         free_memory_bytes=_opt_int(item.get("free_memory_bytes")),
         pci_bus_id=_opt_str(item.get("pci_bus_id")),
         uuid=_opt_str(item.get("uuid")),
+        error=error,
     )
 
 

@@ -24,6 +24,7 @@ from gpu_doctor_smoke_common import (  # noqa: E402
     STICKY,
     StepFailed,
     emit,
+    first_line,
     is_oom,
     pci_bus_id,
     uuid_text,
@@ -155,22 +156,38 @@ class Smoke(MemorySteps, ComputeSteps, MultiGpuSteps):
             except Exception as exc:
                 why = "%s: %s" % (type(exc).__name__, exc)
             raise StepFailed("error", why, {"cuda_available": False, "device_count": count})
+        failed = {}
         for index in range(count):
-            props = torch.cuda.get_device_properties(index)
-            free, total = torch.cuda.mem_get_info(index)
-            emit(
-                {
-                    "event": "device",
-                    "index": index,
-                    "name": props.name,
-                    "capability": "%d.%d" % (props.major, props.minor),
-                    "total_memory_bytes": int(props.total_memory),
-                    "free_memory_bytes": int(free),
-                    "multi_processor_count": getattr(props, "multi_processor_count", None),
-                    "pci_bus_id": pci_bus_id(props),
-                    "uuid": uuid_text(props),
-                }
+            # One GPU at a time: a GPU that is full, taken in exclusive-process mode or in an error state is
+            # marked broken (its steps are skipped and named), and the others are still tested.
+            item = {"event": "device", "index": index}
+            try:
+                props = torch.cuda.get_device_properties(index)
+                item.update(
+                    {
+                        "name": props.name,
+                        "capability": "%d.%d" % (props.major, props.minor),
+                        "total_memory_bytes": int(props.total_memory),
+                        "multi_processor_count": getattr(props, "multi_processor_count", None),
+                        "pci_bus_id": pci_bus_id(props),
+                        "uuid": uuid_text(props),
+                    }
+                )
+                free, _ = torch.cuda.mem_get_info(index)  # creates this GPU's context
+                item["free_memory_bytes"] = int(free)
+            except Exception as exc:
+                failed[index] = item["error"] = "%s: %s" % (type(exc).__name__, first_line(exc))
+                self.broken[index] = failed[index]
+            emit(item)
+        if failed and len(failed) == count:
+            raise StepFailed(
+                "error",
+                "no GPU could be used: "
+                + "; ".join("GPU %d: %s" % (i, why) for i, why in sorted(failed.items())),
+                {"cuda_available": True, "device_count": count, "failed_devices": count},
             )
+        if failed:
+            return {"cuda_available": True, "device_count": count, "failed_devices": len(failed)}
         return {"cuda_available": True, "device_count": count}
 
 

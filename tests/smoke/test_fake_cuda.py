@@ -171,6 +171,58 @@ def test_one_failing_gpu_of_two(torch_python: str, monkeypatch: pytest.MonkeyPat
     assert "GPU 0" not in memory.summary
 
 
+def test_a_gpu_that_cannot_be_used_is_named_and_the_others_are_tested(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, defect 2: GPU 2 of 4 is taken in exclusive-process mode, so creating its context fails
+    (cudaErrorDevicesUnavailable). Before, cuda_init asked every GPU in one step: one error made the whole
+    step fail, the run fell back to the CPU matmul and no GPU was tested."""
+    simulate(monkeypatch, devices=4, fault={"op": "mem_get_info", "action": "busy", "device": 2})
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=4)
+    assert run.outcome is SmokeOutcome.COMPLETED, run.message
+    init = run.find("cuda_init")
+    assert init is not None and init.status is StepStatus.OK
+    assert [d.error is not None for d in run.devices] == [False, False, True, False]
+    assert run.devices[2].error == (
+        "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"
+    )
+    for index in (0, 1, 3):
+        memory = run.find("memory", index)
+        assert memory is not None and memory.status is StepStatus.OK, index
+    skipped = run.find("memory", 2)
+    assert skipped is not None and skipped.status is StepStatus.SKIPPED
+    assert skipped.message is not None and skipped.message.startswith("GPU 2 failed earlier: RuntimeError")
+    finding = smoke_run(facts(smoke=run))
+    assert finding.status is Status.FAIL
+    assert finding.summary.startswith(
+        "3 of 4 GPUs could be used: GPU 2 (NVIDIA GeForce RTX 4090 at 0000:03:00.0) failed: RuntimeError: "
+        "CUDA error: CUDA-capable device(s) is/are busy or unavailable."
+    )
+    assert finding.remediation is not None
+    assert finding.remediation.commands[0].argv == (
+        "nvidia-smi",
+        "-i",
+        "2",
+        "-q",
+        "-d",
+        "COMPUTE,MEMORY,PIDS",
+    )
+
+
+def test_when_no_gpu_can_be_used_the_run_says_why_for_each(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulate(monkeypatch, devices=2, fault={"op": "mem_get_info", "action": "busy"})
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    init = run.find("cuda_init")
+    assert init is not None and init.status is StepStatus.ERROR
+    assert init.message is not None and init.message.startswith(
+        "no GPU could be used: GPU 0: RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or "
+        "unavailable; GPU 1: RuntimeError"
+    )
+    assert run.find("cpu_matmul") is not None
+
+
 def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
     torch_python: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
