@@ -19,6 +19,10 @@ def stage(name):
     sys.stdout.flush()
 
 
+def unique(items):
+    return [item for i, item in enumerate(items) if item not in items[:i]]
+
+
 def mapped_libraries():
     libs = {}
     try:
@@ -49,39 +53,55 @@ def main():
     result["hip"] = getattr(torch.version, "hip", None)
     result["debug"] = bool(getattr(torch.version, "debug", False))
     result["git_version"] = getattr(torch.version, "git_version", None)
-    stage("arch_list")
-    try:
-        result["arch_list"] = list(torch.cuda.get_arch_list())
-    except Exception as exc:
-        result["arch_list"] = None
-        result["arch_list_error"] = "%s: %s" % (type(exc).__name__, exc)
+    # CUDA's first use first: torch.cuda.get_arch_list() calls is_available() in 2.x, so asking it first put
+    # the driver's initialisation in the "arch_list" stage and its one-time warning ("CUDA initialization: ...")
+    # outside the recording. Every CUDA call below runs inside it: the capability warning comes at lazy init.
+    caught = []
     stage("cuda_init")
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         available = bool(torch.cuda.is_available())
+    caught.extend(seen)
     result["cuda_available"] = available
-    result["cuda_warnings"] = [str(w.message) for w in caught]
     result["cuda_init_error"] = None
     if not available and (result["cuda"] or result["hip"]):
         try:
-            torch.cuda.init()
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                try:
+                    torch.cuda.init()
+                finally:
+                    caught.extend(seen)
         except Exception as exc:
             result["cuda_init_error"] = "%s: %s" % (type(exc).__name__, exc)
+    stage("arch_list")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            result["arch_list"] = list(torch.cuda.get_arch_list())
+        except Exception as exc:
+            result["arch_list"] = None
+            result["arch_list_error"] = "%s: %s" % (type(exc).__name__, exc)
+    caught.extend(seen)
     devices = []
     if available:
         stage("devices")
-        for index in range(torch.cuda.device_count()):
-            props = torch.cuda.get_device_properties(index)
-            devices.append(
-                {
-                    "index": index,
-                    "name": props.name,
-                    "capability": "%d.%d" % (props.major, props.minor),
-                    "total_memory_bytes": int(props.total_memory),
-                    "uuid": str(getattr(props, "uuid", "")) or None,
-                    "pci_bus_id": getattr(props, "pci_bus_id", None),
-                }
-            )
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for index in range(torch.cuda.device_count()):
+                props = torch.cuda.get_device_properties(index)
+                devices.append(
+                    {
+                        "index": index,
+                        "name": props.name,
+                        "capability": "%d.%d" % (props.major, props.minor),
+                        "total_memory_bytes": int(props.total_memory),
+                        "uuid": str(getattr(props, "uuid", "")) or None,
+                        "pci_bus_id": getattr(props, "pci_bus_id", None),
+                    }
+                )
+        caught.extend(seen)
+    result["cuda_warnings"] = unique([str(w.message) for w in caught])
     result["device_count"] = len(devices)
     result["devices"] = devices
     stage("cudnn")

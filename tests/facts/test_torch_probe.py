@@ -127,6 +127,39 @@ def test_arch_warning_is_kept_and_the_device_judged_by_the_runtime_arch_list(sit
     assert f.evidence[0].source == "torch.cuda.get_arch_list()"
 
 
+# As torch 2.x does it (torch/cuda/__init__.py, c10/cuda/CUDAFunctions.cpp): get_arch_list() returns [] unless
+# is_available(), and the driver's warning comes once per process, from the first CUDA query.
+CU121_OLD_DRIVER_2X = f"""
+import warnings
+_warned = []
+def is_available():
+    if not _warned:
+        _warned.append(1)
+        warnings.warn({DRIVER_TOO_OLD!r})
+    return False
+def get_arch_list():
+    if not is_available():
+        return []
+    return ["sm_80", "sm_90"]
+def init():
+    raise RuntimeError({DRIVER_TOO_OLD[len("CUDA initialization: ") :]!r})
+def device_count():
+    return 0
+"""
+
+
+def test_the_one_time_driver_warning_is_kept_when_get_arch_list_initialises_cuda(site: Path) -> None:
+    """Issue 22, defect 13: the probe asked get_arch_list() first, which initialised CUDA outside the warning
+    recording, so cuda_warnings was always empty on a real 2.x torch with a driver too old."""
+    fake_torch(site, "2.1.0+cu121", "12.1", CU121_OLD_DRIVER_2X)
+    host = RealHost()
+    packages = gather_torch_packages(host, sys.executable)
+    runtime = gather_torch_runtime(host, sys.executable, packages)
+    assert isinstance(runtime, TorchRuntime) and runtime.outcome == "ok"
+    assert runtime.cuda_warnings == (DRIVER_TOO_OLD,)
+    assert runtime.arch_list == ()
+
+
 def test_segfault_on_import_is_reported_with_the_signal_and_stage(site: Path) -> None:
     fake_torch(
         site, "2.4.0+cu124", "12.4", "", init="import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
