@@ -56,6 +56,20 @@ def is_oom(exc):
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
+# Rows of the memory test checked at once; each row is MEMORY_COLS int32 words (4 MiB).
+MEMORY_BATCH_ROWS = 64
+MEMORY_COLS = 1 << 20
+
+
+def memory_rows(free, share):
+    """Rows of the memory test: `share` of the free memory, less what its verify pass allocates beside the block
+    (the expected rows and their complement as int32, the comparison as bool: 576 MiB at 64 rows, plus 64 MiB
+    for the allocator's rounding), so a GPU with a few GiB free is not run out of memory by the test itself."""
+    temporaries = MEMORY_BATCH_ROWS * MEMORY_COLS * (4 + 4 + 1) + 64 * MIB
+    usable = min(int(free * share), int(free) - temporaries)
+    return max(1, usable // (4 * MEMORY_COLS))
+
+
 def first_line(exc):
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

@@ -6,7 +6,18 @@ import statistics
 import threading
 import time
 
-from gpu_doctor_smoke_common import BDF, MIB, WARM_UP_S, StepFailed, first_line, is_oom, pci_bus_id
+from gpu_doctor_smoke_common import (
+    BDF,
+    MEMORY_BATCH_ROWS,
+    MEMORY_COLS,
+    MIB,
+    WARM_UP_S,
+    StepFailed,
+    first_line,
+    is_oom,
+    memory_rows,
+    pci_bus_id,
+)
 
 
 class MemorySteps(object):
@@ -14,8 +25,8 @@ class MemorySteps(object):
         """Fill a large share of free memory with an address pattern and its complement; read both back."""
         torch = self.torch
         free, total = torch.cuda.mem_get_info(index)
-        cols = 1 << 20  # int32 elements per row: 4 MiB
-        rows = max(1, int(free * self.sizes["memory_share"]) // (4 * cols))
+        cols = MEMORY_COLS  # int32 elements per row: 4 MiB
+        rows = memory_rows(free, self.sizes["memory_share"])
         requested = rows * cols * 4
         try:
             block = torch.empty((rows, cols), dtype=torch.int32, device=self.dev(index))
@@ -29,7 +40,7 @@ class MemorySteps(object):
                 {"requested_bytes": requested, "free_bytes": int(free), "oom": True},
             ) from None
         col = torch.arange(cols, dtype=torch.int32, device=self.dev(index))
-        batch = 64  # rows per pass: 256 MiB of temporaries
+        batch = MEMORY_BATCH_ROWS  # rows per pass: what memory_rows leaves room for
         mismatches, first_bad = 0, None
         for invert in (False, True):
             if invert:
