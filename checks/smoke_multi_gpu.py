@@ -6,6 +6,7 @@ from torch_gpu_doctor.checks.support.smoke import failed_steps, gpu_run_or_findi
 from torch_gpu_doctor.checks.support.smoke_figures import multi_gpu_figures
 from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.smoke import SmokeStep, StepStatus
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.registry import check
 
@@ -46,7 +47,7 @@ def smoke_multi_gpu(facts: Facts) -> Finding:
             CID,
             Status.FAIL,
             f"{bad[0].label} failed: {bad[0].message or bad[0].status.value}.",
-            details="\n".join(f"{s.label}: {s.message}" for s in bad),
+            details="\n".join(f"{s.label}: {s.message}" for s in bad) + _corrupt_hint(bad),
             evidence=evidence,
         )
     access = run.find("peer_access")
@@ -74,4 +75,15 @@ def smoke_multi_gpu(facts: Facts) -> Finding:
         f"All {len(run.devices)} GPUs reach each other directly{tail}.",
         details=lines,
         evidence=evidence,
+    )
+
+
+def _corrupt_hint(bad: list[SmokeStep]) -> str:
+    """Data that arrives wrong between GPUs: the peer path itself (PCIe ACS or the IOMMU redirecting it)."""
+    if not any(s.name == "peer_copy" and s.status is StepStatus.WRONG for s in bad):
+        return ""
+    return (
+        "\nData copied directly between GPUs arrived changed: the peer-to-peer path is broken, most often by "
+        "PCIe ACS or the IOMMU between the GPUs (see platform.iommu_p2p). Until it is fixed, "
+        "NCCL_P2P_DISABLE=1 makes NCCL copy through host memory instead."
     )

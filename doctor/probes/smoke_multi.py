@@ -8,11 +8,13 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-from gpu_doctor_smoke_common import StepFailed
+from gpu_doctor_smoke_common import MIB, StepFailed
 
 # One rank of the all-reduce; the parent writes it beside this file (doctor/probes/smoke_worker.py).
+OUTPUT_TAIL_BYTES = 1 << 20  # of each worker's stdout and stderr: the report line and the error at the end
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_doctor_smoke_worker.py")
 
 
@@ -26,9 +28,16 @@ class MultiGpuSteps(object):
         return values
 
     def peer_copy(self, src, dst):
+        """GPU-to-GPU copies, timed, then checked: a peer path that corrupts data (an IOMMU or ACS setting in
+        the way) must not pass as fast. The source holds a random pattern; the copy is compared on the
+        destination with the pattern brought there from the host, not over the path under test."""
         torch = self.torch
         nbytes = self.sizes["peer_bytes"]
+        block = min(nbytes, MIB)
+        gen = torch.Generator().manual_seed(2718)
+        pattern = torch.randint(0, 256, (block,), dtype=torch.uint8, generator=gen)
         a = torch.empty(nbytes, dtype=torch.uint8, device=self.dev(src))
+        a.view(-1, block).copy_(pattern.to(self.dev(src)).expand(nbytes // block, block))
         b = torch.empty(nbytes, dtype=torch.uint8, device=self.dev(dst))
         b.copy_(a)
         self.sync(src)
@@ -41,7 +50,19 @@ class MultiGpuSteps(object):
             self.sync(dst)
             times.append(time.perf_counter() - started)
             self.progress(len(times) / 5.0)
-        return {"bytes": nbytes, "gbytes_per_s": round(nbytes / statistics.median(times) / 1e9, 3)}
+        wrong = int((b.view(-1, block) != pattern.to(self.dev(dst))).sum().item())
+        values = {
+            "bytes": nbytes,
+            "gbytes_per_s": round(nbytes / statistics.median(times) / 1e9, 3),
+            "mismatched_bytes": wrong,
+        }
+        if wrong:
+            raise StepFailed(
+                "wrong",
+                "%d of %d bytes copied from GPU %d to GPU %d arrived wrong" % (wrong, nbytes, src, dst),
+                values,
+            )
+        return values
 
     def all_reduce(self, count):
         port = free_port()
@@ -54,15 +75,15 @@ class MultiGpuSteps(object):
             "iters": self.sizes["allreduce_iters"],
             "device_type": self.device_type,
         }
-        workers = []
+        workers, outputs = [], []
         for rank in range(count):
             config["rank"] = rank
+            # Files, not pipes: NCCL logs to stdout (NCCL_DEBUG=INFO writes megabytes), and a rank whose pipe
+            # is full blocks in the middle of the collective until someone reads it.
+            out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+            outputs.append((out, err))
             workers.append(
-                subprocess.Popen(
-                    [sys.executable, WORKER, json.dumps(config)],
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                )
+                subprocess.Popen([sys.executable, WORKER, json.dumps(config)], stdout=out, stderr=err)
             )
         results, errors = [], []
         stop_at, failed_at = time.time() + 100, None
@@ -78,7 +99,8 @@ class MultiGpuSteps(object):
             if proc.poll() is None:
                 proc.kill()
         for rank, proc in enumerate(workers):
-            out, err = proc.communicate()
+            proc.wait()
+            out, err = (tail(f, OUTPUT_TAIL_BYTES) for f in outputs[rank])
             if rank in hung:
                 why = "stopped after another rank failed" if failed_at else "did not finish within 100 s"
                 errors.append("rank %d: %s" % (rank, why))
@@ -115,6 +137,16 @@ def stderr_reason(err, returncode):
     if errors:
         return errors[-1]
     return lines[-1] if lines else "exit %s" % returncode
+
+
+def tail(handle, limit):
+    """The last `limit` bytes a worker wrote (its report is its last line), and the file closed."""
+    try:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - limit))
+        return handle.read()
+    finally:
+        handle.close()
 
 
 def free_port():

@@ -5,6 +5,7 @@ partial multi-GPU failure, each through the watchdog and the checks exactly as o
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +222,39 @@ def test_when_no_gpu_can_be_used_the_run_says_why_for_each(
         "unavailable; GPU 1: RuntimeError"
     )
     assert run.find("cpu_matmul") is not None
+
+
+def test_a_peer_path_that_corrupts_data_fails_instead_of_passing_as_fast(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, defect 9: the peer copy was timed and never compared, so a P2P path that corrupts data (an
+    IOMMU or ACS setting in the way) passed as "fast"."""
+    simulate(monkeypatch, devices=2, fault={"op": "peer_copy", "action": "wrong"})
+    config = json.loads(os.environ["GPU_DOCTOR_FAKE_CUDA"])
+    config["sizes"]["peer_bytes"] = 3 << 20  # apart from the transfers' and device copies' 1 MiB
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps(config))
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    copy = run.find("peer_copy", 0)
+    assert copy is not None and copy.status is StepStatus.WRONG, copy
+    assert copy.message == "1 of 3145728 bytes copied from GPU 0 to GPU 1 arrived wrong"
+    finding = smoke_multi_gpu(facts(smoke=run))
+    assert finding.status is Status.FAIL, finding.summary
+    assert finding.details is not None and "NCCL_P2P_DISABLE=1" in finding.details
+
+
+def test_ranks_that_log_megabytes_do_not_block_on_a_full_pipe(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, defect 7: the workers' output went to pipes read only at exit, and NCCL logs to stdout; with
+    the NCCL_DEBUG=INFO our own advice recommends, a rank blocked on its full pipe and read as a hang."""
+    simulate(monkeypatch, devices=2)
+    config = json.loads(os.environ["GPU_DOCTOR_FAKE_CUDA"])
+    config["worker_log_bytes"] = 4 << 20  # 64 times a Linux pipe's buffer
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps(config))
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    reduce = run.find("all_reduce")
+    assert reduce is not None and reduce.status is StepStatus.OK, reduce
+    assert reduce.numbers["world_size"] == 2
 
 
 def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
