@@ -14,6 +14,7 @@ import time
 from gpu_doctor_smoke_common import MIB, StepFailed
 
 # One rank of the all-reduce; the parent writes it beside this file (doctor/probes/smoke_worker.py).
+PORT_ATTEMPTS = 3
 OUTPUT_TAIL_BYTES = 1 << 20  # of each worker's stdout and stderr: the report line and the error at the end
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_doctor_smoke_worker.py")
 
@@ -65,16 +66,40 @@ class MultiGpuSteps(object):
         return values
 
     def all_reduce(self, count):
-        port = free_port()
         nbytes = self.sizes["allreduce_bytes"]
         config = {
             "worker": "all_reduce",
             "world": count,
-            "port": port,
             "bytes": nbytes,
             "iters": self.sizes["allreduce_iters"],
             "device_type": self.device_type,
         }
+        # The port is free when chosen and bound again by rank 0 seconds later, after every rank imported
+        # torch: another program can take it in between. That shows as EADDRINUSE: try another port.
+        for attempt in range(PORT_ATTEMPTS):
+            config["port"] = free_port()
+            results, errors = self.run_ranks(config, count)
+            if not (errors and any(port_taken(e) for e in errors)) or attempt == PORT_ATTEMPTS - 1:
+                break
+        if errors:
+            raise StepFailed("error", "; ".join(errors))
+        seconds = max(r["seconds"] for r in results)
+        algbw = nbytes / seconds / 1e9
+        values = {
+            "world_size": count,
+            "bytes": nbytes,
+            "backend": results[0]["backend"],
+            "algbw_gbytes_per_s": round(algbw, 3),
+            "busbw_gbytes_per_s": round(algbw * 2 * (count - 1) / count, 3),
+            "correct": all(r["correct"] for r in results),
+        }
+        if not values["correct"]:
+            raise StepFailed("wrong", "the all-reduce returned a wrong sum", values)
+        return values
+
+    def run_ranks(self, config, count):
+        """One worker process per GPU; each rank's report, and the errors of those that failed."""
+        config = dict(config)
         workers, outputs = [], []
         for rank in range(count):
             config["rank"] = rank
@@ -99,7 +124,10 @@ class MultiGpuSteps(object):
             if proc.poll() is None:
                 proc.kill()
         for rank, proc in enumerate(workers):
-            proc.wait()
+            try:
+                proc.wait(timeout=10)  # killed above if it ran on; one stuck in the driver may never exit
+            except subprocess.TimeoutExpired:
+                hung.append(rank)
             out, err = (tail(f, OUTPUT_TAIL_BYTES) for f in outputs[rank])
             if rank in hung:
                 why = "stopped after another rank failed" if failed_at else "did not finish within 100 s"
@@ -113,21 +141,7 @@ class MultiGpuSteps(object):
                 )
             else:
                 results.append(report)
-        if errors:
-            raise StepFailed("error", "; ".join(errors))
-        seconds = max(r["seconds"] for r in results)
-        algbw = nbytes / seconds / 1e9
-        values = {
-            "world_size": count,
-            "bytes": nbytes,
-            "backend": results[0]["backend"],
-            "algbw_gbytes_per_s": round(algbw, 3),
-            "busbw_gbytes_per_s": round(algbw * 2 * (count - 1) / count, 3),
-            "correct": all(r["correct"] for r in results),
-        }
-        if not values["correct"]:
-            raise StepFailed("wrong", "the all-reduce returned a wrong sum", values)
-        return values
+        return results, errors
 
 
 def stderr_reason(err, returncode):
@@ -147,6 +161,12 @@ def tail(handle, limit):
         return handle.read()
     finally:
         handle.close()
+
+
+def port_taken(error):
+    """A rank that could not bind the rendezvous port (c10d's TCPStore: "EADDRINUSE", "address already in use")."""
+    text = error.lower()
+    return "eaddrinuse" in text or "address already in use" in text
 
 
 def free_port():

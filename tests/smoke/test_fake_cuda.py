@@ -257,6 +257,21 @@ def test_ranks_that_log_megabytes_do_not_block_on_a_full_pipe(
     assert reduce.numbers["world_size"] == 2
 
 
+def test_a_rendezvous_port_taken_in_between_is_tried_again(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 22, defect 10: the port is found free, released, and bound again by rank 0 seconds later; another
+    program can take it in between (c10d's TCPStore then says EADDRINUSE). The all-reduce tries a new port."""
+    simulate(monkeypatch, devices=2)
+    config = json.loads(os.environ["GPU_DOCTOR_FAKE_CUDA"])
+    config["port_taken_once"] = str(tmp_path / "taken")
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps(config))
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    reduce = run.find("all_reduce")
+    assert (tmp_path / "taken").exists()  # the first attempt did meet a taken port
+    assert reduce is not None and reduce.status is StepStatus.OK, reduce
+
+
 def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
     torch_python: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
