@@ -20,7 +20,9 @@ from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
 from torch_gpu_doctor.registry import RegisteredCheck
 from torch_gpu_doctor.report import Report, derive
+from torch_gpu_doctor.smoke.plan import GpuAddress
 from torch_gpu_doctor.smoke.run import SmokeRequest, gather_smoke
+from torch_gpu_doctor.unavailable import Unavailable
 
 SMOKE_LOAD_CHECKS = ("pcie.link_under_load",)  # outside the smoke area, but judged from its figures
 CHECK_TIMEOUT_S = 5.0  # checks are pure and fast; this only catches a runaway loop
@@ -177,7 +179,12 @@ def judge(
 
 def _with_smoke_facts(host: Host, python: str, smoke: SmokeRequest, facts: Facts) -> Facts:
     gpus = sum(1 for g in facts.gpus if g.vendor in ("nvidia", "amd"))
-    result = gather_smoke(host, python, smoke, facts.torch_packages, gpus)
+    nvml = () if isinstance(facts.nvml, Unavailable) else facts.nvml.devices
+    addresses = [
+        GpuAddress(d.uuid if isinstance(d.uuid, str) else None, d.bdf if isinstance(d.bdf, str) else None)
+        for d in nvml
+    ]
+    result = gather_smoke(host, python, smoke, facts.torch_packages, gpus, addresses)
     return dataclasses.replace(facts, smoke=result)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 from dataclasses import dataclass, field
 from enum import Enum
@@ -169,9 +170,16 @@ def _device(item: dict[str, Any]) -> SmokeDevice | None:
         total_memory_bytes=total or 0,
         free_memory_bytes=_opt_int(item.get("free_memory_bytes")),
         pci_bus_id=_opt_str(item.get("pci_bus_id")),
-        uuid=_opt_str(item.get("uuid")),
+        uuid=_nvml_uuid(_opt_str(item.get("uuid"))),
         error=error,
     )
+
+
+def _nvml_uuid(text: str | None) -> str | None:
+    """As NVML writes it: torch's str(props.uuid) lacks the "GPU-" prefix (recordings before the child added it)."""
+    if text is not None and re.fullmatch(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", text):
+        return "GPU-" + text
+    return text
 
 
 def _signal_name(returncode: int) -> str:

@@ -26,7 +26,7 @@ from gpu_doctor_smoke_common import (  # noqa: E402
     emit,
     first_line,
     is_oom,
-    pci_bus_id,
+    pci_address,
     uuid_text,
 )
 from gpu_doctor_smoke_compute import ComputeSteps  # noqa: E402
@@ -50,6 +50,7 @@ class Smoke(MemorySteps, ComputeSteps, MultiGpuSteps):
         self.broken = {}  # device index -> why later steps on it are skipped
         self.current = None  # the running step's (name, device, variant)
         self.last_progress = 0.0
+        self.known = []  # the parent's NVML list of NVIDIA GPUs ({"uuid", "bdf"}): PCI addresses for old torch
 
     # --- step plumbing -------------------------------------------------------------------------------------
 
@@ -169,7 +170,7 @@ class Smoke(MemorySteps, ComputeSteps, MultiGpuSteps):
                         "capability": "%d.%d" % (props.major, props.minor),
                         "total_memory_bytes": int(props.total_memory),
                         "multi_processor_count": getattr(props, "multi_processor_count", None),
-                        "pci_bus_id": pci_bus_id(props),
+                        "pci_bus_id": pci_address(props, index, self.known),
                         "uuid": uuid_text(props),
                     }
                 )
@@ -241,6 +242,7 @@ def main():
         }
 
     smoke = Smoke(None, mode, dict(config["sizes"]), "cuda")  # the mode's sizes: doctor/smoke/plan.py
+    smoke.known = [g for g in config.get("gpus") or [] if isinstance(g, dict)]
     if smoke.step("import", None, None, import_torch) != "ok":
         emit({"event": "done"})
         return

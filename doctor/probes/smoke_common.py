@@ -2,6 +2,7 @@
 # gpu_doctor_smoke_common.py. Standard library only; Python 3.7+ syntax. One copy of StepFailed for every file:
 # a class defined in the main script would be a different class when a sibling imports it.
 import json
+import os
 import re
 import sys
 
@@ -47,9 +48,36 @@ def pci_bus_id(props):
     return None
 
 
+UUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+
+
 def uuid_text(props):
+    """The GPU's UUID as NVML and nvidia-smi write it: str(props.uuid) has no "GPU-" prefix (torch 2.11 on an
+    H200: "753f0af4-7f35-..."), and older torch has no uuid field at all."""
     value = getattr(props, "uuid", None)
-    return str(value) if value is not None else None
+    if value is None:
+        return None
+    text = str(value)
+    return "GPU-" + text if UUID.match(text) else text
+
+
+def pci_address(props, index, known):
+    """The GPU's PCI address: from its properties where this torch has the PCI fields (recent releases only);
+    else from the parent's NVML list (`known`: {"uuid", "bdf"} per NVIDIA GPU) by UUID; else by position
+    where torch numbers GPUs in PCI order and all are visible; else None."""
+    found = pci_bus_id(props)
+    if found:
+        return found
+    uuid = uuid_text(props)
+    for gpu in known:
+        if uuid and isinstance(gpu.get("uuid"), str) and gpu["uuid"].lower() == uuid.lower():
+            return gpu.get("bdf")
+    in_pci_order = os.environ.get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID" or len(known) == 1
+    if in_pci_order and os.environ.get("CUDA_VISIBLE_DEVICES") is None:
+        addresses = sorted(g["bdf"] for g in known if isinstance(g.get("bdf"), str))
+        if index < len(addresses):
+            return addresses[index]
+    return None
 
 
 def is_oom(exc):

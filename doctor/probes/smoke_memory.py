@@ -16,7 +16,7 @@ from gpu_doctor_smoke_common import (
     first_line,
     is_oom,
     memory_rows,
-    pci_bus_id,
+    pci_address,
 )
 
 
@@ -139,7 +139,7 @@ class MemorySteps(object):
 
     def bus_id(self, index):
         try:
-            return pci_bus_id(self.torch.cuda.get_device_properties(index))
+            return pci_address(self.torch.cuda.get_device_properties(index), index, self.known)
         except Exception:
             return None
 

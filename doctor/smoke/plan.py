@@ -9,6 +9,8 @@ steps is caught by the total.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.facts.smoke import SmokeMode
@@ -106,9 +108,17 @@ def budgets(mode: SmokeMode, gpus: int = 1) -> StepBudgets:
     )
 
 
-def child_config(mode: SmokeMode) -> str:
-    """The child's one argument: the mode and its sizes."""
-    return json.dumps({"mode": mode.value, "sizes": SIZES[mode]})
+def child_config(mode: SmokeMode, gpus: Sequence[GpuAddress] = ()) -> str:
+    """The child's one argument: the mode, its sizes, and NVML's NVIDIA GPUs (UUID and PCI address: torch
+    before the PCI fields of its device properties finds each GPU's link through them)."""
+    known = [{"uuid": g.uuid, "bdf": g.bdf} for g in gpus]
+    return json.dumps({"mode": mode.value, "sizes": SIZES[mode], "gpus": known})
+
+
+@dataclass(frozen=True)
+class GpuAddress:
+    uuid: str | None  # "GPU-8ee5f1e0-..." as NVML gives it
+    bdf: str | None  # "0000:01:00.0"
 
 
 def steps_per_gpu(mode: SmokeMode) -> int:

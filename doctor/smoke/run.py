@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeRun, StepStatus, UnfinishedRun, parse_smoke
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.host.base import Host, StepBudgets
 from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
-from torch_gpu_doctor.smoke.plan import SIZES, budgets, child_config, steps_per_gpu
+from torch_gpu_doctor.smoke.plan import SIZES, GpuAddress, budgets, child_config, steps_per_gpu
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 
@@ -110,9 +110,15 @@ def _label(item: dict[str, object]) -> str:
 
 
 def gather_smoke(
-    host: Host, python: str, request: SmokeRequest, packages: Maybe[TorchPackages], gpus: int
+    host: Host,
+    python: str,
+    request: SmokeRequest,
+    packages: Maybe[TorchPackages],
+    gpus: int,
+    addresses: Sequence[GpuAddress] = (),
 ) -> Maybe[SmokeRun]:
-    """The smoke test's run, or why it could not run. `gpus`: how many GPUs the machine shows (for budgets)."""
+    """The smoke test's run, or why it could not run. `gpus`: how many GPUs the machine shows (for budgets);
+    `addresses`: NVML's NVIDIA GPUs, so a torch without PCI fields in its device properties finds their links."""
     if isinstance(packages, TorchPackages) and packages.version is None:
         return Unavailable(Reason.NOT_FOUND, f"torch is not installed for {python}")
     crumb = request.breadcrumb
@@ -124,7 +130,7 @@ def gather_smoke(
     progress = _Progress(dataclasses.replace(request, breadcrumb=crumb), gpus)
     limits = request.budgets or budgets(request.mode, gpus)
     try:
-        run = host.run_smoke(python, child_config(request.mode), limits, progress)
+        run = host.run_smoke(python, child_config(request.mode, addresses), limits, progress)
     finally:
         if crumb is not None:
             crumb.clear()

@@ -22,6 +22,7 @@ from torch_gpu_doctor.host.base import StepBudgets
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.schemas import report_schema_text
+from torch_gpu_doctor.smoke.plan import GpuAddress
 from torch_gpu_doctor.smoke.run import SmokeProgress, SmokeRequest, gather_smoke
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -270,6 +271,53 @@ def test_a_rendezvous_port_taken_in_between_is_tried_again(
     reduce = run.find("all_reduce")
     assert (tmp_path / "taken").exists()  # the first attempt did meet a taken port
     assert reduce is not None and reduce.status is StepStatus.OK, reduce
+
+
+@pytest.mark.parametrize(
+    ("shape", "order", "found"),
+    [
+        ("2.11", None, ["0000:01:00.0", "0000:02:00.0"]),  # the PCI fields
+        ("2.4", None, ["0000:01:00.0", "0000:02:00.0"]),  # no PCI fields: NVML's address of the same UUID
+        ("2.1", None, [None, None]),  # neither: two GPUs in CUDA's fastest-first order cannot be told apart
+        ("2.1", "PCI_BUS_ID", ["0000:01:00.0", "0000:02:00.0"]),  # ... unless torch numbers them in PCI order
+    ],
+)
+def test_each_gpus_pci_address_on_older_torch(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch, shape: str, order: str | None, found: list[str | None]
+) -> None:
+    """Issue 22, defect 6: pci_domain_id/pci_bus_id/pci_device_id are recent fields of torch's device
+    properties; without them the link sampler never ran and multi-GPU hosts lost their transfer expectation.
+    The parent now passes NVML's UUIDs and addresses, and the UUID gets NVML's "GPU-" prefix."""
+    simulate(monkeypatch, devices=2)
+    config = json.loads(os.environ["GPU_DOCTOR_FAKE_CUDA"])
+    config["shape"] = shape
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps(config))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    if order:
+        monkeypatch.setenv("CUDA_DEVICE_ORDER", order)
+    else:
+        monkeypatch.delenv("CUDA_DEVICE_ORDER", raising=False)
+    nvml = [
+        GpuAddress(f"GPU-8ee5f1e0-e705-aac5-6d6e-b97ad596{i:04x}", f"0000:{i + 1:02x}:00.0") for i in (1, 0)
+    ]
+    run = gather_smoke(
+        RealHost(),
+        torch_python,
+        SmokeRequest(SmokeMode.QUICK, budgets=QUICK_BUDGETS),
+        Unavailable(Reason.NOT_APPLICABLE),
+        2,
+        nvml,
+    )
+    assert isinstance(run, SmokeRun) and run.outcome is SmokeOutcome.COMPLETED, run
+    assert [d.pci_bus_id for d in run.devices] == found
+    uuids = [d.uuid for d in run.devices]
+    if shape == "2.1":
+        assert uuids == [None, None]
+    else:
+        assert uuids == [
+            "GPU-8ee5f1e0-e705-aac5-6d6e-b97ad5960000",
+            "GPU-8ee5f1e0-e705-aac5-6d6e-b97ad5960001",
+        ]
 
 
 def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
