@@ -27,7 +27,9 @@ from gpu_doctor_smoke_common import (  # noqa: E402
     first_line,
     is_oom,
     pci_address,
+    step_label,
     uuid_text,
+    write_step,
 )
 from gpu_doctor_smoke_compute import ComputeSteps  # noqa: E402
 from gpu_doctor_smoke_memory import MemorySteps  # noqa: E402
@@ -50,11 +52,16 @@ class Smoke(MemorySteps, ComputeSteps, MultiGpuSteps):
         self.broken = {}  # device index -> why later steps on it are skipped
         self.current = None  # the running step's (name, device, variant)
         self.last_progress = 0.0
+        self.step_file = None  # the parent's breadcrumb step file (doctor/smoke/breadcrumb.py)
         self.known = []  # the parent's NVML list of NVIDIA GPUs ({"uuid", "bdf"}): PCI addresses for old torch
 
     # --- step plumbing -------------------------------------------------------------------------------------
 
     def step(self, name, device, variant, fn):
+        # The breadcrumb's step, on disk before the GPU is touched: the parent learns of the step from the
+        # "start" line, too late when the machine locks up within milliseconds of it.
+        if self.step_file:
+            write_step(self.step_file, step_label(name, device, variant))
         emit({"event": "start", "step": name, "device": device, "variant": variant})
         started = self.last_progress = time.time()
         self.current = (name, device, variant)
@@ -243,6 +250,7 @@ def main():
 
     smoke = Smoke(None, mode, dict(config["sizes"]), "cuda")  # the mode's sizes: doctor/smoke/plan.py
     smoke.known = [g for g in config.get("gpus") or [] if isinstance(g, dict)]
+    smoke.step_file = config.get("step_file") if isinstance(config.get("step_file"), str) else None
     if smoke.step("import", None, None, import_torch) != "ok":
         emit({"event": "done"})
         return

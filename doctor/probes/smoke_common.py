@@ -98,6 +98,28 @@ def memory_rows(free, share):
     return max(1, usable // (4 * MEMORY_COLS))
 
 
+def step_label(name, device, variant):
+    """As the parent names a step (doctor/smoke/run.py _label): "transfer h2d_pinned on GPU 0"."""
+    text = name
+    if isinstance(variant, str):
+        text += " " + variant
+    if isinstance(device, int):
+        text += " on GPU %d" % device
+    return text
+
+
+def write_step(path, label):
+    """The running step, durably (fsync): the case it is for is a machine that never writes its caches back.
+    A failure to write never stops the smoke test."""
+    try:
+        with open(path, "w") as handle:
+            handle.write(label)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except (IOError, OSError):
+        pass
+
+
 def first_line(exc):
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

@@ -20,6 +20,7 @@ from pathlib import Path
 from torch_gpu_doctor.facts.smoke import UnfinishedRun
 
 FILE_NAME = "smoke-in-progress.json"
+STEP_FILE_NAME = "smoke-step.txt"  # the child's own record of its step, written before it touches the GPU
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
@@ -67,7 +68,7 @@ class Breadcrumb:
         pid = data.get("pid")
         if rebooted is False and isinstance(pid, int) and pid != os.getpid() and _pid_alive(pid):
             return None
-        step = data.get("step")
+        step = self._child_step() or data.get("step")
         return UnfinishedRun(
             mode=str(data.get("mode", "unknown")),
             started_at=str(data.get("started_at", "unknown")),
@@ -75,6 +76,18 @@ class Breadcrumb:
             rebooted=rebooted,
             python=str(data.get("python", "unknown")),
         )
+
+    @property
+    def step_path(self) -> Path:
+        return self.path.parent / STEP_FILE_NAME
+
+    def _child_step(self) -> str | None:
+        """The child writes its step before the GPU is touched; the parent's copy comes after its start line."""
+        try:
+            text = self.step_path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        return text[:200] or None
 
     def start(self, mode: str, python: str) -> None:
         started = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
@@ -86,6 +99,8 @@ class Breadcrumb:
             "python": python,
             "step": None,
         }
+        with contextlib.suppress(FileNotFoundError):
+            self.step_path.unlink()
         self._write()
 
     def step(self, label: str) -> None:
@@ -93,8 +108,9 @@ class Breadcrumb:
         self._write()
 
     def clear(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        for path in (self.path, self.step_path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
     def _write(self) -> None:
         """Atomically (a torn file would lose the step) and durably (fsync: the hard-lock case)."""

@@ -108,11 +108,12 @@ def budgets(mode: SmokeMode, gpus: int = 1) -> StepBudgets:
     )
 
 
-def child_config(mode: SmokeMode, gpus: Sequence[GpuAddress] = ()) -> str:
-    """The child's one argument: the mode, its sizes, and NVML's NVIDIA GPUs (UUID and PCI address: torch
-    before the PCI fields of its device properties finds each GPU's link through them)."""
+def child_config(mode: SmokeMode, gpus: Sequence[GpuAddress] = (), step_file: str | None = None) -> str:
+    """The child's one argument: the mode, its sizes, NVML's NVIDIA GPUs (UUID and PCI address: torch before
+    the PCI fields of its device properties finds each GPU's link through them), and the file in which it
+    writes each step before it starts it (the breadcrumb's; None: no breadcrumb)."""
     known = [{"uuid": g.uuid, "bdf": g.bdf} for g in gpus]
-    return json.dumps({"mode": mode.value, "sizes": SIZES[mode], "gpus": known})
+    return json.dumps({"mode": mode.value, "sizes": SIZES[mode], "gpus": known, "step_file": step_file})
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,8 @@ def gather_smoke(
     progress = _Progress(dataclasses.replace(request, breadcrumb=crumb), gpus)
     limits = request.budgets or budgets(request.mode, gpus)
     try:
-        run = host.run_smoke(python, child_config(request.mode, addresses), limits, progress)
+        step_file = str(crumb.step_path) if crumb is not None else None
+        run = host.run_smoke(python, child_config(request.mode, addresses, step_file), limits, progress)
     finally:
         if crumb is not None:
             crumb.clear()

@@ -22,6 +22,7 @@ from torch_gpu_doctor.host.base import StepBudgets
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.schemas import report_schema_text
+from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
 from torch_gpu_doctor.smoke.plan import GpuAddress
 from torch_gpu_doctor.smoke.run import SmokeProgress, SmokeRequest, gather_smoke
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -318,6 +319,30 @@ def test_each_gpus_pci_address_on_older_torch(
             "GPU-8ee5f1e0-e705-aac5-6d6e-b97ad5960000",
             "GPU-8ee5f1e0-e705-aac5-6d6e-b97ad5960001",
         ]
+
+
+def test_the_child_names_its_step_on_disk_before_it_touches_the_gpu(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 22, defect 4: the breadcrumb's step was written by the parent when it read the child's "start"
+    line; a machine that locks up within milliseconds of that line left the previous step named. The child
+    now writes the step itself first. Here the parent's own writes are switched off, as a lock-up would, and
+    the crash still has its step."""
+    simulate(monkeypatch, fault={"op": "matmul", "action": "segfault"})
+    monkeypatch.setattr(Breadcrumb, "step", lambda self, label: None)
+    monkeypatch.setattr(Breadcrumb, "clear", lambda self: None)
+    crumb = Breadcrumb(tmp_path)
+    run = gather_smoke(
+        RealHost(),
+        torch_python,
+        SmokeRequest(SmokeMode.QUICK, budgets=QUICK_BUDGETS, breadcrumb=crumb),
+        Unavailable(Reason.NOT_APPLICABLE),
+        1,
+    )
+    assert isinstance(run, SmokeRun) and run.outcome is SmokeOutcome.CRASHED
+    monkeypatch.setattr("torch_gpu_doctor.smoke.breadcrumb._pid_alive", lambda pid: False)
+    left = crumb.unfinished()
+    assert left is not None and left.step == "matmul fp32 on GPU 0"
 
 
 def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
