@@ -172,6 +172,8 @@ def test_one_failing_gpu_of_two(torch_python: str, monkeypatch: pytest.MonkeyPat
     memory = smoke_gpu_memory(facts(smoke=run))
     assert memory.status is Status.FAIL and "GPU 1 (NVIDIA GeForce RTX 4090)" in memory.summary
     assert "GPU 0" not in memory.summary
+    verdict = smoke_run(facts(smoke=run))  # the per-GPU count, as "7 of 8 GPUs passed" on a big node
+    assert "; 1 of 2 GPUs passed every step; 1 step(s) gave wrong results or errors" in verdict.summary
 
 
 def test_a_gpu_that_cannot_be_used_is_named_and_the_others_are_tested(
@@ -343,6 +345,51 @@ def test_the_child_names_its_step_on_disk_before_it_touches_the_gpu(
     monkeypatch.setattr("torch_gpu_doctor.smoke.breadcrumb._pid_alive", lambda pid: False)
     left = crumb.unfinished()
     assert left is not None and left.step == "matmul fp32 on GPU 0"
+
+
+def test_matmul_timing_leaves_out_the_launch(torch_python: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22, defect 5: each call was timed alone after a synchronize, so its start event fired on an idle
+    stream and the interval counted Python's launch of the call (on an H200, quick mode's fp16 n=2048 read
+    478 TFLOPS; now 686-694, the standard mode's rate). The fake's timeline: kernels of 30 us, launches of
+    20 us; the figure must be the kernel's."""
+    simulate(monkeypatch)
+    config = json.loads(os.environ["GPU_DOCTOR_FAKE_CUDA"])
+    config.update({"matmul_us": 30.0, "launch_us": 20.0})
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps(config))
+    run = smoke(torch_python, SmokeMode.QUICK)
+    n = TINY["matmul_n"]
+    kernel = 2 * n**3 / 30e-6 / 1e12  # TFLOPS of a 30 us kernel
+    for step in run.named("matmul"):
+        assert step.numbers["tflops"] == pytest.approx(kernel, rel=0.01), step
+
+
+def test_an_asynchronous_sticky_error_surfaces_at_the_next_synchronize(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CUDA reports a kernel's fault at a later call: the fp32 matmul on GPU 0 "returns", the illegal memory
+    access comes at its synchronize, and the context is lost: GPU 0's later steps are skipped, GPU 1 runs."""
+    simulate(monkeypatch, devices=2, fault={"op": "matmul", "action": "async", "device": 0})
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    fp32 = run.find("matmul", 0, "fp32")
+    assert fp32 is not None and fp32.status is StepStatus.ERROR
+    assert fp32.message is not None and "illegal memory access" in fp32.message
+    fp16 = run.find("matmul", 0, "fp16")
+    assert fp16 is not None and fp16.status is StepStatus.SKIPPED
+    assert all(s.status is StepStatus.OK for s in run.steps if s.device == 1 and s.name != "peer_copy")
+    finding = smoke_matmul(facts(smoke=run))
+    assert finding.status is Status.FAIL and "GPU 0" in finding.summary
+
+
+def test_nccls_real_cause_reaches_the_finding(torch_python: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ProcessGroupNCCL puts the cause after "Last error:" on a later line (defect 8); through the whole chain,
+    the multi-GPU finding must say it."""
+    simulate(monkeypatch, devices=2, fault={"op": "worker", "action": "nccl", "device": 1})
+    run = smoke(torch_python, SmokeMode.QUICK, gpus=2)
+    reduce = run.find("all_reduce")
+    assert reduce is not None and reduce.status is StepStatus.ERROR
+    finding = smoke_multi_gpu(facts(smoke=run))
+    assert finding.status is Status.FAIL
+    assert "last error: Error while creating shared memory segment /dev/shm/nccl-1YsMbG" in finding.summary
 
 
 def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
