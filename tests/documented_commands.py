@@ -74,7 +74,7 @@ class Line:
 def _clean(text: str) -> str:
     """The command itself: no prompt, no trailing comment, nothing after a pipe, redirection or `&&`."""
     text = text.strip().removeprefix("$ ")
-    for cut in ("  #", " # ", " | ", " > ", " && ", " || "):
+    for cut in ("  #", " # ", " | ", " > ", " 2>", " >", " && ", " || ", " &"):
         text = text.split(cut, 1)[0]
     return text.strip()
 
