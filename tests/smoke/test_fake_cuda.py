@@ -392,6 +392,23 @@ def test_nccls_real_cause_reaches_the_finding(torch_python: str, monkeypatch: py
     assert "last error: Error while creating shared memory segment /dev/shm/nccl-1YsMbG" in finding.summary
 
 
+def test_the_pageable_copy_reads_written_memory(torch_python: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22, defect 12: the pageable host buffer was allocated and never written, so host-to-device copies
+    read the kernel's shared zero page and the pageable figure came out high (on the H200: 18.2 GB/s, and
+    8.6-8.9 once written), which can hide the pin_memory advice. In the fake an untouched buffer copies at
+    twice the rate; the figure must be the written buffer's: bytes / (launch + bytes at 25 GB/s)."""
+    simulate(monkeypatch)
+    config = json.loads(os.environ["GPU_DOCTOR_FAKE_CUDA"])
+    config.update({"launch_us": 20.0, "copy_gbytes_per_s": 25.0})
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps(config))
+    run = smoke(torch_python, SmokeMode.STANDARD)
+    step = run.find("transfer", 0, "h2d_pageable")
+    assert step is not None and step.status is StepStatus.OK, step
+    nbytes = TINY["transfer_bytes"]
+    written = nbytes / ((20.0 + 2.0) + nbytes / 25e3) / 1e3  # GB/s: a launch and an event, then the copy
+    assert step.numbers["gbytes_per_s"] == pytest.approx(written, rel=0.02), step.numbers
+
+
 def test_an_all_reduce_rank_that_dies_fails_the_multi_gpu_check(
     torch_python: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
