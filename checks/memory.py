@@ -68,18 +68,28 @@ def ram(facts: Facts) -> Finding:
             cid,
             Status.WARN,
             f"Less RAM than GPU memory: {sentence}.",
-            details="Filling the GPUs (a large checkpoint, a big batch from many workers) needs that data in "
-            "RAM first; the job is then killed by the OOM killer before the GPUs are full.",
+            details="Data on its way to the GPUs passes through RAM: a checkpoint loaded whole, or a big batch "
+            "from many workers, can be killed by the OOM killer before the GPUs are full.",
             evidence=tuple(evidence),
+            remediation=Remediation(
+                text="Load checkpoints memory-mapped, so they never sit in RAM whole: "
+                "torch.load(path, map_location='cuda', mmap=True), or safetensors (its files are mapped); "
+                "keep DataLoader workers few. For good: RAM at least the GPUs' total.",
+                target=Target.PYTHON_ENV,
+            ),
         )
     if isinstance(available, int) and available < LOW_AVAILABLE_BYTES:
         return Finding(
             cid,
             Status.WARN,
             f"Only {gib(available)} of {gib(total)} RAM is available right now.",
-            details="Other processes hold the rest; a training job started now may be killed by the OOM killer. "
-            "See what uses it with `ps aux --sort=-rss | head`.",
+            details="Other processes hold the rest; a training job started now may be killed by the OOM killer.",
             evidence=tuple(evidence),
+            remediation=Remediation(
+                text="See which processes hold the memory (largest first), and stop what you do not need.",
+                commands=(Command(("ps", "aux", "--sort=-rss")),),
+                target=Target.SYSTEM,
+            ),
         )
     return Finding(cid, Status.PASS, f"{sentence[0].upper()}{sentence[1:]}.", evidence=tuple(evidence))
 
