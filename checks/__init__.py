@@ -26,6 +26,7 @@ BUILTIN_CHECK_MODULES = (
     "torch_gpu_doctor.checks.platform_wsl",
     "torch_gpu_doctor.checks.platform_iommu",
     "torch_gpu_doctor.checks.platform_vm",
+    "torch_gpu_doctor.checks.platform_jetson",
     "torch_gpu_doctor.checks.pcie_link_under_load",
     # after the checks above: the smoke test's results, when it ran
     "torch_gpu_doctor.checks.smoke_run",

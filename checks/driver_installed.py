@@ -59,6 +59,13 @@ def driver_installed(facts: Facts) -> Finding:
     if isinstance(driver, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not read the driver facts: {driver}.")
     evidence = tuple(driver_evidence(driver))
+    jetson = facts.jetson if not isinstance(facts.jetson, Unavailable) else None
+    if jetson is not None:  # its driver is part of the board's L4T image, not a package to install
+        where = f"L4T {jetson.l4t}" if jetson.l4t else "the board's L4T image"
+        state = "is loaded" if jetson.nvgpu else "comes with it (not seen loaded: /sys/module/nvgpu)"
+        return Finding(
+            cid, Status.PASS, f"The Jetson's GPU driver (nvgpu) of {where} {state}.", evidence=evidence
+        )
     old_gpus = [g for g in facts.nvidia_gpus if before_turing(g.compute_capability)]
     if isinstance(driver.version, str) and driver.kernel_module_flavor == "open" and old_gpus:
         return Finding(

@@ -65,6 +65,14 @@ def driver_nvml(facts: Facts) -> Finding:
     cid = "driver.nvml"
     nvml = facts.nvml
     driver = facts.driver
+    if not isinstance(facts.jetson, Unavailable) and (isinstance(nvml, Unavailable) or not nvml.devices):
+        # JetPack 4 and 5 have no NVML; JetPack 6's lists the GPU as "Orin (nvgpu)" with little else
+        return Finding(
+            cid,
+            Status.SKIP,
+            "A Jetson: NVML does not cover its integrated GPU (torch reaches it through L4T's CUDA; see "
+            "platform.jetson).",
+        )
     if isinstance(nvml, Unavailable):
         if nvml.reason is Reason.TIMED_OUT and facts.nvidia_gpus:  # a wedged driver is a finding, not a gap
             return Finding(

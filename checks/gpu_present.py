@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torch_gpu_doctor.checks.platform_jetson import board_line
 from torch_gpu_doctor.facts.describe import fact, gpu_inventory, gpu_label
 from torch_gpu_doctor.facts.model import Facts, Gpu
 from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
@@ -71,19 +72,22 @@ def gpu_present(facts: Facts) -> Finding:
     nvml_silent = isinstance(facts.nvml, Unavailable) or facts.nvml.init_error is not None
     wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
     if not nvidia:
+        jetson = facts.jetson if not isinstance(facts.jetson, Unavailable) else None
+        if jetson is not None or (not isinstance(facts.driver, Unavailable) and facts.driver.is_jetson):
+            board = f" of {board_line(jetson)}" if jetson is not None else " of a Jetson (L4T)"
+            return Finding(
+                ID,
+                Status.PASS,
+                f"The integrated GPU{board}: not a PCI device, and NVML does not cover it.",
+                details="A Jetson's GPU is reached through its L4T driver (nvgpu), not the desktop driver; "
+                "see platform.jetson for the torch it needs.",
+                evidence=evidence,
+            )
         if isinstance(facts.pci, Unavailable) and nvml_silent and not wsl:
             return Finding(
                 ID,
                 Status.UNKNOWN,
                 f"Could not list the PCI devices ({facts.pci}), and NVML did not answer.",
-                evidence=evidence,
-            )
-        if not isinstance(facts.driver, Unavailable) and facts.driver.is_jetson:
-            return Finding(
-                ID,
-                Status.PASS,
-                "An integrated Jetson GPU (L4T): it is not a PCI device and NVML does not cover it.",
-                details="Jetson GPUs are reached through the L4T driver, not the desktop driver; see driver.installed.",
                 evidence=evidence,
             )
         if amd:  # an AMD machine: the amd.* checks judge it; no NVIDIA GPU is not a problem here

@@ -184,6 +184,15 @@ def torch_cpu_build(facts: Facts) -> Finding:
             evidence=_packages_evidence(packages),
             remediation=_install_fix(facts),
         )
+    if not usable and not isinstance(facts.jetson, Unavailable):  # an integrated GPU, outside NVML and PCI
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch {_shown(packages)}is a CPU-only build: it will not use this Jetson's GPU.",
+            evidence=_packages_evidence(packages),
+            remediation=_install_fix(facts),
+            caused_by=("platform.jetson",),
+        )
     if not usable:
         return Finding(
             cid, Status.PASS, f"torch {packages.version} is a CPU build, and no NVIDIA GPU is usable here."

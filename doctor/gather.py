@@ -21,6 +21,7 @@ from torch_gpu_doctor.facts.environment import relevant_env
 from torch_gpu_doctor.facts.gpu_health import gather_gpu_health
 from torch_gpu_doctor.facts.gpus import join_gpus
 from torch_gpu_doctor.facts.iommu import gather_iommu
+from torch_gpu_doctor.facts.jetson import gather_jetson
 from torch_gpu_doctor.facts.kernel import gather_kernel
 from torch_gpu_doctor.facts.kernel_log import gather_kernel_log
 from torch_gpu_doctor.facts.measurements import gather_measurements
@@ -86,6 +87,7 @@ def default_probes(python: str, data_dir: str = "/") -> tuple[Probe, ...]:
         Probe("memory_limits", lambda h, _: gather_memory_limits(h, _shm_free(h)), 5.0),
         Probe("storage", lambda h, _: gather_storage(h, data_dir), 10.0),
         Probe("virtualization", lambda h, _: gather_virtualization(h), 5.0),
+        Probe("jetson", lambda h, _: gather_jetson(h), 5.0),
         Probe("container", lambda h, _: gather_container(h), 5.0),
         Probe("wsl", lambda h, got: gather_wsl(h, got["os"]), 5.0, needs=("os",)),
         Probe("iommu", lambda h, got: gather_iommu(h, got["pci"]), 5.0, needs=("pci",)),
@@ -261,6 +263,7 @@ def _assemble(host: Host, values: dict[str, Any]) -> Facts:
         memory_limits=section("memory_limits"),
         storage=section("storage"),
         virtualization=section("virtualization"),
+        jetson=section("jetson"),
         measurements=section("measurements"),
         container=section("container"),
         wsl=section("wsl"),

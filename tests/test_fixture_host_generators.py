@@ -15,6 +15,7 @@ import pytest
 from tools.fixture_host_tree import HOSTS, HostTree
 from tools.fixture_hosts_driver_states import BUILDERS as DRIVER_STATE_HOSTS
 from tools.fixture_hosts_egpu import BUILDERS as EGPU_HOSTS
+from tools.fixture_hosts_jetson import BUILDERS as JETSON_HOSTS
 from tools.fixture_hosts_links import BUILDERS as LINK_HOSTS
 from tools.fixture_hosts_platform import BUILDERS as PLATFORM_HOSTS
 from tools.fixture_hosts_python_envs import BUILDERS as PYTHON_ENV_HOSTS
@@ -23,6 +24,7 @@ BUILDERS: tuple[Callable[[], HostTree], ...] = (
     *EGPU_HOSTS,
     *LINK_HOSTS,
     *PLATFORM_HOSTS,
+    *JETSON_HOSTS,
     *DRIVER_STATE_HOSTS.values(),
     *PYTHON_ENV_HOSTS.values(),
 )
@@ -47,9 +49,9 @@ def _snapshot(directory: Path) -> dict[str, tuple[str, bytes | str]]:
     return entries
 
 
-def test_the_generators_cover_twenty_three_distinct_hosts() -> None:
+def test_the_generators_cover_twenty_six_distinct_hosts() -> None:
     names = [build().name for build in BUILDERS]
-    assert len(names) == len(set(names)) == 23, names
+    assert len(names) == len(set(names)) == 26, names
 
 
 @pytest.mark.parametrize("build", BUILDERS, ids=[b.__name__ for b in BUILDERS])

@@ -31,6 +31,7 @@ from tools import (  # noqa: E402 - after the path fix above
     build_check_index,
     fixture_hosts_driver_states,
     fixture_hosts_egpu,
+    fixture_hosts_jetson,
     fixture_hosts_links,
     fixture_hosts_platform,
     fixture_hosts_python_envs,
@@ -44,6 +45,7 @@ STEPS: tuple[tuple[str, tuple[str, ...], Callable[[], int]], ...] = (
     ("eGPU fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_egpu.main),
     ("PCIe-link fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_links.main),
     ("platform fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_platform.main),
+    ("Jetson fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_jetson.main),
     ("driver-state fixture hosts", ("tests/fixtures/hosts",), lambda: fixture_hosts_driver_states.main([])),
     (
         "python-environment fixture hosts",

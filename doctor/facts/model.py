@@ -10,6 +10,7 @@ from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
 from torch_gpu_doctor.facts.gpu_health import GpuHealth
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.iommu import IommuFacts
+from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.kernel import KernelFacts, KernelModule
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts
 from torch_gpu_doctor.facts.measurements import Measurements
@@ -99,6 +100,9 @@ class Facts:
     gpu_health: Maybe[tuple[GpuHealth, ...]] = NOT_GATHERED  # NVML: clock events, ECC, bad memory
     rocm: Maybe[RocmFacts] = NOT_GATHERED  # AMD: ROCm installs, amdgpu, /dev/kfd, gfx targets (KFD topology)
     virtualization: Maybe[VirtualizationFacts] = NOT_GATHERED  # hypervisor flag and DMI names
+    jetson: Maybe[JetsonFacts] = (
+        NOT_GATHERED  # the Jetson board, its L4T release and nvgpu; not_applicable elsewhere
+    )
     smoke: Maybe[SmokeRun] = SMOKE_NOT_RUN  # the GPU smoke test: only when asked for, after the other facts
     # known error messages in program output the doctor read (a pasted traceback or log, in triage)
     reported_errors: Maybe[tuple[ReportedError, ...]] = NO_REPORTED_ERRORS

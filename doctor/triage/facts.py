@@ -84,6 +84,7 @@ def report_facts(report: CollectEnvReport) -> Facts:
         gpu_health=NOT_IN_REPORT,
         rocm=NOT_IN_REPORT,
         virtualization=NOT_IN_REPORT,
+        jetson=NOT_IN_REPORT,
     )
 
 

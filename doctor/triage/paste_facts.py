@@ -197,6 +197,7 @@ def _blank() -> Facts:
         gpu_health=NOT_IN_PASTE,
         rocm=NOT_IN_PASTE,
         virtualization=NOT_IN_PASTE,
+        jetson=NOT_IN_PASTE,
     )
 
 

@@ -1,0 +1,115 @@
+"""platform.jetson: a Jetson board, its L4T and JetPack release, and whether the installed torch is one that uses
+its integrated GPU (NVIDIA's build for that JetPack, never PyPI's)."""
+
+from __future__ import annotations
+
+from torch_gpu_doctor.compat.jetson import load_jetson
+from torch_gpu_doctor.facts.jetson import JetsonFacts
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
+from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.registry import check
+from torch_gpu_doctor.unavailable import Reason, Unavailable
+
+CID = "platform.jetson"
+
+
+def board_line(jetson: JetsonFacts) -> str:
+    """ "NVIDIA Jetson AGX Orin Developer Kit (Orin GPU, compute capability 8.7), L4T 36.4.3 (JetPack 6.1 / 6.2,
+    CUDA 12.6)"."""
+    data = load_jetson()
+    soc, release = data.soc(jetson.soc), data.release(jetson.l4t)
+    name = jetson.model or "A Jetson board"
+    gpu = f" ({soc.name} GPU, compute capability {soc.capability})" if soc is not None else ""
+    l4t = f", L4T {jetson.l4t}" if jetson.l4t else ", L4T release unknown"
+    jetpack = f" (JetPack {release.jetpack}, CUDA {release.cuda})" if release is not None else ""
+    return f"{name}{gpu}{l4t}{jetpack}"
+
+
+@check(CID, "A Jetson runs NVIDIA's torch for its JetPack", "platform")
+def platform_jetson(facts: Facts) -> Finding:
+    """
+    ## What it checks
+    Whether this is an NVIDIA Jetson (the device tree's `model` and `compatible`, `/etc/nv_tegra_release`), which
+    board and L4T release it runs, the JetPack and CUDA that release ships, and whether the installed torch is
+    a build that uses the Jetson's integrated GPU.
+
+    ## Why it matters
+    A Jetson's GPU is part of its Tegra chip: it is not on the PCI bus, the desktop driver and NVML do not cover
+    it, and CUDA comes with the board's L4T image. PyPI's aarch64 torch wheels are built for server ARM or the
+    CPU: `pip install torch` succeeds and `torch.cuda.is_available()` is False. download.pytorch.org's CUDA
+    wheels do not fit it either.
+
+    ## How to fix
+    Install NVIDIA's torch for the board's JetPack: from JetPack 6.1 its pip index
+    (`https://pypi.jetson-ai-lab.io/jp6/cu126`), before it the wheel file listed in NVIDIA's "PyTorch for
+    Jetson" forum thread. The command names the file for this L4T release.
+    """
+    jetson = facts.jetson
+    if isinstance(jetson, Unavailable):
+        if jetson.reason is Reason.NOT_APPLICABLE:
+            return Finding(CID, Status.SKIP, "Not a Jetson.")
+        return Finding(CID, Status.UNKNOWN, f"Could not tell whether this is a Jetson: {jetson}.")
+    board = board_line(jetson)
+    evidence = _evidence(jetson)
+    packages, runtime = facts.torch_packages, facts.torch
+    if isinstance(packages, Unavailable) or packages.version is None:
+        return Finding(
+            CID,
+            Status.PASS,
+            f"{board}.",
+            details="torch is not installed (see torch.installed): install NVIDIA's build for this JetPack.",
+            evidence=evidence,
+            remediation=jetson_torch_remediation(facts),
+        )
+    version = packages.version
+    if packages.cuda is None:
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"torch {version} is a CPU build (PyPI's aarch64 wheel): it does not use the GPU of this Jetson, "
+            f"{board}.",
+            details="PyPI's aarch64 torch is built for the CPU or for server ARM GPUs, not for a Jetson's "
+            "integrated GPU. NVIDIA publishes builds for each JetPack.",
+            evidence=evidence,
+            remediation=jetson_torch_remediation(facts),
+        )
+    if not isinstance(runtime, Unavailable) and runtime.outcome == "ok" and runtime.cuda_available is False:
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"torch {version} (CUDA {packages.cuda}) finds no GPU on this Jetson: it is not NVIDIA's build for "
+            f"its JetPack. {board}.",
+            details="A CUDA build from PyPI or download.pytorch.org targets server ARM GPUs with the desktop "
+            "driver; a Jetson's GPU needs the build made against its L4T's CUDA.",
+            evidence=evidence,
+            remediation=jetson_torch_remediation(facts),
+        )
+    used = not isinstance(runtime, Unavailable) and runtime.outcome == "ok" and runtime.cuda_available is True
+    said = "uses the GPU" if used else "is a CUDA build (whether it reaches the GPU was not recorded)"
+    return Finding(CID, Status.PASS, f"{board}; torch {version} {said}.", evidence=evidence)
+
+
+def _evidence(jetson: JetsonFacts) -> tuple[Evidence, ...]:
+    rows = [
+        Evidence("model", jetson.model or "not readable", "/proc/device-tree/model"),
+        Evidence(
+            "compatible", ", ".join(jetson.compatible) or "not readable", "/proc/device-tree/compatible"
+        ),
+        Evidence("L4T release", jetson.l4t or "unknown", "/etc/nv_tegra_release"),
+        Evidence(
+            "nvgpu driver",
+            "loaded" if jetson.nvgpu else "not seen",
+            "/sys/module/nvgpu, /dev/nvhost-ctrl-gpu",
+        ),
+    ]
+    release = load_jetson().release(jetson.l4t)
+    if release is not None:
+        rows.append(
+            Evidence(
+                "JetPack, CUDA, Python",
+                f"{release.jetpack}, {release.cuda}, {release.python}",
+                release.source,
+            )
+        )
+    return tuple(rows)

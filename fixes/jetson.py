@@ -1,0 +1,57 @@
+"""torch for a Jetson: NVIDIA's build for the board's JetPack (compat/jetson.json), never PyPI's.
+
+PyPI's aarch64 wheels are built for server ARM (SBSA) GPUs or the CPU; on a Jetson they import and find no
+GPU. NVIDIA publishes its own builds per JetPack: a pip index from JetPack 6.1 (pypi.jetson-ai-lab.io), single
+wheel files before it.
+"""
+
+from __future__ import annotations
+
+from torch_gpu_doctor.compat.jetson import JetsonRelease, load_jetson
+from torch_gpu_doctor.facts.jetson import JetsonFacts
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.target import python_command
+from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
+
+FORUM = "https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048"
+
+
+def jetson_of(facts: Facts) -> JetsonFacts | None:
+    return facts.jetson if not isinstance(facts.jetson, Unavailable) else None
+
+
+def jetson_release(facts: Facts) -> JetsonRelease | None:
+    jetson = jetson_of(facts)
+    return load_jetson().release(jetson.l4t) if jetson is not None else None
+
+
+def jetson_torch_remediation(facts: Facts) -> Remediation:
+    """NVIDIA's torch for this board's JetPack, into the diagnosed interpreter; the forum's list when the L4T
+    release is not in the data."""
+    jetson = jetson_of(facts)
+    release = jetson_release(facts)
+    python = python_command(facts)
+    if jetson is None or release is None:
+        l4t = f"L4T {jetson.l4t}" if jetson is not None and jetson.l4t else "this board's L4T release"
+        return Remediation(
+            text=f"PyPI's torch does not use a Jetson's GPU: install NVIDIA's build for {l4t} from the list at "
+            f"{FORUM} (gpu-doctor's data has no row for it).",
+            target=Target.PYTHON_ENV,
+        )
+    pip = (python, "-m", "pip", "install")
+    argv: tuple[str, ...]
+    if release.index_url is not None:
+        argv = (*pip, "--force-reinstall", "torch", "torchvision", "--index-url", release.index_url)
+        where = f"NVIDIA's index for JetPack {release.jetpack} ({release.index_url})"
+    else:
+        assert release.wheel is not None
+        argv = (*pip, "--force-reinstall", release.wheel)
+        where = f"NVIDIA's wheel for JetPack {release.jetpack} (Python {release.python})"
+    return Remediation(
+        text=f"Install torch from {where}: PyPI's builds do not use a Jetson's GPU. L4T {jetson.l4t} ships CUDA "
+        f"{release.cuda}; other versions are listed at {FORUM}.",
+        commands=(Command(argv),),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
