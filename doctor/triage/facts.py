@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.builds import UNKNOWN_DEFAULT, Build, companion_default_cuda, tag_build
+from torch_gpu_doctor.compat.jetson import load_jetson
+from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import (
     FACTS_SCHEMA_VERSION,
     DriverFacts,
@@ -84,7 +86,7 @@ def report_facts(report: CollectEnvReport) -> Facts:
         gpu_health=NOT_IN_REPORT,
         rocm=NOT_IN_REPORT,
         virtualization=NOT_IN_REPORT,
-        jetson=NOT_IN_REPORT,
+        jetson=_jetson(report),
     )
 
 
@@ -101,6 +103,30 @@ def report_system(report: CollectEnvReport) -> str | None:
         return "Linux"
     sys_platform = report.lines.get("sys_platform")
     return _SYS_PLATFORM.get(sys_platform.value.strip().lower()) if sys_platform else None
+
+
+def _jetson(report: CollectEnvReport) -> Maybe[JetsonFacts]:
+    """A Jetson as a report shows one: the GPU's name ("Orin (nvgpu)") and the JetPack family its CUDA toolkit
+    (or NVIDIA's Jetson torch's CUDA) belongs to; the exact L4T release and the board are not in a report."""
+    if not report_is_jetson(report):
+        return Unavailable(
+            Reason.NOT_APPLICABLE, "the report shows no Jetson (no -tegra kernel, no nvgpu GPU)"
+        )
+    cuda = report.cuda_runtime or (
+        report.cuda_build if _JETSON_TORCH.search(report.torch_version or "") else None
+    )
+    release = next(
+        (r for r in load_jetson().releases if cuda and (cuda == r.cuda or cuda.startswith(r.cuda + "."))),
+        None,
+    )
+    names = [gpu.name for gpu in report.gpus or ()]
+    return JetsonFacts(
+        model=names[0] if names else None,
+        compatible=(),
+        l4t=release.l4t if release is not None else None,
+        board=None,
+        nvgpu=True,
+    )
 
 
 def report_is_jetson(report: CollectEnvReport) -> bool:

@@ -42,6 +42,7 @@ FIND_OUT: dict[str, str] = {
     "driver.nouveau": "lsmod | grep -E 'nouveau|nvidia'",
     "driver.secure_boot": "mokutil --sb-state",
     "platform.container_gpus": "docker run --rm --gpus all IMAGE nvidia-smi",
+    "platform.jetson": "cat /etc/nv_tegra_release",
     "env.cuda_visible_devices": "nvidia-smi -L",
     "env.library_path": "python -m pip check",
     "compat.data_age": TORCH_VERSION,
@@ -58,6 +59,7 @@ CAUSE_ORDER = (
     "driver.nvml",
     "driver.xid_errors",
     "platform.container_gpus",
+    "platform.jetson",
     "torch.installed",
     "torch.cpu_build",
     "amd.torch_rocm",
@@ -183,8 +185,11 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
     packages = facts.torch_packages
     cpu_build = not isinstance(packages, Unavailable) and packages.cuda is None and packages.hip is None
     gpus = [] if k.gpus_listed else ["the GPU (nvidia-smi -L)"]
+    jetson = not isinstance(facts.jetson, Unavailable)
     if check_id == "gpu.present":
-        return gpus
+        return [] if jetson else gpus  # a Jetson's GPU is its SoC's
+    if check_id in ("driver.installed", "driver.nvml") and jetson:
+        return []  # its driver is the L4T image's; NVML does not cover it (JetPack 4 and 5 have no nvidia-smi)
     if check_id == "driver.installed":
         return [] if k.driver else ["the NVIDIA driver version"]
     if check_id == "driver.nvml":
@@ -200,9 +205,11 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
         return torch if check_id == "torch.installed" or version_known else ["torch's version"]
     if check_id in ("torch.cpu_build", "amd.torch_rocm"):
         return build + ([] if not cpu_build or k.gpus_listed or k.nvidia_implied else gpus)
-    if check_id == "torch.driver_compat":
+    if check_id == "torch.driver_compat":  # a Jetson's CUDA is its L4T's: platform.jetson judges torch there
         return build + (
-            [] if cpu_build or k.driver_cuda else ["the CUDA version the driver supports (nvidia-smi)"]
+            []
+            if cpu_build or k.driver_cuda or jetson
+            else ["the CUDA version the driver supports (nvidia-smi)"]
         )
     if check_id == "torch.arch_compat":
         reported = _reported(facts, "no_kernel_image")

@@ -14,6 +14,7 @@ from torch_gpu_doctor.cli import main
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 from torch_gpu_doctor.triage.verdict import Kind, Triage
+from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 HERE = Path(__file__).parent
 EXPECTED: dict[str, dict[str, Any]] = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))
@@ -193,3 +194,33 @@ def test_unreadable_input_exits_2(
 def test_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["triage", str(tmp_path / "nope.txt")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "l4t"),
+    [
+        # JetPack 6 in a container: nvidia-smi names the GPU "Orin (nvgpu)", the CUDA toolkit is 12.2
+        ("jetson-orin-l4t36-container-cuda-false-driver-na-midreport", "Orin (nvgpu)", "36.3"),
+        # JetPack 5: no GPU line, NVIDIA's torch 1.12.0a0+2c916ef.nv22.3 built for CUDA 11.4
+        ("jetson-l4t35-nv22-torch112-pypi-torchaudio-mismatch", None, "35"),
+    ],
+)
+def test_a_jetson_report_is_judged_as_a_jetson(name: str, model: str | None, l4t: str) -> None:
+    """A Jetson has no desktop driver to ask nvidia-smi about (JetPack 4 and 5 have none): the driver checks do
+    not send the reader to it, and platform.jetson names the JetPack family from the report's CUDA."""
+    result = diagnosed(HERE / "reports" / f"{name}.txt")
+    jetson = result.report.facts.jetson
+    assert not isinstance(jetson, Unavailable)
+    assert (jetson.model, jetson.l4t) == (model, l4t)
+    verdicts = {v.finding.check_id: v for v in result.verdicts}
+    for check_id in ("driver.installed", "driver.nvml"):
+        assert check_id not in verdicts or verdicts[check_id].kind != Kind.UNKNOWN, check_id
+    compat = verdicts.get("torch.driver_compat")
+    assert compat is None or not any("nvidia-smi" in m for m in compat.missing), compat
+    assert verdicts["platform.jetson"].kind == Kind.FINE
+
+
+def test_a_report_from_another_machine_is_not_a_jetson() -> None:
+    result = diagnosed(HERE / "reports" / "8x-a40-cu124-container-shell-prompt-healthy.txt")
+    jetson = result.report.facts.jetson
+    assert isinstance(jetson, Unavailable) and jetson.reason is Reason.NOT_APPLICABLE
