@@ -36,7 +36,7 @@ from torch_gpu_doctor.host.nvml import (
     RealNvml,
     RecordedNvml,
 )
-from torch_gpu_doctor.host.real import RealHost, run_command
+from torch_gpu_doctor.host.real import MAX_OUTPUT_BYTES, RealHost, run_command
 from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
 from torch_gpu_doctor.model import CheckSpec, Explanation, Finding, Status
 from torch_gpu_doctor.registry import RegisteredCheck
@@ -195,6 +195,25 @@ def test_binary_output_is_decoded_with_replacement() -> None:
 @pytest.fixture
 def empty_host(tmp_path: Path) -> RecordedHost:
     return RecordedHost(make_capture(tmp_path / "cap"))
+
+
+def test_a_flooding_command_costs_at_most_the_cap_and_says_it_was_cut() -> None:
+    """Issue 21: output was read whole with communicate() and cut after, so a `--python` that floods stdout grew
+    gpu-doctor to 23.8 GB. It is streamed now: 64 MiB written, at most MAX_OUTPUT_BYTES kept, the cut said."""
+    code = "import sys\nblock = b'x' * (1 << 20)\nfor _ in range(64):\n    sys.stdout.buffer.write(block)\nprint('end', file=sys.stderr)"
+    result = run_command([sys.executable, "-c", code], timeout=60)
+    assert result.status is CommandStatus.OK
+    assert len(result.stdout) == MAX_OUTPUT_BYTES
+    assert result.stderr.startswith("end\n")
+    assert "kept the first 8 MiB of its stdout; the rest was cut" in result.stderr
+
+
+def test_a_command_that_floods_forever_is_stopped_with_its_output_capped() -> None:
+    code = "import sys\nblock = b'y' * (1 << 16)\nwhile True:\n    sys.stdout.buffer.write(block)"
+    result = run_command([sys.executable, "-c", code], timeout=1.0)
+    assert result.status is CommandStatus.TIMED_OUT
+    assert len(result.stdout) <= MAX_OUTPUT_BYTES
+    assert "the rest was cut" in result.stderr
 
 
 def test_hung_probe_is_abandoned_after_its_budget(empty_host: RecordedHost, release: threading.Event) -> None:

@@ -2,7 +2,7 @@
 
 Every child (a command, a probe, the smoke test, a confirmed fix) runs from an argv list, never a shell
 string, in its own session, so that a timeout or a cancel can stop it and everything it started
-(`kill_group`). The callers differ only in what they do with the output: read it whole
+(`kill_group`). The callers differ only in what they do with the output: read it with a cap
 (`host.real.run_command`), line by line under a watchdog (`host.streaming`), or streamed to a display
 (`fixing.apply`). `run_in_terminal` is the exception: a command the person chose runs attached to
 the terminal, as in a shell.
@@ -68,13 +68,38 @@ def wait(proc: Child, timeout: float | None) -> int | None:
         return None
 
 
-def communicate(proc: Child, timeout: float | None) -> tuple[bytes, bytes] | None:
-    """Everything the child wrote to its pipes once it ended, or None when it has not ended within `timeout`."""
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    return out or b"", err or b""
+class BoundedReader:
+    """Reads a child's stdout and stderr as they come, keeping at most `limit` bytes of each and dropping the
+    rest: a child that floods its output (a `--python` that prints forever) costs the doctor `limit` bytes, not
+    all its memory, and never blocks on a full pipe. `cut` says which streams lost bytes."""
+
+    def __init__(self, proc: Child, limit: int) -> None:
+        self.limit = limit
+        self.data = {"stdout": bytearray(), "stderr": bytearray()}
+        self.cut = {"stdout": False, "stderr": False}
+        self.threads = [
+            threading.Thread(target=self._pump, args=(stream, name), daemon=True)
+            for name, stream in (("stdout", proc.stdout), ("stderr", proc.stderr))
+            if stream is not None
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def _pump(self, stream: IO[bytes], name: str) -> None:
+        kept = self.data[name]
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16):
+                room = self.limit - len(kept)
+                if room > 0:
+                    kept += chunk[:room]
+                if len(chunk) > max(room, 0):
+                    self.cut[name] = True
+
+    def result(self, join_timeout: float = 5.0) -> tuple[bytes, bytes]:
+        """What was kept, once the pipes closed (or `join_timeout` passed: a grandchild holding them)."""
+        for thread in self.threads:
+            thread.join(join_timeout)
+        return bytes(self.data["stdout"]), bytes(self.data["stderr"])
 
 
 def kill_group(proc: Child) -> None:

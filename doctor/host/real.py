@@ -21,7 +21,7 @@ from torch_gpu_doctor.host.base import (
 )
 from torch_gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from torch_gpu_doctor.host.nvml import Nvml, RealNvml
-from torch_gpu_doctor.host.process import NotStarted, communicate, kill_group, spawn
+from torch_gpu_doctor.host.process import BoundedReader, NotStarted, kill_group, spawn, wait
 from torch_gpu_doctor.host.streaming import run_streaming
 from torch_gpu_doctor.serialize import to_json
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -49,22 +49,31 @@ def run_command(
     proc = spawn(argv, child_env, cwd=cwd)  # its own session: a timeout kills grandchildren holding the pipes
     if isinstance(proc, NotStarted):
         return CommandResult(argv, proc.status, stderr=proc.message)
-    ended = communicate(proc, timeout)
-    if ended is None:
+    reader = BoundedReader(proc, MAX_OUTPUT_BYTES)  # streamed, never read whole: a flood costs 8 MiB
+    returncode = wait(proc, timeout)
+    if returncode is None:
         kill_group(proc)
-        out, err = communicate(proc, None) or (b"", b"")
+        wait(proc, 10)  # a child stuck in the kernel may never end: report it anyway
+        out, err = reader.result()
         return CommandResult(
             argv,
             CommandStatus.TIMED_OUT,
             proc.returncode,
             _decode(out),
-            _decode(err) or f"{argv[0]}: no answer within {timeout:g} s",
+            _decode(err) + _cut_note(reader) or f"{argv[0]}: no answer within {timeout:g} s",
             (time.monotonic() - started) * 1000,
         )
-    out, err = ended
-    status = CommandStatus.OK if proc.returncode == 0 else CommandStatus.NONZERO
+    out, err = reader.result()
+    status = CommandStatus.OK if returncode == 0 else CommandStatus.NONZERO
     elapsed = (time.monotonic() - started) * 1000
-    return CommandResult(argv, status, proc.returncode, _decode(out), _decode(err), elapsed)
+    return CommandResult(argv, status, returncode, _decode(out), _decode(err) + _cut_note(reader), elapsed)
+
+
+def _cut_note(reader: BoundedReader) -> str:
+    cut = [name for name, lost in reader.cut.items() if lost]
+    if not cut:
+        return ""
+    return f"\n[gpu-doctor kept the first {MAX_OUTPUT_BYTES >> 20} MiB of its {' and '.join(cut)}; the rest was cut]"
 
 
 def _decode(data: bytes | None) -> str:
