@@ -53,6 +53,21 @@ class JetsonFacts:
             return found
         return next((soc for word, soc in _MODEL_SOC if word in self.model), None)
 
+    def integrated_gpu(self) -> str:
+        """ "Jetson Orin (integrated GPU)": for the header lines, where a Jetson has no PCI or NVML GPU."""
+        from torch_gpu_doctor.compat.jetson import load_jetson  # the data loads when a Jetson is described
+
+        soc = load_jetson().soc(self.soc)
+        return f"Jetson {soc.name} (integrated GPU)" if soc is not None else "a Jetson's integrated GPU"
+
+    def driver_words(self) -> str:
+        """ "L4T 36.4.3 (CUDA 12.6)": a Jetson's driver is its L4T release, its CUDA the release's."""
+        from torch_gpu_doctor.compat.jetson import load_jetson
+
+        release = load_jetson().release(self.l4t)
+        cuda = f" (CUDA {release.cuda})" if release is not None else ""
+        return f"L4T {self.l4t}{cuda}" if self.l4t else "L4T (release unknown)"
+
     @property
     def l4t_major(self) -> int | None:
         return int(self.l4t.split(".")[0]) if self.l4t else None

@@ -49,6 +49,8 @@ def header_lines(report: Report) -> list[str]:
         if report.python_choice and report.python_choice not in ("--python", "the capture's"):
             python += f": {report.python_choice}"
     gpus = gpu_inventory(facts.gpus) if facts.gpus else "none found"
+    if not facts.gpus and not isinstance(facts.jetson, Unavailable):
+        gpus = facts.jetson.integrated_gpu()
     driver = "unknown"
     if not isinstance(facts.driver, Unavailable):
         d = facts.driver
@@ -61,7 +63,10 @@ def header_lines(report: Report) -> list[str]:
         if isinstance(d.cuda_version, str):
             driver += f" (CUDA ≤ {d.cuda_version})"
     lines = [f"{TOOL_NAME} {report.tool_version} · {facts.host}", " · ".join(system), python]
-    lines.append(f"GPUs: {gpus} · NVIDIA driver: {driver}")
+    if not isinstance(facts.jetson, Unavailable):  # its driver is its L4T release, its CUDA the release's
+        lines.append(f"GPUs: {gpus} · {facts.jetson.driver_words()}")
+    else:
+        lines.append(f"GPUs: {gpus} · NVIDIA driver: {driver}")
     return [line for line in lines if line]
 
 

@@ -47,7 +47,7 @@ def header_line(heads: tuple[str, ...], facts: Facts | None, width: int) -> tupl
 
 def _gpus(facts: Facts, level: int) -> str:
     if not facts.gpus:
-        return "no GPU found"
+        return facts.jetson.integrated_gpu() if not isinstance(facts.jetson, Unavailable) else "no GPU found"
     return gpu_inventory(facts.gpus, lambda g: _gpu(g, level))
 
 
@@ -67,6 +67,8 @@ def _gpu(gpu: Gpu, level: int) -> str:
 
 
 def _driver(facts: Facts, level: int) -> str:
+    if not isinstance(facts.jetson, Unavailable):
+        return facts.jetson.driver_words()
     driver = facts.driver
     if isinstance(driver, Unavailable) or not isinstance(driver.version, str):
         return "NVIDIA driver: none loaded" if facts.nvidia_gpus else "no NVIDIA driver"

@@ -108,3 +108,14 @@ def test_every_release_row_names_a_source_and_one_torch() -> None:
         assert release.source and (release.index_url is None) != (release.wheel is None)
     assert data.release("36.4.3") is not None and data.release("36.4.3").cuda == "12.6"  # type: ignore[union-attr]
     assert data.release("35.3.1") is not None and data.release("32.7.6") is not None
+
+
+def test_the_header_lines_name_the_integrated_gpu_and_the_l4t_release() -> None:
+    """Not "no GPU found" and a desktop driver's CUDA: the GPU is the SoC's, the driver the L4T release's."""
+    from torch_gpu_doctor.render.text import header_lines
+    from torch_gpu_doctor.tui.machine_line import machine_line
+
+    report = diagnose_fixture("jetson-orin-jp6-pypi-torch")
+    assert "GPUs: Jetson Orin (integrated GPU) · L4T 36.4.3 (CUDA 12.6)" in header_lines(report)
+    line = machine_line(report.facts, 0)
+    assert "Jetson Orin (integrated GPU)" in line and "L4T 36.4.3 (CUDA 12.6)" in line
