@@ -12,10 +12,12 @@ import errno
 import functools
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.cli_parser import SMOKE_MODES, build_parser
@@ -37,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(build_parser())
+    previous = _interrupt_on(signal.SIGTERM, signal.SIGHUP)  # as Ctrl-C: stop the children, exit 130
     try:
         parsed = build_parser().parse_args(_smoke_mode_spelled(args))
         if parsed.format == "json":  # --format json is --json, --format text is --plain
@@ -61,6 +64,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # last resort: one line, not a traceback
         _failed_run(metrics, output, ExitCode.INTERNAL, "internal")
         return _fail(ExitCode.INTERNAL, "internal", _internal(exc), json_mode)
+    finally:
+        _stop_children()
+        for sig, handler in previous.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(sig, handler)
+
+
+def _interrupt_on(*signals: signal.Signals) -> dict[signal.Signals, Any]:
+    """SIGTERM and SIGHUP end a run as Ctrl-C does (KeyboardInterrupt): its children are stopped on the way out.
+    The handlers they replaced, to put back when the run ends."""
+
+    def interrupt(signum: int, frame: object) -> None:  # noqa: ARG001
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous: dict[signal.Signals, Any] = {}
+    for sig in signals:
+        # not in the main thread (a test calling main) no handler can be set: the run goes on without
+        with contextlib.suppress(ValueError, OSError):
+            previous[sig] = signal.signal(sig, interrupt)
+    return previous
+
+
+def _stop_children() -> None:
+    """Probes, commands and the smoke test run in their own sessions, out of reach of the terminal's Ctrl-C:
+    whatever is still running when gpu-doctor ends is stopped (SIGTERM, then SIGKILL)."""
+    if "torch_gpu_doctor.host.process" not in sys.modules:  # nothing was ever started
+        return
+    from torch_gpu_doctor.host.process import stop_all_children
+
+    with contextlib.suppress(Exception):
+        stop_all_children()
 
 
 # errors of writing the output, not bugs: a full disk or quota, a read-only file system, a closed descriptor

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -43,7 +44,7 @@ def spawn(
 ) -> Child | NotStarted:
     """Start argv with no stdin in a new session (its own process group), or say why it did not start."""
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             tuple(argv),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
@@ -58,14 +59,46 @@ def spawn(
         return NotStarted(CommandStatus.PERMISSION_DENIED, f"{argv[0]}: {exc.strerror or exc}")
     except OSError as exc:
         return NotStarted(CommandStatus.FAILED, f"{argv[0]}: {exc.strerror or exc}")
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    return proc
 
 
 def wait(proc: Child, timeout: float | None) -> int | None:
     """The child's exit code, or None when it has not ended within `timeout` seconds."""
     try:
-        return proc.wait(timeout=timeout)
+        code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
+    with _LIVE_LOCK:
+        _LIVE.discard(proc)
+    return code
+
+
+# Every child spawn() started that has not been seen to end: each is the leader of its own process group, out
+# of reach of the terminal's Ctrl-C, so gpu-doctor stops them itself when it is interrupted or quits.
+_LIVE: set[Child] = set()
+_LIVE_LOCK = threading.Lock()
+STOP_GRACE_S = 2.0  # between SIGTERM and SIGKILL
+
+
+def stop_all_children(grace_s: float = STOP_GRACE_S) -> int:
+    """SIGTERM every live child's process group, then SIGKILL those still there after `grace_s`: on Ctrl-C,
+    SIGTERM or SIGHUP, and when the interactive doctor quits. How many groups were signalled."""
+    with _LIVE_LOCK:
+        children = list(_LIVE)
+        _LIVE.clear()
+    for proc in children:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for proc in children:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in children:  # whatever ignored SIGTERM, and the group's other members
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return len(children)
 
 
 class BoundedReader:

@@ -35,7 +35,12 @@ def run_tui(
         session.smoke_mode = smoke
         start = "smoke" if start == "doctor" else start
     app = DoctorApp(session, start=start)
-    app.run()
+    try:
+        app.run()
+    finally:  # quitting during a probe or the smoke test leaves nothing running
+        from torch_gpu_doctor.host.process import stop_all_children
+
+        stop_all_children()
     if app.copied:
         print(f"Commands you copied in {TOOL_NAME}:")
         for line in dict.fromkeys(app.copied):
