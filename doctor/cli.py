@@ -91,7 +91,7 @@ def _stop_children() -> None:
     whatever is still running when gpu-doctor ends is stopped (SIGTERM, then SIGKILL)."""
     if "torch_gpu_doctor.host.process" not in sys.modules:  # nothing was ever started
         return
-    from torch_gpu_doctor.host.process import stop_all_children
+    from torch_gpu_doctor.host.process import stop_all_children  # already loaded (checked above): no cost
 
     with contextlib.suppress(Exception):
         stop_all_children()

@@ -62,7 +62,7 @@ class JetsonFacts:
 
     def driver_words(self) -> str:
         """ "L4T 36.4.3 (CUDA 12.6)": a Jetson's driver is its L4T release, its CUDA the release's."""
-        from torch_gpu_doctor.compat.jetson import load_jetson
+        from torch_gpu_doctor.compat.jetson import load_jetson  # the data loads when a Jetson is described
 
         release = load_jetson().release(self.l4t)
         cuda = f" (CUDA {release.cuda})" if release is not None else ""

@@ -38,6 +38,7 @@ def run_tui(
     try:
         app.run()
     finally:  # quitting during a probe or the smoke test leaves nothing running
+        # after the app: the first paint waits for nothing
         from torch_gpu_doctor.host.process import stop_all_children
 
         stop_all_children()
