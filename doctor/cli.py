@@ -40,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         argcomplete.autocomplete(build_parser())
     previous = _interrupt_on(signal.SIGTERM, signal.SIGHUP)  # as Ctrl-C: stop the children, exit 130
+    if "torch_gpu_doctor.host.process" in sys.modules:  # an earlier run in this process stopped them all
+        sys.modules["torch_gpu_doctor.host.process"].allow_children()
+    interrupted = False
     try:
         parsed = build_parser().parse_args(_smoke_mode_spelled(args))
         if parsed.format == "json":  # --format json is --json, --format text is --plain
@@ -59,13 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         return _failed_run(metrics, output) or _fail(ExitCode.USAGE, "usage", f"error: {exc}", json_mode)
     except KeyboardInterrupt:
+        interrupted = True
         _failed_run(metrics, output, ExitCode.INTERRUPTED, "interrupted")
         return _fail(ExitCode.INTERRUPTED, "interrupted", "interrupted", json_mode)
     except Exception as exc:  # last resort: one line, not a traceback
         _failed_run(metrics, output, ExitCode.INTERNAL, "internal")
         return _fail(ExitCode.INTERNAL, "internal", _internal(exc), json_mode)
     finally:
-        _stop_children()
+        _stop_children(final=interrupted)
         for sig, handler in previous.items():
             with contextlib.suppress(ValueError, OSError, TypeError):
                 signal.signal(sig, handler)
@@ -86,15 +90,16 @@ def _interrupt_on(*signals: signal.Signals) -> dict[signal.Signals, Any]:
     return previous
 
 
-def _stop_children() -> None:
+def _stop_children(final: bool) -> None:
     """Probes, commands and the smoke test run in their own sessions, out of reach of the terminal's Ctrl-C:
-    whatever is still running when gpu-doctor ends is stopped (SIGTERM, then SIGKILL)."""
+    whatever is still running when gpu-doctor ends is stopped (SIGTERM, then SIGKILL). `final` (an interrupt):
+    a probe thread still running starts nothing more before the process exits."""
     if "torch_gpu_doctor.host.process" not in sys.modules:  # nothing was ever started
         return
     from torch_gpu_doctor.host.process import stop_all_children  # already loaded (checked above): no cost
 
     with contextlib.suppress(Exception):
-        stop_all_children()
+        stop_all_children(final=final)
 
 
 # errors of writing the output, not bugs: a full disk or quota, a read-only file system, a closed descriptor

@@ -65,3 +65,12 @@ def torch_python(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> st
                 failed.write_text(f"{TORCH} is not installable here")
                 pytest.skip(f"{TORCH} is not installable here")
     return str(python)
+
+
+@pytest.fixture(autouse=True)
+def _children_allowed() -> None:
+    """An interrupted in-process main() stops every child and lets nothing start after it (the process is
+    about to end): each test begins with children allowed again."""
+    process = sys.modules.get("torch_gpu_doctor.host.process")
+    if process is not None:
+        process.allow_children()

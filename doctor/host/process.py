@@ -60,8 +60,13 @@ def spawn(
     except OSError as exc:
         return NotStarted(CommandStatus.FAILED, f"{argv[0]}: {exc.strerror or exc}")
     with _LIVE_LOCK:
-        _LIVE.add(proc)
-    return proc
+        if not _STATE["stopping"]:
+            _LIVE.add(proc)
+            return proc
+    # gpu-doctor is on its way out (a probe thread started this after the interrupt): it must not outlive us
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    return NotStarted(CommandStatus.FAILED, f"{argv[0]}: not started, gpu-doctor is stopping")
 
 
 def wait(proc: Child, timeout: float | None) -> int | None:
@@ -79,13 +84,23 @@ def wait(proc: Child, timeout: float | None) -> int | None:
 # of reach of the terminal's Ctrl-C, so gpu-doctor stops them itself when it is interrupted or quits.
 _LIVE: set[Child] = set()
 _LIVE_LOCK = threading.Lock()
+# "stopping": set by stop_all_children(final=True): nothing new starts while gpu-doctor ends
+_STATE = {"stopping": False}
 STOP_GRACE_S = 2.0  # between SIGTERM and SIGKILL
 
 
-def stop_all_children(grace_s: float = STOP_GRACE_S) -> int:
-    """SIGTERM every live child's process group, then SIGKILL those still there after `grace_s`: on Ctrl-C,
-    SIGTERM or SIGHUP, and when the interactive doctor quits. How many groups were signalled."""
+def allow_children() -> None:
+    """A new run may start children again (main() calls it first: tests run several in one process)."""
     with _LIVE_LOCK:
+        _STATE["stopping"] = False
+
+
+def stop_all_children(grace_s: float = STOP_GRACE_S, final: bool = True) -> int:
+    """SIGTERM every live child's process group, then SIGKILL those still there after `grace_s`: on Ctrl-C,
+    SIGTERM or SIGHUP, and when the interactive doctor quits. `final`: nothing starts after it (a probe
+    thread still running would otherwise start the next probe). How many groups were signalled."""
+    with _LIVE_LOCK:
+        _STATE["stopping"] = _STATE["stopping"] or final
         children = list(_LIVE)
         _LIVE.clear()
     for proc in children:

@@ -41,7 +41,7 @@ def run_tui(
         # after the app: the first paint waits for nothing
         from torch_gpu_doctor.host.process import stop_all_children
 
-        stop_all_children()
+        stop_all_children(final=False)
     if app.copied:
         print(f"Commands you copied in {TOOL_NAME}:")
         for line in dict.fromkeys(app.copied):
