@@ -788,3 +788,28 @@ def test_a_plugin_finding_with_a_string_status_is_a_crash_not_a_broken_run() -> 
     spec = CheckSpec("lab.bad", "t", "lab", Explanation("w", "y", "f"))
     (finding,) = run_check(RegisteredCheck(spec, bad, "lab"), facts())
     assert finding.status is Status.CRASH
+
+
+def test_escape_sequences_from_a_capture_are_shown_never_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21: a capture's description and a GPU name from NVML reached the terminal raw (a window title, a
+    cleared screen, colours). The text report escapes every control character that came from data."""
+    import shutil
+
+    from torch_gpu_doctor.cli import main
+
+    capture = tmp_path / "capture"
+    hosts = Path(__file__).parent / "fixtures" / "hosts"
+    shutil.copytree(hosts / "rtx4090-riser-idle", capture, symlinks=True)
+    meta = json.loads((capture / "host.json").read_text(encoding="utf-8"))
+    meta["description"] = "evil \x1b]0;pwned\x07 host \x1b[2J"
+    (capture / "host.json").write_text(json.dumps(meta), encoding="utf-8")
+    nvml = (capture / "nvml.json").read_text(encoding="utf-8")
+    (capture / "nvml.json").write_text(
+        nvml.replace("NVIDIA GeForce RTX 4090", "NVIDIA \\u001b[31mGeForce RTX 4090"), encoding="utf-8"
+    )
+    main(["--root", str(capture), "--plain"])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "evil \\x1b]0;pwned" in out and "NVIDIA \\x1b[31mGeForce RTX 4090" in out

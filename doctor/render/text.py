@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
+from collections.abc import Iterable
 from typing import IO
 
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.text import Text
 
 from torch_gpu_doctor import TOOL_NAME
@@ -17,8 +20,23 @@ from torch_gpu_doctor.render.styles import AREA_TITLES, STYLES
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
+# C0 controls but newline and tab, DEL, and C1 controls: what a terminal acts on instead of showing
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """Control characters shown as `\\x1b`, never sent: a GPU name, a capture's description or a probe's
+    output must not retitle the window, clear the screen or colour the report."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
 
 class _Console(Console):
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        """Every piece of text is escaped on its way out; the report's own styles are not text (Rich writes
+        them from each segment's style), so they pass."""
+        safe = (seg if seg.control else Segment(escape_controls(seg.text), seg.style) for seg in buffer)
+        return super()._render_buffer(safe)
+
     def on_broken_pipe(self) -> None:
         """Rich would exit with status 1 itself; the command line's own handling says 141, as for any output
         a reader stopped reading (cli.py)."""
