@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import shlex
 from dataclasses import dataclass, field
 from enum import Enum
@@ -157,3 +159,40 @@ class FindingsSummary:
     status: Status
     exit_code: int
     counts: Counts = field(default_factory=Counts)
+
+
+# C0 controls but newline and tab, DEL, and C1 controls: what a terminal acts on instead of showing
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """Control characters shown as `\\x1b`, never sent: a GPU name, a capture's description or a probe's
+    output must not retitle the window, clear the screen or colour the report (issue 21)."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def printable(finding: Finding) -> Finding:
+    """The finding with the control characters of its text escaped (they come from the data it quotes);
+    commands are left exact."""
+    texts = [
+        finding.summary,
+        finding.details,
+        *(v for e in finding.evidence for v in (e.label, e.value, e.source)),
+    ]
+    if finding.remediation is not None:
+        texts.append(finding.remediation.text)
+    if not any(_CONTROLS.search(t) for t in texts):
+        return finding
+    remediation = finding.remediation
+    if remediation is not None:
+        remediation = dataclasses.replace(remediation, text=escape_controls(remediation.text))
+    return dataclasses.replace(
+        finding,
+        summary=escape_controls(finding.summary),
+        details=escape_controls(finding.details),
+        evidence=tuple(
+            Evidence(escape_controls(e.label), escape_controls(e.value), escape_controls(e.source))
+            for e in finding.evidence
+        ),
+        remediation=remediation,
+    )

@@ -17,7 +17,7 @@ from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, Eve
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.gather import DEFAULT_DEADLINE_S, default_probes, gather
 from torch_gpu_doctor.host.base import Host
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, printable
 from torch_gpu_doctor.registry import RegisteredCheck
 from torch_gpu_doctor.report import Report, derive
 from torch_gpu_doctor.smoke.plan import GpuAddress
@@ -143,7 +143,7 @@ def rerun_with_smoke(
         again,
         generated_at=report.generated_at,
         duration_ms=round(report.duration_ms + (time.monotonic() - started) * 1000, 1),
-        findings=link_causes(findings),
+        findings=link_causes(tuple(printable(f) for f in findings)),
         specs=report.specs,
     )
 
@@ -169,7 +169,7 @@ def judge(
         generated_at="",
         duration_ms=0.0,
         facts=facts,
-        findings=link_causes(findings),
+        findings=link_causes(tuple(printable(f) for f in findings)),
         specs=tuple(c.spec for c in chosen),
         fail_on=fail_on,
         recommended_install=derived.recommended_install,

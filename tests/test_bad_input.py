@@ -813,3 +813,31 @@ def test_escape_sequences_from_a_capture_are_shown_never_sent(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "evil \\x1b]0;pwned" in out and "NVIDIA \\x1b[31mGeForce RTX 4090" in out
+
+
+def test_findings_and_the_tui_header_quote_data_with_its_controls_escaped(tmp_path: Path) -> None:
+    """The TUI draws findings and the machine line itself (Textual, not the text console): escape sequences
+    in a GPU name coloured its header. Findings are escaped once in the engine, the header where it is made."""
+    import shutil
+
+    from torch_gpu_doctor.host.recorded import RecordedHost
+    from torch_gpu_doctor.runner import diagnose
+    from torch_gpu_doctor.tui.machine_line import machine_line
+
+    capture = tmp_path / "capture"
+    shutil.copytree(
+        Path(__file__).parent / "fixtures" / "hosts" / "rtx4090-riser-idle", capture, symlinks=True
+    )
+    nvml = (capture / "nvml.json").read_text(encoding="utf-8")
+    (capture / "nvml.json").write_text(
+        nvml.replace("NVIDIA GeForce RTX 4090", "NVIDIA \\u001b[31mGeForce RTX 4090"), encoding="utf-8"
+    )
+    host = RecordedHost(capture)
+    report = diagnose(host, host.python or "python3", plugins=False)
+    present = next(f for f in report.findings if f.check_id == "gpu.present")
+    assert "\\x1b[31mGeForce RTX 4090" in present.summary
+    for finding in report.findings:
+        assert "\x1b" not in finding.summary + finding.details, finding.check_id
+        assert not any("\x1b" in e.value for e in finding.evidence), finding.check_id
+    line = machine_line(report.facts, 0)
+    assert "\x1b" not in line and "\\x1b[31m" in line

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Iterable
 from typing import IO
@@ -15,19 +14,10 @@ from rich.text import Text
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.checks.support.causes import PROBLEMS, first_cause, symptoms_of
 from torch_gpu_doctor.facts.describe import gpu_inventory
-from torch_gpu_doctor.model import Finding, Remediation, Status, flag_words
+from torch_gpu_doctor.model import Finding, Remediation, Status, escape_controls, flag_words
 from torch_gpu_doctor.render.styles import AREA_TITLES, STYLES
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.unavailable import Reason, Unavailable
-
-# C0 controls but newline and tab, DEL, and C1 controls: what a terminal acts on instead of showing
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def escape_controls(text: str) -> str:
-    """Control characters shown as `\\x1b`, never sent: a GPU name, a capture's description or a probe's
-    output must not retitle the window, clear the screen or colour the report."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 class _Console(Console):

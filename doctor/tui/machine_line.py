@@ -10,6 +10,7 @@ from __future__ import annotations
 from torch_gpu_doctor.facts.describe import gib, gpu_inventory
 from torch_gpu_doctor.facts.model import Facts, Gpu
 from torch_gpu_doctor.facts.torch import TorchPackages
+from torch_gpu_doctor.model import escape_controls
 from torch_gpu_doctor.unavailable import Unavailable
 
 SEPARATOR = " · "  # between the head and the machine, and between the machine's parts
@@ -19,7 +20,8 @@ _VENDOR_WORDS = ("NVIDIA ", "GeForce ", "AMD ", "Radeon ")
 
 def machine_line(facts: Facts, level: int = 0) -> str:
     """The machine at one of DETAIL_LEVELS (0 says most)."""
-    return SEPARATOR.join((_gpus(facts, level), _driver(facts, level), _torch(facts), _python(facts, level)))
+    parts = (_gpus(facts, level), _driver(facts, level), _torch(facts), _python(facts, level))
+    return escape_controls(SEPARATOR.join(parts))  # names and paths come from the machine: shown, never sent
 
 
 def header_line(heads: tuple[str, ...], facts: Facts | None, width: int) -> tuple[str, str]:
