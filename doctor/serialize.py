@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import re
 import types
 import typing
 from enum import Enum
@@ -134,3 +136,14 @@ def _decode_dataclass(cls: type, data: JsonValue, where: str) -> Any:
         else:
             kwargs[field.name] = _decode(hint, raw, path)
     return cls(**kwargs)
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def json_document(value: Any) -> str:
+    """A JSON document that is valid UTF-8 whatever it quotes: non-ASCII text stays readable, and a lone
+    surrogate (an undecodable byte of a path or a probe's output, as Python keeps it) is written as its `\\u`
+    escape instead of a byte no UTF-8 reader accepts. Ends with a newline."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"

@@ -841,3 +841,28 @@ def test_findings_and_the_tui_header_quote_data_with_its_controls_escaped(tmp_pa
         assert not any("\x1b" in e.value for e in finding.evidence), finding.check_id
     line = machine_line(report.facts, 0)
     assert "\x1b" not in line and "\\x1b[31m" in line
+
+
+def test_json_is_valid_utf8_with_a_lone_surrogate_in_the_data(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Issue 21: an undecodable byte (Python keeps it as a lone surrogate) in a capture's description or a path
+    made --json write a byte no UTF-8 reader accepts. It is written as its \\u escape now."""
+    import shutil
+
+    from torch_gpu_doctor.cli import main
+    from torch_gpu_doctor.serialize import json_document
+
+    capture = tmp_path / "capture"
+    shutil.copytree(
+        Path(__file__).parent / "fixtures" / "hosts" / "rtx4090-riser-idle", capture, symlinks=True
+    )
+    meta = json.loads((capture / "host.json").read_text(encoding="utf-8"))
+    meta["description"] = "bad \udcff byte, ok é"
+    (capture / "host.json").write_text(json.dumps(meta), encoding="utf-8")
+    main(["--root", str(capture), "--json"])
+    raw = capsysbinary.readouterr().out
+    document = json.loads(raw.decode("utf-8"))  # strict UTF-8: raises on a stray byte
+    assert document["host"]["description"] == "bad \udcff byte, ok é"  # the escape round-trips
+    assert b"\\udcff" in raw and "é".encode() in raw
+    assert json_document({"path": "/data/\udc80x"}).encode("utf-8") == b'{\n  "path": "/data/\\udc80x"\n}\n'

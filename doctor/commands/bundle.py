@@ -21,6 +21,7 @@ from torch_gpu_doctor.bundle.model import BundleError, human_size
 from torch_gpu_doctor.bundle.write import write_archive
 from torch_gpu_doctor.commands.common import open_machine, smoke_request
 from torch_gpu_doctor.exit_codes import ExitCode, UsageError
+from torch_gpu_doctor.serialize import json_document
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,9 +44,7 @@ def run(args: argparse.Namespace) -> int:
     except BundleError as exc:
         raise UsageError(f"bundle: {exc}") from exc
     if args.json:
-        sys.stdout.write(
-            json.dumps(bundle_document(bundle, output, size), indent=2, ensure_ascii=False) + "\n"
-        )
+        sys.stdout.write(json_document(bundle_document(bundle, output, size)))
     else:
         files = sum(1 for m in bundle.members if m.data is not None)
         print(f"Wrote {output} ({human_size(size)}, {files} files; {redaction_line(bundle)}).")

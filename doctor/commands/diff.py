@@ -7,7 +7,6 @@ a usage error (2).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from itertools import groupby
 from pathlib import Path
@@ -16,6 +15,7 @@ from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.exit_codes import ExitCode, UsageError
 from torch_gpu_doctor.fleet.diff import Difference, diff_reports
 from torch_gpu_doctor.fleet.report_files import ReportFileError, load_report
+from torch_gpu_doctor.serialize import json_document
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             "differences": [{"area": d.area, "key": d.key, "a": d.before, "b": d.after} for d in differences],
             "exit_code": int(code),
         }
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_document(document))
     else:
         sys.stdout.write(diff_text(differences, args.before, args.after))
     return code

@@ -8,7 +8,6 @@ on a terminal. After applying, diagnose again and show each applied step's check
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from torch_gpu_doctor.fixing.plan import FixPlan, FixStep, plan_fixes
 from torch_gpu_doctor.render.fix_plan import plan_json, render_plan_text, result_json, step_text
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import diagnose
+from torch_gpu_doctor.serialize import json_document
 
 NO_TTY_HINT = "pass --yes to apply the Python-environment steps"
 
@@ -190,4 +190,4 @@ def _document(
         "applied": rows,
         "summary": {"exit_code": int(code)},
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_document(document)

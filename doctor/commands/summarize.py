@@ -8,7 +8,6 @@ exited 0, 1 otherwise (a host with findings, an incomplete run, or an unreadable
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +16,7 @@ from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.fleet.report_files import ReportFileError, host_name, load_report
 from torch_gpu_doctor.fleet.summary import FleetSummary, HostRow, host_row, summarize_fleet, unreadable_row
+from torch_gpu_doctor.serialize import json_document
 
 CELL = {"fail": "FAIL", "crash": "CRASH"}
 
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             },
             "exit_code": int(code),
         }
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_document(document))
     else:
         sys.stdout.write(summary_text(fleet))
     return code

@@ -7,7 +7,6 @@ print one line per gate, `name: expected X, observed Y — pass`. Exit 0 when al
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from torch_gpu_doctor.fleet.expectations import ExpectationError, Expectations, 
 from torch_gpu_doctor.fleet.verify import Gate, evaluate
 from torch_gpu_doctor.render.json_report import envelope
 from torch_gpu_doctor.runner import diagnose
+from torch_gpu_doctor.serialize import json_document
 
 VERIFY_SCHEMA_VERSION = 1
 _AT_LEAST = ("min_driver", "min_pcie_gen", "min_pcie_width")
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         document = verify_document(gates, code)
         document["report"] = envelope(report)
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_document(document))
     else:
         for gate in gates:
             print(gate_line(gate))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from typing import Any
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.serialize import to_json
+from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.unavailable import Unavailable
 
 ENVELOPE_SCHEMA_VERSION = 1
@@ -77,4 +76,4 @@ def _recommended(report: Report) -> dict[str, Any] | None:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(envelope(report), indent=2, ensure_ascii=False) + "\n"
+    return json_document(envelope(report))

@@ -7,14 +7,13 @@ never shows. What the paste showed, the other findings and what stays unknown fo
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Remediation
-from torch_gpu_doctor.serialize import to_json
+from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
@@ -238,7 +237,7 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
             "unknown": sum(1 for v in result.verdicts if v.kind == Kind.UNKNOWN),
         },
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_document(document)
 
 
 def to_json_dict(value: object) -> dict[str, Any]:
