@@ -147,3 +147,20 @@ def json_document(value: Any) -> str:
     escape instead of a byte no UTF-8 reader accepts. Ends with a newline."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
+MAX_JSON_DEPTH = 64  # far beyond any capture or bundle file gpu-doctor writes (at most about 8 levels)
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether parsed JSON nests deeper than `limit` (counted without recursion: a hostile file must not make
+    the check itself overflow, nor the code that walks the data after it)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False

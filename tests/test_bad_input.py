@@ -866,3 +866,29 @@ def test_json_is_valid_utf8_with_a_lone_surrogate_in_the_data(
     assert document["host"]["description"] == "bad \udcff byte, ok é"  # the escape round-trips
     assert b"\\udcff" in raw and "é".encode() in raw
     assert json_document({"path": "/data/\udc80x"}).encode("utf-8") == b'{\n  "path": "/data/\\udc80x"\n}\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("nvml.json", "[" * 100_000 + "]" * 100_000, "nested too deep to be a capture file"),
+        ("probes.json", '{"a":' * 100 + "1" + "}" * 100, "nested deeper than 64 levels"),
+    ],
+)
+def test_json_nested_absurdly_deep_in_a_capture_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, said: str
+) -> None:
+    """Issue 21: JSON nested 100,000 deep gave "internal error: RecursionError"; deep but parseable JSON would
+    overflow the code walking it later."""
+    import shutil
+
+    from torch_gpu_doctor.cli import main
+
+    capture = tmp_path / "capture"
+    shutil.copytree(
+        Path(__file__).parent / "fixtures" / "hosts" / "rtx4090-riser-idle", capture, symlinks=True
+    )
+    (capture / name).write_text(text, encoding="utf-8")
+    code = main(["--root", str(capture), "--plain"])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and "internal error" not in err, err

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from torch_gpu_doctor.bundle.model import DEFAULT_LIMITS, LINKS, MANIFEST, BundleError, Limits, human_size
 from torch_gpu_doctor.host import layout
+from torch_gpu_doctor.serialize import MAX_JSON_DEPTH, too_deep
 
 _CHUNK = 64 << 10
 _MAX_READ = 1 << 20  # tarfile reads a pax or long-name body in one call; our own copy reads _CHUNK at a time
@@ -253,9 +254,14 @@ def extract_bundle(archive: Path, into: Path, limits: Limits = DEFAULT_LIMITS) -
 
 def _load(into: Path, name: str) -> Any:
     try:
-        return json.loads((into / name).read_text(encoding="utf-8"))
+        data = json.loads((into / name).read_text(encoding="utf-8"))
+    except RecursionError:
+        raise BundleError(f"{name}: unreadable (nested too deep)") from None
     except (OSError, ValueError) as exc:
         raise BundleError(f"{name}: unreadable ({exc})") from exc
+    if too_deep(data):
+        raise BundleError(f"{name}: unreadable (nested deeper than {MAX_JSON_DEPTH} levels)")
+    return data
 
 
 def _verify(into: Path, extracted: dict[str, tuple[int, str]]) -> None:

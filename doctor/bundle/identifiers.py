@@ -339,7 +339,7 @@ def capture_identifiers(directory: Path, facts: Any = None) -> tuple[Identifier,
         if path.is_file():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 continue
             found += _json_ids(data)
             if name == layout.COMMANDS_FILE and isinstance(data, list):

@@ -58,7 +58,7 @@ def _redact_file(relative: str, data: bytes, redactor: Redactor) -> tuple[bytes,
     if "/" not in relative and relative.endswith(".json"):
         try:
             document = json.loads(data.decode("utf-8"))
-        except ValueError:
+        except (ValueError, RecursionError):
             pass  # not JSON after all: redacted as bytes below
         else:
             kinds: set[str] = set()

@@ -21,6 +21,7 @@ from torch_gpu_doctor.host.base import (
 from torch_gpu_doctor.host.fs import RootedFs
 from torch_gpu_doctor.host.nvml import Nvml, RecordedNvml
 from torch_gpu_doctor.host.streaming import streamed_run_from_json
+from torch_gpu_doctor.serialize import MAX_JSON_DEPTH, too_deep
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 
@@ -32,9 +33,14 @@ def _load_json(path: Path, default: Any) -> Any:
     if not path.exists():
         return default
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise CaptureError(f"{path}: nested too deep to be a capture file") from None
     except (OSError, ValueError) as exc:
         raise CaptureError(f"{path}: {exc}") from exc
+    if too_deep(data):
+        raise CaptureError(f"{path}: nested deeper than {MAX_JSON_DEPTH} levels, which no capture file is")
+    return data
 
 
 E = TypeVar("E", bound=Enum)
