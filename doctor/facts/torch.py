@@ -255,6 +255,13 @@ def gather_torch_runtime(host: Host, python: str, packages: Maybe[TorchPackages]
             # A CPU build has no GPU runtime to initialise; its metadata says everything the checks need,
             # and skipping a 2-3 s `import torch` keeps the doctor fast (DESIGN §7).
             return Unavailable(Reason.NOT_APPLICABLE, f"CPU build {packages.version}: not imported")
+    elif packages.reason is Reason.TIMED_OUT:
+        # The interpreter did not answer a probe that only lists files: importing torch in it would wait
+        # RUNTIME_TIMEOUT_S more for the same silence (a hung --python took 81 s to report).
+        return Unavailable(
+            Reason.TIMED_OUT,
+            f"not tried: {python} did not answer the package probe within {PACKAGES_TIMEOUT_S:g} s",
+        )
     result = host.run_probe(python, "torch_runtime", RUNTIME_TIMEOUT_S)
     if result.status is CommandStatus.NOT_RECORDED:  # a capture without it says nothing about the import
         return result.unavailable()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -222,3 +223,18 @@ def test_cpu_build_is_not_imported(site: Path) -> None:
     packages = gather_torch_packages(host, sys.executable)
     runtime = gather_torch_runtime(host, sys.executable, packages)
     assert str(runtime) == "not applicable: CPU build 2.5.1+cpu: not imported"
+
+
+def test_a_silent_interpreter_is_not_asked_to_import_torch() -> None:
+    """Issue 21: a --python that never answers took 81 s to report (20 s for the package probe, then 60 more
+    for the import). When the package probe timed out, the import is not tried."""
+    from torch_gpu_doctor.unavailable import Reason, Unavailable
+
+    class NoProbes(RealHost):
+        def run_probe(self, python: str, probe: str, timeout: float) -> Any:
+            raise AssertionError(f"{probe} was run")
+
+    silent = Unavailable(Reason.TIMED_OUT, "/venv/bin/python: no answer within 20 s")
+    runtime = gather_torch_runtime(NoProbes(), "/venv/bin/python", silent)
+    assert isinstance(runtime, Unavailable) and runtime.reason is Reason.TIMED_OUT
+    assert "did not answer the package probe" in runtime.detail
