@@ -360,7 +360,7 @@ def test_matmul_timing_leaves_out_the_launch(torch_python: str, monkeypatch: pyt
     n = TINY["matmul_n"]
     kernel = 2 * n**3 / 30e-6 / 1e12  # TFLOPS of a 30 us kernel
     for step in run.named("matmul"):
-        assert step.numbers["tflops"] == pytest.approx(kernel, rel=0.01), step
+        assert step.numbers.get("tflops") == pytest.approx(kernel, rel=0.01), (step, run.message)
 
 
 def test_an_asynchronous_sticky_error_surfaces_at_the_next_synchronize(
