@@ -50,11 +50,9 @@ def host_to_device(torch: Any, warm: bool) -> float:
     """Median GB/s of COPIES event-timed copies into fresh buffers (one untimed copy first, as before)."""
     host = torch.empty(NBYTES, dtype=torch.uint8).fill_(0x5A).pin_memory()
     gpu = torch.empty(NBYTES, dtype=torch.uint8, device="cuda")
-    rounds = 1 + (3 if warm else 0)
-    for _ in range(rounds if warm else 1):
-        for _ in range(COPIES if warm else 1):
-            gpu.copy_(host, non_blocking=True)
-        torch.cuda.synchronize()
+    for _ in range(COPIES * 4 if warm else 1):  # the smoke test's single warm-up copy, or four rounds
+        gpu.copy_(host, non_blocking=True)
+    torch.cuda.synchronize()
     pairs = []
     for _ in range(COPIES):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

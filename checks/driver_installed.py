@@ -59,7 +59,7 @@ def driver_installed(facts: Facts) -> Finding:
     if isinstance(driver, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not read the driver facts: {driver}.")
     evidence = tuple(driver_evidence(driver))
-    jetson = facts.jetson if not isinstance(facts.jetson, Unavailable) else None
+    jetson = facts.jetson_board
     if jetson is not None:  # its driver is part of the board's L4T image, not a package to install
         where = f"L4T {jetson.l4t}" if jetson.l4t else "the board's L4T image"
         state = "is loaded" if jetson.nvgpu else "comes with it (not seen loaded: /sys/module/nvgpu)"

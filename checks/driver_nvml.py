@@ -65,7 +65,7 @@ def driver_nvml(facts: Facts) -> Finding:
     cid = "driver.nvml"
     nvml = facts.nvml
     driver = facts.driver
-    if not isinstance(facts.jetson, Unavailable) and (isinstance(nvml, Unavailable) or not nvml.devices):
+    if facts.jetson_board is not None and (isinstance(nvml, Unavailable) or not nvml.devices):
         # JetPack 4 and 5 have no NVML; JetPack 6's lists the GPU as "Orin (nvgpu)" with little else
         return Finding(
             cid,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.platform_jetson import board_line
+from torch_gpu_doctor.checks.support.jetson import board_line
 from torch_gpu_doctor.facts.describe import fact, gpu_inventory, gpu_label
 from torch_gpu_doctor.facts.model import Facts, Gpu
 from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
@@ -72,7 +72,7 @@ def gpu_present(facts: Facts) -> Finding:
     nvml_silent = isinstance(facts.nvml, Unavailable) or facts.nvml.init_error is not None
     wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
     if not nvidia:
-        jetson = facts.jetson if not isinstance(facts.jetson, Unavailable) else None
+        jetson = facts.jetson_board
         if jetson is not None or (not isinstance(facts.driver, Unavailable) and facts.driver.is_jetson):
             board = f" of {board_line(jetson)}" if jetson is not None else " of a Jetson (L4T)"
             return Finding(

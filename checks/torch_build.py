@@ -184,7 +184,7 @@ def torch_cpu_build(facts: Facts) -> Finding:
             evidence=_packages_evidence(packages),
             remediation=_install_fix(facts),
         )
-    if not usable and not isinstance(facts.jetson, Unavailable):  # an integrated GPU, outside NVML and PCI
+    if not usable and facts.jetson_board is not None:  # an integrated GPU, outside NVML and PCI
         return Finding(
             cid,
             Status.FAIL,

@@ -8,28 +8,22 @@ wheel files before it.
 from __future__ import annotations
 
 from torch_gpu_doctor.compat.jetson import JetsonRelease, load_jetson
-from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.target import python_command
 from torch_gpu_doctor.model import Command, Remediation, Target
-from torch_gpu_doctor.unavailable import Unavailable
 
 FORUM = "https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048"
 
 
-def jetson_of(facts: Facts) -> JetsonFacts | None:
-    return facts.jetson if not isinstance(facts.jetson, Unavailable) else None
-
-
 def jetson_release(facts: Facts) -> JetsonRelease | None:
-    jetson = jetson_of(facts)
+    jetson = facts.jetson_board
     return load_jetson().release(jetson.l4t) if jetson is not None else None
 
 
 def jetson_torch_remediation(facts: Facts) -> Remediation:
     """NVIDIA's torch for this board's JetPack, into the diagnosed interpreter; the forum's list when the L4T
     release is not in the data."""
-    jetson = jetson_of(facts)
+    jetson = facts.jetson_board
     release = jetson_release(facts)
     python = python_command(facts)
     if jetson is None or release is None:

@@ -27,7 +27,7 @@ from torch_gpu_doctor.fixes.distro import recipe
 from torch_gpu_doctor.fixes.driver_install import driver_install
 from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from torch_gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
-from torch_gpu_doctor.fixes.jetson import jetson_of, jetson_torch_remediation
+from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
 from torch_gpu_doctor.fixes.recommendation import Recommendation, as_installed
 from torch_gpu_doctor.fixes.target import (
     driver_max_cuda,
@@ -79,7 +79,7 @@ def recommend(
     Only the companions that are installed come along (a paste that does not show them keeps both), and
     another installed build is replaced by its exact local version (recommendation.py). None on a Jetson:
     no PyPI or download.pytorch.org wheel uses its GPU (fixes/jetson.py gives NVIDIA's)."""
-    if jetson_of(facts) is not None:
+    if facts.jetson_board is not None:
         return None
     rec = _recommend(facts, data, platform, unknown_driver_cuda)
     return None if rec is None else as_installed(rec, facts.torch_packages)
@@ -241,7 +241,7 @@ def _driver_cuda(facts: Facts) -> str:
 def fix_for_torch(facts: Facts) -> Remediation:
     """The recommended wheel; what keeps a wheel from being chosen (an unknown or unsupported platform or
     Python); else the driver, when no wheel can work on it."""
-    if jetson_of(facts) is not None:  # NVIDIA's build for the board's JetPack, never a PyPI wheel
+    if facts.jetson_board is not None:  # NVIDIA's build for the board's JetPack, never a PyPI wheel
         return jetson_torch_remediation(facts)
     data = load_torch_releases()
     rec = recommend(facts, data)

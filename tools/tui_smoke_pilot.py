@@ -35,9 +35,7 @@ async def drive(python: str, mode: SmokeMode, out: Path, size: tuple[int, int], 
             await pilot.pause(0.25)
             if isinstance(app.screen, SmokeScreen):
                 screen = app.screen
-                if screen.result is not None or (
-                    not screen.running and screen.result is None and _failed(screen)
-                ):
+                if screen.result is not None or _failed(screen):
                     break
         took = time.monotonic() - began
         if screen is None:

@@ -108,5 +108,10 @@ class Facts:
     reported_errors: Maybe[tuple[ReportedError, ...]] = NO_REPORTED_ERRORS
 
     @property
+    def jetson_board(self) -> JetsonFacts | None:
+        """The Jetson this is, or None (not one, or not known): its GPU is its SoC's, its driver its L4T's."""
+        return self.jetson if not isinstance(self.jetson, Unavailable) else None
+
+    @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:
         return tuple(g for g in self.gpus if g.vendor == "nvidia")

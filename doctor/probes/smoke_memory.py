@@ -105,7 +105,8 @@ class MemorySteps(object):
             "gbytes_per_s": round(nbytes / statistics.median(ms) / 1e6, 3),
             "best_gbytes_per_s": round(nbytes / min(ms) / 1e6, 3),
         }
-        values.update(link if kind == "h2d_pinned" else {})
+        if kind == "h2d_pinned":  # the link is judged from the host-to-device copies
+            values.update(link)
         return values
 
     def warm_up(self, index, copy, copies):

@@ -57,8 +57,8 @@ def header_lines(report: Report) -> list[str]:
         if report.python_choice and report.python_choice not in ("--python", "the capture's"):
             python += f": {report.python_choice}"
     gpus = gpu_inventory(facts.gpus) if facts.gpus else "none found"
-    if not facts.gpus and not isinstance(facts.jetson, Unavailable):
-        gpus = facts.jetson.integrated_gpu()
+    if not facts.gpus and facts.jetson_board is not None:
+        gpus = facts.jetson_board.integrated_gpu()
     driver = "unknown"
     if not isinstance(facts.driver, Unavailable):
         d = facts.driver
@@ -71,8 +71,8 @@ def header_lines(report: Report) -> list[str]:
         if isinstance(d.cuda_version, str):
             driver += f" (CUDA ≤ {d.cuda_version})"
     lines = [f"{TOOL_NAME} {report.tool_version} · {facts.host}", " · ".join(system), python]
-    if not isinstance(facts.jetson, Unavailable):  # its driver is its L4T release, its CUDA the release's
-        lines.append(f"GPUs: {gpus} · {facts.jetson.driver_words()}")
+    if facts.jetson_board is not None:  # its driver is its L4T release, its CUDA the release's
+        lines.append(f"GPUs: {gpus} · {facts.jetson_board.driver_words()}")
     else:
         lines.append(f"GPUs: {gpus} · NVIDIA driver: {driver}")
     return [line for line in lines if line]

@@ -185,7 +185,7 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
     packages = facts.torch_packages
     cpu_build = not isinstance(packages, Unavailable) and packages.cuda is None and packages.hip is None
     gpus = [] if k.gpus_listed else ["the GPU (nvidia-smi -L)"]
-    jetson = not isinstance(facts.jetson, Unavailable)
+    jetson = facts.jetson_board is not None
     if check_id == "gpu.present":
         return [] if jetson else gpus  # a Jetson's GPU is its SoC's
     if check_id in ("driver.installed", "driver.nvml") and jetson:

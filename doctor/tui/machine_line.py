@@ -49,7 +49,7 @@ def header_line(heads: tuple[str, ...], facts: Facts | None, width: int) -> tupl
 
 def _gpus(facts: Facts, level: int) -> str:
     if not facts.gpus:
-        return facts.jetson.integrated_gpu() if not isinstance(facts.jetson, Unavailable) else "no GPU found"
+        return facts.jetson_board.integrated_gpu() if facts.jetson_board is not None else "no GPU found"
     return gpu_inventory(facts.gpus, lambda g: _gpu(g, level))
 
 
@@ -69,8 +69,8 @@ def _gpu(gpu: Gpu, level: int) -> str:
 
 
 def _driver(facts: Facts, level: int) -> str:
-    if not isinstance(facts.jetson, Unavailable):
-        return facts.jetson.driver_words()
+    if facts.jetson_board is not None:
+        return facts.jetson_board.driver_words()
     driver = facts.driver
     if isinstance(driver, Unavailable) or not isinstance(driver.version, str):
         return "NVIDIA driver: none loaded" if facts.nvidia_gpus else "no NVIDIA driver"
