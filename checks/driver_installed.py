@@ -5,7 +5,8 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.describe import gpu_inventory
-from torch_gpu_doctor.facts.model import DriverFacts, Facts
+from torch_gpu_doctor.facts.driver import DriverFacts
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module

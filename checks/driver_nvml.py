@@ -5,7 +5,9 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.support.driver import driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.driver_state import loaded_module_version
 from torch_gpu_doctor.facts.describe import fact
-from torch_gpu_doctor.facts.model import DriverFacts, Facts, NvmlFacts
+from torch_gpu_doctor.facts.driver import DriverFacts
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.nvml import NvmlFacts
 from torch_gpu_doctor.fixes.gpu_state import confined_process, device_access_refused, driver_hung
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target

@@ -7,7 +7,8 @@ when it ran, confirm the table or contradict it.
 from __future__ import annotations
 
 from torch_gpu_doctor.compat.precision import best_precision, capability, precision_table, runs_fast
-from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.smoke import SmokeRun, StepStatus
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check

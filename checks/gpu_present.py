@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.jetson import board_line
 from torch_gpu_doctor.facts.describe import fact, gpu_inventory, gpu_label
-from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check

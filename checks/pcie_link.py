@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_gpu_doctor.facts.model import Facts, Gpu, NvmlDevice
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.nvml import NvmlDevice
 from torch_gpu_doctor.facts.pcie_link import LinkState, PcieLinkPath, link_gbytes_per_s, narrowest_hop
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target

@@ -15,6 +15,7 @@ import importlib
 import json
 import re
 import traceback
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -33,9 +34,23 @@ class LoadedChecks:
     problems: tuple[Finding, ...]  # plugins that failed to load
 
 
-def load_checks(plugins: bool = True) -> LoadedChecks:
+def load_checks(plugins: bool = True, only: Collection[str] | None = None) -> LoadedChecks:
     """The built-in checks and, with `plugins`, those of the entry points that loaded. Only those: a check
-    some other imported module registered (a test, a half-loaded plugin) never joins a run unasked."""
+    some other imported module registered (a test, a half-loaded plugin) never joins a run unasked.
+
+    With `only` (check ids), just the built-in checks among them, and just the modules that hold them are
+    imported (the index names each check's module): triage runs a fifth of the checks, and importing the
+    others' modules, their facts and their tables would be most of its start-up."""
+    if only is not None:
+        wanted = set(only)
+        where = builtin_modules()
+        names = tuple(m for m in BUILTIN_CHECK_MODULES if any(where.get(c) == m for c in wanted))
+        for name in names:
+            importlib.import_module(name)
+        rank = {name: i for i, name in enumerate(BUILTIN_CHECK_MODULES)}
+        picked = [c for c in registered() if c.module in names and c.spec.id in wanted]
+        picked.sort(key=lambda c: rank[c.module])
+        return LoadedChecks(tuple(picked), ())
     for name in BUILTIN_CHECK_MODULES:
         importlib.import_module(name)
     modules = set(BUILTIN_CHECK_MODULES)
@@ -95,20 +110,32 @@ def plugins_installed() -> bool:
 
 
 @cache
-def builtin_specs() -> tuple[CheckSpec, ...]:
-    """The built-in checks' specs, in load_checks(plugins=False)'s order, from the shipped index."""
+def _index() -> tuple[dict[str, object], ...]:
     text = resources.files("torch_gpu_doctor.checks").joinpath(SPECS_RESOURCE).read_text(encoding="utf-8")
     document = json.loads(text)
     if not isinstance(document, dict) or not isinstance(document.get("checks"), list):
         raise RegistryError(f"torch_gpu_doctor.checks/{SPECS_RESOURCE}: no list of checks")
-    return tuple(spec_from_json(entry) for entry in document["checks"])
+    return tuple(document["checks"])
 
 
-def spec_to_json(spec: CheckSpec) -> dict[str, object]:
+@cache
+def builtin_specs() -> tuple[CheckSpec, ...]:
+    """The built-in checks' specs, in load_checks(plugins=False)'s order, from the shipped index."""
+    return tuple(spec_from_json(entry) for entry in _index())
+
+
+@cache
+def builtin_modules() -> dict[str, str]:
+    """Each built-in check's id -> the module that defines it, from the shipped index."""
+    return {_text(entry, "id"): _text(entry, "module") for entry in _index()}
+
+
+def spec_to_json(spec: CheckSpec, module: str) -> dict[str, object]:
     """One entry of the index (tools/build_check_index.py writes them, run by tools/regen.py)."""
     text = spec.explanation
     return {
         "id": spec.id,
+        "module": module,
         "title": spec.title,
         "area": spec.area,
         "required": spec.required,

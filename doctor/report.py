@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from torch_gpu_doctor.checks.support.causes import root_causes
-from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.recommendation import Recommendation
 from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.model import CheckSpec, Counts, Figure, Finding, FindingsSummary, Status, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,12 @@ class Derived:
 
 
 def derive(facts: Facts) -> Derived:
-    return Derived(recommended_install=recommend(facts), smoke_figures=smoke_figures(facts))
+    figures: tuple[Figure, ...] = ()
+    if not isinstance(facts.smoke, Unavailable):
+        from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures  # only with a smoke run
+
+        figures = smoke_figures(facts)
+    return Derived(recommended_install=recommend(facts), smoke_figures=figures)
 
 
 # Roots whose fix is the environment, not the build: with one of them, the build recommended from what

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import json
 import re
+import sys
 import types
 import typing
 from enum import Enum
@@ -58,7 +59,9 @@ def from_json(cls: type[T], data: JsonValue) -> T:
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    # A module that imports its annotations' types only for type checkers offers them with annotation_names()
+    names = getattr(sys.modules.get(cls.__module__), "annotation_names", None)
+    return typing.get_type_hints(cls, localns=names() if callable(names) else None)
 
 
 def _decode(tp: Any, data: JsonValue, where: str) -> Any:

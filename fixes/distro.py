@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.fixes.driver_plan import DriverPlan
 from torch_gpu_doctor.model import Command
 from torch_gpu_doctor.unavailable import Unavailable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.distro import major_version, recipe
 from torch_gpu_doctor.fixes.driver_plan import DriverPlan

@@ -7,7 +7,7 @@ modules come from `linux-modules-nvidia-<branch>-<release>` instead, when the mo
 
 from __future__ import annotations
 
-from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.fixes.distro import Builder, filled, recipe
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable

@@ -11,7 +11,7 @@ built module), `akmods --rebuild` (akmods 0.5.10: `--force` only retries failed 
 
 from __future__ import annotations
 
-from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.fixes.distro import Builder, recipe
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT
 from torch_gpu_doctor.model import Command, Remediation, Target

@@ -7,7 +7,7 @@ the library file.
 
 from __future__ import annotations
 
-from torch_gpu_doctor.facts.model import OsFacts
+from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.fixes.distro import filled, recipe
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable

@@ -5,20 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from torch_gpu_doctor.facts.model import (
-    FACTS_SCHEMA_VERSION,
-    DriverFacts,
-    DriverVersionReading,
-    Facts,
-    Gpu,
-    KernelFacts,
-    KernelModule,
-    NvmlDevice,
-    NvmlErrorInfo,
-    NvmlFacts,
-    OsFacts,
-    PythonFacts,
-)
+from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.kernel import KernelFacts, KernelModule
+from torch_gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
+from torch_gpu_doctor.facts.nvml import NvmlDevice, NvmlErrorInfo, NvmlFacts
+from torch_gpu_doctor.facts.platform import OsFacts
+from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

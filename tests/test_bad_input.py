@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from tests.factories import facts as healthy_facts
 from torch_gpu_doctor.cli import main
 from torch_gpu_doctor.facts.driver import gather_driver
-from torch_gpu_doctor.facts.model import Facts, MemoryFacts, NvmlFacts
-from torch_gpu_doctor.facts.nvml import gather_nvml
+from torch_gpu_doctor.facts.memory import MemoryFacts
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.nvml import NvmlFacts, gather_nvml
 from torch_gpu_doctor.facts.pci import gather_proc_gpus
 from torch_gpu_doctor.facts.python_env import gather_python
 from torch_gpu_doctor.gather import Probe, gather
@@ -38,9 +39,10 @@ from torch_gpu_doctor.host.nvml import (
 )
 from torch_gpu_doctor.host.real import MAX_OUTPUT_BYTES, RealHost, run_command
 from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
+from torch_gpu_doctor.judge import run_check
 from torch_gpu_doctor.model import CheckSpec, Explanation, Finding, Status
 from torch_gpu_doctor.registry import RegisteredCheck
-from torch_gpu_doctor.runner import diagnose, run_check
+from torch_gpu_doctor.runner import diagnose
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 # --- a tiny capture directory ---------------------------------------------------------------------------------
@@ -779,8 +781,8 @@ def test_cli_on_a_garbled_but_readable_capture_reports(
 
 def test_a_plugin_finding_with_a_string_status_is_a_crash_not_a_broken_run() -> None:
     from tests.factories import facts
+    from torch_gpu_doctor.judge import run_check
     from torch_gpu_doctor.registry import RegisteredCheck
-    from torch_gpu_doctor.runner import run_check
 
     def bad(_: object) -> Finding:
         return Finding("lab.bad", "pass", "s")  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_plugins import GOOD_MODULE, _distribution
-from torch_gpu_doctor.catalog import builtin_specs, load_checks, spec_from_json, spec_to_json
+from torch_gpu_doctor.catalog import builtin_modules, builtin_specs, load_checks, spec_from_json, spec_to_json
 from torch_gpu_doctor.checks import BUILTIN_CHECK_MODULES
 from torch_gpu_doctor.model import CheckSpec, Explanation
 from torch_gpu_doctor.registry import RegistryError
@@ -81,7 +81,7 @@ def test_the_index_covers_every_built_in_module_in_registry_order() -> None:
 
 def test_an_entry_round_trips() -> None:
     spec = CheckSpec("lab.x", "A title — with “quotes”", "lab", Explanation("w\nmore", "y", "f"), True)
-    assert spec_from_json(json.loads(json.dumps(spec_to_json(spec)))) == spec
+    assert spec_from_json(json.loads(json.dumps(spec_to_json(spec, "lab.checks")))) == spec
 
 
 @pytest.mark.parametrize(
@@ -151,6 +151,24 @@ def test_the_import_check_sees_load_checks() -> None:
     heavy = _heavy_modules("from torch_gpu_doctor.catalog import load_checks\nload_checks(plugins=False)")
     assert "torch_gpu_doctor.facts.model" in heavy
     assert "torch_gpu_doctor.checks.gpu_present" in heavy
+
+
+def test_the_index_names_each_checks_module() -> None:
+    # load_checks(only=...) imports the modules the index names: a stale module there would lose a check
+    real = {c.spec.id: c.module for c in load_checks(plugins=False).checks}
+    assert builtin_modules() == real, f"checks/specs.json names other modules: {REBUILD}"
+
+
+def test_only_imports_just_the_modules_of_the_checks_asked_for() -> None:
+    call = (
+        "from torch_gpu_doctor.catalog import load_checks\n"
+        "got = load_checks(plugins=False, only=['torch.arch_compat', 'gpu.present', 'no.such_check'])\n"
+        "assert [c.spec.id for c in got.checks] == ['gpu.present', 'torch.arch_compat'], got"
+    )
+    heavy = [
+        m for m in _heavy_modules(call) if m.startswith("torch_gpu_doctor.checks.") and ".support" not in m
+    ]
+    assert heavy == ["torch_gpu_doctor.checks.gpu_present", "torch_gpu_doctor.checks.torch_build"]
 
 
 @pytest.mark.parametrize(

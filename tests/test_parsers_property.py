@@ -33,6 +33,7 @@ from torch_gpu_doctor.facts.kernel import (
     parse_proc_modules,
 )
 from torch_gpu_doctor.facts.meminfo import parse_meminfo
+from torch_gpu_doctor.facts.nvml import NvmlDevice
 from torch_gpu_doctor.facts.pci import lookup_pci_ids, parse_gpu_information, parse_hex
 from torch_gpu_doctor.facts.platform import is_wsl_kernel, parse_cpuinfo, parse_os_release
 from torch_gpu_doctor.facts.python_env import parse_python_probe
@@ -683,7 +684,8 @@ def strategy_for(tp: Any) -> st.SearchStrategy[Any]:
     if isinstance(tp, type) and issubclass(tp, Enum):
         return st.sampled_from(tp)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
+        names = facts_model.annotation_names() if tp is facts_model.Facts else None
+        hints = typing.get_type_hints(tp, localns=names)
         fields = {f.name: strategy_for(hints[f.name]) for f in dataclasses.fields(tp) if f.init}
         return st.builds(tp, **fields)
     raise TypeError(f"no strategy for {tp!r}")
@@ -691,7 +693,7 @@ def strategy_for(tp: Any) -> st.SearchStrategy[Any]:
 
 FACT_CLASSES = [
     obj
-    for obj in vars(facts_model).values()
+    for obj in (facts_model.Facts, NvmlDevice, *facts_model.annotation_names().values())
     if isinstance(obj, type)
     and dataclasses.is_dataclass(obj)
     and obj.__module__.startswith("torch_gpu_doctor.facts.")
@@ -723,8 +725,8 @@ def test_serialize_round_trip_report(report: Report) -> None:
 
 
 @FEW
-@given(strategy_for(facts_model.NvmlDevice))
-def test_serialize_unavailable_is_null_with_reason(device: facts_model.NvmlDevice) -> None:
+@given(strategy_for(NvmlDevice))
+def test_serialize_unavailable_is_null_with_reason(device: NvmlDevice) -> None:
     encoded = to_json(device)
     missing = encoded.get("unavailable", {})
     for field in dataclasses.fields(device):

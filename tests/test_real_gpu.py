@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from torch_gpu_doctor.facts.model import DriverFacts, OsFacts
+from torch_gpu_doctor.facts.driver import DriverFacts
+from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.runner import diagnose

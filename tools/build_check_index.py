@@ -20,7 +20,7 @@ INDEX = ROOT / "checks" / "specs.json"
 
 
 def index_text() -> str:
-    checks = [spec_to_json(c.spec) for c in load_checks(plugins=False).checks]
+    checks = [spec_to_json(c.spec, c.module) for c in load_checks(plugins=False).checks]
     document = {"generated_by": "python tools/regen.py (do not edit by hand)", "checks": checks}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.rocm import KfdAgent
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable

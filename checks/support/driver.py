@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.describe import fact
-from torch_gpu_doctor.facts.model import DriverFacts, Facts, KernelFacts
+from torch_gpu_doctor.facts.driver import DriverFacts
+from torch_gpu_doctor.facts.kernel import KernelFacts
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_install import OPEN_MODULE_MIN_CC
 from torch_gpu_doctor.model import Evidence
 from torch_gpu_doctor.unavailable import Unavailable

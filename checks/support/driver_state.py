@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.driver import module_loaded
-from torch_gpu_doctor.facts.model import DriverFacts, Facts
+from torch_gpu_doctor.facts.driver import DriverFacts
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.modinfo import ModuleInfo
 from torch_gpu_doctor.unavailable import Unavailable
 

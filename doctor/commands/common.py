@@ -25,7 +25,7 @@ from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the Facts model imports every facts module
-    from torch_gpu_doctor.facts.model import PythonFacts
+    from torch_gpu_doctor.facts.python_env import PythonFacts
     from torch_gpu_doctor.host.base import Host
     from torch_gpu_doctor.model import Status
     from torch_gpu_doctor.smoke.run import SmokeProgress, SmokeRequest

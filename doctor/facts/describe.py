@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from torch_gpu_doctor.facts.model import Gpu
+from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.model import Evidence
 from torch_gpu_doctor.unavailable import Maybe, Unavailable
 

@@ -2,59 +2,49 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from torch_gpu_doctor.facts.boltctl import BoltDevice
-from torch_gpu_doctor.facts.container import ContainerFacts
-from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
-from torch_gpu_doctor.facts.gpu_health import GpuHealth
-from torch_gpu_doctor.facts.gpus import Gpu
-from torch_gpu_doctor.facts.iommu import IommuFacts
-from torch_gpu_doctor.facts.jetson import JetsonFacts
-from torch_gpu_doctor.facts.kernel import KernelFacts, KernelModule
-from torch_gpu_doctor.facts.kernel_log import KernelLogFacts
-from torch_gpu_doctor.facts.measurements import Measurements
-from torch_gpu_doctor.facts.memory import MemoryFacts
-from torch_gpu_doctor.facts.memory_limits import MemoryLimitsFacts
-from torch_gpu_doctor.facts.nvidia_module import NvidiaModuleFacts
-from torch_gpu_doctor.facts.nvml import NvmlDevice, NvmlErrorInfo, NvmlFacts
-from torch_gpu_doctor.facts.pci import PciDevice, ProcGpuInfo
-from torch_gpu_doctor.facts.pcie_link import PcieLinkPath
-from torch_gpu_doctor.facts.platform import CpuFacts, OsFacts
-from torch_gpu_doctor.facts.python_env import PythonFacts
-from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.facts.rocm import RocmFacts
-from torch_gpu_doctor.facts.secure_boot import SecureBootFacts
-from torch_gpu_doctor.facts.smoke import SmokeRun
-from torch_gpu_doctor.facts.storage import StorageFacts
-from torch_gpu_doctor.facts.thunderbolt import ThunderboltFacts
-from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
-from torch_gpu_doctor.facts.virtualization import VirtualizationFacts
-from torch_gpu_doctor.facts.wsl import WslFacts
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
-# The facts of each source are defined beside their gatherer; checks and fixes read them all from here.
+if TYPE_CHECKING:  # each source's types load with the module that reads them: triage reads a few of ~30
+    from torch_gpu_doctor.facts.boltctl import BoltDevice
+    from torch_gpu_doctor.facts.container import ContainerFacts
+    from torch_gpu_doctor.facts.driver import DriverFacts
+    from torch_gpu_doctor.facts.gpu_health import GpuHealth
+    from torch_gpu_doctor.facts.gpus import Gpu
+    from torch_gpu_doctor.facts.iommu import IommuFacts
+    from torch_gpu_doctor.facts.jetson import JetsonFacts
+    from torch_gpu_doctor.facts.kernel import KernelFacts
+    from torch_gpu_doctor.facts.kernel_log import KernelLogFacts
+    from torch_gpu_doctor.facts.measurements import Measurements
+    from torch_gpu_doctor.facts.memory import MemoryFacts
+    from torch_gpu_doctor.facts.memory_limits import MemoryLimitsFacts
+    from torch_gpu_doctor.facts.nvidia_module import NvidiaModuleFacts
+    from torch_gpu_doctor.facts.nvml import NvmlFacts
+    from torch_gpu_doctor.facts.pci import PciDevice, ProcGpuInfo
+    from torch_gpu_doctor.facts.pcie_link import PcieLinkPath
+    from torch_gpu_doctor.facts.platform import CpuFacts, OsFacts
+    from torch_gpu_doctor.facts.python_env import PythonFacts
+    from torch_gpu_doctor.facts.reported_errors import ReportedError
+    from torch_gpu_doctor.facts.rocm import RocmFacts
+    from torch_gpu_doctor.facts.secure_boot import SecureBootFacts
+    from torch_gpu_doctor.facts.smoke import SmokeRun
+    from torch_gpu_doctor.facts.storage import StorageFacts
+    from torch_gpu_doctor.facts.thunderbolt import ThunderboltFacts
+    from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
+    from torch_gpu_doctor.facts.virtualization import VirtualizationFacts
+    from torch_gpu_doctor.facts.wsl import WslFacts
+
+# The facts of each source are defined beside their gatherer, and imported from there.
 __all__ = [
     "FACTS_SCHEMA_VERSION",
     "NOT_GATHERED",
     "NO_REPORTED_ERRORS",
     "SMOKE_NOT_RUN",
-    "CpuFacts",
-    "DriverFacts",
-    "DriverVersionReading",
     "Facts",
-    "Gpu",
-    "KernelFacts",
-    "KernelModule",
-    "MemoryFacts",
-    "NvmlDevice",
-    "NvmlErrorInfo",
-    "NvmlFacts",
-    "OsFacts",
-    "PciDevice",
-    "ProcGpuInfo",
-    "PythonFacts",
-    "ReportedError",
+    "annotation_names",
 ]
 
 NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered in this run")
@@ -115,3 +105,47 @@ class Facts:
     @property
     def nvidia_gpus(self) -> tuple[Gpu, ...]:
         return tuple(g for g in self.gpus if g.vendor == "nvidia")
+
+
+# Where each type named in Facts' annotations lives (the TYPE_CHECKING imports above, for the code that
+# resolves annotations at run time; tests/facts/test_facts_model.py keeps the two equal).
+_ANNOTATION_TYPES = {
+    "BoltDevice": "torch_gpu_doctor.facts.boltctl",
+    "ContainerFacts": "torch_gpu_doctor.facts.container",
+    "CpuFacts": "torch_gpu_doctor.facts.platform",
+    "DriverFacts": "torch_gpu_doctor.facts.driver",
+    "Gpu": "torch_gpu_doctor.facts.gpus",
+    "GpuHealth": "torch_gpu_doctor.facts.gpu_health",
+    "IommuFacts": "torch_gpu_doctor.facts.iommu",
+    "JetsonFacts": "torch_gpu_doctor.facts.jetson",
+    "KernelFacts": "torch_gpu_doctor.facts.kernel",
+    "KernelLogFacts": "torch_gpu_doctor.facts.kernel_log",
+    "Measurements": "torch_gpu_doctor.facts.measurements",
+    "MemoryFacts": "torch_gpu_doctor.facts.memory",
+    "MemoryLimitsFacts": "torch_gpu_doctor.facts.memory_limits",
+    "NvidiaModuleFacts": "torch_gpu_doctor.facts.nvidia_module",
+    "NvmlFacts": "torch_gpu_doctor.facts.nvml",
+    "OsFacts": "torch_gpu_doctor.facts.platform",
+    "PciDevice": "torch_gpu_doctor.facts.pci",
+    "PcieLinkPath": "torch_gpu_doctor.facts.pcie_link",
+    "ProcGpuInfo": "torch_gpu_doctor.facts.pci",
+    "PythonFacts": "torch_gpu_doctor.facts.python_env",
+    "ReportedError": "torch_gpu_doctor.facts.reported_errors",
+    "RocmFacts": "torch_gpu_doctor.facts.rocm",
+    "SecureBootFacts": "torch_gpu_doctor.facts.secure_boot",
+    "SmokeRun": "torch_gpu_doctor.facts.smoke",
+    "StorageFacts": "torch_gpu_doctor.facts.storage",
+    "ThunderboltFacts": "torch_gpu_doctor.facts.thunderbolt",
+    "TorchPackages": "torch_gpu_doctor.facts.torch",
+    "TorchRuntime": "torch_gpu_doctor.facts.torch",
+    "VirtualizationFacts": "torch_gpu_doctor.facts.virtualization",
+    "WslFacts": "torch_gpu_doctor.facts.wsl",
+}
+
+
+def annotation_names() -> dict[str, object]:
+    """The types Facts' annotations name, their modules imported: serialize resolves the annotations with them
+    to decode a capture (the module's own globals hold only what a run needs)."""
+    return {
+        name: getattr(importlib.import_module(module), name) for name, module in _ANNOTATION_TYPES.items()
+    }

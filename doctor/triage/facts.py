@@ -9,16 +9,12 @@ from collections.abc import Sequence
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.builds import UNKNOWN_DEFAULT, Build, companion_default_cuda, tag_build
 from torch_gpu_doctor.compat.jetson import load_jetson
+from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
+from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.jetson import JetsonFacts
-from torch_gpu_doctor.facts.model import (
-    FACTS_SCHEMA_VERSION,
-    DriverFacts,
-    DriverVersionReading,
-    Facts,
-    Gpu,
-    OsFacts,
-    PythonFacts,
-)
+from torch_gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
+from torch_gpu_doctor.facts.platform import OsFacts
+from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime
 from torch_gpu_doctor.triage.model import CollectEnvReport, Library
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable

@@ -14,19 +14,13 @@ import re
 
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.bdf import normalize_bdf
-from torch_gpu_doctor.facts.model import (
-    FACTS_SCHEMA_VERSION,
-    DriverFacts,
-    DriverVersionReading,
-    Facts,
-    Gpu,
-    KernelFacts,
-    KernelModule,
-    NvmlErrorInfo,
-    NvmlFacts,
-    OsFacts,
-    PythonFacts,
-)
+from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.kernel import KernelFacts, KernelModule
+from torch_gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
+from torch_gpu_doctor.facts.nvml import NvmlErrorInfo, NvmlFacts
+from torch_gpu_doctor.facts.platform import OsFacts
+from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import (
     CompanionPackage,

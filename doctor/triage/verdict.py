@@ -13,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from torch_gpu_doctor.catalog import load_checks
+from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
+from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Finding, Remediation, Status, Target
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.runner import judge
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -238,7 +238,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     amd = amd or any(h.signature.cls == "rocm" for h in pasted.hits)
     amd = amd or (not isinstance(facts.torch_packages, Unavailable) and facts.torch_packages.hip is not None)
     needs = AMD_CHECKS if amd else NVIDIA_CHECKS
-    loaded = {c.spec.id: c for c in load_checks(plugins=False).checks}
+    loaded = {c.spec.id: c for c in load_checks(plugins=False, only=needs).checks}
     chosen = [loaded[c] for c in needs if c in loaded]
     report = judge(facts, chosen)
     titles = {c.spec.id: c.spec.title for c in chosen}
@@ -270,7 +270,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         key=lambda v: (v.finding.status is not Status.FAIL, order.index(v.finding.check_id)),
     )
     cause = ordered[0] if ordered else None
-    not_in = tuple(c for c in loaded if c not in needs)
+    not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
 
 

@@ -8,7 +8,8 @@ until it fits the terminal, and keeps the four things it names to the end (the P
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.describe import gib, gpu_inventory
-from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.model import escape_controls
 from torch_gpu_doctor.unavailable import Unavailable

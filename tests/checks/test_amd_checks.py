@@ -22,7 +22,8 @@ from tests.factories import (
 )
 from torch_gpu_doctor.checks.amd import amd_gfx_target, amd_rocm_stack, amd_torch_rocm
 from torch_gpu_doctor.compat.rocm_gfx import override_for
-from torch_gpu_doctor.facts.model import Facts, Gpu
+from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.rocm import KfdAgent, RocmFacts
 from torch_gpu_doctor.facts.torch import CompanionPackage, TorchPackages, TorchRuntime
 from torch_gpu_doctor.model import Finding, Status, Target

@@ -8,7 +8,7 @@ from tests.factories import GONE, driver, facts, gpu, kernel, nvml_device, nvml_
 from torch_gpu_doctor.checks.driver_installed import driver_installed
 from torch_gpu_doctor.checks.driver_nouveau import driver_nouveau
 from torch_gpu_doctor.checks.driver_nvml import driver_nvml
-from torch_gpu_doctor.facts.model import DriverVersionReading
+from torch_gpu_doctor.facts.driver import DriverVersionReading
 from torch_gpu_doctor.model import Status, Target
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

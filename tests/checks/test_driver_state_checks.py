@@ -27,8 +27,9 @@ from torch_gpu_doctor.checks.driver_module_build import driver_kernel_module_bui
 from torch_gpu_doctor.checks.driver_reboot_pending import driver_reboot_pending
 from torch_gpu_doctor.checks.driver_secure_boot import driver_secure_boot
 from torch_gpu_doctor.facts.dkms import DkmsEntry
+from torch_gpu_doctor.facts.driver import DriverVersionReading
 from torch_gpu_doctor.facts.kernel_log import gather_kernel_log
-from torch_gpu_doctor.facts.model import DriverVersionReading, Facts
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.nvidia_module import gather_nvidia_module
 from torch_gpu_doctor.facts.secure_boot import MokCertificate, gather_secure_boot
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT

@@ -11,8 +11,9 @@ import pytest
 from tests.factories import facts, gpu, os_facts
 from torch_gpu_doctor.checks.memory import bandwidth, locked_limit, ram, shm
 from torch_gpu_doctor.facts.measurements import Measurements, RamBandwidth
+from torch_gpu_doctor.facts.memory import MemoryFacts
 from torch_gpu_doctor.facts.memory_limits import LockedMemoryLimit, MemoryLimitsFacts, gather_memory_limits
-from torch_gpu_doctor.facts.model import Facts, MemoryFacts
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.pcie_link import gather_pcie_links
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.model import Status

@@ -9,8 +9,9 @@ import pytest
 from tests.factories import facts, gpu
 from tests.facts.platform_tree import tree
 from torch_gpu_doctor.checks.platform_iommu import iommu_p2p
+from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.iommu import NO_SHARED_SWITCH, GpuIommu, GpuPairRoute, IommuFacts, gather_iommu
-from torch_gpu_doctor.facts.model import NOT_GATHERED, Facts, Gpu
+from torch_gpu_doctor.facts.model import NOT_GATHERED, Facts
 from torch_gpu_doctor.facts.pci import gather_pci
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable

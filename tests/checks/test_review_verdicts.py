@@ -9,7 +9,7 @@ from torch_gpu_doctor.checks.driver_installed import driver_installed
 from torch_gpu_doctor.checks.driver_nvml import driver_nvml
 from torch_gpu_doctor.checks.gpu_present import gpu_present
 from torch_gpu_doctor.facts.gpus import join_gpus
-from torch_gpu_doctor.facts.model import PciDevice
+from torch_gpu_doctor.facts.pci import PciDevice
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.gpus import join_gpus
-from torch_gpu_doctor.facts.model import PciDevice
+from torch_gpu_doctor.facts.pci import PciDevice
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 NO_NAME = Unavailable(Reason.NOT_FOUND, "pci.ids")

@@ -10,8 +10,9 @@ from torch_gpu_doctor.catalog import load_checks
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.judge import run_check
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.runner import diagnose, run_check
+from torch_gpu_doctor.runner import diagnose
 
 HOSTS = Path(__file__).resolve().parent.parent / "fixtures" / "hosts"
 FAKE_PIP = Path(__file__).resolve().parent.parent / "fixtures" / "fake_pip" / "python"

@@ -74,7 +74,7 @@ def test_no_other_module_switches_on_the_family() -> None:
 def test_a_linux_driver_inside_wsl_is_removed_with_the_familys_tool(
     distro_id: str, remove: tuple[str, ...]
 ) -> None:
-    from torch_gpu_doctor.facts.model import OsFacts
+    from torch_gpu_doctor.facts.platform import OsFacts
     from torch_gpu_doctor.fixes.wsl_driver import remove_linux_driver
 
     os_facts = OsFacts(

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from torch_gpu_doctor.facts.model import DriverFacts, Facts
+from torch_gpu_doctor.facts.driver import DriverFacts
+from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.verdict import Kind
 from torch_gpu_doctor.unavailable import Reason, Unavailable

@@ -13,8 +13,9 @@ from torch_gpu_doctor.catalog import load_checks
 from torch_gpu_doctor.events import EventSink
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.runner import diagnose, judge
+from torch_gpu_doctor.runner import diagnose
 from torch_gpu_doctor.tui.session import Session
 from torch_gpu_doctor.unavailable import Unavailable
 
