@@ -9,6 +9,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from typing import Any
 
@@ -44,10 +45,15 @@ class GpuModel:
 class GpuFamily:
     """A name pattern for GPUs the table does not list (a China-market part, a vGPU profile, an old card)."""
 
-    pattern: re.Pattern[str]
+    regex: str  # matched case-insensitively against the device's name
     compute_capability: str
     architecture: str
     source: str
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled on first use: only a name the table lacks is tried against the families."""
+        return re.compile(self.regex, re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,10 @@ def _str(entry: Any, key: str, where: str, optional: bool = False) -> Any:
     return value
 
 
-def parse_matrix(data: Any) -> CompatMatrix:
+def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
+    """The validated table. With `prove_patterns`, each GPU family's pattern is compiled and must match its
+    examples; load_matrix leaves that to tests/compat/test_gpu_families.py for the shipped file, so that a
+    start compiles only the patterns a name needs."""
     if not isinstance(data, dict) or data.get("schema") != MATRIX_SCHEMA:
         raise CompatDataError(f"cuda_matrix.json: expected schema {MATRIX_SCHEMA!r}")
     toolkits = []
@@ -184,17 +193,23 @@ def parse_matrix(data: Any) -> CompatMatrix:
         cc = _str(entry, "compute_capability", where)
         if not re.fullmatch(r"\d+\.\d+", cc):
             raise CompatDataError(f"{where}: compute capability {cc!r}")
-        try:
-            pattern = re.compile(_str(entry, "pattern", where), re.IGNORECASE)
-        except re.error as exc:
-            raise CompatDataError(f"{where}: the pattern does not compile: {exc}") from exc
-        family = GpuFamily(pattern, cc, _str(entry, "architecture", where), _str(entry, "source", where))
+        family = GpuFamily(
+            _str(entry, "pattern", where),
+            cc,
+            _str(entry, "architecture", where),
+            _str(entry, "source", where),
+        )
         examples = entry.get("examples", [])
         if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
             raise CompatDataError(f"{where}: 'examples' must be a list of GPU names")
-        for example in examples:  # the data proves itself on the names it was written for
-            if not pattern.search(example):
-                raise CompatDataError(f"{where}: its example {example!r} does not match")
+        if prove_patterns:
+            try:
+                pattern = family.pattern
+            except re.error as exc:
+                raise CompatDataError(f"{where}: the pattern does not compile: {exc}") from exc
+            for example in examples:  # the data proves itself on the names it was written for
+                if not pattern.search(example):
+                    raise CompatDataError(f"{where}: its example {example!r} does not match")
         families.append(family)
     return CompatMatrix(_str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm), tuple(families))
 
@@ -202,4 +217,4 @@ def parse_matrix(data: Any) -> CompatMatrix:
 @functools.cache
 def load_matrix() -> CompatMatrix:
     text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
-    return parse_matrix(json.loads(text))
+    return parse_matrix(json.loads(text), prove_patterns=False)

@@ -123,6 +123,8 @@ def _smoke_mode_spelled(args: list[str]) -> list[str]:
     """`--smoke capture DIR`: an optional MODE would take the next word, so --smoke without one of the modes
     after it is spelled `--smoke=standard` (argparse would otherwise refuse `capture` as a mode). After a
     command that has a `--smoke` flag of its own (`verify --smoke`: the gate), it is that flag, left alone."""
+    if "--smoke" not in args:  # the usual case: no second parser to build for the commands' own flags
+        return args
     spelled = []
     own = False
     for i, arg in enumerate(args):

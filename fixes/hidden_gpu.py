@@ -9,7 +9,6 @@ The fix there is the enclosure, the Windows driver or the run flag (see egpu.*, 
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.facts.thunderbolt import PCIE_BLOCKING_SECURITY
 from torch_gpu_doctor.unavailable import Unavailable
 
 
@@ -17,6 +16,8 @@ def hidden_gpu_reason(facts: Facts) -> str | None:
     """A short reason when an NVIDIA GPU may exist but is not visible here; None when none is expected."""
     tb = facts.thunderbolt
     if not isinstance(tb, Unavailable):
+        from torch_gpu_doctor.facts.thunderbolt import PCIE_BLOCKING_SECURITY  # loaded where Thunderbolt is
+
         blocked = [d.name for d in tb.domains if d.security in PCIE_BLOCKING_SECURITY]
         waiting = [d.name for d in tb.devices if not d.is_host_router and d.authorized == 0]
         if blocked:

@@ -3,7 +3,8 @@
     python tools/regen.py            # write them
     python tools/regen.py --check    # write nothing; exit 1 and name the files that are out of date
 
-1. checks/specs.json: the index of the built-in checks (tools/build_check_index.py)
+1. checks/specs.json: the index of the built-in checks (tools/build_check_index.py), and the error
+   signatures' needles in checks/support/error_signatures.json (tools/signature_needles.py)
 2. the fixture hosts built from parts (tools/fixture_hosts_{egpu,links,platform,driver_states,python_envs}.py)
 3. the fixture hosts' torch-probe recordings (tools/fixture_torch_probes.py)
 4. the README tour: real output of the commands between its markers (tools/refresh_readme_tour.py)
@@ -37,11 +38,13 @@ from tools import (  # noqa: E402 - after the path fix above
     fixture_hosts_python_envs,
     fixture_torch_probes,
     refresh_readme_tour,
+    signature_needles,
 )
 
 # (what, the files or folders it writes, relative to the repository, how)
 STEPS: tuple[tuple[str, tuple[str, ...], Callable[[], int]], ...] = (
     ("check index", ("checks/specs.json",), build_check_index.main),
+    ("error-signature needles", ("checks/support/error_signatures.json",), signature_needles.main),
     ("eGPU fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_egpu.main),
     ("PCIe-link fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_links.main),
     ("platform fixture hosts", ("tests/fixtures/hosts",), fixture_hosts_platform.main),

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
@@ -73,13 +74,20 @@ class CatalogueError(ValueError):
 class Signature:
     id: str
     cls: str  # the class of problem (CLASSES)
-    pattern: re.Pattern[str]
+    regex: str  # matched case-insensitively against one stripped line
     means: str
     implies: dict[str, str | bool]
     check: str  # the check id that judges what it implies
     source: str  # owner/repo#N
     url: str
     example: str | None  # the stored paste it was taken from (tests/triage/pastes/...)
+    # plain lower-case text every line the pattern matches contains (tools/signature_needles.py), or None
+    needle: str | None = None
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled on first use: most signatures never meet a line that has their needle."""
+        return re.compile(self.regex, re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -100,8 +108,14 @@ def _text(entry: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
-def parse_catalogue(data: Any, known_checks: frozenset[str] | None = None) -> tuple[Signature, ...]:
-    """The validated entries; `known_checks`, when given, is the set of check ids a signature may name."""
+def parse_catalogue(
+    data: Any, known_checks: frozenset[str] | None = None, compile_patterns: bool = True
+) -> tuple[Signature, ...]:
+    """The validated entries; `known_checks`, when given, is the set of check ids a signature may name.
+
+    Without `compile_patterns` the patterns are compiled only when used, and what needs a compiled pattern
+    (that it compiles, that the implications' $groups are its groups) is not checked: load_catalogue reads
+    the shipped file so, which tests/triage/test_signatures.py parses with every check."""
     if not isinstance(data, dict) or not isinstance(data.get("signatures"), list):  # "source_note" aside
         raise CatalogueError(f"{CATALOGUE}: expected {{'signatures': [...]}}")
     seen: set[str] = set()
@@ -118,10 +132,16 @@ def parse_catalogue(data: Any, known_checks: frozenset[str] | None = None) -> tu
         cls = _text(entry, "class", where)
         if cls not in CLASSES:
             raise CatalogueError(f"{where}: unknown class {cls!r}")
-        try:
-            pattern = re.compile(_text(entry, "pattern", where), re.IGNORECASE)
-        except re.error as exc:
-            raise CatalogueError(f"{where}: the pattern does not compile: {exc}") from exc
+        regex = _text(entry, "pattern", where)
+        groups: Mapping[str, int] | None = None
+        if compile_patterns:
+            try:
+                groups = re.compile(regex, re.IGNORECASE).groupindex
+            except re.error as exc:
+                raise CatalogueError(f"{where}: the pattern does not compile: {exc}") from exc
+        needle = entry.get("needle")
+        if needle is not None and (not isinstance(needle, str) or not needle or needle != needle.lower()):
+            raise CatalogueError(f"{where}: 'needle' must be lower-case text or absent")
         implies = entry.get("implies")
         if not isinstance(implies, dict):  # {}: recognised and explained, but it decides nothing by itself
             raise CatalogueError(f"{where}: 'implies' must be an object")
@@ -130,7 +150,7 @@ def parse_catalogue(data: Any, known_checks: frozenset[str] | None = None) -> tu
             if kind is None or not isinstance(value, kind):
                 raise CatalogueError(f"{where}: implies {key}={value!r} is not in the vocabulary")
             group = _GROUP.match(value) if isinstance(value, str) else None
-            if group is not None and group["name"] not in pattern.groupindex:
+            if group is not None and groups is not None and group["name"] not in groups:
                 raise CatalogueError(
                     f"{where}: {key} uses ${group['name']}, which the pattern does not capture"
                 )
@@ -148,13 +168,14 @@ def parse_catalogue(data: Any, known_checks: frozenset[str] | None = None) -> tu
             Signature(
                 sid,
                 cls,
-                pattern,
+                regex,
                 _text(entry, "means", where),
                 dict(implies),
                 check,
                 _text(entry, "source", where),
                 _text(entry, "url", where),
                 example,
+                needle,
             )
         )
     return tuple(found)
@@ -163,14 +184,17 @@ def parse_catalogue(data: Any, known_checks: frozenset[str] | None = None) -> tu
 @cache
 def load_catalogue() -> tuple[Signature, ...]:
     text = resources.files("torch_gpu_doctor.checks.support").joinpath(CATALOGUE).read_text(encoding="utf-8")
-    return parse_catalogue(json.loads(text))
+    return parse_catalogue(json.loads(text), compile_patterns=False)
 
 
 def match_line(line: str, number: int, catalogue: tuple[Signature, ...] | None = None) -> list[Hit]:
     """Every signature that matches this line (stripped)."""
     text = line.strip()
+    folded = text.casefold()  # as re.IGNORECASE compares: "ſ" is an "s" to both
     hits = []
     for signature in catalogue if catalogue is not None else load_catalogue():
+        if signature.needle is not None and signature.needle not in folded:
+            continue
         found = signature.pattern.search(text)
         if found is None:
             continue

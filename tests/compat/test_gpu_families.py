@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat import CompatDataError, load_matrix, parse_matrix
 
 
 @pytest.mark.parametrize(
@@ -34,6 +37,12 @@ def test_names_that_say_nothing_stay_unknown(name: str) -> None:
     assert load_matrix().gpu_by_name(name) is None
 
 
+def test_the_shipped_families_compile_and_match_their_examples() -> None:
+    """load_matrix() compiles a pattern only when a name needs it; the shipped rows are proved here."""
+    data = json.loads((Path(__file__).parents[2] / "compat" / "cuda_matrix.json").read_text(encoding="utf-8"))
+    assert len(parse_matrix(data, prove_patterns=True).families) == len(load_matrix().families) >= 20
+
+
 def test_a_listed_model_wins_over_its_family() -> None:
     """The table's own row, never a pattern, when both match."""
     model = load_matrix().gpu_by_name("NVIDIA H100 80GB HBM3")
@@ -45,11 +54,6 @@ def test_a_listed_model_wins_over_its_family() -> None:
 def test_a_broken_family_row_is_a_data_error_never_a_crash(examples: object) -> None:
     """Found by tests/test_parsers_property.py: `examples` of the wrong type raised TypeError; a pattern that
     misses its own example is refused too."""
-    import json
-    from pathlib import Path
-
-    from torch_gpu_doctor.compat import CompatDataError, parse_matrix
-
     data = json.loads((Path(__file__).parents[2] / "compat" / "cuda_matrix.json").read_text(encoding="utf-8"))
     data["gpu_families"] = [
         {"pattern": r"\bH800\b", "compute_capability": "9.0", "architecture": "Hopper", "source": "x",

@@ -3,12 +3,14 @@ it was taken from, and consistent with the checks that judge what it implies."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from importlib import resources
 from pathlib import Path
 
 import pytest
 
+from tools import signature_needles
 from torch_gpu_doctor.catalog import load_checks
 from torch_gpu_doctor.checks.support.signatures import (
     CLASSES,
@@ -96,8 +98,49 @@ def test_a_malformed_entry_is_refused_with_its_id() -> None:
         ({"implies": {"nonsense": True}}, "not in the vocabulary"),
         ({"class": "astrology"}, "unknown class"),
         ({"implies": {"error": "bad_luck"}}, "unknown error kind"),
+        ({"needle": "Out Of Memory"}, "'needle' must be lower-case"),
     ):
         with pytest.raises(CatalogueError, match=says):
             parse_catalogue({"signatures": [{**good, **broken}]})
     with pytest.raises(CatalogueError, match="no check"):
         parse_catalogue({"signatures": [good]}, frozenset({"torch.cuda_init"}))
+
+
+def test_each_needle_is_the_one_derived_from_its_pattern() -> None:
+    document = json.loads(
+        resources.files("torch_gpu_doctor.checks.support")
+        .joinpath("error_signatures.json")
+        .read_text("utf-8")
+    )
+    stale = [
+        (e["id"], e.get("needle"), signature_needles.derive(e["pattern"]))
+        for e in document["signatures"]
+        if e.get("needle") != signature_needles.derive(e["pattern"])
+    ]
+    assert not stale, f"run python tools/regen.py: {stale}"
+    assert sum(1 for s in CATALOGUE if s.needle) > len(CATALOGUE) * 3 // 4  # most lines skip most patterns
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needle"),
+    [
+        (r"CUDA out of memory\. Tried to allocate (?P<n>\d+)", "cuda out of memory. tried to allocate "),
+        (r"(?:error=999|runtime error \(999\))\s*:\s*unknown error", "unknown error"),
+        (r"no CUDA-capable device|cudaErrorNoDevice", None),  # alternatives: no text common to all
+        (r"(?:CUDA )?out of memory", "out of memory"),  # an optional part is not required
+        (r"Xid\d+", None),  # "xid" alone: too short to be worth a test of its own
+        (r"x(?=lookahead text)y", None),
+        (r"(abc)+defg", "defg"),
+    ],
+)
+def test_a_needle_is_text_every_match_contains(pattern: str, needle: str | None) -> None:
+    assert signature_needles.derive(pattern) == needle
+
+
+def test_needles_change_no_match_on_the_whole_corpus() -> None:
+    # the same hits with and without the first test, on every line of every stored paste and report
+    without = tuple(dataclasses.replace(s, needle=None) for s in CATALOGUE)
+    for path in sorted((HERE / "pastes").glob("*.txt")) + sorted((HERE / "reports").glob("*.txt")):
+        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            fast = [h.signature.id for h in match_line(line, n, CATALOGUE)]
+            assert fast == [h.signature.id for h in match_line(line, n, without)], (path.name, n)
