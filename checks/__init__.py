@@ -8,6 +8,7 @@ this order (reports, the TUI list and --list-checks keep it); docs/contributing.
 BUILTIN_CHECK_MODULES = (
     "torch_gpu_doctor.checks.gpu_present",
     "torch_gpu_doctor.checks.gpu_precision",
+    "torch_gpu_doctor.checks.gpu_topology",
     "torch_gpu_doctor.checks.driver_installed",
     "torch_gpu_doctor.checks.driver_nvml",
     "torch_gpu_doctor.checks.driver_nouveau",

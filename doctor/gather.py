@@ -38,6 +38,7 @@ from torch_gpu_doctor.facts.rocm import gather_rocm
 from torch_gpu_doctor.facts.secure_boot import gather_secure_boot
 from torch_gpu_doctor.facts.storage import gather_storage
 from torch_gpu_doctor.facts.thunderbolt import gather_thunderbolt
+from torch_gpu_doctor.facts.topology import gather_topology
 from torch_gpu_doctor.facts.torch import (
     PACKAGES_TIMEOUT_S,
     RUNTIME_TIMEOUT_S,
@@ -99,6 +100,7 @@ def default_probes(python: str, data_dir: str = "/") -> tuple[Probe, ...]:
         Probe("kernel_log", lambda h, _: gather_kernel_log(h), 30.0),
         # Beside nvml, not after it: RealNvml shares one nvmlInit between the two (no second GPU set-up).
         Probe("gpu_health", lambda h, _: gather_gpu_health(h), 20.0),
+        Probe("topology", lambda h, _: gather_topology(h), 20.0),
         Probe("rocm", lambda h, _: gather_rocm(h), 5.0),  # files only: no rocminfo / rocm-smi
     )
     # Timed measurements last, alone: a torch import or an NVML scan beside them would steal bandwidth.
@@ -272,5 +274,6 @@ def _assemble(host: Host, values: dict[str, Any]) -> Facts:
         secure_boot=section("secure_boot"),
         kernel_log=section("kernel_log"),
         gpu_health=section("gpu_health"),
+        topology=section("topology"),
         rocm=section("rocm"),
     )

@@ -36,6 +36,7 @@ from tools import (  # noqa: E402 - after the path fix above
     fixture_hosts_links,
     fixture_hosts_platform,
     fixture_hosts_python_envs,
+    fixture_topology,
     fixture_torch_probes,
     refresh_readme_tour,
     signature_needles,
@@ -55,6 +56,7 @@ STEPS: tuple[tuple[str, tuple[str, ...], Callable[[], int]], ...] = (
         ("tests/fixtures/hosts",),
         lambda: fixture_hosts_python_envs.main([]),
     ),
+    ("GPU topology of the multi-GPU hosts", ("tests/fixtures/hosts",), fixture_topology.main),
     ("torch-probe recordings", ("tests/fixtures/hosts",), fixture_torch_probes.main),
     ("README tour", ("README.md", "docs/usage.md"), refresh_readme_tour.main),
 )

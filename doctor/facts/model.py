@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # each source's types load with the module that reads them: t
     from torch_gpu_doctor.facts.smoke import SmokeRun
     from torch_gpu_doctor.facts.storage import StorageFacts
     from torch_gpu_doctor.facts.thunderbolt import ThunderboltFacts
+    from torch_gpu_doctor.facts.topology import TopologyFacts
     from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
     from torch_gpu_doctor.facts.virtualization import VirtualizationFacts
     from torch_gpu_doctor.facts.wsl import WslFacts
@@ -88,6 +89,7 @@ class Facts:
     secure_boot: Maybe[SecureBootFacts] = NOT_GATHERED  # UEFI Secure Boot, lockdown, MOK certificates
     kernel_log: Maybe[KernelLogFacts] = NOT_GATHERED  # Xid lines and module-signature refusals
     gpu_health: Maybe[tuple[GpuHealth, ...]] = NOT_GATHERED  # NVML: clock events, ECC, bad memory
+    topology: Maybe[TopologyFacts] = NOT_GATHERED  # NVML: NVLinks and each GPU pair's path and P2P status
     rocm: Maybe[RocmFacts] = NOT_GATHERED  # AMD: ROCm installs, amdgpu, /dev/kfd, gfx targets (KFD topology)
     virtualization: Maybe[VirtualizationFacts] = NOT_GATHERED  # hypervisor flag and DMI names
     jetson: Maybe[JetsonFacts] = (
@@ -136,6 +138,7 @@ _ANNOTATION_TYPES = {
     "SmokeRun": "torch_gpu_doctor.facts.smoke",
     "StorageFacts": "torch_gpu_doctor.facts.storage",
     "ThunderboltFacts": "torch_gpu_doctor.facts.thunderbolt",
+    "TopologyFacts": "torch_gpu_doctor.facts.topology",
     "TorchPackages": "torch_gpu_doctor.facts.torch",
     "TorchRuntime": "torch_gpu_doctor.facts.torch",
     "VirtualizationFacts": "torch_gpu_doctor.facts.virtualization",

@@ -7,6 +7,7 @@ name (`NVMLError_LibRmVersionMismatch` → "LibRmVersionMismatch") and its numer
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,7 +88,18 @@ DEVICE_QUERIES = (
     "retired_pages_double_bit",  # count of pages retired for double-bit errors
     "retired_pages_pending",  # 1: a retirement waits for the next driver reload
     "remapped_rows",  # [correctable, uncorrectable, pending, failure] (Ampere and newer)
+    # GPU topology (torch_gpu_doctor.facts.topology); the pair queries answer a list with one entry per GPU
+    # index (null for the device itself), each a value or {"error": NAME}
+    "nvlinks",  # the active NVLinks: [{"remote_bus_id": str, "remote_type": "gpu"|"switch"|"ibmnpu"|...}]
+    "topology_common_ancestor",  # nvmlDeviceGetTopologyCommonAncestor level to each GPU: 0, 10, ..., 50
+    "p2p_status_read",  # nvmlDeviceGetP2PStatus(..., NVML_P2P_CAPS_INDEX_READ) to each GPU: 0 = OK
+    "p2p_status_write",
 )
+PAIR_QUERIES = ("topology_common_ancestor", "p2p_status_read", "p2p_status_write")
+# nvmlGpuP2PCapsIndex_t (nvml.h). Not pynvml's constants: its NVML_P2P_CAPS_INDEX_READ is the tuple (0,)
+_P2P_READ, _P2P_WRITE = 0, 1
+# nvmlIntNvLinkDeviceType_t (nvml.h)
+NVLINK_REMOTE_TYPES = {0: "gpu", 1: "ibmnpu", 2: "switch", 255: "unknown"}
 
 
 class Nvml(Protocol):
@@ -167,6 +179,38 @@ def _health_calls(p: Any, h: Any) -> dict[str, Callable[[], Any]]:
         "retired_pages_double_bit": lambda: len(p.nvmlDeviceGetRetiredPages(h, _DOUBLE_BIT)),
         "retired_pages_pending": lambda: int(p.nvmlDeviceGetRetiredPagesPendingStatus(h)),
         "remapped_rows": lambda: [int(v) for v in p.nvmlDeviceGetRemappedRows(h)],
+        "nvlinks": lambda: _nvlinks(p, h),
+    }
+
+
+def _nvlinks(p: Any, h: Any) -> list[dict[str, Any]]:
+    """The device's active NVLinks, each with what is at its other end. A GPU without NVLink answers
+    NotSupported for link 0; links past the device's last answer InvalidArgument or NotSupported."""
+    links = []
+    for link in range(int(getattr(p, "NVML_NVLINK_MAX_LINKS", 18))):
+        try:
+            active = int(p.nvmlDeviceGetNvLinkState(h, link)) == 1
+        except Exception as exc:
+            if getattr(exc, "value", None) in (ERROR_CODES["InvalidArgument"], ERROR_CODES["NotSupported"]):
+                break  # no such link: the list is complete
+            raise
+        if not active:
+            continue
+        remote_type = "unknown"
+        with contextlib.suppress(Exception):  # an nvidia-ml-py or driver older than the call
+            remote_type = NVLINK_REMOTE_TYPES.get(
+                int(p.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)), "unknown"
+            )
+        bus = _text(p.nvmlDeviceGetNvLinkRemotePciInfo(h, link).busId)
+        links.append({"remote_bus_id": bus, "remote_type": remote_type})
+    return links
+
+
+def _pair_calls(p: Any, h: Any, other: Any) -> dict[str, Callable[[], Any]]:
+    return {
+        "topology_common_ancestor": lambda: int(p.nvmlDeviceGetTopologyCommonAncestor(h, other)),
+        "p2p_status_read": lambda: int(p.nvmlDeviceGetP2PStatus(h, other, _P2P_READ)),
+        "p2p_status_write": lambda: int(p.nvmlDeviceGetP2PStatus(h, other, _P2P_WRITE)),
     }
 
 
@@ -231,10 +275,24 @@ class RealNvml:
     def device_count(self) -> int:
         return int(self._call(self._pynvml.nvmlDeviceGetCount))
 
-    def device(self, index: int, query: str) -> Any:
+    def _handle(self, index: int) -> Any:
         if index not in self._handles:
             self._handles[index] = self._call(lambda: self._pynvml.nvmlDeviceGetHandleByIndex(index))
-        return self._call(_device_calls(self._pynvml, self._handles[index])[query])
+        return self._handles[index]
+
+    def device(self, index: int, query: str) -> Any:
+        if query in PAIR_QUERIES:
+            return [self._pair(index, other, query) for other in range(self.device_count())]
+        return self._call(_device_calls(self._pynvml, self._handle(index))[query])
+
+    def _pair(self, index: int, other: int, query: str) -> Any:
+        """One entry of a pair query's list: the value, or the error as a capture records it."""
+        if other == index:
+            return None
+        try:
+            return self._call(_pair_calls(self._pynvml, self._handle(index), self._handle(other))[query])
+        except NvmlError as error:
+            return {"error": error.name, "code": error.code}
 
 
 def _answer(raw: Any) -> Any:

@@ -59,7 +59,7 @@ def test_checks_appear_running_then_finish_and_the_ui_never_waits() -> None:
             assert checks.status_of("egpu.authorized") is Status.FAIL
             assert checks.status_of("torch.installed") is Status.PASS
             assert text_of(app.screen.query_one(StatusLine)).startswith(
-                "2 fail · 6 unknown · 7 pass · 40 skip"
+                "2 fail · 6 unknown · 7 pass · 41 skip"
             )
 
     asyncio.run(scenario())
