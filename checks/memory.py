@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.pcie_link import loaded_bandwidth
+from torch_gpu_doctor.checks.support.sizing import worker_advice
 from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.measurements import STREAM_CACHE_MULTIPLE, not_measured
 from torch_gpu_doctor.facts.memory_limits import ShmSizeSource
@@ -148,11 +149,18 @@ def shm(facts: Facts) -> Finding:
             Status.PASS,
             f"{info.path} is not a mount of its own: shared memory files land on {info.fs_type} at "
             f"{info.mount_point}, without a tmpfs limit.",
+            details=worker_advice(facts, None),
             evidence=tuple(evidence),
         )
     size, how = info.size_bytes, info.size_source
     if how is ShmSizeSource.UNLIMITED:
-        return Finding(cid, Status.PASS, f"{info.path} has no size limit.", evidence=tuple(evidence))
+        return Finding(
+            cid,
+            Status.PASS,
+            f"{info.path} has no size limit.",
+            details=worker_advice(facts, None),
+            evidence=tuple(evidence),
+        )
     if isinstance(size, Unavailable):
         return Finding(cid, Status.UNKNOWN, f"Could not tell the size of {info.path}: {size}.")
     origin = "the kernel default, half of RAM" if how is ShmSizeSource.KERNEL_DEFAULT else "its size= option"
@@ -166,7 +174,8 @@ def shm(facts: Facts) -> Finding:
             cid,
             Status.WARN,
             f"{info.path} holds only {_mib(size)}{where}: DataLoader workers will die with 'bus error'.",
-            details="Each worker passes its batches through shared memory; a few batches of images exceed this.",
+            details="Each worker passes its batches through shared memory; a few batches of images exceed this. "
+            + worker_advice(facts, size),
             evidence=tuple(evidence),
             remediation=_shm_fix(facts),
         )
@@ -179,7 +188,13 @@ def shm(facts: Facts) -> Finding:
             f"`ls -la {info.path}` and delete those no running process uses.",
             evidence=tuple(evidence),
         )
-    return Finding(cid, Status.PASS, f"{info.path}: {_mib(size)} ({origin}).", evidence=tuple(evidence))
+    return Finding(
+        cid,
+        Status.PASS,
+        f"{info.path}: {_mib(size)} ({origin}).",
+        details=worker_advice(facts, size),
+        evidence=tuple(evidence),
+    )
 
 
 @check("memory.locked_limit", "The locked-memory limit allows RDMA transfers", "memory")

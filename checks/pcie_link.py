@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torch_gpu_doctor.checks.support.sizing import multi_gpu_link_advice
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.nvml import NvmlDevice
 from torch_gpu_doctor.facts.pcie_link import LinkState, PcieLinkPath, link_gbytes_per_s, narrowest_hop
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
+from torch_gpu_doctor.facts.topology import all_pairs_nvlinked
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
@@ -276,18 +278,24 @@ def pcie_link(facts: Facts) -> Finding:
         return Finding(cid, worst.status, worst.sentence, evidence=evidence, remediation=_remedy(worst))
     problems = [v for v in verdicts if _RANK.get(v.status, 0) > 0]
     limited = [v for v in verdicts if v.slot_limited]
+    rates = [(v.bdf, v.loaded_gbytes_per_s) for v in verdicts if v.loaded_gbytes_per_s]
+    advice = multi_gpu_link_advice(rates, all_pairs_nvlinked(facts.topology))
     if not problems and limited:
         return Finding(
             cid,
             Status.PASS,
             f"{len(limited)} of {len(verdicts)} GPUs: {limited[0].sentence}"
             + (f" Also: {', '.join(v.bdf for v in limited[1:])}." if len(limited) > 1 else ""),
-            details="\n".join(v.sentence for v in verdicts),
+            details="\n".join([*(v.sentence for v in verdicts), advice]).strip(),
             evidence=evidence,
         )
     if not problems:
         return Finding(
-            cid, Status.PASS, f"All {len(verdicts)} GPUs run at their full width.", evidence=evidence
+            cid,
+            Status.PASS,
+            f"All {len(verdicts)} GPUs run at their full width.",
+            details=advice,
+            evidence=evidence,
         )
     first = max(problems, key=lambda v: _RANK.get(v.status, 0))
     others = [v.bdf for v in problems if v is not first]

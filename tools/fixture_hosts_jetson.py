@@ -27,6 +27,10 @@ ORIN_RELEASE = (
     "TARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n"
 )
 ORIN_MODEL = "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"
+# henrygd/beszel#286, an Orin Nano on 5.15.148-tegra: "Mem:7.44 ... MemUsed:2.98 ... Swap:3.72" (GiB) and 6
+# cores; /proc/meminfo's three lines the doctor reads, in kB, from those figures (the rest of the file chosen
+# away: the parser reads only these)
+ORIN_MEMINFO = "MemTotal:        7801405 kB\nMemFree:          812744 kB\nMemAvailable:    4676649 kB\nSwapTotal:       3900703 kB\n"
 ORIN_COMPATIBLE = ("nvidia,p3768-0000+p3767-0005-super", "nvidia,p3767-0005", "nvidia,tegra234")
 ORIN_DRIVER = (
     "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  540.4.0  Release Build  "
@@ -81,6 +85,7 @@ def orin_pypi_torch() -> HostTree:
     device_tree(host, ORIN_MODEL, ORIN_COMPATIBLE)
     host.text("/proc/driver/nvidia/version", ORIN_DRIVER)
     host.text("/proc/modules", ORIN_MODULES)
+    host.text("/proc/meminfo", ORIN_MEMINFO)
     host.text("/sys/module/nvgpu/initstate", "live\n")
     host.text("/proc/sys/kernel/osrelease", "5.15.148-tegra\n")
     host.text("/etc/os-release", os_release("Ubuntu 22.04.5 LTS", "22.04", "jammy"))

@@ -17,7 +17,7 @@ from torch_gpu_doctor.fit.arguments import FitWordsError
 from torch_gpu_doctor.fit.estimate import WorkloadError
 from torch_gpu_doctor.fit.model_size import ModelError, read_model
 from torch_gpu_doctor.fit.plan import plan
-from torch_gpu_doctor.fit.request import gpus_of, request
+from torch_gpu_doctor.fit.request import gpus_of, machine_notes, request
 from torch_gpu_doctor.render.files import write_atomically
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     cpus = None if isinstance(facts.cpu, Unavailable) else facts.cpu.logical_cpus
     try:
         work, notes = request(args, model, gpus)
+        notes = (*machine_notes(facts, gpus), *notes)
         result = plan(model, work, gpus, cpus if isinstance(cpus, int) else None)
     except (FitWordsError, WorkloadError) as exc:
         raise UsageError(str(exc) if str(exc).startswith("fit:") else f"fit: {exc}") from exc

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.compat.precision import capability
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fit.arguments import FitWordsError
 from torch_gpu_doctor.fit.estimate import Workload
 from torch_gpu_doctor.fit.model_size import ModelSize
 from torch_gpu_doctor.fit.plan import GpuMemory, default_precision
+from torch_gpu_doctor.unavailable import Unavailable
 
 DEFAULT_SEQ = 2048
 
@@ -27,7 +29,32 @@ def gpus_of(facts: Facts) -> tuple[GpuMemory, ...]:
         index = gpu.nvml_index if gpu.nvml_index is not None else len(found)
         name = gpu.name if isinstance(gpu.name, str) else "GPU"
         found.append(GpuMemory(index, name, gpu.memory_total_bytes, cc))
+    if not found:
+        shared = jetson_gpu(facts)
+        return (shared,) if shared is not None else ()
     return tuple(sorted(found, key=lambda g: g.index))
+
+
+def jetson_gpu(facts: Facts) -> GpuMemory | None:
+    """A Jetson's integrated GPU, which has no memory of its own: it allocates from the board's RAM (unified
+    memory), so the RAM is what a model must fit in. None elsewhere, or without the RAM size."""
+    board = facts.jetson_board
+    memory = facts.memory
+    if board is None or isinstance(memory, Unavailable) or not isinstance(memory.total_bytes, int):
+        return None
+    soc = load_jetson().soc(board.soc)
+    cc = capability(soc.capability) if soc is not None else None
+    return GpuMemory(0, board.integrated_gpu(), memory.total_bytes, cc)
+
+
+def machine_notes(facts: Facts, gpus: tuple[GpuMemory, ...]) -> tuple[str, ...]:
+    """What the reader must know about the GPUs compared with (a Jetson shares its RAM with the CPU)."""
+    if gpus and facts.jetson_board is not None and jetson_gpu(facts) == gpus[0]:
+        return (
+            "a Jetson's GPU shares the board's RAM with the CPU: the comparison uses all of it, and the "
+            "system and your program's CPU side take a part (see `free -h` while it runs)",
+        )
+    return ()
 
 
 def request(

@@ -57,6 +57,18 @@ def test_the_json_document_has_the_fit_object(capsys: pytest.CaptureFixture[str]
     assert any(o["fits"] for o in fit["options"])
 
 
+def test_on_a_jetson_the_model_must_fit_in_the_boards_shared_ram(capsys: pytest.CaptureFixture[str]) -> None:
+    """An Orin Nano (7.4 GiB of RAM, henrygd/beszel#286): no PCI or NVML GPU, the integrated GPU allocates from
+    the RAM, and the Orin's compute capability 8.7 runs bf16 fast."""
+    orin = ["--root", str(HOSTS / "jetson-orin-jp6-pypi-torch")]
+    assert main(["fit", "7B", *orin]) == ExitCode.FINDINGS
+    out = capsys.readouterr().out
+    assert "a Jetson's GPU shares the board's RAM with the CPU" in out
+    assert "GiB more than the 7.4 GiB there" in out
+    assert "bf16: the best precision every GPU here runs fast" in out
+    assert main(["fit", "1B", *orin]) == ExitCode.OK
+
+
 def test_no_gpu_to_compare_with_is_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fit", "7B", "--root", str(HOSTS / "virtio-vm-no-gpu")]) == ExitCode.INCOMPLETE
     assert "no NVIDIA GPU memory to compare it with here" in capsys.readouterr().out
