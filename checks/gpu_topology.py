@@ -271,6 +271,12 @@ def _advice(topo: TopologyFacts, pairs: tuple[GpuPair, ...]) -> str:
             "through host memory: data-parallel training works and scales with large per-GPU batches; tensor "
             "parallelism across them is slow."
         )
+    elif host:
+        lines.append(
+            f"NVML reports no peer-to-peer between GPUs {_names(host)}, so NCCL copies through host memory: "
+            "data-parallel training works and scales with large per-GPU batches; tensor parallelism across "
+            "them is slow."
+        )
     nvlinked = [p for p in pairs if path(topo, p) == "NVLink"]
     if nvlinked and len(nvlinked) < len(pairs):
         lines.append(

@@ -39,6 +39,16 @@ TOPOLOGIES: dict[str, dict[str, Any]] = {
         "p2p": "GNS",
         "switches": 0,
     },
+    "rtx3090-x8-slots": {
+        # the fixture's two root ports of one host bridge (00:03.1, 00:03.2) make the pair PHB, as nvidia-smi
+        # prints two x8 slots of one CPU (noonghunna/club-3090#1229); `topo -p2p rw` between two RTX 3090s
+        # printed NS on the 2x 3090 rig of noonghunna/club-3090#1125
+        "source": "the fixture's PCI tree; P2P from https://github.com/noonghunna/club-3090/issues/1125",
+        "rows": [["X", "PHB"], ["PHB", "X"]],
+        "numa": [0, 0],
+        "p2p": "NS",
+        "switches": 0,
+    },
 }
 
 

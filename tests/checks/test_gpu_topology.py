@@ -26,9 +26,15 @@ from torch_gpu_doctor.host.nvml import RealNvml, RecordedNvml
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
-LEVEL = {"PIX": Ancestor.SINGLE, "PXB": Ancestor.MULTIPLE, "PHB": Ancestor.HOSTBRIDGE, "SYS": Ancestor.SYSTEM}
+LEVEL = {
+    "NODE": Ancestor.NODE,
+    "PIX": Ancestor.SINGLE,
+    "PXB": Ancestor.MULTIPLE,
+    "PHB": Ancestor.HOSTBRIDGE,
+    "SYS": Ancestor.SYSTEM,
+}
 P2P = {"OK": P2pStatus.OK, "GNS": P2pStatus.GPU_NOT_SUPPORTED, "DR": P2pStatus.DISABLED_BY_REGKEY}
-P2P |= {"TNS": P2pStatus.TOPOLOGY_NOT_SUPPORTED}
+P2P |= {"TNS": P2pStatus.TOPOLOGY_NOT_SUPPORTED, "NS": P2pStatus.NOT_SUPPORTED}
 
 
 def bus(i: int) -> str:
@@ -90,6 +96,15 @@ def test_geforce_cards_go_through_host_memory_and_it_is_said_not_failed() -> Non
     assert finding.summary == "2 GPUs: both through host memory."
     assert "do not support peer-to-peer" in finding.details
     assert "PHB/GNS" in finding.evidence[0].value
+
+
+def test_not_supported_is_host_memory_too_without_naming_geforce() -> None:
+    # noonghunna/club-3090#1125: two RTX 3090s on an EPYC board, NODE, `topo -p2p rw` prints NS
+    finding = topology(machine(["X NODE", "NODE X"], p2p="NS"))
+    assert finding.status is Status.PASS
+    assert finding.summary == "2 GPUs: both through host memory."
+    assert finding.details.startswith("NVML reports no peer-to-peer between GPUs 0-1")
+    assert "NODE/NS" in finding.evidence[0].value
 
 
 def test_pcie_levels_are_drawn_as_nvidia_smi_prints_them_and_sockets_get_numa_advice() -> None:
