@@ -47,7 +47,7 @@ from torch_gpu_doctor.facts.torch import (
 )
 from torch_gpu_doctor.facts.virtualization import gather_virtualization
 from torch_gpu_doctor.facts.wsl import gather_wsl
-from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.host.base import Host, MalformedAnswer
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -162,6 +162,15 @@ def gather(
         crash: Finding | None = None
         try:
             result = slot.probe.fn(host, needs)
+        except MalformedAnswer as exc:  # a damaged capture, not a bug: say which file and field
+            result = Unavailable(Reason.UNPARSEABLE, str(exc))
+            crash = Finding(
+                check_id=f"probe.{slot.probe.name}",
+                status=Status.CRASH,
+                summary=f"Reading the {slot.probe.name} facts failed: {exc}.",
+                details="A value in the capture has the wrong type: the file was edited or damaged. Correct that "
+                "field or capture the machine again; the checks that need these facts report 'unknown'.",
+            )
         except Exception as exc:  # a probe bug must not take the run down
             result = Unavailable(Reason.FAILED, f"probe {slot.probe.name} crashed: {exc}")
             crash = Finding(

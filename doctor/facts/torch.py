@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.compat.builds import tag_build
-from torch_gpu_doctor.host.base import CommandResult, CommandStatus, Host
+from torch_gpu_doctor.host.base import CommandResult, CommandStatus, Host, MalformedAnswer
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PACKAGES_TIMEOUT_S = 20.0
@@ -109,11 +109,24 @@ def _tag_cuda(version: str | None) -> str | None:
     return build[0] if build is not None else None
 
 
+def _shaped(data: dict[str, Any], key: str, kind: type) -> Any:
+    """data[key] when it is a `kind` (or absent: empty); a MalformedAnswer naming the key otherwise."""
+    value = data.get(key)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        shape = "an object" if kind is dict else "a list"
+        raise MalformedAnswer(f"'{key}' is {type(value).__name__} {str(value)[:40]!r}, not {shape}")
+    return value
+
+
 def parse_packages(stdout: str) -> TorchPackages | Unavailable:
     lines = _json_lines(stdout)
     data = lines[-1] if lines else None
     if data is None or not isinstance(data.get("torch_paths"), list):
         return Unavailable(Reason.UNPARSEABLE, f"torch_packages probe printed {stdout[:160]!r}")
+    for key, kind in (("companions", dict), ("distributions", list), ("sys_path", list)):
+        _shaped(data, key, kind)
     raw_info = data.get("torch_version_py")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     companions = []
@@ -244,7 +257,11 @@ def gather_torch_packages(host: Host, python: str) -> TorchPackages | Unavailabl
     result = host.run_probe(python, "torch_packages", PACKAGES_TIMEOUT_S)
     if not result.ok:
         return result.unavailable()
-    return parse_packages(result.stdout)
+    try:
+        return parse_packages(result.stdout)
+    except MalformedAnswer as exc:
+        where = f"{result.source}.stdout" if result.source else "the torch_packages probe's output"
+        raise MalformedAnswer(f"{where}: {exc}") from exc
 
 
 def gather_torch_runtime(host: Host, python: str, packages: Maybe[TorchPackages]) -> Maybe[TorchRuntime]:

@@ -26,6 +26,11 @@ class CommandStatus(str, Enum):
     NOT_RECORDED = "not_recorded"  # replaying a capture that did not record this command or probe
 
 
+class MalformedAnswer(ValueError):
+    """A recorded answer, or a probe's output, with a value of the wrong type. Its text names the file and the
+    field (`probes.json['torch_runtime'].returncode is 'x', not an integer`): the crash finding says where."""
+
+
 @dataclass(frozen=True)
 class CommandResult:
     argv: tuple[str, ...]
@@ -34,6 +39,7 @@ class CommandResult:
     stdout: str = ""
     stderr: str = ""
     duration_ms: float = 0.0
+    source: str = ""  # where a replayed answer came from ("probes.json['torch_runtime']"); "" when live
 
     @property
     def ok(self) -> bool:

@@ -14,6 +14,7 @@ from torch_gpu_doctor.host.base import (
     CommandResult,
     CommandStatus,
     DiskSpace,
+    MalformedAnswer,
     Measurement,
     StepBudgets,
     StreamedRun,
@@ -59,14 +60,30 @@ def _enum(kind: type[E], value: Any, where: str) -> E:
         raise CaptureError(f"{where}: {value!r} is not one of {[m.value for m in kind]}") from exc
 
 
-def _command_result(argv: Sequence[str], raw: Mapping[str, Any]) -> CommandResult:
+def _typed(
+    raw: Mapping[str, Any], key: str, default: Any, kinds: tuple[type, ...], what: str, where: str
+) -> Any:
+    value = raw.get(key, default)
+    if value is not None and isinstance(value, kinds) and not isinstance(value, bool):
+        return value
+    if value is None and type(None) in kinds:
+        return None
+    raise MalformedAnswer(f"{where}.{key} is {value!r}, not {what}"[:240])
+
+
+def _command_result(argv: Sequence[str], raw: Mapping[str, Any], where: str) -> CommandResult:
+    """A recorded answer; a value of the wrong type is a MalformedAnswer naming the file and the field."""
+    status = raw.get("status", "ok")
     return CommandResult(
         tuple(argv),
-        CommandStatus(raw.get("status", "ok")),
-        raw.get("returncode", 0 if raw.get("status", "ok") == "ok" else None),
-        str(raw.get("stdout", "")),
-        str(raw.get("stderr", "")),
-        float(raw.get("duration_ms", 0.0)),
+        CommandStatus(status),
+        _typed(
+            raw, "returncode", 0 if status == "ok" else None, (int, type(None)), "an integer or null", where
+        ),
+        _typed(raw, "stdout", "", (str,), "a string", where),
+        _typed(raw, "stderr", "", (str,), "a string", where),
+        float(_typed(raw, "duration_ms", 0.0, (int, float), "a number", where)),
+        source=where,
     )
 
 
@@ -155,9 +172,9 @@ class RecordedHost(RootedFs):
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:  # noqa: ARG002
         wanted = tuple(argv)
-        for recorded, entry in self._commands:
+        for i, (recorded, entry) in enumerate(self._commands):
             if recorded == wanted:
-                return _command_result(wanted, entry)
+                return _command_result(wanted, entry, f"{layout.COMMANDS_FILE}[{i}]")
         self.unexpected_commands.append(wanted)
         return CommandResult(
             wanted, CommandStatus.NOT_RECORDED, stderr=f"{wanted[0]}: not recorded in this capture"
@@ -170,7 +187,7 @@ class RecordedHost(RootedFs):
             return CommandResult(
                 argv, CommandStatus.NOT_RECORDED, stderr=f"probe {probe}: not recorded in this capture"
             )
-        return _command_result(argv, entry)
+        return _command_result(argv, entry, f"{layout.PROBES_FILE}[{probe!r}]")
 
     def run_smoke(
         self,
