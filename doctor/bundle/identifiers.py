@@ -22,6 +22,7 @@ from typing import Any
 
 from torch_gpu_doctor.host import layout
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.tokens import tokens_in
 from torch_gpu_doctor.unavailable import Unavailable
 
 
@@ -41,6 +42,7 @@ class Kind(Enum):
     CONTAINER = "container"  # a Docker/containerd/CRI-O container id (64 hex), and its 12-char short form
     POD = "pod"  # a Kubernetes pod UID
     FS_UUID = "fs-uuid"  # a file system's UUID (`root=UUID=...`), found in the kernel log only
+    TOKEN = "token"  # a token-shaped value in an environment variable or a path (torch_gpu_doctor.tokens)
 
 
 @dataclass(frozen=True)
@@ -330,6 +332,21 @@ def without_common_words(found: Iterable[Identifier], words: frozenset[str]) -> 
     )
 
 
+def _env_tokens(directory: Path, facts: Any) -> Iterator[Identifier]:
+    """Token-shaped values of the environment variables (host.json's and the facts'): identifiers, so that a
+    finding quoting `CUDA_VISIBLE_DEVICES=<token>` loses the token too."""
+    maps: list[Any] = [facts.get("env") if isinstance(facts, dict) else None]
+    try:
+        host = json.loads((directory / layout.HOST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        host = None
+    maps.append(host.get("env") if isinstance(host, dict) else None)
+    for env in maps:
+        for value in env.values() if isinstance(env, dict) else ():
+            if isinstance(value, str):
+                yield from (Identifier(Kind.TOKEN, token) for token in tokens_in(value))
+
+
 def capture_identifiers(directory: Path, facts: Any = None) -> tuple[Identifier, ...]:
     """Device identifiers a capture recorded: NVML and facts UUIDs, Thunderbolt unique_id, GPU serials,
     container ids and pod UIDs (cgroup and mountinfo files)."""
@@ -348,6 +365,7 @@ def capture_identifiers(directory: Path, facts: Any = None) -> tuple[Identifier,
                         found += identifiers_in_text(str(entry.get("stdout", "")))
     if facts is not None:
         found += _json_ids(facts)
+    found += _env_tokens(directory, facts)
     root = directory / layout.ROOT_DIR
     for path in sorted(root.glob("sys/bus/thunderbolt/devices/*/unique_id")):  # never `**`: sysfs has cycles
         if path.is_file() and not path.is_symlink():

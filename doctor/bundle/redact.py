@@ -17,6 +17,7 @@ from typing import Any
 from torch_gpu_doctor.bundle.identifiers import Identifier, Kind
 from torch_gpu_doctor.bundle.kernel_text import scrub_fs_uuids, scrub_kernel_text
 from torch_gpu_doctor.bundle.secrets import looks_secret, redact_secrets
+from torch_gpu_doctor.tokens import TOKEN
 
 SECRET = "secret"  # the manifest's name for "secrets were dropped here"
 
@@ -140,10 +141,39 @@ class Redactor:
         result = self.identifiers_only(cleaned)
         if uuids:
             result = Redacted(result.text, result.kinds | {Kind.FS_UUID.name.lower()})
+        if self.shapes:  # after the known identifiers: a container id keeps its own pseudonym
+            scrubbed, tokens = self._path_tokens(result.text)
+            if tokens:
+                result = Redacted(scrubbed, result.kinds | {Kind.TOKEN.name.lower()})
         if secrets:
             self.replaced[SECRET] += secrets
             return Redacted(result.text, result.kinds | {SECRET})
         return result
+
+    def tokens(self, text: str) -> tuple[str, int]:
+        """Every token-shaped run (torch_gpu_doctor.tokens) replaced by its pseudonym, and how many were."""
+        count = 0
+
+        def swap(match: re.Match[str]) -> str:
+            nonlocal count
+            count += 1
+            return self.pseudonym(Kind.TOKEN, match.group(0))
+
+        replaced = TOKEN.sub(swap, text)
+        self.replaced[Kind.TOKEN.name.lower()] += count
+        return replaced, count
+
+    def _path_tokens(self, text: str) -> tuple[str, int]:
+        """The tokens inside paths in the text (`/opt/runner/_work/<token>/venv`); text elsewhere keeps them."""
+        total = 0
+
+        def path(match: re.Match[str]) -> str:
+            nonlocal total
+            replaced, count = self.tokens(match.group(0))
+            total += count
+            return replaced
+
+        return _PATH.sub(path, text), total
 
     def kernel_identifiers(self, text: str) -> Redacted:
         """Only the kernel text's own shapes: MACs, USB serials and file system UUIDs, enumerated or not
@@ -190,14 +220,25 @@ class Redactor:
 
 
 def _without_secrets(env: dict[str, Any], kinds: set[str], redactor: Redactor) -> dict[str, Any]:
+    """An environment map without the variables that hold a secret, and with its token-shaped values
+    (a GPU UUID in CUDA_VISIBLE_DEVICES, a device-plugin id) replaced by pseudonyms."""
     kept = {}
     for name, value in env.items():
         if isinstance(value, str) and looks_secret(str(name), value):
             kinds.add(SECRET)
             redactor.replaced[SECRET] += 1
             continue
+        if isinstance(value, str) and redactor.shapes:
+            kept[name], count = redactor.tokens(value)
+            if count:
+                kinds.add(Kind.TOKEN.name.lower())
+            continue
         kept[name] = value
     return kept
+
+
+# A path in any text: from a slash (or ~/) to the next blank, quote or separator
+_PATH = re.compile(r"(?<![\w.~-])(?:~/|/)[^\s\"'<>|;,:=]*")
 
 
 def _caseless(item: Identifier) -> bool:

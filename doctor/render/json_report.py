@@ -8,6 +8,7 @@ from typing import Any
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.serialize import json_document, to_json
+from torch_gpu_doctor.tokens import token_places
 from torch_gpu_doctor.unavailable import Unavailable
 
 ENVELOPE_SCHEMA_VERSION = 1
@@ -22,17 +23,24 @@ def envelope(report: Report) -> dict[str, Any]:
         item["title"] = spec.title if spec else finding.check_id
         item["area"] = spec.area if spec else finding.check_id.split(".", 1)[0]
         findings.append(item)
+    facts = to_json(report.facts)
+    interpreter = {"path": _executable(report), "chosen": report.python_choice}
     return {
         "schema_version": ENVELOPE_SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": report.tool_version},
         "generated_at": report.generated_at,
         "duration_ms": report.duration_ms,
         "summary": to_json(report.summary()),
-        # GPU UUIDs, paths and the kernel command line are in the facts: redaction arrives with bundles (6/6).
-        "host": {"description": report.facts.host, "identifiers_included": True},
-        "facts": to_json(report.facts),
+        # --json keeps identifiers (its reader is the user's own script; `gpu-doctor bundle` redacts them) and
+        # lists the places whose environment values or paths hold token-shaped text (docs/usage.md)
+        "host": {
+            "description": report.facts.host,
+            "identifiers_included": True,
+            "token_shaped": list(token_places({"facts": facts, "interpreter": interpreter})),
+        },
+        "facts": facts,
         # which Python was diagnosed and why (commands/interpreter.py): "" when the caller did not say
-        "interpreter": {"path": _executable(report), "chosen": report.python_choice},
+        "interpreter": interpreter,
         "findings": findings,
         "root_causes": [f.check_id for f in report.roots()],
         "recommended_install": _recommended(report),
