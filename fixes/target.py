@@ -72,9 +72,10 @@ def installed_variant(facts: Facts) -> str | None:
 
 
 def gpu_capabilities(facts: Facts) -> list[str]:
-    """Compute capabilities of the NVIDIA GPUs the driver exposes (all of them when none is exposed)."""
+    """The distinct compute capabilities of the NVIDIA GPUs the driver exposes (all of them when none is
+    exposed), in GPU order: identical GPUs are judged once (128 H100s are one "9.0", not 128, issue 21)."""
     usable = [g for g in facts.nvidia_gpus if g.nvml_index is not None] or list(facts.nvidia_gpus)
-    return [g.compute_capability for g in usable if isinstance(g.compute_capability, str)]
+    return list(dict.fromkeys(g.compute_capability for g in usable if isinstance(g.compute_capability, str)))
 
 
 def driver_system(facts: Facts) -> str:

@@ -82,7 +82,7 @@ class IommuFacts:
         str, ...
     ]  # intel_iommu=, amd_iommu=, iommu=, iommu.passthrough=, pcie_acs_override=
     gpus: tuple[GpuIommu, ...]
-    pairs: tuple[GpuPairRoute, ...]
+    pairs: tuple[GpuPairRoute, ...]  # only pairs below one root port (routes_below_shared_ports)
 
     @property
     def acs_override(self) -> bool:
@@ -120,6 +120,25 @@ def pair_route(a: GpuIommu, b: GpuIommu, override: bool) -> GpuPairRoute:
     return GpuPairRoute(a.bdf, b.bdf, a.upstream[depth - 1], turns, _redirect(a, b, override))
 
 
+def routes_below_shared_ports(gpus: tuple[GpuIommu, ...], override: bool) -> tuple[GpuPairRoute, ...]:
+    """The routes that can hold a PCIe switch: between GPUs below one root port. GPUs on separate root ports
+    share no switch (their traffic crosses the root complex whatever ACS says), so their pairs say nothing and
+    are not listed: the facts grow with the GPUs per root port, not with the square of all GPUs (issue 21).
+    A GPU whose path is unknown is listed once, with the first other GPU, so that the unknown is seen."""
+    by_port: dict[str, list[GpuIommu]] = {}
+    routes: list[GpuPairRoute] = []
+    for gpu in gpus:
+        if isinstance(gpu.upstream, Unavailable):
+            other = next((o for o in gpus if o is not gpu), None)
+            if other is not None:
+                routes.append(pair_route(gpu, other, override))
+        elif gpu.upstream:
+            by_port.setdefault(gpu.upstream[0], []).append(gpu)
+    for members in by_port.values():
+        routes += [pair_route(a, b, override) for i, a in enumerate(members) for b in members[i + 1 :]]
+    return tuple(routes)
+
+
 def _redirect(a: GpuIommu, b: GpuIommu, override: bool) -> Maybe[bool]:
     if override:
         return Unavailable(Reason.NOT_SUPPORTED, "pcie_acs_override= makes IOMMU groups ignore ACS")
@@ -148,7 +167,7 @@ def gather_iommu(host: Host, pci: tuple[PciDevice, ...] | Unavailable) -> IommuF
         group_count = len(groups)
     gpus = tuple(_gpu(host, d.bdf) for d in pci if d.vendor_id == VENDOR_NVIDIA)
     override = any(o.startswith("pcie_acs_override=") for o in options)
-    pairs = tuple(pair_route(a, b, override) for i, a in enumerate(gpus) for b in gpus[i + 1 :])
+    pairs = routes_below_shared_ports(gpus, override)
     units = host.listdir(IOMMU_CLASS)
     return IommuFacts(
         units=() if isinstance(units, Unavailable) and units.reason is Reason.NOT_FOUND else units,

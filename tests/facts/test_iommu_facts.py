@@ -6,10 +6,11 @@ from pathlib import Path
 
 from tests.facts.platform_tree import build, tree
 from torch_gpu_doctor.facts.iommu import (
-    NO_SHARED_SWITCH,
+    GpuIommu,
     IommuFacts,
     gather_iommu,
     iommu_cmdline_options,
+    routes_below_shared_ports,
     upstream_functions,
 )
 from torch_gpu_doctor.facts.pci import gather_pci
@@ -94,11 +95,20 @@ def test_gpus_below_one_switch_in_one_group_are_not_redirected(tmp_path: Path) -
     assert pair.shared_bridge == "0000:01:00.0" and pair.acs_redirect is False
 
 
-def test_gpus_on_separate_root_ports_share_no_switch(tmp_path: Path) -> None:
+def test_gpus_on_separate_root_ports_share_no_switch_and_their_pair_is_not_listed(tmp_path: Path) -> None:
+    # issue 21: listing every pair made the facts grow with the square of the GPUs (2 MB at 128 GPUs)
     host = two_gpus(tmp_path, ("0000:00:01.0",), ("0000:00:03.1",), ("7", "8"))
-    (pair,) = iommu(host).pairs
-    assert pair.shared_bridge is None and pair.turn_ports == ()
-    assert pair.acs_redirect == NO_SHARED_SWITCH
+    assert iommu(host).pairs == ()
+
+
+def test_pairs_are_listed_per_root_port_not_for_every_two_gpus() -> None:
+    def gpu(bdf: str, port: str, group: str) -> GpuIommu:
+        return GpuIommu(bdf, (port, f"{port[:-1]}9"), group, "DMA", ())
+
+    gpus = tuple(gpu(f"0000:{i + 16:02x}:00.0", f"0000:00:0{i // 4}.0", str(i)) for i in range(32))
+    routes = routes_below_shared_ports(gpus, override=False)
+    assert len(routes) == 8 * 6  # 8 root ports of 4 GPUs: 6 pairs each, not 32 x 31 / 2 = 496
+    assert all(r.acs_redirect is True for r in routes)  # below one switch, in separate groups
 
 
 def test_acs_override_makes_groups_meaningless(tmp_path: Path) -> None:
