@@ -43,6 +43,7 @@ from tools.fixture_host_tree import (
     nvml_device,
     python_probe,
 )
+from tools.fixture_topology import add_topology
 from tools.fixture_torch_probes import cuda_runtime, dist, ok, packages, runtime
 
 # --- 3. rtx3090-x8-slots ------------------------------------------------------------------------------------------
@@ -82,6 +83,9 @@ def rtx3090_x8() -> HostTree:
             for uuid, bus in zip(RTX3090_UUIDS, ("00000000:0A:00.0", "00000000:0B:00.0"), strict=True)
         ],
     )
+    add_topology(
+        host.nvml, "rtx3090-x8-slots"
+    )  # PHB, and NS between two RTX 3090s (tools/fixture_topology.py)
     venv = "/home/user/venv"
     site = f"{venv}/lib/python3.10/site-packages"
     host.probes["python_env"] = python_probe(f"{venv}/bin/python", "3.10.12", venv)
