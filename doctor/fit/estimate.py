@@ -85,7 +85,7 @@ def lora_parameters(shape: Shape, rank: int = LORA_RANK) -> int:
     """A rank-r adapter (A: in x r, B: r x out) on q, k, v, o and every MLP projection of each layer."""
     q_out, kv_out = shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim
     attention = (shape.hidden + q_out) * 2 + (shape.hidden + kv_out) * 2
-    mlp = (shape.hidden + shape.intermediate) * (3 if shape.gated_mlp else 2)
+    mlp = (shape.hidden + shape.intermediate) * (3 if shape.gated_mlp else 2) * shape.experts  # every expert
     return shape.layers * rank * (attention + mlp)
 
 
@@ -143,7 +143,7 @@ def _inference(model: ModelSize, work: Workload) -> tuple[Part, ...]:
     shape = model.shape
     value = 2 if work.precision not in FULL_PRECISION else 4  # activations and KV in 16 bits unless fp32
     kv = 2 * shape.layers * shape.kv_heads * shape.head_dim * work.seq * work.batch * value
-    working = work.batch * work.seq * (shape.hidden + shape.intermediate) * 2 * value
+    working = work.batch * work.seq * (shape.hidden + shape.active_intermediate) * 2 * value
     logits = work.batch * shape.vocab * 4
     return _per_gpu(
         [
@@ -190,7 +190,7 @@ def _training(model: ModelSize, work: Workload) -> tuple[Part, ...]:
     on_gpu_states = 0.0 if work.offload else states
     act = 2 if mixed else 4
     mlp = 2 * shape.hidden + (
-        6 * shape.intermediate if shape.gated_mlp else 4 * shape.intermediate + shape.hidden
+        6 * shape.active_intermediate if shape.gated_mlp else 4 * shape.active_intermediate + shape.hidden
     )
     layer = work.seq * work.batch * (15 * shape.hidden + mlp) * act / 2
     if work.checkpointing:

@@ -50,6 +50,13 @@ class Shape:
     intermediate: int  # the MLP's inner size
     vocab: int
     gated_mlp: bool  # gate, up and down projections (Llama) rather than two (GPT-2)
+    experts: int = 1  # a mixture of experts: MLPs per layer (all in memory)...
+    active_experts: int = 1  # ...and how many each token goes through (activations, compute)
+
+    @property
+    def active_intermediate(self) -> int:
+        """The MLP width one token's activations span: its experts' together."""
+        return self.intermediate * self.active_experts
 
 
 @dataclass(frozen=True)
@@ -128,8 +135,15 @@ def _config_file(path: Path) -> ModelSize:
     dtype = config.get("torch_dtype")
     stored = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}.get(str(dtype))
     positions = config.get("max_position_embeddings") or config.get("n_positions")
+    kind = str(config.get("model_type", "a model"))
+    if shape.experts > 1:
+        idle = (shape.experts - shape.active_experts) * 3 * shape.hidden * shape.intermediate * shape.layers
+        kind += (
+            f": {shape.experts} experts, {shape.active_experts} per token, {(parameters - idle) / 1e9:.2f} B "
+            "active; every expert is in memory"
+        )
     return ModelSize(
-        parameters, shape, False, f"{path.name} ({config.get('model_type', 'a model')})", stored,
+        parameters, shape, False, f"{path.name} ({kind})", stored,
         int(positions) if isinstance(positions, int) else None,
     )  # fmt: skip
 
@@ -152,8 +166,7 @@ def _llama_like(config: dict[str, Any], path: Path) -> tuple[Shape, int]:
     head_dim = config.get("head_dim") or hidden // heads
     inner = _int(config, "intermediate_size", path)
     vocab = _int(config, "vocab_size", path)
-    if config.get("num_local_experts") or config.get("num_experts"):
-        raise ModelError(f"{path}: a mixture-of-experts config; give its count or its .safetensors folder")
+    experts, active = _experts(config, path)
     attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2  # q, o; k, v
     if config.get("attention_bias"):  # Llama's option: q, k, v and o
         attention += heads * head_dim + 2 * kv_heads * head_dim + hidden
@@ -161,11 +174,30 @@ def _llama_like(config: dict[str, Any], path: Path) -> tuple[Shape, int]:
         config.get("model_type") == "qwen2"
     ):  # Qwen2 always has q, k and v biases (transformers' Qwen2Attention)
         attention += heads * head_dim + 2 * kv_heads * head_dim
-    per_layer = attention + 3 * hidden * inner + 2 * hidden  # gate, up, down; two RMSNorms
+    router = hidden * experts if experts > 1 else 0  # Mixtral's gate: one logit per expert
+    per_layer = attention + experts * 3 * hidden * inner + router + 2 * hidden  # gate, up, down; two RMSNorms
     embeddings = vocab * hidden
     head = 0 if config.get("tie_word_embeddings") else vocab * hidden
     parameters = embeddings + layers * per_layer + hidden + head
-    return Shape(layers, hidden, heads, kv_heads, head_dim, inner, vocab, gated_mlp=True), parameters
+    shape = Shape(layers, hidden, heads, kv_heads, head_dim, inner, vocab, True, experts, active)
+    return shape, parameters
+
+
+def _experts(config: dict[str, Any], path: Path) -> tuple[int, int]:
+    """(experts per layer, experts per token): (1, 1) for a dense model. Mixtral's layout is read (every layer
+    a mixture of `num_local_experts` MLPs of `intermediate_size`); the other layouts (shared experts,
+    `moe_intermediate_size`, dense first layers: Qwen-MoE, DeepSeek, OLMoE) are refused with what to give."""
+    experts = config.get("num_local_experts")
+    other = any(config.get(k) for k in ("num_experts", "n_routed_experts", "moe_intermediate_size"))
+    if other or (experts is not None and not isinstance(experts, int)):
+        raise ModelError(
+            f"{path}: a mixture-of-experts layout gpu-doctor does not count yet (only Mixtral's); give its "
+            "parameter count or its folder with the .safetensors files"
+        )
+    if not experts or experts <= 1:
+        return 1, 1
+    active = config.get("num_experts_per_tok")
+    return experts, active if isinstance(active, int) and 0 < active <= experts else 2
 
 
 def _gpt2(config: dict[str, Any], path: Path) -> tuple[Shape, int]:

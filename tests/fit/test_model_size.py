@@ -91,3 +91,23 @@ def test_a_folder_of_safetensors_without_a_config_is_counted_with_an_assumed_sha
     (tmp_path / "model.safetensors").unlink()
     with pytest.raises(ModelError, match=r"no config\.json and no \.safetensors"):
         read_model(str(tmp_path))
+
+
+def test_mixtral_counts_every_expert_and_says_how_many_a_token_uses() -> None:
+    """Mixtral-8x7B: 46.7 B parameters, 12.9 B of them used per token (Mistral AI's announcement); every
+    expert sits in GPU memory, each token's activations span two of them."""
+    model = read_model(str(MODELS / "mixtral-8x7b-v0.1"))
+    assert model.parameters == 46_702_792_704
+    assert (model.shape.experts, model.shape.active_experts) == (8, 2)
+    assert "12.88 B active" in model.source
+    assert model.shape.active_intermediate == 2 * 14336
+
+
+def test_other_expert_layouts_are_refused_with_what_to_give(tmp_path: Path) -> None:
+    # Qwen-MoE's keys (num_experts, moe_intermediate_size, shared experts): not counted as if it were Mixtral
+    config = json.loads((MODELS / "mixtral-8x7b-v0.1" / "config.json").read_text())
+    del config["num_local_experts"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "num_experts": 60, "moe_intermediate_size": 1408}))
+    with pytest.raises(ModelError, match="only Mixtral's"):
+        read_model(str(path))
