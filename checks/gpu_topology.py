@@ -11,6 +11,7 @@ stated with its consequence, never as a failure.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.topology import (
@@ -71,30 +72,43 @@ def path(topo: TopologyFacts, pair: GpuPair) -> str:
 
 
 def matrix(topo: TopologyFacts, pairs: tuple[GpuPair, ...]) -> str:
-    """The connection matrix (NVLink or PCIe level) and the P2P status, like `nvidia-smi topo -m` / `-p2p rw`."""
+    """The connection matrix as `nvidia-smi topo -m` draws it, then peer-to-peer as `topo -p2p rw` would: one
+    line when every pair has the same status, else its own matrix (narrow enough for the TUI's pane)."""
     indices = [g.index for g in topo.gpus]
     cells = {(p.first, p.second): p for p in pairs}
 
-    def entry(a: int, b: int) -> str:
-        if a == b:
-            return "X"
-        pair = cells.get((min(a, b), max(a, b)))
-        if pair is None:
-            return "?"
-        read = pair.p2p_read
-        p2p = "?" if isinstance(read, Unavailable) else P2P_WORDS[read]
-        return f"{cell(topo, pair)}/{p2p}"
+    def pair(a: int, b: int) -> GpuPair | None:
+        return cells.get((min(a, b), max(a, b)))
 
-    width = max([len(entry(a, b)) for a in indices for b in indices] + [5]) + 1
-    head = " " * 6 + "".join(f"GPU{i}".ljust(width) for i in indices)
-    rows = [f"GPU{a}".ljust(6) + "".join(entry(a, b).ljust(width) for b in indices) for a in indices]
-    legend = (
-        "Each entry: connection/P2P read. NV# = # NVLinks; PIX, PXB, PHB, NODE, SYS = the PCIe path (one "
-        "switch, several, the CPU's host bridge, between host bridges, across CPU sockets); OK = peer-to-peer "
-        "works, GNS = the GPU does not support it, CNS/TNS = the chipset/topology refuses it, DR = disabled "
-        "in the driver."
+    def p2p(found: GpuPair | None) -> str:
+        if (
+            found is None
+            or isinstance(found.p2p_read, Unavailable)
+            or isinstance(found.p2p_write, Unavailable)
+        ):
+            return "?"
+        read, write = P2P_WORDS[found.p2p_read], P2P_WORDS[found.p2p_write]
+        return read if read == write else f"{read}/{write}"
+
+    def grid(entry: Callable[[GpuPair | None], str]) -> list[str]:
+        texts = {(a, b): "X" if a == b else entry(pair(a, b)) for a in indices for b in indices}
+        width = max([len(t) for t in texts.values()] + [4]) + 1
+        head = " " * 5 + "".join(f"GPU{i}".ljust(width) for i in indices)
+        rows = [f"GPU{a}".ljust(5) + "".join(texts[a, b].ljust(width) for b in indices) for a in indices]
+        return [head.rstrip(), *(r.rstrip() for r in rows)]
+
+    lines = grid(lambda found: "?" if found is None else cell(topo, found))
+    statuses = {p2p(p) for p in pairs}
+    if len(statuses) == 1:
+        lines.append(f"Peer-to-peer read/write: {next(iter(statuses))} for every pair.")
+    else:
+        lines += ["Peer-to-peer read/write:", *grid(p2p)]
+    lines.append(
+        "NV# = # NVLinks; PIX, PXB, PHB, NODE, SYS = the PCIe path (one switch, several, the CPU's host bridge, "
+        "between host bridges, across CPU sockets); OK = peer-to-peer works, GNS = the GPU does not support "
+        "it, NS = not supported, CNS/TNS = the chipset/topology refuses it, DR = disabled in the driver."
     )
-    return "\n".join([head.rstrip(), *(r.rstrip() for r in rows), legend])
+    return "\n".join(lines)
 
 
 def _down_links(topo: TopologyFacts) -> list[GpuLinks]:

@@ -87,7 +87,8 @@ def test_an_hgx_h100_talks_over_nvlink_everywhere() -> None:
     finding = topology(machine(H100_HGX))
     assert finding.status is Status.PASS
     assert finding.summary == "8 GPUs: every pair over NVLink (NV18 through NVSwitch)."
-    assert "NV18/OK" in finding.evidence[0].value
+    assert "GPU0 X    NV18 NV18" in finding.evidence[0].value
+    assert "Peer-to-peer read/write: OK for every pair." in finding.evidence[0].value
 
 
 def test_geforce_cards_go_through_host_memory_and_it_is_said_not_failed() -> None:
@@ -95,7 +96,8 @@ def test_geforce_cards_go_through_host_memory_and_it_is_said_not_failed() -> Non
     assert finding.status is Status.PASS
     assert finding.summary == "2 GPUs: both through host memory."
     assert "do not support peer-to-peer" in finding.details
-    assert "PHB/GNS" in finding.evidence[0].value
+    assert "GPU0 X    PHB" in finding.evidence[0].value
+    assert "Peer-to-peer read/write: GNS for every pair." in finding.evidence[0].value
 
 
 def test_not_supported_is_host_memory_too_without_naming_geforce() -> None:
@@ -104,7 +106,7 @@ def test_not_supported_is_host_memory_too_without_naming_geforce() -> None:
     assert finding.status is Status.PASS
     assert finding.summary == "2 GPUs: both through host memory."
     assert finding.details.startswith("NVML reports no peer-to-peer between GPUs 0-1")
-    assert "NODE/NS" in finding.evidence[0].value
+    assert "Peer-to-peer read/write: NS for every pair." in finding.evidence[0].value
 
 
 def test_pcie_levels_are_drawn_as_nvidia_smi_prints_them_and_sockets_get_numa_advice() -> None:
@@ -114,17 +116,19 @@ def test_pcie_levels_are_drawn_as_nvidia_smi_prints_them_and_sockets_get_numa_ad
     assert finding.summary == "8 GPUs: all 28 pairs peer-to-peer over PCIe."
     assert "numactl --cpunodebind=N --membind=N" in finding.details
     drawn = matrix(f.topology, f.topology.pairs).splitlines()
-    assert drawn[1].split() == [
-        "GPU0",
-        "X",
-        "PIX/OK",
-        "PHB/OK",
-        "PHB/OK",
-        "SYS/OK",
-        "SYS/OK",
-        "SYS/OK",
-        "SYS/OK",
-    ]
+    assert drawn[1].split() == ["GPU0", "X", "PIX", "PHB", "PHB", "SYS", "SYS", "SYS", "SYS"]
+
+
+def test_mixed_peer_to_peer_statuses_get_their_own_matrix() -> None:
+    f = machine(["X PIX PHB", "PIX X PHB", "PHB PHB X"])
+    refused = P2pStatus.TOPOLOGY_NOT_SUPPORTED
+    pairs = tuple(
+        dataclasses.replace(p, p2p_read=refused, p2p_write=refused) if p.second == 2 else p
+        for p in f.topology.pairs
+    )
+    drawn = matrix(f.topology, pairs).splitlines()
+    start = drawn.index("Peer-to-peer read/write:")
+    assert drawn[start + 2].split() == ["GPU0", "X", "OK", "TNS"]
 
 
 def test_an_nvlink_down_is_a_warning_naming_the_gpu() -> None:
