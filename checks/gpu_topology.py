@@ -106,18 +106,28 @@ def matrix(topo: TopologyFacts, pairs: tuple[GpuPair, ...]) -> str:
     lines.append(
         "NV# = # NVLinks; PIX, PXB, PHB, NODE, SYS = the PCIe path (one switch, several, the CPU's host bridge, "
         "between host bridges, across CPU sockets); OK = peer-to-peer works, GNS = the GPU does not support "
-        "it, NS = not supported, CNS/TNS = the chipset/topology refuses it, DR = disabled in the driver."
+        "it, NS = not supported, CNS/TNS = the chipset/topology refuses it, DR = disabled in the driver, "
+        "U = unknown."
     )
     return "\n".join(lines)
 
 
 def _down_links(topo: TopologyFacts) -> list[GpuLinks]:
-    """GPUs with fewer active NVLinks than the others of the same NVLink system: a link is down."""
-    counts = {g.index: len(g.nvlinks) for g in topo.gpus if isinstance(g.nvlinks, tuple) and g.nvlinks}
-    if len(counts) < 2:
+    """GPUs with fewer active NVLinks than the best-linked GPU: a link is down. On an NVSwitch baseboard every
+    GPU is wired to the switches, so a GPU with none active counts too; GPUs joined by bridges are compared
+    only among those that have a link (a third GPU without a bridge is not a fault)."""
+    counts = {g.index: len(g.nvlinks) for g in topo.gpus if isinstance(g.nvlinks, tuple)}
+    switched = any(
+        link.remote_type == "switch" for g in topo.gpus if isinstance(g.nvlinks, tuple) for link in g.nvlinks
+    )
+    usual = max(counts.values(), default=0)
+    if usual == 0:
         return []
-    usual = Counter(counts.values()).most_common(1)[0][0]
-    return [g for g in topo.gpus if g.index in counts and counts[g.index] < usual]
+    return [
+        g
+        for g in topo.gpus
+        if g.index in counts and counts[g.index] < usual and (counts[g.index] or switched)
+    ]
 
 
 def _first_reason(pairs: list[GpuPair]) -> str:

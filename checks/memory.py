@@ -175,7 +175,7 @@ def shm(facts: Facts) -> Finding:
             Status.WARN,
             f"{info.path} holds only {_mib(size)}{where}: DataLoader workers will die with 'bus error'.",
             details="Each worker passes its batches through shared memory; a few batches of images exceed this. "
-            + worker_advice(facts, size),
+            + worker_advice(facts, size, warned=True),
             evidence=tuple(evidence),
             remediation=_shm_fix(facts),
         )

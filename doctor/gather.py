@@ -136,6 +136,9 @@ class _Slot:
     crash: Finding | None = None
 
 
+RECORDING_FILES = ("probes.json", "commands.json")  # a MalformedAnswer naming one of these is a capture's
+
+
 @dataclass(frozen=True)
 class Gathered:
     facts: Facts
@@ -168,8 +171,14 @@ def gather(
                 check_id=f"probe.{slot.probe.name}",
                 status=Status.CRASH,
                 summary=f"Reading the {slot.probe.name} facts failed: {exc}.",
-                details="A value in the capture has the wrong type: the file was edited or damaged. Correct that "
-                "field or capture the machine again; the checks that need these facts report 'unknown'.",
+                details=(
+                    "A value in the capture has the wrong type: the file was edited or damaged. Correct that field "
+                    "or capture the machine again"
+                    if str(exc).startswith(RECORDING_FILES)
+                    else "The probe printed a value of the wrong type: a bug in gpu-doctor's probe, or an "
+                    "interpreter that changed what it reports. Please report it with a bundle"
+                )
+                + "; the checks that need these facts report 'unknown'.",
             )
         except Exception as exc:  # a probe bug must not take the run down
             result = Unavailable(Reason.FAILED, f"probe {slot.probe.name} crashed: {exc}")

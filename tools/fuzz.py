@@ -63,7 +63,11 @@ def run(argv: list[str]) -> tuple[str, str]:
             document = json.loads(text)
         except ValueError as exc:
             return "invalid JSON", str(exc)[:200]
-        crashes = [f for f in document.get("findings", []) if f.get("status") == "crash"]
+        findings = document.get("findings", []) if isinstance(document, dict) else []
+        crashes = [f for f in findings if isinstance(f, dict) and f.get("status") == "crash"]
+        bugs = [f for f in crashes if f.get("traceback")]  # a check or probe that raised: a bug, not the data
+        if bugs:
+            return "check bug", bugs[0].get("summary", "")[:200]
         if crashes:
             return "crash findings", crashes[0].get("summary", "")[:200]
     elif any(c in text for c in ("\x1b", "\x07", "\x9b")):
@@ -205,7 +209,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)  # noqa: S311 - reproducible mutations, not secrets
-    failures = ("internal error", "exception", "escape in output", "invalid JSON", "bundle not made")
+    failures = (
+        "internal error",
+        "exception",
+        "escape in output",
+        "invalid JSON",
+        "bundle not made",
+        "check bug",
+    )
     bad = 0
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)

@@ -63,6 +63,8 @@ IMPLICATIONS: dict[str, type] = {
     "nouveau_loaded": bool,
     "error": str,
 }
+# re.IGNORECASE matches "i" with the dotless ı and the dotted İ; casefold() leaves ı and splits İ in two
+_DOTTED_I = str.maketrans({"\u0130": "i", "\u0131": "i"})
 _GROUP = re.compile(r"^\$(?P<name>[a-z_][a-z0-9_]*)$")
 
 
@@ -190,7 +192,7 @@ def load_catalogue() -> tuple[Signature, ...]:
 def match_line(line: str, number: int, catalogue: tuple[Signature, ...] | None = None) -> list[Hit]:
     """Every signature that matches this line (stripped)."""
     text = line.strip()
-    folded = text.casefold()  # as re.IGNORECASE compares: "ſ" is an "s" to both
+    folded = text.translate(_DOTTED_I).casefold()  # as re.IGNORECASE compares: "ſ" is "s", "ı" is "i"
     hits = []
     for signature in catalogue if catalogue is not None else load_catalogue():
         if signature.needle is not None and signature.needle not in folded:

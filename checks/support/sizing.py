@@ -32,13 +32,16 @@ def _size(n: float) -> str:
     return gib(int(n)) if n >= 1 << 30 else f"{n / 2**20:.0f} MiB"
 
 
-def worker_advice(facts: Facts, shm_bytes: int | None) -> str:
+def worker_advice(facts: Facts, shm_bytes: int | None, warned: bool = False) -> str:
     """How many workers per GPU the CPUs allow, and the batch size /dev/shm (of `shm_bytes`; None: no limit)
-    then holds; "" without GPUs or a CPU count."""
+    then holds; "" without GPUs or a CPU count. `warned`: beside a warning that workers will die, where a
+    machine with no CPU to spare for workers says nothing more (its workers are the lesser problem)."""
     sizing = workers_per_gpu(facts)
     if sizing is None:
         return ""
     gpus, cpus, workers = sizing
+    if warned and workers == 0:
+        return ""
     per = "GPU" if gpus == 1 else f"each of {gpus} GPUs"
     if workers == 0:
         return (

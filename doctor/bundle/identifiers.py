@@ -344,7 +344,9 @@ def _env_tokens(directory: Path, facts: Any) -> Iterator[Identifier]:
     for env in maps:
         for value in env.values() if isinstance(env, dict) else ():
             if isinstance(value, str):
-                yield from (Identifier(Kind.TOKEN, token) for token in tokens_in(value))
+                for token in tokens_in(value):  # a GPU's UUID keeps its kind: replays still read it as one
+                    kind = Kind.GPU_UUID if token.startswith(("GPU-", "MIG-")) else Kind.TOKEN
+                    yield Identifier(kind, token)
 
 
 def capture_identifiers(directory: Path, facts: Any = None) -> tuple[Identifier, ...]:

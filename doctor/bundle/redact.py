@@ -228,8 +228,10 @@ def _without_secrets(env: dict[str, Any], kinds: set[str], redactor: Redactor) -
             kinds.add(SECRET)
             redactor.replaced[SECRET] += 1
             continue
-        if isinstance(value, str) and redactor.shapes:
-            kept[name], count = redactor.tokens(value)
+        if isinstance(value, str) and redactor.shapes:  # known identifiers first: a GPU's UUID stays one
+            known = redactor.identifiers_only(value)
+            kinds |= known.kinds
+            kept[name], count = redactor.tokens(known.text)
             if count:
                 kinds.add(Kind.TOKEN.name.lower())
             continue

@@ -127,10 +127,12 @@ def routes_below_shared_ports(gpus: tuple[GpuIommu, ...], override: bool) -> tup
     A GPU whose path is unknown is listed once, with the first other GPU, so that the unknown is seen."""
     by_port: dict[str, list[GpuIommu]] = {}
     routes: list[GpuPairRoute] = []
+    paired: set[frozenset[str]] = set()
     for gpu in gpus:
         if isinstance(gpu.upstream, Unavailable):
             other = next((o for o in gpus if o is not gpu), None)
-            if other is not None:
+            if other is not None and frozenset((gpu.bdf, other.bdf)) not in paired:
+                paired.add(frozenset((gpu.bdf, other.bdf)))
                 routes.append(pair_route(gpu, other, override))
         elif gpu.upstream:
             by_port.setdefault(gpu.upstream[0], []).append(gpu)

@@ -120,7 +120,11 @@ def _nvlinks(raw: Any) -> Maybe[tuple[NvLink, ...]]:
             return Unavailable(Reason.UNPARSEABLE, f"nvlinks entry {entry!r}"[:120])
         bus = entry.get("remote_bus_id")
         bdf = normalize_bdf(bus) if isinstance(bus, str) else None
-        remote: Maybe[str] = bdf or Unavailable(Reason.UNPARSEABLE, f"remote busId {bus!r}"[:80])
+        remote: Maybe[str] = bdf or (
+            Unavailable(Reason.FAILED, "NVML did not give the far end's PCI address")
+            if bus is None
+            else Unavailable(Reason.UNPARSEABLE, f"remote busId {bus!r}"[:80])
+        )
         links.append(NvLink(remote, entry["remote_type"]))
     return tuple(links)
 

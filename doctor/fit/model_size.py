@@ -183,12 +183,21 @@ def _llama_like(config: dict[str, Any], path: Path) -> tuple[Shape, int]:
     return shape, parameters
 
 
+# keys of expert layouts other than Mixtral's: Qwen-MoE, DeepSeek, OLMoE (num_experts, shared experts, their own
+# expert width, dense first layers) and Llama 4 (MoE every other layer, a dense MLP of its own width)
+OTHER_EXPERT_KEYS = (
+    "num_experts", "n_routed_experts", "moe_intermediate_size", "shared_expert_intermediate_size",
+    "n_shared_experts", "first_k_dense_replace", "decoder_sparse_step", "interleave_moe_layer_step",
+    "intermediate_size_mlp", "moe_layers",
+)  # fmt: skip
+
+
 def _experts(config: dict[str, Any], path: Path) -> tuple[int, int]:
     """(experts per layer, experts per token): (1, 1) for a dense model. Mixtral's layout is read (every layer
     a mixture of `num_local_experts` MLPs of `intermediate_size`); the other layouts (shared experts,
     `moe_intermediate_size`, dense first layers: Qwen-MoE, DeepSeek, OLMoE) are refused with what to give."""
     experts = config.get("num_local_experts")
-    other = any(config.get(k) for k in ("num_experts", "n_routed_experts", "moe_intermediate_size"))
+    other = any(config.get(k) for k in OTHER_EXPERT_KEYS)
     if other or (experts is not None and not isinstance(experts, int)):
         raise ModelError(
             f"{path}: a mixture-of-experts layout gpu-doctor does not count yet (only Mixtral's); give its "

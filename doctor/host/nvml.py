@@ -201,7 +201,9 @@ def _nvlinks(p: Any, h: Any) -> list[dict[str, Any]]:
             remote_type = NVLINK_REMOTE_TYPES.get(
                 int(p.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)), "unknown"
             )
-        bus = _text(p.nvmlDeviceGetNvLinkRemotePciInfo(h, link).busId)
+        bus: str | None = None  # the link is active whatever its far end's address says
+        with contextlib.suppress(Exception):
+            bus = _text(p.nvmlDeviceGetNvLinkRemotePciInfo(h, link).busId)
         links.append({"remote_bus_id": bus, "remote_type": remote_type})
     return links
 

@@ -62,19 +62,20 @@ def test_a_bundle_replaces_tokens_in_the_environment_and_in_paths(tmp_path: Path
         assert _grep(members, token) == [], token
     facts = json.loads(members["facts.json"])
     env = facts["env"]
-    assert env["CUDA_VISIBLE_DEVICES"].startswith("token-") and env["VIRTUAL_ENV"].startswith(
+    assert env["CUDA_VISIBLE_DEVICES"].startswith("GPU-uuid-")  # a GPU's UUID keeps its kind
+    assert env["NVIDIA_VISIBLE_DEVICES"].startswith("token-") and env["VIRTUAL_ENV"].startswith(
         "/opt/runner/_work/token-"
     )
     assert json.loads(members["manifest.json"])["pseudonyms"]["token-1"] == "token"
 
     # the same findings, a token quoted by one now its pseudonym: CUDA_VISIBLE_DEVICES='token-1' hides ...
     def shape(text: str) -> str:
-        return re.sub(r"token-\d+", "<token>", TOKEN.sub("<token>", text))
+        return re.sub(r"(?:token|GPU-uuid)-\d+", "<token>", TOKEN.sub("<token>", text))
 
     assert [(f.check_id, f.status, shape(f.summary)) for f in replayed.findings] == [
         (f.check_id, f.status, shape(f.summary)) for f in report.findings
     ]
-    assert any("token-1" in f.summary for f in replayed.findings)
+    assert any("GPU-uuid-" in f.summary for f in replayed.findings)
 
 
 def test_without_shapes_nothing_is_replaced() -> None:
@@ -98,3 +99,22 @@ def test_json_keeps_tokens_and_lists_where_they_are(tmp_path: Path) -> None:
         diagnose(RecordedHost(FIXTURES / "rtx4090-workstation-healthy"), "python3", plugins=False)
     )
     assert plain["host"]["token_shaped"] == []  # proves the list can be empty: nothing opaque there
+
+
+def test_a_gpu_uuid_in_the_environment_stays_a_gpu_uuid_so_the_replay_agrees(tmp_path: Path) -> None:
+    """Review finding: CUDA_VISIBLE_DEVICES naming the machine's own GPUs by UUID became 'token-1,token-2',
+    and the replay said it hides every GPU. A GPU's UUID keeps its kind and the same pseudonym as NVML's."""
+    nvml = json.loads((FIXTURES / "rtx4090-workstation-healthy" / "nvml.json").read_text())
+    uuids = [d["uuid"] for d in nvml["devices"][:2]]
+    capture = _capture_with(tmp_path, {"CUDA_VISIBLE_DEVICES": f"{uuids[1]},{uuids[0]}"})
+    members, report, replayed = _bundle_and_replay(capture, tmp_path)
+    assert all(_grep(members, u) == [] for u in uuids)
+
+    def same(text: str) -> str:  # a UUID and its pseudonym read alike
+        return re.sub(r"GPU-uuid-\d+", "<gpu>", TOKEN.sub("<gpu>", text))
+
+    assert [(f.check_id, f.status, same(f.summary)) for f in replayed.findings] == [
+        (f.check_id, f.status, same(f.summary)) for f in report.findings
+    ]
+    env = json.loads(members["facts.json"])["env"]["CUDA_VISIBLE_DEVICES"]
+    assert env.startswith("GPU-uuid-") and "token" not in env

@@ -139,6 +139,34 @@ def test_an_nvlink_down_is_a_warning_naming_the_gpu() -> None:
     assert finding.remediation.commands[0].argv == ("nvidia-smi", "nvlink", "-s", "-i", "3")
 
 
+@pytest.mark.parametrize(
+    ("links", "down"),
+    [
+        ({0: 11, 1: 11}, [0, 1]),  # a tie of counts: the best-linked GPUs set the norm, not the most common
+        (dict.fromkeys(range(5), 16), [0, 1, 2, 3, 4]),  # five of eight below 18: still links down
+        ({6: 0}, [6]),  # every link of one GPU down on an NVSwitch board
+    ],
+)
+def test_links_down_are_found_whatever_the_counts(links: dict[int, int], down: list[int]) -> None:
+    finding = topology(machine(H100_HGX, links=links))
+    assert finding.status is Status.WARN
+    assert finding.details == f"GPUs with fewer links: {', '.join(str(i) for i in down)}."
+    assert "where the other GPUs have 18" in finding.summary
+
+
+def test_a_gpu_without_a_bridge_beside_bridged_ones_is_no_fault() -> None:
+    f = machine(["X NV4 PHB", "NV4 X PHB", "PHB PHB X"])
+    bridged = tuple(
+        dataclasses.replace(
+            g, nvlinks=tuple(NvLink(bus(1 - g.index), "gpu") for _ in range(4)) if g.index < 2 else ()
+        )
+        for g in f.topology.gpus
+    )
+    finding = topology(dataclasses.replace(f, topology=dataclasses.replace(f.topology, gpus=bridged)))
+    assert finding.status is Status.PASS
+    assert "Only GPUs 0-1 share an NVLink" in finding.details
+
+
 def test_peer_to_peer_disabled_in_the_driver_is_a_warning_with_where_to_look() -> None:
     finding = topology(machine(["X PIX", "PIX X"], p2p="DR"))
     assert finding.status is Status.WARN
@@ -245,3 +273,29 @@ def test_the_binding_answers_pairs_with_plain_p2p_indices(monkeypatch: pytest.Mo
     assert asked == [0, 1]  # never pynvml's NVML_P2P_CAPS_INDEX_READ, which is the tuple (0,)
     assert nvml.device(1, "topology_common_ancestor") == [50, None]
     assert nvml.device(0, "nvlinks") == [{"remote_bus_id": "00000000:05:00.0", "remote_type": "switch"}] * 2
+
+
+def test_a_link_whose_far_end_cannot_be_read_is_still_a_link(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review finding: one NotSupported from the remote-PCI call made the whole answer NotSupported, which
+    reads as "no NVLink at all"."""
+
+    def state(h: object, link: int) -> int:
+        if link >= 18:
+            raise FakeNVMLError(2)
+        return 1
+
+    def unknown(h: object, link: int) -> object:
+        raise FakeNVMLError(3)
+
+    fake_pynvml(
+        monkeypatch,
+        nvmlDeviceGetNvLinkState=state,
+        nvmlDeviceGetNvLinkRemoteDeviceType=lambda h, link: 2,
+        nvmlDeviceGetNvLinkRemotePciInfo=unknown,
+    )
+    nvml = RealNvml()
+    nvml.init()
+    answer = nvml.device(0, "nvlinks")
+    assert answer == [{"remote_bus_id": None, "remote_type": "switch"}] * 18
+    topo = read_topology(recorded([{"pci_bus_id": "00000000:0A:00.0", "nvlinks": answer}]), 1)
+    assert isinstance(topo.gpus[0].nvlinks, tuple) and len(topo.gpus[0].nvlinks) == 18

@@ -55,3 +55,10 @@ def test_link_advice_names_the_narrowest_link_unless_nvlink_carries_the_traffic(
     nvlinked = multi_gpu_link_advice(rates, all_nvlink=True)
     assert nvlinked.endswith("PCIe carries only the data loading.")
     assert multi_gpu_link_advice(rates[:1], all_nvlink=False) == ""
+
+
+def test_a_bus_error_warning_does_not_also_say_there_are_no_workers() -> None:
+    """Review finding: the warning said workers will die while its details said no CPU is left for any."""
+    finding = shm(facts(memory_limits=limits_of("docker-overlay"), cpu=CpuFacts("x", 1)))
+    assert finding.status is Status.WARN and "bus error" in finding.summary
+    assert "no CPU is left" not in finding.details

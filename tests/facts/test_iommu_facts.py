@@ -188,3 +188,12 @@ def test_upstream_functions_and_cmdline() -> None:
 def test_iommu_facts_round_trip_through_json() -> None:
     io = iommu(tree(PLX))
     assert from_json(IommuFacts, to_json(io)) == io
+
+
+def test_gpus_whose_path_is_unknown_are_listed_once_each() -> None:
+    """Review finding: two GPUs with unknown paths were listed as (0, 1) and (1, 0)."""
+    lost = Unavailable(Reason.PERMISSION_DENIED, "realpath")
+    gpus = (GpuIommu("0000:01:00.0", lost, "1", "DMA", ()), GpuIommu("0000:02:00.0", lost, "2", "DMA", ()))
+    routes = routes_below_shared_ports(gpus, override=False)
+    assert [(r.first, r.second) for r in routes] == [("0000:01:00.0", "0000:02:00.0")]
+    assert routes[0].acs_redirect is lost  # the unknown is seen, once

@@ -111,3 +111,8 @@ def test_other_expert_layouts_are_refused_with_what_to_give(tmp_path: Path) -> N
     path.write_text(json.dumps({**config, "num_experts": 60, "moe_intermediate_size": 1408}))
     with pytest.raises(ModelError, match="only Mixtral's"):
         read_model(str(path))
+    # Llama 4 (review finding): num_local_experts as Mixtral, but MoE every other layer and a dense MLP of its
+    # own width; counted as Mixtral it gave 778 B for Maverick's 400 B
+    path.write_text(json.dumps({**config, "interleave_moe_layer_step": 2, "intermediate_size_mlp": 16384}))
+    with pytest.raises(ModelError, match="only Mixtral's"):
+        read_model(str(path))

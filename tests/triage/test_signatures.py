@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -144,3 +145,13 @@ def test_needles_change_no_match_on_the_whole_corpus() -> None:
         for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             fast = [h.signature.id for h in match_line(line, n, CATALOGUE)]
             assert fast == [h.signature.id for h in match_line(line, n, without)], (path.name, n)
+
+
+def test_a_dotless_or_dotted_i_does_not_hide_a_signature() -> None:
+    """Review finding: re.IGNORECASE matches "i" with "ı" and "İ", casefold() did not: the needle skipped lines
+    the pattern matches (a paste from a Turkish locale)."""
+    line = "NVIDIA GeForce RTX 3080 with CUDA capabılıty sm_86 is not compatıble with the current PyTorch İnstallation."
+    assert re.search("capability", line, re.IGNORECASE)  # the premise: the regex itself matches
+    without = tuple(dataclasses.replace(s, needle=None) for s in CATALOGUE)
+    expected = [h.signature.id for h in match_line(line, 1, without)]
+    assert expected and [h.signature.id for h in match_line(line, 1, CATALOGUE)] == expected
