@@ -8,6 +8,7 @@ same facts under their own labels: detectron2's `python -m detectron2.utils.coll
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from torch_gpu_doctor.triage.model import CollectEnvReport, GpuLine, Library, ReportLine, TorchWarnings
@@ -62,19 +63,44 @@ _WRAPPER_MARK = re.compile(
     r"^(?:(?P<detectron2>DETECTRON2_ENV_MODULE|[Dd]etectron2\b)|sys\.platform\b|PyTorch [Dd]ebug [Bb]uild\b"
     r"|PyTorch compiling details\s*[:：])"
 )
-_LABEL_RES = tuple(
-    (key, re.compile(rf"^{label}\s*[:：]?\s*(?P<value>.*)$", re.IGNORECASE))
-    for key, label in (*LABELS, *CONFIG_LABELS)
+_CUT_LABELS = tuple(  # a paste that lost its first character ("yTorch version: 1.8.0"): its first line
+    (key, label[1:]) for key, label in LABELS if re.fullmatch(r"[A-Za-z][A-Za-z ]{5,}", label)
 )
-_WRAPPER_RES = tuple(
-    (key, re.compile(rf"^{label}\s*[:：]?\s*(?P<value>.*)$")) for key, label in WRAPPER_LABELS
-)
-# A paste that lost its first character ("yTorch version: 1.8.0"): its first line, matched without it.
-_CUT_LABEL_RES = tuple(
-    (key, re.compile(rf"^{label[1:]}\s*[:：]?\s*(?P<value>.*)$", re.IGNORECASE))
-    for key, label in LABELS
-    if re.fullmatch(r"[A-Za-z][A-Za-z ]{5,}", label)
-)
+
+
+class _Labels:
+    """Labels as one anchored alternation, tried in their order: the first label that starts the line wins, as
+    a loop over one pattern per label would decide, for one compiled pattern instead of one per label (a
+    start-up cost of every triage, issue 17). `(?i:...)` keeps each label's own case rule."""
+
+    def __init__(self, *groups: tuple[tuple[tuple[str, str], ...], bool]) -> None:
+        self.keys = [key for labels, _ in groups for key, _ in labels]
+        parts = [
+            f"(?P<l{i}>{'(?i:' if caseless else '(?:'}{label}))"
+            for i, (label, caseless) in enumerate((label, c) for labels, c in groups for _, label in labels)
+        ]
+        self.pattern = re.compile(rf"^(?:{'|'.join(parts)})\s*[:：]?\s*(?P<value>.*)$")
+
+    def match(self, line: str) -> tuple[str | None, str]:
+        found = self.pattern.match(line)
+        if found is None:
+            return None, ""
+        key = next(self.keys[i] for i in range(len(self.keys)) if found.group(f"l{i}") is not None)
+        return key, found.group("value").strip()
+
+
+@functools.cache
+def _labels(wrapper: bool) -> _Labels:
+    """collect_env's labels (and torch.__config__'s rows), then the wrappers' own in a paste that has them."""
+    ours = ((*LABELS, *CONFIG_LABELS), True)
+    return _Labels(ours, (WRAPPER_LABELS, False)) if wrapper else _Labels(ours)
+
+
+@functools.cache
+def _cut_labels() -> _Labels:
+    return _Labels((_CUT_LABELS, True))
+
+
 # The lines that make a text a collect_env report (any one of them is enough; or a package line of its
 # "Versions of relevant libraries" section).
 KEY_LINES = ("torch_version", "cuda_build", "cuda_available", "gpu_models", "driver_version")
@@ -112,7 +138,7 @@ def looks_like_collect_env(report: CollectEnvReport) -> bool:
 def parse_report(text: str) -> CollectEnvReport:
     lines = text.splitlines()
     wrapper = _wrapper(lines)
-    labels = (*_LABEL_RES, *_WRAPPER_RES) if wrapper else _LABEL_RES
+    labels = _labels(wrapper)
     found: dict[str, ReportLine] = {}
     libraries: list[Library] = []
     current: str | None = None
@@ -129,9 +155,9 @@ def parse_report(text: str) -> CollectEnvReport:
             libraries.extend([parsed] if parsed is not None else [])
             current = None
             continue
-        key, value = _label(line, labels)
+        key, value = labels.match(line)
         if key is None and first:
-            key, value = _label(line, _CUT_LABEL_RES)
+            key, value = _cut_labels().match(line)
         first = False
         if key is None and wrapper and _GPU.match(line):  # the wrappers' GPU rows stand alone
             prev = found.get("gpu_models")
@@ -215,14 +241,6 @@ def _clean(raw: str) -> str:
         line = line[1:].strip()
     line = _HEADER.sub("", line)
     return "" if _MARKUP.match(line) else line
-
-
-def _label(line: str, labels: tuple[tuple[str, re.Pattern[str]], ...]) -> tuple[str | None, str]:
-    for key, pattern in labels:
-        match = pattern.match(line)
-        if match is not None:
-            return key, match.group("value").strip()
-    return None, ""
 
 
 def _library(manager: str, rest: str, raw: str) -> Library | None:
