@@ -4,6 +4,7 @@ partial multi-GPU failure, each through the watchdog and the checks exactly as o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -16,11 +17,14 @@ from tests.factories import facts
 from torch_gpu_doctor.checks.smoke_gpu import smoke_gpu_memory, smoke_matmul
 from torch_gpu_doctor.checks.smoke_multi_gpu import smoke_multi_gpu
 from torch_gpu_doctor.checks.smoke_run import smoke_run
+from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures
 from torch_gpu_doctor.cli import main
 from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.host.base import StepBudgets
 from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.runner import diagnose
 from torch_gpu_doctor.schemas import report_schema_text
 from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
 from torch_gpu_doctor.smoke.plan import GpuAddress
@@ -515,3 +519,25 @@ def test_long_steps_say_how_far_they_are_between_their_start_and_end(
     assert not any(label.startswith(("transfer", "device_copy")) for label in fractions)
     plain = [p for p in seen if p.done is None]  # what a plain-text progress line sees is as before
     assert [p.label for p in plain if p.status is not None][-1] == run.steps[-1].label
+
+
+def test_the_smoke_test_runs_on_a_jetson_and_is_judged_without_a_pcie_link(
+    torch_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20: a Jetson's integrated GPU (Orin: compute capability 8.7, no PCI address, its memory the board's
+    RAM) runs every step, and the figures are judged with the Jetson's own facts, where no GPU is on a PCIe bus
+    and NVML lists none: no link expectation is claimed, nothing is called slow against one."""
+    orin = {"name": "Orin", "capability": "8.7", "total": 7801405 * 1024, "free": 4 << 30, "sms": 8}
+    monkeypatch.setenv("PYTHONPATH", str(SHIM))
+    monkeypatch.setenv("GPU_DOCTOR_FAKE_CUDA", json.dumps({"devices": [orin], "sizes": TINY}))
+    run = smoke(torch_python, gpus=0)  # facts.gpus is empty on a Jetson
+    assert run.outcome is SmokeOutcome.COMPLETED, run.message
+    assert [d.name for d in run.devices] == ["Orin"] and run.devices[0].pci_bus_id is None
+    assert all(s.status is StepStatus.OK for s in run.steps), [(s.label, s.message) for s in run.steps]
+    host = RecordedHost(Path(__file__).parents[1] / "fixtures" / "hosts" / "jetson-orin-jp6-pypi-torch")
+    jetson = dataclasses.replace(diagnose(host, "python3", plugins=False).facts, smoke=run)
+    assert smoke_run(jetson).status is Status.PASS
+    for figure in smoke_figures(jetson):
+        assert figure.status is Status.PASS, figure.sentence
+        if figure.key.startswith(("h2d", "d2h")):
+            assert figure.expected_min is None  # no PCIe link on a Jetson: nothing to compare with
