@@ -5,6 +5,7 @@ a capture's and from the real binding's answers."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 from typing import Any
 
@@ -23,6 +24,7 @@ from torch_gpu_doctor.facts.topology import (
     read_topology,
 )
 from torch_gpu_doctor.host.nvml import RealNvml, RecordedNvml
+from torch_gpu_doctor.host.recording import RecordingNvml
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -299,3 +301,38 @@ def test_a_link_whose_far_end_cannot_be_read_is_still_a_link(monkeypatch: pytest
     assert answer == [{"remote_bus_id": None, "remote_type": "switch"}] * 18
     topo = read_topology(recorded([{"pci_bus_id": "00000000:0A:00.0", "nvlinks": answer}]), 1)
     assert isinstance(topo.gpus[0].nvlinks, tuple) and len(topo.gpus[0].nvlinks) == 18
+
+
+def test_capture_records_the_topology_and_the_replay_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gpu-doctor capture` writes what NVML answered (nvml.json); replayed, the topology facts are the same."""
+
+    def state(h: object, link: int) -> int:
+        if link >= 2:
+            raise FakeNVMLError(2)
+        return 1
+
+    def p2p(h: object, other: object, index: int) -> int:
+        if index == 1:
+            raise FakeNVMLError(3)  # write status not supported: recorded as the pair's error
+        return 0
+
+    fake_pynvml(
+        monkeypatch,
+        nvmlDeviceGetCount=lambda: 2,
+        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(
+            busId=b"00000000:0A:00.0", pciDeviceId=0x233010DE
+        ),
+        nvmlDeviceGetP2PStatus=p2p,
+        nvmlDeviceGetTopologyCommonAncestor=lambda h, other: 10,
+        nvmlDeviceGetNvLinkState=state,
+        nvmlDeviceGetNvLinkRemoteDeviceType=lambda h, link: 0,
+        nvmlDeviceGetNvLinkRemotePciInfo=lambda h, link: types.SimpleNamespace(busId="00000000:0B:00.0"),
+    )
+    recording = RecordingNvml(RealNvml())
+    recording.init()
+    live = read_topology(recording, 2)
+    replayed = read_topology(recorded(json.loads(json.dumps(recording.data))["devices"]), 2)
+    assert replayed == live
+    assert isinstance(live.pairs, tuple) and live.pairs[0].common_ancestor is Ancestor.SINGLE
+    assert isinstance(live.pairs[0].p2p_write, Unavailable)
+    assert live.gpus[0].nvlinks == (NvLink("0000:0b:00.0", "gpu"),) * 2
