@@ -98,20 +98,10 @@ class CompatMatrix:
                 best, best_len = gpu, len(key)
         if best is not None:
             return best
-        found = self._families.match(name) if self.families else None  # then the family patterns
-        if found is None or found.lastindex is None:
+        family = next((f for f in self.families if f.pattern.search(name)), None)  # then the family patterns
+        if family is None:
             return None
-        family = self.families[found.lastindex - 1]
         return GpuModel(name.strip(), family.compute_capability, family.architecture, family.source)
-
-    @cached_property
-    def _families(self) -> re.Pattern[str]:
-        """Every family pattern in one: alternative i looks ahead for pattern i anywhere in the name and then
-        captures an empty group i, so the first family (in the table's order) whose pattern occurs in the name
-        wins, as trying them one by one would decide, for one compiled pattern instead of ~50 (issue 17)."""
-        return re.compile(
-            "^(?:" + "|".join(f"(?=.*?(?:{f.regex}))()" for f in self.families) + ")", re.IGNORECASE
-        )
 
     def architecture(self, compute_capability: str) -> str | None:
         return self.sm_to_arch.get(compute_capability)
@@ -217,8 +207,6 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
                 pattern = family.pattern
             except re.error as exc:
                 raise CompatDataError(f"{where}: the pattern does not compile: {exc}") from exc
-            if pattern.groups:  # gpu_by_name joins the patterns and counts groups: (?:...) only
-                raise CompatDataError(f"{where}: the pattern has a capturing group; write (?:...)")
             for example in examples:  # the data proves itself on the names it was written for
                 if not pattern.search(example):
                     raise CompatDataError(f"{where}: its example {example!r} does not match")

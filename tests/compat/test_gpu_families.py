@@ -61,31 +61,3 @@ def test_a_broken_family_row_is_a_data_error_never_a_crash(examples: object) -> 
     ]  # fmt: skip
     with pytest.raises(CompatDataError):
         parse_matrix(data)
-
-
-def test_the_joined_families_decide_as_trying_each_in_turn() -> None:
-    """gpu_by_name compiles one pattern for all families (issue 17): the first family in the table's order
-    whose pattern occurs in the name must still win, on every example name and on names matching none."""
-    matrix = load_matrix()
-    data = json.loads((Path(__file__).parents[2] / "compat" / "cuda_matrix.json").read_text(encoding="utf-8"))
-    names = [e for row in data["gpu_families"] for e in row.get("examples", [])] + [
-        "Graphics Device",
-        "",
-        "x",
-    ]
-    for name in names:
-        one_by_one = next((f for f in matrix.families if f.pattern.search(name)), None)
-        joined = matrix._families.match(name)
-        found = matrix.families[joined.lastindex - 1] if joined and joined.lastindex else None
-        assert found is one_by_one, name
-    assert any(matrix._families.match(n) is None for n in names)  # and names that match none stay unmatched
-
-
-def test_a_family_pattern_with_a_capturing_group_is_refused() -> None:
-    data = json.loads((Path(__file__).parents[2] / "compat" / "cuda_matrix.json").read_text(encoding="utf-8"))
-    data["gpu_families"] = [
-        {"pattern": r"\b(H800)\b", "compute_capability": "9.0", "architecture": "Hopper", "source": "x",
-         "examples": ["NVIDIA H800"]}
-    ]  # fmt: skip
-    with pytest.raises(CompatDataError, match="capturing group"):
-        parse_matrix(data)
