@@ -101,6 +101,17 @@ def test_bytes_are_counted_as_stream_copy_and_the_warm_up_is_dropped() -> None:
     assert "STREAM" in result.method
 
 
+def test_a_warm_up_that_ends_late_still_gives_a_figure() -> None:
+    """Issue 21: under load the warm-up trial ended past the deadline and the run gave no figure ("no timed
+    copy fitted"), 1 run in 5. One timed trial after it is always made: fewer trials, never none."""
+    clock = ScriptedClock([0.0, 0.0, 11.0, 11.0, 11.0, 12.0, 12.0])  # warm-up 11 s of a 10 s budget, then 1 s
+    result = measure_ram_bandwidth(
+        LIVE, threads=1, time_budget_s=10.0, cache_bytes=MIB, buffer_bytes=MIB, clock=clock
+    )
+    assert result.trials == 1 and result.seconds == 1.0
+    assert result.bandwidth_gb_per_s == pytest.approx(2 * MIB * COPIES_PER_TRIAL / 1.0 / 1e9)
+
+
 def test_a_small_real_measurement() -> None:
     result = measure_ram_bandwidth(LIVE, threads=1, time_budget_s=0.4, cache_bytes=MIB, buffer_bytes=8 * MIB)
     assert isinstance(result.bandwidth_gb_per_s, float) and isinstance(result.seconds, float)
