@@ -101,7 +101,8 @@ def measure_ram_bandwidth(
     Preparing the arrays gets at most TOUCH_SHARE of the budget: where fresh memory is slow to touch (a VM
     whose balloon hands freed pages back to its host), the arrays are cut to what was touched in that time.
     The result says how large they were next to the cache (`cache_multiple`), so a reader can tell a
-    figure that may be partly the cache's speed.
+    figure taken on arrays cut short: below glibc's non-temporal threshold memcpy writes through the cache,
+    and such figures came out low under load (memory.bandwidth then says so and does not judge).
     """
     started = clock()
     cpus = sorted(os.sched_getaffinity(0))

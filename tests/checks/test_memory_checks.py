@@ -204,6 +204,19 @@ def test_arrays_under_streams_rule_are_said_to_be_perhaps_partly_the_cache() -> 
     assert any(e.label == "copied arrays" and "576 MiB, 1.2× the cache" in e.value for e in finding.evidence)
 
 
+def test_a_low_figure_from_arrays_cut_short_is_unknown_not_a_warning() -> None:
+    """Issue 21: under load, arrays cut below glibc's non-temporal threshold read 0.22-0.75 of a memcpy
+    reference; such a figure is no evidence of slow RAM, and the caveat says which way the error goes."""
+    small = RamBandwidth(3.2, 1 << 28, 0.01, 10, 1, 576 << 20, 480 << 20, "test copy")
+    finding = bandwidth(
+        facts(gpus=(), measurements=Measurements(small, Unavailable(Reason.NOT_APPLICABLE, "not asked")))
+    )
+    assert finding.status is Status.UNKNOWN and "more likely too low" in finding.summary
+    assert "more likely too low than too high" in finding.details
+    assert finding.remediation is not None
+    assert finding.remediation.commands[0].argv == ("gpu-doctor", "--measure", "--check", "memory.bandwidth")
+
+
 def test_arrays_that_follow_streams_rule_carry_no_cache_caveat() -> None:
     finding = bandwidth(facts(gpus=(), measurements=measured(40.0)))  # 16 × 64 MiB against 32 MiB: 32×
     assert finding.status is Status.PASS and finding.details == ""
