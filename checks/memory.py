@@ -272,7 +272,8 @@ def bandwidth(facts: Facts) -> Finding:
     last-level cache (STREAM's rules, bytes counted as STREAM Copy does), next to the PCIe bandwidth of the
     fastest GPU link, which a host-to-device copy must be able to read from RAM. Where the buffers had to be
     smaller (a cache too large for the memory cap, or fresh memory too slow to prepare within the time
-    budget) the finding says so: part of such a figure may be the cache's speed.
+    budget) the finding says so: such a figure is more likely too low (memcpy below glibc's non-temporal
+    threshold), so a low one is not judged.
 
     ## Why it matters
     Every batch is copied from RAM to the GPU; pageable tensors are copied twice. RAM slower than the GPU's
