@@ -9,14 +9,13 @@ and those stay Unavailable (NOT_SUPPORTED) rather than becoming a zero. Field me
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
-from torch_gpu_doctor.facts.nvml import error_unavailable
+from torch_gpu_doctor.facts.nvml import ask_device, per_device_session
 from torch_gpu_doctor.host.base import Host
-from torch_gpu_doctor.host.nvml import Nvml, NvmlError
+from torch_gpu_doctor.host.nvml import Nvml
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MAX_BITMASK = 1 << 64  # nvmlClocksEventReasons is an unsigned long long
@@ -43,17 +42,6 @@ class GpuHealth:
     remapped_rows_uncorrectable: Maybe[int]
     remapped_rows_pending: Maybe[bool]  # a remap waits for a GPU reset
     remapping_failed: Maybe[bool]  # a row could not be remapped: NVIDIA's RMA criterion
-
-
-def _error(error: NvmlError) -> Unavailable:
-    return error_unavailable(error)
-
-
-def _ask(nvml: Nvml, index: int, query: str) -> Any:
-    try:
-        return nvml.device(index, query)
-    except NvmlError as error:
-        return _error(error)
 
 
 def _is_int(value: Any) -> bool:
@@ -87,7 +75,7 @@ def _pair(value: Any, query: str, size: int) -> tuple[Any, ...] | Unavailable:
 
 def _device(nvml: Nvml, index: int) -> GpuHealth:
     def ask(query: str) -> Any:
-        return _ask(nvml, index, query)
+        return ask_device(nvml, index, query)
 
     bus = ask("pci_bus_id")
     if isinstance(bus, str):
@@ -130,20 +118,4 @@ def _device(nvml: Nvml, index: int) -> GpuHealth:
 
 
 def gather_gpu_health(host: Host) -> tuple[GpuHealth, ...] | Unavailable:
-    """Its own NVML session; RealNvml shares one init with the nvml probe when they overlap."""
-    nvml = host.nvml()
-    try:
-        nvml.init()
-    except NvmlError as error:
-        return _error(error)
-    try:
-        try:
-            count: Any = nvml.device_count()
-        except NvmlError as error:
-            return _error(error)
-        if not _is_int(count) or not 0 <= count <= MAX_DEVICES:
-            return Unavailable(Reason.UNPARSEABLE, f"device_count={count!r}")
-        return tuple(_device(nvml, i) for i in range(count))
-    finally:
-        with contextlib.suppress(NvmlError):
-            nvml.shutdown()
+    return per_device_session(host, lambda nvml, count: tuple(_device(nvml, i) for i in range(count)))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.host.base import Host
@@ -46,6 +47,7 @@ class NvmlFacts:
     devices: tuple[NvmlDevice, ...]
 
 
+T = TypeVar("T")
 MAX_DEVICES = 1024  # far above any one machine; a larger (or negative) count can only be garbage
 _REASONS = {
     "NotSupported": Reason.NOT_SUPPORTED,
@@ -58,6 +60,31 @@ _REASONS = {
 
 def error_unavailable(error: NvmlError) -> Unavailable:
     return Unavailable(_REASONS.get(error.name, Reason.FAILED), f"NVMLError_{error.name}")
+
+
+def ask_device(nvml: Nvml, index: int, query: str) -> Any:
+    """One device answer, or its NVML error as the facts' Unavailable."""
+    return _ask(nvml.device, index, query)
+
+
+def per_device_session(host: Host, read: Callable[[Nvml, int], T]) -> T | Unavailable:
+    """An NVML session of its own (RealNvml shares one init with the nvml probe when they overlap): the device
+    count, checked (a garbled capture's is unparseable), handed to `read`; the session is closed after."""
+    nvml = host.nvml()
+    try:
+        nvml.init()
+    except NvmlError as error:
+        return error_unavailable(error)
+    try:
+        count = _ask(nvml.device_count)
+        if isinstance(count, Unavailable):
+            return count
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_DEVICES:
+            return Unavailable(Reason.UNPARSEABLE, f"device_count={count!r}")
+        return read(nvml, count)
+    finally:
+        with contextlib.suppress(NvmlError):
+            nvml.shutdown()
 
 
 def _ask(fn: Any, *args: Any) -> Any:

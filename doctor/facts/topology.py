@@ -12,7 +12,7 @@ from enum import IntEnum
 from typing import Any
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
-from torch_gpu_doctor.facts.nvml import MAX_DEVICES, error_unavailable
+from torch_gpu_doctor.facts.nvml import ask_device, error_unavailable, per_device_session
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.nvml import Nvml, NvmlError
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -101,13 +101,6 @@ def all_pairs_nvlinked(topology: Maybe[TopologyFacts]) -> bool:
     return all(nvlink_count(topology, p)[0] for p in topology.pairs)
 
 
-def _ask(nvml: Nvml, index: int, query: str) -> Any:
-    try:
-        return nvml.device(index, query)
-    except NvmlError as error:
-        return error_unavailable(error)
-
-
 def _nvlinks(raw: Any) -> Maybe[tuple[NvLink, ...]]:
     if isinstance(raw, Unavailable):
         # no NVLink at all is how a GPU without it answers: an empty list, not a missing fact
@@ -145,7 +138,7 @@ def _entry(raw: Any, other: int, query: str, kind: type[IntEnum]) -> Maybe[Any]:
 
 
 def _bdf(nvml: Nvml, index: int) -> Maybe[str]:
-    bus = _ask(nvml, index, "pci_bus_id")
+    bus = ask_device(nvml, index, "pci_bus_id")
     if isinstance(bus, Unavailable):
         return bus
     return (normalize_bdf(bus) if isinstance(bus, str) else None) or Unavailable(
@@ -154,7 +147,7 @@ def _bdf(nvml: Nvml, index: int) -> Maybe[str]:
 
 
 def read_topology(nvml: Nvml, count: int) -> TopologyFacts:
-    gpus = tuple(GpuLinks(i, _bdf(nvml, i), _nvlinks(_ask(nvml, i, "nvlinks"))) for i in range(count))
+    gpus = tuple(GpuLinks(i, _bdf(nvml, i), _nvlinks(ask_device(nvml, i, "nvlinks"))) for i in range(count))
     if count > MAX_TOPOLOGY_GPUS:
         skipped = Unavailable(
             Reason.NOT_APPLICABLE, f"{count} GPUs: pairs are read for at most {MAX_TOPOLOGY_GPUS}"
@@ -163,7 +156,7 @@ def read_topology(nvml: Nvml, count: int) -> TopologyFacts:
     pairs = []
     for first in range(count):
         answers = {
-            q: _ask(nvml, first, q)
+            q: ask_device(nvml, first, q)
             for q in ("topology_common_ancestor", "p2p_status_read", "p2p_status_write")
         }
         for second in range(first + 1, count):
@@ -180,20 +173,4 @@ def read_topology(nvml: Nvml, count: int) -> TopologyFacts:
 
 
 def gather_topology(host: Host) -> TopologyFacts | Unavailable:
-    """Its own NVML session; RealNvml shares one init with the nvml probe when they overlap."""
-    nvml = host.nvml()
-    try:
-        nvml.init()
-    except NvmlError as error:
-        return error_unavailable(error)
-    try:
-        try:
-            count: Any = nvml.device_count()
-        except NvmlError as error:
-            return error_unavailable(error)
-        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_DEVICES:
-            return Unavailable(Reason.UNPARSEABLE, f"device_count={count!r}")
-        return read_topology(nvml, count)
-    finally:
-        with contextlib.suppress(NvmlError):
-            nvml.shutdown()
+    return per_device_session(host, read_topology)
