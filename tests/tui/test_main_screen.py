@@ -9,11 +9,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.message import Message
 from textual.widgets import RichLog, Static
 
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import filled, notes, pane_text, settle, text_of
-from torch_gpu_doctor.events import ChecksListed, EventSink
+from torch_gpu_doctor.events import CheckDone, ChecksListed, EventSink
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.tui.app import DoctorApp
@@ -61,6 +62,56 @@ def test_checks_appear_running_then_finish_and_the_ui_never_waits() -> None:
             assert text_of(app.screen.query_one(StatusLine)).startswith(
                 "2 fail · 6 unknown · 7 pass · 41 skip"
             )
+
+    asyncio.run(scenario())
+
+
+def test_a_burst_of_progress_is_applied_in_one_update_not_one_message_per_check() -> None:
+    """A replay or a fast machine finishes its 56 checks in a few milliseconds: a message and a repaint per check
+    kept the UI thread busy while the diagnosis waited for the GIL (issue 21). Progress is queued and taken
+    at most every PROGRESS_EVERY_S, and it still shows while the diagnosis runs."""
+    report = report_of("egpu-not-authorized")
+    go, release = threading.Event(), threading.Event()
+
+    def bursty(on_event: EventSink) -> Report:
+        go.wait(20)  # once the screen's messages are counted
+        on_event(ChecksListed(report.specs, ()))
+        for finding in report.findings:
+            on_event(CheckDone(finding.check_id, (finding,)))
+        release.wait(20)
+        return report
+
+    session = replay_session("egpu-not-authorized")
+    session.diagnose_override = bursty
+    posted: list[str] = []
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await filled(pilot)
+            screen = app.screen
+            assert isinstance(screen, MainScreen)
+            original = screen.post_message
+
+            def counting(message: Message) -> bool:
+                posted.append(type(message).__name__)
+                return original(message)
+
+            screen.post_message = counting  # type: ignore[method-assign]
+            go.set()
+            checks = screen.query_one(CheckList)
+            for _ in range(100):  # the worker thread's burst, then the next take (a loaded machine is slow)
+                await pilot.pause(main_screen.PROGRESS_EVERY_S)
+                if checks.status_of("egpu.authorized") is Status.FAIL:
+                    break
+            assert checks.status_of("egpu.authorized") is Status.FAIL  # shown before the diagnosis ends
+            assert "DiagnosisProgress" not in posted
+            release.set()
+            for _ in range(100):
+                await pilot.pause(main_screen.PROGRESS_EVERY_S)
+                if not screen.running:
+                    break
+            assert not screen.running and screen.report is report
 
     asyncio.run(scenario())
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+from collections import deque
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
@@ -26,7 +27,6 @@ from torch_gpu_doctor.tui.messages import (
     BundleRecorded,
     DiagnosisFailed,
     DiagnosisFinished,
-    DiagnosisProgress,
 )
 from torch_gpu_doctor.tui.session import Session, target_python
 from torch_gpu_doctor.tui.widgets.check_list import CheckList
@@ -37,11 +37,17 @@ from torch_gpu_doctor.tui.workers import diagnose_and_post
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the rest of the engine loads after the first paint, in the diagnosis worker
+    from textual.timer import Timer
+
+    from torch_gpu_doctor.events import DiagnosisEvent
     from torch_gpu_doctor.report import Report
     from torch_gpu_doctor.tui.app import DoctorApp
 
 
 NEEDS_THE_LIST = frozenset({"next_problem", "fix", "copy", "rerun"})
+# The diagnosis's progress is taken from its queue this often: live for a person, and a fast run's 56 checks
+# are one repaint, not 56 messages and repaints fighting the diagnosis for the GIL (issue 21).
+PROGRESS_EVERY_S = 0.1
 FIRST_FRAME_S = 0.1  # Textual writes its first frame well within this after the screen mounts (~45 ms here)
 
 
@@ -105,6 +111,8 @@ class MainScreen(Screen[None]):
         self._probes_done: set[str] = set()
         self._before: dict[str, Status | None] = {}  # statuses before a fix, to say what it changed
         self.fixes = FixRunner(self)
+        self._pending: deque[DiagnosisEvent] = deque()
+        self._progress_timer: Timer | None = None
         self.filled = False  # the list and the detail pane are in (they join after the first frame)
 
     @property
@@ -163,14 +171,25 @@ class MainScreen(Screen[None]):
         self.running = True
         self._findings.clear()
         self._probes_done.clear()
+        self._pending.clear()
+        self._progress_timer = self.set_interval(PROGRESS_EVERY_S, self._take_progress)
         self._diagnose()
 
     @work(thread=True, exit_on_error=False, group="diagnose")
     def _diagnose(self) -> None:
-        diagnose_and_post(self.session, self.post_message, lambda e: self.post_message(DiagnosisProgress(e)))
+        diagnose_and_post(self.session, self.post_message, self._pending.append)
 
-    def on_diagnosis_progress(self, message: DiagnosisProgress) -> None:
-        event = message.event
+    def _take_progress(self) -> None:
+        while self._pending:
+            self._apply_progress(self._pending.popleft())
+
+    def _stop_progress(self) -> None:
+        self._pending.clear()
+        if self._progress_timer is not None:
+            self._progress_timer.stop()
+            self._progress_timer = None
+
+    def _apply_progress(self, event: DiagnosisEvent) -> None:
         checks = self.query_one(CheckList)
         status = self.query_one(StatusLine)
         if isinstance(event, ChecksListed):
@@ -192,6 +211,7 @@ class MainScreen(Screen[None]):
                 self._show_detail(event.check_id)
 
     def on_diagnosis_finished(self, message: DiagnosisFinished) -> None:
+        self._stop_progress()
         self.running = False
         self._app.diagnosis_failed = False
         self.show_report(message.report)
@@ -239,6 +259,7 @@ class MainScreen(Screen[None]):
         return None
 
     def on_diagnosis_failed(self, message: DiagnosisFailed) -> None:
+        self._stop_progress()
         self.running = False
         self._app.diagnosis_failed = True
         self.query_one(StatusLine).message(

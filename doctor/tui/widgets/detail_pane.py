@@ -11,6 +11,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from torch_gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Target, flag_words
+from torch_gpu_doctor.tui.explanation import explanation_text
 from torch_gpu_doctor.tui.fix_text import runs_in_terminal
 from torch_gpu_doctor.tui.tokens import token, worst
 
@@ -88,16 +89,7 @@ class DetailPane(VerticalScroll):
             )
             out.append(_text(crashed[0], "dim"))
         if shown.spec is not None:
-            from textual.widgets import Markdown  # markdown-it is slow to import: not before the first paint
-
-            text = shown.spec.explanation
-            out.append(
-                Markdown(
-                    f"### What it checks\n\n{text.what}\n\n### Why it matters\n\n{text.why}\n\n"
-                    f"### How to fix\n\n{text.fix}\n",
-                    classes="explanation",
-                )
-            )
+            out.append(_text(explanation_text(shown.spec.explanation), classes="explanation"))
         return out
 
     def _fix(self, fix: Remediation, shown: Shown) -> list[Widget]:
