@@ -8,6 +8,7 @@ every entry against the real pastes it was taken from (tests/triage/pastes/).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from typing import Any
 
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.model import Evidence
+from torch_gpu_doctor.model import Command, Evidence, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
 CATALOGUE = "error_signatures.json"
@@ -66,6 +67,7 @@ IMPLICATIONS: dict[str, type] = {
 # re.IGNORECASE matches "i" with the dotless ı and the dotted İ; casefold() leaves ı and splits İ in two
 _DOTTED_I = str.maketrans({"\u0130": "i", "\u0131": "i"})
 _GROUP = re.compile(r"^\$(?P<name>[a-z_][a-z0-9_]*)$")
+_FILL = re.compile(r"\$(?P<name>[a-z_][a-z0-9_]*)")
 
 
 class CatalogueError(ValueError):
@@ -85,6 +87,11 @@ class Signature:
     example: str | None  # the stored paste it was taken from (tests/triage/pastes/...)
     # plain lower-case text every line the pattern matches contains (tools/signature_needles.py), or None
     needle: str | None = None
+    # For an error no check turns into a finding from what it implies (a program's bug, a build tool's
+    # refusal, another program's CUDA error): the cause in one sentence and its fix, so that a paste that
+    # holds it never reads "no problem found" (triage.verdict). None: the check it names decides.
+    cause: str | None = None
+    fix: Remediation | None = None
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -101,6 +108,22 @@ class Hit:
     text: str  # the line
     values: dict[str, str]  # the pattern's named groups that matched
     implies: dict[str, str | bool]  # the signature's implications, "$group" replaced by its value
+
+    def own_cause(self) -> tuple[str, Remediation] | None:
+        """The signature's own cause and fix, each "$group" replaced by what this line said (a "$NAME" that
+        is not one of the pattern's groups, such as $CONDA_PREFIX, stays as written)."""
+        cause, fix = self.signature.cause, self.signature.fix
+        if cause is None or fix is None:
+            return None
+
+        def fill(text: str) -> str:
+            return _FILL.sub(lambda m: self.values.get(m["name"], m[0]), text)
+
+        commands = tuple(
+            dataclasses.replace(c, argv=tuple(fill(a) for a in c.argv), note=fill(c.note))
+            for c in fix.commands
+        )
+        return fill(cause), dataclasses.replace(fix, text=fill(fix.text), commands=commands)
 
 
 def _text(entry: dict[str, Any], key: str, where: str) -> str:
@@ -166,6 +189,7 @@ def parse_catalogue(
         example = entry.get("example")
         if example is not None and not isinstance(example, str):
             raise CatalogueError(f"{where}: 'example' must be a file name or null")
+        cause, fix = _own_fix(entry.get("fix"), where)
         found.append(
             Signature(
                 sid,
@@ -178,9 +202,46 @@ def parse_catalogue(
                 _text(entry, "url", where),
                 example,
                 needle,
+                cause,
+                fix,
             )
         )
     return tuple(found)
+
+
+def _own_fix(data: Any, where: str) -> tuple[str | None, Remediation | None]:
+    """A signature's own cause and fix: {"cause", "text", "commands": [{"argv": [...], "note"}], "target",
+    "requires_root"}. Commands are argv lists, shown and copied (they hold placeholders such as SCRIPT.py and
+    belong to the machine that printed the error), never run from here."""
+    if data is None:
+        return None, None
+    if not isinstance(data, dict):
+        raise CatalogueError(f"{where}: 'fix' must be an object")
+    commands = []
+    for command in data.get("commands", []):
+        argv = command.get("argv") if isinstance(command, dict) else None
+        note = command.get("note", "") if isinstance(command, dict) else None
+        if (
+            not isinstance(argv, list)
+            or not argv
+            or not all(isinstance(a, str) and a for a in argv)
+            or not isinstance(note, str)
+        ):
+            raise CatalogueError(
+                f"{where}: each fix command is {{'argv': [non-empty strings], 'note': text}}"
+            )
+        commands.append(Command(tuple(argv), note, runs_here=False))
+    target = data.get("target", Target.SYSTEM.value)
+    if target not in {t.value for t in Target}:
+        raise CatalogueError(f"{where}: unknown fix target {target!r}")
+    root = data.get("requires_root", False)
+    if not isinstance(root, bool):
+        raise CatalogueError(f"{where}: 'requires_root' must be true or false")
+    cause = _text(data, "cause", f"{where} fix")
+    fix = Remediation(
+        _text(data, "text", f"{where} fix"), tuple(commands), requires_root=root, target=Target(target)
+    )
+    return cause, fix
 
 
 @cache

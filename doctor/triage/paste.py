@@ -77,7 +77,7 @@ def read_paste(paste: Paste) -> PastedText:
         if kernel_lines
         else None
     )
-    hits = tuple(hit for number, line in enumerate(lines, start=1) for hit in match_line(line, number))
+    hits, continued = _error_hits(lines)
     linked = parse_ldd(lines)
     built_for, built_lines = parse_built_for(lines)
     used: dict[int, str] = {}
@@ -96,6 +96,7 @@ def read_paste(paste: Paste) -> PastedText:
     used.update({lib.line: "ldd" for lib in linked})
     used.update(dict.fromkeys(built_lines, "error"))
     used.update({hit.line: "error" for hit in hits if hit.line not in used})
+    used.update({n: "error" for n in continued if n not in used})
     unread = tuple(
         n for n, line in enumerate(lines, start=1) if n not in used and not _NOISE.match(line.strip())
     )
@@ -115,6 +116,32 @@ def read_paste(paste: Paste) -> PastedText:
         parse_python_shown(lines, listed),
         windows_path_line(lines),
     )
+
+
+WRAP_FROM = 60  # a line this long may go on in the next one: terminals and setup.py wrap at about 80 columns
+
+
+def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
+    """The known error messages, line by line; a long line that matches nothing is tried again joined with the
+    next, where a message wrapped by the terminal or the printing program goes on ("...used to compile" /
+    "PyTorch (11.8)."). A joined match counts only for signatures the next line does not match alone. The
+    hits, and the numbers of the lines that continued one."""
+    alone = [match_line(line, number) for number, line in enumerate(lines, start=1)]
+    hits: list[Hit] = []
+    continued: set[int] = set()
+    for i, line in enumerate(lines):
+        found = alone[i]
+        if not found and len(line) >= WRAP_FROM and i + 1 < len(lines) and lines[i + 1].strip():
+            own = {h.signature.id for h in alone[i + 1]}
+            found = [
+                h
+                for h in match_line(f"{line.rstrip()} {lines[i + 1].strip()}", i + 1)
+                if h.signature.id not in own
+            ]
+            if found:
+                continued.add(i + 2)
+        hits.extend(found)
+    return tuple(hits), continued
 
 
 def _line_numbers(lines: list[str], item: ReportLine) -> list[int]:

@@ -17,7 +17,7 @@ from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
-from torch_gpu_doctor.model import Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -254,6 +254,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         for f in report.findings
         if f.check_id not in BY_MESSAGE_ONLY or lines_of[f.check_id] or f.status in (Status.FAIL, Status.WARN)
     )
+    verdicts = _with_own_causes(verdicts, pasted, titles)
     if "torch" not in pasted.paste.text.lower():  # another program's error (CUDA samples, JAX, Taichi...)
         verdicts = tuple(
             dataclasses.replace(v, find_out="nvidia-smi")
@@ -267,11 +268,44 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         order.insert(0, "torch.arch_compat")
     ordered = sorted(
         (v for v in verdicts if v.kind == Kind.PROBLEM),
-        key=lambda v: (v.finding.status is not Status.FAIL, order.index(v.finding.check_id)),
+        key=lambda v: (
+            v.finding.status is not Status.FAIL,
+            order.index(v.finding.check_id) if v.finding.check_id in order else len(order),
+        ),
     )
     cause = ordered[0] if ordered else None
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
+
+
+def _with_own_causes(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """A known error that the check it names did not turn into a problem (a program's bug, a build tool's
+    refusal, another program's CUDA error) is still what went wrong: the catalogue's own cause and fix stand
+    in for that check's verdict, so a paste with an error the doctor read never says "no problem found"."""
+    problems = {v.finding.check_id for v in verdicts if v.kind == Kind.PROBLEM}
+    own: dict[str, Verdict] = {}
+    for hit in pasted.hits:
+        signature, told = hit.signature, hit.own_cause()
+        check = signature.check
+        if told is None or check in problems or check in own:
+            continue
+        cause, fix = told
+        finding = Finding(
+            check,
+            Status.FAIL,
+            cause,
+            details=signature.means,
+            evidence=(Evidence("reported", hit.text, f"line {hit.line} of the paste"),),
+            remediation=fix,
+        )
+        lines = tuple(h.line for h in pasted.hits if h.signature.id == signature.id)
+        own[check] = Verdict(finding, titles.get(check, check), Kind.PROBLEM, (), None, lines)
+    if not own:
+        return verdicts
+    kept = tuple(v for v in verdicts if v.finding.check_id not in own)
+    return kept + tuple(own.values())
 
 
 def _confidence(cause: Verdict, facts: Facts) -> str:

@@ -8,6 +8,7 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,8 @@ from torch_gpu_doctor.checks.support.signatures import (
     match_line,
     parse_catalogue,
 )
+from torch_gpu_doctor.triage.decode import decode_paste
+from torch_gpu_doctor.triage.paste import read_paste
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 from torch_gpu_doctor.triage.verdict import Kind
 
@@ -155,3 +158,73 @@ def test_a_dotless_or_dotted_i_does_not_hide_a_signature() -> None:
     without = tuple(dataclasses.replace(s, needle=None) for s in CATALOGUE)
     expected = [h.signature.id for h in match_line(line, 1, without)]
     assert expected and [h.signature.id for h in match_line(line, 1, CATALOGUE)] == expected
+
+
+def test_a_signature_with_its_own_fix_is_the_cause_of_its_paste() -> None:
+    """An error no check turns into a problem (a program's bug, a build tool's refusal) still gives a verdict:
+    the catalogue's own cause and fix, never "no problem found" after a known error was read."""
+    own = [s for s in CATALOGUE if s.fix is not None]
+    assert len(own) >= 6
+    for signature in own:
+        assert signature.example is not None, signature.id
+        path = HERE / signature.example
+        result = diagnose_paste(path.read_bytes(), path.name).result
+        assert result.cause is not None, signature.id
+        assert result.cause.lines, signature.id  # it says which lines of the paste
+
+
+def test_own_fix_values_come_from_the_line_and_other_dollars_stay() -> None:
+    entry: dict[str, Any] = {
+        "id": "x_y",
+        "class": "other",
+        "pattern": r"built with (?P<cuda>\d+\.\d+)",
+        "means": "m",
+        "implies": {},
+        "check": "torch.companions",
+        "source": "a/b#1",
+        "url": "https://github.com/a/b/issues/1",
+        "fix": {
+            "cause": "CUDA $cuda",
+            "text": "set CUDA_HOME=$CONDA_PREFIX for $cuda",
+            "commands": [{"argv": ["conda", "install", "cuda-toolkit=$cuda"], "note": "$cuda"}],
+        },
+    }
+    (signature,) = parse_catalogue({"signatures": [entry]})
+    (hit,) = match_line("nvcc built with 12.1 here", 3, (signature,))
+    told = hit.own_cause()
+    assert told is not None
+    cause, fix = told
+    assert cause == "CUDA 12.1" and fix.text == "set CUDA_HOME=$CONDA_PREFIX for 12.1"
+    assert fix.commands[0].argv == ("conda", "install", "cuda-toolkit=12.1")
+    assert not fix.commands[0].runs_here  # the other machine's command: shown and copied only
+    for broken, says in (
+        ({"commands": [{"argv": "conda install x"}]}, "argv"),
+        ({"commands": [{"argv": ["conda", ""]}]}, "argv"),
+        ({"target": "cloud"}, "unknown fix target"),
+        ({"cause": ""}, "'cause' must be a non-empty string"),
+        ({"requires_root": "yes"}, "requires_root"),
+    ):
+        with pytest.raises(CatalogueError, match=says):
+            parse_catalogue({"signatures": [{**entry, "fix": {**entry["fix"], **broken}}]})
+
+
+def test_a_message_wrapped_over_two_lines_is_read_once() -> None:
+    """Terminals and setup.py wrap long messages: a long line that matches nothing is tried with the next."""
+    wrapped = (
+        "RuntimeError:\n"
+        "The detected CUDA version (12.1) mismatches the version that was used to compile\n"
+        "      PyTorch (11.8). Please make sure to use the same CUDA versions.\n"
+    )
+    pasted = read_paste(decode_paste(wrapped.encode(), "wrapped.txt"))
+    assert [(h.signature.id, h.line) for h in pasted.hits] == [
+        ("other_cpp_extension_cuda_version_mismatch", 2)
+    ]
+    assert 3 not in pasted.unread  # the continuation is part of the message
+    result = diagnose_paste(wrapped.encode(), "wrapped.txt").result
+    assert result.cause is not None and "12.1" in result.cause.finding.summary
+    # a next line that matches on its own keeps its own hit, once
+    both = "x" * 70 + "\nRuntimeError: CUDA error: out of memory\n"
+    ids = [h.signature.id for h in read_paste(decode_paste(both.encode(), "b.txt")).hits]
+    assert len(ids) == len(set(ids)) and all(
+        h.line == 2 for h in read_paste(decode_paste(both.encode(), "b.txt")).hits
+    )
