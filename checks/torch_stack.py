@@ -73,6 +73,17 @@ def torch_companions(facts: Facts) -> Finding:
         return Finding(
             cid, Status.PASS, "Neither torchvision nor torchaudio is installed (both are optional)."
         )
+    crossed = _other_backend(packages.version, installed)
+    if crossed:  # known from the tags alone, whatever release: no compat data needed
+        return Finding(
+            cid,
+            Status.FAIL,
+            "Mismatched companions: " + "; ".join(crossed) + ".",
+            details="A companion built for another GPU platform than torch's (ROCm beside CUDA, CUDA beside "
+            "ROCm) links against the other platform's torch: it fails to import or its operators are missing.",
+            evidence=tuple(Evidence(c.name, c.version or "", f"{c.name}/version.py") for c in installed),
+            remediation=fix_for_torch(facts),
+        )
     if release is None:
         return Finding(cid, Status.UNKNOWN, f"torch {packages.version} is not in the compat data.")
     expected = release.companions.for_version(_base(packages.version))
@@ -132,6 +143,30 @@ def torch_companions(facts: Facts) -> Finding:
         )
     names = ", ".join(f"{c.name} {c.version}" for c in installed)
     return Finding(cid, Status.PASS, f"{names} match torch {packages.version}.", evidence=tuple(evidence))
+
+
+def _backend(version: str) -> str | None:
+    """ "cuda", "rocm" or "cpu" from a local version tag; None without one (or a source build's tag)."""
+    build = tag_build(version)
+    if build is None:
+        return None
+    cuda, rocm = build
+    return "cuda" if cuda is not None else "rocm" if rocm is not None else "cpu"
+
+
+def _other_backend(torch_version: str, companions: list[CompanionPackage]) -> list[str]:
+    """Companions whose tag names another GPU platform than torch's (a CPU build is judged apart: torch
+    itself still works there)."""
+    mine = _backend(torch_version)
+    if mine not in ("cuda", "rocm"):
+        return []
+    other = {"cuda": "rocm", "rocm": "cuda"}[mine]
+    names = {"cuda": "CUDA", "rocm": "ROCm"}
+    return [
+        f"{c.name} {c.version} is built for {names[other]}, torch {torch_version} for {names[mine]}"
+        for c in companions
+        if c.version is not None and _backend(c.version) == other
+    ]
 
 
 @dataclass(frozen=True)

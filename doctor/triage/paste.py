@@ -118,6 +118,12 @@ def read_paste(paste: Paste) -> PastedText:
     )
 
 
+# A command the person typed to install something ("pip install torch==2.7.0+cpu ...") says what they asked for,
+# not what is installed or what failed: no signature is matched in it.
+_INSTALL_COMMAND = re.compile(
+    r"^[\s`$>#]*(?:sudo\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*|uv\s+pip|conda|mamba|micromamba)\s+install\b",
+    re.IGNORECASE,
+)
 WRAP_FROM = 60  # a line this long may go on in the next one: terminals and setup.py wrap at about 80 columns
 
 
@@ -126,12 +132,21 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
     next, where a message wrapped by the terminal or the printing program goes on ("...used to compile" /
     "PyTorch (11.8)."). A joined match counts only for signatures the next line does not match alone. The
     hits, and the numbers of the lines that continued one."""
-    alone = [match_line(line, number) for number, line in enumerate(lines, start=1)]
+    alone = [
+        [] if _INSTALL_COMMAND.match(line) else match_line(line, number)
+        for number, line in enumerate(lines, start=1)
+    ]
     hits: list[Hit] = []
     continued: set[int] = set()
     for i, line in enumerate(lines):
         found = alone[i]
-        if not found and len(line) >= WRAP_FROM and i + 1 < len(lines) and lines[i + 1].strip():
+        if (
+            not found
+            and len(line) >= WRAP_FROM
+            and i + 1 < len(lines)
+            and lines[i + 1].strip()
+            and not _INSTALL_COMMAND.match(line)
+        ):
             own = {h.signature.id for h in alone[i + 1]}
             found = [
                 h

@@ -51,6 +51,23 @@ def test_companion_built_for_another_cuda_major_fails() -> None:
     assert f.remediation is not None and "torchvision==0.20.1" in f.remediation.commands[0].display()
 
 
+def test_a_companion_for_another_gpu_platform_fails_even_for_a_release_the_data_lacks() -> None:
+    """`torchvision==0.11.3+rocm4.2` beside `torch==1.10.2+cu113` (microsoft/WSL#8102): the tags say it."""
+    rocm = (CompanionPackage("torchvision", (), "0.11.3+rocm4.2", None),)
+    f = torch_companions(
+        facts(torch_packages=replace(torch_packages("1.10.2+cu113", "11.3"), companions=rocm))
+    )
+    assert f.status is Status.FAIL
+    assert "torchvision 0.11.3+rocm4.2 is built for ROCm, torch 1.10.2+cu113 for CUDA" in f.summary
+    cuda = (CompanionPackage("torchvision", (), "0.20.1+cu124", "12.4"),)
+    hip = replace(torch_packages("2.5.1+rocm6.2", None), hip="6.2", companions=cuda)
+    assert (
+        "built for CUDA, torch 2.5.1+rocm6.2 for ROCm" in torch_companions(facts(torch_packages=hip)).summary
+    )
+    cpu = (CompanionPackage("torchvision", (), "0.20.1+cpu", None),)  # a CPU companion is judged apart (WARN)
+    assert torch_companions(facts(torch_packages=_with(companions=cpu))).status is Status.WARN
+
+
 def test_companion_built_for_another_cuda_minor_warns() -> None:
     """Current torchvision compares the CUDA major only; older releases refused another minor too."""
     other = (CompanionPackage("torchvision", (), "0.20.1+cu121", "12.1"),)

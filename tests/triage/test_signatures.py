@@ -228,3 +228,16 @@ def test_a_message_wrapped_over_two_lines_is_read_once() -> None:
     assert len(ids) == len(set(ids)) and all(
         h.line == 2 for h in read_paste(decode_paste(both.encode(), "b.txt")).hits
     )
+
+
+def test_an_install_command_the_person_typed_is_no_evidence() -> None:
+    """`pip install torch==2.7.0+cpu ...` (pytorch/vision#9077) says what was asked for, not what is installed."""
+    typed = (
+        "`pip install torch==2.7.0+cpu torchvision==0.22.0 --index-url https://download.pytorch.org/whl/cpu`\n"
+        "$ python -m pip install torch==2.5.1+cpu\n"
+        "RuntimeError: operator torchvision::nms does not exist\n"
+    )
+    hits = read_paste(decode_paste(typed.encode(), "typed.txt")).hits
+    assert [(h.signature.id, h.line) for h in hits] == [("other_torchvision_operator_missing", 3)]
+    said = "PyTorch version: 2.7.0+cpu\n"  # the same words as output are evidence
+    assert read_paste(decode_paste(said.encode(), "said.txt")).hits
