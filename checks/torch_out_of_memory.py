@@ -33,7 +33,7 @@ _FIELDS = {
     "tried": r"Tried to allocate " + _SIZE.format("tried"),
     "total": r"(?:"
     + _SIZE.format("total")
-    + r" total capacity|total capacity of "
+    + r" total capacity|total capac(?:i)?ty of "  # torch 2.1 printed "capacty"
     + _SIZE.format("total2")
     + ")",
     "free": r"(?:" + _SIZE.format("free") + r" free\b|of which " + _SIZE.format("free2") + r" is free)",
@@ -158,6 +158,11 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         return f"other processes held the GPU's memory when vLLM started{held}", _holder()
     n = oom_numbers(f"{error.text} {error.context}")
     used_by_torch = n.process if n.process is not None else n.reserved
+    if n.tried and n.total and n.tried > n.total:  # no process to stop, no cache to defragment helps
+        return (
+            f"one allocation of {_gib(n.tried)} is larger than the GPU's whole {_gib(n.total)} (an input or "
+            "batch far too large for it)"
+        ), _too_big()
     if n.others is not None and n.total and n.others > 0.25 * n.total:
         return f"another process holds {_gib(n.others)} of the GPU's {_gib(n.total)}", _holder()
     if n.total and n.free is not None and used_by_torch is not None:

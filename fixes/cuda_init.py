@@ -50,8 +50,22 @@ def init_error_fix(signature_id: str, cls: str) -> Remediation | None:
         return Remediation(
             text="CUDA sees no GPU although torch is a CUDA build: CUDA_VISIBLE_DEVICES is empty or names GPUs that "
             "do not exist, the container was started without `--gpus all` (or the NVIDIA runtime), or a Slurm or "
-            "Kubernetes job got no GPU. See what the process sees:",
-            commands=(Command(("nvidia-smi", "-L")),),
+            "Kubernetes job got no GPU. See what the process sees (CUDA_VISIBLE_DEVICES as it is set there), "
+            "then what the driver sees:",
+            commands=(
+                Command(
+                    (
+                        "python",
+                        "-c",
+                        "import os, torch; print('CUDA_VISIBLE_DEVICES:', os.environ.get('CUDA_VISIBLE_DEVICES'), "
+                        "'· GPUs torch sees:', torch.cuda.device_count())",
+                    ),
+                    note="in the failing program's environment (its shell, job script or container)",
+                ),
+                Command(
+                    ("nvidia-smi", "-L"), note="the GPUs the driver sees, whatever CUDA_VISIBLE_DEVICES says"
+                ),
+            ),
             target=Target.SYSTEM,
         )
     if cls == "wsl":

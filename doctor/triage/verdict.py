@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
@@ -256,12 +257,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
     if "torch" not in pasted.paste.text.lower():  # another program's error (CUDA samples, JAX, Taichi...)
-        verdicts = tuple(
-            dataclasses.replace(v, find_out="nvidia-smi")
-            if v.find_out and "import torch" in v.find_out
-            else v
-            for v in verdicts
-        )
+        verdicts = tuple(_not_torch(v, facts) for v in verdicts)
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
@@ -306,6 +302,47 @@ def _with_own_causes(
         return verdicts
     kept = tuple(v for v in verdicts if v.finding.check_id not in own)
     return kept + tuple(own.values())
+
+
+def _installs_torch(fix: Remediation | None) -> bool:
+    return fix is not None and any(
+        arg == "torch" or arg.startswith("torch==") for c in fix.commands for arg in c.argv
+    )
+
+
+def _not_torch(verdict: Verdict, facts: Facts) -> Verdict:
+    """A paste that never mentions torch is another program's error (a CUDA binary, JAX, llama.cpp): what
+    settles it is nvidia-smi, not torch, and installing torch fixes nothing there."""
+    if verdict.find_out and "import torch" in verdict.find_out:
+        verdict = dataclasses.replace(verdict, find_out="nvidia-smi")
+    finding = verdict.finding
+    if not _installs_torch(finding.remediation):
+        return verdict
+    if finding.check_id == "torch.driver_compat":
+        driver = facts.driver
+        cuda = (
+            driver.cuda_version
+            if not isinstance(driver, Unavailable) and isinstance(driver.cuda_version, str)
+            else None
+        )
+        finding = dataclasses.replace(
+            finding,
+            summary="The NVIDIA driver is older than the CUDA the program was built with"
+            + (f": it supports CUDA ≤ {cuda}." if cuda else "."),
+            remediation=init_error_fix("", "driver_too_old"),
+        )
+    else:
+        fix = finding.remediation
+        assert fix is not None
+        finding = dataclasses.replace(
+            finding,
+            remediation=Remediation(
+                text="The failing program is not torch, so a torch build changes nothing for it: use a release "
+                "of the program built for this GPU and driver (or build it so), as its own documentation says.",
+                target=fix.target,
+            ),
+        )
+    return dataclasses.replace(verdict, finding=finding)
 
 
 def _confidence(cause: Verdict, facts: Facts) -> str:

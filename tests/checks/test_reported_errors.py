@@ -68,6 +68,8 @@ def test_a_process_line_that_is_this_program_in_a_container_is_not_another_holde
         # vLLM's own words: the KV cache had no room, or others held the GPU when it started
         ("vllm-10439-no-cache-blocks", "no memory left for its KV cache", None),
         ("vllm-omni-276-free-memory-startup", "only 0.49 of 79.32 GiB was free", HOLDER_QUERY),
+        # torch 2.1's "total capacty" (sic): 55.57 GiB asked of a 12 GiB GPU, no holder to stop
+        ("neurolens-2-oom-55gib-on-12gib", "larger than the GPU's whole 12.00 GiB", None),
     ],
 )
 def test_out_of_memory_names_whose_memory_it_was(

@@ -66,3 +66,16 @@ def test_the_answer_is_the_pinned_one(path: Path) -> None:
         f"{v.finding.check_id}:{v.finding.status.value}" for v in d.result.verdicts if v.kind == Kind.PROBLEM
     )
     assert problems == pin["problems"]
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if b"torch" not in p.read_bytes().lower()], ids=_key)
+def test_another_programs_error_is_never_answered_with_a_torch_install(path: Path) -> None:
+    """A paste that never mentions torch is another program's (a CUDA binary, llama.cpp, a container): no
+    verdict may tell it to install torch, which changes nothing there (CHIA-Network/bladebit#431)."""
+    for verdict in diagnose_paste(path.read_bytes(), path.name).result.verdicts:
+        fix = verdict.finding.remediation
+        argv = [arg for c in fix.commands for arg in c.argv] if fix is not None else []
+        assert not any(a == "torch" or a.startswith("torch==") for a in argv), (
+            verdict.finding.check_id,
+            argv,
+        )
