@@ -16,7 +16,7 @@ from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.driver_libraries import LIBCUDA
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.container_gpus import pass_gpus, toolkit_on_host
+from torch_gpu_doctor.fixes.container_gpus import host_driver_for_toolkit, pass_gpus, toolkit_on_host
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -69,6 +69,17 @@ def container_gpus(facts: Facts) -> Finding:
     `NVIDIA_DRIVER_CAPABILITIES`.
     """
     c = facts.container
+    no_host_driver = reported(facts, "container_host_driver")
+    if no_host_driver:
+        return Finding(
+            ID,
+            Status.FAIL,
+            "The container toolkit could not load the host's NVIDIA driver library "
+            f"({no_host_driver[0].where}): the host driver is missing or not in its loader cache.",
+            details=no_host_driver[0].means,
+            evidence=reported_evidence(no_host_driver),
+            remediation=host_driver_for_toolkit(),
+        )
     refused = reported(facts, "container_runtime")
     if refused:
         return Finding(

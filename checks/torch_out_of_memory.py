@@ -179,6 +179,13 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
                 f"{_gib(cached)} is reserved by PyTorch but unused, more than the {_gib(n.tried)} asked for: "
                 "the cache is fragmented"
             ), _fragmented()
+    if (
+        n.total and n.tried and n.free is not None and n.tried > 0.25 * n.total
+    ):  # one request a large part of it
+        held = f"; it holds {_gib(used_by_torch)}" if used_by_torch is not None else ""
+        return (
+            f"it asked for {_gib(n.tried)} at once, with {_gib(n.free)} of the GPU's {_gib(n.total)} free{held}"
+        ), _too_big()
     if n.total:
         return f"this program uses the GPU's whole {_gib(n.total)}", _too_big()
     return "the program asked for more GPU memory than was free", _too_big()

@@ -120,6 +120,24 @@ def _podman() -> Remediation:
     )
 
 
+def host_driver_for_toolkit() -> Remediation:
+    """The NVIDIA Container Toolkit runs but cannot load the host driver's libraries (libnvidia-ml.so.1)."""
+    return Remediation(
+        text="The NVIDIA Container Toolkit is installed (its nvidia-container-cli ran) but cannot load the host "
+        "driver's NVML library: the host has no NVIDIA driver installed, or its libraries are not in the "
+        "loader cache. On the host, `nvidia-smi` must work first: install the driver if it fails, run `sudo "
+        "ldconfig` if it works, then start the container with `--gpus all` again.",
+        commands=(
+            Command(
+                ("nvidia-smi",), note=_ON_HOST + ": it fails too when the driver is missing", runs_here=False
+            ),
+            Command(("sudo", "ldconfig"), note=_ON_HOST + ", when nvidia-smi works", runs_here=False),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
 def toolkit_on_host() -> Remediation:
     """The host's container engine cannot hand out GPUs: the NVIDIA Container Toolkit is missing or not set up."""
     return Remediation(

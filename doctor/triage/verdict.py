@@ -244,7 +244,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     report = judge(facts, chosen)
     titles = {c.spec.id: c.spec.title for c in chosen}
     k = known(pasted, facts)
-    lines_of = {check: tuple(h.line for h in pasted.hits if h.signature.check == check) for check in titles}
+    lines_of = {  # each line once, though several signatures of one check match it
+        check: tuple(dict.fromkeys(h.line for h in pasted.hits if h.signature.check == check))
+        for check in titles
+    }
     verdicts = tuple(
         _verdict(
             _for_paste(f, pasted, k),

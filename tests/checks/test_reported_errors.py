@@ -129,3 +129,13 @@ def test_an_xid_45_caused_by_an_nvlink_xid_is_judged_by_its_cause() -> None:
 def test_an_xid_the_table_now_names_is_explained() -> None:
     f = finding("pytorch-74235-xid109", "driver.xid_errors")
     assert f.status is Status.WARN and "Context Switch Timeout" in f.details
+
+
+def test_a_toolkit_that_cannot_load_the_host_driver_asks_for_the_host_driver() -> None:
+    """nvidia-container-cli ran, so the toolkit is installed: 'load library failed: libnvidia-ml.so.1' is the
+    host's driver (pypa/manylinux#5 in the corpus), never 'install the toolkit' again."""
+    f = finding("manylinux-5-container-nvml-load-failed", "platform.container_gpus")
+    assert f.status is Status.FAIL and "host's NVIDIA driver library" in f.summary
+    assert f.remediation is not None
+    assert [c.argv for c in f.remediation.commands] == [("nvidia-smi",), ("sudo", "ldconfig")]
+    assert all(not c.runs_here for c in f.remediation.commands)  # the host's, not the container's

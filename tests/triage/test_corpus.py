@@ -79,3 +79,10 @@ def test_another_programs_error_is_never_answered_with_a_torch_install(path: Pat
             verdict.finding.check_id,
             argv,
         )
+
+
+@pytest.mark.parametrize("path", FILES, ids=_key)
+def test_each_line_of_a_verdict_is_named_once(path: Path) -> None:
+    """Two signatures of one check on one line (a torch >= 2.1 out-of-memory line) name it once."""
+    for verdict in diagnose_paste(path.read_bytes(), path.name).result.verdicts:
+        assert len(verdict.lines) == len(set(verdict.lines)), verdict.finding.check_id
