@@ -56,7 +56,34 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_hits(facts, pasted)
     facts = _with_runtime_lists(facts, pasted)
     facts = _with_shown_python(facts, pasted)
+    facts = _with_shown_environment(facts, pasted)
     return _with_unnamed_gpu(facts, pasted)
+
+
+# CUDA_VISIBLE_DEVICES as a command sets it: `CUDA_VISIBLE_DEVICES=2 python main.py`, `export
+# CUDA_VISIBLE_DEVICES=0,1`, `os.environ["CUDA_VISIBLE_DEVICES"] = "2"` (a value in quotes or up to a space)
+_VISIBLE_SET = re.compile(
+    r"""(?:^|[\s$>;(])(?:export\s+)?CUDA_VISIBLE_DEVICES=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s;'"`]*))"""
+    r"""|os\.environ\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?P<py>[^"']*)["']"""
+)
+
+
+def _with_shown_environment(facts: Facts, pasted: PastedText) -> Facts:
+    """CUDA_VISIBLE_DEVICES where the paste shows it set for the program (its command line, an export, the
+    script's os.environ): the last setting is the one the failing run had. env.cuda_visible_devices then
+    judges it against the GPUs the paste lists."""
+    value = None
+    for line in pasted.paste.text.split("\n"):
+        for found in _VISIBLE_SET.finditer(line):
+            value = next(v for v in found.groupdict().values() if v is not None)
+    if value is None or "CUDA_VISIBLE_DEVICES" in facts.env:
+        return facts
+    # Judged against the GPUs the paste lists: an index only (a paste rarely shows UUIDs), and only with a list
+    if not re.fullmatch(r"\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?", value) or not any(
+        isinstance(g.name, str) and g.nvml_index is not None for g in facts.gpus
+    ):
+        return facts
+    return dataclasses.replace(facts, env={**facts.env, "CUDA_VISIBLE_DEVICES": value})
 
 
 def _with_shown_python(facts: Facts, pasted: PastedText) -> Facts:

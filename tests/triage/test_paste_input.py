@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.triage.decode import MAX_BYTES, MAX_LINES, UnreadablePaste, decode_paste
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 
@@ -124,3 +125,41 @@ def test_json_names_the_parts_and_the_lines_not_understood(capsys: pytest.Captur
     assert document["cause"]["confidence"] == "stated"
     assert document["to_be_sure"] == "nvidia-smi"
     assert document["errors"][0]["signature"] == "driver_too_old_found_version"
+
+
+SMI_ONE_GPU = """\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  NVIDIA GeForce RTX 3090  Off  | 00000000:01:00.0 Off |                  N/A |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("$ CUDA_VISIBLE_DEVICES=2 python main.py", "2"),
+        ("export CUDA_VISIBLE_DEVICES=1,2", "1,2"),
+        ("os.environ['CUDA_VISIBLE_DEVICES'] = \"3\"", "3"),
+        ('CUDA_VISIBLE_DEVICES="" python train.py', ""),
+        (
+            "CUDA_VISIBLE_DEVICES=MIG-feee0c61-26ec-5616-bb59-b6d777cc4f34 ipython",
+            None,
+        ),  # no UUIDs in a paste
+        ("echo MY_CUDA_VISIBLE_DEVICES=4", None),
+    ],
+)
+def test_cuda_visible_devices_set_in_the_paste_is_judged_against_its_gpus(
+    line: str, value: str | None
+) -> None:
+    d = diagnose_paste(f"{line}\n{SMI_ONE_GPU}".encode(), "p.txt")
+    assert d.facts.env.get("CUDA_VISIBLE_DEVICES") == value
+    if value in ("2", "3", "1,2", ""):
+        verdict = next(v for v in d.result.verdicts if v.finding.check_id == "env.cuda_visible_devices")
+        assert verdict.finding.status is Status.FAIL and "hides every GPU" in verdict.finding.summary
+    without_list = diagnose_paste(f"{line}\nRuntimeError: No CUDA GPUs are available\n".encode(), "q.txt")
+    assert "CUDA_VISIBLE_DEVICES" not in without_list.facts.env  # nothing to judge it against
