@@ -11,7 +11,16 @@ from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "nccl.communication"
 # most specific first: the first found decides
-KINDS = ("nccl_shm", "nccl_p2p", "nccl_ib", "nccl_wsl", "nccl_timeout", "nccl_system", "nccl")
+KINDS = (
+    "nccl_shm_permission",
+    "nccl_shm",
+    "nccl_p2p",
+    "nccl_ib",
+    "nccl_wsl",
+    "nccl_timeout",
+    "nccl_system",
+    "nccl",
+)
 SHM_SIZE = Command(
     ("df", "-h", "/dev/shm"),  # noqa: S108 - a path shown to the person, never written here
     note="how large /dev/shm is where the program runs",
@@ -22,7 +31,38 @@ DEBUG = (
 )
 
 
+# verbs calls that create resources: they fail when the locked-memory limit is too low, not when a port is down
+MEMLOCK_CALLS = frozenset(
+    {"ibv_create_qp", "ibv_reg_mr", "ibv_create_cq", "ibv_reg_mr_iova2", "ibv_reg_dmabuf_mr"}
+)
+
+
+def _memlock() -> tuple[str, Remediation]:
+    return "InfiniBand resources could not be created: the locked-memory limit is too low", Remediation(
+        text="InfiniBand pins (locks) memory for its queues; a low memlock limit (often 64 KB) makes "
+        "ibv_create_qp and ibv_reg_mr fail. Raise it to unlimited where the job starts: `--ulimit memlock=-1` "
+        "for Docker, `* - memlock unlimited` in /etc/security/limits.conf, LimitMEMLOCK=infinity for the Slurm "
+        "daemon (slurmd) and the container runtime. NCCL_IB_DISABLE=1 confirms it (TCP, slower).",
+        commands=(
+            Command(("prlimit", "--memlock"), note="the limit where the job runs: unlimited is right"),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def _fix(kind: str) -> tuple[str, Remediation]:
+    if kind == "nccl_shm_permission":
+        return "its shared-memory segment could not be created: /dev/shm is not writable", Remediation(
+            text="/dev/shm must be writable by every user, with the sticky bit (drwxrwxrwt, mode 1777); a "  # noqa: S108 - words
+            "mount or a hardening script that changed it breaks NCCL's shm_open. Restore the mode (and fix "
+            "whatever set it, e.g. /etc/fstab's options for /dev/shm).",
+            commands=(
+                Command(("ls", "-ld", "/dev/shm"), note="drwxrwxrwt is right"),  # noqa: S108 - shown, not written
+                Command(("sudo", "chmod", "1777", "/dev/shm")),  # noqa: S108 - shown, run only if asked
+            ),
+            requires_root=True,
+            target=Target.SYSTEM,
+        )
     if kind == "nccl_shm":
         return "NCCL could not create its shared-memory segment in /dev/shm, which is too small", Remediation(
             text="Give the container a larger /dev/shm (Docker's default is 64 MB; NCCL needs hundreds of MB "
@@ -122,8 +162,9 @@ def nccl_communication(facts: Facts) -> Finding:
     if not errors:
         return Finding(CID, Status.PASS, "No NCCL error was reported.")
     kind = next(k for k in KINDS if any(e.kind == k for e in errors))
-    why, fix = _fix(kind)
     decisive = next(e for e in errors if e.kind == kind)
+    memlock = kind == "nccl_ib" and any(e.values.get("call") in MEMLOCK_CALLS for e in errors)
+    why, fix = _memlock() if memlock else _fix(kind)
     return Finding(
         CID,
         Status.FAIL,

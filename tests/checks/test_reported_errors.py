@@ -93,6 +93,10 @@ def test_out_of_memory_names_whose_memory_it_was(
         ("nccl-342-shm-fallocate", "shared-memory segment", "--shm-size=16g"),
         ("torchtitan-853-nccl-shm", "shared-memory segment", "--ipc=host"),
         ("nccl-1405-net-ib-status12", "InfiniBand/RoCE", "NCCL_IB_DISABLE=1"),
+        # creating verbs resources fails on a low memlock limit, not a port down (ibstat would show nothing)
+        ("nccl-562-ib-create-qp-pyxis", "locked-memory limit is too low", "prlimit --memlock"),
+        # shm_open refused: the mode of /dev/shm, not its size
+        ("nccl-328-shm-open-permission-denied", "/dev/shm is not writable", "chmod 1777 /dev/shm"),
         ("skyrl-108-peer-access-217", "peer-to-peer", "NCCL_P2P_DISABLE=1"),
         ("nccl-442-wsl-pci-realpath", "WSL2", "current torch wheel"),
         ("ofa-271-watchdog-timeout", "waited for the whole timeout", "py-spy"),
