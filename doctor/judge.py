@@ -8,14 +8,17 @@ import contextlib
 import threading
 import traceback
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from torch_gpu_doctor import __version__
 from torch_gpu_doctor.checks.support.causes import link_causes
-from torch_gpu_doctor.events import CheckDone, DiagnosisEvent, EventSink
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, printable
 from torch_gpu_doctor.registry import RegisteredCheck
 from torch_gpu_doctor.report import Report, derive
+
+if TYPE_CHECKING:  # a listener's events load with the listener (triage has none)
+    from torch_gpu_doctor.events import DiagnosisEvent, EventSink
 
 CHECK_TIMEOUT_S = 5.0  # checks are pure and fast; this only catches a runaway loop
 
@@ -81,12 +84,16 @@ def judge(
 ) -> Report:
     """Run the checks on gathered facts: the pure half of a diagnosis."""
     emit = safe_sink(on_event)
+    if on_event is not None:
+        from torch_gpu_doctor.events import CheckDone  # only for a listener: triage has none
+
     chosen = list(checks)
     findings = list(problems)
     for check in chosen:
         result = run_check(check, facts)
         findings.extend(result)
-        emit(CheckDone(check.spec.id, tuple(result)))
+        if on_event is not None:
+            emit(CheckDone(check.spec.id, tuple(result)))
     derived = derive(facts)
     return Report(
         tool_version=__version__,

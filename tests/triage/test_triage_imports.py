@@ -29,6 +29,7 @@ GATHERING = (
     "measure.",
     "host.real",
     "host.process",
+    "events",  # progress events: for a listener, and triage has none
     "tui.",
     "bundle.",
 )
