@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: find benchmarks/
 from benchmarks.bytecode import compile_doctor
 
-FIRST = b"reading this machine"
+FIRST = b"reading "  # "reading this machine", or "reading the capture" on a replay
 DONE = b" pass"
 
 

@@ -17,7 +17,7 @@ from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -98,7 +98,7 @@ def driver_xid_errors(facts: Facts) -> Finding:
             + " Run it with CUDA_LAUNCH_BLOCKING=1 to see the operation that faults; the "
             "kernel log then shows Xid 13 or 31. The same error on every program, or with Xid 79/48/63, is hardware.",
             evidence=reported_evidence(bug),
-            remediation=_reset(),
+            remediation=_locate_bug(),
         )
     if faults and (isinstance(log, Unavailable) or not log.xid_events):
         if all(
@@ -179,6 +179,24 @@ def driver_xid_errors(facts: Facts) -> Finding:
     else:
         summary = f"Xid {numbers} since boot: the GPU needs a reset or a closer look."
     return Finding(CID, Status.WARN, summary, details=details, evidence=evidence, remediation=_reset())
+
+
+def _locate_bug() -> Remediation:
+    """An illegal address without a hardware Xid: find the program's faulting operation first."""
+    return Remediation(
+        text="Run the program again with CUDA_LAUNCH_BLOCKING=1: each kernel then reports its own error, and the "
+        "traceback names the operation that faults (an index or size out of range, a custom kernel or extension "
+        "built for another torch). The CUDA context is lost after the error: restart the program; reset the GPU "
+        "only if every new program fails on it too.",
+        commands=(
+            Command(
+                ("env", "CUDA_LAUNCH_BLOCKING=1", "python", "SCRIPT.py"),
+                note="the failing program again",
+                runs_here=False,
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
 
 
 def _reset() -> Remediation:

@@ -14,6 +14,7 @@ from torch_gpu_doctor.fixes.library_path import (
     extension_abi_fix,
     foreign_version_fix,
     native_libcuda_fix,
+    page_file_fix,
     program_library_fix,
     soversion_major,
     split_site_packages_fix,
@@ -315,6 +316,14 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
     ]
     if not errors:
         return None
+    paging = next((e for e in errors if "WinError 1455" in _said(e)), None)
+    if paging is not None:  # "the paging file is too small": memory, not a missing DLL
+        return _Cause(
+            paging,
+            "Windows ran out of virtual memory while loading torch's CUDA DLLs (WinError 1455: the page file "
+            "is too small)",
+            page_file_fix(),
+        )
     found = next((m for e in errors if (m := _DLL_PATH.search(_said(e))) is not None), None)
     path = found["path"] if found is not None else ""
     dll = found["dll"] if found is not None else next((_library(e) for e in errors if _library(e)), "")

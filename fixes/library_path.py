@@ -259,6 +259,17 @@ def driver_library_fix(library: str) -> Remediation:
     )
 
 
+def page_file_fix() -> Remediation:
+    """WinError 1455: each process maps torch's large CUDA DLLs into virtual memory; the page file backs it."""
+    return Remediation(
+        text="Each process that imports torch with CUDA reserves several GB of virtual memory for its DLLs, and "
+        "Windows backs it with the page file. Let Windows manage the page file size (System > About > Advanced "
+        "system settings > Performance > Advanced > Virtual memory), or set it larger on a drive with room, "
+        "then restart. DataLoader workers each import torch again: fewer workers (num_workers) need less.",
+        target=Target.SYSTEM,
+    )
+
+
 def windows_dll_fix(dll: str, user_site: str | None, global_python: str | None) -> Remediation:
     """Windows could not load one of torch's DLLs or a DLL it depends on (WinError 126)."""
     parts = []

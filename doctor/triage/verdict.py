@@ -42,6 +42,7 @@ FIND_OUT: dict[str, str] = {
     "nccl.communication": "NCCL_DEBUG=INFO (in the failing program's environment)",
     "driver.nouveau": "lsmod | grep -E 'nouveau|nvidia'",
     "driver.secure_boot": "mokutil --sb-state",
+    "driver.kernel_module_build": "dkms status",
     "platform.container_gpus": "docker run --rm --gpus all IMAGE nvidia-smi",
     "platform.jetson": "cat /etc/nv_tegra_release",
     "env.cuda_visible_devices": "nvidia-smi -L",
@@ -56,6 +57,7 @@ CAUSE_ORDER = (
     # a module that Secure Boot refused, or a GPU that nouveau holds, is why no NVIDIA driver answers
     "driver.secure_boot",
     "driver.nouveau",
+    "driver.kernel_module_build",  # a module that did not build for this kernel: why none loads
     "driver.installed",
     "driver.nvml",
     "driver.xid_errors",
@@ -80,7 +82,8 @@ CAUSE_ORDER = (
 # Checks a paste decides only through a known error message: without one they are left out, not "unknown"
 BY_MESSAGE_ONLY = frozenset(
     {
-        "driver.nouveau", "driver.secure_boot", "platform.container_gpus", "env.cuda_visible_devices",
+        "driver.nouveau", "driver.secure_boot", "driver.kernel_module_build", "platform.container_gpus",
+        "env.cuda_visible_devices",
         "env.library_path", "torch.out_of_memory", "nccl.communication",
     }
 )  # fmt: skip
