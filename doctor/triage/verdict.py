@@ -18,7 +18,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target, printable
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -294,14 +294,16 @@ def _with_own_causes(
         if told is None or check in problems or check in own:
             continue
         cause, fix = told
-        finding = Finding(
-            check,
-            Status.FAIL,
-            cause,
-            details=signature.means,
-            evidence=(Evidence("reported", hit.text, f"line {hit.line} of the paste"),),
-            remediation=fix,
-        )
+        finding = printable(
+            Finding(
+                check,
+                Status.FAIL,
+                cause,
+                details=signature.means,
+                evidence=(Evidence("reported", hit.text, f"line {hit.line} of the paste"),),
+                remediation=fix,
+            )
+        )  # the paste's words in it: shown, never sent
         lines = tuple(h.line for h in pasted.hits if h.signature.id == signature.id)
         own[check] = Verdict(finding, titles.get(check, check), Kind.PROBLEM, (), None, lines)
     if not own:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shlex
 import threading
@@ -15,7 +16,7 @@ from textual.widgets import RichLog, Static
 from tests.tui.conftest import FAKE_PIP, live_session, pip_calls, replay_session, report_of
 from tests.tui.pilot import filled, notes, pane_text, settle, text_of
 from torch_gpu_doctor.events import CheckDone, ChecksListed, EventSink
-from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.model import Command, Status
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.tui.app import DoctorApp
 from torch_gpu_doctor.tui.fix_runner import RunOutcome
@@ -564,5 +565,37 @@ def test_a_symptom_names_its_root_cause_and_shows_its_fix() -> None:
             assert (
                 "$ sudo mokutil --import" in pane and "$ sudo modprobe" not in pane
             )  # the root's fix, not the symptom's
+
+    asyncio.run(scenario())
+
+
+def test_a_command_with_control_characters_is_shown_escaped_and_copied_exact() -> None:
+    """A command built from a capture's data (a path, a device name) may hold any byte: the pane shows
+    `\\x1b`, never sends it to the terminal; Copy gives the command as it is (issue 21)."""
+    report = report_of("egpu-not-authorized")
+    hostile = Command(("boltctl", "enroll", "dev\x1b]0;retitled\x07"), note="note \x1b[2J")
+    findings = tuple(
+        dataclasses.replace(f, remediation=dataclasses.replace(f.remediation, commands=(hostile,)))
+        if f.check_id == "egpu.authorized" and f.remediation is not None
+        else f
+        for f in report.findings
+    )
+    doctored = dataclasses.replace(report, findings=findings)
+    session = replay_session("egpu-not-authorized")
+    session.diagnose_override = lambda on_event: doctored
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, MainScreen)
+            screen.query_one(CheckList).select_check("egpu.authorized")
+            await settle(pilot)
+            shown = pane_text(app)
+            assert "\\x1b]0;retitled\\x07" in shown and "\\x1b[2J" in shown
+            assert "\x1b" not in shown and "\x07" not in shown
+            await pilot.press("c")
+            assert app.copied[-1] == hostile.display()
 
     asyncio.run(scenario())

@@ -10,7 +10,15 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from torch_gpu_doctor.model import CheckSpec, Command, Finding, Remediation, Target, flag_words
+from torch_gpu_doctor.model import (
+    CheckSpec,
+    Command,
+    Finding,
+    Remediation,
+    Target,
+    escape_controls,
+    flag_words,
+)
 from torch_gpu_doctor.tui.explanation import explanation_text
 from torch_gpu_doctor.tui.fix_text import runs_in_terminal
 from torch_gpu_doctor.tui.tokens import token, worst
@@ -106,9 +114,11 @@ class DetailPane(VerticalScroll):
                 buttons.append(Button("Run…", id=f"run-{key}", compact=True, variant="primary"))
             elif fix.target is Target.SYSTEM and shown.can_run_system and runs_in_terminal(command):
                 buttons.append(Button("Run in terminal…", id=f"term-{key}", compact=True, variant="warning"))
-            line = Text.assemble(("$ ", "dim"), (command.display(), "bold cyan"))
+            # shown with its control characters escaped (a path from a capture may hold any byte); Copy and Run
+            # use the command itself
+            line = Text.assemble(("$ ", "dim"), (escape_controls(command.display()), "bold cyan"))
             if command.note:
-                line.append(f"\n  {command.note}", "dim")
+                line.append(f"\n  {escape_controls(command.note)}", "dim")
             out.append(_text(line, classes="command"))
             out.append(Horizontal(*buttons, classes="command-buttons"))
             if i == 0 and len(fix.commands) > 1 and fix.target is Target.PYTHON_ENV:
