@@ -17,6 +17,7 @@ from torch_gpu_doctor.triage.tool_output import (
     PackageListing,
     PythonShown,
     SmiOutput,
+    container_shell_line,
     parse_built_for,
     parse_ldd,
     parse_nvidia_smi,
@@ -48,6 +49,7 @@ class PastedText:
     unread: tuple[int, ...]  # lines with text that nothing understood
     python_shown: PythonShown | None = None  # the Python version paths, banners and conda builds show
     windows_line: int | None = None  # the first line with a Windows path (C:\Users\...)
+    container_line: int | None = None  # the first line showing a container shell (root@<id>:, docker exec)
 
     @property
     def empty(self) -> bool:
@@ -115,6 +117,7 @@ def read_paste(paste: Paste) -> PastedText:
         unread,
         parse_python_shown(lines, listed),
         windows_path_line(lines),
+        container_shell_line(lines),
     )
 
 

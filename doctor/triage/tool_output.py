@@ -300,3 +300,15 @@ def windows_path_line(lines: list[str]) -> int | None:
     if any(_WSL.search(raw) for raw in lines):
         return None
     return next((n for n, raw in enumerate(lines, start=1) if _WINDOWS_PATH.search(raw)), None)
+
+
+# A shell inside a container: Docker's default hostname is the container id's first 12 hex digits
+# (`root@185d009a60c8:/workspace#`), or the command that opened it (`docker exec -it NAME bash`)
+_CONTAINER_SHELL = re.compile(
+    r"^\s*(?:\(\S+\)\s*)?\w[\w.-]*@[0-9a-f]{12}:|\b(?:docker|podman|nerdctl) (?:exec|run)\b|\bkubectl exec\b"
+)
+
+
+def container_shell_line(lines: list[str]) -> int | None:
+    """The first line that shows the commands ran in a container."""
+    return next((n for n, raw in enumerate(lines, start=1) if _CONTAINER_SHELL.search(raw)), None)

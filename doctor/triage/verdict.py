@@ -14,7 +14,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
+from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
@@ -404,6 +406,25 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known) -> Finding:
                 "a broken install, another interpreter). Install torch only if it really is not installed there.",
                 target=Target.PYTHON_ENV,
             ),
+        )
+    if (
+        finding.check_id == "driver.installed"
+        and finding.status is Status.FAIL
+        and pasted.container_line is not None
+        and not k.gpus_listed
+        and not any(h.signature.check == "platform.container_gpus" for h in pasted.hits)  # its own words win
+    ):
+        # No driver answers inside a container: it was started without the GPUs far more often than the host
+        # lacks a driver (the host's driver is what a container uses)
+        return dataclasses.replace(
+            finding,
+            summary="No NVIDIA driver answers inside this container (line "
+            f"{pasted.container_line} of the paste shows one): it was most likely started without the GPUs.",
+            details="A container uses the host's driver, passed in with the GPUs by the NVIDIA Container Toolkit "
+            "(`docker run --gpus all`). Without them it has no /dev/nvidia* and no driver libraries, so nothing "
+            "answers. If `nvidia-smi` fails on the host too, the host's driver is the problem. "
+            + finding.details,
+            remediation=pass_gpus(ContainerRuntime.DOCKER),
         )
     if finding.check_id == "torch.installed" and finding.status is Status.PASS and r is not None:
         return dataclasses.replace(

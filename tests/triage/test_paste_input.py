@@ -163,3 +163,27 @@ def test_cuda_visible_devices_set_in_the_paste_is_judged_against_its_gpus(
         assert verdict.finding.status is Status.FAIL and "hides every GPU" in verdict.finding.summary
     without_list = diagnose_paste(f"{line}\nRuntimeError: No CUDA GPUs are available\n".encode(), "q.txt")
     assert "CUDA_VISIBLE_DEVICES" not in without_list.facts.env  # nothing to judge it against
+
+
+@pytest.mark.parametrize(
+    ("line", "container"),
+    [
+        ("root@185d009a60c8:/workspace# python3 -m torch.utils.collect_env", True),
+        ("(base) user@0a1b2c3d4e5f:~$ nvidia-smi", True),
+        ("$ docker exec -it icefall /bin/bash", True),
+        ("kubectl exec -it pod-0 -- python train.py", True),
+        ("user@my-workstation:~$ nvidia-smi", False),
+        ("root@deadbeef:/# ls", False),  # 8 hex digits: a host name, not Docker's 12
+    ],
+)
+def test_a_container_shell_turns_no_driver_into_no_gpus_passed_in(line: str, container: bool) -> None:
+    """No driver answers inside a container: it was started without the GPUs (k2-fsa/icefall#646)."""
+    paste = (
+        f"{line}\nPyTorch version: 2.5.1+cu124\nCUDA used to build PyTorch: 12.4\nIs CUDA available: False\n"
+    )
+    paste += "GPU models and configuration: Could not collect\nNvidia driver version: Could not collect\n"
+    cause = diagnose_paste(paste.encode(), "c.txt").result.cause
+    assert cause is not None and cause.finding.check_id == "driver.installed"
+    assert ("inside this container" in cause.finding.summary) is container
+    fix = cause.finding.remediation
+    assert fix is not None and (fix.commands[0].argv[:4] == ("docker", "run", "--gpus", "all")) is container
