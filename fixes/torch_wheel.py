@@ -200,7 +200,11 @@ def driver_remediation(facts: Facts) -> Remediation:
     """When no wheel can run on the installed driver, the fix is the driver, where the driver lives."""
     plan = plan_driver(facts)
     needed = " ".join(t for t in (plan.summary(), *plan.end_of_life) if t)
-    lead = f"No torch wheel supports {_gpus(facts)} with the installed driver{_driver_cuda(facts)}."
+    oldest = load_torch_releases().releases[-1].version  # newest first: the oldest the data knows
+    lead = (
+        f"No torch release from {oldest} on (the releases gpu-doctor knows) supports {_gpus(facts)} with the "
+        f"installed driver{_driver_cuda(facts)}; older releases may, without the fixes and features since."
+    )
     os_facts = facts.os
     if not isinstance(os_facts, Unavailable) and os_facts.is_wsl:
         return Remediation(

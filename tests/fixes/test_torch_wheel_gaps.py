@@ -44,7 +44,8 @@ def test_driver_too_old_for_any_wheel_is_still_the_driver() -> None:
     py = replace(python_facts(), machine=Unavailable(Reason.NOT_RECORDED, "not captured"))
     old = driver("390.157", cuda_version="9.1")
     fix = fix_for_torch(facts(python=py, driver=old))
-    assert fix.text.startswith("No torch wheel supports") and fix.target is Target.SYSTEM
+    assert fix.text.startswith("No torch release from 1.13.0 on") and fix.target is Target.SYSTEM
+    assert "older releases may" in fix.text  # the data starts at 1.13: never "no wheel at all"
 
 
 def test_known_platform_still_gets_the_wheel() -> None:
