@@ -8,6 +8,8 @@ torch.cpu_build already covers a ROCm build on an NVIDIA-only machine.
 
 from __future__ import annotations
 
+import re
+
 from torch_gpu_doctor.checks.support.amd import (
     amd_gpus,
     kfd_agents,
@@ -19,6 +21,7 @@ from torch_gpu_doctor.checks.support.signatures import reported, reported_eviden
 from torch_gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
 from torch_gpu_doctor.fixes.recommendation import as_installed
 from torch_gpu_doctor.fixes.target import target_platform
@@ -278,6 +281,21 @@ def _override_text(agents: list[KfdAgent]) -> str:
     )
 
 
+_GFX = re.compile(r"\bgfx(?P<major>[0-9]{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])\b")
+
+
+def _named_gfx(facts: Facts, said: list[ReportedError]) -> tuple[str, tuple[int, int, int]] | None:
+    """The gfx target the error (or a listed GPU's name, "RX 5700 XT (gfx1010:xnack-)") names, parsed."""
+    texts = [e.values.get("gfx", "") for e in said] + [f"{e.text} {e.context}" for e in said]
+    texts += [g.name for g in facts.gpus if isinstance(g.name, str)]
+    for text in texts:
+        found = _GFX.search(text)
+        if found is not None:
+            target = (int(found["major"]), int(found["minor"], 16), int(found["stepping"], 16))
+            return found[0], target
+    return None
+
+
 @check("amd.gfx_target", "ROCm and torch support the AMD GPU's gfx target", "amd")
 def amd_gfx_target(facts: Facts) -> Finding:
     """
@@ -297,6 +315,31 @@ def amd_gfx_target(facts: Facts) -> Finding:
     """
     cid = "amd.gfx_target"
     said = reported(facts, "rocm_no_binary")
+    named = _named_gfx(facts, said) if said else None
+    override = override_for(named[1]) if named is not None and named[0] not in TORCH_WHEEL_TARGETS else None
+    if said and named is not None and override is not None:  # the target is in the error: its value is known
+        gfx = named[0]
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"ROCm has no kernels for {gfx}, this GPU's gfx target ({said[0].where}).",
+            details=said[0].means,
+            evidence=reported_evidence(said),
+            remediation=Remediation(
+                text=f"Make ROCm load the kernels of {gfx}'s sibling with HSA_OVERRIDE_GFX_VERSION={override} in the "
+                "program's environment (for a service such as ollama: `systemctl edit ollama`, then "
+                f'Environment="HSA_OVERRIDE_GFX_VERSION={override}"). Unsupported by AMD but what most users of '
+                "such cards do; the lasting fix is a ROCm build that includes the target.",
+                commands=(
+                    Command(
+                        ("env", f"HSA_OVERRIDE_GFX_VERSION={override}", "PROGRAM"),
+                        note="PROGRAM: the failing command (python train.py, ollama serve, ...)",
+                        runs_here=False,
+                    ),
+                ),
+                target=Target.SYSTEM,
+            ),
+        )
     if said:
         return Finding(
             cid,

@@ -143,3 +143,17 @@ def test_a_toolkit_that_cannot_load_the_host_driver_asks_for_the_host_driver() -
     assert f.remediation is not None
     assert [c.argv for c in f.remediation.commands] == [("nvidia-smi",), ("sudo", "ldconfig")]
     assert all(not c.runs_here for c in f.remediation.commands)  # the host's, not the container's
+
+
+@pytest.mark.parametrize(
+    ("paste", "override"),
+    [
+        ("ollama-gfx1031-unsupported", "10.3.0"),  # RDNA2: the wheels have gfx1030
+        ("llamacpp-19949-gfx1152-segfault", "11.5.0"),  # RDNA3.5: gfx1150
+        ("rocblas-1398-gfx90c-ollama", "9.0.0"),  # a Vega APU: gfx900
+    ],
+)
+def test_a_gfx_target_named_in_the_error_gives_its_override(paste: str, override: str) -> None:
+    f = finding(paste, "amd.gfx_target")
+    assert f.status is Status.FAIL and f.remediation is not None
+    assert f.remediation.commands[0].argv == ("env", f"HSA_OVERRIDE_GFX_VERSION={override}", "PROGRAM")
