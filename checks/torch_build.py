@@ -38,6 +38,26 @@ def _python(facts: Facts) -> str:
     return facts.python.executable if not isinstance(facts.python, Unavailable) else "the target Python"
 
 
+# Packages whose wheels are built against one torch release and its CUDA (vLLM and SGLang pin torch==X;
+# xformers' and flash-attn's wheels are compiled per torch): installing another torch build breaks them.
+BUILT_FOR_ONE_TORCH = frozenset({"vllm", "sglang", "xformers", "flash-attn", "flash_attn", "torch-tensorrt"})
+
+
+def _built_for_this_torch(packages: TorchPackages) -> list[str]:
+    """Installed packages tied to this torch build: by name, or by an exact `torch==` requirement."""
+    return sorted(
+        {
+            d.name
+            for d in packages.distributions
+            if d.name not in ("torch", "torchvision", "torchaudio")
+            and (
+                d.name in BUILT_FOR_ONE_TORCH
+                or any(r.replace(" ", "").startswith("torch==") for r in d.requires)
+            )
+        }
+    )
+
+
 def _install_fix(facts: Facts) -> Remediation:
     return fix_for_torch(facts)
 
@@ -260,7 +280,8 @@ def torch_driver_compat(facts: Facts) -> Finding:
         fact("newest CUDA of the driver", driver.cuda_version, driver.cuda_version_source or "-"),
     )
     if not driver_runs_cuda(driver.cuda_version, packages.cuda):
-        fix = _install_fix(facts)
+        tied = _built_for_this_torch(packages)
+        fix = driver_remediation(facts) if tied else _install_fix(facts)
         return Finding(
             cid,
             Status.FAIL,
@@ -268,7 +289,10 @@ def torch_driver_compat(facts: Facts) -> Finding:
             f"{packages.cuda.split('.')[0]}.x.",
             details="torch.cuda.is_available() will be False with 'The NVIDIA driver on your system is too old'."
             + (
-                f" Or keep this torch and update the driver: {needed}"
+                f" {', '.join(tied)} {'is' if len(tied) == 1 else 'are'} built for this torch and its CUDA: "
+                "another torch build would break them, so the driver is the fix."
+                if tied
+                else f" Or keep this torch and update the driver: {needed}"
                 if (needed := plan_driver(facts).summary())
                 else ""
             ),

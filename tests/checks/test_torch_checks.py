@@ -16,7 +16,7 @@ from torch_gpu_doctor.checks.torch_build import (
     torch_installed,
 )
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.facts.torch import parse_runtime
+from torch_gpu_doctor.facts.torch import Distribution, parse_runtime
 from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.host.base import CommandResult, CommandStatus
 from torch_gpu_doctor.model import Status, Target
@@ -98,6 +98,26 @@ def test_driver_too_old_for_the_wheel() -> None:
     assert f.status is Status.FAIL
     assert "CUDA ≤ 12.4, torch needs CUDA 13.x" in f.summary
     assert f.remediation is not None and "cu126" in f.remediation.commands[0].display()
+
+
+@pytest.mark.parametrize(
+    "tied",
+    [
+        Distribution("vllm", "0.6.0", None, ("torch==2.13.0",)),  # pins torch by its requirement
+        Distribution("xformers", "0.0.30", None, ()),  # compiled per torch: known by name
+    ],
+)
+def test_driver_too_old_with_a_package_built_for_this_torch_is_fixed_at_the_driver(
+    tied: Distribution,
+) -> None:
+    """Another torch build would break vLLM's or xformers' compiled code (a blind paste: a cu121 vLLM on a
+    CUDA 11.4 driver was told to install a cu118 torch): the driver is the fix."""
+    base = machine("8.9", "12.4", "2.13.0+cu130", "13.0")
+    assert not isinstance(base.torch_packages, Unavailable)
+    f = torch_driver_compat(replace(base, torch_packages=replace(base.torch_packages, distributions=(tied,))))
+    assert f.status is Status.FAIL and f"{tied.name} is built for this torch" in f.details
+    assert f.remediation is not None and f.remediation.target is Target.SYSTEM
+    assert not any("torch==" in c.display() for c in f.remediation.commands)
 
 
 def test_minor_version_compatibility_passes_with_a_note() -> None:
