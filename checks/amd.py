@@ -281,6 +281,36 @@ def _override_text(agents: list[KfdAgent]) -> str:
     )
 
 
+def _override_fix(gfx: str, override: str) -> Remediation:
+    """The error names the target: the override of the closest target PyTorch's wheels carry."""
+    return Remediation(
+        text=f"Make ROCm load the kernels of {gfx}'s sibling with HSA_OVERRIDE_GFX_VERSION={override} in the "
+        "program's environment (for a service such as ollama: `systemctl edit ollama`, then "
+        f'Environment="HSA_OVERRIDE_GFX_VERSION={override}"). Unsupported by AMD but what most users of '
+        "such cards do; the lasting fix is a ROCm build that includes the target.",
+        commands=(
+            Command(
+                ("env", f"HSA_OVERRIDE_GFX_VERSION={override}", "PROGRAM"),
+                note="PROGRAM: the failing command (python train.py, ollama serve, ...)",
+                runs_here=False,
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def _gfx_fix() -> Remediation:
+    """The target is not named, or the wheels have it: a build for it, and how to find the target."""
+    return Remediation(
+        text="Install a ROCm torch built for this GPU (see the gfx targets each ROCm release supports). For a "
+        "consumer GPU of a supported family, HSA_OVERRIDE_GFX_VERSION (10.3.0 for RDNA2 cards such as "
+        "gfx1031/gfx1032, 11.0.0 for RDNA3) makes ROCm load a sibling's kernels: unsupported by AMD, but "
+        "what most users of such cards do. `rocminfo | grep gfx` names the GPU's target.",
+        commands=(Command(("rocminfo",), note="the gfx target of each GPU (the 'Name: gfx...' lines)"),),
+        target=Target.SYSTEM,
+    )
+
+
 _GFX = re.compile(r"\bgfx(?P<major>[0-9]{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])\b")
 
 
@@ -315,48 +345,19 @@ def amd_gfx_target(facts: Facts) -> Finding:
     """
     cid = "amd.gfx_target"
     said = reported(facts, "rocm_no_binary")
-    named = _named_gfx(facts, said) if said else None
-    override = override_for(named[1]) if named is not None and named[0] not in TORCH_WHEEL_TARGETS else None
-    if said and named is not None and override is not None:  # the target is in the error: its value is known
-        gfx = named[0]
-        return Finding(
-            cid,
-            Status.FAIL,
-            f"ROCm has no kernels for {gfx}, this GPU's gfx target ({said[0].where}).",
-            details=said[0].means,
-            evidence=reported_evidence(said),
-            remediation=Remediation(
-                text=f"Make ROCm load the kernels of {gfx}'s sibling with HSA_OVERRIDE_GFX_VERSION={override} in the "
-                "program's environment (for a service such as ollama: `systemctl edit ollama`, then "
-                f'Environment="HSA_OVERRIDE_GFX_VERSION={override}"). Unsupported by AMD but what most users of '
-                "such cards do; the lasting fix is a ROCm build that includes the target.",
-                commands=(
-                    Command(
-                        ("env", f"HSA_OVERRIDE_GFX_VERSION={override}", "PROGRAM"),
-                        note="PROGRAM: the failing command (python train.py, ollama serve, ...)",
-                        runs_here=False,
-                    ),
-                ),
-                target=Target.SYSTEM,
-            ),
-        )
     if said:
+        named = _named_gfx(facts, said)
+        override = (
+            override_for(named[1]) if named is not None and named[0] not in TORCH_WHEEL_TARGETS else None
+        )
+        target = f"{named[0]}, this GPU's gfx target" if named is not None else "this GPU's gfx target"
         return Finding(
             cid,
             Status.FAIL,
-            f"ROCm has no kernels for this GPU's gfx target ({said[0].where}).",
+            f"ROCm has no kernels for {target} ({said[0].where}).",
             details=said[0].means,
             evidence=reported_evidence(said),
-            remediation=Remediation(
-                text="Install a ROCm torch built for this GPU (see the gfx targets each ROCm release supports). For a "
-                "consumer GPU of a supported family, HSA_OVERRIDE_GFX_VERSION (10.3.0 for RDNA2 cards such as "
-                "gfx1031/gfx1032, 11.0.0 for RDNA3) makes ROCm load a sibling's kernels: unsupported by AMD, but "
-                "what most users of such cards do. `rocminfo | grep gfx` names the GPU's target.",
-                commands=(
-                    Command(("rocminfo",), note="the gfx target of each GPU (the 'Name: gfx...' lines)"),
-                ),
-                target=Target.SYSTEM,
-            ),
+            remediation=_override_fix(named[0], override) if named is not None and override else _gfx_fix(),
         )
     skip = not_applicable(facts, cid)
     if skip is not None:
