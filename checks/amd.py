@@ -18,7 +18,13 @@ from torch_gpu_doctor.checks.support.amd import (
     torch_is_rocm,
 )
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
-from torch_gpu_doctor.compat.rocm_gfx import DEPRECATED, OFFICIAL_LINUX, TORCH_WHEEL_TARGETS, override_for
+from torch_gpu_doctor.compat.rocm_gfx import (
+    DEPRECATED,
+    OFFICIAL_LINUX,
+    TORCH_WHEEL_TARGETS,
+    gfx_of_product,
+    override_for,
+)
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
@@ -314,16 +320,24 @@ def _gfx_fix() -> Remediation:
 _GFX = re.compile(r"\bgfx(?P<major>[0-9]{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])\b")
 
 
+def _parse_gfx(text: str) -> tuple[str, tuple[int, int, int]] | None:
+    found = _GFX.search(text)
+    if found is None:
+        return None
+    return found[0], (int(found["major"]), int(found["minor"], 16), int(found["stepping"], 16))
+
+
 def _named_gfx(facts: Facts, said: list[ReportedError]) -> tuple[str, tuple[int, int, int]] | None:
-    """The gfx target the error (or a listed GPU's name, "RX 5700 XT (gfx1010:xnack-)") names, parsed."""
+    """The gfx target the error (or a listed GPU's name, "RX 5700 XT (gfx1010:xnack-)") names, parsed; else
+    the target of the card the error's line or a listed GPU names ("i have an rx 6600")."""
     texts = [e.values.get("gfx", "") for e in said] + [f"{e.text} {e.context}" for e in said]
     texts += [g.name for g in facts.gpus if isinstance(g.name, str)]
     for text in texts:
-        found = _GFX.search(text)
-        if found is not None:
-            target = (int(found["major"]), int(found["minor"], 16), int(found["stepping"], 16))
-            return found[0], target
-    return None
+        parsed = _parse_gfx(text)
+        if parsed is not None:
+            return parsed
+    product = next((gfx for text in texts if (gfx := gfx_of_product(text)) is not None), None)
+    return _parse_gfx(product) if product is not None else None
 
 
 @check("amd.gfx_target", "ROCm and torch support the AMD GPU's gfx target", "amd")

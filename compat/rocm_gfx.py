@@ -12,6 +12,7 @@ Sources (../shared/reference/hardware.md §6 and compat.md, uv section):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -74,3 +75,32 @@ def override_for(target: tuple[int, int, int], known: frozenset[str] = TORCH_WHE
     if not steppings:
         return None
     return f"{major}.{minor}.{min(steppings)}"
+
+
+# Product names -> gfx target, for pastes that name the card but not its target (mobile and "M" parts first).
+# Sources: Gentoo's amdgpu_targets_* USE flag descriptions (packages.gentoo.org/useflags/amdgpu_targets_gfxNNNN:
+# gfx1010, gfx1012, gfx1030, gfx1031, gfx1100, gfx1101, gfx1102, gfx1103, gfx1150, gfx1151); gfx1032 (RX 6600 /
+# 6650 XT), gfx1200 (RX 9060 XT) and gfx1201 (RX 9070) from VecSzn/PolyStrata discussion #49, whose owners ran them.
+PRODUCT_TARGETS: tuple[tuple[str, str], ...] = (
+    (r"RX\s?6(?:800|700)M\b|RX\s?6(?:750|700)(?:\s?XT)?\b", "gfx1031"),
+    (r"RX\s?6(?:950|900|800)(?:\s?XT)?\b", "gfx1030"),
+    (r"RX\s?66[05]0(?:\s?XT)?\b|RX\s?6600M?\b", "gfx1032"),
+    (r"RX\s?5[67]00(?:\s?XT|M)?\b", "gfx1010"),
+    (r"RX\s?5[35]00(?:\s?XT|M)?\b", "gfx1012"),
+    (r"RX\s?7900\b", "gfx1100"),
+    (r"RX\s?7[78]00(?:\s?XT)?\b", "gfx1101"),
+    (r"RX\s?7600(?:\s?XT|M)?\b", "gfx1102"),
+    (r"Radeon\s?7[4-8]0M\b", "gfx1103"),
+    (r"Radeon\s?8[89]0M\b", "gfx1150"),
+    (r"Radeon\s?80[46]0S\b", "gfx1151"),
+    (r"RX\s?9060(?:\s?XT)?\b", "gfx1200"),
+    (r"RX\s?9070(?:\s?XT|\s?GRE)?\b", "gfx1201"),
+)
+
+
+def gfx_of_product(text: str) -> str | None:
+    """The gfx target of the first AMD card named in `text` ("an rx 6600", "AMD Radeon RX 6700 XT"), if known."""
+    for pattern, target in PRODUCT_TARGETS:
+        if re.search(pattern, text, re.IGNORECASE):
+            return target
+    return None

@@ -21,7 +21,7 @@ from tests.factories import (
     torch_runtime,
 )
 from torch_gpu_doctor.checks.amd import amd_gfx_target, amd_rocm_stack, amd_torch_rocm
-from torch_gpu_doctor.compat.rocm_gfx import override_for
+from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product, override_for
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.rocm import KfdAgent, RocmFacts
@@ -289,3 +289,21 @@ def test_override_value_is_the_lowest_sibling_the_wheels_build(
     target: tuple[int, int, int], value: str | None
 ) -> None:
     assert override_for(target) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("i have an rx 6600 and a i5 8400", "gfx1032"),
+        ("AMD Radeon RX 6700 XT", "gfx1031"),
+        ("AMD Radeon RX 6800M", "gfx1031"),  # the mobile part is Navi 22, not the desktop 6800's Navi 21
+        ("AMD Radeon RX 6800 XT", "gfx1030"),
+        ("Radeon RX 7900 XTX", "gfx1100"),
+        ("AMD Radeon 780M", "gfx1103"),
+        ("AMD Radeon RX 9070 XT", "gfx1201"),
+        ("NVIDIA GeForce RTX 3060", None),
+        ("RX 66000 units", None),
+    ],
+)
+def test_a_card_named_without_its_target_gets_the_target(text: str, target: str | None) -> None:
+    assert gfx_of_product(text) == target
