@@ -368,13 +368,18 @@ def _extension_abi(failed: list[ReportedError]) -> _Cause | None:
         if package == "torch":
             return None  # torch's own libraries disagree: two torch releases mixed, another version first
         extension = f"{package}/{so['path'].rsplit('/', 1)[-1]}" if so is not None and package else None
-        summary = (
-            f"{package}'s compiled extension ({extension}) was built for another torch release than the one "
-            "installed"
-            if package
-            else "A compiled extension was built for another torch release than the one installed"
+        cxx11 = "__cxx11" in error.values.get("symbol", "")  # std::__cxx11::basic_string: the C++ ABI differs
+        built_for = (
+            "another torch release, or the other C++ ABI, than the installed torch"
+            if cxx11
+            else "another torch release than the one installed"
         )
-        return _Cause(error, summary, extension_abi_fix(package, extension))
+        summary = (
+            f"{package}'s compiled extension ({extension}) was built for {built_for}"
+            if package
+            else f"A compiled extension was built for {built_for}"
+        )
+        return _Cause(error, summary, extension_abi_fix(package, extension, cxx11))
     return None
 
 

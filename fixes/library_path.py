@@ -313,9 +313,33 @@ def windows_dll_fix(dll: str, user_site: str | None, global_python: str | None) 
     )
 
 
-def extension_abi_fix(package: str | None, extension: str | None) -> Remediation:
-    """A compiled extension (vLLM's _C, flash-attn, xformers) was built against another torch release."""
+# Extensions whose wheels do not pin torch (pip check cannot name the torch they need): rebuilding them
+# against the installed torch is the fix. The .so's top-level module name -> the pip name to reinstall.
+UNPINNED_EXTENSIONS = {
+    "flash_attn_2_cuda": "flash-attn",
+    "flash_attn": "flash-attn",
+    "flash_attn_cuda": "flash-attn",
+}
+
+
+def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = False) -> Remediation:
+    """A compiled extension (vLLM's _C, flash-attn, xformers) was built against another torch release; with
+    `cxx11`, against the other C++ ABI (a `__cxx11` std::string in the missing symbol)."""
     name = package or "the extension"
+    pip_name = UNPINNED_EXTENSIONS.get(package or "")
+    if cxx11:
+        text = (
+            f"{name} was built for another torch release or with the other C++ ABI (the missing symbol takes a "
+            "`std::__cxx11` string, which torch exports only when built with the new ABI). The command prints "
+            "both of torch's: install the build of the extension made for them (flash-attn's release wheels name "
+            "the torch version and cxx11abiTRUE or cxx11abiFALSE), or build it against the installed torch "
+            "(`pip install --no-build-isolation --no-cache-dir --force-reinstall`)."
+        )
+        probe = Command(
+            ("python", "-c", "import torch; print(torch.__version__, torch._C._GLIBCXX_USE_CXX11_ABI)"),
+            note="torch's version and C++ ABI (True: a cxx11abiTRUE build of the extension)",
+        )
+        return Remediation(text=text, commands=(probe,), needs_network=True, target=Target.PYTHON_ENV)
     text = (
         f"{name} ships C++ code ({extension or 'a compiled module'}) built against one exact torch release, "
         "and the installed torch is another: its C++ symbols do not match. Install the torch version this "
@@ -324,6 +348,21 @@ def extension_abi_fix(package: str | None, extension: str | None) -> Remediation
         "op) must be rebuilt against the installed torch (`pip install --no-build-isolation --no-cache-dir "
         "--force-reinstall` it). LD_LIBRARY_PATH has nothing to do with it."
     )
+    if pip_name is not None:  # it does not pin torch: pip check has nothing to say, the rebuild is the fix
+        rebuild = Command(
+            (
+                "python",
+                "-m",
+                "pip",
+                "install",
+                "--no-build-isolation",
+                "--no-cache-dir",
+                "--force-reinstall",
+                pip_name,
+            ),
+            note="builds it against the installed torch (needs the CUDA toolkit of torch's CUDA)",
+        )
+        return Remediation(text=text, commands=(rebuild,), needs_network=True, target=Target.PYTHON_ENV)
     return Remediation(
         text=text,
         commands=(

@@ -11,6 +11,7 @@ inferred it (the GPU or driver tables).
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
@@ -264,7 +265,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         if f.check_id not in BY_MESSAGE_ONLY or lines_of[f.check_id] or f.status in (Status.FAIL, Status.WARN)
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
-    if "torch" not in pasted.paste.text.lower():  # another program's error (CUDA samples, JAX, Taichi...)
+    if not _mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
         verdicts = tuple(_not_torch(v, facts) for v in verdicts)
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
@@ -312,6 +313,15 @@ def _with_own_causes(
         return verdicts
     kept = tuple(v for v in verdicts if v.finding.check_id not in own)
     return kept + tuple(own.values())
+
+
+# torch's C++ namespaces in a mangled symbol (c10::, at::, torch::): an extension of torch failed, even
+# where the word "torch" appears nowhere (flash_attn_2_cuda...so: undefined symbol: _ZN3c10...)
+_TORCH_CPP = re.compile(r"_ZN[KS]?\d*(?:3c10|2at|5torch)")
+
+
+def _mentions_torch(text: str) -> bool:
+    return "torch" in text.lower() or _TORCH_CPP.search(text) is not None
 
 
 def _installs_torch(fix: Remediation | None) -> bool:

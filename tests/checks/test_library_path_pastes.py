@@ -331,7 +331,20 @@ def test_an_extension_of_torchs_own_is_not_an_extension_mismatch() -> None:
     flash = "ImportError: /v/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: _ZN2at4_ops"
     g = library_path(facts(reported_errors=(error("undefined_symbol", flash, symbol="_ZN2at4_ops"),)))
     assert "flash_attn_2_cuda's compiled extension" in g.summary
-    assert first_command(g) == PIP_CHECK
+    # flash-attn pins no torch, so pip check has nothing to say: the rebuild against this torch comes first
+    assert str(first_command(g)).endswith("--no-build-isolation --no-cache-dir --force-reinstall flash-attn")
+    vllm = "ImportError: /v/lib/python3.10/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN2at4_ops"
+    pinned = library_path(facts(reported_errors=(error("undefined_symbol", vllm, symbol="_ZN2at4_ops"),)))
+    assert first_command(pinned) == PIP_CHECK  # vLLM pins torch==: pip check names the one it needs
+
+
+def test_a_cxx11_string_in_the_missing_symbol_asks_for_torchs_abi() -> None:
+    """flash-attn's cxx11abiTRUE wheel on a PyPI torch built with the old ABI (a blind paste)."""
+    symbol = "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+    text = f"ImportError: /v/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: {symbol}"
+    f = library_path(facts(reported_errors=(error("undefined_symbol", text, symbol=symbol),)))
+    assert "or the other C++ ABI" in f.summary
+    assert "_GLIBCXX_USE_CXX11_ABI" in str(first_command(f))
 
 
 def test_a_cublas_error_with_ld_library_path_set_blames_the_path_first() -> None:
