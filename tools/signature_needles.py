@@ -59,17 +59,39 @@ def derive(pattern: str) -> str | None:
     return best if len(best) >= MIN_NEEDLE else None
 
 
+def derive_any(pattern: str) -> list[str] | None:
+    """For a pattern without a needle that is one alternation ("a|b|c", or that in a group): a needle per
+    alternative, when every alternative has one; a line must contain at least one of them. Else None."""
+    if derive(pattern) is not None:
+        return None
+    items: list[Any] = list(parser.parse(pattern, re.IGNORECASE).data)
+    while len(items) == 1 and items[0][0] is constants.SUBPATTERN:  # (?:a|b): the group's content
+        items = list(items[0][1][-1].data)
+    if len(items) != 1 or items[0][0] is not constants.BRANCH:
+        return None
+    needles = []
+    for branch in items[0][1][1]:
+        runs = [r.lower() for r in _runs(branch) if r.isascii()]
+        best = max(runs, key=len, default="")
+        if len(best) < MIN_NEEDLE:
+            return None
+        needles.append(best)
+    return sorted(set(needles))
+
+
 def with_needles(document: dict[str, Any]) -> dict[str, Any]:
-    """The catalogue with each entry's needle set (or removed), keys in their usual order."""
+    """The catalogue with each entry's needle or needles_any set (or removed), keys in their usual order."""
     entries = []
     for entry in document["signatures"]:
-        fresh = {k: v for k, v in entry.items() if k != "needle"}
-        needle = derive(entry["pattern"])
+        fresh = {k: v for k, v in entry.items() if k not in ("needle", "needle_any")}
+        needle, needle_any = derive(entry["pattern"]), derive_any(entry["pattern"])
         ordered: dict[str, Any] = {}
         for key, value in fresh.items():
             ordered[key] = value
             if key == "pattern" and needle is not None:
                 ordered["needle"] = needle
+            if key == "pattern" and needle_any is not None:
+                ordered["needle_any"] = needle_any
         entries.append(ordered)
     return {**document, "signatures": entries}
 
@@ -82,9 +104,10 @@ def main() -> int:
     document = json.loads(CATALOGUE.read_text(encoding="utf-8"))
     updated = with_needles(document)
     CATALOGUE.write_text(catalogue_text(updated), encoding="utf-8")
-    count = sum(1 for e in updated["signatures"] if "needle" in e)
+    count = sum(1 for e in updated["signatures"] if "needle" in e or "needle_any" in e)
     print(
         f"wrote {CATALOGUE.relative_to(ROOT)}: {count} of {len(updated['signatures'])} signatures have a needle"
+        " (or one per alternative)"
     )
     return 0
 

@@ -87,6 +87,8 @@ class Signature:
     example: str | None  # the stored paste it was taken from (tests/triage/pastes/...)
     # plain lower-case text every line the pattern matches contains (tools/signature_needles.py), or None
     needle: str | None = None
+    # for an alternation without a common needle: one per alternative, a line must contain at least one
+    needle_any: tuple[str, ...] = ()
     # For an error no check turns into a finding from what it implies (a program's bug, a build tool's
     # refusal, another program's CUDA error): the cause in one sentence and its fix, so that a paste that
     # holds it never reads "no problem found" (triage.verdict). None: the check it names decides.
@@ -167,6 +169,11 @@ def parse_catalogue(
         needle = entry.get("needle")
         if needle is not None and (not isinstance(needle, str) or not needle or needle != needle.lower()):
             raise CatalogueError(f"{where}: 'needle' must be lower-case text or absent")
+        needle_any = entry.get("needle_any", [])
+        if not isinstance(needle_any, list) or not all(
+            isinstance(n, str) and n and n == n.lower() for n in needle_any
+        ):
+            raise CatalogueError(f"{where}: 'needle_any' must be a list of lower-case texts or absent")
         implies = entry.get("implies")
         if not isinstance(implies, dict):  # {}: recognised and explained, but it decides nothing by itself
             raise CatalogueError(f"{where}: 'implies' must be an object")
@@ -201,9 +208,10 @@ def parse_catalogue(
                 _text(entry, "source", where),
                 _text(entry, "url", where),
                 example,
-                needle,
-                cause,
-                fix,
+                needle=needle,
+                needle_any=tuple(needle_any),
+                cause=cause,
+                fix=fix,
             )
         )
     return tuple(found)
@@ -257,6 +265,8 @@ def match_line(line: str, number: int, catalogue: tuple[Signature, ...] | None =
     hits = []
     for signature in catalogue if catalogue is not None else load_catalogue():
         if signature.needle is not None and signature.needle not in folded:
+            continue
+        if signature.needle_any and not any(n in folded for n in signature.needle_any):
             continue
         found = signature.pattern.search(text)
         if found is None:

@@ -63,8 +63,9 @@ def paste_facts(pasted: PastedText) -> Facts:
 # CUDA_VISIBLE_DEVICES as a command sets it: `CUDA_VISIBLE_DEVICES=2 python main.py`, `export
 # CUDA_VISIBLE_DEVICES=0,1`, `os.environ["CUDA_VISIBLE_DEVICES"] = "2"` (a value in quotes or up to a space)
 _VISIBLE_SET = re.compile(
-    r"""(?:^|[\s$>;(])(?:export\s+)?CUDA_VISIBLE_DEVICES=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s;'"`]*))"""
-    r"""|os\.environ\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?P<py>[^"']*)["']"""
+    r"""(?:^|(?<=[\s$>;(]))(?:export\s+)?CUDA_VISIBLE_DEVICES=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s;'"`]*))"""
+    r"""|os\.environ\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?P<py>[^"']*)["']""",
+    re.MULTILINE,
 )
 
 
@@ -72,11 +73,13 @@ def _with_shown_environment(facts: Facts, pasted: PastedText) -> Facts:
     """CUDA_VISIBLE_DEVICES where the paste shows it set for the program (its command line, an export, the
     script's os.environ): the last setting is the one the failing run had. env.cuda_visible_devices then
     judges it against the GPUs the paste lists."""
+    text = pasted.paste.text
+    if "CUDA_VISIBLE_DEVICES" not in text or "CUDA_VISIBLE_DEVICES" in facts.env:  # most pastes: no scan
+        return facts
     value = None
-    for line in pasted.paste.text.split("\n"):
-        for found in _VISIBLE_SET.finditer(line):
-            value = next(v for v in found.groupdict().values() if v is not None)
-    if value is None or "CUDA_VISIBLE_DEVICES" in facts.env:
+    for found in _VISIBLE_SET.finditer(text):
+        value = next(v for v in found.groupdict().values() if v is not None)
+    if value is None:
         return facts
     # Judged against the GPUs the paste lists: an index only (a paste rarely shows UUIDs), and only with a list
     if not re.fullmatch(r"\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?", value) or not any(

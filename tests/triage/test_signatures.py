@@ -141,9 +141,51 @@ def test_a_needle_is_text_every_match_contains(pattern: str, needle: str | None)
     assert signature_needles.derive(pattern) == needle
 
 
+def test_each_alternation_has_the_needles_derived_from_its_pattern() -> None:
+    """An alternation without a common needle gets one per alternative (a line must hold one of them)."""
+    document = json.loads(
+        resources.files("torch_gpu_doctor.checks.support")
+        .joinpath("error_signatures.json")
+        .read_text("utf-8")
+    )
+    stale = [
+        e["id"]
+        for e in document["signatures"]
+        if e.get("needle_any") != signature_needles.derive_any(e["pattern"])
+    ]
+    assert not stale, f"run python tools/signature_needles.py: {stale}"
+    assert signature_needles.derive_any(r"no CUDA-capable device|cudaErrorNoDevice") == [
+        "cudaerrornodevice",
+        "no cuda-capable device",
+    ]
+    assert signature_needles.derive_any(r"(?:Xid\d+|fallen off the bus)") is None  # "xid": too short
+    assert signature_needles.derive_any(r"CUDA out of memory") is None  # it has a needle of its own
+    # only lines with an alternative's text are searched
+    (plain,) = parse_catalogue(
+        {
+            "signatures": [
+                {
+                    "id": "x_y",
+                    "class": "oom",
+                    "pattern": "alpha beta|gamma delta",
+                    "needle_any": ["alpha beta", "gamma delta"],
+                    "means": "m",
+                    "implies": {},
+                    "check": "torch.out_of_memory",
+                    "source": "a/b#1",
+                    "url": "https://github.com/a/b/issues/1",
+                }
+            ]
+        }
+    )
+    assert match_line("x GAMMA DELTA", 1, (plain,)) and not match_line("alpha", 1, (plain,))
+    with pytest.raises(CatalogueError, match="needle_any"):
+        parse_catalogue({"signatures": [{"id": "x", "class": "oom", "pattern": "a", "needle_any": "a"}]})
+
+
 def test_needles_change_no_match_on_the_whole_corpus() -> None:
     # the same hits with and without the first test, on every line of every stored paste and report
-    without = tuple(dataclasses.replace(s, needle=None) for s in CATALOGUE)
+    without = tuple(dataclasses.replace(s, needle=None, needle_any=()) for s in CATALOGUE)
     for path in sorted((HERE / "pastes").glob("*.txt")) + sorted((HERE / "reports").glob("*.txt")):
         for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             fast = [h.signature.id for h in match_line(line, n, CATALOGUE)]
@@ -155,7 +197,7 @@ def test_a_dotless_or_dotted_i_does_not_hide_a_signature() -> None:
     the pattern matches (a paste from a Turkish locale)."""
     line = "NVIDIA GeForce RTX 3080 with CUDA capabılıty sm_86 is not compatıble with the current PyTorch İnstallation."
     assert re.search("capability", line, re.IGNORECASE)  # the premise: the regex itself matches
-    without = tuple(dataclasses.replace(s, needle=None) for s in CATALOGUE)
+    without = tuple(dataclasses.replace(s, needle=None, needle_any=()) for s in CATALOGUE)
     expected = [h.signature.id for h in match_line(line, 1, without)]
     assert expected and [h.signature.id for h in match_line(line, 1, CATALOGUE)] == expected
 
