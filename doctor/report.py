@@ -8,7 +8,6 @@ from torch_gpu_doctor.checks.support.causes import root_causes
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.recommendation import Recommendation
-from torch_gpu_doctor.fixes.torch_wheel import recommend
 from torch_gpu_doctor.model import CheckSpec, Counts, Figure, Finding, FindingsSummary, Status, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -29,6 +28,10 @@ def derive(facts: Facts) -> Derived:
         from torch_gpu_doctor.checks.support.smoke_figures import smoke_figures  # only with a smoke run
 
         figures = smoke_figures(facts)
+    # the wheel planner (distributions, drivers, candidates) loads for a diagnosis, not for a report that is
+    # read back: the TUI unpickles one from its early child (tui/early.py)
+    from torch_gpu_doctor.fixes.torch_wheel import recommend
+
     return Derived(recommended_install=recommend(facts), smoke_figures=figures)
 
 

@@ -9,11 +9,11 @@ from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.model import Status
-from torch_gpu_doctor.tui.app import DoctorApp
 from torch_gpu_doctor.tui.session import Session
 
 if TYPE_CHECKING:
     from torch_gpu_doctor.host.base import Host
+    from torch_gpu_doctor.tui.app import DoctorApp
 
 
 def run_tui(
@@ -34,10 +34,14 @@ def run_tui(
     if smoke is not None:
         session.smoke_mode = smoke
         start = "smoke" if start == "doctor" else start
-    app = DoctorApp(session, start=start)
+    session.start_early()  # the first diagnosis runs in a child while Textual loads (before its import)
     try:
+        from torch_gpu_doctor.tui.app import DoctorApp  # Textual: after the fork, so the child never loads it
+
+        app = DoctorApp(session, start=start)
         app.run()
     finally:  # quitting during a probe or the smoke test leaves nothing running
+        session.close()
         # after the app: the first paint waits for nothing
         from torch_gpu_doctor.host.process import stop_all_children
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the engine loads in the first worker, after the first paint
     from torch_gpu_doctor.report import Report
     from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
     from torch_gpu_doctor.smoke.run import SmokeProgress
+    from torch_gpu_doctor.tui.early import EarlyDiagnosis
 
     DiagnoseFn = Callable[[EventSink], Report]
 
@@ -42,8 +43,32 @@ class Session:
     previous_smoke: UnfinishedRun | None = None
     # Tests replace the diagnosis (e.g. a fixture's report with a fake pip as its interpreter).
     diagnose_override: DiagnoseFn | None = field(default=None, repr=False)
+    # The first diagnosis, already running in a child started before Textual loaded (start_early).
+    early: EarlyDiagnosis | None = field(default=None, repr=False)
+
+    def start_early(self) -> None:
+        """Start the first diagnosis now, in a forked child, so that it runs while the app starts (issue 21):
+        call it before Textual is imported. Where fork is missing, the worker diagnoses as before."""
+        from torch_gpu_doctor.tui.early import EarlyDiagnosis  # no Textual and no engine: cheap to load
+
+        self.early = EarlyDiagnosis.start(self._diagnose_here)
+
+    def close(self) -> None:
+        """The app has quit: a first diagnosis still running in its child is stopped."""
+        early, self.early = self.early, None
+        if early is not None:
+            early.close()
 
     def diagnose(self, on_event: EventSink) -> Report:
+        """In a worker: the early child's report the first time (when it delivers one), else a diagnosis here."""
+        early, self.early = self.early, None
+        if early is not None:
+            report = early.take(on_event)
+            if report is not None:
+                return report
+        return self._diagnose_here(on_event)
+
+    def _diagnose_here(self, on_event: EventSink) -> Report:
         if self.diagnose_override is not None:
             return self.diagnose_override(on_event)
         from torch_gpu_doctor.runner import diagnose  # the engine loads in the worker, after the first paint

@@ -47,14 +47,17 @@ class CheckList(Tree[str]):
 
     def plan(self, specs: Iterable[CheckSpec]) -> None:
         """Every check that will run, as running; a re-run keeps the cursor on the same check."""
+        rank = {area: i for i, area in enumerate(AREA_ORDER)}
+        ordered = sorted(specs, key=lambda s: rank.get(s.area, len(rank)))  # stable within an area
+        if not self._status and list(self._leaves) == [s.id for s in ordered]:
+            return  # the diagnosis lists what the shipped index showed: the tree is already this one
         keep = self.selected_check
         self.clear()
         self._leaves.clear()
         self._areas.clear()
         self._area_of.clear()
         self._status.clear()
-        rank = {area: i for i, area in enumerate(AREA_ORDER)}
-        for spec in sorted(specs, key=lambda s: rank.get(s.area, len(rank))):  # stable within an area
+        for spec in ordered:
             self._add(spec.id, spec.area)
         for area in self._areas:
             self._relabel_area(area)

@@ -1,0 +1,195 @@
+"""The interactive doctor's first diagnosis, started in a child process before Textual loads.
+
+Textual's start (~0.4 s of imports and layout) and the engine's (its imports, the probes, the checks) each hold
+one core; in one process they take turns on the GIL, so the full screen came at their sum (issue 21). Here the
+doctor forks before it imports Textual: the child diagnoses while the parent starts the app, and sends each
+progress event and then the report back through a pipe, pickled. The screen takes them in its diagnosis
+worker as if the engine ran there.
+
+Whatever goes wrong on this path (no fork on this platform, a child that dies or is killed, a report that
+does not pickle) costs nothing but time: the session then diagnoses in its worker thread as before. A re-run
+(r) always runs in the worker. The child stops its own children when it ends, and dies with the doctor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import struct
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from torch_gpu_doctor.events import DiagnosisEvent, EventSink
+    from torch_gpu_doctor.report import Report
+
+_LENGTH = struct.Struct("!I")  # each message: its length, then its pickle
+STOP_GRACE_S = 2.0  # between SIGTERM to the child (it stops its probes) and SIGKILL
+
+
+class EarlyDiagnosis:
+    """A diagnosis running in a forked child: `take` streams its events and returns its report."""
+
+    def __init__(self, pid: int, read_fd: int) -> None:
+        self.pid = pid
+        self._read = os.fdopen(read_fd, "rb")
+        self._ended = False
+
+    @classmethod
+    def start(cls, diagnose: Callable[[EventSink], Report]) -> EarlyDiagnosis | None:
+        """Fork a child that runs `diagnose`; None where this platform cannot fork (the worker does it)."""
+        if sys.platform != "linux":  # fork is safe here before any thread starts; elsewhere, the worker
+            return None
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return None
+        if pid == 0:  # the child: never returns
+            os.close(read_fd)
+            _child(diagnose, write_fd)
+        os.close(write_fd)
+        return cls(pid, read_fd)
+
+    def take(self, on_event: EventSink) -> Report | None:
+        """In the screen's worker: the child's events passed to `on_event` as they come, then its report; None
+        when the child ended without one (the caller diagnoses itself)."""
+        try:
+            from torch_gpu_doctor.events import CheckDone, ChecksListed, ProbeDone  # the screen has them
+
+            while True:
+                kind, payload = self._receive()
+                if kind == "event" and isinstance(payload, (ChecksListed, ProbeDone, CheckDone)):
+                    on_event(payload)
+                elif kind == "report":
+                    from torch_gpu_doctor.report import Report  # loaded already: unpickling it did
+
+                    return payload if isinstance(payload, Report) else None
+                else:  # "failed": the child could not finish (a bug there, or a report that would not pickle)
+                    return None
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError, AttributeError, ImportError):
+            return None  # the child died (killed, a segfault) or sent garbage
+        finally:
+            self.close()
+
+    def _receive(self) -> tuple[str, object]:
+        head = self._read.read(_LENGTH.size)
+        if len(head) < _LENGTH.size:
+            raise EOFError("the early diagnosis ended without a report")
+        (size,) = _LENGTH.unpack(head)
+        body = self._read.read(size)
+        if len(body) < size:
+            raise EOFError("the early diagnosis was cut off")
+        message = pickle.loads(body)  # noqa: S301 - our own child's pickles, through a pipe only it writes
+        if not (isinstance(message, tuple) and len(message) == 2 and isinstance(message[0], str)):
+            raise ValueError("not a message of the early diagnosis")
+        return message
+
+    def close(self) -> None:
+        """Stop the child if it still runs (SIGTERM: it stops its probes; SIGKILL after a grace) and reap it.
+        Safe to call twice; the app calls it when it quits."""
+        if self._ended:
+            return
+        self._ended = True
+        with contextlib.suppress(OSError):
+            self._read.close()
+        if _reaped(self.pid, wait_s=0.0):
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)
+        if not _reaped(self.pid, wait_s=STOP_GRACE_S):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            _reaped(self.pid, wait_s=None)
+
+
+def _reaped(pid: int, wait_s: float | None) -> bool:
+    """Whether the child has ended (and is reaped), waiting up to `wait_s` (None: for as long as it takes)."""
+    import time  # only on the way out
+
+    deadline = None if wait_s is None else time.monotonic() + wait_s
+    while True:
+        try:
+            done, _ = os.waitpid(pid, 0 if wait_s is None else os.WNOHANG)
+        except ChildProcessError:
+            return True  # already reaped
+        if done:
+            return True
+        if deadline is None or time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _child(diagnose: Callable[[EventSink], Report], write_fd: int) -> None:
+    """Diagnose, sending each event and then the report; stop every probe on the way out, whatever happens.
+    Ends the process: the parent's Python state (atexit, buffered output) is not the child's to run."""
+    code = 0
+    try:
+        _detach_from_the_terminal()
+        import threading  # the child's own start-up, not the parent's
+
+        writing = threading.Lock()  # probe threads send their events too: one message at a time
+
+        def send(message: tuple[str, object]) -> None:
+            body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+            view = memoryview(_LENGTH.pack(len(body)) + body)
+            with writing:
+                while view:
+                    view = view[os.write(write_fd, view) :]
+
+        from torch_gpu_doctor.events import CheckDone  # the child's own imports, not the parent's
+
+        def progress(event: DiagnosisEvent) -> None:
+            # Checks are judged after every fact is in, in a burst the report follows within milliseconds:
+            # the parent would unpickle and draw each finding twice. The plan and the probes are progress.
+            if not isinstance(event, CheckDone):
+                send(("event", event))
+
+        report = diagnose(progress)
+        try:
+            send(("report", report))
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            send(("failed", f"{type(exc).__name__}: {exc}"))
+    except BaseException:  # the parent diagnoses again in its worker, where a bug shows as one
+        code = 1
+    finally:
+        if "torch_gpu_doctor.host.process" in sys.modules:
+            from torch_gpu_doctor.host.process import stop_all_children  # loaded already (checked above)
+
+            with contextlib.suppress(BaseException):
+                stop_all_children(final=True)
+        os._exit(code)
+
+
+def _detach_from_the_terminal() -> None:
+    """The terminal is the app's: the child reads nothing from it and writes nothing to it (a warning printed
+    there would land in the middle of the screen). SIGTERM and SIGHUP end it as Ctrl-C does, so its probes
+    are stopped; where Linux allows, it also gets SIGTERM when the doctor dies without a word (SIGKILL)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    sys.stdout = sys.stderr = Path(os.devnull).open("w")  # noqa: SIM115 - for the child's life (os._exit ends it)
+    if "faulthandler" in sys.modules:  # a crash dump would be written to the terminal's own descriptor
+        sys.modules["faulthandler"].disable()
+
+    def interrupt(signum: int, frame: object) -> None:  # noqa: ARG001
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, interrupt)
+    if sys.platform == "linux":
+        with contextlib.suppress(Exception):
+            import ctypes  # the child's own start-up, not the parent's
+
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() == 1:  # the doctor died before the request above took effect
+            raise KeyboardInterrupt("the doctor is gone")

@@ -1,0 +1,162 @@
+"""The first diagnosis in a forked child (tui/early.py): the same report as in the worker, its events, and
+a fallback for every way the child can fail. Nothing it starts outlives the doctor, nothing reaches the
+terminal from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.tui.conftest import HOSTS, report_of
+from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, EventSink, ProbeDone
+from torch_gpu_doctor.host import process
+from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.tui.early import EarlyDiagnosis
+from torch_gpu_doctor.tui.session import Session
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the early child is forked on Linux only"),
+    # pytest-xdist's worker has threads: Python 3.12+ warns of any fork there. The doctor forks before any.
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+MACHINE = "rtx4090-workstation-healthy"
+
+
+def _session() -> Session:
+    host = RecordedHost(HOSTS / MACHINE)
+    return Session(host, host.python or "python3", plugins=False, can_apply=False)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_the_childs_report_is_the_workers_and_its_progress_streams() -> None:
+    session = _session()
+    session.start_early()
+    assert session.early is not None
+    child = session.early.pid
+    events: list[DiagnosisEvent] = []
+    got = session.diagnose(events.append)
+    assert session.early is None  # taken once: a re-run diagnoses in the worker
+    expected = report_of(MACHINE)
+    assert got.findings == expected.findings
+    assert got.specs == expected.specs
+    assert got.facts == expected.facts
+    assert isinstance(events[0], ChecksListed)
+    assert any(isinstance(e, ProbeDone) for e in events)
+    # the findings come once, in the report: not as a burst of events the screen would draw twice
+    assert not any(isinstance(e, CheckDone) for e in events)
+    assert not _alive(child)  # reaped, not a zombie
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "exits",  # a bug, or the child killed: the pipe ends without a report
+        "segfaults",
+        "raises",
+        "unpicklable",
+    ],
+)
+def test_a_child_that_fails_costs_only_time(how: str) -> None:
+    expected = report_of(MACHINE)
+    calls: list[str] = []
+
+    def broken(on_event: EventSink) -> Report:
+        calls.append("here")
+        if len(calls) == 1 and os.getpid() != parent:  # in the child only; the fallback runs in the parent
+            if how == "exits":
+                os._exit(3)
+            if how == "segfaults":
+                os.kill(os.getpid(), signal.SIGSEGV)
+            if how == "raises":
+                raise RuntimeError("a bug in the child")
+            return dataclasses.replace(expected, python_choice=threading.Lock())  # type: ignore[arg-type]
+        return expected
+
+    parent = os.getpid()
+    session = _session()
+    session.diagnose_override = broken
+    session.start_early()
+    assert session.diagnose(lambda _: None) == expected
+    assert calls == ["here"]  # the parent's own diagnosis (the child's call is in its own memory)
+
+
+def test_quitting_stops_the_child_and_what_it_started(tmp_path: Path) -> None:
+    """The person quits while the first diagnosis still runs: the child and the probe it started end."""
+    started = tmp_path / "grandchild"
+
+    def hangs(on_event: EventSink) -> Report:
+        child = process.spawn(["sleep", "600"], os.environ)
+        assert not isinstance(child, process.NotStarted)
+        started.write_text(str(child.pid))
+        time.sleep(600)
+        raise AssertionError("not reached")
+
+    session = _session()
+    session.diagnose_override = hangs
+    session.start_early()
+    assert session.early is not None
+    child = session.early.pid
+    deadline = time.monotonic() + 30
+    while not started.exists() or not started.read_text():
+        assert time.monotonic() < deadline, "the child never started its probe"
+        time.sleep(0.02)
+    grandchild = int(started.read_text())
+    session.close()
+    assert not _alive(child)
+    deadline = time.monotonic() + 10
+    while _alive(grandchild) and not _zombie(grandchild):
+        assert time.monotonic() < deadline, "the probe outlived the doctor"
+        time.sleep(0.02)
+
+
+def _zombie(pid: int) -> bool:
+    """An ended process whose parent (init, once the child died) has not reaped it yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def test_the_child_writes_nothing_to_the_terminal(capfd: pytest.CaptureFixture[str]) -> None:
+    """The screen is the app's: a warning printed by the diagnosis must not land in the middle of it."""
+    expected = report_of(MACHINE)
+
+    def chatty(on_event: EventSink) -> Report:
+        print("printed by the diagnosis", flush=True)
+        os.write(2, b"written to stderr by the diagnosis\n")
+        return expected
+
+    session = _session()
+    session.diagnose_override = chatty
+    session.start_early()
+    assert session.diagnose(lambda _: None) == expected
+    out, err = capfd.readouterr()
+    assert "by the diagnosis" not in out + err
+
+
+def test_garbage_on_the_pipe_is_no_report() -> None:
+    read_fd, write_fd = os.pipe()
+    body = pickle.dumps(["not", "a", "message"])
+    os.write(write_fd, len(body).to_bytes(4, "big") + body)
+    os.close(write_fd)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    assert EarlyDiagnosis(pid, read_fd).take(lambda _: None) is None
