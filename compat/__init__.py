@@ -76,7 +76,14 @@ class CompatMatrix:
                 needed = _version(minimum)
                 ok = needed is not None and installed >= needed
             else:  # only a branch is known: R615 → any 615.x or newer
-                branch = tk.linux_branch if system == "linux" else None
+                branch = tk.linux_branch or (
+                    # NVIDIA prints no Windows minimum from CUDA 13.0 on ("N/A": the toolkit bundles no Windows
+                    # driver since 13.1), but the branches are shared: 13.0 is R580, 13.2 R595 on both systems
+                    # (CUDA 13.4 Update 1 release notes §2.2; compat-errata.md #61). Windows 595.95 is R595.
+                    f"R{tk.linux_min_driver.split('.')[0]}"
+                    if system != "linux" and tk.linux_min_driver
+                    else None
+                )
                 ok = branch is not None and installed.major >= int(branch.lstrip("R"))
             cuda = _version(tk.cuda)
             if ok and cuda is not None and (best is None or cuda > best[0]):
