@@ -57,11 +57,11 @@ WRAPPER_LABELS: tuple[tuple[str, str], ...] = (
     ("debug_build", r"PyTorch [Dd]ebug [Bb]uild"),
     ("cuda_available", r"(?:CUDA|GPU) available"),
     ("cuda_runtime", r"NVCC(?=[:：]?\s)"),
-    ("driver_version", r"(?:NVIDIA )?[Dd]river version"),
+    ("driver_version", r"(?:NVIDIA |CUDA )?[Dd]river [Vv]ersion"),
 )
 _WRAPPER_MARK = re.compile(
     r"^(?:(?P<detectron2>DETECTRON2_ENV_MODULE|[Dd]etectron2\b)|sys\.platform\b|PyTorch [Dd]ebug [Bb]uild\b"
-    r"|PyTorch compiling details\s*[:：])"
+    r"|PyTorch compiling details\s*[:：]|(?P<sglang>sglang|sgl_kernel)\s*[:：]|CUDA Driver Version\s*[:：])"
 )
 _CUT_LABELS = tuple(  # a paste that lost its first character ("yTorch version: 1.8.0"): its first line
     (key, label[1:]) for key, label in LABELS if re.fullmatch(r"[A-Za-z][A-Za-z ]{5,}", label)
@@ -120,6 +120,13 @@ _GPU = re.compile(
     r"(?:\s*\(arch=(?P<arch>\d+\.\d+)\))?\s*$",
     re.IGNORECASE,
 )
+# Rows that start like a GPU's and are not one: sglang's "GPU 0 Compute Capability: 8.0", and the rows of
+# `nvidia-smi topo -m` ("GPU0  X  NV12 ... SYS") that sglang and vLLM print after their reports
+_NOT_A_GPU_ROW = re.compile(
+    r"^GPU\s*[\d,\s-]+\s+Compute Capability\s*[:：]|^GPU\d+\s+(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)\s",
+    re.IGNORECASE,
+)
+_PACKAGE_ROW = re.compile(r"^([A-Za-z][\w.-]*)\s*[:：]\s*(\d[\w.+-]*)\s*$")
 _NVCC = (re.compile(r"\bV(\d+\.\d+\.\d+)"), re.compile(r"\brelease (\d+\.\d+)"))
 _CODE = re.compile(r"code=\[?(?P<codes>[a-z_0-9,]+)\]?")
 _VERSION = re.compile(r"^\d+(?:\.\d+)+")
@@ -159,7 +166,13 @@ def parse_report(text: str) -> CollectEnvReport:
         if key is None and first:
             key, value = _cut_labels().match(line)
         first = False
-        if key is None and wrapper and _GPU.match(line):  # the wrappers' GPU rows stand alone
+        if key is None and wrapper == "sglang check_env" and "torch_version" in found:
+            package = _PACKAGE_ROW.match(line)  # sglang's rows after PyTorch's: "vllm: 0.6.4.post1"
+            if package is not None:
+                libraries.extend(p for p in [_library("pip", f"{package[1]}=={package[2]}", raw)] if p)
+                current = None
+                continue
+        if key is None and wrapper and _GPU.match(line) and not _NOT_A_GPU_ROW.match(line):  # stand alone
             prev = found.get("gpu_models")
             found["gpu_models"] = (
                 ReportLine("gpu_models", line, raw, number)
@@ -183,11 +196,14 @@ def parse_report(text: str) -> CollectEnvReport:
 
 
 def _wrapper(lines: list[str]) -> str | None:
-    """ "detectron2" or "mmengine" when the paste shows a row only their collect_env prints."""
+    """ "detectron2", "sglang check_env" (`python -m sglang.check_env`, mmengine's labels and its own rows) or
+    "mmengine" when the paste shows a row only their collect_env prints."""
     marks = [m for m in (_WRAPPER_MARK.match(_clean(raw)) for raw in lines) if m is not None]
     if not marks:
         return None
-    return "detectron2" if any(m.group("detectron2") for m in marks) else "mmengine"
+    if any(m.group("detectron2") for m in marks):
+        return "detectron2"
+    return "sglang check_env" if any(m.group("sglang") for m in marks) else "mmengine"
 
 
 def _without_cut_end(

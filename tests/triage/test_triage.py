@@ -224,3 +224,20 @@ def test_a_report_from_another_machine_is_not_a_jetson() -> None:
     result = diagnosed(HERE / "reports" / "8x-a40-cu124-container-shell-prompt-healthy.txt")
     jetson = result.report.facts.jetson
     assert isinstance(jetson, Unavailable) and jetson.reason is Reason.NOT_APPLICABLE
+
+
+def test_sglang_check_env_is_read_as_a_report() -> None:
+    """`python -m sglang.check_env` (sgl-project/sglang#5389, #14327): mmengine's labels, "CUDA Driver
+    Version", a "GPU 0 Compute Capability" row that names no GPU, package rows, and `nvidia-smi topo -m` rows
+    after it that name none either."""
+    report = parse_report((HERE / "reports" / "c05_sglang_nvcc117_flashinfer_jit.txt").read_text())
+    assert looks_like_collect_env(report)
+    assert report.wrapper == "sglang check_env"
+    assert report.torch_version == "2.5.1+cu124"
+    assert report.driver_version == "535.54.03"
+    assert [g.name for g in report.gpus or ()] == ["NVIDIA A100-SXM4-80GB"]
+    packages = {lib.name: lib.version for lib in report.libraries or ()}
+    assert packages["vllm"] == "0.6.4.post1" and packages["triton"] == "3.1.0"
+    assert "flashinfer" not in packages  # "Module Not Found"
+    gb300 = parse_report((HERE / "reports" / "c06_sglang_gb300_wheel_envfine.txt").read_text())
+    assert [g.name for g in gb300.gpus or ()] == ["NVIDIA GB300"] * 4
