@@ -8,7 +8,12 @@ from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.driver import DriverFacts
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.nvml import NvmlFacts
-from torch_gpu_doctor.fixes.gpu_state import confined_process, device_access_refused, driver_hung
+from torch_gpu_doctor.fixes.gpu_state import (
+    confined_process,
+    device_access_lost,
+    device_access_refused,
+    driver_hung,
+)
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
@@ -37,6 +42,12 @@ _NVML_ERRORS: dict[str, tuple[str, str]] = {
     "InsufficientPower": (
         "A GPU reports insufficient power.",
         "Check that every PCIe power connector is plugged in and the power supply is large enough.",
+    ),
+    "Unknown": (
+        'NVML cannot reach the GPUs (NVMLError_Unknown: "Unknown Error").',
+        "NVML found the driver but could not talk to the GPU device files. Inside a container that worked "
+        "before, this is the loss of /dev/nvidia* access after the host ran `systemctl daemon-reload`; on a "
+        "host it follows a GPU or driver fault.",
     ),
     "Timeout": (
         "NVML timed out talking to the driver.",
@@ -157,6 +168,11 @@ def driver_nvml(facts: Facts) -> Finding:
         error.name, (f"NVML failed to start: NVMLError_{error.name} ({error.message}).", "")
     )
     remediation = _REMEDIES[error.name]() if error.name in _REMEDIES else None
+    if error.name == "Unknown":  # a container first, unless this is known to be a machine of its own
+        container = facts.container
+        remediation = device_access_lost(
+            on_host=not isinstance(container, Unavailable) and container.runtime is None
+        )
     if error.name == "NoPermission" and _refused_reading(
         driver
     ):  # world-readable files refused too: confined

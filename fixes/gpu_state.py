@@ -77,3 +77,35 @@ def confined_process() -> Remediation:
         ),
         target=Target.SYSTEM,
     )
+
+
+def device_access_lost(on_host: bool) -> Remediation:
+    """NVML's Unknown Error: in a container the classic cause is the host's `systemctl daemon-reload`, which
+    (with the systemd cgroup driver) rewrites the container's device cgroup without /dev/nvidia*: it worked for
+    hours or days, then stopped (NVIDIA Container Toolkit troubleshooting, "Containers losing access to GPUs";
+    NVIDIA/nvidia-container-toolkit#48, #1227). On a host it follows a GPU or driver fault."""
+    host = (KERNEL_LOG, REBOOT)
+    container = (
+        Command(
+            ("docker", "restart", "CONTAINER"),
+            note="or delete the pod: it comes back with the GPUs",
+            runs_here=False,
+        ),
+        Command(
+            ("sudo", "nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all"),
+            note="on the host, once: the /dev/char links that keep the GPUs through a daemon-reload",
+            runs_here=False,
+        ),
+    )
+    return Remediation(
+        text=(
+            "In a container (Docker, a Kubernetes pod) that worked before, the container lost its access to "
+            "/dev/nvidia*: the host's `systemctl daemon-reload` rewrote its device cgroup. Restart the container "
+            "or pod to get the GPUs back; on the host, create the /dev/char symlinks (or run the toolkit's udev "
+            "rule) so that it does not happen again. On a machine itself (not a container), read the kernel log "
+            "for an Xid and reboot."
+        ),
+        commands=host + container if on_host else container + host,
+        requires_root=True,
+        target=Target.SYSTEM,
+    )

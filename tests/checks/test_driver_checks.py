@@ -169,3 +169,18 @@ def test_nvml_refused_alone_points_at_the_device_nodes() -> None:
     f = driver_nvml(facts(gpus=(gpu(),), nvml=nvml_error("NoPermission", 4)))
     assert f.remediation is not None
     assert f.remediation.commands[0].argv[:2] == ("ls", "-l")
+
+
+def test_nvml_unknown_error_in_a_container_restarts_it_first() -> None:
+    """NVML's Unknown Error in a container that worked is the device cgroup lost to a host daemon-reload
+    (NVIDIA/nvidia-container-toolkit#1227): restart the container, then the /dev/char links; on a machine of its
+    own (no container runtime seen) the kernel log comes first."""
+    from tests.checks.test_platform_container import container  # the container facts those tests build
+    from torch_gpu_doctor.facts.container import ContainerRuntime
+
+    inside = driver_nvml(facts(nvml=nvml_error("Unknown", 999), container=container(ContainerRuntime.DOCKER)))
+    assert inside.remediation is not None
+    assert inside.remediation.commands[0].argv[:2] == ("docker", "restart")
+    assert any("create-dev-char-symlinks" in c.argv for c in inside.remediation.commands)
+    host = driver_nvml(facts(nvml=nvml_error("Unknown", 999), container=container(runtime=None)))
+    assert host.remediation is not None and host.remediation.commands[0].argv[:2] == ("sudo", "journalctl")
