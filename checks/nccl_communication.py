@@ -13,6 +13,7 @@ CID = "nccl.communication"
 # most specific first: the first found decides
 KINDS = (
     "nccl_shm_permission",
+    "nccl_shm_attach",
     "nccl_shm",
     "nccl_p2p",
     "nccl_ib",
@@ -61,6 +62,22 @@ def _fix(kind: str) -> tuple[str, Remediation]:
                 Command(("sudo", "chmod", "1777", "/dev/shm")),  # noqa: S108 - shown, run only if asked
             ),
             requires_root=True,
+            target=Target.SYSTEM,
+        )
+    if kind == "nccl_shm_attach":
+        return "one rank could not attach to another's shared memory in /dev/shm", Remediation(
+            text="The ranks must share one /dev/shm: run them in one container or pod, or with the host's IPC "
+            "namespace (docker --ipc=host). NCCL_SHM_DISABLE=1 confirms it (slower, over P2P or sockets). If they "
+            "already share it, try another NCCL release (NVIDIA/nccl#1589: 2.21.5 worked where a newer one "
+            "failed) and report it with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ALLOC.",
+            commands=(
+                Command(
+                    ("docker", "run", "--gpus", "all", "--ipc=host", "IMAGE"),
+                    note="replaces your `docker run`: every rank sees the host's /dev/shm",
+                    runs_here=False,
+                ),
+                SHM_SIZE,
+            ),
             target=Target.SYSTEM,
         )
     if kind == "nccl_shm":
