@@ -7,7 +7,7 @@ import re
 from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.support.signatures import explain as signature_of
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
-from torch_gpu_doctor.checks.support.torch_state import no_cuda_torch
+from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH, no_cuda_torch
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, cubin_runs_on, driver_runs_cuda
 from torch_gpu_doctor.facts.describe import fact, gpu_label
@@ -17,6 +17,7 @@ from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
 from torch_gpu_doctor.fixes.target import python_command, target_platform
 from torch_gpu_doctor.fixes.torch_wheel import (
     driver_remediation,
@@ -36,11 +37,6 @@ FLOOR_CC = (
 
 def _python(facts: Facts) -> str:
     return facts.python.executable if not isinstance(facts.python, Unavailable) else "the target Python"
-
-
-# Packages whose wheels are built against one torch release and its CUDA (vLLM and SGLang pin torch==X;
-# xformers' and flash-attn's wheels are compiled per torch): installing another torch build breaks them.
-BUILT_FOR_ONE_TORCH = frozenset({"vllm", "sglang", "xformers", "flash-attn", "flash_attn", "torch-tensorrt"})
 
 
 def _built_for_this_torch(packages: TorchPackages) -> list[str]:
@@ -269,7 +265,9 @@ def torch_driver_compat(facts: Facts) -> Finding:
             f"The driver is too old for this torch{limit}; torch was built for a newer CUDA (torch says so).",
             details=said.means,
             evidence=(Evidence("torch", said_text, "torch's CUDA initialisation"),),
-            remediation=unnamed_gpu_fix(facts) or driver_remediation(facts),
+            # a GPU the paste names has a compute capability: the build chosen for it, not for any GPU
+            remediation=(unnamed_gpu_fix(facts) if unnamed_nvidia_gpu(facts) else _install_fix(facts))
+            or driver_remediation(facts),
         )
     if isinstance(packages, Unavailable) or packages.cuda is None:
         return no_cuda_torch(cid, packages)
@@ -348,6 +346,16 @@ def torch_arch_compat(facts: Facts) -> Finding:
         return no_cuda_torch(cid, packages)
     gpus = [g for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)]
     said = said or ([] if any(isinstance(g.compute_capability, str) for g in facts.nvidia_gpus) else warned)
+    if said and not gpus and facts.jetson_board is not None:  # its GPU is the SoC's: NVIDIA's builds have it
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch {_shown(packages)}has no kernels for this Jetson's GPU: CUDA said so ({said[0].where}); only "
+            "NVIDIA's Jetson builds of torch target it.",
+            details=said[0].means,
+            evidence=reported_evidence(said),
+            remediation=jetson_torch_remediation(facts),
+        )
     if said and not gpus:
         return Finding(
             cid,

@@ -45,6 +45,14 @@ class JetsonData:
     def release(self, l4t: str | None) -> JetsonRelease | None:
         return next((r for r in self.releases if l4t and r.matches(l4t)), None)
 
+    def release_of_jetpack(self, jetpack: str) -> JetsonRelease | None:
+        """The row whose JetPack list names `jetpack` ("6.2" is in "6.1 / 6.2"; "5.1" in "5.1.1 / 5.1.2")."""
+        for row in self.releases:
+            versions = [v.strip() for v in row.jetpack.split("/")]
+            if jetpack in versions or any(v.startswith(jetpack + ".") for v in versions):
+                return row
+        return None
+
 
 def parse_jetson(data: Any) -> JetsonData:
     try:

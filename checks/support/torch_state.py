@@ -7,6 +7,10 @@ from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.unavailable import Unavailable
 
+# Packages whose wheels are built against one torch release and its CUDA (vLLM and SGLang pin torch==X;
+# xformers' and flash-attn's wheels are compiled per torch): installing another torch build breaks them.
+BUILT_FOR_ONE_TORCH = frozenset({"vllm", "sglang", "xformers", "flash-attn", "flash_attn", "torch-tensorrt"})
+
 
 def no_cuda_torch(cid: str, packages: TorchPackages | Unavailable) -> Finding:
     """The SKIP of a check that judges a CUDA build, for a torch that is missing or is not one."""

@@ -65,7 +65,7 @@ class CollectEnvReport:
         str, ...
     ] = ()  # torch.__config__.show()'s "NVCC architecture flags": sm_50, ..., compute_90
     wrapper: str | None = (
-        None  # "detectron2" or "mmengine": the tool that printed these facts under its own labels
+        None  # "detectron2", "sglang check_env" or "mmengine": the tool that printed them under its own labels
     )
     cut_line: ReportLine | None = None  # the paste's last line, cut mid-value: read as missing
 
@@ -97,6 +97,7 @@ class CollectEnvReport:
 class Part:
     """One stretch of a paste that triage read, and as what."""
 
-    kind: str  # "collect_env", "nvidia_smi", "pip_list", "conda_list", "pip_freeze", "kernel_log", "error"
+    kind: str  # "collect_env", "nvidia_smi", "pip_list", "conda_list", "pip_freeze", "kernel_log", "error",
+    # or "words": a GPU or a driver named in the person's own words (triage/prose.py)
     first_line: int  # 1-based, inclusive
     last_line: int

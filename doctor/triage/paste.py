@@ -5,13 +5,14 @@ understood."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from torch_gpu_doctor.checks.support.signatures import Hit, match_line
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
 from torch_gpu_doctor.triage.decode import Paste
 from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
+from torch_gpu_doctor.triage.prose import ProseFacts, read_prose
 from torch_gpu_doctor.triage.tool_output import (
     LinkedLibrary,
     PackageListing,
@@ -50,6 +51,7 @@ class PastedText:
     python_shown: PythonShown | None = None  # the Python version paths, banners and conda builds show
     windows_line: int | None = None  # the first line with a Windows path (C:\Users\...)
     container_line: int | None = None  # the first line showing a container shell (root@<id>:, docker exec)
+    prose: ProseFacts = field(default_factory=ProseFacts)  # the GPU, driver and platform named in words
 
     @property
     def empty(self) -> bool:
@@ -99,6 +101,10 @@ def read_paste(paste: Paste) -> PastedText:
     used.update(dict.fromkeys(built_lines, "error"))
     used.update({hit.line: "error" for hit in hits if hit.line not in used})
     used.update({n: "error" for n in continued if n not in used})
+    prose = read_prose(lines)
+    for said in (prose.gpu, prose.driver):
+        if said is not None:
+            used.setdefault(said.line, "words")
     unread = tuple(
         n for n, line in enumerate(lines, start=1) if n not in used and not _NOISE.match(line.strip())
     )
@@ -118,12 +124,13 @@ def read_paste(paste: Paste) -> PastedText:
         parse_python_shown(lines, listed),
         windows_path_line(lines),
         container_shell_line(lines),
+        prose,
     )
 
 
 # A command the person typed to install something ("pip install torch==2.7.0+cpu ...") says what they asked for,
 # not what is installed or what failed: no signature is matched in it.
-_INSTALL_COMMAND = re.compile(
+INSTALL_COMMAND = re.compile(
     r"^[\s`$>#]*(?:sudo\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*|uv\s+pip|conda|mamba|micromamba)\s+install\b",
     re.IGNORECASE,
 )
@@ -136,7 +143,7 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
     "PyTorch (11.8)."). A joined match counts only for signatures the next line does not match alone. The
     hits, and the numbers of the lines that continued one."""
     alone = [
-        [] if _INSTALL_COMMAND.match(line) else match_line(line, number)
+        [] if INSTALL_COMMAND.match(line) else match_line(line, number)
         for number, line in enumerate(lines, start=1)
     ]
     hits: list[Hit] = []
@@ -148,7 +155,7 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
             and len(line) >= WRAP_FROM
             and i + 1 < len(lines)
             and lines[i + 1].strip()
-            and not _INSTALL_COMMAND.match(line)
+            and not INSTALL_COMMAND.match(line)
         ):
             own = {h.signature.id for h in alone[i + 1]}
             found = [

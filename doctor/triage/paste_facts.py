@@ -16,6 +16,7 @@ from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
 from torch_gpu_doctor.facts.gpus import Gpu
+from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.kernel import KernelFacts, KernelModule
 from torch_gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
 from torch_gpu_doctor.facts.nvml import NvmlErrorInfo, NvmlFacts
@@ -39,6 +40,7 @@ from torch_gpu_doctor.triage.facts import (
     shown_packages,
 )
 from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.prose import ProseFacts
 from torch_gpu_doctor.triage.tool_output import PackageListing
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -57,7 +59,80 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_runtime_lists(facts, pasted)
     facts = _with_shown_python(facts, pasted)
     facts = _with_shown_environment(facts, pasted)
+    facts = _with_words(facts, pasted)
     return _with_unnamed_gpu(facts, pasted)
+
+
+def _with_words(facts: Facts, pasted: PastedText) -> Facts:
+    """The GPU, the driver and the platform the person names in words (triage/prose.py), where no tool output
+    in the paste gives them: a named GPU has a compute capability, a driver version its CUDA."""
+    prose = pasted.prose
+    if isinstance(facts.os, Unavailable) and (prose.wsl is not None or prose.macos is not None):
+        system, wsl = ("Linux", True) if prose.wsl is not None else ("Darwin", False)
+        said = OsFacts(
+            system, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, (), wsl, wsl
+        )
+        facts = dataclasses.replace(facts, os=said)
+    driver = facts.driver
+    if prose.driver is not None and (isinstance(driver, Unavailable) or not isinstance(driver.version, str)):
+        version = prose.driver.value
+        if isinstance(driver, Unavailable) or isinstance(driver.cuda_version, Unavailable):
+            cuda, source = _table_cuda(version, _system(facts))
+            facts = dataclasses.replace(facts, driver=_driver(version, cuda, source, "the paste's words"))
+        else:  # torch's own warning said the driver's CUDA: it stays
+            reading = DriverVersionReading("nvidia-smi", "the paste's words", version)
+            said_driver = dataclasses.replace(driver, version=version, readings=(reading,))
+            facts = dataclasses.replace(facts, driver=said_driver)
+    facts = _with_said_jetson(facts, prose)
+    named = any(isinstance(g.name, str) for g in facts.gpus)
+    if named or facts.jetson_board is not None or (facts.gpus and facts.gpus[0].vendor != "nvidia"):
+        return facts
+    if prose.gpu is None and prose.amd_gpu is not None:  # its gfx target comes from its name (amd.gfx_target)
+        return dataclasses.replace(facts, gpus=(_said_gpu("amd", f"AMD {prose.amd_gpu.value}", None),))
+    if prose.gpu is None:
+        return facts
+    model = load_matrix().gpu_by_name(prose.gpu.value)
+    capability = model.compute_capability if model else None
+    return dataclasses.replace(facts, gpus=(_said_gpu("nvidia", prose.gpu.value, capability),))
+
+
+def _with_said_jetson(facts: Facts, prose: ProseFacts) -> Facts:
+    """A Jetson named in words ("Jetson orin agx", "Jetpack 6.2"): its board fact, with the L4T release its
+    JetPack ships, so that its torch comes from NVIDIA's Jetson builds, never PyPI's."""
+    if (
+        prose.jetson is None
+        or facts.jetson_board is not None
+        or any(isinstance(g.name, str) for g in facts.gpus)
+    ):
+        return facts
+    from torch_gpu_doctor.compat.jetson import load_jetson  # the Jetson data loads for a Jetson only
+
+    l4t = prose.l4t.value if prose.l4t is not None else None
+    if l4t is None and prose.jetpack is not None:
+        release = load_jetson().release_of_jetpack(prose.jetpack.value)
+        l4t = release.l4t if release is not None else None
+    model = f"NVIDIA Jetson {prose.jetson.value}" if prose.jetson.value != "Jetson" else None
+    board = JetsonFacts(model=model, compatible=(), l4t=l4t, board=None, nvgpu=True)
+    return dataclasses.replace(facts, jetson=board, gpus=())
+
+
+def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:
+    return Gpu(
+        bdf=NOT_IN_PASTE,
+        vendor=vendor,
+        device_id=NOT_IN_PASTE,
+        name=name,
+        name_source="the paste's words",
+        compute_capability=capability
+        or Unavailable(Reason.NOT_FOUND, f"{name} is not in gpu-doctor's GPU table"),
+        compute_capability_source="compat table" if capability else None,
+        memory_total_bytes=NOT_IN_PASTE,
+        uuid=NOT_IN_PASTE,
+        kernel_driver=None if vendor == "amd" else "nvidia",
+        on_pci_bus=False,
+        nvml_index=0 if vendor == "nvidia" else None,
+        excluded=None,
+    )
 
 
 # CUDA_VISIBLE_DEVICES as a command sets it: `CUDA_VISIBLE_DEVICES=2 python main.py`, `export
@@ -153,7 +228,7 @@ def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
     nvidia-smi or collect_env said there is no GPU, and not for a CPU build whose collect_env found no nvidia-smi
     answer ("No CUDA"): a CUDA build with that answer is about a GPU torch cannot see, a CPU build with it may be
     on a machine without one."""
-    if facts.gpus:
+    if facts.gpus or facts.jetson_board is not None:  # a Jetson's GPU is its SoC's
         return facts
     r = pasted.collect_env
     os_facts = facts.os

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
+from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
@@ -23,7 +24,7 @@ from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target, printable
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -256,7 +257,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     }
     verdicts = tuple(
         _verdict(
-            _for_paste(f, pasted, k),
+            _for_paste(f, pasted, k, facts),
             titles[f.check_id],
             missing_fields(f.check_id, k, facts),
             lines_of[f.check_id],
@@ -267,6 +268,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = _with_own_causes(verdicts, pasted, titles)
     if not _mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
         verdicts = tuple(_not_torch(v, facts) for v in verdicts)
+    elif _pinned_stack(pasted):  # vLLM & co. pin their torch: a driver too old for it needs a new driver
+        verdicts = tuple(_driver_not_torch(v, facts) for v in verdicts)
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
@@ -330,6 +333,32 @@ def _installs_torch(fix: Remediation | None) -> bool:
     )
 
 
+# A package built for one torch, as a paste shows it without a package list: a traceback's path into its
+# folder (site-packages/vllm/...), or a pin the person quotes (vllm==0.20.2) outside an install command
+_STACK = "|".join(sorted(BUILT_FOR_ONE_TORCH, key=len, reverse=True)).replace("-", "[-_]")
+_PINNED_STACK = re.compile(
+    rf"(?:site|dist)-packages[/\\](?:{_STACK})[/\\]|(?<![\w-])(?:{_STACK})==\d", re.IGNORECASE
+)
+
+
+def _pinned_stack(pasted: PastedText) -> bool:
+    packages = pasted.packages
+    listed = any(lib.name in BUILT_FOR_ONE_TORCH for listing in packages for lib in listing.packages)
+    return listed or any(
+        _PINNED_STACK.search(line) and not INSTALL_COMMAND.match(line)
+        for line in pasted.paste.text.split("\n")
+    )
+
+
+def _driver_not_torch(verdict: Verdict, facts: Facts) -> Verdict:
+    """torch.driver_compat where the program's stack pins its torch (vLLM, SGLang, xformers, flash-attn): another
+    torch build would break it, so the fix is a driver that runs the CUDA it was built for."""
+    finding = verdict.finding
+    if finding.check_id != "torch.driver_compat" or not _installs_torch(finding.remediation):
+        return verdict
+    return _not_torch(verdict, facts)
+
+
 def _not_torch(verdict: Verdict, facts: Facts) -> Verdict:
     """A paste that never mentions torch is another program's error (a CUDA binary, JAX, llama.cpp): what
     settles it is nvidia-smi, not torch, and installing torch fixes nothing there."""
@@ -354,11 +383,22 @@ def _not_torch(verdict: Verdict, facts: Facts) -> Verdict:
     else:
         fix = finding.remediation
         assert fix is not None
+        capabilities = sorted(
+            {g.compute_capability for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)}
+        )
+        built_for = f" (compute capability {', '.join(capabilities)})" if capabilities else ""
+        summary = finding.summary
+        if summary.startswith("torch has no kernels"):  # the program's own CUDA code has none
+            summary = (
+                "The failing program (not torch) has no kernels" + summary[len("torch has no kernels") :]
+            )
         finding = dataclasses.replace(
             finding,
+            summary=summary,
             remediation=Remediation(
                 text="The failing program is not torch, so a torch build changes nothing for it: use a release "
-                "of the program built for this GPU and driver (or build it so), as its own documentation says.",
+                f"of the program built for this GPU{built_for} and driver (or build it so), as its own "
+                "documentation says.",
                 target=fix.target,
             ),
         )
@@ -395,7 +435,7 @@ def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int,
     return Verdict(finding, title, kind, (), None, lines)
 
 
-def _for_paste(finding: Finding, pasted: PastedText, k: Known) -> Finding:
+def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> Finding:
     """The few places where a live check's wording would mislead about a paste."""
     r = pasted.collect_env
     if finding.check_id == "torch.installed" and r is not None and r.torch_missing:
@@ -458,6 +498,7 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known) -> Finding:
     if (
         gpu_dependent
         and not k.gpus_listed
+        and facts.jetson_board is None  # a Jetson's torch depends on its JetPack, not on a GPU to name
         and fix is not None
         and fix.target is Target.PYTHON_ENV
         and fix.commands

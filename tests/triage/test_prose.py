@@ -1,0 +1,118 @@
+"""What a paste says in words (triage/prose.py): GPUs, drivers and platforms people name outside any tool's
+output, each taken only when the paste names it once. The lines are real (blind set 5 and the corpus)."""
+
+from __future__ import annotations
+
+import pytest
+
+from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
+from torch_gpu_doctor.triage.prose import read_prose
+
+
+@pytest.mark.parametrize(
+    ("line", "gpu", "capability"),
+    [
+        ("在5060ti上运行报错", "GeForce RTX 5060 Ti", "12.0"),  # lmdeploy#3844: CJK around the name
+        ("       product: GP107 [GeForce GTX 1050 Ti]", "GeForce GTX 1050 Ti", "6.1"),  # lshw
+        ("- 显卡型号: GeForce GTX 1650", "GeForce GTX 1650", "7.5"),
+        ("I'm on 4xRTX 4090 and it hangs", "GeForce RTX 4090", "8.9"),
+        ("training on 8x h100 nodes", "H100", "9.0"),
+        ("My GTX 960M laptop", "GeForce GTX 960M", "5.0"),
+        ("NVIDIA T4 on colab", "T4", "7.5"),
+        ("RTX 2080S", "GeForce RTX 2080 SUPER", "7.5"),
+    ],
+)
+def test_a_gpu_named_in_words_has_its_capability(line: str, gpu: str, capability: str) -> None:
+    said = read_prose([line]).gpu
+    assert said is not None and said.value == gpu
+    model = load_matrix().gpu_by_name(said.value)
+    assert model is not None and model.compute_capability == capability
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "port 4090 is in use",  # a bare number is no GPU
+        "works on my 3090 but not on the 4090 Ti box, RTX 3090 vs RTX 4090",  # two models: neither
+        "0xA100 0xT4 abcH100",  # inside hex and words
+        "RTX 6000 Ada and RTX A6000",  # two workstation parts
+    ],
+)
+def test_no_gpu_is_guessed(line: str) -> None:
+    assert read_prose([line]).gpu is None
+
+
+@pytest.mark.parametrize(
+    ("line", "driver"),
+    [
+        (
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.223.02  Sat Oct  7 15:39:11 UTC 2023",
+            "470.223.02",
+        ),
+        ("- 驱动版本: Driver Version: 460.80", "460.80"),
+        ("driver 535.104.05 installed", "535.104.05"),
+    ],
+)
+def test_a_driver_named_in_words(line: str, driver: str) -> None:
+    said = read_prose([line]).driver
+    assert said is not None and said.value == driver
+
+
+def test_platforms_and_boards_named_in_words() -> None:
+    assert read_prose(["I use WSL 2 on windows 11"]).wsl == 1
+    assert read_prose(['  File "/Users/doms/pinokio/api/x.py", line 3']).macos == 1
+    assert read_prose(["C:/Users/foo/bar.py"]).macos is None  # a Windows path
+    jetson = read_prose(["I am using Jetpack 6.2 with cuda12.4 on a Jetson orin agx developer kit."])
+    assert jetson.jetson is not None and jetson.jetson.value == "Orin"
+    assert jetson.jetpack is not None and jetson.jetpack.value == "6.2"
+    assert read_prose(["Having problems with linux (arch) rocm (amd rx6600)"]).amd_gpu is not None
+
+
+def _verdict(text: str) -> tuple[str, str]:
+    result = diagnose_paste(text.encode(), "paste.txt").result
+    assert result.cause is not None
+    fix = result.cause.finding.remediation
+    first = " ".join(fix.commands[0].argv) if fix is not None and fix.commands else ""
+    return result.cause.finding.summary, first
+
+
+def test_a_gpu_named_in_words_chooses_the_build_for_it() -> None:
+    """A driver-too-old error with the GPU and driver named only in words: the build is chosen for that GPU's
+    capability (6.1 on CUDA <= 11.4), not for any GPU."""
+    text = (
+        "       product: GP107 [GeForce GTX 1050 Ti]\n"
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.223.02  Sat Oct  7 15:39:11 UTC 2023\n"
+        "/venv/lib/python3.10/site-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: The "
+        "NVIDIA driver on your system is too old (found version 11040).\n"
+    )
+    summary, first = _verdict(text)
+    assert "supports CUDA ≤ 11.4" in summary
+    assert "cu118" in first and "--index-url" in first
+
+
+def test_a_jetson_named_in_words_gets_nvidias_build() -> None:
+    text = (
+        "I am using Jetpack 6.2 on a Jetson orin agx developer kit, torch from the nightly index.\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
+    summary, first = _verdict(text)
+    assert "Jetson" in summary
+    assert "pypi.jetson-ai-lab.io/jp6/cu126" in first
+
+
+def test_a_pinned_stack_gets_the_driver_not_another_torch() -> None:
+    """vLLM pins its torch: a driver too old for it is fixed by the driver (verl-omni#133)."""
+    text = (
+        "Does it mean the CUDA driver 535 is too old to support `vllm==0.20.2`?\n"
+        "/env/lib/python3.12/site-packages/torch/cuda/__init__.py:180: UserWarning: CUDA initialization: The "
+        "NVIDIA driver on your system is too old (found version 12080).\n"
+    )
+    summary, first = _verdict(text)
+    assert summary.startswith("The NVIDIA driver is older than the CUDA the program was built with")
+    assert "pip" not in first
+    # the same words as an install command are not evidence of an installed vLLM
+    typed = text.replace(
+        "Does it mean the CUDA driver 535 is too old to support `vllm==0.20.2`?", "pip install vllm==0.20.2"
+    )
+    assert "pip" in _verdict(typed)[1]
