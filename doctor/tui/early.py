@@ -179,6 +179,8 @@ def _detach_from_the_terminal() -> None:
     sys.stdout = sys.stderr = Path(os.devnull).open("w")  # noqa: SIM115 - for the child's life (os._exit ends it)
     if "faulthandler" in sys.modules:  # a crash dump would be written to the terminal's own descriptor
         sys.modules["faulthandler"].disable()
+    with contextlib.suppress(OSError):  # where the cores are busy, the app's first frame goes first
+        os.nice(5)
 
     def interrupt(signum: int, frame: object) -> None:  # noqa: ARG001
         raise KeyboardInterrupt(signal.Signals(signum).name)
