@@ -412,8 +412,17 @@ def _packages(report: CollectEnvReport) -> Maybe[TorchPackages]:
         return _listed_packages(report)
     tagged = listed_build(report.torch_version, None)
     cuda, hip = report.cuda_build, report.rocm_build
-    if tagged is not None and not report.has("cuda_build") and not report.has("rocm_build"):
+    unsaid = not report.has("cuda_build") and not report.has("rocm_build")
+    if tagged is not None and unsaid:
         cuda, hip = tagged  # a wrapper (or a cut report) without the build lines: the local tag says it
+    elif (
+        unsaid and "+" in report.torch_version
+    ):  # a source build's tag (NGC's 2.1.0a0+29c30b1): not a variant
+        return Unavailable(
+            Reason.NOT_RECORDED,
+            f"the paste shows torch {report.torch_version}, a source build, but not how it was built (CUDA used "
+            "to build PyTorch)",
+        )
     return shown_packages(
         f"(the torch collect_env imported: {report.torch_version})",
         report.torch_version,

@@ -47,6 +47,7 @@ from torch_gpu_doctor.unavailable import Reason, Unavailable
 NOT_IN_PASTE = Unavailable(Reason.NOT_RECORDED, "not in the paste")
 UNNAMED_GPU = Unavailable(Reason.NOT_RECORDED, "the paste does not name the GPU")
 TORCH_VERSION_UNSAID = "(version not in the paste)"
+WORDS = "the paste's words"  # the source of a fact the person wrote (triage/prose.py), not a tool
 
 
 def paste_facts(pasted: PastedText) -> Facts:
@@ -78,9 +79,9 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
         version = prose.driver.value
         if isinstance(driver, Unavailable) or isinstance(driver.cuda_version, Unavailable):
             cuda, source = _table_cuda(version, _system(facts))
-            facts = dataclasses.replace(facts, driver=_driver(version, cuda, source, "the paste's words"))
+            facts = dataclasses.replace(facts, driver=_driver(version, cuda, source, WORDS))
         else:  # torch's own warning said the driver's CUDA: it stays
-            reading = DriverVersionReading("nvidia-smi", "the paste's words", version)
+            reading = DriverVersionReading("nvidia-smi", WORDS, version)
             said_driver = dataclasses.replace(driver, version=version, readings=(reading,))
             facts = dataclasses.replace(facts, driver=said_driver)
     facts = _with_said_jetson(facts, prose)
@@ -122,7 +123,7 @@ def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:
         vendor=vendor,
         device_id=NOT_IN_PASTE,
         name=name,
-        name_source="the paste's words",
+        name_source=WORDS,
         compute_capability=capability
         or Unavailable(Reason.NOT_FOUND, f"{name} is not in gpu-doctor's GPU table"),
         compute_capability_source="compat table" if capability else None,

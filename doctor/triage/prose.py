@@ -62,6 +62,18 @@ _JETSON = re.compile(
 )
 # An AMD card by name, for its gfx target (compat.rocm_gfx.PRODUCT_TARGETS knows which): "amd rx6600"
 _AMD = re.compile(r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?)", re.IGNORECASE)
+# The person says the machine has no NVIDIA GPU: an Intel GPU named, "I don't have any NVIDIA adapter", "I'm
+# running on CPU" (and the same in Chinese). Never an error's own words ("No CUDA GPUs are available").
+_NO_NVIDIA = re.compile(
+    r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia|dedicated|discrete|cuda)?"
+    r"[\w \t-]{0,12}?(?:gpus?|graphics|adapters?|cards?)\b"
+    r"|\bintel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b"
+    r"|\bI(?:'?m|[ \t]+am)[ \t]+(?:running|using)[ \t]+(?:it[ \t]+)?on[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b"
+    r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡",
+    re.IGNORECASE,
+)
+# A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")
+_DUAL = re.compile(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+gpu|\bdgpu\b|optimus")
 _WSL_WORDS = re.compile(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
 _MACOS = re.compile(r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b|\bdarwin\b")
@@ -87,6 +99,7 @@ class ProseFacts:
     jetpack: Said | None = None  # its JetPack version ("6.2")
     l4t: Said | None = None  # or its L4T release ("35.3.1")
     amd_gpu: Said | None = None  # an AMD card as written ("rx6600", "Radeon 780M")
+    no_nvidia: Said | None = None  # the person says there is no NVIDIA GPU ("integrated Intel GPU", "on CPU")
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -128,6 +141,16 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "rx" in lowered or "radeon" in lowered:
         for found in _AMD.finditer(text):
             amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
+    no_nvidia = None
+    if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡")):
+        said = _NO_NVIDIA.search(text)
+        no_nvidia = Said(said[0], line_of(said)) if said is not None else None
+        if (
+            said is not None
+            and ("intel" in said[0].lower() or "iris" in said[0].lower())
+            and _DUAL.search(lowered)
+        ):
+            no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
     wsl = _first_line(_WSL_WORDS, text, line_of) if "wsl" in lowered else None
     macos = (
         _first_line(_MACOS, text, line_of)
@@ -144,6 +167,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         _one(jetson["jetpack"]),
         _one(jetson["l4t"]),
         _one(amd),
+        no_nvidia,
     )
 
 

@@ -16,15 +16,17 @@ from dataclasses import dataclass
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
+from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target, printable
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
+from torch_gpu_doctor.triage.paste_facts import WORDS
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -266,6 +268,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         if f.check_id not in BY_MESSAGE_ONLY or lines_of[f.check_id] or f.status in (Status.FAIL, Status.WARN)
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
+    verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
     if not _mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
         verdicts = tuple(_not_torch(v, facts) for v in verdicts)
     elif _pinned_stack(pasted):  # vLLM & co. pin their torch: a driver too old for it needs a new driver
@@ -316,6 +319,80 @@ def _with_own_causes(
         return verdicts
     kept = tuple(v for v in verdicts if v.finding.check_id not in own)
     return kept + tuple(own.values())
+
+
+# Checks whose failure on a paste assumes an NVIDIA GPU is there to use (a driver to load, a CUDA torch to install)
+ASSUMES_NVIDIA = frozenset(
+    {
+        "driver.installed",
+        "driver.nvml",
+        "torch.cpu_build",
+        "torch.driver_compat",
+        "torch.cuda_init",
+        "torch.arch_compat",
+    }
+)
+
+
+def _no_nvidia_gpu(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """The person says the machine has no NVIDIA GPU (an Intel one, "I'm running on CPU") and nothing in the
+    paste names one: a driver to install or a CUDA torch would change nothing. What fails is the program asking
+    for CUDA on a machine without it; that is the cause, in place of every verdict that assumed a GPU."""
+    said = pasted.prose.no_nvidia
+    if (
+        said is None
+        or pasted.prose.gpu is not None
+        or any(isinstance(g.name, str) for g in facts.nvidia_gpus)
+    ):
+        return verdicts
+    assumed = [v for v in verdicts if v.kind == Kind.PROBLEM and v.finding.check_id in ASSUMES_NVIDIA]
+    if not assumed:
+        return verdicts
+    intel = "intel" in said.value.lower() or "iris" in said.value.lower()
+    xpu = (
+        (
+            Command(
+                ("python", "-m", "pip", "install", "torch", "--index-url", f"{INDEX_URL}xpu"),
+                note="torch's "
+                "build for Intel GPUs: the program must ask for the device 'xpu' instead of 'cuda'",
+            ),
+        )
+        if intel
+        else ()
+    )
+    finding = printable(
+        Finding(
+            "gpu.present",
+            Status.FAIL,
+            "The machine has no NVIDIA GPU (the paste says so), and the program asks for CUDA, which only an NVIDIA "
+            "GPU runs.",
+            details="No driver and no CUDA build of torch can change that. The program must run on the CPU (its "
+            "device option, e.g. `--device cpu`, or device='cpu' / no `.cuda()` in its code)"
+            + (
+                ", or on the Intel GPU through torch's XPU build where the program supports it"
+                if intel
+                else ""
+            )
+            + ", or on a machine with an NVIDIA GPU.",
+            evidence=(Evidence("said", said.value, f"line {said.line} of the paste"),),
+            remediation=Remediation(
+                text="Run the program on the CPU (its device option or device='cpu'), "
+                + (
+                    "on the Intel GPU with torch's XPU build (device 'xpu') if the program supports it, "
+                    if intel
+                    else ""
+                )
+                + "or on a machine with an NVIDIA GPU.",
+                commands=xpu,
+                target=Target.PYTHON_ENV,
+            ),
+        )
+    )
+    lines = tuple(sorted({said.line, *(n for v in assumed for n in v.lines)}))
+    kept = tuple(v for v in verdicts if v not in assumed and v.finding.check_id != "gpu.present")
+    return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
 
 
 # torch's C++ namespaces in a mangled symbol (c10::, at::, torch::): an extension of torch failed, even
@@ -461,7 +538,8 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
         finding.check_id == "driver.installed"
         and finding.status is Status.FAIL
         and pasted.container_line is not None
-        and not k.gpus_listed
+        # a GPU a tool listed may be the host's answer; one named in words ("win10 + docker + GTX 1660") is not
+        and not any(isinstance(g.name, str) and g.name_source != WORDS for g in facts.gpus)
         and not any(h.signature.check == "platform.container_gpus" for h in pasted.hits)  # its own words win
     ):
         # No driver answers inside a container: it was started without the GPUs far more often than the host

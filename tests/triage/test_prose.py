@@ -8,6 +8,7 @@ import pytest
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 @pytest.mark.parametrize(
@@ -116,3 +117,50 @@ def test_a_pinned_stack_gets_the_driver_not_another_torch() -> None:
         "Does it mean the CUDA driver 535 is too old to support `vllm==0.20.2`?", "pip install vllm==0.20.2"
     )
     assert "pip" in _verdict(typed)[1]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "I don't have any NVIDIA adapter on my laptop since it supports Intel",  # I2L-MeshNet#105
+        "I'm using a integrated Intel GPU(iris xe graphics). os is win 11",  # lora-scripts#101
+        "运行这一步时我使用的是cpu，请问有办法规避这个报错吗",  # AF-SfMLearner#39: "I am using the CPU"
+    ],
+)
+def test_a_machine_said_to_have_no_nvidia_gpu_gets_no_driver_or_cuda_torch(words: str) -> None:
+    text = f"{words}\nRuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU\n"
+    summary, first = _verdict(text)
+    assert summary.startswith("The machine has no NVIDIA GPU")
+    assert "modprobe" not in first and "cu1" not in first
+
+
+def test_an_intel_gpu_beside_an_nvidia_one_is_not_no_nvidia_gpu() -> None:
+    """A laptop's Intel GPU named with its NVIDIA GPU (Optimus): the driver error is still the NVIDIA GPU's."""
+    text = (
+        "My laptop has Intel UHD graphics and a dedicated GPU from NVIDIA\n"
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU\n"
+    )
+    summary, _ = _verdict(text)
+    assert not summary.startswith("The machine has no NVIDIA GPU")
+
+
+def test_a_source_builds_version_is_not_a_cpu_build() -> None:
+    """NGC's banner prints `PyTorch Version 2.1.0a0+29c30b1`: a source build whose CUDA the paste does not say,
+    never "CPU-only" (TensorRT-LLM's container, blind set 6)."""
+    text = "NVIDIA Release 23.08 (build 66128610)\nPyTorch Version 2.1.0a0+29c30b1\n"
+    result = diagnose_paste(text.encode(), "paste.txt").result
+    packages = result.report.facts.torch_packages
+    assert isinstance(packages, Unavailable) and "source build" in packages.detail
+
+
+def test_a_container_shell_with_a_gpu_named_in_words_still_lacks_the_gpus() -> None:
+    """'win10 + docker + NVIDIA GeForce GTX 1660' names the host's GPU, not one the container sees."""
+    text = (
+        "win10 + docker + NVIDIA GeForce GTX 1660\n"
+        "appuser@2c33616b558b:/det2/demo$ python demo.py --config-file x.yaml\n"
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver from http://www.nvidia.com/Download/index.aspx\n"
+    )
+    summary, first = _verdict(text)
+    assert "inside this container" in summary
+    assert first.startswith("docker run --gpus all")
