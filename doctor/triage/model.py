@@ -65,7 +65,7 @@ class CollectEnvReport:
         str, ...
     ] = ()  # torch.__config__.show()'s "NVCC architecture flags": sm_50, ..., compute_90
     wrapper: str | None = (
-        None  # "detectron2", "sglang check_env" or "mmengine": the tool that printed them under its own labels
+        None  # "detectron2", "huggingface env", "sglang check_env" or "mmengine": the tool that printed them
     )
     cut_line: ReportLine | None = None  # the paste's last line, cut mid-value: read as missing
 

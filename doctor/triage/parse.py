@@ -58,10 +58,14 @@ WRAPPER_LABELS: tuple[tuple[str, str], ...] = (
     ("cuda_available", r"(?:CUDA|GPU) available"),
     ("cuda_runtime", r"NVCC(?=[:：]?\s)"),
     ("driver_version", r"(?:NVIDIA |CUDA )?[Dd]river [Vv]ersion"),
+    ("python_platform", r"Platform(?=\s*[:：])"),  # transformers/accelerate env: platform.platform()
+    ("gpu_models", r"GPU type(?=\s*[:：])"),  # transformers env >= 4.40
+    ("gpu_in_script", r"Using GPU in script\?"),  # the person's answer in Hugging Face's bug template
 )
 _WRAPPER_MARK = re.compile(
     r"^(?:(?P<detectron2>DETECTRON2_ENV_MODULE|[Dd]etectron2\b)|sys\.platform\b|PyTorch [Dd]ebug [Bb]uild\b"
-    r"|PyTorch compiling details\s*[:：]|(?P<sglang>sglang|sgl_kernel)\s*[:：]|CUDA Driver Version\s*[:：])"
+    r"|PyTorch compiling details\s*[:：]|(?P<sglang>sglang|sgl_kernel)\s*[:：]|CUDA Driver Version\s*[:：]"
+    r"|(?P<huggingface>-\s*PyTorch version \(GPU\?\)\s*[:：]))"
 )
 _CUT_LABELS = tuple(  # a paste that lost its first character ("yTorch version: 1.8.0"): its first line
     (key, label[1:]) for key, label in LABELS if re.fullmatch(r"[A-Za-z][A-Za-z ]{5,}", label)
@@ -126,6 +130,8 @@ _NOT_A_GPU_ROW = re.compile(
     r"^GPU\s*[\d,\s-]+\s+Compute Capability\s*[:：]|^GPU\d+\s+(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)\s",
     re.IGNORECASE,
 )
+# transformers-cli env / accelerate env / diffusers-cli env: "`transformers` version: 4.36.2", "Accelerate version: 0.25.0"
+_HF_PACKAGE_ROW = re.compile(r"^`?([A-Za-z][\w.-]*)`?\s+version\s*[:：]\s*(\d[\w.+-]*)\s*$")
 _PACKAGE_ROW = re.compile(r"^([A-Za-z][\w.-]*)\s*[:：]\s*(\d[\w.+-]*)\s*$")
 _NVCC = (re.compile(r"\bV(\d+\.\d+\.\d+)"), re.compile(r"\brelease (\d+\.\d+)"))
 _CODE = re.compile(r"code=\[?(?P<codes>[a-z_0-9,]+)\]?")
@@ -152,6 +158,13 @@ def parse_report(text: str) -> CollectEnvReport:
     first = True
     for number, raw in enumerate(lines, start=1):
         line = _clean(raw)
+        if wrapper == "huggingface env":
+            line = line.removeprefix("- ")  # its rows are a Markdown list
+            package = _HF_PACKAGE_ROW.match(line)
+            if package is not None and package[1].lower() not in ("python", "pytorch"):
+                libraries.extend(p for p in [_library("pip", f"{package[1]}=={package[2]}", raw)] if p)
+                current = None
+                continue
         if not line:
             if current in ("gpu_models", "cudnn"):
                 current = None
@@ -196,13 +209,16 @@ def parse_report(text: str) -> CollectEnvReport:
 
 
 def _wrapper(lines: list[str]) -> str | None:
-    """ "detectron2", "sglang check_env" (`python -m sglang.check_env`, mmengine's labels and its own rows) or
-    "mmengine" when the paste shows a row only their collect_env prints."""
+    """ "detectron2", "huggingface env" (`transformers-cli env`, `accelerate env`, `diffusers-cli env`: the bug
+    templates of Hugging Face's libraries), "sglang check_env" (`python -m sglang.check_env`: mmengine's labels
+    and its own rows) or "mmengine" when the paste shows a row only their collect_env prints."""
     marks = [m for m in (_WRAPPER_MARK.match(_clean(raw)) for raw in lines) if m is not None]
     if not marks:
         return None
     if any(m.group("detectron2") for m in marks):
         return "detectron2"
+    if any(m.group("huggingface") for m in marks):
+        return "huggingface env"
     return "sglang check_env" if any(m.group("sglang") for m in marks) else "mmengine"
 
 
@@ -357,6 +373,15 @@ def _report(
     cut: ReportLine | None,
 ) -> CollectEnvReport:
     torch_line = found.get("torch_version")
+    gpu_said = None
+    if torch_line is not None and torch_line.value.startswith(
+        "(GPU?)"
+    ):  # Hugging Face's env: "(GPU?): 2.1.2+cpu (False)"
+        value = re.sub(r"^\(GPU\?\)\s*[:：]\s*", "", torch_line.value)
+        said = re.search(r"\((True|False)\)\s*$", value)
+        gpu_said = None if said is None else said[1] == "True"
+        torch_line = dataclasses.replace(torch_line, value=value)
+        found = {**found, "torch_version": torch_line}
     torch_value = torch_line.value.split()[0] if torch_line and torch_line.value.split() else ""
     torch_missing = torch_line is not None and torch_value.lower() in NOT_COLLECTED
     if not torch_missing and not _TORCH_VERSION.match(torch_value):  # "nan", "???": not a version at all
@@ -371,7 +396,7 @@ def _report(
         os_name=_value(found, "os"),
         python_version=_first_version(_value(found, "python_version")),
         python_platform=_value(found, "python_platform"),
-        cuda_available=_bool(found, "cuda_available"),
+        cuda_available=_bool(found, "cuda_available") if gpu_said is None else gpu_said,
         cuda_runtime=_nvcc_version(_value(found, "cuda_runtime")),
         gpus=_gpus(found),
         driver_version=_first_version(_value(found, "driver_version")),

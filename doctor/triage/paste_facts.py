@@ -241,7 +241,21 @@ def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
     if is_xpu_build(packages) or (not isinstance(packages, Unavailable) and packages.hip is not None):
         return facts
     cuda_build = not isinstance(packages, Unavailable) and packages.cuda is not None
-    about_nvidia = cuda_build or any(h.signature.cls in _NVIDIA_CLASSES for h in pasted.hits)
+    # Hugging Face's template asks "Using GPU in script?": a yes means the GPU is the point
+    asked = (
+        r is not None
+        and r.lines.get("gpu_in_script") is not None
+        and r.lines["gpu_in_script"].value.lower().startswith(("yes", "true", "y "))
+    )
+    # a hit that says only the platform (the WSL2 kernel's release in a report) is no sign of a GPU
+    about_nvidia = (
+        cuda_build
+        or asked
+        or any(
+            h.signature.cls in _NVIDIA_CLASSES and not set(h.signature.implies) <= {"wsl"}
+            for h in pasted.hits
+        )
+    )
     if not about_nvidia or (r is not None and r.has("gpu_models") and not r.gpus_unlisted):
         return facts
     if r is not None and r.smi_failed and not cuda_build:

@@ -25,6 +25,7 @@ from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
 from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.triage.facts import listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -179,6 +180,7 @@ def known(pasted: PastedText, facts: Facts) -> Known:
             or packages.hip is not None
             or bool(kinds & {"cpu_build"})
             or not r.has("torch_version")
+            or listed_build(packages.version or "", None) is not None  # its tag says: 2.1.2+cpu, 2.1.2+cu121
         ),
         available=not isinstance(runtime, Unavailable)
         and (runtime.cuda_available is not None or runtime.outcome != "ok"),

@@ -241,3 +241,24 @@ def test_sglang_check_env_is_read_as_a_report() -> None:
     assert "flashinfer" not in packages  # "Module Not Found"
     gb300 = parse_report((HERE / "reports" / "c06_sglang_gb300_wheel_envfine.txt").read_text())
     assert [g.name for g in gb300.gpus or ()] == ["NVIDIA GB300"] * 4
+
+
+def test_hugging_face_env_is_read_as_a_report() -> None:
+    """`transformers-cli env` / `accelerate env` (the bug template of Hugging Face's libraries): a Markdown list
+    whose torch row carries the build and is_available() ("2.3.0+cpu (False)"), the platform string, and the
+    libraries' versions. A CPU build is a problem only when the person means to use the GPU."""
+    report = parse_report(
+        (HERE / "reports" / "hf-transformers-31217-env-wsl2-cpu-torch-envfine.txt").read_text()
+    )
+    assert report.wrapper == "huggingface env"
+    assert (report.torch_version, report.cuda_available) == ("2.3.0+cpu", False)
+    assert report.python_platform is not None and "WSL2" in report.python_platform
+    assert {lib.name for lib in report.libraries or ()} >= {"transformers", "huggingface-hub", "safetensors"}
+    assert diagnose_paste(b"".join(_hf_env(using_gpu="No")), "env.txt").result.cause is None
+    asked = diagnose_paste(b"".join(_hf_env(using_gpu="yes")), "env.txt").result.cause
+    assert asked is not None and asked.finding.check_id == "torch.cpu_build"
+
+
+def _hf_env(using_gpu: str) -> list[bytes]:
+    rows = (HERE / "reports" / "hf-transformers-15843-env-cpu-torch-no-gpu-envfine.txt").read_bytes()
+    return [rows.replace(b"Using GPU in script?: No", f"Using GPU in script?: {using_gpu}".encode())]
