@@ -43,6 +43,7 @@ class DoctorApp(App[None]):
         if any(isinstance(s, FixRunScreen) and s.running for s in self.screen_stack):
             self.notify("A fix is running: wait for it to end, or press escape to stop it first.")
             return
+        self.session.close()  # the first diagnosis's child, if it still runs: the worker waiting for it ends
         self.exit()
 
     def action_help(self) -> None:

@@ -19,6 +19,8 @@ import pickle
 import signal
 import struct
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +31,14 @@ if TYPE_CHECKING:
     from torch_gpu_doctor.report import Report
 
 _LENGTH = struct.Struct("!I")  # each message: its length, then its pickle
-STOP_GRACE_S = 2.0  # between SIGTERM to the child (it stops its probes) and SIGKILL
+# Between SIGTERM to the child and SIGKILL: longer than the child's own grace for its probes
+# (host.process.STOP_GRACE_S, 2 s), so that it is never killed before it has killed them.
+STOP_GRACE_S = 3.0
+REAP_S = 1.0  # after SIGKILL: a child stuck in the kernel (a wedged driver) is left to init, not waited for
+
+
+class SessionClosed(Exception):  # a state, not an error: the app quit while the child ran
+    """The app quit while the early child was diagnosing: there is no report, and none must be made."""
 
 
 class EarlyDiagnosis:
@@ -38,14 +47,20 @@ class EarlyDiagnosis:
     def __init__(self, pid: int, read_fd: int) -> None:
         self.pid = pid
         self._read = os.fdopen(read_fd, "rb")
-        self._ended = False
+        self._reaper: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._reading = False  # a worker is blocked in take(): only it may close the pipe (its read holds it)
 
     @classmethod
     def start(cls, diagnose: Callable[[EventSink], Report]) -> EarlyDiagnosis | None:
         """Fork a child that runs `diagnose`; None where this platform cannot fork (the worker does it)."""
         if sys.platform != "linux":  # fork is safe here before any thread starts; elsewhere, the worker
             return None
-        read_fd, write_fd = os.pipe()
+        parent = os.getpid()  # not getppid() == 1 in the child: the doctor may be PID 1 in a container
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:  # no descriptors left
+            return None
         try:
             pid = os.fork()
         except OSError:
@@ -54,13 +69,14 @@ class EarlyDiagnosis:
             return None
         if pid == 0:  # the child: never returns
             os.close(read_fd)
-            _child(diagnose, write_fd)
+            _child(diagnose, write_fd, parent)
         os.close(write_fd)
         return cls(pid, read_fd)
 
     def take(self, on_event: EventSink) -> Report | None:
         """In the screen's worker: the child's events passed to `on_event` as they come, then its report; None
         when the child ended without one (the caller diagnoses itself)."""
+        self._reading = True
         try:
             from torch_gpu_doctor.events import CheckDone, ChecksListed, ProbeDone  # the screen has them
 
@@ -74,10 +90,13 @@ class EarlyDiagnosis:
                     return payload if isinstance(payload, Report) else None
                 else:  # "failed": the child could not finish (a bug there, or a report that would not pickle)
                     return None
-        except (EOFError, OSError, pickle.UnpicklingError, ValueError, AttributeError, ImportError):
-            return None  # the child died (killed, a segfault) or sent garbage
+        except Exception:  # the child died (killed, a segfault) or sent garbage: diagnose here instead
+            return None
         finally:
-            self.close()
+            self._reading = False
+            with contextlib.suppress(OSError):
+                self._read.close()
+            self.close(gently=True)
 
     def _receive(self) -> tuple[str, object]:
         head = self._read.read(_LENGTH.size)
@@ -92,48 +111,58 @@ class EarlyDiagnosis:
             raise ValueError("not a message of the early diagnosis")
         return message
 
-    def close(self) -> None:
-        """Stop the child if it still runs (SIGTERM: it stops its probes; SIGKILL after a grace) and reap it.
-        Safe to call twice; the app calls it when it quits."""
-        if self._ended:
-            return
-        self._ended = True
-        with contextlib.suppress(OSError):
-            self._read.close()
-        if _reaped(self.pid, wait_s=0.0):
-            return
+    def close(self, gently: bool = False, wait_s: float = 0.0) -> None:
+        """Stop the child and reap it, in a daemon thread: the caller (the app quitting, the worker that took the
+        report) never blocks longer than `wait_s`. `gently`: the child is on its way out after its report, so
+        it gets a grace to stop its own probes before SIGTERM; else SIGTERM now (it stops its probes), SIGKILL
+        after STOP_GRACE_S. Safe to call from any thread, any number of times: a `take` waiting in another
+        thread reads the end of the pipe when the child dies, and returns None."""
+        with self._lock:
+            if self._reaper is None:
+                if not self._reading:  # else the child's end closes with it, and take() reads EOF
+                    with contextlib.suppress(OSError):
+                        self._read.close()
+                self._reaper = threading.Thread(
+                    target=_stop, args=(self.pid, gently), name="early-child-reaper", daemon=True
+                )
+                self._reaper.start()
+            reaper = self._reaper
+        if wait_s > 0:
+            reaper.join(wait_s)
+
+
+def _stop(pid: int, gently: bool) -> None:
+    if gently and _reaped(pid, STOP_GRACE_S):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if not _reaped(pid, STOP_GRACE_S):
         with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGTERM)
-        if not _reaped(self.pid, wait_s=STOP_GRACE_S):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            _reaped(self.pid, wait_s=None)
+            os.kill(pid, signal.SIGKILL)
+        _reaped(pid, REAP_S)
 
 
-def _reaped(pid: int, wait_s: float | None) -> bool:
-    """Whether the child has ended (and is reaped), waiting up to `wait_s` (None: for as long as it takes)."""
-    import time  # only on the way out
-
-    deadline = None if wait_s is None else time.monotonic() + wait_s
+def _reaped(pid: int, wait_s: float) -> bool:
+    """Whether the child has ended (and is reaped), waiting up to `wait_s`."""
+    deadline = time.monotonic() + wait_s
     while True:
         try:
-            done, _ = os.waitpid(pid, 0 if wait_s is None else os.WNOHANG)
+            done, _ = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
             return True  # already reaped
         if done:
             return True
-        if deadline is None or time.monotonic() >= deadline:
+        if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
 
 
-def _child(diagnose: Callable[[EventSink], Report], write_fd: int) -> None:
+def _child(diagnose: Callable[[EventSink], Report], write_fd: int, parent: int) -> None:
     """Diagnose, sending each event and then the report; stop every probe on the way out, whatever happens.
     Ends the process: the parent's Python state (atexit, buffered output) is not the child's to run."""
     code = 0
     try:
-        _detach_from_the_terminal()
-        import threading  # the child's own start-up, not the parent's
+        _detach_from_the_terminal(parent)
 
         writing = threading.Lock()  # probe threads send their events too: one message at a time
 
@@ -168,7 +197,7 @@ def _child(diagnose: Callable[[EventSink], Report], write_fd: int) -> None:
         os._exit(code)
 
 
-def _detach_from_the_terminal() -> None:
+def _detach_from_the_terminal(parent: int) -> None:
     """The terminal is the app's: the child reads nothing from it and writes nothing to it (a warning printed
     there would land in the middle of the screen). SIGTERM and SIGHUP end it as Ctrl-C does, so its probes
     are stopped; where Linux allows, it also gets SIGTERM when the doctor dies without a word (SIGKILL)."""
@@ -193,5 +222,5 @@ def _detach_from_the_terminal() -> None:
 
             pr_set_pdeathsig = 1
             ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-        if os.getppid() == 1:  # the doctor died before the request above took effect
+        if os.getppid() != parent:  # the doctor died before the request above took effect
             raise KeyboardInterrupt("the doctor is gone")

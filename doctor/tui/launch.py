@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.exit_codes import ExitCode
@@ -12,8 +14,14 @@ from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.tui.session import Session
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from torch_gpu_doctor.host.base import Host
     from torch_gpu_doctor.tui.app import DoctorApp
+
+
+# the early child's SIGTERM grace and its reaping (tui/early.py), waited for on the way out
+EARLY_STOP_S = 4.0
 
 
 def run_tui(
@@ -34,14 +42,18 @@ def run_tui(
     if smoke is not None:
         session.smoke_mode = smoke
         start = "smoke" if start == "doctor" else start
-    session.start_early()  # the first diagnosis runs in a child while Textual loads (before its import)
+    previous = _closing_on(session, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
     try:
+        session.start_early()  # the first diagnosis runs in a child while Textual loads (before its import)
         from torch_gpu_doctor.tui.app import DoctorApp  # Textual: after the fork, so the child never loads it
 
         app = DoctorApp(session, start=start)
         app.run()
     finally:  # quitting during a probe or the smoke test leaves nothing running
-        session.close()
+        session.close(wait_s=EARLY_STOP_S)
+        for sig, handler in previous.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(sig, handler)
         # after the app: the first paint waits for nothing
         from torch_gpu_doctor.host.process import stop_all_children
 
@@ -51,6 +63,26 @@ def run_tui(
         for line in dict.fromkeys(app.copied):
             print(f"  {line}")
     return _exit_code(app)
+
+
+def _closing_on(session: Session, *signals: signal.Signals) -> dict[signal.Signals, Any]:
+    """SIGTERM, SIGHUP and SIGINT stop the early child first: Textual waits for the worker blocked on it before the
+    app ends, so the handler the run had (an interrupt, cli.py) would otherwise come only when the child ends.
+    The handlers replaced, to put back."""
+    previous: dict[signal.Signals, Any] = {}
+    for sig in signals:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread (a test): left as it is
+            before = signal.getsignal(sig)
+
+            def handler(signum: int, frame: FrameType | None, before: Any = before) -> None:
+                session.close()
+                if callable(before):
+                    before(signum, frame)
+                else:
+                    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+            previous[sig] = signal.signal(sig, handler)
+    return previous
 
 
 def _exit_code(app: DoctorApp) -> int:

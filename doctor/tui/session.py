@@ -45,6 +45,8 @@ class Session:
     diagnose_override: DiagnoseFn | None = field(default=None, repr=False)
     # The first diagnosis, already running in a child started before Textual loaded (start_early).
     early: EarlyDiagnosis | None = field(default=None, repr=False)
+    _taking: EarlyDiagnosis | None = field(default=None, repr=False)  # the one a worker is taking now
+    closed: bool = False  # the app quit: nothing more is diagnosed
 
     def start_early(self) -> None:
         """Start the first diagnosis now, in a forked child, so that it runs while the app starts (issue 21):
@@ -53,19 +55,29 @@ class Session:
 
         self.early = EarlyDiagnosis.start(self._diagnose_here)
 
-    def close(self) -> None:
-        """The app has quit: a first diagnosis still running in its child is stopped."""
-        early, self.early = self.early, None
+    def close(self, wait_s: float = 0.0) -> None:
+        """The app quits: a first diagnosis still running in its child is stopped (its probes with it), and a
+        worker waiting for it gets no report and makes none (SessionClosed). Waits at most `wait_s`."""
+        self.closed = True
+        early = self.early or self._taking
         if early is not None:
-            early.close()
+            early.close(wait_s=wait_s)
 
     def diagnose(self, on_event: EventSink) -> Report:
         """In a worker: the early child's report the first time (when it delivers one), else a diagnosis here."""
         early, self.early = self.early, None
         if early is not None:
-            report = early.take(on_event)
+            self._taking = early
+            try:
+                report = early.take(on_event)
+            finally:
+                self._taking = None
             if report is not None:
                 return report
+        if self.closed:
+            from torch_gpu_doctor.tui.early import SessionClosed  # loaded: the session started the child
+
+            raise SessionClosed
         return self._diagnose_here(on_event)
 
     def _diagnose_here(self, on_event: EventSink) -> Report:

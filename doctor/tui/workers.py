@@ -20,8 +20,12 @@ def diagnose_and_post(
 ) -> Report | None:
     """In a worker thread: the diagnosis, then DiagnosisFinished, or DiagnosisFailed when it raised (the
     engine turns check bugs into findings; an exception here is a bug of its own). The report, or None."""
+    from torch_gpu_doctor.tui.early import SessionClosed  # light: the session module's own companion
+
     try:
         report = session.diagnose(on_event)
+    except SessionClosed:  # the app quit while the first diagnosis ran: nothing to show, nothing failed
+        return None
     except Exception as exc:
         post(DiagnosisFailed(f"{type(exc).__name__}: {exc}"))
         return None

@@ -20,6 +20,7 @@ from torch_gpu_doctor.events import CheckDone, ChecksListed, DiagnosisEvent, Eve
 from torch_gpu_doctor.host import process
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.tui import early
 from torch_gpu_doctor.tui.early import EarlyDiagnosis
 from torch_gpu_doctor.tui.session import Session
 
@@ -118,7 +119,7 @@ def test_quitting_stops_the_child_and_what_it_started(tmp_path: Path) -> None:
         assert time.monotonic() < deadline, "the child never started its probe"
         time.sleep(0.02)
     grandchild = int(started.read_text())
-    session.close()
+    session.close(wait_s=30)
     assert not _alive(child)
     deadline = time.monotonic() + 10
     while _alive(grandchild) and not _zombie(grandchild):
@@ -160,3 +161,64 @@ def test_garbage_on_the_pipe_is_no_report() -> None:
     if pid == 0:
         os._exit(0)
     assert EarlyDiagnosis(pid, read_fd).take(lambda _: None) is None
+
+
+def test_quitting_while_the_worker_waits_for_the_child_makes_no_report(tmp_path: Path) -> None:
+    """The person quits while the worker is blocked taking the child's events (the app quits from its own
+    thread): the child is stopped, the worker gets no report, and it does not diagnose again in its place."""
+    from torch_gpu_doctor.tui.early import SessionClosed
+
+    calls: list[int] = []
+
+    def hangs(on_event: EventSink) -> Report:
+        calls.append(os.getpid())
+        time.sleep(600)
+        raise AssertionError("not reached")
+
+    session = _session()
+    session.diagnose_override = hangs
+    session.start_early()
+    assert session.early is not None
+    child = session.early.pid
+    outcome: list[object] = []
+
+    def worker() -> None:
+        try:
+            outcome.append(session.diagnose(lambda _: None))
+        except SessionClosed as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    time.sleep(0.5)  # the worker is blocked reading the pipe
+    session.close(wait_s=30)
+    thread.join(30)
+    assert not thread.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], SessionClosed)
+    assert calls == []  # the parent never diagnosed itself (the child's call is in the child's memory)
+    assert not _alive(child)
+
+
+def test_a_probe_that_ignores_sigterm_dies_with_the_child_after_its_report(tmp_path: Path) -> None:
+    """The child sends its report while a probe it started still runs and ignores SIGTERM: the child's own
+    stop (SIGTERM, then SIGKILL after host.process's grace) ends it; the parent gives the child longer than
+    that grace before it kills the child itself."""
+    started = tmp_path / "probe"
+    expected = report_of(MACHINE)
+
+    def leaves_a_probe(on_event: EventSink) -> Report:
+        probe = process.spawn(["sh", "-c", "trap '' TERM; sleep 60"], os.environ)
+        assert not isinstance(probe, process.NotStarted)
+        started.write_text(str(probe.pid))
+        return expected
+
+    assert early.STOP_GRACE_S > process.STOP_GRACE_S
+    session = _session()
+    session.diagnose_override = leaves_a_probe
+    session.start_early()
+    assert session.diagnose(lambda _: None) == expected
+    probe = int(started.read_text())
+    deadline = time.monotonic() + 30
+    while _alive(probe) and not _zombie(probe):
+        assert time.monotonic() < deadline, "the probe outlived the early child"
+        time.sleep(0.05)
