@@ -102,6 +102,8 @@ def _with_said_jetson(facts: Facts, prose: ProseFacts) -> Facts:
     JetPack ships, so that its torch comes from NVIDIA's Jetson builds, never PyPI's."""
     if (
         prose.jetson is None
+        or prose.gpu
+        is not None  # "fine on our Jetson, fails on the new RTX 5090": the desktop GPU is the one
         or facts.jetson_board is not None
         or any(isinstance(g.name, str) for g in facts.gpus)
     ):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 # NVIDIA's consumer lines, as people write them: "RTX 4090", "rtx4090", "GTX 1050 Ti", "5060ti", "3080 Super".
@@ -22,16 +21,16 @@ from dataclasses import dataclass
 # lookbehind first made it try every position: 8 s on a 100k-line paste); where a match starts is judged in
 # _starts_a_name: ASCII only, so "在5060ti" names a card, "4xRTX 4090" four of them, and "0xa100" is hex.
 _CONSUMER = re.compile(
-    r"(?:geforce[ \t]+)?(?P<line>rtx|gtx|gts|gt|mx)[ \t-]?(?P<num>\d{3,4})(?!\d)(?:[ \t]?(?P<suf>ti|super|s)(?![a-z0-9]))?"
-    r"(?:[ \t]?(?P<mobile>laptop|mobile|m)(?![a-z0-9]))?"
-    r"|(?P<bare>[1-5]0[5-9]0)[ \t]?(?P<baresuf>ti|super)(?![a-z0-9])"
+    r"(?:geforce[ \t]+)?(?P<line>rtx|gtx|gts|gt|mx)[ \t-]?(?P<num>\d{3,4})(?!\d)"
+    r"(?:[ \t]?(?P<suf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?:[ \t]?(?P<mobile>laptop|mobile)(?![a-z0-9])|(?P<m>m)(?![a-z0-9.]))?"
+    r"|(?P<bare>[1-5]0[5-9]0|16[56]0)[ \t]?(?P<baresuf>ti[ \t]super|ti|super)(?![a-z0-9])"
 )
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
 # where they cannot be a hex digit pair, a paper size or a row of a table.
 _DATACENTER = re.compile(
     r"(?P<name>gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
     r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
-    r"|(?:nvidia|tesla)[ \t](?P<short>[tlapkm]\d{1,2}[gs]?)\b"
+    r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
 )
 
 
@@ -47,9 +46,9 @@ def _starts_a_name(text: str, at: int, also: str = "") -> bool:
 
 # The driver's version, said in words: the kernel module's banner, nvidia-smi's label anywhere, "driver 535.104.05"
 _DRIVER = re.compile(
-    r"NVRM version:.*?Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
+    r"Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"  # NVRM's line
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
-    r"|\bdriver(?:[ \t]+version)?[ \t]*[:=]?[ \t]*(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b",
+    r"|\bdriver(?:[ \t]+version)?(?:[ \t]*[:=])?[ \t]*(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b",
     re.IGNORECASE,
 )
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
@@ -62,13 +61,13 @@ _JETSON = re.compile(
 )
 # An AMD card by name, for its gfx target (compat.rocm_gfx.PRODUCT_TARGETS knows which): "amd rx6600"
 _AMD = re.compile(r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?)", re.IGNORECASE)
-# The person says the machine has no NVIDIA GPU: an Intel GPU named, "I don't have any NVIDIA adapter", "I'm
-# running on CPU" (and the same in Chinese). Never an error's own words ("No CUDA GPUs are available").
+# The person says the machine has no NVIDIA GPU: "I don't have any NVIDIA adapter", an integrated Intel GPU,
+# Iris Xe, Arc, "我使用的是cpu". Never an error's own words ("No CUDA GPUs are available"), never "I don't have
+# another GPU to test with", never "works when I'm running on CPU".
 _NO_NVIDIA = re.compile(
-    r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia|dedicated|discrete|cuda)?"
-    r"[\w \t-]{0,12}?(?:gpus?|graphics|adapters?|cards?)\b"
-    r"|\bintel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b"
-    r"|\bI(?:'?m|[ \t]+am)[ \t]+(?:running|using)[ \t]+(?:it[ \t]+)?on[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b"
+    r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b"
+    r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
     r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡",
     re.IGNORECASE,
 )
@@ -76,7 +75,15 @@ _NO_NVIDIA = re.compile(
 _DUAL = re.compile(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+gpu|\bdgpu\b|optimus")
 _WSL_WORDS = re.compile(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
-_MACOS = re.compile(r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b|\bdarwin\b")
+_MACOS = re.compile(r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b")
+# A Linux machine's own paths: a macOS word beside them is about another machine ("on macOS it runs on MPS")
+_LINUX_PATHS = re.compile(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
+# Words that put a name on another machine or another time: "worked on my old RTX 3090", "under WSL2 it works,
+# but on our server...", "no access to A100s", "needs driver 525.60.13 or newer"
+_ELSEWHERE = re.compile(
+    r"\b(?:work(?:s|ed|ing)?|old|previous(?:ly)?|instead|vs\.?|versus|compared?|other|another|similar|used[ \t]+to"
+    r"|before|unlike|access|requires?|required|needs?|minimum|at[ \t]+least|or[ \t]+(?:newer|later|above)|upgrad\w*|updat\w*)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -104,12 +111,18 @@ class ProseFacts:
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
 MAX_LINES = 5000  # a person's words come before the log they paste: a 100k-line log is not read for them
+MAX_CHARS = 512 * 1024  # nor a log of few, long lines
 
 
 def read_prose(lines: list[str]) -> ProseFacts:
     """One pass of each pattern over the whole text (not one per line: a 100k-line paste is read in 0.1 s),
     each pattern only where a word it needs appears at all; lines are told by their offsets."""
-    kept = [line if len(line) <= MAX_LINE else "" for line in lines[:MAX_LINES]]
+    kept, size = [], 0
+    for line in lines[:MAX_LINES]:  # at most MAX_CHARS of lines shorter than MAX_LINE
+        size += len(line) + 1
+        if size > MAX_CHARS:
+            break
+        kept.append(line if len(line) <= MAX_LINE else "")
     text = "\n".join(kept)
     lowered = text.lower()
     starts = list(itertools.accumulate((len(line) + 1 for line in kept[:-1]), initial=0))
@@ -118,17 +131,35 @@ def read_prose(lines: list[str]) -> ProseFacts:
         return bisect.bisect_right(starts, found.start())
 
     gpus: dict[str, int] = {}
+
+    elsewhere: dict[int, bool] = {}  # line -> whether it puts what it names elsewhere: once per line
+
+    def here(found: re.Match[str]) -> bool:
+        """The match's line does not put it on another machine or another time."""
+        line = line_of(found)
+        if line not in elsewhere:
+            end = lowered.find("\n", found.start())
+            elsewhere[line] = (
+                _ELSEWHERE.search(lowered, starts[line - 1], end if end >= 0 else len(lowered)) is not None
+            )
+        return not elsewhere[line]
+
     for found in _CONSUMER.finditer(lowered):
         name = _consumer_name(found)
-        if name is not None and _starts_a_name(lowered, found.start(), "." if found["bare"] else ""):
+        if (
+            name is not None
+            and _starts_a_name(lowered, found.start(), "." if found["bare"] else "")
+            and here(found)
+        ):
             gpus.setdefault(name, line_of(found))
     for found in _DATACENTER.finditer(lowered):
-        if _starts_a_name(lowered, found.start()):
+        if _starts_a_name(lowered, found.start()) and here(found):
             gpus.setdefault(_datacenter_name(found), line_of(found))
     drivers: dict[str, int] = {}
     if "river" in lowered or "nvrm" in lowered:
         for found in _DRIVER.finditer(text):
-            drivers.setdefault(next(v for v in found.groups() if v is not None), line_of(found))
+            if found["said"] is None or here(found):  # a tool's label is what is installed; words may not be
+                drivers.setdefault(next(v for v in found.groups() if v is not None), line_of(found))
     jetson: dict[str, dict[str, int]] = {"model": {}, "jetpack": {}, "l4t": {}}
     if any(word in lowered for word in ("jet", "l4t", "orin", "xavier")):
         for found in _JETSON.finditer(text):
@@ -151,12 +182,14 @@ def read_prose(lines: list[str]) -> ProseFacts:
             and _DUAL.search(lowered)
         ):
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
-    wsl = _first_line(_WSL_WORDS, text, line_of) if "wsl" in lowered else None
-    macos = (
-        _first_line(_MACOS, text, line_of)
-        if "/users/" in lowered or "mac" in lowered or "darwin" in lowered
-        else None
-    )
+    wsl = None
+    if "wsl" in lowered:
+        wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
+        wsl = next((line_of(f) for f in wsl_said), None)
+    macos = None
+    if ("/users/" in lowered or "mac" in lowered) and not _LINUX_PATHS.search(text):
+        mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith("/") or here(f))
+        macos = next((line_of(f) for f in mac_said), None)
     return ProseFacts(
         _one(gpus),
         _one(drivers),
@@ -171,11 +204,6 @@ def read_prose(lines: list[str]) -> ProseFacts:
     )
 
 
-def _first_line(pattern: re.Pattern[str], text: str, line_of: Callable[[re.Match[str]], int]) -> int | None:
-    found = pattern.search(text)
-    return line_of(found) if found is not None else None
-
-
 def _one(said: dict[str, int]) -> Said | None:
     if len(said) != 1:
         return None
@@ -185,13 +213,13 @@ def _one(said: dict[str, int]) -> Said | None:
 
 def _consumer_name(found: re.Match[str]) -> str | None:
     if found["bare"]:
-        return f"GeForce RTX {found['bare']} {_suffix(found['baresuf'])}"
+        line = "GTX" if found["bare"].startswith("1") else "RTX"
+        return f"GeForce {line} {found['bare']} {_suffix(found['baresuf'])}"
     line, num = found["line"].upper(), found["num"]
     if line == "RTX" and num in {"4000", "5000", "6000", "8000"}:  # workstation parts (_DATACENTER's)
         return None
     suffix = f" {_suffix(found['suf'])}" if found["suf"] else ""
-    mobile = found["mobile"] or ""
-    mobile = "M" if mobile.upper() == "M" else " Laptop GPU" if mobile else ""
+    mobile = "M" if found["m"] else " Laptop GPU" if found["mobile"] else ""
     spaced = "" if line == "MX" else " "  # the MX parts are written MX150
     return f"GeForce {line}{spaced}{num}{suffix}{mobile}"
 
@@ -202,4 +230,4 @@ def _datacenter_name(found: re.Match[str]) -> str:
 
 
 def _suffix(text: str) -> str:
-    return {"ti": "Ti", "super": "SUPER", "s": "SUPER"}[text.lower()]
+    return {"ti": "Ti", "super": "SUPER"}.get(text.lower(), "Ti SUPER")

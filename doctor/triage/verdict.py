@@ -21,6 +21,7 @@ from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
@@ -349,6 +350,12 @@ def _no_nvidia_gpu(
         or any(isinstance(g.name, str) for g in facts.nvidia_gpus)
     ):
         return verdicts
+    driver, nvml = facts.driver, facts.nvml
+    driver_said = not isinstance(driver, Unavailable) and (
+        isinstance(driver.version, str) or isinstance(driver.cuda_version, str)
+    )
+    if pasted.smi is not None or not isinstance(nvml, Unavailable) or driver_said:
+        return verdicts  # a driver answered there: whatever the words say, that machine has an NVIDIA GPU
     assumed = [v for v in verdicts if v.kind == Kind.PROBLEM and v.finding.check_id in ASSUMES_NVIDIA]
     if not assumed:
         return verdicts
@@ -435,6 +442,8 @@ def _driver_not_torch(verdict: Verdict, facts: Facts) -> Verdict:
     finding = verdict.finding
     if finding.check_id != "torch.driver_compat" or not _installs_torch(finding.remediation):
         return verdict
+    if gpus_older_than_every_build(facts) or plan_driver(facts).end_of_life:
+        return verdict  # the GPU's last driver branch is the ceiling: no newer driver to install
     return _not_torch(verdict, facts)
 
 

@@ -21,7 +21,9 @@ from torch_gpu_doctor.unavailable import Unavailable
         ("training on 8x h100 nodes", "H100", "9.0"),
         ("My GTX 960M laptop", "GeForce GTX 960M", "5.0"),
         ("NVIDIA T4 on colab", "T4", "7.5"),
-        ("RTX 2080S", "GeForce RTX 2080 SUPER", "7.5"),
+        ("on a rtx 4070 ti super", "GeForce RTX 4070 Ti SUPER", "8.9"),
+        ("two rtx 4090s", "GeForce RTX 4090", "8.9"),  # a plural, not a SUPER
+        ("my 1080ti", "GeForce GTX 1080 Ti", "6.1"),
     ],
 )
 def test_a_gpu_named_in_words_has_its_capability(line: str, gpu: str, capability: str) -> None:
@@ -38,6 +40,9 @@ def test_a_gpu_named_in_words_has_its_capability(line: str, gpu: str, capability
         "works on my 3090 but not on the 4090 Ti box, RTX 3090 vs RTX 4090",  # two models: neither
         "0xA100 0xT4 abcH100",  # inside hex and words
         "RTX 6000 Ada and RTX A6000",  # two workstation parts
+        "Same script worked on my old RTX 3090, fails after upgrading the card",  # another time
+        "I do not have access to A100 cards",  # another machine
+        "we run it on an nvidia k8s cluster",  # not a T4-style short name
     ],
 )
 def test_no_gpu_is_guessed(line: str) -> None:
@@ -56,8 +61,33 @@ def test_no_gpu_is_guessed(line: str) -> None:
     ],
 )
 def test_a_driver_named_in_words(line: str, driver: str) -> None:
+    assert read_prose([line]).driver is not None
     said = read_prose([line]).driver
     assert said is not None and said.value == driver
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "the docs say it needs driver 525.60.13 or newer",  # a requirement, not what is installed
+        "I upgraded driver 470.82.01 to 535.104.05",  # the old one of an upgrade
+    ],
+)
+def test_a_driver_named_elsewhere_is_not_taken(line: str) -> None:
+    assert read_prose([line]).driver is None
+
+
+def test_platforms_named_for_another_machine_are_not_taken() -> None:
+    assert (
+        read_prose(["Same code works fine under WSL2 on my laptop, but fails on our Ubuntu server"]).wsl
+        is None
+    )
+    mac = ["On macOS this runs on MPS.", '  File "/srv/app/run.py", line 3, in <module>']
+    assert read_prose(mac).macos is None  # a Linux path says where it failed
+    assert (
+        read_prose(["Ignoring mlx: markers 'sys_platform == \"darwin\"' don't match your environment"]).macos
+        is None
+    )
 
 
 def test_platforms_and_boards_named_in_words() -> None:
@@ -132,6 +162,29 @@ def test_a_machine_said_to_have_no_nvidia_gpu_gets_no_driver_or_cuda_torch(words
     summary, first = _verdict(text)
     assert summary.startswith("The machine has no NVIDIA GPU")
     assert "modprobe" not in first and "cu1" not in first
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "I don't have another GPU to test with, so I can't tell if it is the card.",
+        "It works when I'm running on CPU, but with cuda it fails:",
+        "The Intel GPU driver is also installed.",
+    ],
+)
+def test_words_that_do_not_say_there_is_no_nvidia_gpu(words: str) -> None:
+    text = f"{words}\nRuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU\n"
+    summary, _ = _verdict(text)
+    assert not summary.startswith("The machine has no NVIDIA GPU")
+
+
+def test_a_driver_in_the_paste_outweighs_words_about_no_gpu() -> None:
+    text = (
+        "I'm using a integrated Intel GPU(iris xe graphics).\n"
+        "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040).\n"
+    )
+    summary, _ = _verdict(text)
+    assert not summary.startswith("The machine has no NVIDIA GPU")
 
 
 def test_an_intel_gpu_beside_an_nvidia_one_is_not_no_nvidia_gpu() -> None:
