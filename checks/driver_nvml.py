@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from torch_gpu_doctor.checks.support.driver import driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.driver_state import loaded_module_version
 from torch_gpu_doctor.facts.describe import fact
@@ -15,10 +17,12 @@ from torch_gpu_doctor.fixes.gpu_state import (
     driver_hung,
 )
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
-from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
+# "TypeError: ...": a Python exception of the binding, which host/nvml.py reports as Unknown too
+_PYTHON_EXCEPTION = re.compile(r"[A-Z]\w*(?:Error|Exception|Warning): ")
 _NVML_ERRORS: dict[str, tuple[str, str]] = {
     # name: (summary, plain explanation)
     "DriverNotLoaded": (
@@ -168,11 +172,21 @@ def driver_nvml(facts: Facts) -> Finding:
         error.name, (f"NVML failed to start: NVMLError_{error.name} ({error.message}).", "")
     )
     remediation = _REMEDIES[error.name]() if error.name in _REMEDIES else None
-    if error.name == "Unknown":  # a container first, unless this is known to be a machine of its own
+    # NVML's own Unknown Error, not a Python exception the binding raised (host/nvml.py maps those to Unknown)
+    if error.name == "Unknown" and not _PYTHON_EXCEPTION.match(error.message):
         container = facts.container
-        remediation = device_access_lost(
-            on_host=not isinstance(container, Unavailable) and container.runtime is None
-        )
+        if is_wsl(facts):  # no device cgroup and no kernel log of the GPU here: the Windows driver's state
+            remediation = Remediation(
+                text="In WSL2 the GPU is the Windows driver's: restart WSL from Windows (`wsl --shutdown`, then "
+                "open the distribution again); if it stays, update the NVIDIA driver on Windows and WSL itself "
+                "(`wsl --update`).",
+                commands=(Command(("wsl.exe", "--shutdown"), note="from Windows", runs_here=False),),
+                target=Target.SYSTEM,
+            )
+        else:  # a container first, unless this is known to be a machine of its own
+            remediation = device_access_lost(
+                on_host=not isinstance(container, Unavailable) and container.runtime is None
+            )
     if error.name == "NoPermission" and _refused_reading(
         driver
     ):  # world-readable files refused too: confined

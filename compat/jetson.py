@@ -46,11 +46,14 @@ class JetsonData:
         return next((r for r in self.releases if l4t and r.matches(l4t)), None)
 
     def release_of_jetpack(self, jetpack: str) -> JetsonRelease | None:
-        """The row whose JetPack list names `jetpack` ("6.2" is in "6.1 / 6.2"; "5.1" in "5.1.1 / 5.1.2")."""
+        """The row whose JetPack list names `jetpack`: "6.2" is in "6.1 / 6.2", and "5.1.2" and "5.1" are in
+        "5.1.x" (an x stands for any release of that minor)."""
+        said = jetpack.split(".")
         for row in self.releases:
-            versions = [v.strip() for v in row.jetpack.split("/")]
-            if jetpack in versions or any(v.startswith(jetpack + ".") for v in versions):
-                return row
+            for listed in (v.strip().split(".") for v in row.jetpack.split("/")):
+                common = min(len(said), len(listed))
+                if all(a == b or b == "x" for a, b in zip(said[:common], listed[:common], strict=True)):
+                    return row
         return None
 
 

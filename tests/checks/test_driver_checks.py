@@ -184,3 +184,14 @@ def test_nvml_unknown_error_in_a_container_restarts_it_first() -> None:
     assert any("create-dev-char-symlinks" in c.argv for c in inside.remediation.commands)
     host = driver_nvml(facts(nvml=nvml_error("Unknown", 999), container=container(runtime=None)))
     assert host.remediation is not None and host.remediation.commands[0].argv[:2] == ("sudo", "journalctl")
+
+
+def test_a_python_exception_reported_as_unknown_is_not_a_lost_container() -> None:
+    """host/nvml.py reports a binding's own exception as NVMLError_Unknown too: that is not the daemon-reload
+    story (review of the NVML Unknown Error fix)."""
+    from torch_gpu_doctor.facts.nvml import NvmlErrorInfo, NvmlFacts
+
+    err = Unavailable(Reason.FAILED, "NVMLError_Unknown")
+    nvml = NvmlFacts(NvmlErrorInfo("Unknown", 999, "TypeError: bad argument"), err, err, err, err, ())
+    f = driver_nvml(facts(nvml=nvml))
+    assert f.remediation is None or not any("docker" in c.argv for c in f.remediation.commands)

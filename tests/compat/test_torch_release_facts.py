@@ -494,20 +494,6 @@ def test_old_rows_answer_old_drivers() -> None:
     assert matrix.max_cuda_for_driver("342.01") == "6.5"
     assert matrix.max_cuda_for_driver("342.01", "windows") == "6.5"  # no Windows row: the shared branches'
     assert matrix.max_cuda_for_driver("190.18") is None  # older than the oldest row (3.0, 195.36.15)
-
-
-def test_windows_drivers_of_cuda_13_are_placed_by_their_branch() -> None:
-    """NVIDIA prints no Windows minimum for CUDA 13.x ("N/A"); the branches are shared, so a Windows (or WSL)
-    driver 595.95 is R595, CUDA 13.2, not the last row with a Windows number (12.9): blind set 5 found a WSL
-    machine with CUDA working told its driver was too old."""
-    matrix = load_matrix()
-    assert matrix.max_cuda_for_driver("595.95", "windows") == "13.2"
-    assert matrix.max_cuda_for_driver("581.57", "windows") == "13.0"
-    assert matrix.max_cuda_for_driver("591.44", "windows") == "13.1"
-    assert (
-        matrix.max_cuda_for_driver("576.57", "windows") == "12.9"
-    )  # a Windows number of its own still rules
-    assert matrix.max_cuda_for_driver("576.02", "windows") == "12.9"
     cudas = [t.cuda for t in matrix.toolkits]
     assert cudas[cudas.index("10.2") :][:9] == [
         "10.2",
@@ -522,6 +508,19 @@ def test_windows_drivers_of_cuda_13_are_placed_by_their_branch() -> None:
     ]
     assert cudas[-12:] == ["7.5", "7.0", "6.5", "6.0", "5.5", "5.0", "4.2", "4.1", "4.0", "3.2", "3.1", "3.0"]
     assert all(t.unconfirmed for t in matrix.toolkits[-10:])  # NVIDIA's table stops at 7.0
+
+
+def test_windows_drivers_of_cuda_13_are_placed_by_their_branch() -> None:
+    """NVIDIA prints no Windows minimum for CUDA 13.x ("N/A"); the branches are shared, so a Windows (or WSL)
+    driver 595.95 is R595, CUDA 13.2, not the last row with a Windows number (12.9): blind set 5 found a WSL
+    machine with CUDA working told its driver was too old."""
+    matrix = load_matrix()
+    assert matrix.max_cuda_for_driver("595.95", "windows") == "13.2"
+    assert matrix.max_cuda_for_driver("581.57", "windows") == "13.0"
+    assert matrix.max_cuda_for_driver("591.44", "windows") == "13.1"
+    # a Windows number of its own still rules
+    assert matrix.max_cuda_for_driver("576.57", "windows") == "12.9"
+    assert matrix.max_cuda_for_driver("576.02", "windows") == "12.9"
 
 
 # --- PCI ids -------------------------------------------------------------------------------------------------
