@@ -72,11 +72,22 @@ def _fix(kind: str) -> tuple[str, Remediation]:
             "failed) and report it with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ALLOC.",
             commands=(
                 Command(
-                    ("docker", "run", "--gpus", "all", "--ipc=host", "IMAGE"),
-                    note="replaces your `docker run`: every rank sees the host's /dev/shm",
+                    (
+                        "env",
+                        "NCCL_SHM_DISABLE=1",
+                        "NCCL_DEBUG=INFO",
+                        "NCCL_DEBUG_SUBSYS=INIT,ALLOC",
+                        "PROGRAM",
+                    ),
+                    note="PROGRAM: the failing command; it runs without NCCL's shared memory if that is the cause, "
+                    "and the log says which transport each pair of ranks uses",
                     runs_here=False,
                 ),
-                SHM_SIZE,
+                Command(
+                    ("docker", "run", "--gpus", "all", "--ipc=host", "IMAGE"),
+                    note="in containers, replaces your `docker run`: every rank sees the host's /dev/shm",
+                    runs_here=False,
+                ),
             ),
             target=Target.SYSTEM,
         )

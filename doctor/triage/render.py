@@ -105,6 +105,9 @@ def header_lines(facts: Facts) -> list[str]:
     )
     if not gpus and facts.gpus:  # the unnamed GPU a CUDA paste implies
         gpus = "none named in the paste (it is about CUDA, so an NVIDIA GPU is assumed)"
+    if not gpus and facts.jetson_board is not None:  # its GPU is the SoC's: the board says which
+        board = facts.jetson_board
+        gpus = f"{board.integrated_gpu()}" + (f", L4T {board.l4t}" if board.l4t else "")
     if isinstance(driver, Unavailable):
         drv = _ABSENT
     elif isinstance(driver.version, str):
