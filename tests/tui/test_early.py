@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,15 @@ MACHINE = "rtx4090-workstation-healthy"
 def _session() -> Session:
     host = RecordedHost(HOSTS / MACHINE)
     return Session(host, host.python or "python3", plugins=False, can_apply=False)
+
+
+def _started(diagnose: Callable[[EventSink], Report]) -> tuple[Session, int]:
+    """A session whose early child runs `diagnose`, and the child's pid."""
+    session = _session()
+    session.diagnose_override = diagnose
+    session.start_early()
+    assert session.early is not None
+    return session, session.early.pid
 
 
 def _alive(pid: int) -> bool:
@@ -109,11 +119,7 @@ def test_quitting_stops_the_child_and_what_it_started(tmp_path: Path) -> None:
         time.sleep(600)
         raise AssertionError("not reached")
 
-    session = _session()
-    session.diagnose_override = hangs
-    session.start_early()
-    assert session.early is not None
-    child = session.early.pid
+    session, child = _started(hangs)
     deadline = time.monotonic() + 30
     while not started.exists() or not started.read_text():
         assert time.monotonic() < deadline, "the child never started its probe"
@@ -175,11 +181,7 @@ def test_quitting_while_the_worker_waits_for_the_child_makes_no_report(tmp_path:
         time.sleep(600)
         raise AssertionError("not reached")
 
-    session = _session()
-    session.diagnose_override = hangs
-    session.start_early()
-    assert session.early is not None
-    child = session.early.pid
+    session, child = _started(hangs)
     outcome: list[object] = []
 
     def worker() -> None:
