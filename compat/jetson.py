@@ -52,7 +52,7 @@ class JetsonData:
         for row in self.releases:
             for listed in (v.strip().split(".") for v in row.jetpack.split("/")):
                 common = min(len(said), len(listed))
-                if all(a == b or b == "x" for a, b in zip(said[:common], listed[:common], strict=True)):
+                if all(b in (a, "x") for a, b in zip(said[:common], listed[:common], strict=True)):
                     return row
         return None
 
