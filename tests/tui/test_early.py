@@ -48,6 +48,20 @@ def _started(diagnose: Callable[[EventSink], Report]) -> tuple[Session, int]:
     return session, session.early.pid
 
 
+def _eventually(condition: Callable[[], bool], limit_s: float = 120.0) -> bool:
+    """Whether `condition` holds, polled for at most `limit_s`: a bound on the wait, generous for a loaded
+    machine. The tests assert the outcome (a process gone), never how long it took."""
+    deadline = time.monotonic() + limit_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return condition()
+
+
+def _gone(pid: int) -> bool:
+    """Ended: no such process, or a zombie its new parent (init) has not reaped yet."""
+    return not _alive(pid) or _zombie(pid)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -120,17 +134,11 @@ def test_quitting_stops_the_child_and_what_it_started(tmp_path: Path) -> None:
         raise AssertionError("not reached")
 
     session, child = _started(hangs)
-    deadline = time.monotonic() + 30
-    while not started.exists() or not started.read_text():
-        assert time.monotonic() < deadline, "the child never started its probe"
-        time.sleep(0.02)
+    assert _eventually(lambda: started.exists() and bool(started.read_text())), "the child started no probe"
     grandchild = int(started.read_text())
     session.close(wait_s=30)
     assert not _alive(child)
-    deadline = time.monotonic() + 10
-    while _alive(grandchild) and not _zombie(grandchild):
-        assert time.monotonic() < deadline, "the probe outlived the doctor"
-        time.sleep(0.02)
+    assert _eventually(lambda: _gone(grandchild)), "the probe outlived the doctor"
 
 
 def _zombie(pid: int) -> bool:
@@ -215,12 +223,7 @@ def test_a_probe_that_ignores_sigterm_dies_with_the_child_after_its_report(tmp_p
         return expected
 
     assert early.STOP_GRACE_S > process.STOP_GRACE_S
-    session = _session()
-    session.diagnose_override = leaves_a_probe
-    session.start_early()
+    session, _ = _started(leaves_a_probe)
     assert session.diagnose(lambda _: None) == expected
     probe = int(started.read_text())
-    deadline = time.monotonic() + 30
-    while _alive(probe) and not _zombie(probe):
-        assert time.monotonic() < deadline, "the probe outlived the early child"
-        time.sleep(0.05)
+    assert _eventually(lambda: _gone(probe)), "the probe outlived the early child"
