@@ -70,10 +70,7 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
     prose = pasted.prose
     if isinstance(facts.os, Unavailable) and (prose.wsl is not None or prose.macos is not None):
         system, wsl = ("Linux", True) if prose.wsl is not None else ("Darwin", False)
-        said = OsFacts(
-            system, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, (), wsl, wsl
-        )
-        facts = dataclasses.replace(facts, os=said)
+        facts = dataclasses.replace(facts, os=_pasted_os(system, wsl=wsl))
     driver = facts.driver
     if prose.driver is not None and (isinstance(driver, Unavailable) or not isinstance(driver.version, str)):
         version = prose.driver.value
@@ -119,22 +116,51 @@ def _with_said_jetson(facts: Facts, prose: ProseFacts) -> Facts:
     return dataclasses.replace(facts, jetson=board, gpus=())
 
 
-def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:
+def _pasted_os(system: str, *, wsl: bool) -> OsFacts:
+    """The system a paste shows (a Windows path, WSL, a macOS path): its release and distribution it does not."""
+    return OsFacts(system, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, (), wsl, wsl)
+
+
+def _pasted_gpu(
+    name: str | Unavailable,
+    name_source: str | None,
+    capability: str | Unavailable,
+    capability_source: str | None,
+    *,
+    vendor: str = "nvidia",
+    kernel_driver: str | None = "nvidia",
+    index: int | None = 0,
+    bdf: str | Unavailable = NOT_IN_PASTE,
+    memory_bytes: int | Unavailable = NOT_IN_PASTE,
+) -> Gpu:
+    """A GPU as a paste shows it: what a live machine would read from PCI, NVML and sysfs is not in it."""
     return Gpu(
-        bdf=NOT_IN_PASTE,
+        bdf=bdf,
         vendor=vendor,
         device_id=NOT_IN_PASTE,
         name=name,
-        name_source=WORDS,
-        compute_capability=capability
-        or Unavailable(Reason.NOT_FOUND, f"{name} is not in gpu-doctor's GPU table"),
-        compute_capability_source="compat table" if capability else None,
-        memory_total_bytes=NOT_IN_PASTE,
+        name_source=name_source,
+        compute_capability=capability,
+        compute_capability_source=capability_source,
+        memory_total_bytes=memory_bytes,
         uuid=NOT_IN_PASTE,
-        kernel_driver=None if vendor == "amd" else "nvidia",
+        kernel_driver=kernel_driver,
         on_pci_bus=False,
-        nvml_index=0 if vendor == "nvidia" else None,
+        nvml_index=index,
         excluded=None,
+    )
+
+
+def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:
+    """A GPU named in words, with the capability of its row in the GPU table."""
+    return _pasted_gpu(
+        name,
+        WORDS,
+        capability or Unavailable(Reason.NOT_FOUND, f"{name} is not in gpu-doctor's GPU table"),
+        "compat table" if capability else None,
+        vendor=vendor,
+        kernel_driver=None if vendor == "amd" else "nvidia",
+        index=0 if vendor == "nvidia" else None,
     )
 
 
@@ -171,10 +197,7 @@ def _with_shown_python(facts: Facts, pasted: PastedText) -> Facts:
     """What paths and banners show where no collect_env line says it: a Windows machine (`C:\\...`), and the
     Python version (`/lib/python3.10/`, `Python-3.10.11`, `py3.9_cpu_0`): the wheel chooser needs both."""
     if pasted.windows_line is not None and isinstance(facts.os, Unavailable):
-        windows = OsFacts(
-            "Windows", NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, (), False, False
-        )
-        facts = dataclasses.replace(facts, os=windows)
+        facts = dataclasses.replace(facts, os=_pasted_os("Windows", wsl=False))
     shown, r = pasted.python_shown, pasted.collect_env
     python = facts.python
     if shown is None or (r is not None and r.has("python_version")):
@@ -262,22 +285,13 @@ def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
         return facts
     if r is not None and r.smi_failed and not cuda_build:
         return facts  # a CPU build where nvidia-smi answered nothing: nothing shows an NVIDIA GPU is there
-    gpu = Gpu(
-        bdf=NOT_IN_PASTE,
-        vendor="nvidia",
-        device_id=NOT_IN_PASTE,
-        name=UNNAMED_GPU,
-        name_source=None,
-        compute_capability=Unavailable(Reason.NOT_RECORDED, "the paste does not name the GPU"),
-        compute_capability_source=None,
-        memory_total_bytes=NOT_IN_PASTE,
-        uuid=NOT_IN_PASTE,
-        kernel_driver="nouveau"
-        if any(h.implies.get("nouveau_loaded") is True for h in pasted.hits)
-        else "nvidia",
-        on_pci_bus=False,
-        nvml_index=0,
-        excluded=None,
+    nouveau = any(h.implies.get("nouveau_loaded") is True for h in pasted.hits)
+    gpu = _pasted_gpu(
+        UNNAMED_GPU,
+        None,
+        Unavailable(Reason.NOT_RECORDED, "the paste does not name the GPU"),
+        None,
+        kernel_driver="nouveau" if nouveau else "nvidia",
     )
     return dataclasses.replace(facts, gpus=(gpu,))
 
@@ -383,22 +397,16 @@ def _with_smi(facts: Facts, pasted: PastedText) -> Facts:
             model = matrix.gpu_by_name(g.name)
             bdf = normalize_bdf(g.bus_id) if g.bus_id else None
             gpus.append(
-                Gpu(
-                    bdf=bdf or NOT_IN_PASTE,
-                    vendor="nvidia",
-                    device_id=NOT_IN_PASTE,
-                    name=g.name,
-                    name_source="nvidia-smi (pasted)",
-                    compute_capability=model.compute_capability
+                _pasted_gpu(
+                    g.name,
+                    "nvidia-smi (pasted)",
+                    model.compute_capability
                     if model
                     else Unavailable(Reason.NOT_FOUND, f"{g.name} is not in gpu-doctor's GPU table"),
-                    compute_capability_source="compat table" if model else None,
-                    memory_total_bytes=g.memory_total_mib << 20 if g.memory_total_mib else NOT_IN_PASTE,
-                    uuid=NOT_IN_PASTE,
-                    kernel_driver="nvidia",
-                    on_pci_bus=False,
-                    nvml_index=g.index if g.index is not None else position,
-                    excluded=None,
+                    "compat table" if model else None,
+                    index=g.index if g.index is not None else position,
+                    bdf=bdf or NOT_IN_PASTE,
+                    memory_bytes=g.memory_total_mib << 20 if g.memory_total_mib else NOT_IN_PASTE,
                 )
             )
         facts = dataclasses.replace(facts, gpus=tuple(gpus))
@@ -502,10 +510,7 @@ def _paragraph_after(lines: list[str], number: int, most: int = 6) -> str:
 def _os_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
     if implies.get("wsl") is not True or not isinstance(facts.os, Unavailable):
         return facts
-    wsl = OsFacts(
-        "Linux", NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, NOT_IN_PASTE, (), True, True
-    )
-    return dataclasses.replace(facts, os=wsl)
+    return dataclasses.replace(facts, os=_pasted_os("Linux", wsl=True))
 
 
 def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where: str) -> Facts:
@@ -557,20 +562,12 @@ def _gpu_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
             return dataclasses.replace(facts, gpus=tuple(listed))
     model = load_matrix().gpu_by_name(name) if isinstance(name, str) else None
     capability = cc or (model.compute_capability if model else None)
-    gpu = Gpu(
-        bdf=NOT_IN_PASTE,
-        vendor="nvidia",
-        device_id=NOT_IN_PASTE,
-        name=name.strip() if isinstance(name, str) else UNNAMED_GPU,
-        name_source="torch warning" if isinstance(name, str) else None,
-        compute_capability=capability or Unavailable(Reason.NOT_FOUND, "not in the paste nor the GPU table"),
-        compute_capability_source="torch warning" if cc else "compat table" if capability else None,
-        memory_total_bytes=NOT_IN_PASTE,
-        uuid=NOT_IN_PASTE,
-        kernel_driver="nvidia",
-        on_pci_bus=False,
-        nvml_index=len(listed),
-        excluded=None,
+    gpu = _pasted_gpu(
+        name.strip() if isinstance(name, str) else UNNAMED_GPU,
+        "torch warning" if isinstance(name, str) else None,
+        capability or Unavailable(Reason.NOT_FOUND, "not in the paste nor the GPU table"),
+        "torch warning" if cc else "compat table" if capability else None,
+        index=len(listed),
     )
     return dataclasses.replace(facts, gpus=(*listed, gpu))
 
