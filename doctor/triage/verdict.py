@@ -274,7 +274,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
     if not _mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
         verdicts = tuple(_not_torch(v, facts) for v in verdicts)
-    elif _pinned_stack(pasted):  # vLLM & co. pin their torch: a driver too old for it needs a new driver
+    elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
+        # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts) for v in verdicts)
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
@@ -340,8 +341,9 @@ ASSUMES_NVIDIA = frozenset(
 def _no_nvidia_gpu(
     verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
-    """The person says the machine has no NVIDIA GPU (an Intel one, "I'm running on CPU") and nothing in the
-    paste names one: a driver to install or a CUDA torch would change nothing. What fails is the program asking
+    """The person says the machine has no NVIDIA GPU (triage/prose.py: "I don't have any NVIDIA adapter", an
+    integrated Intel GPU) and nothing in the paste names one or shows a driver answering: a driver to install or
+    a CUDA torch would change nothing. What fails is the program asking
     for CUDA on a machine without it; that is the cause, in place of every verdict that assumed a GPU."""
     said = pasted.prose.no_nvidia
     if (
@@ -360,6 +362,14 @@ def _no_nvidia_gpu(
     if not assumed:
         return verdicts
     intel = "intel" in said.value.lower() or "iris" in said.value.lower()
+    ways = (
+        "on the CPU (its device option, e.g. `--device cpu`, or device='cpu' / no `.cuda()` in its code), "
+        + (
+            "on the Intel GPU with torch's XPU build (device 'xpu') where the program supports it, "
+            if intel
+            else ""
+        )
+    )
     xpu = (
         (
             Command(
@@ -377,23 +387,10 @@ def _no_nvidia_gpu(
             Status.FAIL,
             "The machine has no NVIDIA GPU (the paste says so), and the program asks for CUDA, which only an NVIDIA "
             "GPU runs.",
-            details="No driver and no CUDA build of torch can change that. The program must run on the CPU (its "
-            "device option, e.g. `--device cpu`, or device='cpu' / no `.cuda()` in its code)"
-            + (
-                ", or on the Intel GPU through torch's XPU build where the program supports it"
-                if intel
-                else ""
-            )
-            + ", or on a machine with an NVIDIA GPU.",
+            details="No driver and no CUDA build of torch can change that.",
             evidence=(Evidence("said", said.value, f"line {said.line} of the paste"),),
             remediation=Remediation(
-                text="Run the program on the CPU (its device option or device='cpu'), "
-                + (
-                    "on the Intel GPU with torch's XPU build (device 'xpu') if the program supports it, "
-                    if intel
-                    else ""
-                )
-                + "or on a machine with an NVIDIA GPU.",
+                text=f"Run the program {ways}or on a machine with an NVIDIA GPU.",
                 commands=xpu,
                 target=Target.PYTHON_ENV,
             ),
@@ -428,19 +425,28 @@ _PINNED_STACK = re.compile(
 
 
 def _pinned_stack(pasted: PastedText) -> bool:
+    """Whether the paste shows a package built for one torch: in a package list, or in its text (read only when
+    a verdict would install another torch for the driver: a rare question, asked of one pass over the text)."""
     packages = pasted.packages
-    listed = any(lib.name in BUILT_FOR_ONE_TORCH for listing in packages for lib in listing.packages)
-    return listed or any(
-        _PINNED_STACK.search(line) and not INSTALL_COMMAND.match(line)
-        for line in pasted.paste.text.split("\n")
-    )
+    if any(lib.name in BUILT_FOR_ONE_TORCH for listing in packages for lib in listing.packages):
+        return True
+    text = pasted.paste.text
+    for found in _PINNED_STACK.finditer(text):
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        if not INSTALL_COMMAND.match(text[start : end if end >= 0 else len(text)]):
+            return True
+    return False
+
+
+def _torch_for_the_driver(verdict: Verdict) -> bool:
+    return verdict.finding.check_id == "torch.driver_compat" and _installs_torch(verdict.finding.remediation)
 
 
 def _driver_not_torch(verdict: Verdict, facts: Facts) -> Verdict:
     """torch.driver_compat where the program's stack pins its torch (vLLM, SGLang, xformers, flash-attn): another
     torch build would break it, so the fix is a driver that runs the CUDA it was built for."""
-    finding = verdict.finding
-    if finding.check_id != "torch.driver_compat" or not _installs_torch(finding.remediation):
+    if not _torch_for_the_driver(verdict):
         return verdict
     if gpus_older_than_every_build(facts) or plan_driver(facts).end_of_life:
         return verdict  # the GPU's last driver branch is the ceiling: no newer driver to install
