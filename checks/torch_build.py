@@ -631,7 +631,7 @@ def torch_cuda_init(facts: Facts) -> Finding:
     carried = known is not None and "803" in known.id and _nvml_mismatch(facts)  # driver.nvml has the reboot
     # a message the catalogue gives to another check (driver too old, no driver...) has its fix there
     ours = known is not None and known.check == cid
-    fix = init_error_fix(known.id, known.cls) if known is not None and ours and not carried else None
+    fix = init_error_fix(known.id, known.cls, facts) if known is not None and ours and not carried else None
     fabric = reported(facts, "fabric_manager_mismatch")
     if known is not None and known.cls == "forward_compat" and fabric:  # the service's log says why
         fix = init_error_fix(fabric[0].signature, known.cls)

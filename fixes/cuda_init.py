@@ -7,13 +7,22 @@ points at the one that has it.
 
 from __future__ import annotations
 
+import dataclasses
+
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.driver_update import driver_update
+from torch_gpu_doctor.fixes.target import driver_max_cuda
 from torch_gpu_doctor.model import Command, Remediation, Target
 
 FABRIC_MANAGER = "nvidia-fabricmanager"
 
 
-def init_error_fix(signature_id: str, cls: str) -> Remediation | None:
-    """The next step for a CUDA init error (its signature and class), or None when another check carries it."""
+def init_error_fix(
+    signature_id: str, cls: str, facts: Facts | None = None, *, in_container: bool = False
+) -> Remediation | None:
+    """The next step for a CUDA init error (its signature and class), or None when another check carries it.
+    With the machine's `facts`, a driver too old gets the install for where its driver lives."""
     if cls == "unknown_error":
         return Remediation(
             text="The driver's unified-memory module lost its state, most often after suspend and resume. Reload "
@@ -36,6 +45,8 @@ def init_error_fix(signature_id: str, cls: str) -> Remediation | None:
             commands=(Command(("nvidia-smi", "-L"), note="the GPUs the driver sees"),),
             target=Target.SYSTEM,
         )
+    if cls == "driver_too_old" and facts is not None:
+        return _newer_driver(facts, in_container=in_container)
     if cls == "driver_too_old":  # a runtime's own words (code 35, CUDA_ERROR_INSUFFICIENT_DRIVER)
         return Remediation(
             text="The driver is older than the CUDA runtime this program was built with (or, in WSL2, the "
@@ -77,6 +88,30 @@ def init_error_fix(signature_id: str, cls: str) -> Remediation | None:
             target=Target.SYSTEM,
         )
     return None
+
+
+def _newer_driver(facts: Facts, *, in_container: bool) -> Remediation:
+    """Code 35 (CUDA_ERROR_INSUFFICIENT_DRIVER) on a machine the facts describe: the program's CUDA runtime is
+    newer than the driver. The install comes first; the driver's own CUDA, where known, is already the proof."""
+    cuda = driver_max_cuda(facts)
+    lead = (
+        f"The driver runs CUDA ≤ {cuda}; this program was built for a newer CUDA."
+        if cuda
+        else "The driver is older than the CUDA runtime this program was built with."
+    )
+    other = f"CUDA ≤ {cuda}" if cuda else "the CUDA the driver runs"
+    fix = driver_update(
+        facts,
+        plan_driver(facts),
+        lead,
+        alternative=f"Or use a build of the program for {other}.",
+        in_container=in_container,
+    )
+    if fix.commands or cuda:
+        return fix
+    return dataclasses.replace(  # nothing says which CUDA the driver runs: nvidia-smi does
+        fix, commands=(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA this driver runs"),)
+    )
 
 
 def _forward_compat_fix(signature_id: str) -> Remediation:

@@ -24,8 +24,8 @@ from torch_gpu_doctor.compat.wheel_candidates import (
 )
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.distro import recipe
-from torch_gpu_doctor.fixes.driver_install import driver_install
 from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
+from torch_gpu_doctor.fixes.driver_update import driver_update
 from torch_gpu_doctor.fixes.hidden_gpu import hidden_gpu_reason
 from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
 from torch_gpu_doctor.fixes.recommendation import Recommendation, as_installed
@@ -205,29 +205,7 @@ def driver_remediation(facts: Facts) -> Remediation:
         f"No torch release from {oldest} on (the releases gpu-doctor knows) supports {_gpus(facts)} with the "
         f"installed driver{_driver_cuda(facts)}; older releases may, without the fixes and features since."
     )
-    os_facts = facts.os
-    if not isinstance(os_facts, Unavailable) and os_facts.is_wsl:
-        return Remediation(
-            text=f"{lead} {needed} In WSL2 the driver is the Windows one: update the NVIDIA driver on Windows "
-            "(never install a Linux driver inside WSL), then run `wsl --shutdown`.",
-            needs_network=True,
-            target=Target.SYSTEM,
-        )
-    if not isinstance(os_facts, Unavailable) and os_facts.container:
-        return Remediation(
-            text=f"{lead} {needed} Inside a container the driver is the host's: update the NVIDIA driver on the "
-            "host (the container cannot change it).",
-            target=Target.SYSTEM,
-        )
-    base = driver_install(facts.os, plan)
-    return Remediation(
-        text=f"{lead} {base.text}",
-        commands=base.commands,
-        requires_root=base.requires_root,
-        requires_reboot=base.requires_reboot,
-        needs_network=base.needs_network,
-        target=base.target,
-    )
+    return driver_update(facts, plan, lead, needed)
 
 
 def _gpus(facts: Facts) -> str:

@@ -29,6 +29,7 @@ from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.facts import listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS
+from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -273,10 +274,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = _with_own_causes(verdicts, pasted, titles)
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
     if not _mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
-        verdicts = tuple(_not_torch(v, facts) for v in verdicts)
+        verdicts = tuple(_not_torch(v, facts, pasted) for v in verdicts)
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
-        verdicts = tuple(_driver_not_torch(v, facts) for v in verdicts)
+        verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
@@ -443,17 +444,30 @@ def _torch_for_the_driver(verdict: Verdict) -> bool:
     return verdict.finding.check_id == "torch.driver_compat" and _installs_torch(verdict.finding.remediation)
 
 
-def _driver_not_torch(verdict: Verdict, facts: Facts) -> Verdict:
+def _driver_not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     """torch.driver_compat where the program's stack pins its torch (vLLM, SGLang, xformers, flash-attn): another
     torch build would break it, so the fix is a driver that runs the CUDA it was built for."""
     if not _torch_for_the_driver(verdict):
         return verdict
     if gpus_older_than_every_build(facts) or plan_driver(facts).end_of_life:
         return verdict  # the GPU's last driver branch is the ceiling: no newer driver to install
-    return _not_torch(verdict, facts)
+    return _not_torch(verdict, facts, pasted)
 
 
-def _not_torch(verdict: Verdict, facts: Facts) -> Verdict:
+# the words of a container run: its driver is the host's (a shell prompt is container_shell_line's)
+_CONTAINER_WORDS = re.compile(
+    r"\b(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|container)\b", re.I
+)
+
+
+def _in_container(pasted: PastedText) -> bool:
+    return (
+        pasted.container_line is not None
+        or _CONTAINER_WORDS.search(pasted.paste.text, 0, MAX_CHARS) is not None
+    )
+
+
+def _not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     """A paste that never mentions torch is another program's error (a CUDA binary, JAX, llama.cpp): what
     settles it is nvidia-smi, not torch, and installing torch fixes nothing there."""
     if verdict.find_out and "import torch" in verdict.find_out:
@@ -472,7 +486,7 @@ def _not_torch(verdict: Verdict, facts: Facts) -> Verdict:
             finding,
             summary="The NVIDIA driver is older than the CUDA the program was built with"
             + (f": it supports CUDA ≤ {cuda}." if cuda else "."),
-            remediation=init_error_fix("", "driver_too_old"),
+            remediation=init_error_fix("", "driver_too_old", facts, in_container=_in_container(pasted)),
         )
     else:
         fix = finding.remediation
