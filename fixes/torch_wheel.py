@@ -360,7 +360,7 @@ def install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
         return _in_new_venv(facts, rec, python, text)
     conda = None if isinstance(facts.python, Unavailable) else facts.python.conda_prefix
     if isinstance(conda, str):
-        return _in_conda(rec, python, text, conda)
+        return _in_conda(rec.variant == "cpu", rec.pip_argv(python), text, conda)
     return Remediation(
         text=text,
         commands=(
@@ -403,12 +403,15 @@ def _in_new_venv(facts: Facts, rec: Recommendation, python: str, text: str) -> R
     )
 
 
-def _in_conda(rec: Recommendation, python: str, text: str, prefix: str) -> Remediation:
+def _in_conda(cpu: bool, pip: tuple[str, ...], text: str, prefix: str) -> Remediation:
     """A conda environment: conda-forge's build through conda first (PyTorch's own conda channel ended with
     2.5), pip into the same environment as the alternative. conda-forge picks the CUDA variant for the
-    driver itself (its __cuda virtual package)."""
-    cpu = rec.variant == "cpu"
+    driver itself (its __cuda virtual package). An empty `prefix`: a pasted `conda list` shows conda owns torch
+    but not where the environment is, so the commands act on the activated one."""
     package = "pytorch-cpu" if cpu else "pytorch-gpu"
+    where = ("--prefix", prefix) if prefix else ()
+    active = "" if prefix else "in the conda environment torch is in (`conda activate` it first)"
+    pixi = "/.pixi/envs/" in prefix
     return Remediation(
         text=text
         + f" In a conda environment, install conda-forge's build with conda ({package}); pip over conda's own "
@@ -417,18 +420,19 @@ def _in_conda(rec: Recommendation, python: str, text: str, prefix: str) -> Remed
         commands=(
             *(
                 ()
-                if "/.pixi/envs/" in prefix or cpu
+                if pixi or cpu
                 else (
                     Command(
-                        ("conda", "remove", "--prefix", prefix, "cpuonly"), note="only if it is installed"
+                        ("conda", "remove", *where, "cpuonly"),
+                        note="only if it is installed" + (f"; {active}" if active else ""),
                     ),
                 )
             ),
             # a pixi environment (CONDA_PREFIX .../.pixi/envs/NAME) is changed through its project file
             Command(("pixi", "add", package), note="in the pixi project")
-            if "/.pixi/envs/" in prefix
-            else Command(("conda", "install", "--prefix", prefix, "--channel", "conda-forge", package)),
-            Command(rec.pip_argv(python), note="or pip, into the same environment"),
+            if pixi
+            else Command(("conda", "install", *where, "--channel", "conda-forge", package), note=active),
+            Command(pip, note="or pip, into the same environment"),
         ),
         needs_network=True,
         target=Target.PYTHON_ENV,
@@ -499,22 +503,20 @@ def unnamed_gpu_fix(facts: Facts, data: TorchCompat | None = None) -> Remediatio
         pins = [f"torch=={version}"]  # so a CPU torchvision left behind cannot break the CUDA torch
         pins += [f"torchvision=={companion.torchvision}"] if companion.torchvision else []
         pins += [f"torchaudio=={companion.torchaudio}"] if companion.torchaudio else []
+        text = (
+            f"Install torch {version} built for CUDA {variant.cuda} ({variant.name}): {why} The paste does not "
+            "name the GPU: gpu-doctor on that machine checks that this build has kernels for it."
+        )
+        pip = (python_command(facts), "-m", "pip", "install", "--force-reinstall", *pins, "--index-url")
+        conda = None if isinstance(facts.python, Unavailable) else facts.python.conda_prefix
+        if isinstance(
+            conda, str
+        ):  # conda owns torch there: its CUDA build through conda, pip the alternative
+            return _in_conda(False, (*pip, variant.index_url), text, conda)
         return Remediation(
-            text=f"Install torch {version} built for CUDA {variant.cuda} ({variant.name}): {why} The paste does "
-            "not name the GPU: gpu-doctor on that machine checks that this build has kernels for it.",
+            text=text,
             commands=(
-                Command(
-                    (
-                        python_command(facts),
-                        "-m",
-                        "pip",
-                        "install",
-                        "--force-reinstall",
-                        *pins,
-                        "--index-url",
-                        variant.index_url,
-                    )
-                ),
+                Command((*pip, variant.index_url)),
                 Command(
                     ("nvidia-smi", "--query-gpu=name,compute_cap,driver_version", "--format=csv"),
                     note="the GPU and its driver",

@@ -14,12 +14,14 @@ from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
 from torch_gpu_doctor.triage.prose import ProseFacts, read_prose
 from torch_gpu_doctor.triage.tool_output import (
+    CondaShown,
     LinkedLibrary,
     PackageListing,
     PythonShown,
     SmiOutput,
     container_shell_line,
     parse_built_for,
+    parse_conda_env,
     parse_ldd,
     parse_nvidia_smi,
     parse_package_lists,
@@ -51,6 +53,7 @@ class PastedText:
     python_shown: PythonShown | None = None  # the Python version paths, banners and conda builds show
     windows_line: int | None = None  # the first line with a Windows path (C:\Users\...)
     container_line: int | None = None  # the first line showing a container shell (root@<id>:, docker exec)
+    conda: CondaShown | None = None  # the conda environment its paths or package lists show
     prose: ProseFacts = field(default_factory=ProseFacts)  # the GPU, driver and platform named in words
 
     @property
@@ -124,6 +127,7 @@ def read_paste(paste: Paste) -> PastedText:
         parse_python_shown(lines, listed),
         windows_path_line(lines),
         container_shell_line(lines),
+        parse_conda_env(lines, listed),
         prose,
     )
 

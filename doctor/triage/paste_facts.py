@@ -59,6 +59,7 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_hits(facts, pasted)
     facts = _with_runtime_lists(facts, pasted)
     facts = _with_shown_python(facts, pasted)
+    facts = _with_conda(facts, pasted)
     facts = _with_shown_environment(facts, pasted)
     facts = _with_words(facts, pasted)
     return _with_unnamed_gpu(facts, pasted)
@@ -206,20 +207,52 @@ def _with_shown_python(facts: Facts, pasted: PastedText) -> Facts:
         if isinstance(python.version, str):
             return facts
         return dataclasses.replace(facts, python=dataclasses.replace(python, version=shown.version))
-    system = facts.os.system if not isinstance(facts.os, Unavailable) else NOT_IN_PASTE
-    hinted = PythonFacts(
+    return dataclasses.replace(facts, python=_pasted_python(facts, shown.version))
+
+
+def _pasted_python(facts: Facts, version: str | Unavailable) -> PythonFacts:
+    """An interpreter the paste shows only in part (its version, its conda environment)."""
+    return PythonFacts(
         executable=PYTHON,
-        version=shown.version,
+        version=version,
         implementation=NOT_IN_PASTE,
         machine=NOT_IN_PASTE,
-        system=system,
+        system=facts.os.system if not isinstance(facts.os, Unavailable) else NOT_IN_PASTE,
         prefix=NOT_IN_PASTE,
         base_prefix=NOT_IN_PASTE,
         in_virtualenv=NOT_IN_PASTE,
         conda_prefix=NOT_IN_PASTE,
         user_site_enabled=NOT_IN_PASTE,
     )
-    return dataclasses.replace(facts, python=hinted)
+
+
+def _with_conda(facts: Facts, pasted: PastedText) -> Facts:
+    """A conda environment that paths or a package list show. Its own interpreter is the one to name when the
+    path shows it; conda's own torch is changed through conda (the fix reads conda_prefix), a pip wheel (a
+    `+cu121` tag, a pip line) or one of unknown origin through that interpreter's pip."""
+    conda = pasted.conda
+    if conda is None:
+        return facts
+    python = (
+        facts.python if not isinstance(facts.python, Unavailable) else _pasted_python(facts, NOT_IN_PASTE)
+    )
+    windows = "\\" in conda.prefix or (not isinstance(facts.os, Unavailable) and facts.os.system == "Windows")
+    executable = (
+        python.executable
+        if not conda.prefix
+        else f"{conda.prefix}\\python.exe"
+        if windows
+        else f"{conda.prefix}/bin/python"
+    )
+    packages = facts.torch_packages
+    tagged = not isinstance(packages, Unavailable) and "+" in (packages.version or "")
+    owned = conda.owns_torch is True and not tagged
+    return dataclasses.replace(
+        facts,
+        python=dataclasses.replace(
+            python, conda_prefix=conda.prefix if owned else python.conda_prefix, executable=executable
+        ),
+    )
 
 
 def _with_runtime_lists(facts: Facts, pasted: PastedText) -> Facts:

@@ -261,6 +261,7 @@ _CONDA_PY = re.compile(r"(?:^|_|\d)py(?P<major>[23])\.?(?P<minor>\d{1,2})(?=_|h[
 # A Windows path ("C:\Users\...", "E:\lama\installer\lib"); not one quoted in Linux ("/mnt/c/...")
 _WINDOWS_PATH = re.compile(r"(?<![\w/\\])[A-Za-z]:\\[\w$.-]")
 _WSL = re.compile(r"microsoft-standard|/usr/lib/wsl/|\bWSL", re.IGNORECASE)
+MAX_PATH_LINE = 4000  # a longer line is a flood, not a traceback's path
 
 
 @dataclass(frozen=True)
@@ -293,6 +294,68 @@ def parse_python_shown(lines: list[str], libraries: tuple[Library, ...]) -> Pyth
     full = next((s for s in agreeing if s.version.count(".") == 2), None)
     first = min(agreeing, key=lambda s: s.line)
     return PythonShown(full.version if full else minor, first.line, first.text)
+
+
+# A conda environment in a path: its prefix is what comes before lib/ (Linux) or Lib\\ (Windows) under an
+# installation folder: ~/anaconda3/envs/NAME, C:\\Users\\me\\miniconda3, /opt/conda. The pattern finds the
+# folder's name; the path's start is found back from it (a pattern with the whole path would be quadratic).
+_CONDA_DIR = re.compile(
+    r"[\\/](?:anaconda3|miniconda3|anaconda|miniconda|miniforge3|miniforge|mambaforge|conda)"
+    r"(?:[\\/]envs[\\/][\w.+-]+)?(?=[\\/](?:lib(?:64)?|Lib)[\\/])"
+)
+_PATH_START = re.compile(r"(?:[A-Za-z]:\\|~?/)")
+_PATH_ENDS = " \t\"'`(<,;="
+_CONDA_WORDS = ("conda", "mambaforge", "miniforge")
+# conda packages that choose conda's torch variant (names normalised: `_pytorch_select` is "-pytorch-select")
+CONDA_VARIANT_SELECTORS = ("cpuonly", "pytorch-mutex", "-pytorch-select")
+
+
+@dataclass(frozen=True)
+class CondaShown:
+    prefix: str  # the environment's folder; "" when only conda's ownership of torch shows (a `conda list`)
+    line: int
+    owns_torch: bool | None  # conda (not pip) installed torch there; None: the paste does not show which
+
+
+def parse_conda_env(lines: list[str], libraries: tuple[Library, ...]) -> CondaShown | None:
+    """The conda environment the paste's Python runs in: torch's own path first, any other path under a conda
+    installation next; else a package list where conda, not pip, installed torch (its folder unknown)."""
+    owner = _torch_owner(libraries)
+    owns = None if owner is None else owner.manager == "conda"
+    found: list[CondaShown] = []
+    for number, raw in enumerate(lines, start=1):
+        if len(raw) > MAX_PATH_LINE or not any(w in raw for w in _CONDA_WORDS):
+            continue
+        for match in _CONDA_DIR.finditer(raw):
+            begin = max(raw.rfind(c, 0, match.start()) for c in _PATH_ENDS) + 1
+            if _PATH_START.match(raw, begin) is None:
+                continue
+            shown = CondaShown(raw[begin : match.end()], number, owns)
+            if "site-packages" in raw[match.end() : match.end() + 40] and "torch" in raw[match.end() :]:
+                return shown
+            found.append(shown)
+    if found:
+        return found[0]
+    if not owns or owner is None:
+        return None
+    return CondaShown("", next((n for n, raw in enumerate(lines, start=1) if raw == owner.raw), 0), True)
+
+
+def _torch_owner(libraries: tuple[Library, ...]) -> Library | None:
+    """Who installed torch, by the lists: pip's line (conda lists pip's packages as `pypi_0`), else conda's own
+    build, or conda's variant selectors (`cpuonly`, `pytorch-mutex`, `_pytorch_select`), which exist only
+    beside conda's torch. None: no list names torch."""
+    torches = [lib for lib in libraries if lib.name in ("torch", "pytorch")]
+    pip = [lib for lib in torches if lib.manager == "pip" or (lib.build or "").startswith("pypi")]
+    conda = [
+        lib
+        for lib in libraries
+        if lib.manager == "conda"
+        and lib.build
+        and lib not in pip
+        and lib.name in ("torch", "pytorch", *CONDA_VARIANT_SELECTORS)
+    ]
+    return pip[0] if pip else conda[0] if conda else None
 
 
 def windows_path_line(lines: list[str]) -> int | None:

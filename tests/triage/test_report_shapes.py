@@ -344,7 +344,8 @@ def test_the_wheel_offered_is_built_for_that_python(name: str) -> None:
     assert cause is not None and cause.finding.check_id == "torch.cpu_build"
     fix = cause.finding.remediation
     assert fix is not None and fix.commands
-    pins = [arg.split("==")[1] for arg in fix.commands[0].argv if arg.startswith("torch==")]
+    pip = next(c for c in fix.commands if "pip" in c.argv)  # conda's own torch: conda's commands come first
+    pins = [arg.split("==")[1] for arg in pip.argv if arg.startswith("torch==")]
     release = next(r for r in load_torch_releases().releases if pins and pins[0] in r.all_versions)
     minor = ".".join((python_version(d.facts) or "").split(".")[:2])
     assert minor in release.python_versions
