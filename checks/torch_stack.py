@@ -12,7 +12,7 @@ from torch_gpu_doctor.checks.support.torch_state import no_cuda_torch
 from torch_gpu_doctor.compat.builds import UNKNOWN_DEFAULT, companion_default_cuda, tag_build
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.facts.torch import CompanionPackage
+from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution
 from torch_gpu_doctor.fixes.target import target_platform
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.model import Evidence, Finding, Status
@@ -262,35 +262,14 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
     packages = facts.torch_packages
     if isinstance(packages, Unavailable) or packages.version is None or packages.cuda is None:
         return no_cuda_torch(cid, packages)
-    # packaging.requirements imports packaging.tags, which imports subprocess: only when this check runs
-    from packaging.requirements import InvalidRequirement, Requirement
-
     dists = {d.name: d for d in packages.distributions}
     torch_dist = dists.get("torch")
     problems = []
     families = sorted({m.group(1) for name in dists if (m := _CU_SUFFIX.search(name))})
     if len(families) > 1:
         problems.append("CUDA families mixed: " + ", ".join(f"cu{f}" for f in families))
-    for raw in torch_dist.requires if torch_dist else ():
-        try:
-            req = Requirement(raw)
-        except InvalidRequirement:
-            continue
-        if not req.name.lower().startswith("nvidia-"):
-            continue
-        if req.marker is not None and not req.marker.evaluate(
-            {"platform_system": "Linux", "sys_platform": "linux"}
-        ):
-            continue
-        have = dists.get(req.name.lower().replace("_", "-"))
-        if have is None:
-            problems.append(f"{req.name} is missing")
-            continue
-        try:
-            if req.specifier and Version(have.version) not in req.specifier:
-                problems.append(f"{req.name} {have.version} does not satisfy {req.specifier}")
-        except InvalidVersion:
-            problems.append(f"{req.name} has an unreadable version {have.version!r}")
+    if torch_dist is not None and torch_dist.requires:
+        problems += _unmet_requirements(torch_dist.requires, dists)
     evidence = tuple(
         Evidence(d.name, d.version, d.location or "-")
         for d in packages.distributions
@@ -314,3 +293,32 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
         )
     wheels = "1 nvidia-* wheel, as" if count == 1 else f"{count} nvidia-* wheels, all as"
     return Finding(cid, Status.PASS, f"{wheels} torch requires.", evidence=evidence)
+
+
+def _unmet_requirements(requires: tuple[str, ...], dists: dict[str, Distribution]) -> list[str]:
+    """torch's nvidia-* requirements (Linux markers) that the installed distributions do not meet."""
+    # packaging.requirements imports packaging.tags, which imports subprocess: only for a torch with requires
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    problems = []
+    for raw in requires:
+        try:
+            req = Requirement(raw)
+        except InvalidRequirement:
+            continue
+        if not req.name.lower().startswith("nvidia-"):
+            continue
+        if req.marker is not None and not req.marker.evaluate(
+            {"platform_system": "Linux", "sys_platform": "linux"}
+        ):
+            continue
+        have = dists.get(req.name.lower().replace("_", "-"))
+        if have is None:
+            problems.append(f"{req.name} is missing")
+            continue
+        try:
+            if req.specifier and Version(have.version) not in req.specifier:
+                problems.append(f"{req.name} {have.version} does not satisfy {req.specifier}")
+        except InvalidVersion:
+            problems.append(f"{req.name} has an unreadable version {have.version!r}")
+    return problems
