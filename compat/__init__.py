@@ -94,6 +94,20 @@ class CompatMatrix:
             return self.max_cuda_for_driver(driver, "linux")
         return best[1] if best else None
 
+    def min_driver_for(self, cuda: str, system: str = "linux") -> str | None:
+        """The oldest driver NVIDIA lists for a CUDA toolkit ("10.2" -> "440.33"): what a program built with
+        that toolkit needs without minor-version compatibility (before CUDA 11 there was none). None: the
+        table has no such toolkit or no minimum for the system."""
+        wanted = ".".join(cuda.split(".")[:2])
+        found = [
+            (version, m)
+            for tk in self.toolkits
+            if ".".join(tk.cuda.split(".")[:2]) == wanted
+            and (m := tk.linux_min_driver if system == "linux" else tk.windows_min_driver)
+            and (version := _version(m)) is not None
+        ]
+        return min(found)[1] if found else None
+
     def gpu_by_name(self, name: str) -> GpuModel | None:
         """Longest table entry whose words start the device's name ("NVIDIA H100 80GB HBM3" → "NVIDIA H100")."""
         words = _name_words(name)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from packaging.version import InvalidVersion, Version
+
+from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     INDEX_URL,
@@ -244,6 +247,9 @@ def fix_for_torch(facts: Facts) -> Remediation:
     too_old = _older_than_every_build(facts, data)
     if too_old is not None:
         return too_old
+    older_torch = _driver_for_an_older_torch(facts, data)
+    if older_torch is not None:
+        return older_torch
     platform = platform_gap(facts) if assumed is None else None  # a paste's unsaid platform was assumed above
     gaps = [g for g in (platform, _python_gap(facts, data)) if g]
     if gaps and not _driver_blocks(facts, data):
@@ -251,6 +257,39 @@ def fix_for_torch(facts: Facts) -> Remediation:
             text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV
         )
     return driver_remediation(facts)
+
+
+PREVIOUS_VERSIONS = "https://pytorch.org/get-started/previous-versions/"
+
+
+def _driver_for_an_older_torch(facts: Facts, data: TorchCompat) -> Remediation | None:
+    """A torch older than every release in the data (1.6.0+cu102 on driver 418): its CUDA still names the
+    driver it needs, from NVIDIA's toolkit table, and its other builds are on pytorch.org. None: the torch is
+    in the data, not a CUDA build, or its driver is not the problem."""
+    installed, packages = installed_torch(facts), facts.torch_packages
+    cuda = packages.cuda if not isinstance(packages, Unavailable) else None
+    driver_cuda = driver_max_cuda(facts)
+    oldest = data.releases[-1].version  # newest first
+    if installed is None or cuda is None or driver_cuda is None or driver_runs_cuda(driver_cuda, cuda):
+        return None
+    try:
+        if Version(installed) >= Version(oldest):
+            return None
+    except InvalidVersion:
+        return None
+    cuda = ".".join(cuda.split(".")[:2])  # 10.1.243 -> 10.1
+    need = load_matrix().min_driver_for(cuda, driver_system(facts))
+    # the lead names the driver it needs; the plan keeps only how to install one (no branch: any current one)
+    plan = replace(plan_driver(facts), min_driver=None, branch=None, torch=None, variant=None)
+    return driver_update(
+        facts,
+        plan,
+        f"torch {installed} was built for CUDA {cuda}"
+        + (f", which needs NVIDIA driver ≥ {need}" if need else "")
+        + f"; the installed driver runs CUDA ≤ {driver_cuda}.",
+        alternative=f"Or keep the driver and install torch {installed}'s build for CUDA ≤ {driver_cuda}, from "
+        f"{PREVIOUS_VERSIONS} (gpu-doctor's wheel data starts at torch {oldest}).",
+    )
 
 
 def _assumed_platform(facts: Facts) -> str | None:

@@ -420,3 +420,13 @@ def test_nothing_for_jetson_or_without_a_driver(data: TorchCompat) -> None:
 def test_kepler_only_old_wheels(data: TorchCompat) -> None:
     # compat.md §1c line 118: R470 -> CUDA 11.4 -> only cu11x wheels; sm_37 in cu118 builds up to 2.5
     assert _best(data, ["3.7"], "linux_x86_64", "11.4") == ("2.5.0", "cu118")
+
+
+def test_a_toolkits_minimum_driver_keeps_nvidias_spelling() -> None:
+    from torch_gpu_doctor.compat import load_matrix  # the CUDA table, not the releases this file is about
+
+    matrix = load_matrix()
+    assert matrix.min_driver_for("10.2") == "440.33"
+    assert matrix.min_driver_for("11.8") == "520.61.05"  # not packaging's 520.61.5
+    assert matrix.min_driver_for("10.1.243", "windows") == "418.96"
+    assert matrix.min_driver_for("99.0") is None

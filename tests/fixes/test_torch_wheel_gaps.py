@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tests.factories import driver, facts, python_facts
+from tests.factories import driver, facts, python_facts, torch_packages
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.model import Target
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -51,3 +51,30 @@ def test_driver_too_old_for_any_wheel_is_still_the_driver() -> None:
 def test_known_platform_still_gets_the_wheel() -> None:
     fix = fix_for_torch(facts(python=python_facts()))
     assert fix.text.startswith("Install torch ") and fix.commands
+
+
+def test_a_torch_older_than_the_data_names_its_own_drivers_minimum() -> None:
+    """torch 1.6.0+cu102 on driver 418 (CUDA 10.1): NVIDIA's toolkit table says CUDA 10.2 needs 440.33, and the
+    torch's other builds are on pytorch.org; never 'no release from 1.13.0 on supports this GPU'."""
+    old_torch = torch_packages("1.6.0+cu102", "10.2")
+    fix = fix_for_torch(facts(torch_packages=old_torch, driver=driver("418.67", cuda_version="10.1")))
+    assert fix.text.startswith(
+        "torch 1.6.0 was built for CUDA 10.2, which needs NVIDIA driver ≥ 440.33; the installed driver runs "
+        "CUDA ≤ 10.1."
+    )
+    assert "No torch release from" not in fix.text
+    assert (
+        "torch 1.6.0's build for CUDA ≤ 10.1, from https://pytorch.org/get-started/previous-versions/"
+        in fix.text
+    )
+    assert [c.argv for c in fix.commands] == [("sudo", "ubuntu-drivers", "install")]
+
+
+def test_an_old_torch_whose_driver_runs_it_is_not_this_case() -> None:
+    fine = fix_for_torch(
+        facts(
+            torch_packages=torch_packages("1.6.0+cu102", "10.2"),
+            driver=driver("450.80.02", cuda_version="11.0"),
+        )
+    )
+    assert "was built for CUDA 10.2, which needs" not in fine.text
