@@ -7,10 +7,11 @@ from torch_gpu_doctor.checks.support.jetson import board_line
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.torch import TorchRuntime
 from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
-from torch_gpu_doctor.unavailable import Reason, Unavailable
+from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 CID = "platform.jetson"
 
@@ -42,6 +43,17 @@ def platform_jetson(facts: Facts) -> Finding:
     board = board_line(jetson)
     evidence = _evidence(jetson)
     packages, runtime = facts.torch_packages, facts.torch
+    if (isinstance(packages, Unavailable) or packages.version is None) and _torch_failed(runtime):
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"torch does not use the GPU of this Jetson, {board}: it is not NVIDIA's build for its JetPack.",
+            details="PyPI's and conda's aarch64 torch are built for the CPU or for server ARM GPUs: on a Jetson "
+            "CUDA is not available to them, and some die at import on an instruction the Jetson's CPU lacks "
+            "('Illegal instruction'). NVIDIA publishes builds for each JetPack.",
+            evidence=evidence,
+            remediation=jetson_torch_remediation(facts),
+        )
     if isinstance(packages, Unavailable) or packages.version is None:
         return Finding(
             CID,
@@ -77,6 +89,13 @@ def platform_jetson(facts: Facts) -> Finding:
     used = not isinstance(runtime, Unavailable) and runtime.outcome == "ok" and runtime.cuda_available is True
     said = "uses the GPU" if used else "is a CUDA build (whether it reaches the GPU was not recorded)"
     return Finding(CID, Status.PASS, f"{board}; torch {version} {said}.", evidence=evidence)
+
+
+def _torch_failed(runtime: Maybe[TorchRuntime]) -> bool:
+    """torch was run and could not use CUDA: it did not import, or is_available() was False."""
+    return not isinstance(runtime, Unavailable) and (
+        runtime.outcome != "ok" or runtime.cuda_available is False
+    )
 
 
 def _evidence(jetson: JetsonFacts) -> tuple[Evidence, ...]:

@@ -67,7 +67,15 @@ class PastedText:
             and (
                 self.kernel_log is None or not (self.kernel_log.xid_events or self.kernel_log.signature_lines)
             )
+            and not self.said_torch_fails
         )
+
+    @property
+    def said_torch_fails(self) -> bool:
+        """The words say torch cannot use CUDA; an illegal instruction counts on a Jetson only (PyPI's aarch64
+        wheel on its CPU: elsewhere it says nothing of the GPU)."""
+        fails = self.prose.torch_fails
+        return fails is not None and (fails.value != "illegal_instruction" or self.prose.jetson is not None)
 
 
 def read_paste(paste: Paste) -> PastedText:

@@ -83,6 +83,7 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
             said_driver = dataclasses.replace(driver, version=version, readings=(reading,))
             facts = dataclasses.replace(facts, driver=said_driver)
     facts = _with_said_jetson(facts, prose)
+    facts = _with_said_failure(facts, pasted)
     named = any(isinstance(g.name, str) for g in facts.gpus)
     if named or facts.jetson_board is not None or (facts.gpus and facts.gpus[0].vendor != "nvidia"):
         return facts
@@ -93,6 +94,19 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
     model = load_matrix().gpu_by_name(prose.gpu.value)
     capability = model.compute_capability if model else None
     return dataclasses.replace(facts, gpus=(_said_gpu("nvidia", prose.gpu.value, capability),))
+
+
+def _with_said_failure(facts: Facts, pasted: PastedText) -> Facts:
+    """torch's failure said in words, where no message or report line gives torch's state: CUDA is not available
+    ("is_available() returns False"), or, on a Jetson, import killed by an illegal instruction."""
+    fails = pasted.prose.torch_fails
+    if fails is None or not pasted.said_torch_fails or not isinstance(facts.torch, Unavailable):
+        return facts
+    if fails.value == "illegal_instruction":
+        text = pasted.paste.text.split("\n")[fails.line - 1].strip()
+        return _torch_hint(facts, {"torch_import_failed": True}, text)
+    # no message to keep: the person's sentence is not torch's warning, and says nothing of why
+    return dataclasses.replace(facts, torch=dataclasses.replace(_runtime(facts), cuda_available=False))
 
 
 def _with_said_jetson(facts: Facts, prose: ProseFacts) -> Facts:

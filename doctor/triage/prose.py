@@ -54,11 +54,17 @@ _DRIVER = re.compile(
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
 _JETSON = re.compile(
     r"\bJetson[ \t]+(?:AGX[ \t]+|NX[ \t]+)?(?P<model>Orin|Xavier|Nano|TX2|TX1|Thor)\b"
+    r"|\bJetson[ \t]+(?P<family>AGX|NX)\b"  # "jetson NX": the Xavier NX, "Jetson AGX": the AGX Xavier
     r"|\b(?:AGX|NX)[ \t]+(?P<model2>Orin|Xavier|Thor)\b"
     r"|\bJet[Pp]ack[ \t]*(?P<jetpack>\d+(?:\.\d+){0,2})"
     r"|\bL4T[ \t]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)",
     re.IGNORECASE,
 )
+# The boards by how they are written ("jetson NX" is the Xavier NX; an AGX without its chip, the AGX Xavier)
+_JETSON_MODELS = {
+    "orin": "Orin", "xavier": "Xavier", "nano": "Nano", "tx2": "TX2", "tx1": "TX1", "thor": "Thor",
+    "nx": "Xavier NX", "agx": "AGX Xavier",
+}  # fmt: skip
 # An AMD card by name, for its gfx target (compat.rocm_gfx.PRODUCT_TARGETS knows which): "amd rx6600"
 _AMD = re.compile(r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?)", re.IGNORECASE)
 # The person says the machine has no NVIDIA GPU: "I don't have any NVIDIA adapter", an integrated Intel GPU,
@@ -73,6 +79,13 @@ _NO_NVIDIA = re.compile(
 )
 # A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")
 _DUAL = re.compile(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+gpu|\bdgpu\b|optimus")
+# CUDA unavailable, said in words: "torch.cuda.is_available() returns False", "is_available()\ni get false",
+# "Cuda available: False", "cuda device is not avaliable"; or the process killed by an illegal instruction
+_TORCH_FAILS = re.compile(
+    r"is_available\(\)[^\n]{0,60}?\bfalse\b|is_available\(\)[ \t]*\n[^\n]{0,40}?\bfalse\b"
+    r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"
+    r"|(?P<illegal>illegal[ \t]+instruction)"
+)
 _WSL_WORDS = re.compile(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
 _MACOS = re.compile(r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b")
@@ -107,6 +120,9 @@ class ProseFacts:
     l4t: Said | None = None  # or its L4T release ("35.3.1")
     amd_gpu: Said | None = None  # an AMD card as written ("rx6600", "Radeon 780M")
     no_nvidia: Said | None = None  # the person says there is no NVIDIA GPU ("integrated Intel GPU", "on CPU")
+    # torch fails in words: "cuda_unavailable" ("is_available() returns False", "cuda device is not available")
+    # or "illegal_instruction" (the process died on an instruction the CPU lacks)
+    torch_fails: Said | None = None
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -167,7 +183,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
                 kind = "jetpack" if found["jetpack"] else "l4t"
                 jetson[kind].setdefault(found[kind], line_of(found))
             else:
-                jetson["model"].setdefault((found["model"] or found["model2"]).title(), line_of(found))
+                model = _JETSON_MODELS.get((found["model"] or found["model2"] or found["family"]).lower())
+                jetson["model"].setdefault(model or "Jetson", line_of(found))
     amd: dict[str, int] = {}
     if "rx" in lowered or "radeon" in lowered:
         for found in _AMD.finditer(text):
@@ -182,6 +199,13 @@ def read_prose(lines: list[str]) -> ProseFacts:
             and _DUAL.search(lowered)
         ):
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
+    torch_fails = None
+    if "avail" in lowered or "illegal" in lowered:
+        fails = _TORCH_FAILS.search(lowered)
+        if fails is not None:
+            torch_fails = Said(
+                "illegal_instruction" if fails["illegal"] else "cuda_unavailable", line_of(fails)
+            )
     wsl = None
     if "wsl" in lowered:
         wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
@@ -201,6 +225,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         _one(jetson["l4t"]),
         _one(amd),
         no_nvidia,
+        torch_fails,
     )
 
 

@@ -230,8 +230,8 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
         unknown_cc = [g.name for g in facts.nvidia_gpus if not isinstance(g.compute_capability, str)]
         named = [f"the compute capability of {n}" for n in unknown_cc if isinstance(n, str)]
         return build + ([] if reported or cpu_build else (gpus or named))
-    if check_id == "torch.cuda_init":
-        return build + ([] if k.available else ["Is CUDA available"])
+    if check_id == "torch.cuda_init":  # is_available()'s False is the finding, whatever the build
+        return [] if k.available else [*build, "Is CUDA available"]
     if check_id in ("torch.companions", "torch.nvidia_wheels"):
         return torch + ([] if k.libraries else ["the list of installed packages (pip list)"])
     if check_id in BY_MESSAGE_ONLY:

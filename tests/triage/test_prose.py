@@ -3,6 +3,8 @@ output, each taken only when the paste names it once. The lines are real (blind 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from torch_gpu_doctor.compat import load_matrix
@@ -217,3 +219,61 @@ def test_a_container_shell_with_a_gpu_named_in_words_still_lacks_the_gpus() -> N
     summary, first = _verdict(text)
     assert "inside this container" in summary
     assert first.startswith("docker run --gpus all")
+
+
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        (
+            ["   torch.cuda.is_available()", "i get false"],
+            "cuda_unavailable",
+        ),  # pytorch#67997, over two lines
+        (["Cuda available: False, in jetson orin nx"], "cuda_unavailable"),  # blind set 6
+        (['assert torch.cuda.is_available(), "cuda device is not available"'], "cuda_unavailable"),
+        (['i got  "an illegal instruction" error'], "illegal_instruction"),  # SKKU-ESLAB/ANT#258
+    ],
+)
+def test_torch_failing_said_in_words(lines: list[str], said: str) -> None:
+    fails = read_prose(lines).torch_fails
+    assert fails is not None and fails.value == said
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["torch.cuda.is_available() returns True", "check whether CUDA is available first", "legal instruction"],
+)
+def test_words_that_do_not_say_torch_fails(line: str) -> None:
+    assert read_prose([line]).torch_fails is None
+
+
+@pytest.mark.parametrize(
+    ("name", "board"),
+    [
+        ("e20_jetson_tx2_pip_torch_illegal_instruction.txt", "NVIDIA Jetson TX2"),  # pip torch dies at import
+        (
+            "e26_jetson_xavier_nx_conda_torch_cuda_false.txt",
+            "NVIDIA Jetson Xavier NX",
+        ),  # "jetson NX", conda torch
+        (
+            "e19_jetson_orin_nx.txt",
+            "NVIDIA Jetson Orin",
+        ),  # no error line at all, only "Cuda available: False"
+    ],
+)
+def test_a_jetson_said_with_torch_failing_gets_nvidias_build(name: str, board: str) -> None:
+    """Words alone (no report, no known error): the board and torch's failure are facts, and platform.jetson
+    sends the person to NVIDIA's JetPack build; before, triage found nothing it knows."""
+    path = Path(__file__).resolve().parent / "pastes" / name
+    d = diagnose_paste(path.read_bytes(), name)
+    jetson = d.facts.jetson
+    assert not isinstance(jetson, Unavailable) and jetson.model == board
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "platform.jetson"
+    assert cause.finding.remediation is not None and "NVIDIA's build" in cause.finding.remediation.text
+
+
+def test_cuda_unavailable_in_words_is_the_cause_when_nothing_says_why() -> None:
+    d = diagnose_paste(b"torch.cuda.is_available() returns False on my RTX 3090 with driver 550.54.15\n", "x")
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "torch.cuda_init"
+    assert cause.finding.summary.startswith("torch.cuda.is_available() is False; the paste does not say why")
