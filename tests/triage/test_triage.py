@@ -206,7 +206,7 @@ def test_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         ("jetson-l4t35-nv22-torch112-pypi-torchaudio-mismatch", None, "35", Kind.FINE),
     ],
 )
-def test_a_jetson_report_is_judged_as_a_jetson(name: str, model: str | None, l4t: str, kind: Kind) -> None:
+def test_a_jetson_report_is_judged_as_a_jetson(name: str, model: str | None, l4t: str, kind: str) -> None:
     """A Jetson has no desktop driver to ask nvidia-smi about (JetPack 4 and 5 have none): the driver checks do
     not send the reader to it, and platform.jetson names the JetPack family from the report's CUDA."""
     result = diagnosed(HERE / "reports" / f"{name}.txt")
