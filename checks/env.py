@@ -332,11 +332,17 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
     python = _GLOBAL_PYTHON.match(path)
     package = _site_package(path)
     whose = f"{package}'s " if package else ""
-    summary = f"Windows could not load {whose}{dll or 'a DLL'} or a DLL it needs"
+    init_failed = any("WinError 1114" in _said(e) for e in errors)
+    summary = (
+        f"Windows loaded {whose}{dll or 'a DLL'}, but its start-up failed (WinError 1114)"
+        if init_failed
+        else f"Windows could not load {whose}{dll or 'a DLL'} or a DLL it needs"
+    )
     if user_site is not None:
         summary += f", from a per-user torch in {user_site}"
     error = next((e for e in errors if dll and dll in _said(e)), errors[0])
-    return _Cause(error, summary, windows_dll_fix(dll, user_site, python["python"] if python else None))
+    fix = windows_dll_fix(dll, user_site, python["python"] if python else None, init_failed)
+    return _Cause(error, summary, fix)
 
 
 def _torch_in_user_site(facts: Facts) -> str | None:

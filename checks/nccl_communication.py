@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.support.signatures import reported_evidence
+from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
@@ -193,6 +193,7 @@ def nccl_communication(facts: Facts) -> Finding:
     decisive = next(e for e in errors if e.kind == kind)
     memlock = kind == "nccl_ib" and any(e.values.get("call") in MEMLOCK_CALLS for e in errors)
     why, fix = _memlock() if memlock else _fix(kind)
+    fix = catalogue_fix(decisive) or fix  # a message that names its own remedy (accelerate's RTX 40xx stop)
     return Finding(
         CID,
         Status.FAIL,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
+from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported, reported_evidence
 from torch_gpu_doctor.checks.support.torch_state import no_cuda_torch
 from torch_gpu_doctor.compat.builds import UNKNOWN_DEFAULT, companion_default_cuda, tag_build
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
@@ -63,7 +63,9 @@ def torch_companions(facts: Facts) -> Finding:
             f"A package built for another torch or CUDA is installed beside torch ({said[0].where}).",
             details=said[0].means,
             evidence=reported_evidence(said),
-            remediation=fix_for_torch(facts) if not isinstance(packages, Unavailable) else None,
+            # a message with a fix of its own (xFormers without CUDA kernels) says more than a torch reinstall
+            remediation=catalogue_fix(said[0])
+            or (fix_for_torch(facts) if not isinstance(packages, Unavailable) else None),
         )
     if isinstance(packages, Unavailable) or packages.version is None:
         return Finding(cid, Status.SKIP, "torch is not installed (see torch.installed).")

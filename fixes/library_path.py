@@ -270,8 +270,11 @@ def page_file_fix() -> Remediation:
     )
 
 
-def windows_dll_fix(dll: str, user_site: str | None, global_python: str | None) -> Remediation:
-    """Windows could not load one of torch's DLLs or a DLL it depends on (WinError 126)."""
+def windows_dll_fix(
+    dll: str, user_site: str | None, global_python: str | None, init_failed: bool = False
+) -> Remediation:
+    """Windows could not load one of torch's DLLs or a DLL it depends on (WinError 126), or loaded it and its
+    start-up failed (`init_failed`, WinError 1114)."""
     parts = []
     commands: list[Command] = []
     if user_site is not None:
@@ -296,6 +299,12 @@ def windows_dll_fix(dll: str, user_site: str | None, global_python: str | None) 
         f"{dll or 'A torch DLL'} or a DLL it needs does not load: install the Microsoft Visual C++ 2015-2022 "
         f"Redistributable (x64, {VC_REDIST_URL}) and open a new terminal."
     )
+    if init_failed:
+        parts.append(
+            "WinError 1114 means the DLL was found and its start-up failed: most often an older Visual C++ "
+            "runtime is already in the process, loaded by a package imported before torch (PyQt5, PySide, some "
+            "GUI or game libraries bring their own). Import torch before those packages."
+        )
     if dll.lower() == "fbgemm.dll":
         parts.append(
             "torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which older runtimes lack; torch >= 2.4.1 "

@@ -292,6 +292,16 @@ def explain(message: str) -> Signature | None:
     return None
 
 
+def catalogue_fix(error: ReportedError) -> Remediation | None:
+    """The catalogue's own fix for a reported error, filled with what its line said; None when its signature
+    has none (the check decides the fix) or is not in the catalogue."""
+    signature = next((s for s in load_catalogue() if s.id == error.signature), None)
+    if signature is None:
+        return None
+    own = Hit(signature, 0, error.text, dict(error.values), {}).own_cause()
+    return own[1] if own is not None else None
+
+
 def reported_evidence(errors: list[ReportedError], most: int = 3) -> tuple[Evidence, ...]:
     """The first reported lines of these errors, as a finding's evidence (the line and where it was)."""
     return tuple(Evidence("reported", e.text, e.where) for e in errors[:most])

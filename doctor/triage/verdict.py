@@ -610,7 +610,7 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
         and facts.jetson_board is None  # a Jetson's torch depends on its JetPack, not on a GPU to name
         and fix is not None
         and fix.target is Target.PYTHON_ENV
-        and fix.commands
+        and _installs_torch(fix)
     ):
         # A wheel chosen without knowing the GPU could be the wrong one: say what to find out instead.
         return dataclasses.replace(
