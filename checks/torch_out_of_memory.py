@@ -51,6 +51,7 @@ _PATTERNS = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in _FIEL
 # torch >= 2.1 lists every process on the GPU (NVML): "this process" for itself, "Process <pid>" for the
 # others, and for itself too when it runs in a container, whose PID NVML does not know
 _PROCESS = re.compile(r"Process \d+ has " + _SIZE.format("others") + r" memory in use", re.IGNORECASE)
+FREE_ENOUGH = 256 << 20  # free memory above this and 4x the request: the request did not fail for lack of it
 CONTEXT_SLACK = 1 << 30  # what a process holds beyond PyTorch's reservation: its CUDA context, cuBLAS, NCCL
 HOLDER_QUERY = ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv")
 
@@ -106,7 +107,7 @@ def _others(text: str, this_process: int | None, reserved: int | None) -> int | 
 
 
 def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.2f} GiB"
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
 
 
 def _holder() -> Remediation:
@@ -179,6 +180,12 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
                 f"{_gib(cached)} is reserved by PyTorch but unused, more than the {_gib(n.tried)} asked for: "
                 "the cache is fragmented"
             ), _fragmented()
+    if n.tried and n.free is not None and n.free > max(4 * n.tried, FREE_ENOUGH):
+        # the memory was there, just not in one piece the allocator could take (PyTorch's own hint)
+        return (
+            f"{_gib(n.free)} was free, far more than the {_gib(n.tried)} asked for: the memory is there, not in "
+            "one piece"
+        ), _fragmented()
     if (
         n.total and n.tried and n.free is not None and n.tried > 0.25 * n.total
     ):  # one request a large part of it
