@@ -390,6 +390,28 @@ def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = 
     )
 
 
+def extension_arch_fix(extension: str, capability: str | None) -> Remediation:
+    """'no kernel image' raised in a compiled extension (causal_conv1d_cuda, a custom op), not in torch: the
+    extension's binary has no kernels for this GPU's architecture, whatever torch's arch list."""
+    arch = f"compute capability {capability}" if capability else "this GPU's compute capability"
+    flags = capability or "X.Y"
+    return Remediation(
+        text=f"The kernel that fails is in {extension}, not in torch: its binary was built "
+        f"without kernels for {arch}. Install a release of it built for this GPU (newer GPUs need its newest "
+        f"release), or build it from source for this GPU: TORCH_CUDA_ARCH_LIST={flags} with `pip install "
+        "--no-build-isolation --no-cache-dir --force-reinstall --no-binary :all:` and the package's name, with "
+        "the CUDA toolkit of torch's CUDA. Reinstalling torch does not change the extension.",
+        commands=(
+            Command(
+                ("python", "-c", "import torch; print(torch.__version__, torch.cuda.get_arch_list())"),
+                note="torch's own kernels cover this GPU when its arch list has it: the extension is the gap",
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+
+
 def ctranslate2_cublas_fix(status: str) -> Remediation:
     """CTranslate2 (faster-whisper, the whisper standalone apps) raised a cuBLAS status with its own build."""
     return Remediation(

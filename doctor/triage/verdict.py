@@ -22,6 +22,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
@@ -278,6 +279,11 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
+    extension = _failing_extension(pasted)
+    if (
+        extension is not None
+    ):  # the words or the call name a compiled extension as where the kernel is missing
+        verdicts = tuple(_extension_not_torch(v, facts, extension) for v in verdicts)
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
@@ -292,6 +298,52 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     cause = ordered[0] if ordered else None
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
+
+
+# A compiled extension's entry point in a message or the words around it (`causal_conv1d_cuda.causal_conv1d_fwd`,
+# `selective_scan_cuda.fwd`, `my_ops_C.forward`), or the words "custom CUDA extension": where "no kernel image"
+# comes from a binary that is not torch's. torch's own modules (torch._C, torch_cuda) are not extensions.
+_EXTENSION_CALL = re.compile(
+    r"(?<![\w.])(?!torch)[a-z][a-z0-9]*(?:_[a-z0-9]+)*?_(?:cuda|cuda_kernels?|cuda_ext|ext|C|ops|kernels?)"
+    r"(?=\.[A-Za-z_]\w*)",
+    re.IGNORECASE,
+)
+_EXTENSION_WORDS = re.compile(r"\bcustom CUDA (?:extension|kernel|op)s?\b", re.IGNORECASE)
+
+
+def _failing_extension(pasted: PastedText) -> str | None:
+    """The compiled extension a 'no kernel image' paste names as where it failed ("" when only words say it is
+    a custom extension), or None."""
+    if not any(h.signature.check == "torch.arch_compat" for h in pasted.hits):
+        return None
+    text = pasted.paste.text
+    called = _EXTENSION_CALL.search(text, 0, MAX_CHARS)
+    if called is not None:
+        return called[0]
+    return "" if _EXTENSION_WORDS.search(text, 0, MAX_CHARS) is not None else None
+
+
+def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdict:
+    """torch.arch_compat's 'torch has no kernels' where the paste says the kernel is an extension's: the
+    extension needs a build for the GPU; another torch changes nothing."""
+    finding = verdict.finding
+    if finding.check_id != "torch.arch_compat" or finding.status is not Status.FAIL:
+        return verdict
+    capabilities = sorted(
+        {g.compute_capability for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)}
+    )
+    capability = capabilities[0] if len(capabilities) == 1 else None
+    summary, torch_said = finding.summary, "torch has no kernels"
+    if summary.startswith(torch_said):
+        who = (
+            f"{extension} (a compiled extension, not torch)"
+            if extension
+            else "A compiled extension (not torch)"
+        )
+        summary = f"{who} has no kernels{summary[len(torch_said) :]}"
+    fix = extension_arch_fix(extension or "a compiled extension", capability)
+    finding = dataclasses.replace(finding, summary=summary, remediation=fix)
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
 def _with_own_causes(

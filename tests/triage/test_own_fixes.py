@@ -54,3 +54,30 @@ def test_windows_without_nccl_is_the_programs_backend() -> None:
     cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
     assert cause is not None and cause.finding.remediation is not None
     assert 'backend="gloo"' in cause.finding.remediation.text
+
+
+def test_no_kernel_image_in_a_named_extension_is_the_extensions() -> None:
+    """state-spaces/mamba#867: B200, 'no kernel image' in causal_conv1d_cuda.causal_conv1d_fwd; torch detects the
+    GPU. Another torch changes nothing: the extension needs a build for compute capability 10.0."""
+    name = "pastes/e02_b200_mamba_causal_conv1d_no_kernel.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "torch.arch_compat"
+    assert cause.finding.summary.startswith(
+        "causal_conv1d_cuda (a compiled extension, not torch) has no kernels"
+    )
+    fix = cause.finding.remediation
+    assert fix is not None and "TORCH_CUDA_ARCH_LIST=10.0" in fix.text
+    assert not any("torch==" in a for c in fix.commands for a in c.argv)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'File "/x/torch/_C/__init__.py", torch._C._cuda_init()',  # torch's own module
+        "vllm._C.ops.rms_norm(out, x)",  # a package's _C reached through its package: not this rule's words
+    ],
+)
+def test_torchs_own_modules_are_not_extensions(line: str) -> None:
+    text = f"RuntimeError: CUDA error: no kernel image is available for execution on the device\n{line}\n"
+    cause = diagnose_paste(text.encode(), "x").result.cause
+    assert cause is None or "a compiled extension" not in cause.finding.summary
