@@ -16,6 +16,7 @@ from torch_gpu_doctor.facts.model import FACTS_SCHEMA_VERSION, Facts
 from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime
+from torch_gpu_doctor.facts.wsl import WslFacts
 from torch_gpu_doctor.triage.model import CollectEnvReport, Library
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -74,7 +75,7 @@ def report_facts(report: CollectEnvReport) -> Facts:
         storage=NOT_IN_REPORT,
         measurements=NOT_IN_REPORT,
         container=NOT_IN_REPORT,
-        wsl=NOT_IN_REPORT,
+        wsl=_wsl(os_facts),
         iommu=NOT_IN_REPORT,
         nvidia_module=NOT_IN_REPORT,
         secure_boot=NOT_IN_REPORT,
@@ -157,6 +158,8 @@ def _os(report: CollectEnvReport) -> Maybe[OsFacts]:
     platform = report.python_platform or ""
     wsl = "microsoft" in platform.lower() and system == "Linux"
     release = platform.split("-")[1] if system == "Linux" and platform.count("-") >= 2 else None
+    # WSL 1's kernel is Windows' own ("Linux-4.4.0-19041-Microsoft-x86_64"): no /dev/dxg, no GPU
+    wsl1 = wsl and _WSL1.search(platform) is not None
     name = report.os_name
     distro_id, like = _distro(name) if system == "Linux" else (None, ())
     version = re.search(r"\d+(?:\.\d+)*", name or "")
@@ -169,7 +172,29 @@ def _os(report: CollectEnvReport) -> Maybe[OsFacts]:
         distro_version=version.group(0) if version and system == "Linux" else NOT_IN_REPORT,
         distro_like=like,
         is_wsl=wsl,
-        has_dxg=wsl,  # collect_env listed the GPU through the Windows driver only if /dev/dxg worked
+        has_dxg=wsl
+        and not wsl1,  # collect_env listed the GPU through the Windows driver only if /dev/dxg worked
+    )
+
+
+_WSL1 = re.compile(r"\d-Microsoft(?:-|$)")  # WSL 2's kernels say "microsoft-standard", in lower case
+
+
+def _wsl(os_facts: Maybe[OsFacts]) -> Maybe[WslFacts]:
+    """WSL 1, told by its kernel release: the one WSL fact a report settles (WSL 2's libraries it does not show)."""
+    if isinstance(os_facts, Unavailable) or not os_facts.is_wsl or os_facts.has_dxg:
+        return NOT_IN_REPORT
+    return WslFacts(
+        version=1,
+        distro_name=None,
+        has_dxg=False,
+        projected=NOT_IN_REPORT,
+        projected_libcuda=None,
+        linux_libraries=(),
+        nvidia_smi=None,
+        nvidia_smi_target=NOT_IN_REPORT,
+        driver_packages=NOT_IN_REPORT,
+        dkms_nvidia=False,
     )
 
 

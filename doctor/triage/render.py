@@ -91,7 +91,7 @@ def header_lines(facts: Facts) -> list[str]:
             x
             for x in (
                 os_facts.distro_name if isinstance(os_facts.distro_name, str) else os_facts.system,
-                "WSL2" if os_facts.is_wsl else "",
+                _wsl_said(facts) if os_facts.is_wsl else "",
             )
             if x
         )
@@ -272,3 +272,9 @@ def _finding(v: Verdict) -> dict[str, Any]:
             "requires_reboot": fix.requires_reboot,
         },
     }
+
+
+def _wsl_said(facts: Facts) -> str:
+    """WSL 1 where its kernel release says so, else WSL2 (the only WSL with a GPU, and the usual one)."""
+    wsl = facts.wsl
+    return "WSL 1" if not isinstance(wsl, Unavailable) and wsl.version == 1 else "WSL2"

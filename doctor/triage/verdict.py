@@ -54,6 +54,7 @@ FIND_OUT: dict[str, str] = {
     "driver.secure_boot": "mokutil --sb-state",
     "driver.kernel_module_build": "dkms status",
     "platform.container_gpus": "docker run --rm --gpus all IMAGE nvidia-smi",
+    "platform.wsl_gpu": "ls -l /dev/dxg /usr/lib/wsl/lib/libcuda.so.1",
     "platform.jetson": "cat /etc/nv_tegra_release",
     "env.cuda_visible_devices": "nvidia-smi -L",
     "env.library_path": "python -m pip check",
@@ -68,6 +69,7 @@ CAUSE_ORDER = (
     "driver.secure_boot",
     "driver.nouveau",
     "driver.kernel_module_build",  # a module that did not build for this kernel: why none loads
+    "platform.wsl_gpu",  # WSL 1 reaches no GPU at all
     "driver.installed",
     "driver.nvml",
     "driver.xid_errors",
@@ -93,7 +95,7 @@ CAUSE_ORDER = (
 BY_MESSAGE_ONLY = frozenset(
     {
         "driver.nouveau", "driver.secure_boot", "driver.kernel_module_build", "platform.container_gpus",
-        "env.cuda_visible_devices",
+        "env.cuda_visible_devices", "platform.wsl_gpu",
         "env.library_path", "torch.out_of_memory", "nccl.communication",
     }
 )  # fmt: skip

@@ -263,3 +263,16 @@ def test_hugging_face_env_is_read_as_a_report() -> None:
 def _hf_env(using_gpu: str) -> list[bytes]:
     rows = (HERE / "reports" / "hf-transformers-15843-env-cpu-torch-no-gpu-envfine.txt").read_bytes()
     return [rows.replace(b"Using GPU in script?: No", f"Using GPU in script?: {using_gpu}".encode())]
+
+
+def test_wsl1_is_told_from_its_kernel_release() -> None:
+    """ShivamShrirao/diffusers#18: `Linux-4.4.0-19041-Microsoft-x86_64` is WSL 1 (WSL 2 says microsoft-standard),
+    which has no GPU: the cause and the conversion command, and never "WSL2" in what the paste shows."""
+    result = diagnosed(HERE / "reports" / "c08_diffusers_env_wsl1_false.txt")
+    wsl = result.report.facts.wsl
+    assert not isinstance(wsl, Unavailable) and wsl.version == 1
+    assert result.cause is not None and result.cause.finding.check_id == "platform.wsl_gpu"
+    fix = result.cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv[:2] == ("wsl.exe", "--set-version")
+    wsl2 = diagnosed(HERE / "reports" / "wsl-cu121-rtx4070-laptop.txt").report.facts
+    assert isinstance(wsl2.wsl, Unavailable) and not isinstance(wsl2.os, Unavailable) and wsl2.os.has_dxg
