@@ -81,3 +81,30 @@ def test_torchs_own_modules_are_not_extensions(line: str) -> None:
     text = f"RuntimeError: CUDA error: no kernel image is available for execution on the device\n{line}\n"
     cause = diagnose_paste(text.encode(), "x").result.cause
     assert cause is None or "a compiled extension" not in cause.finding.summary
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "reports/c10_nvidia_smi_memory_not_released.txt",  # pytorch#910: "memory hasn't been released"
+        "pastes/e23_orphan_process_holds_gpu_memory_a100.txt",  # killed, "it still holds GPU memory"
+    ],
+)
+def test_memory_held_after_the_program_ended_sends_to_its_holder(name: str) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.summary.startswith("A process that outlived the program")
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == ("sudo", "fuser", "-v", "/dev/nvidiaN")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch.cuda.empty_cache() releases cached memory to the driver",
+        "the memory is released when the process exits",
+        "OOM: the model uses most of the GPU memory",
+    ],
+)
+def test_words_about_memory_that_is_not_held(line: str) -> None:
+    cause = diagnose_paste(f"{line}\n".encode(), "x").result.cause
+    assert cause is None or not cause.finding.summary.startswith("A process that outlived the program")
