@@ -108,3 +108,14 @@ def test_memory_held_after_the_program_ended_sends_to_its_holder(name: str) -> N
 def test_words_about_memory_that_is_not_held(line: str) -> None:
     cause = diagnose_paste(f"{line}\n".encode(), "x").result.cause
     assert cause is None or not cause.finding.summary.startswith("A process that outlived the program")
+
+
+def test_cuda_version_err_in_nvidia_smi_is_a_foreign_libcuda() -> None:
+    """microsoft/WSL#11589: `CUDA Version: ERR!` in nvidia-smi's header under WSL2 (driver 546.80): a Linux
+    libcuda inside the distribution; the package that brought it is the first thing to find."""
+    name = "reports/c01_wsl2_nvidia_smi_cuda_version_err.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and "CUDA Version: ERR!" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == ("dpkg", "-S", "libcuda.so.1")
+    assert "wsl --shutdown" in fix.text
