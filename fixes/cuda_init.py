@@ -35,7 +35,7 @@ def init_error_fix(
             target=Target.SYSTEM,
         )
     if cls == "forward_compat":
-        return _forward_compat_fix(signature_id)
+        return _forward_compat_fix(signature_id, in_container)
     if cls == "no_driver" and "no_cuda_capable_device" in signature_id:  # error 100, every runtime's words
         return Remediation(
             text="CUDA error 100: the driver answers but lists no usable GPU. In order: is the GPU listed "
@@ -114,8 +114,25 @@ def _newer_driver(facts: Facts, *, in_container: bool) -> Remediation:
     )
 
 
-def _forward_compat_fix(signature_id: str) -> Remediation:
+def _forward_compat_fix(signature_id: str, in_container: bool = False) -> Remediation:
     """802, 803 and 804 share a class (the driver and what runs on it disagree) but not a fix."""
+    if "803" in signature_id and in_container:
+        return Remediation(
+            text="Error 803 inside a container: the libcuda the program loaded is not the host driver's version. "
+            "A container gets libcuda from the host's driver (the NVIDIA Container Toolkit mounts it), unless the "
+            "image brings its own: CUDA's forward-compatibility package (/usr/local/cuda/compat, or a cuda-compat "
+            "in a conda env) on LD_LIBRARY_PATH, or a libcuda copied into the image. Run the program without that "
+            "folder on LD_LIBRARY_PATH, or update the host driver to one that runs the image's CUDA. On the host, "
+            "a driver updated without a reboot gives the same error: nvidia-smi there fails too.",
+            commands=(
+                Command(("nvidia-smi",), note="on the host: its 'Driver Version' is what libcuda must match"),
+                Command(
+                    ("ldconfig", "-p"),
+                    note="in the container: a libcuda.so.1 under .../compat is the image's",
+                ),
+            ),
+            target=Target.SYSTEM,
+        )
     if "803" in signature_id:
         return Remediation(
             text="Error 803: the libcuda this program loaded and the driver's kernel module are different "

@@ -281,6 +281,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
+    if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
+        verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
     extension = _failing_extension(pasted)
     if (
         extension is not None
@@ -510,8 +512,18 @@ def _driver_not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
 
 # the words of a container run: its driver is the host's (a shell prompt is container_shell_line's)
 _CONTAINER_WORDS = re.compile(
-    r"\b(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|container)\b", re.I
+    r"\b(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|containers?)\b|容器", re.IGNORECASE
 )
+
+
+def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """torch.cuda_init's fix for error 803 as it reads inside a container."""
+    finding = verdict.finding
+    hit = next((h for h in pasted.hits if "803" in h.signature.id), None)
+    if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:
+        return verdict
+    fix = init_error_fix(hit.signature.id, "forward_compat", facts, in_container=True)
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
 
 
 def _in_container(pasted: PastedText) -> bool:

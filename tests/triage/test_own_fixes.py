@@ -119,3 +119,18 @@ def test_cuda_version_err_in_nvidia_smi_is_a_foreign_libcuda() -> None:
     fix = cause.finding.remediation
     assert fix is not None and fix.commands[0].argv == ("dpkg", "-S", "libcuda.so.1")
     assert "wsl --shutdown" in fix.text
+
+
+@pytest.mark.parametrize(
+    ("name", "in_container"),
+    [
+        ("pastes/e10_error803_container_atorch.txt", True),  # "…构建的容器" (a container built from an image)
+        ("pastes/compvis-sd-438-error-803-ubuntu22.txt", False),  # a desktop: the reboot stays
+    ],
+)
+def test_error_803_reads_as_the_images_libcuda_in_a_container(name: str, in_container: bool) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    fix = cause.finding.remediation
+    assert fix.text.startswith("Error 803 inside a container") is in_container
+    assert any(c.argv == ("systemctl", "reboot") for c in fix.commands) is not in_container
