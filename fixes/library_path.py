@@ -98,11 +98,19 @@ def foreign_version_fix(windows: bool) -> Remediation:
         "LD_LIBRARY_PATH unset; if that works, remove the CUDA folders from it for good. With pip's torch, "
         "the nvidia-* wheels must be the versions torch requires (`pip check`).",
         commands=(
+            WITHOUT_LIBRARY_PATH,
             PIP_CHECK,
             Command(("ldconfig", "-p"), note="which copies of the CUDA libraries the loader finds"),
         ),
         target=Target.PYTHON_ENV,
     )
+
+
+# the decisive test of a shadowed CUDA library: the same import with LD_LIBRARY_PATH out of the way
+WITHOUT_LIBRARY_PATH = Command(
+    ("env", "-u", "LD_LIBRARY_PATH", "python", "-c", "import torch; print(torch.cuda.is_available())"),
+    note="True: a folder on LD_LIBRARY_PATH holds the other copy; take it out of LD_LIBRARY_PATH for good",
+)
 
 
 def torch_wheel_library_fix(library: str) -> Remediation:

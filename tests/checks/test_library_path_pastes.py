@@ -16,7 +16,7 @@ from torch_gpu_doctor.checks.env import library_path
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import MappedLibrary, TorchRuntime
-from torch_gpu_doctor.fixes.library_path import soversion_major, wheel_of
+from torch_gpu_doctor.fixes.library_path import WITHOUT_LIBRARY_PATH, soversion_major, wheel_of
 from torch_gpu_doctor.model import Finding, Status, Target
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 
@@ -239,7 +239,8 @@ def test_a_foreign_version_first_on_the_path_keeps_its_fix() -> None:
     ):
         f = triaged(paste)
         assert "of another version was loaded" in f.summary
-        assert first_command(f) == PIP_CHECK
+        # the decisive test first: the same import with LD_LIBRARY_PATH out of the way
+        assert first_command(f) == WITHOUT_LIBRARY_PATH.display()
 
 
 # facts-level: the rules on their own, and the live doctor (no reported errors) unchanged
