@@ -8,6 +8,7 @@ torch.cpu_build already covers a ROCm build on an NVIDIA-only machine.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from torch_gpu_doctor.checks.support.amd import (
@@ -31,7 +32,12 @@ from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
 from torch_gpu_doctor.fixes.recommendation import as_installed
 from torch_gpu_doctor.fixes.target import target_platform
-from torch_gpu_doctor.fixes.torch_rocm import ROCM_PLATFORM, recommend_rocm, rocm_install_remediation
+from torch_gpu_doctor.fixes.torch_rocm import (
+    ROCM_PLATFORM,
+    gfx_target_fix,
+    recommend_rocm,
+    rocm_install_remediation,
+)
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -305,15 +311,23 @@ def _override_fix(gfx: str, override: str) -> Remediation:
     )
 
 
-def _gfx_fix() -> Remediation:
-    """The target is not named, or the wheels have it: a build for it, and how to find the target."""
+def _wheel_fix(facts: Facts, gfx: str) -> Remediation:
+    """The error names a target PyTorch's ROCm wheels do build (gfx1151 in the newer ROCm variants): the
+    installed build, or a ROCm library of the program, predates it. The newest ROCm torch, then its arch list."""
+    rec = recommend_rocm(facts)
+    check_list = Command(
+        ("python", "-c", "import torch; print(torch.version.hip, torch.cuda.get_arch_list())"),
+        note=f"the build's targets: {gfx} must be among them",
+    )
+    if rec is None:
+        return dataclasses.replace(gfx_target_fix(), commands=(check_list,))
     return Remediation(
-        text="Install a ROCm torch built for this GPU (see the gfx targets each ROCm release supports). For a "
-        "consumer GPU of a supported family, HSA_OVERRIDE_GFX_VERSION (10.3.0 for RDNA2 cards such as "
-        "gfx1031/gfx1032, 11.0.0 for RDNA3) makes ROCm load a sibling's kernels: unsupported by AMD, but "
-        "what most users of such cards do. `rocminfo | grep gfx` names the GPU's target.",
-        commands=(Command(("rocminfo",), note="the gfx target of each GPU (the 'Name: gfx...' lines)"),),
-        target=Target.SYSTEM,
+        text=f"PyTorch's ROCm wheels have kernels for {gfx} in their newer ROCm variants; the torch that failed "
+        f"(or a ROCm library the program brings) was built without it. Install torch {rec.torch} ({rec.variant}), "
+        f"the newest ROCm build gpu-doctor knows, and check that its arch list names {gfx}.",
+        commands=(Command(rec.pip_argv("python")), check_list),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
     )
 
 
@@ -371,7 +385,11 @@ def amd_gfx_target(facts: Facts) -> Finding:
             f"ROCm has no kernels for {target} ({said[0].where}).",
             details=said[0].means,
             evidence=reported_evidence(said),
-            remediation=_override_fix(named[0], override) if named is not None and override else _gfx_fix(),
+            remediation=_override_fix(named[0], override)
+            if named is not None and override
+            else _wheel_fix(facts, named[0])
+            if named is not None and named[0] in TORCH_WHEEL_TARGETS
+            else gfx_target_fix(),
         )
     skip = not_applicable(facts, cid)
     if skip is not None:

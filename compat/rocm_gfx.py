@@ -79,7 +79,8 @@ def override_for(target: tuple[int, int, int], known: frozenset[str] = TORCH_WHE
 
 # Product names -> gfx target, for pastes that name the card but not its target (mobile and "M" parts first).
 # Sources: Gentoo's amdgpu_targets_* USE flag descriptions (packages.gentoo.org/useflags/amdgpu_targets_gfxNNNN:
-# gfx1010, gfx1012, gfx1030, gfx1031, gfx1100, gfx1101, gfx1102, gfx1103, gfx1150, gfx1151); gfx1032 (RX 6600 /
+# gfx1010, gfx1012, gfx1030, gfx1031, gfx1100, gfx1101, gfx1102, gfx1103, gfx1150 "Strix Point", gfx1151 "Strix
+# Halo", the Ryzen AI Max APUs); gfx1032 (RX 6600 /
 # 6650 XT), gfx1200 (RX 9060 XT) and gfx1201 (RX 9070) from VecSzn/PolyStrata discussion #49, whose owners ran them.
 PRODUCT_TARGETS: tuple[tuple[str, str], ...] = (
     (r"RX\s?6(?:800|700)M\b|RX\s?6(?:750|700)(?:\s?XT)?\b", "gfx1031"),
@@ -92,7 +93,8 @@ PRODUCT_TARGETS: tuple[tuple[str, str], ...] = (
     (r"RX\s?7600(?:\s?XT|M)?\b", "gfx1102"),
     (r"Radeon\s?7[4-8]0M\b", "gfx1103"),
     (r"Radeon\s?8[89]0M\b", "gfx1150"),
-    (r"Radeon\s?80[46]0S\b", "gfx1151"),
+    (r"Radeon\s?80[456]0S\b|Strix\s?Halo\b|Ryzen\s?AI\s?Max", "gfx1151"),
+    (r"Strix\s?Point\b", "gfx1150"),
     (r"RX\s?9060(?:\s?XT)?\b", "gfx1200"),
     (r"RX\s?9070(?:\s?XT|\s?GRE)?\b", "gfx1201"),
 )

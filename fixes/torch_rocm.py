@@ -79,3 +79,15 @@ def rocm_install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
         needs_network=True,
         target=Target.PYTHON_ENV,
     )
+
+
+def gfx_target_fix() -> Remediation:
+    """The target is not named, or the wheels have it: a build for it, and how to find the target."""
+    return Remediation(
+        text="Install a ROCm torch built for this GPU (see the gfx targets each ROCm release supports). For a "
+        "consumer GPU of a supported family, HSA_OVERRIDE_GFX_VERSION (10.3.0 for RDNA2 cards such as "
+        "gfx1031/gfx1032, 11.0.0 for RDNA3) makes ROCm load a sibling's kernels: unsupported by AMD, but "
+        "what most users of such cards do. `rocminfo | grep gfx` names the GPU's target.",
+        commands=(Command(("rocminfo",), note="the gfx target of each GPU (the 'Name: gfx...' lines)"),),
+        target=Target.SYSTEM,
+    )

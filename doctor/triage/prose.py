@@ -15,6 +15,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
+
 # NVIDIA's consumer lines, as people write them: "RTX 4090", "rtx4090", "GTX 1050 Ti", "5060ti", "3080 Super".
 # A bare number counts only with its Ti/Super suffix (a bare "4090" may be a port or a year). The patterns run
 # on the lower-cased text and start with their literals, so that the regex engine skips ahead to them (a
@@ -66,7 +68,10 @@ _JETSON_MODELS = {
     "nx": "Xavier NX", "agx": "AGX Xavier",
 }  # fmt: skip
 # An AMD card by name, for its gfx target (compat.rocm_gfx.PRODUCT_TARGETS knows which): "amd rx6600"
-_AMD = re.compile(r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?)", re.IGNORECASE)
+_AMD = re.compile(
+    r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?|Strix[ \t]?(?:Halo|Point)|Ryzen[ \t]?AI[ \t]?Max)",
+    re.IGNORECASE,
+)
 # The person says the machine has no NVIDIA GPU: "I don't have any NVIDIA adapter", an integrated Intel GPU,
 # Iris Xe, Arc, "我使用的是cpu". Never an error's own words ("No CUDA GPUs are available"), never "I don't have
 # another GPU to test with", never "works when I'm running on CPU".
@@ -186,9 +191,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
                 model = _JETSON_MODELS.get((found["model"] or found["model2"] or found["family"]).lower())
                 jetson["model"].setdefault(model or "Jetson", line_of(found))
     amd: dict[str, int] = {}
-    if "rx" in lowered or "radeon" in lowered:
+    if any(word in lowered for word in ("rx", "radeon", "strix", "ryzen")):
         for found in _AMD.finditer(text):
             amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
+        amd = _one_chip(amd)
     no_nvidia = None
     if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡")):
         said = _NO_NVIDIA.search(text)
@@ -227,6 +233,15 @@ def read_prose(lines: list[str]) -> ProseFacts:
         no_nvidia,
         torch_fails,
     )
+
+
+def _one_chip(amd: dict[str, int]) -> dict[str, int]:
+    """Names of one chip (lspci's "Radeon 8050S Graphics / Radeon 8060S Graphics", "Strix Halo") count once."""
+    targets = {gfx_of_product(name) for name in amd}
+    if len(amd) > 1 and len(targets) == 1 and None not in targets:
+        first = min(amd, key=amd.__getitem__)
+        return {first: amd[first]}
+    return amd
 
 
 def _one(said: dict[str, int]) -> Said | None:

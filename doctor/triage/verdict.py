@@ -23,6 +23,7 @@ from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
+from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
@@ -554,6 +555,8 @@ def _not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
             + (f": it supports CUDA ≤ {cuda}." if cuda else "."),
             remediation=init_error_fix("", "driver_too_old", facts, in_container=_in_container(pasted)),
         )
+    elif finding.check_id == "amd.gfx_target":  # a ROCm library's gap: its ROCm release, not a torch
+        finding = dataclasses.replace(finding, remediation=gfx_target_fix())
     else:
         fix = finding.remediation
         assert fix is not None

@@ -277,3 +277,24 @@ def test_cuda_unavailable_in_words_is_the_cause_when_nothing_says_why() -> None:
     cause = d.result.cause
     assert cause is not None and cause.finding.check_id == "torch.cuda_init"
     assert cause.finding.summary.startswith("torch.cuda.is_available() is False; the paste does not say why")
+
+
+def test_names_of_one_amd_chip_count_once() -> None:
+    """lspci's "Strix Halo [Radeon Graphics / Radeon 8050S Graphics / Radeon 8060S Graphics]" is one chip,
+    gfx1151 (ROCm/legacy-rocm-build#5668); two different cards are still none."""
+    said = read_prose(
+        ["product: Strix Halo [Radeon Graphics / Radeon 8050S Graphics / Radeon 8060S Graphics]"]
+    )
+    assert said.amd_gpu is not None and said.amd_gpu.value == "Strix Halo"
+    assert read_prose(["an RX 6600 and an RX 7900 XTX"]).amd_gpu is None
+
+
+def test_a_named_target_the_wheels_build_gets_the_newest_rocm_torch() -> None:
+    name = "e11_rocm_strix_halo_invalid_device_function.txt"
+    d = diagnose_paste((Path(__file__).resolve().parent / "pastes" / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and "gfx1151" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and "--index-url" in fix.commands[0].argv
+    assert fix.commands[0].argv[-1].startswith("https://download.pytorch.org/whl/rocm")
+    assert "gfx1151" in fix.commands[1].note
