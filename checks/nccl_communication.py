@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
@@ -48,6 +50,33 @@ def _memlock() -> tuple[str, Remediation]:
             Command(("prlimit", "--memlock"), note="the limit where the job runs: unlimited is right"),
         ),
         target=Target.SYSTEM,
+    )
+
+
+# GeForce generations without peer-to-peer over PCIe (NVIDIA turned it off for the RTX 40 series; the RTX 50
+# series has none either): nothing to repair, P2P stays off
+_NO_P2P = re.compile(r"GeForce RTX [45]0\d0", re.IGNORECASE)
+
+
+def _geforce_without_p2p(facts: Facts) -> bool:
+    names = [g.name for g in facts.nvidia_gpus if isinstance(g.name, str)]
+    return bool(names) and all(_NO_P2P.search(n) for n in names)
+
+
+def _no_p2p_geforce() -> tuple[str, Remediation]:
+    return "these GeForce GPUs have no peer-to-peer, and NCCL tried it", Remediation(
+        text="GeForce RTX 40 and 50 series cards do not do peer-to-peer transfers over PCIe, although some "
+        "drivers report that they can: NCCL then hangs or fails. Run with NCCL_P2P_DISABLE=1 for good (it is what "
+        "accelerate sets on these cards); NCCL_IB_DISABLE=1 too on a machine without InfiniBand. Nothing in the "
+        "machine needs repair.",
+        commands=(
+            Command(
+                ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
+                note="PROGRAM: the failing command; or export the variable in the job's environment",
+                runs_here=False,
+            ),
+        ),
+        target=Target.PYTHON_ENV,
     )
 
 
@@ -193,6 +222,8 @@ def nccl_communication(facts: Facts) -> Finding:
     decisive = next(e for e in errors if e.kind == kind)
     memlock = kind == "nccl_ib" and any(e.values.get("call") in MEMLOCK_CALLS for e in errors)
     why, fix = _memlock() if memlock else _fix(kind)
+    if kind == "nccl_p2p" and _geforce_without_p2p(facts):
+        why, fix = _no_p2p_geforce()
     fix = catalogue_fix(decisive) or fix  # a message that names its own remedy (accelerate's RTX 40xx stop)
     return Finding(
         CID,

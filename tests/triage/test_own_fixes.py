@@ -134,3 +134,25 @@ def test_error_803_reads_as_the_images_libcuda_in_a_container(name: str, in_cont
     fix = cause.finding.remediation
     assert fix.text.startswith("Error 803 inside a container") is in_container
     assert any(c.argv == ("systemctl", "reboot") for c in fix.commands) is not in_container
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        # 4 GPUs freeze until NCCL_P2P_DISABLE=1 (NVIDIA/nccl#631): the P2P path, ACS or an IOMMU
+        ("pastes/e21_nccl_freeze_4gpus_p2p_disable.txt", ("nvidia-smi", "topo", "-m")),
+        # RTX 4090s hang, "It works with NCCL_P2P_DISABLE=1": these cards have no P2P, nothing to repair
+        ("pastes/e20_nccl_4090_p2p_hang.txt", ("env", "NCCL_P2P_DISABLE=1", "PROGRAM")),
+    ],
+)
+def test_a_hang_that_nccl_p2p_disable_cures_is_the_p2p_path(name: str, first: tuple[str, ...]) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "nccl.communication"
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == first
+
+
+def test_p2p_disable_said_not_to_help_is_not_taken_as_cured() -> None:
+    text = b"NCCL hangs at init on 2 A100s. I tried exporting NCCL_DEBUG=INFO but nothing else.\n"
+    cause = diagnose_paste(text, "x").result.cause
+    assert cause is None or cause.finding.check_id != "nccl.communication"
