@@ -18,6 +18,7 @@ from torch_gpu_doctor.triage.tool_output import (
     LinkedLibrary,
     PackageListing,
     PythonShown,
+    SessionAnswers,
     SmiOutput,
     container_shell_line,
     parse_built_for,
@@ -26,6 +27,7 @@ from torch_gpu_doctor.triage.tool_output import (
     parse_nvidia_smi,
     parse_package_lists,
     parse_python_shown,
+    parse_session,
     windows_path_line,
 )
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -54,6 +56,7 @@ class PastedText:
     windows_line: int | None = None  # the first line with a Windows path (C:\Users\...)
     container_line: int | None = None  # the first line showing a container shell (root@<id>:, docker exec)
     conda: CondaShown | None = None  # the conda environment its paths or package lists show
+    session: SessionAnswers | None = None  # torch's answers in a pasted Python session (>>> or In [n]:)
     prose: ProseFacts = field(default_factory=ProseFacts)  # the GPU, driver and platform named in words
 
     @property
@@ -68,6 +71,7 @@ class PastedText:
                 self.kernel_log is None or not (self.kernel_log.xid_events or self.kernel_log.signature_lines)
             )
             and not self.said_torch_fails
+            and self.session is None
         )
 
     @property
@@ -109,6 +113,8 @@ def read_paste(paste: Paste) -> PastedText:
         used.update(dict.fromkeys(listing.lines, kind))
     used.update({n: "kernel_log" for n, _ in kernel_lines})
     used.update({lib.line: "ldd" for lib in linked})
+    session = parse_session(lines)
+    used.update(dict.fromkeys(session.lines if session is not None else (), "session"))
     used.update(dict.fromkeys(built_lines, "error"))
     used.update({hit.line: "error" for hit in hits if hit.line not in used})
     used.update({n: "error" for n in continued if n not in used})
@@ -136,6 +142,7 @@ def read_paste(paste: Paste) -> PastedText:
         windows_path_line(lines),
         container_shell_line(lines),
         parse_conda_env(lines, listed),
+        session,
         prose,
     )
 

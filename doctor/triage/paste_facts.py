@@ -29,6 +29,7 @@ from torch_gpu_doctor.facts.torch import (
     MappedLibrary,
     TorchRuntime,
 )
+from torch_gpu_doctor.facts.wsl import WslFacts
 from torch_gpu_doctor.host.nvml import ERROR_CODES
 from torch_gpu_doctor.triage.facts import (
     NOT_IN_REPORT,
@@ -57,11 +58,13 @@ def paste_facts(pasted: PastedText) -> Facts:
     if pasted.kernel_log is not None:
         facts = dataclasses.replace(facts, kernel_log=pasted.kernel_log)
     facts = _with_hits(facts, pasted)
+    facts = _with_session(facts, pasted)
     facts = _with_runtime_lists(facts, pasted)
     facts = _with_shown_python(facts, pasted)
     facts = _with_conda(facts, pasted)
     facts = _with_shown_environment(facts, pasted)
     facts = _with_words(facts, pasted)
+    facts = _with_windows_build(facts, pasted)
     return _with_unnamed_gpu(facts, pasted)
 
 
@@ -94,6 +97,33 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
     model = load_matrix().gpu_by_name(prose.gpu.value)
     capability = model.compute_capability if model else None
     return dataclasses.replace(facts, gpus=(_said_gpu("nvidia", prose.gpu.value, capability),))
+
+
+WSL_GPU_MIN_BUILD = 19044  # Windows 10 21H2: the oldest Windows 10 whose WSL 2 has GPU paravirtualisation
+
+
+def _with_windows_build(facts: Facts, pasted: PastedText) -> Facts:
+    """WSL 2 on a Windows build without GPU support (older than Windows 10 21H2): no /dev/dxg, whatever the
+    driver. Windows 11 (22000 on) and the Server and Insider builds in between are left as they are."""
+    said = pasted.prose.windows_build
+    os_facts = facts.os
+    if said is None or isinstance(os_facts, Unavailable) or not os_facts.is_wsl:
+        return facts
+    if int(said.value) >= WSL_GPU_MIN_BUILD:
+        return facts
+    wsl = WslFacts(
+        version=2,
+        distro_name=None,
+        has_dxg=False,
+        projected=NOT_IN_PASTE,
+        projected_libcuda=None,
+        linux_libraries=(),
+        nvidia_smi=None,
+        nvidia_smi_target=NOT_IN_PASTE,
+        driver_packages=NOT_IN_PASTE,
+        dkms_nvidia=False,
+    )
+    return dataclasses.replace(facts, os=dataclasses.replace(os_facts, has_dxg=False), wsl=wsl)
 
 
 def _with_said_failure(facts: Facts, pasted: PastedText) -> Facts:
@@ -269,6 +299,33 @@ def _with_conda(facts: Facts, pasted: PastedText) -> Facts:
     )
 
 
+def _with_session(facts: Facts, pasted: PastedText) -> Facts:
+    """torch's own answers in a pasted Python session: its version and CUDA, is_available(), the GPU's name and
+    the arch list, where nothing else in the paste says them."""
+    session = pasted.session
+    if session is None:
+        return facts
+    if session.version is not None and isinstance(facts.torch_packages, Unavailable):
+        build = listed_build(session.version, None)
+        if build is None and session.cuda is not None:  # an untagged version: torch.version.cuda says it
+            build = (session.cuda or None, None)
+        if build is not None:
+            shown = shown_packages("(the paste: torch.__version__)", session.version, build)
+            facts = dataclasses.replace(facts, torch_packages=shown)
+    if session.available is not None or session.arch_list:
+        runtime = facts.torch if not isinstance(facts.torch, Unavailable) else _runtime(facts)
+        if session.available is not None and runtime.cuda_available is None:
+            runtime = dataclasses.replace(runtime, cuda_available=session.available)
+        if session.arch_list and not runtime.arch_list:
+            runtime = dataclasses.replace(runtime, arch_list=session.arch_list)
+        facts = dataclasses.replace(facts, torch=runtime)
+    if session.device_name is not None and not any(isinstance(g.name, str) for g in facts.gpus):
+        model = load_matrix().gpu_by_name(session.device_name)
+        capability = model.compute_capability if model else None
+        facts = dataclasses.replace(facts, gpus=(_said_gpu("nvidia", session.device_name, capability),))
+    return facts
+
+
 def _with_runtime_lists(facts: Facts, pasted: PastedText) -> Facts:
     """torch >= 2.10's list of the CCs it was built for, and the CUDA libraries `ldd` resolved: what the live
     probe reads from the torch process (its arch list, its mapped libraries)."""
@@ -320,9 +377,17 @@ def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
         and r.lines["gpu_in_script"].value.lower().startswith(("yes", "true", "y "))
     )
     # a hit that says only the platform (the WSL2 kernel's release in a report) is no sign of a GPU
+    # torch.cuda.is_available() answered False in a session or in words: the person expects an NVIDIA GPU there
+    # (a report's "(False)" beside a CPU torch is not a question: Hugging Face's env lists it for every setup)
+    said_false = (pasted.session is not None and pasted.session.available is False) or (
+        pasted.said_torch_fails
+        and pasted.prose.torch_fails is not None
+        and pasted.prose.torch_fails.value == "cuda_unavailable"
+    )
     about_nvidia = (
         cuda_build
         or asked
+        or said_false
         or any(
             h.signature.cls in _NVIDIA_CLASSES and not set(h.signature.implies) <= {"wsl"}
             for h in pasted.hits

@@ -91,6 +91,8 @@ _TORCH_FAILS = re.compile(
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
+# Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
+_WINDOWS_BUILD = re.compile(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
 _WSL_WORDS = re.compile(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
 _MACOS = re.compile(r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b")
@@ -128,6 +130,7 @@ class ProseFacts:
     # torch fails in words: "cuda_unavailable" ("is_available() returns False", "cuda device is not available")
     # or "illegal_instruction" (the process died on an instruction the CPU lacks)
     torch_fails: Said | None = None
+    windows_build: Said | None = None  # Windows 10/11's build number ("19042" of "Version 10.0.19042.1052")
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -212,6 +215,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
             torch_fails = Said(
                 "illegal_instruction" if fails["illegal"] else "cuda_unavailable", line_of(fails)
             )
+    windows_build = None
+    if "10.0." in text and "windows" in lowered:
+        builds = {f["build"]: line_of(f) for f in _WINDOWS_BUILD.finditer(text)}
+        windows_build = _one(builds)
     wsl = None
     if "wsl" in lowered:
         wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
@@ -232,6 +239,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         _one(amd),
         no_nvidia,
         torch_fails,
+        windows_build,
     )
 
 

@@ -29,6 +29,7 @@ PART_NAMES = {
     "conda_list": "a conda package list",
     "kernel_log": "kernel log lines",
     "ldd": "ldd output",
+    "session": "a Python session",
     "error": "known error messages",
 }
 SURE = {

@@ -358,6 +358,79 @@ def _torch_owner(libraries: tuple[Library, ...]) -> Library | None:
     return pip[0] if pip else conda[0] if conda else None
 
 
+# A Python session pasted as it ran: the prompt and its answer (`>>> torch.cuda.is_available()` then `False`;
+# IPython's `In [2]: torch.cuda.is_available()` then `Out[2]: False`). What torch says of itself there is a fact.
+_PROMPT = re.compile(r"^\s*(?:>>>|In \[\d+\]:)\s?(?P<expr>.*?)\s*$")
+_ANSWER = re.compile(r"^\s*(?:Out\[\d+\]:\s?)?(?P<value>.*?)\s*$")
+_ASKED = {  # torch's own answers a paste shows, by what was asked (print(...) stripped)
+    "torch.__version__": "version",
+    "torch.version.cuda": "cuda",
+    "torch.cuda.is_available()": "available",
+    "torch.cuda.device_count()": "devices",
+    "torch.cuda.get_device_name()": "device_name",
+    "torch.cuda.get_device_name(0)": "device_name",
+    "torch.__file__": "path",
+    "torch.cuda.get_arch_list()": "arch_list",
+}
+
+
+@dataclass(frozen=True)
+class SessionAnswers:
+    """torch's answers in a pasted Python session (None: not asked); `cuda` is "" when torch.version.cuda was
+    None (a CPU build)."""
+
+    version: str | None = None
+    cuda: str | None = None
+    available: bool | None = None
+    devices: int | None = None
+    device_name: str | None = None
+    path: str | None = None
+    arch_list: tuple[str, ...] | None = None
+    lines: tuple[int, ...] = ()
+
+
+def parse_session(lines: list[str]) -> SessionAnswers | None:
+    """torch's answers in a pasted interactive session; None when the paste has none."""
+    found: dict[str, object] = {}
+    used: list[int] = []
+    for number, raw in enumerate(lines[:-1], start=1):
+        if ">>>" not in raw and "In [" not in raw:
+            continue
+        prompt = _PROMPT.match(raw)
+        if prompt is None:
+            continue
+        expr = prompt["expr"].replace(" ", "")
+        expr = expr[len("print(") : -1] if expr.startswith("print(") and expr.endswith(")") else expr
+        what = _ASKED.get(expr)
+        answer = _ANSWER.match(lines[number])  # the next line
+        if what is None or answer is None or _PROMPT.match(lines[number]) is not None:
+            continue
+        value = _answer(what, answer["value"])
+        if value is not None:
+            found.setdefault(what, value)
+            used += [number, number + 1]
+    if not found:
+        return None
+    return SessionAnswers(**found, lines=tuple(used))  # type: ignore[arg-type]
+
+
+def _answer(what: str, text: str) -> object:
+    """The typed answer, or None when the line is not one (a traceback, an empty line)."""
+    value = text.strip().strip("'\"")
+    if what == "available":
+        return {"True": True, "False": False}.get(value)
+    if what == "devices":
+        return int(value) if value.isdigit() else None
+    if what == "cuda":
+        return "" if value == "None" else value if re.fullmatch(r"\d+\.\d+", value) else None
+    if what == "version":
+        return value if re.fullmatch(r"\d+\.\d+(?:\.\d+)?\S*", value) else None
+    if what == "arch_list":
+        arch = re.findall(r"sm_\d+a?|compute_\d+", value)
+        return tuple(arch) if arch else None
+    return value or None
+
+
 def windows_path_line(lines: list[str]) -> int | None:
     """The first line with a Windows path, in a paste that shows no WSL."""
     if any(_WSL.search(raw) for raw in lines):
@@ -370,6 +443,19 @@ def windows_path_line(lines: list[str]) -> int | None:
 _CONTAINER_SHELL = re.compile(
     r"^\s*(?:\(\S+\)\s*)?\w[\w.-]*@[0-9a-f]{12}:|\b(?:docker|podman|nerdctl) (?:exec|run)\b|\bkubectl exec\b"
 )
+
+
+# `docker run` / `podman run` typed without a way to pass the GPUs in (--gpus, the nvidia runtime, CDI devices);
+# the old `nvidia-docker run` passes them by itself
+_RUN = re.compile(r"\b(?:docker|podman)\s+run\b")
+_GPU_FLAGS = re.compile(r"--gpus\b|--runtime[= ]nvidia\b|--device[= ]\S*nvidia\.com/gpu|nvidia-docker\b")
+
+
+def run_without_gpus_line(lines: list[str]) -> int | None:
+    """The first container start the paste shows that passes no GPU in."""
+    return next(
+        (n for n, raw in enumerate(lines, start=1) if _RUN.search(raw) and not _GPU_FLAGS.search(raw)), None
+    )
 
 
 def container_shell_line(lines: list[str]) -> int | None:

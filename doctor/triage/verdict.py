@@ -30,8 +30,9 @@ from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Stat
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.facts import listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
-from torch_gpu_doctor.triage.paste_facts import WORDS
-from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
+from torch_gpu_doctor.triage.prose import MAX_CHARS, MAX_LINES
+from torch_gpu_doctor.triage.tool_output import run_without_gpus_line
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -654,6 +655,33 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
             + finding.details,
             remediation=pass_gpus(ContainerRuntime.DOCKER),
         )
+    build = pasted.prose.windows_build
+    if (
+        finding.check_id == "platform.wsl_gpu"
+        and finding.status is Status.FAIL
+        and build is not None
+        and int(build.value) < WSL_GPU_MIN_BUILD  # the build says why /dev/dxg is missing
+    ):
+        return dataclasses.replace(
+            finding,
+            summary=f"Windows build {build.value} has no GPU support for WSL 2: it needs Windows 10 21H2 "
+            "(build 19044) or newer, or Windows 11.",
+            remediation=Remediation(
+                text="Update Windows (Settings, Windows Update: Windows 10 21H2 or newer, or Windows 11), then "
+                "update WSL and restart it; a current NVIDIA driver on Windows gives WSL its GPU. Nothing "
+                "inside WSL can replace this, and a Linux driver installed there only gets in the way.",
+                commands=(
+                    Command(
+                        ("wsl.exe", "--update"),
+                        note="from Windows, after the Windows update",
+                        runs_here=False,
+                    ),
+                    Command(("wsl.exe", "--shutdown"), note="restarts WSL", runs_here=False),
+                ),
+                needs_network=True,
+                target=Target.SYSTEM,
+            ),
+        )
     if finding.check_id == "torch.installed" and finding.status is Status.PASS and r is not None:
         return dataclasses.replace(
             finding, summary=f"torch {r.torch_version} (the report does not say where it is installed)."
@@ -667,6 +695,14 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
         and finding.status is Status.FAIL
         and finding.summary.endswith(": no error message")
     ):
+        started = run_without_gpus_line(pasted.paste.text.split("\n", MAX_LINES)[:MAX_LINES])
+        if started is not None:  # the container it ran in was started without the GPUs
+            return dataclasses.replace(
+                finding,
+                summary="torch.cuda.is_available() is False in a container started without the GPUs (line "
+                f"{started} of the paste runs it with no --gpus).",
+                remediation=pass_gpus(ContainerRuntime.DOCKER),
+            )
         return dataclasses.replace(
             finding,
             summary="torch.cuda.is_available() is False; the paste does not say why (see the other findings).",

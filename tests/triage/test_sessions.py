@@ -1,0 +1,86 @@
+"""What a pasted Python session shows of torch (`>>> torch.cuda.is_available()` then `False`; IPython's `In [2]:` /
+`Out[2]:`), the Windows build a WSL report names, and a container started without the GPUs. Real pastes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
+from torch_gpu_doctor.triage.tool_output import parse_session, run_without_gpus_line
+
+HERE = Path(__file__).resolve().parent
+
+
+def _lines(name: str) -> list[str]:
+    return (HERE / name).read_text(encoding="utf-8").split("\n")
+
+
+def test_an_ipython_session_answers_is_available() -> None:
+    session = parse_session(_lines("pastes/floydhub-3-docker-no-nvidia-runtime.txt"))  # floydhub/dl-docker#3
+    assert session is not None and session.available is False and session.version is None
+
+
+def test_a_repl_session_answers_the_version() -> None:
+    session = parse_session(_lines("pastes/clover-edition-128-old-torch-in-user-site.txt"))
+    assert session is not None and session.version == "1.1.0"
+
+
+@pytest.mark.parametrize(
+    ("lines", "field", "value"),
+    [
+        ([">>> torch.version.cuda", ">>> import os"], "cuda", None),  # no answer: the next prompt
+        ([">>> torch.version.cuda", "None"], "cuda", ""),  # a CPU build
+        ([">>> print(torch.__version__)", "2.1.0+cu121"], "version", "2.1.0+cu121"),
+        (
+            [">>> torch.cuda.get_device_name(0)", "'NVIDIA GeForce RTX 3060'"],
+            "device_name",
+            "NVIDIA GeForce RTX 3060",
+        ),
+        ([">>> torch.cuda.is_available()", "Traceback (most recent call last):"], "available", None),
+    ],
+)
+def test_answers_are_typed_or_left_out(lines: list[str], field: str, value: object) -> None:
+    session = parse_session(lines)
+    assert (getattr(session, field) if session is not None else None) == value
+
+
+def test_a_session_with_a_cpu_build_and_a_gpu_name_is_the_cpu_build() -> None:
+    text = b">>> import torch\n>>> torch.__version__\n'2.3.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n"
+    cause = diagnose_paste(text, "x").result.cause
+    assert cause is not None and cause.finding.check_id == "torch.cpu_build"
+
+
+def test_a_container_started_without_gpus_is_the_cause() -> None:
+    name = "pastes/floydhub-3-docker-no-nvidia-runtime.txt"
+    assert run_without_gpus_line(_lines(name)) == 2
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and "started without the GPUs" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv[:4] == ("docker", "run", "--gpus", "all")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "docker run --gpus all -it img",
+        "docker run --runtime=nvidia img",
+        "nvidia-docker run img",
+        "sudo apt update",
+    ],
+)
+def test_a_start_that_passes_gpus_is_not_without(line: str) -> None:
+    assert run_without_gpus_line([line]) is None
+
+
+def test_wsl_on_a_windows_build_without_gpu_support() -> None:
+    """microsoft/WSL#7056: Windows 10.0.19042 with WSL 2: no GPU paravirtualisation before build 19044."""
+    name = "pastes/e13_wsl_old_windows_build.txt"
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "platform.wsl_gpu"
+    assert cause.finding.summary.startswith("Windows build 19042 has no GPU support for WSL 2")
+    newer = (HERE / name).read_bytes().replace(b"10.0.19042.1052", b"10.0.22631.3593")
+    cause = diagnose_paste(newer, name).result.cause
+    assert cause is None or cause.finding.check_id != "platform.wsl_gpu"
