@@ -184,16 +184,22 @@ def _wsl(os_facts: Maybe[OsFacts]) -> Maybe[WslFacts]:
     """WSL 1, told by its kernel release: the one WSL fact a report settles (WSL 2's libraries it does not show)."""
     if isinstance(os_facts, Unavailable) or not os_facts.is_wsl or os_facts.has_dxg:
         return NOT_IN_REPORT
+    return wsl_without_gpu(1, NOT_IN_REPORT)
+
+
+def wsl_without_gpu(version: int, unsaid: Unavailable) -> WslFacts:
+    """A WSL that a paste shows cannot reach the GPU (WSL 1, or WSL 2 on a Windows build without GPU support):
+    no /dev/dxg; what it does not show is `unsaid`."""
     return WslFacts(
-        version=1,
+        version=version,
         distro_name=None,
         has_dxg=False,
-        projected=NOT_IN_REPORT,
+        projected=unsaid,
         projected_libcuda=None,
         linux_libraries=(),
         nvidia_smi=None,
-        nvidia_smi_target=NOT_IN_REPORT,
-        driver_packages=NOT_IN_REPORT,
+        nvidia_smi_target=unsaid,
+        driver_packages=unsaid,
         dkms_nvidia=False,
     )
 

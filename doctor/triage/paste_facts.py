@@ -29,7 +29,6 @@ from torch_gpu_doctor.facts.torch import (
     MappedLibrary,
     TorchRuntime,
 )
-from torch_gpu_doctor.facts.wsl import WslFacts
 from torch_gpu_doctor.host.nvml import ERROR_CODES
 from torch_gpu_doctor.triage.facts import (
     NOT_IN_REPORT,
@@ -39,6 +38,7 @@ from torch_gpu_doctor.triage.facts import (
     listed_torch,
     report_facts,
     shown_packages,
+    wsl_without_gpu,
 )
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import ProseFacts
@@ -111,18 +111,7 @@ def _with_windows_build(facts: Facts, pasted: PastedText) -> Facts:
         return facts
     if int(said.value) >= WSL_GPU_MIN_BUILD:
         return facts
-    wsl = WslFacts(
-        version=2,
-        distro_name=None,
-        has_dxg=False,
-        projected=NOT_IN_PASTE,
-        projected_libcuda=None,
-        linux_libraries=(),
-        nvidia_smi=None,
-        nvidia_smi_target=NOT_IN_PASTE,
-        driver_packages=NOT_IN_PASTE,
-        dkms_nvidia=False,
-    )
+    wsl = wsl_without_gpu(2, NOT_IN_PASTE)
     return dataclasses.replace(facts, os=dataclasses.replace(os_facts, has_dxg=False), wsl=wsl)
 
 
