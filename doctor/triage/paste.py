@@ -119,7 +119,7 @@ def read_paste(paste: Paste) -> PastedText:
     used.update({hit.line: "error" for hit in hits if hit.line not in used})
     used.update({n: "error" for n in continued if n not in used})
     prose = read_prose(lines)
-    for said in (prose.gpu, prose.driver):
+    for said in (prose.gpu, prose.driver, prose.jetson, prose.torch_fails, prose.windows_build):
         if said is not None:
             used.setdefault(said.line, "words")
     unread = tuple(

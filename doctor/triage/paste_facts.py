@@ -121,10 +121,8 @@ def _with_said_failure(facts: Facts, pasted: PastedText) -> Facts:
     fails = pasted.prose.torch_fails
     if fails is None or not pasted.said_torch_fails or not isinstance(facts.torch, Unavailable):
         return facts
-    if fails.value == "illegal_instruction":
-        text = pasted.paste.text.split("\n")[fails.line - 1].strip()
-        return _torch_hint(facts, {"torch_import_failed": True}, text)
-    # no message to keep: the person's sentence is not torch's warning, and says nothing of why
+    # no message to keep: the person's sentence is not torch's, and says nothing of why (an illegal instruction
+    # on a Jetson: PyPI's aarch64 torch, whose CUDA is not there for the board either way)
     return dataclasses.replace(facts, torch=dataclasses.replace(_runtime(facts), cuda_available=False))
 
 

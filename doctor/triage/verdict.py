@@ -64,6 +64,7 @@ FIND_OUT: dict[str, str] = {
     "amd.torch_rocm": TORCH_VERSION,
     "amd.gfx_target": "rocminfo | grep gfx",
 }
+UNEXPLAINED_FALSE = "torch.cuda.is_available() is False; the paste does not say why"
 # Root causes first: a missing or broken driver explains every torch symptom after it, a wrong build explains
 # the CUDA errors, and the errors of a running program come last.
 CAUSE_ORDER = (
@@ -302,6 +303,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         ),
     )
     cause = ordered[0] if ordered else None
+    if cause is not None and cause.finding.check_id != "torch.cuda_init":
+        # "is_available() is False, the paste does not say why" beside a cause that says why is a contradiction
+        verdicts = tuple(v for v in verdicts if not _unexplained_false(v))
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
 
@@ -350,6 +354,12 @@ def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verd
     fix = extension_arch_fix(extension or "a compiled extension", capability)
     finding = dataclasses.replace(finding, summary=summary, remediation=fix)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+def _unexplained_false(verdict: Verdict) -> bool:
+    return verdict.finding.check_id == "torch.cuda_init" and verdict.finding.summary.startswith(
+        UNEXPLAINED_FALSE
+    )
 
 
 def _with_own_causes(
@@ -705,7 +715,7 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
             )
         return dataclasses.replace(
             finding,
-            summary="torch.cuda.is_available() is False; the paste does not say why (see the other findings).",
+            summary=f"{UNEXPLAINED_FALSE} (see the other findings).",
         )
     fix = finding.remediation
     gpu_dependent = finding.check_id in ("torch.arch_compat", "torch.companions", "torch.nvidia_wheels")
