@@ -305,7 +305,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     cause = ordered[0] if ordered else None
     if cause is not None and cause.finding.check_id != "torch.cuda_init":
         # "is_available() is False, the paste does not say why" beside a cause that says why is a contradiction
-        verdicts = tuple(v for v in verdicts if not _unexplained_false(v))
+        verdicts = tuple(_explained_false(v) for v in verdicts)
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
 
@@ -356,10 +356,12 @@ def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verd
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
-def _unexplained_false(verdict: Verdict) -> bool:
-    return verdict.finding.check_id == "torch.cuda_init" and verdict.finding.summary.startswith(
-        UNEXPLAINED_FALSE
-    )
+def _explained_false(verdict: Verdict) -> Verdict:
+    finding = verdict.finding
+    if finding.check_id != "torch.cuda_init" or not finding.summary.startswith(UNEXPLAINED_FALSE):
+        return verdict
+    said = "torch.cuda.is_available() is False: the most likely cause above explains it."
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, summary=said))
 
 
 def _with_own_causes(
