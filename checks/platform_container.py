@@ -90,6 +90,16 @@ def container_gpus(facts: Facts) -> Finding:
             evidence=reported_evidence(refused),
             remediation=toolkit_on_host(),
         )
+    started_without = reported(facts, "container_no_gpus")
+    if started_without:
+        return Finding(
+            ID,
+            Status.FAIL,
+            f"The container was started without the GPUs ({started_without[0].where}).",
+            details=started_without[0].means,
+            evidence=reported_evidence(started_without),
+            remediation=pass_gpus(ContainerRuntime.DOCKER),
+        )
     if isinstance(c, Unavailable):
         status = Status.SKIP if c.reason is Reason.NOT_APPLICABLE else Status.UNKNOWN
         return Finding(ID, status, f"Could not tell whether this is a container: {c}.")

@@ -156,3 +156,43 @@ def test_p2p_disable_said_not_to_help_is_not_taken_as_cured() -> None:
     text = b"NCCL hangs at init on 2 A100s. I tried exporting NCCL_DEBUG=INFO but nothing else.\n"
     cause = diagnose_paste(text, "x").result.cause
     assert cause is None or cause.finding.check_id != "nccl.communication"
+
+
+@pytest.mark.parametrize(
+    ("name", "summary", "first"),
+    [
+        # bitsandbytes < 0.43 on Windows: its cuda_setup trips over Windows paths
+        (
+            "pastes/e16_bnb_windows_cpu_so_not_found.txt",
+            "An old bitsandbytes (before 0.43)",
+            ("python", "-m", "pip", "install", "-U", "bitsandbytes>=0.43"),
+        ),
+        # `python -m bitsandbytes` on Windows with 0.42.0 (blind set 6)
+        (
+            "reports/c02_bitsandbytes_report_windows.txt",
+            "An old bitsandbytes (before 0.43)",
+            ("python", "-m", "pip", "install", "-U", "bitsandbytes>=0.43"),
+        ),
+        # NVIDIA's image banner: the container started without the GPUs (--gpu after the image name)
+        (
+            "pastes/e22_docker_gpu_flag_after_image_cactus.txt",
+            "The container was started without the GPUs",
+            ("docker", "run", "--gpus", "all", "IMAGE"),
+        ),
+    ],
+)
+def test_ecosystem_messages_are_read(name: str, summary: str, first: tuple[str, ...]) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.summary.startswith(summary)
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == first
+
+
+def test_vllms_kv_cache_shorter_than_the_model_is_its_settings() -> None:
+    name = "pastes/e17_vllm_kv_cache_max_seq_len_a10g_bonito.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert (
+        cause is not None
+        and "holds 16816 tokens, fewer than the model's full length of 32768" in cause.finding.summary
+    )
+    assert cause.finding.remediation is not None and "max_model_len=16816" in cause.finding.remediation.text
