@@ -20,6 +20,7 @@ from torch_gpu_doctor.triage.tool_output import (
     PythonShown,
     SessionAnswers,
     SmiOutput,
+    XformersInfo,
     container_shell_line,
     parse_built_for,
     parse_conda_env,
@@ -28,6 +29,7 @@ from torch_gpu_doctor.triage.tool_output import (
     parse_package_lists,
     parse_python_shown,
     parse_session,
+    parse_xformers_info,
     windows_path_line,
 )
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -57,6 +59,7 @@ class PastedText:
     container_line: int | None = None  # the first line showing a container shell (root@<id>:, docker exec)
     conda: CondaShown | None = None  # the conda environment its paths or package lists show
     session: SessionAnswers | None = None  # torch's answers in a pasted Python session (>>> or In [n]:)
+    xformers: XformersInfo | None = None  # a `python -m xformers.info` table
     prose: ProseFacts = field(default_factory=ProseFacts)  # the GPU, driver and platform named in words
 
     @property
@@ -72,6 +75,7 @@ class PastedText:
             )
             and not self.said_torch_fails
             and self.session is None
+            and self.xformers is None
         )
 
     @property
@@ -115,6 +119,8 @@ def read_paste(paste: Paste) -> PastedText:
     used.update({lib.line: "ldd" for lib in linked})
     session = parse_session(lines)
     used.update(dict.fromkeys(session.lines if session is not None else (), "session"))
+    xformers = parse_xformers_info(lines)
+    used.update(dict.fromkeys(xformers.lines if xformers is not None else (), "xformers_info"))
     used.update(dict.fromkeys(built_lines, "error"))
     used.update({hit.line: "error" for hit in hits if hit.line not in used})
     used.update({n: "error" for n in continued if n not in used})
@@ -143,6 +149,7 @@ def read_paste(paste: Paste) -> PastedText:
         container_shell_line(lines),
         parse_conda_env(lines, listed),
         session,
+        xformers,
         prose,
     )
 

@@ -59,6 +59,7 @@ def paste_facts(pasted: PastedText) -> Facts:
         facts = dataclasses.replace(facts, kernel_log=pasted.kernel_log)
     facts = _with_hits(facts, pasted)
     facts = _with_session(facts, pasted)
+    facts = _with_xformers_info(facts, pasted)
     facts = _with_runtime_lists(facts, pasted)
     facts = _with_shown_python(facts, pasted)
     facts = _with_conda(facts, pasted)
@@ -311,6 +312,54 @@ def _with_session(facts: Facts, pasted: PastedText) -> Facts:
         capability = model.compute_capability if model else None
         facts = dataclasses.replace(facts, gpus=(_said_gpu("nvidia", session.device_name, capability),))
     return facts
+
+
+XFORMERS_WITHOUT_KERNELS = "companion_xformers_no_cuda_operator"  # the catalogue's entry: its means and fix
+
+
+def _with_xformers_info(facts: Facts, pasted: PastedText) -> Facts:
+    """`python -m xformers.info`: the torch it runs with, whether CUDA works, the GPU; and when no attention
+    operator loaded although CUDA works, or it names another torch than the one it runs with, the xFormers
+    wheel is not built for this torch (a ROCm build's cutlass rows are unavailable by design, its ck rows are)."""
+    info = pasted.xformers
+    if info is None:
+        return facts
+    if info.torch_version is not None and isinstance(facts.torch_packages, Unavailable):
+        build = listed_build(info.torch_version, None)
+        if build is not None:
+            shown = shown_packages("(python -m xformers.info)", info.torch_version, build)
+            facts = dataclasses.replace(facts, torch_packages=shown)
+    if info.cuda is not None and isinstance(facts.torch, Unavailable):
+        facts = dataclasses.replace(
+            facts, torch=dataclasses.replace(_runtime(facts), cuda_available=info.cuda)
+        )
+    if info.gpu_name is not None and not facts.gpus:
+        model = load_matrix().gpu_by_name(info.gpu_name)
+        capability = model.compute_capability if model else None
+        facts = dataclasses.replace(facts, gpus=(_said_gpu("nvidia", info.gpu_name, capability),))
+    other_torch = (
+        info.built_for is not None
+        and info.torch_version is not None
+        and info.built_for.split("+")[0] != info.torch_version.split("+")[0]
+    )
+    if not (other_torch or (info.cuda is True and not info.attention_works)):
+        return facts
+    said = (
+        f"xFormers {info.version} was built for torch {info.built_for}, and runs with torch {info.torch_version}."
+        if other_torch
+        else f"xFormers {info.version}: no memory_efficient_attention operator is available, although torch's "
+        "CUDA is."
+    )
+    error = ReportedError(
+        "companion_mismatch",
+        XFORMERS_WITHOUT_KERNELS,
+        "python -m xformers.info shows xFormers' compiled kernels did not load: the wheel was built for another "
+        "torch (or CUDA) than the one installed.",
+        said,
+        f"line {info.lines[0]} of the paste",
+    )
+    known = facts.reported_errors if not isinstance(facts.reported_errors, Unavailable) else ()
+    return dataclasses.replace(facts, reported_errors=(*known, error))
 
 
 def _with_runtime_lists(facts: Facts, pasted: PastedText) -> Facts:

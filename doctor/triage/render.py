@@ -30,6 +30,7 @@ PART_NAMES = {
     "kernel_log": "kernel log lines",
     "ldd": "ldd output",
     "session": "a Python session",
+    "xformers_info": "python -m xformers.info output",
     "error": "known error messages",
 }
 SURE = {

@@ -431,6 +431,59 @@ def _answer(what: str, text: str) -> object:
     return value or None
 
 
+# `python -m xformers.info`: its version, one "name: status" row per operator, then torch's and the GPU's rows
+_XF_HEAD = re.compile(r"^\s*xFormers\s+(?P<version>\d[\w.+-]*)\s*$")
+_XF_ROW = re.compile(r"^\s*(?P<key>[a-z][\w.-]*(?:@[\w.+-]+)?)\s*:\s+(?P<value>\S.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class XformersInfo:
+    version: str
+    attention: tuple[tuple[str, str], ...]  # memory_efficient_attention operators and their status
+    torch_version: str | None  # pytorch.version: the torch it runs with
+    built_for: str | None  # build.torch_version: the torch it was built for (newer releases print it)
+    cuda: bool | None  # pytorch.cuda: available
+    gpu_name: str | None
+    lines: tuple[int, ...]
+
+    @property
+    def attention_works(self) -> bool:
+        """At least one memory-efficient attention operator loaded (ROCm builds have ck*, CUDA ones cutlass)."""
+        return any(status == "available" for _, status in self.attention)
+
+
+def parse_xformers_info(lines: list[str]) -> XformersInfo | None:
+    """The first `python -m xformers.info` table in the paste, or None."""
+    start = next((n for n, raw in enumerate(lines) if "xFormers" in raw and _XF_HEAD.match(raw)), None)
+    if start is None:
+        return None
+    rows: dict[str, str] = {}
+    used = [start + 1]
+    for number, raw in enumerate(lines[start + 1 : start + 200], start=start + 2):
+        row = _XF_ROW.match(raw)
+        if row is None:
+            break
+        rows.setdefault(row["key"], row["value"])
+        used.append(number)
+    attention = tuple(
+        (key.removeprefix("memory_efficient_attention."), value)
+        for key, value in rows.items()
+        if key.startswith("memory_efficient_attention.")
+    )
+    if not attention:
+        return None
+    cuda = rows.get("pytorch.cuda")
+    return XformersInfo(
+        version=_XF_HEAD.match(lines[start])["version"],  # type: ignore[index]
+        attention=attention,
+        torch_version=rows.get("pytorch.version"),
+        built_for=rows.get("build.torch_version"),
+        cuda=None if cuda is None else cuda == "available",
+        gpu_name=rows.get("gpu.name"),
+        lines=tuple(used),
+    )
+
+
 def windows_path_line(lines: list[str]) -> int | None:
     """The first line with a Windows path, in a paste that shows no WSL."""
     if any(_WSL.search(raw) for raw in lines):

@@ -238,6 +238,8 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
         return build + ([] if reported or cpu_build else (gpus or named))
     if check_id == "torch.cuda_init":  # is_available()'s False is the finding, whatever the build
         return [] if k.available else [*build, "Is CUDA available"]
+    if check_id == "torch.companions" and _reported(facts, "companion_mismatch"):
+        return []  # the paste's own output says a package does not match torch (xformers.info, its warning)
     if check_id in ("torch.companions", "torch.nvidia_wheels"):
         return torch + ([] if k.libraries else ["the list of installed packages (pip list)"])
     if check_id in BY_MESSAGE_ONLY:

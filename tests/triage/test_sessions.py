@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
-from torch_gpu_doctor.triage.tool_output import parse_session, run_without_gpus_line
+from torch_gpu_doctor.triage.tool_output import parse_session, parse_xformers_info, run_without_gpus_line
 
 HERE = Path(__file__).resolve().parent
 
@@ -84,3 +84,23 @@ def test_wsl_on_a_windows_build_without_gpu_support() -> None:
     newer = (HERE / name).read_bytes().replace(b"10.0.19042.1052", b"10.0.22631.3593")
     cause = diagnose_paste(newer, name).result.cause
     assert cause is None or cause.finding.check_id != "platform.wsl_gpu"
+
+
+@pytest.mark.parametrize(
+    ("name", "works", "problem"),
+    [
+        # every operator unavailable while torch's CUDA works (Kaggle P100): a wheel for another torch
+        ("reports/c01_xformers_info_kaggle_p100_all_unavailable.txt", False, True),
+        # ck* and fa3 unavailable on a Windows NVIDIA GPU, cutlass and fa2 available: healthy
+        ("reports/c03_xformers_info_win11_healthy_diffusers.txt", True, False),
+        # a ROCm build: ck* available, cutlass never built there: healthy
+        ("reports/c04_xformers_info_rocm_ck_available.txt", True, False),
+    ],
+)
+def test_xformers_info_is_read(name: str, works: bool, problem: bool) -> None:
+    info = parse_xformers_info(_lines(name))
+    assert info is not None and info.attention_works is works
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    cause = d.result.cause
+    assert (cause is not None and cause.finding.check_id == "torch.companions") is problem
+    assert not d.pasted.empty
