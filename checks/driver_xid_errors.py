@@ -113,6 +113,15 @@ def driver_xid_errors(facts: Facts) -> Finding:
                 remediation=gpu_not_initialised(),
             )
         lost = any(e.kind == "gpu_lost" for e in faults)
+        if all(e.kind == "ecc" for e in faults):
+            return Finding(
+                CID,
+                Status.FAIL,
+                f"A GPU's memory reported an uncorrectable ECC error ({faults[0].where}).",
+                details=faults[0].means,
+                evidence=reported_evidence(faults),
+                remediation=_ecc(),
+            )
         return Finding(
             CID,
             Status.FAIL,
@@ -195,6 +204,27 @@ def _locate_bug() -> Remediation:
                 runs_here=False,
             ),
         ),
+        target=Target.SYSTEM,
+    )
+
+
+def _ecc() -> Remediation:
+    """Uncorrectable ECC: which GPU, then a reset that retires the page (or remaps the row); restarting the
+    program does not clear it."""
+    return Remediation(
+        text="Find the GPU that counts uncorrectable errors, take it out of use (CUDA_VISIBLE_DEVICES without it, "
+        "or drain the node) and reset it with nothing running on it, or reboot: the reset retires the failing "
+        "page or remaps the row. Restarting the program alone does not clear the error. If it comes back on the "
+        "same GPU, or the remapping failed, run its diagnostics (`dcgmi diag -r 3` where DCGM is installed) and "
+        "have it replaced.",
+        commands=(
+            Command(
+                ("nvidia-smi", "-q", "-d", "ECC"),
+                note="which GPU counts volatile uncorrectable errors; -d PAGE_RETIREMENT,ROW_REMAPPER shows the rest",
+            ),
+            Command(("sudo", "nvidia-smi", "-r", "-i", "N"), note="N: that GPU, with nothing running on it"),
+        ),
+        requires_root=True,
         target=Target.SYSTEM,
     )
 

@@ -196,3 +196,23 @@ def test_vllms_kv_cache_shorter_than_the_model_is_its_settings() -> None:
         and "holds 16816 tokens, fewer than the model's full length of 32768" in cause.finding.summary
     )
     assert cause.finding.remediation is not None and "max_model_len=16816" in cause.finding.remediation.text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pastes/e13_uncorrectable_ecc_chatglm3.txt",  # zai-org/ChatGLM3#681: restarting the program did not help
+        "pastes/e14_ecc_error39_8gpu_semseg.txt",  # NVIDIA/semantic-segmentation#33: 8 GPUs, one is failing
+    ],
+)
+def test_uncorrectable_ecc_finds_the_gpu_then_resets_it(name: str) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.summary.startswith(
+        "A GPU's memory reported an uncorrectable ECC"
+    )
+    fix = cause.finding.remediation
+    assert fix is not None and [c.argv for c in fix.commands] == [
+        ("nvidia-smi", "-q", "-d", "ECC"),
+        ("sudo", "nvidia-smi", "-r", "-i", "N"),
+    ]
+    assert "Restarting the program alone does not clear" in fix.text
