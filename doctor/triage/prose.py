@@ -95,7 +95,10 @@ _TORCH_FAILS = re.compile(
 _WINDOWS_BUILD = re.compile(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
 _WSL_WORDS = re.compile(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
-_MACOS = re.compile(r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b")
+_MACOS = re.compile(
+    r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b"
+    r"|(?i:\bmacbook\b|\b(?:my|a|on)\s+mac\b(?!\s+address)|\bapple\s+silicon\b|\bM[1-4]\s+(?:Pro|Max|Ultra|chip)\b)"
+)
 # A Linux machine's own paths: a macOS word beside them is about another machine ("on macOS it runs on MPS")
 _LINUX_PATHS = re.compile(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
 # Words that put a name on another machine or another time: "worked on my old RTX 3090", "under WSL2 it works,

@@ -298,3 +298,17 @@ def test_a_named_target_the_wheels_build_gets_the_newest_rocm_torch() -> None:
     assert fix is not None and "--index-url" in fix.commands[0].argv
     assert fix.commands[0].argv[-1].startswith("https://download.pytorch.org/whl/rocm")
     assert "gfx1151" in fix.commands[1].note
+
+
+@pytest.mark.parametrize(
+    ("line", "mac"),
+    [
+        ("already installed pytorch in my Mac laptop.", True),  # asafamr/bertwsi#1
+        ("on a MacBook Pro with an M2 Max", True),
+        ("Apple Silicon, torch 2.3", True),
+        ("set the MAC address of the NIC", False),
+        ("my mac address is 00:11:22", False),
+    ],
+)
+def test_a_mac_said_in_words(line: str, mac: bool) -> None:
+    assert (read_prose([line]).macos is not None) is mac
