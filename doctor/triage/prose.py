@@ -227,7 +227,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
         wsl = next((line_of(f) for f in wsl_said), None)
     macos = None
-    if ("/users/" in lowered or "mac" in lowered) and not _LINUX_PATHS.search(text):
+    mac_words = ("/users/", "mac", "apple", "m1 ", "m2 ", "m3 ", "m4 ")
+    if any(w in lowered for w in mac_words) and not _LINUX_PATHS.search(text):
         mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith("/") or here(f))
         macos = next((line_of(f) for f in mac_said), None)
     return ProseFacts(
