@@ -160,3 +160,21 @@ def toolkit_on_host() -> Remediation:
         requires_root=True,
         target=Target.SYSTEM,
     )
+
+
+def kubernetes_shm() -> Remediation:
+    """A pod's shared memory too small: the runtime's 64 MB default, raised by a memory-backed emptyDir."""
+    return Remediation(
+        text="In Kubernetes a pod's /dev/shm is the container runtime's 64 MB default: mount a memory-backed "
+        "emptyDir there in the pod spec (Kubeflow's PyTorchJob takes it in each replica's template):\n"
+        "volumes:\n  - name: dshm\n    emptyDir:\n      medium: Memory\n      sizeLimit: 16Gi\n"
+        "and in the container:\nvolumeMounts:\n  - name: dshm\n    mountPath: /dev/shm",
+        commands=(
+            Command(
+                ("kubectl", "exec", "POD", "--", "df", "-h", "/dev/shm"),  # noqa: S108 - shown, not written
+                note="POD: the job's pod; after the change it shows the new size",
+                runs_here=False,
+            ),
+        ),
+        target=Target.SYSTEM,
+    )

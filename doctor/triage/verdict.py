@@ -19,7 +19,7 @@ from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.container_gpus import pass_gpus
+from torch_gpu_doctor.fixes.container_gpus import kubernetes_shm, pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
@@ -288,6 +288,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
+    if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
+        verdicts = tuple(_in_a_pod(v) for v in verdicts)
     extension = _failing_extension(pasted)
     if (
         extension is not None
@@ -530,6 +532,18 @@ def _driver_not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
 _CONTAINER_WORDS = re.compile(
     r"\b(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|containers?)\b|容器", re.IGNORECASE
 )
+
+
+_KUBERNETES = re.compile(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
+
+
+def _in_a_pod(verdict: Verdict) -> Verdict:
+    """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`."""
+    finding = verdict.finding
+    too_small = "/dev/shm, which is too small"  # noqa: S108 - the check's words, no file is touched
+    if finding.check_id != "nccl.communication" or too_small not in finding.summary:
+        return verdict
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=kubernetes_shm()))
 
 
 def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:

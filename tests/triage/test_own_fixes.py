@@ -216,3 +216,17 @@ def test_uncorrectable_ecc_finds_the_gpu_then_resets_it(name: str) -> None:
         ("sudo", "nvidia-smi", "-r", "-i", "N"),
     ]
     assert "Restarting the program alone does not clear" in fix.text
+
+
+def test_a_pods_shared_memory_is_set_in_its_spec() -> None:
+    """NVIDIA/nccl#525: NCCL's /dev/shm too small under Kubeflow: the emptyDir, not `docker run --shm-size`."""
+    name = "pastes/e02_nccl_shm_posix_fallocate_kubeflow.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    fix = cause.finding.remediation
+    assert "medium: Memory" in fix.text and fix.commands[0].argv[:2] == ("kubectl", "exec")
+    plain = diagnose_paste(
+        b"NCCL WARN Error: failed to extend /dev/shm/nccl-abc to 9637892 bytes\n", "x"
+    ).result
+    assert plain.cause is not None and plain.cause.finding.remediation is not None
+    assert plain.cause.finding.remediation.commands[0].argv[:2] == ("docker", "run")
