@@ -226,7 +226,7 @@ def test_a_pods_shared_memory_is_set_in_its_spec() -> None:
     fix = cause.finding.remediation
     assert "medium: Memory" in fix.text and fix.commands[0].argv[:2] == ("kubectl", "exec")
     plain = diagnose_paste(
-        b"NCCL WARN Error: failed to extend /dev/shm/nccl-abc to 9637892 bytes\n", "x"
+        b"include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n", "x"
     ).result
     assert plain.cause is not None and plain.cause.finding.remediation is not None
     assert plain.cause.finding.remediation.commands[0].argv[:2] == ("docker", "run")
