@@ -350,7 +350,7 @@ def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = 
             "`std::__cxx11` string, which torch exports only when built with the new ABI). The command prints "
             "both of torch's: install the build of the extension made for them (flash-attn's release wheels name "
             "the torch version and cxx11abiTRUE or cxx11abiFALSE), or build it against the installed torch "
-            "(`pip install --no-build-isolation --no-cache-dir --force-reinstall`)."
+            "(`pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps`)."
         )
         probe = Command(
             ("python", "-c", "import torch; print(torch.__version__, torch._C._GLIBCXX_USE_CXX11_ABI)"),
@@ -363,7 +363,8 @@ def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = 
         f"{name} release requires (`python -m pip check` names it, from the same index as your torch), or a "
         f"{name} release built for your torch. An extension built from source (flash-attn, xformers, a custom "
         "op) must be rebuilt against the installed torch (`pip install --no-build-isolation --no-cache-dir "
-        "--force-reinstall` it). LD_LIBRARY_PATH has nothing to do with it."
+        "--force-reinstall --no-deps` it: without --no-deps pip reinstalls torch too). LD_LIBRARY_PATH has "
+        "nothing to do with it."
     )
     if pip_name is not None:  # it does not pin torch: pip check has nothing to say, the rebuild is the fix
         rebuild = Command(
@@ -375,9 +376,11 @@ def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = 
                 "--no-build-isolation",
                 "--no-cache-dir",
                 "--force-reinstall",
+                "--no-deps",
                 pip_name,
             ),
-            note="builds it against the installed torch (needs the CUDA toolkit of torch's CUDA)",
+            note="builds it against the installed torch (needs the CUDA toolkit of torch's CUDA); --no-deps keeps "
+            "--force-reinstall from replacing torch itself",
         )
         return Remediation(text=text, commands=(rebuild,), needs_network=True, target=Target.PYTHON_ENV)
     return Remediation(
@@ -407,7 +410,7 @@ def extension_arch_fix(extension: str, capability: str | None) -> Remediation:
         text=f"The kernel that fails is in {extension}, not in torch: its binary was built "
         f"without kernels for {arch}. Install a release of it built for this GPU (newer GPUs need its newest "
         f"release), or build it from source for this GPU: TORCH_CUDA_ARCH_LIST={flags} with `pip install "
-        "--no-build-isolation --no-cache-dir --force-reinstall --no-binary :all:` and the package's name, with "
+        "--no-build-isolation --no-cache-dir --force-reinstall --no-deps --no-binary :all:` and the package's name, with "
         "the CUDA toolkit of torch's CUDA. Reinstalling torch does not change the extension.",
         commands=(
             Command(

@@ -332,8 +332,11 @@ def test_an_extension_of_torchs_own_is_not_an_extension_mismatch() -> None:
     flash = "ImportError: /v/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: _ZN2at4_ops"
     g = library_path(facts(reported_errors=(error("undefined_symbol", flash, symbol="_ZN2at4_ops"),)))
     assert "flash_attn_2_cuda's compiled extension" in g.summary
-    # flash-attn pins no torch, so pip check has nothing to say: the rebuild against this torch comes first
-    assert str(first_command(g)).endswith("--no-build-isolation --no-cache-dir --force-reinstall flash-attn")
+    # flash-attn pins no torch, so pip check has nothing to say: the rebuild against this torch comes first,
+    # with --no-deps (--force-reinstall alone would reinstall torch too, at its newest)
+    assert str(first_command(g)).endswith(
+        "--no-build-isolation --no-cache-dir --force-reinstall --no-deps flash-attn"
+    )
     vllm = "ImportError: /v/lib/python3.10/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN2at4_ops"
     pinned = library_path(facts(reported_errors=(error("undefined_symbol", vllm, symbol="_ZN2at4_ops"),)))
     assert first_command(pinned) == PIP_CHECK  # vLLM pins torch==: pip check names the one it needs
