@@ -192,6 +192,23 @@ def cuda_visible_devices(facts: Facts) -> Finding:
     if value is None:
         return Finding(cid, Status.PASS, "CUDA_VISIBLE_DEVICES is not set: every GPU is visible to torch.")
     evidence = (Evidence("CUDA_VISIBLE_DEVICES", repr(value), "environment"),)
+    first = value.split(",")[0].strip()
+    if first and not first.lstrip("-").isdigit() and not first.startswith(("GPU-", "MIG-")):
+        # a word such as "all": CUDA reads no device from it, whatever the GPUs (NVIDIA_VISIBLE_DEVICES takes "all")
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"CUDA_VISIBLE_DEVICES={value!r} hides every GPU from torch: CUDA takes GPU indices or UUIDs only.",
+            details="'all' is a value of NVIDIA_VISIBLE_DEVICES (the NVIDIA Container Toolkit's variable, which "
+            "chooses the GPUs a container gets), not of CUDA_VISIBLE_DEVICES: CUDA reads the list up to the first "
+            "entry that is not a device, so a word hides them all.",
+            evidence=evidence,
+            remediation=Remediation(
+                text="Remove CUDA_VISIBLE_DEVICES (every GPU is then visible), or set it to indices such as 0,1; in a "
+                "container choose its GPUs with NVIDIA_VISIBLE_DEVICES=all or the compose file's device reservation.",
+                target=Target.SYSTEM,
+            ),
+        )
     if not usable:
         return Finding(
             cid,

@@ -201,7 +201,8 @@ def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:
 # CUDA_VISIBLE_DEVICES=0,1`, `os.environ["CUDA_VISIBLE_DEVICES"] = "2"` (a value in quotes or up to a space)
 _VISIBLE_SET = re.compile(
     r"""(?:^|(?<=[\s$>;(]))(?:export\s+)?CUDA_VISIBLE_DEVICES=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s;'"`]*))"""
-    r"""|os\.environ\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?P<py>[^"']*)["']""",
+    r"""|os\.environ\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?P<py>[^"']*)["']"""
+    r"""|^\s*CUDA_VISIBLE_DEVICES:\s*["']?(?P<yaml>[\w,-]+)["']?\s*$""",  # a compose file's environment map
     re.MULTILINE,
 )
 
@@ -218,9 +219,12 @@ def _with_shown_environment(facts: Facts, pasted: PastedText) -> Facts:
         value = next(v for v in found.groupdict().values() if v is not None)
     if value is None:
         return facts
-    # Judged against the GPUs the paste lists: an index only (a paste rarely shows UUIDs), and only with a list
-    if not re.fullmatch(r"\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?", value) or not any(
-        isinstance(g.name, str) and g.nvml_index is not None for g in facts.gpus
+    # A word ("all") hides every GPU whatever they are; indices are judged against the GPUs the paste lists
+    # (a paste rarely shows UUIDs), and only with a list
+    word = re.fullmatch(r"[A-Za-z]\w*", value.split(",")[0].strip()) is not None
+    if not word and (
+        not re.fullmatch(r"\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?", value)
+        or not any(isinstance(g.name, str) and g.nvml_index is not None for g in facts.gpus)
     ):
         return facts
     return dataclasses.replace(facts, env={**facts.env, "CUDA_VISIBLE_DEVICES": value})

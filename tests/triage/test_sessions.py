@@ -104,3 +104,14 @@ def test_xformers_info_is_read(name: str, works: bool, problem: bool) -> None:
     cause = d.result.cause
     assert (cause is not None and cause.finding.check_id == "torch.companions") is problem
     assert not d.pasted.empty
+
+
+def test_cuda_visible_devices_all_in_a_compose_file_hides_every_gpu() -> None:
+    """YanWenKun/ComfyUI-Docker#60: `CUDA_VISIBLE_DEVICES: all` in docker-compose.yml, "No CUDA GPUs are
+    available": 'all' is NVIDIA_VISIBLE_DEVICES's word, CUDA reads no device from it."""
+    name = "pastes/e24_compose_cuda_visible_devices_all_comfyui_docker.txt"
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    assert d.facts.env.get("CUDA_VISIBLE_DEVICES") == "all"
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "env.cuda_visible_devices"
+    assert cause.finding.summary.startswith("CUDA_VISIBLE_DEVICES='all' hides every GPU")
