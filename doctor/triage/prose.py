@@ -109,6 +109,9 @@ _ELSEWHERE = re.compile(
 )
 
 
+_SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)")
+
+
 @dataclass(frozen=True)
 class Said:
     """One thing the paste says, and the line (1-based) that says it."""
@@ -159,17 +162,20 @@ def read_prose(lines: list[str]) -> ProseFacts:
 
     gpus: dict[str, int] = {}
 
-    elsewhere: dict[int, bool] = {}  # line -> whether it puts what it names elsewhere: once per line
+    elsewhere: dict[tuple[int, int], bool] = {}  # sentence -> whether it puts what it names elsewhere
 
     def here(found: re.Match[str]) -> bool:
-        """The match's line does not put it on another machine or another time."""
+        """The match's sentence (its line, cut at ". " and the like: one-line posts hold many) does not put it
+        on another machine or another time."""
         line = line_of(found)
-        if line not in elsewhere:
-            end = lowered.find("\n", found.start())
-            elsewhere[line] = (
-                _ELSEWHERE.search(lowered, starts[line - 1], end if end >= 0 else len(lowered)) is not None
-            )
-        return not elsewhere[line]
+        line_end = lowered.find("\n", found.start())
+        line_end = line_end if line_end >= 0 else len(lowered)
+        before = [m.end() for m in _SENTENCE_END.finditer(lowered, starts[line - 1], found.start())]
+        after = _SENTENCE_END.search(lowered, found.end(), line_end)
+        sentence = (before[-1] if before else starts[line - 1], after.start() if after else line_end)
+        if sentence not in elsewhere:
+            elsewhere[sentence] = _ELSEWHERE.search(lowered, *sentence) is not None
+        return not elsewhere[sentence]
 
     for found in _CONSUMER.finditer(lowered):
         name = _consumer_name(found)

@@ -481,8 +481,17 @@ def _no_nvidia_gpu(
 _TORCH_CPP = re.compile(r"_ZN[KS]?\d*(?:3c10|2at|5torch)")
 
 
+# torch's own wording of a CUDA error, where the paste never names torch: c10's "RuntimeError: CUDA error: ..."
+# and the hint that follows it ("CUDA kernel errors might be asynchronously reported at some other API call")
+_TORCH_WORDS = re.compile(r"RuntimeError: CUDA error: |CUDA kernel errors might be asynchronously reported")
+
+
 def _mentions_torch(text: str) -> bool:
-    return "torch" in text.lower() or _TORCH_CPP.search(text) is not None
+    return (
+        "torch" in text.lower()
+        or _TORCH_CPP.search(text) is not None
+        or _TORCH_WORDS.search(text, 0, MAX_CHARS) is not None
+    )
 
 
 def _installs_torch(fix: Remediation | None) -> bool:

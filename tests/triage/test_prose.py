@@ -312,3 +312,16 @@ def test_a_named_target_the_wheels_build_gets_the_newest_rocm_torch() -> None:
 )
 def test_a_mac_said_in_words(line: str, mac: bool) -> None:
     assert (read_prose([line]).macos is not None) is mac
+
+
+def test_another_sentence_of_a_one_line_post_does_not_move_the_gpu_elsewhere() -> None:
+    """justchenhao/STANet#57 is one line: "I use NVIDIA Geforce GT 730 ... how do I make the code run on CPU only,
+    instead of the GPU?" The "instead" is another sentence's: the GT 730 is this machine's."""
+    name = "e03_gt730_no_kernel_image_stanet.txt"
+    text = (Path(__file__).resolve().parent / "pastes" / name).read_text(encoding="utf-8")
+    said = read_prose(text.split("\n")).gpu
+    assert said is not None and said.value == "GeForce GT 730"
+    assert read_prose(["It worked on my old GTX 1080, now it fails."]).gpu is None  # same sentence: elsewhere
+    cause = diagnose_paste(text.encode(), name).result.cause
+    # "RuntimeError: CUDA error: ..." is torch's own wording: torch's kernels, and no build has them for 3.5
+    assert cause is not None and cause.finding.summary.startswith("torch has no kernels for GeForce GT 730")
