@@ -281,7 +281,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
-    if not _mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
+    if not mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
         verdicts = tuple(_not_torch(v, facts, pasted) for v in verdicts)
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
@@ -486,7 +486,7 @@ _TORCH_CPP = re.compile(r"_ZN[KS]?\d*(?:3c10|2at|5torch)")
 _TORCH_WORDS = re.compile(r"RuntimeError: CUDA error: |CUDA kernel errors might be asynchronously reported")
 
 
-def _mentions_torch(text: str) -> bool:
+def mentions_torch(text: str) -> bool:
     return (
         "torch" in text.lower()
         or _TORCH_CPP.search(text) is not None
