@@ -230,3 +230,11 @@ def test_a_pods_shared_memory_is_set_in_its_spec() -> None:
     ).result
     assert plain.cause is not None and plain.cause.finding.remediation is not None
     assert plain.cause.finding.remediation.commands[0].argv[:2] == ("docker", "run")
+
+
+def test_torchs_arch_warning_outranks_the_nccl_error_it_causes() -> None:
+    """YijinHuang/SSiT#19: the warning's own source line (`warnings.warn(incompatible_device_warn.format(...))`)
+    after an NCCL 'unhandled cuda error': the GPU torch has no kernels for is the cause."""
+    name = "pastes/e21_nccl_unhandled_cuda_after_arch_warning_ssit.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "torch.arch_compat"
