@@ -336,6 +336,8 @@ UNPINNED_EXTENSIONS = {
     "flash_attn_2_cuda": "flash-attn",
     "flash_attn": "flash-attn",
     "flash_attn_cuda": "flash-attn",
+    # not on PyPI: built from its repository (its install guide's own command)
+    "detectron2": "git+https://github.com/facebookresearch/detectron2.git",
 }
 
 

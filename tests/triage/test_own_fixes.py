@@ -238,3 +238,27 @@ def test_torchs_arch_warning_outranks_the_nccl_error_it_causes() -> None:
     name = "pastes/e21_nccl_unhandled_cuda_after_arch_warning_ssit.txt"
     cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
     assert cause is not None and cause.finding.check_id == "torch.arch_compat"
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        # detectron2's `_C ... not built correctly: ... undefined symbol: _ZNK2at6Tensor7is_cudaEv` (a const
+        # member: _ZNK): built for another torch; not on PyPI, so rebuilt from its repository, torch kept
+        (
+            "reports/c02_detectron2_collect_env_C_undefined_symbol.txt",
+            "python -m pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps "
+            "git+https://github.com/facebookresearch/detectron2.git",
+        ),
+        # old bitsandbytes' cuda_setup on Windows, and a newer one's source checkout without its library
+        (
+            "reports/c03_bitsandbytes_windows_cpu_so_fallback.txt",
+            "python -m pip install -U 'bitsandbytes>=0.43'",
+        ),
+        ("reports/c04_bitsandbytes_source_checkout_no_binary.txt", "python -m pip install -U bitsandbytes"),
+    ],
+)
+def test_extension_reports_of_blind_set_9(name: str, first: str) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert cause.finding.remediation.commands[0].display() == first
