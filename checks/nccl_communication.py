@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported_evidence
@@ -53,6 +54,7 @@ def _memlock() -> tuple[str, Remediation]:
     )
 
 
+CURED_BY_P2P_OFF = "nccl_p2p_disable_cures_it_words"  # the person already ran it with P2P off, and it worked
 # GeForce generations without peer-to-peer over PCIe (NVIDIA turned it off for the RTX 40 series; the RTX 50
 # series has none either): nothing to repair, P2P stays off
 _NO_P2P = re.compile(r"GeForce RTX [45]0\d0", re.IGNORECASE)
@@ -141,7 +143,14 @@ def _fix(kind: str) -> tuple[str, Remediation]:
             "work). The lasting fix: PCIe ACS or an IOMMU in the way of peer traffic (turn ACS off in the BIOS "
             "or boot with iommu=pt; `gpu-doctor --check platform.iommu_p2p` looks at it), or a driver or "
             "platform that does not support P2P between these GPUs.",
-            commands=(Command(("nvidia-smi", "topo", "-m"), note="how each pair of GPUs is connected"),),
+            commands=(
+                Command(
+                    ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
+                    note="PROGRAM: the failing command; it runs with P2P off if the P2P path is the cause",
+                    runs_here=False,
+                ),
+                Command(("nvidia-smi", "topo", "-m"), note="how each pair of GPUs is connected"),
+            ),
             target=Target.SYSTEM,
         )
     if kind == "nccl_ib":
@@ -224,6 +233,8 @@ def nccl_communication(facts: Facts) -> Finding:
     why, fix = _memlock() if memlock else _fix(kind)
     if kind == "nccl_p2p" and _geforce_without_p2p(facts):
         why, fix = _no_p2p_geforce()
+    elif kind == "nccl_p2p" and decisive.signature == CURED_BY_P2P_OFF:  # already confirmed: the lasting fix
+        fix = dataclasses.replace(fix, commands=fix.commands[1:])
     fix = catalogue_fix(decisive) or fix  # a message that names its own remedy (accelerate's RTX 40xx stop)
     return Finding(
         CID,

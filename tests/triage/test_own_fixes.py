@@ -262,3 +262,15 @@ def test_extension_reports_of_blind_set_9(name: str, first: str) -> None:
     cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
     assert cause is not None and cause.finding.remediation is not None
     assert cause.finding.remediation.commands[0].display() == first
+
+
+def test_peer_access_not_supported_runs_with_p2p_off_first() -> None:
+    """ray-project/ray_lightning#24: NCCL's P2P IPC 'peer access is not supported': NCCL_P2P_DISABLE=1 is the
+    step (slower, works); the topology is the second look."""
+    name = "pastes/e14_nccl_p2p_ipc_peer_access_not_supported.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert [c.argv[:2] for c in cause.finding.remediation.commands] == [
+        ("env", "NCCL_P2P_DISABLE=1"),
+        ("nvidia-smi", "topo"),
+    ]
