@@ -34,6 +34,8 @@ def init_error_fix(
             requires_root=True,
             target=Target.SYSTEM,
         )
+    if cls == "forward_compat" and "804" in signature_id and facts is not None and driver_max_cuda(facts):
+        return _no_forward_compat(facts, in_container=in_container)
     if cls == "forward_compat":
         return _forward_compat_fix(signature_id, in_container)
     if cls == "no_driver" and "no_cuda_capable_device" in signature_id:  # error 100, every runtime's words
@@ -111,6 +113,21 @@ def _newer_driver(facts: Facts, *, in_container: bool) -> Remediation:
         return fix
     return dataclasses.replace(  # nothing says which CUDA the driver runs: nvidia-smi does
         fix, commands=(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA this driver runs"),)
+    )
+
+
+def _no_forward_compat(facts: Facts, *, in_container: bool) -> Remediation:
+    """Error 804 where the driver's CUDA is known: the program's CUDA is newer, and this GPU has no forward
+    compatibility to bridge it. The driver (where it lives) is the step, not `nvidia-smi` again."""
+    cuda = driver_max_cuda(facts)
+    return driver_update(
+        facts,
+        plan_driver(facts),
+        f"Error 804: the program's CUDA is newer than the driver's (CUDA ≤ {cuda}), and this GPU (GeForce and most "
+        "workstation cards) has no forward compatibility to bridge it.",
+        alternative=f"Or use a build or an image for CUDA ≤ {cuda}; outside a container, a cuda-compat folder "
+        "(.../compat) on LD_LIBRARY_PATH or in /etc/ld.so.conf.d is what tried the bridge: remove it.",
+        in_container=in_container,
     )
 
 

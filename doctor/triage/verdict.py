@@ -556,9 +556,9 @@ def _in_a_pod(verdict: Verdict) -> Verdict:
 
 
 def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
-    """torch.cuda_init's fix for error 803 as it reads inside a container."""
+    """torch.cuda_init's fix for error 803 or 804 as it reads inside a container."""
     finding = verdict.finding
-    hit = next((h for h in pasted.hits if "803" in h.signature.id), None)
+    hit = next((h for h in pasted.hits if "803" in h.signature.id or "804" in h.signature.id), None)
     if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:
         return verdict
     fix = init_error_fix(hit.signature.id, "forward_compat", facts, in_container=True)

@@ -51,3 +51,21 @@ def test_nothing_known_asks_nvidia_smi_for_the_drivers_cuda() -> None:
 def test_without_facts_the_generic_step_stands() -> None:
     fix = init_error_fix("", "driver_too_old")
     assert fix is not None and [c.argv for c in fix.commands] == [("nvidia-smi",)]
+
+
+def test_error_804_with_the_drivers_cuda_known_installs_the_driver() -> None:
+    """804 on a GeForce: no forward compatibility to bridge a CUDA newer than the driver's; the driver's CUDA is
+    known, so the step is the driver where it lives, not nvidia-smi again."""
+    known = init_error_fix(
+        "cuda_error_804_forward_compat", "forward_compat", facts(driver=OLD, os=os_facts("ubuntu"))
+    )
+    assert known is not None and known.text.startswith(
+        "Error 804: the program's CUDA is newer than the driver's"
+    )
+    assert known.commands[0].argv == ("sudo", "ubuntu-drivers", "install")
+    boxed = init_error_fix(
+        "cuda_error_804_forward_compat", "forward_compat", facts(driver=OLD), in_container=True
+    )
+    assert boxed is not None and "the driver is the host's" in boxed.text and not boxed.commands
+    unknown = init_error_fix("cuda_error_804_forward_compat", "forward_compat")
+    assert unknown is not None and unknown.commands[0].argv == ("nvidia-smi",)
