@@ -88,7 +88,8 @@ _DUAL = re.compile(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete
 # "Cuda available: False", "cuda device is not avaliable"; or the process killed by an illegal instruction
 _TORCH_FAILS = re.compile(
     r"is_available\(\)[^\n]{0,60}?\bfalse\b|is_available\(\)[ \t]*\n[^\n]{0,40}?\bfalse\b"
-    r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"
+    r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l"
+    r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
