@@ -240,7 +240,12 @@ def test_torch_failing_said_in_words(lines: list[str], said: str) -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["torch.cuda.is_available() returns True", "check whether CUDA is available first", "legal instruction"],
+    [
+        "torch.cuda.is_available() returns True",
+        "check whether CUDA is available first",
+        "legal instruction",
+        "Is CUDA available: False",  # collect_env's own line: the report says it, the person did not ask
+    ],
 )
 def test_words_that_do_not_say_torch_fails(line: str) -> None:
     assert read_prose([line]).torch_fails is None
