@@ -13,6 +13,7 @@ import dataclasses
 import re
 
 from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.builds import Build
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
 from torch_gpu_doctor.facts.gpus import Gpu
@@ -95,9 +96,7 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
         return dataclasses.replace(facts, gpus=(_said_gpu("amd", f"AMD {prose.amd_gpu.value}", None),))
     if prose.gpu is None:
         return facts
-    model = load_matrix().gpu_by_name(prose.gpu.value)
-    capability = model.compute_capability if model else None
-    return dataclasses.replace(facts, gpus=(_said_gpu("nvidia", prose.gpu.value, capability),))
+    return dataclasses.replace(facts, gpus=(_named_nvidia_gpu(prose.gpu.value),))
 
 
 WSL_GPU_MIN_BUILD = 19044  # Windows 10 21H2: the oldest Windows 10 whose WSL 2 has GPU paravirtualisation
@@ -182,6 +181,24 @@ def _pasted_gpu(
         nvml_index=index,
         excluded=None,
     )
+
+
+def _named_nvidia_gpu(name: str) -> Gpu:
+    """An NVIDIA GPU a paste names (words, a session's get_device_name, xformers.info), with the compute
+    capability of its row in the GPU table."""
+    model = load_matrix().gpu_by_name(name)
+    return _said_gpu("nvidia", name, model.compute_capability if model else None)
+
+
+def _with_shown_torch(facts: Facts, version: str, source: str, untagged: Build | None = None) -> Facts:
+    """torch's version as a tool's own line shows it, where no report said it: its build from the version's
+    tag, else `untagged` (what the same output says of it); left unknown when neither says."""
+    if not isinstance(facts.torch_packages, Unavailable):
+        return facts
+    build = listed_build(version, None) or untagged
+    if build is None:
+        return facts
+    return dataclasses.replace(facts, torch_packages=shown_packages(source, version, build))
 
 
 def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:
@@ -297,13 +314,10 @@ def _with_session(facts: Facts, pasted: PastedText) -> Facts:
     session = pasted.session
     if session is None:
         return facts
-    if session.version is not None and isinstance(facts.torch_packages, Unavailable):
-        build = listed_build(session.version, None)
-        if build is None and session.cuda is not None:  # an untagged version: torch.version.cuda says it
-            build = (session.cuda or None, None)
-        if build is not None:
-            shown = shown_packages("(the paste: torch.__version__)", session.version, build)
-            facts = dataclasses.replace(facts, torch_packages=shown)
+    if session.version is not None:
+        # an untagged version: torch.version.cuda's answer says the build
+        untagged = (session.cuda or None, None) if session.cuda is not None else None
+        facts = _with_shown_torch(facts, session.version, "(the paste: torch.__version__)", untagged)
     if session.available is not None or session.arch_list:
         runtime = facts.torch if not isinstance(facts.torch, Unavailable) else _runtime(facts)
         if session.available is not None and runtime.cuda_available is None:
@@ -312,9 +326,7 @@ def _with_session(facts: Facts, pasted: PastedText) -> Facts:
             runtime = dataclasses.replace(runtime, arch_list=session.arch_list)
         facts = dataclasses.replace(facts, torch=runtime)
     if session.device_name is not None and not any(isinstance(g.name, str) for g in facts.gpus):
-        model = load_matrix().gpu_by_name(session.device_name)
-        capability = model.compute_capability if model else None
-        facts = dataclasses.replace(facts, gpus=(_said_gpu("nvidia", session.device_name, capability),))
+        facts = dataclasses.replace(facts, gpus=(_named_nvidia_gpu(session.device_name),))
     return facts
 
 
@@ -328,19 +340,14 @@ def _with_xformers_info(facts: Facts, pasted: PastedText) -> Facts:
     info = pasted.xformers
     if info is None:
         return facts
-    if info.torch_version is not None and isinstance(facts.torch_packages, Unavailable):
-        build = listed_build(info.torch_version, None)
-        if build is not None:
-            shown = shown_packages("(python -m xformers.info)", info.torch_version, build)
-            facts = dataclasses.replace(facts, torch_packages=shown)
+    if info.torch_version is not None:
+        facts = _with_shown_torch(facts, info.torch_version, "(python -m xformers.info)")
     if info.cuda is not None and isinstance(facts.torch, Unavailable):
         facts = dataclasses.replace(
             facts, torch=dataclasses.replace(_runtime(facts), cuda_available=info.cuda)
         )
     if info.gpu_name is not None and not facts.gpus:
-        model = load_matrix().gpu_by_name(info.gpu_name)
-        capability = model.compute_capability if model else None
-        facts = dataclasses.replace(facts, gpus=(_said_gpu("nvidia", info.gpu_name, capability),))
+        facts = dataclasses.replace(facts, gpus=(_named_nvidia_gpu(info.gpu_name),))
     other_torch = (
         info.built_for is not None
         and info.torch_version is not None
