@@ -30,6 +30,7 @@ from torch_gpu_doctor.triage.tool_output import (
     parse_python_shown,
     parse_session,
     parse_xformers_info,
+    run_without_gpus_line,
     windows_path_line,
 )
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -57,6 +58,7 @@ class PastedText:
     python_shown: PythonShown | None = None  # the Python version paths, banners and conda builds show
     windows_line: int | None = None  # the first line with a Windows path (C:\Users\...)
     container_line: int | None = None  # the first line showing a container shell (root@<id>:, docker exec)
+    no_gpus_line: int | None = None  # the first `docker run` / `podman run` that passes no GPU in
     conda: CondaShown | None = None  # the conda environment its paths or package lists show
     session: SessionAnswers | None = None  # torch's answers in a pasted Python session (>>> or In [n]:)
     xformers: XformersInfo | None = None  # a `python -m xformers.info` table
@@ -147,6 +149,7 @@ def read_paste(paste: Paste) -> PastedText:
         parse_python_shown(lines, listed),
         windows_path_line(lines),
         container_shell_line(lines),
+        run_without_gpus_line(lines),
         parse_conda_env(lines, listed),
         session,
         xformers,

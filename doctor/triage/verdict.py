@@ -31,8 +31,7 @@ from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.facts import listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
-from torch_gpu_doctor.triage.prose import MAX_CHARS, MAX_LINES
-from torch_gpu_doctor.triage.tool_output import run_without_gpus_line
+from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -289,7 +288,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
     if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
-        verdicts = tuple(_in_a_pod(v) for v in verdicts)
+        verdicts = tuple(_in_a_pod(v, facts) for v in verdicts)
     extension = _failing_extension(pasted)
     if (
         extension is not None
@@ -546,11 +545,12 @@ _CONTAINER_WORDS = re.compile(
 _KUBERNETES = re.compile(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
 
 
-def _in_a_pod(verdict: Verdict) -> Verdict:
+def _in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
     """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`."""
     finding = verdict.finding
-    too_small = "/dev/shm, which is too small"  # noqa: S108 - the check's words, no file is touched
-    if finding.check_id != "nccl.communication" or too_small not in finding.summary:
+    if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
+        return verdict
+    if not _reported(facts, "nccl_shm"):
         return verdict
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=kubernetes_shm()))
 
@@ -732,7 +732,7 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
         and finding.status is Status.FAIL
         and finding.summary.endswith(": no error message")
     ):
-        started = run_without_gpus_line(pasted.paste.text.split("\n", MAX_LINES)[:MAX_LINES])
+        started = pasted.no_gpus_line
         if started is not None:  # the container it ran in was started without the GPUs
             return dataclasses.replace(
                 finding,
