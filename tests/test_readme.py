@@ -45,3 +45,15 @@ def test_the_triage_example_is_what_triage_prints() -> None:
         shown = line.removesuffix("…").rstrip()
         assert any(p.startswith(shown) for p in printed), line
     assert f"a catalogue of {len(load_catalogue())} signatures" in " ".join(readme.split())
+
+
+def test_the_corpus_counts_in_the_usage_guide_are_the_corpus() -> None:
+    """docs/usage.md says how many real reports and pastes triage is measured on: the files that are there."""
+    import re
+
+    usage = " ".join((ROOT / "docs" / "usage.md").read_text(encoding="utf-8").split())
+    said = re.search(r"(\d+) collect_env reports and (\d+) error pastes", usage)
+    assert said is not None
+    corpus = ROOT / "tests" / "triage"
+    counted = (len(list((corpus / "reports").glob("*.txt"))), len(list((corpus / "pastes").glob("*.txt"))))
+    assert (int(said[1]), int(said[2])) == counted
