@@ -49,8 +49,6 @@ def test_the_triage_example_is_what_triage_prints() -> None:
 
 def test_the_corpus_counts_in_the_usage_guide_are_the_corpus() -> None:
     """docs/usage.md says how many real reports and pastes triage is measured on: the files that are there."""
-    import re
-
     usage = " ".join((ROOT / "docs" / "usage.md").read_text(encoding="utf-8").split())
     said = re.search(r"(\d+) collect_env reports and (\d+) error pastes", usage)
     assert said is not None
