@@ -9,13 +9,12 @@ none of this (NotSupported): skipped, not passed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.checks.support.gpu_health import all_unsupported, gpu_name, health_or_finding
 from torch_gpu_doctor.facts.describe import fact
 from torch_gpu_doctor.facts.gpu_health import GpuHealth
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 

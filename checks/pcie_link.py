@@ -8,8 +8,6 @@ the narrowest hop on the way to the root port, skipping Thunderbolt's virtual tu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.checks.support.sizing import multi_gpu_link_advice
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
@@ -18,6 +16,7 @@ from torch_gpu_doctor.facts.pcie_link import LinkState, PcieLinkPath, link_gbyte
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
 from torch_gpu_doctor.facts.topology import all_pairs_nvlinked
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 

@@ -9,8 +9,6 @@ bandwidth decides: copies no faster than a Gen1 link carries mean a Gen1 link.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.checks.support.smoke import SOURCE, gpu_run_or_finding, gpu_words
 from torch_gpu_doctor.checks.support.smoke_figures import device_path
 from torch_gpu_doctor.facts.describe import fact
@@ -19,6 +17,7 @@ from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, link_gbytes_per_s, li
 from torch_gpu_doctor.facts.smoke import SmokeRun, SmokeStep, StepStatus
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
 
 CID = "pcie.link_under_load"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
@@ -16,6 +15,7 @@ from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution
 from torch_gpu_doctor.fixes.target import target_platform
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 

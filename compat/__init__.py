@@ -8,12 +8,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from typing import Any
 
 from packaging.version import Version
+
+from torch_gpu_doctor.records import dataclass
 
 MATRIX_SCHEMA = "gpu-doctor cuda_matrix v1"
 

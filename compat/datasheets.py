@@ -13,12 +13,12 @@ import functools
 import json
 import math
 import re
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.json_fields import lst, obj, opt_text, show, text, texts
+from torch_gpu_doctor.records import dataclass
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 _FIGURES = ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp16_acc16_tflops")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.records import dataclass
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4")
 # what a model is trained or run in by default, best first, when the GPU runs it fast (the guides' advice:

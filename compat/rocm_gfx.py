@@ -13,7 +13,8 @@ Sources (../shared/reference/hardware.md §6 and compat.md, uv section):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from torch_gpu_doctor.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
+
+from torch_gpu_doctor.records import dataclass
 
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows", "macos")
 INDEX_URL = "https://download.pytorch.org/whl/"

@@ -5,7 +5,6 @@ platform and a driver, newest first, and the plain `pip install` line for one. P
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
@@ -16,6 +15,7 @@ from torch_gpu_doctor.compat.torch_releases import (
     arch_supported,
     driver_runs_cuda,
 )
+from torch_gpu_doctor.records import dataclass
 
 
 def variants_for(

@@ -16,12 +16,12 @@ import json
 import re
 import traceback
 from collections.abc import Collection
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
 from torch_gpu_doctor.checks import BUILTIN_CHECK_MODULES
 from torch_gpu_doctor.model import CheckSpec, Explanation, Finding, Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import RegisteredCheck, RegistryError, registered
 
 ENTRY_POINT_GROUP = "torch_gpu_doctor.checks"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from torch_gpu_doctor.model import CheckSpec, Finding
+from torch_gpu_doctor.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from torch_gpu_doctor.facts.boltctl import gather_boltctl
@@ -49,6 +49,7 @@ from torch_gpu_doctor.facts.virtualization import gather_virtualization
 from torch_gpu_doctor.facts.wsl import gather_wsl
 from torch_gpu_doctor.host.base import Host, MalformedAnswer
 from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_DEADLINE_S = 90.0

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
+
+from torch_gpu_doctor.records import dataclass
 
 
 class Status(str, Enum):

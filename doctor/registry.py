@@ -8,10 +8,10 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from torch_gpu_doctor.model import CheckSpec, Explanation, Finding
+from torch_gpu_doctor.records import dataclass
 
 if TYPE_CHECKING:  # the Facts model imports every facts module: builtin_specs() must not need it
     from torch_gpu_doctor.facts.model import Facts

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.checks.support.causes import root_causes
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.recommendation import Recommendation
 from torch_gpu_doctor.model import CheckSpec, Counts, Figure, Finding, FindingsSummary, Status, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar, Union
+
+from torch_gpu_doctor.records import dataclass
 
 
 class Reason(str, Enum):

@@ -13,12 +13,12 @@ fixes/module_signing.py), the driver packages those of the distributions' own NV
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 
 from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.fixes.driver_plan import DriverPlan
 from torch_gpu_doctor.model import Command
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
 

@@ -8,8 +8,6 @@ and driver combination that still works for them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     ArchitectureLastDriver,
@@ -29,6 +27,7 @@ from torch_gpu_doctor.fixes.target import (
     python_minor,
     target_platform,
 )
+from torch_gpu_doctor.records import dataclass
 
 _NO_CAP = "99.9"  # a driver with no CUDA limit: what the GPUs alone allow
 

@@ -11,10 +11,10 @@ these say what to type.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR
 from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.records import dataclass
 
 VC_REDIST_URL = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
 VC_REDIST = Command(

@@ -7,9 +7,8 @@ torch prints after "Unexpected error from cudaGetDeviceCount()".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.checks.support.signatures import explain as catalogue_explain
+from torch_gpu_doctor.records import dataclass
 
 
 @dataclass(frozen=True)

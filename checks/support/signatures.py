@@ -12,7 +12,6 @@ import dataclasses
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.model import Command, Evidence, Remediation, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
 CATALOGUE = "error_signatures.json"

@@ -13,8 +13,6 @@ Below an expectation is a warning, never a failure: slow is not broken.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.checks.pcie_link import loaded_bandwidth
 from torch_gpu_doctor.compat.datasheets import GpuDatasheet, datasheet_for
 from torch_gpu_doctor.facts.model import Facts
@@ -22,6 +20,7 @@ from torch_gpu_doctor.facts.pcie_link import PcieLinkPath
 from torch_gpu_doctor.facts.smoke import SmokeDevice, SmokeRun, SmokeStep, StepStatus
 from torch_gpu_doctor.facts.thunderbolt import gpu_tunnel
 from torch_gpu_doctor.model import Figure, Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
 LINK_FRACTION = 0.65

@@ -9,8 +9,9 @@ remapped, 64 = recording failure) and NVIDIA Health Validation (46 and 48 CRITIC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+
+from torch_gpu_doctor.records import dataclass
 
 
 class XidSeverity(str, Enum):

@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from torch_gpu_doctor.bundle.model import DEFAULT_LIMITS, FACTS, REPORT_JSON, RE
 from torch_gpu_doctor.bundle.redact import Redactor
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.recording import RecordingHost
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.render.json_report import envelope
 from torch_gpu_doctor.render.text import render_text
 from torch_gpu_doctor.report import Report

@@ -15,13 +15,14 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from torch_gpu_doctor.host import layout
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.tokens import tokens_in
 from torch_gpu_doctor.unavailable import Unavailable
 

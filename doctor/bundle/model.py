@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from torch_gpu_doctor.records import dataclass
 
 MANIFEST = "manifest.json"  # every member: path, size, sha256 after redaction, how it was redacted
 LINKS = "links.json"  # {"links": {path: relative target}}: the capture's symlinks, never tar symlinks

@@ -11,12 +11,13 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from torch_gpu_doctor.bundle.identifiers import Identifier, Kind
 from torch_gpu_doctor.bundle.kernel_text import scrub_fs_uuids, scrub_kernel_text
 from torch_gpu_doctor.bundle.secrets import looks_secret, redact_secrets
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.tokens import TOKEN
 
 SECRET = "secret"  # the manifest's name for "secrets were dropped here"

@@ -11,7 +11,6 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.host.recorded import CaptureError, RecordedHost
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the Facts model imports every facts module

@@ -11,7 +11,6 @@ import argparse
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO, Any
 
 from torch_gpu_doctor import TOOL_NAME, __version__
@@ -19,6 +18,7 @@ from torch_gpu_doctor.commands.common import Machine, open_machine, require_pyth
 from torch_gpu_doctor.exit_codes import ExitCode, UsageError
 from torch_gpu_doctor.fixing.apply import ApplyResult, apply_command
 from torch_gpu_doctor.fixing.plan import FixPlan, FixStep, plan_fixes
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.render.fix_plan import plan_json, render_plan_text, result_json, step_text
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.runner import diagnose

@@ -13,8 +13,9 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from torch_gpu_doctor.records import dataclass
 
 # Where pipx and uv keep tool environments (and uvx its cached ones): gpu-doctor's own, never the user's
 TOOL_ENVIRONMENT_MARKERS = ("/pipx/venvs/", "/uv/tools/", "/.cache/uv/", "/pipx/.cache/", "/uv/archive-v0/")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MAX_DEPTH = 8  # dm on md on dm... is rare beyond 3; sysfs never needs more, and a loop must end

@@ -9,10 +9,10 @@ circles, `|-`, `` `- ``, `| `; colours (ANSI) only on a terminal. Both forms par
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import Enum
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 BOLTCTL_ARGV = ("boltctl", "list")

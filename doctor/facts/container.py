@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import Enum
 
 from torch_gpu_doctor.facts.driver_libraries import (
@@ -27,6 +26,7 @@ from torch_gpu_doctor.facts.driver_libraries import (
 )
 from torch_gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 CONTAINERENV = "/run/.containerenv"

@@ -11,7 +11,8 @@ Lines that fit neither form (errors, warnings) are ignored.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from torch_gpu_doctor.records import dataclass
 
 DKMS_STATUS = ("dkms", "status")
 DKMS_TIMEOUT_S = 15.0  # a shell script walking /var/lib/dkms

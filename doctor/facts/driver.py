@@ -7,11 +7,11 @@ Every reading is kept, so checks can show the evidence and notice sources that d
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.nvml import NvmlFacts
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 

@@ -9,13 +9,13 @@ and those stay Unavailable (NOT_SUPPORTED) rather than becoming a zero. Field me
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.nvml import ask_device, per_device_session
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.nvml import Nvml
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MAX_BITMASK = 1 << 64  # nvmlClocksEventReasons is an unsigned long long

@@ -19,12 +19,12 @@ significant performance reduction or even a hang" (NCCL troubleshooting guide, "
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.pcie_link import FUNCTION_NAME
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ release line (`# R35 (release), REVISION: 3.1, GCID: ..., BOARD: t186ref, EABI: 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MODEL = "/proc/device-tree/model"

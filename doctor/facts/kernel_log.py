@@ -16,11 +16,11 @@ failed: signature and/or required key missing - tainting kernel` (loaded anyway:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.sysfs_attr import flag, read_attribute
 from torch_gpu_doctor.host.base import CommandResult, Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DMESG_ARGV = ("dmesg",)

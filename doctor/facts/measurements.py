@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.host.base import Host, Measurement
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.serialize import DecodeError, from_json
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 
 from torch_gpu_doctor.facts.meminfo import parse_meminfo
 from torch_gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 LIMITS = "/proc/self/limits"

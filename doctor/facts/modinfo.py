@@ -11,9 +11,9 @@ never from the signer's name alone.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.driver import DRIVER_VERSION
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 _FIELD = re.compile(r"^(?P<key>[a-z_]{2,32}):(?:[ \t]+(?P<value>.*?))?[ \t]*$")

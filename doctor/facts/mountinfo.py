@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MOUNTINFO = "/proc/self/mountinfo"

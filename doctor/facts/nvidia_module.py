@@ -11,12 +11,12 @@ kernel's headers (`/lib/modules/<release>/build`) to build it. Where distributio
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.facts.dkms import DKMS_STATUS, DKMS_TIMEOUT_S, DkmsEntry, parse_dkms_status
 from torch_gpu_doctor.facts.modinfo import ModuleInfo, parse_modinfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.nvml import Nvml, NvmlError
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 

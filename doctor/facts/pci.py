@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.sysfs_attr import read_attribute
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 

@@ -13,11 +13,11 @@ import math
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.sysfs_attr import read_attribute
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PCI_DEVICES = "/sys/bus/pci/devices"

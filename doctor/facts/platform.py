@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import shlex
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from torch_gpu_doctor.facts.container import DOCKERENV, booted_from_image
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 

@@ -7,7 +7,9 @@ judge them. A live diagnosis has none to read: the section is `not_applicable` t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from torch_gpu_doctor.records import dataclass
 
 
 @dataclass(frozen=True)

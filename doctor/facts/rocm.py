@@ -9,9 +9,9 @@ only presence is recorded.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 OPT = "/opt"

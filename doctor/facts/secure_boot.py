@@ -10,10 +10,9 @@ is not (its words: "SecureBoot enabled" / "SecureBoot disabled" / "Cannot determ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.facts.sysfs_attr import flag, read_attribute
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 EFI_DIR = "/sys/firmware/efi"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 import signal
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
 
 from torch_gpu_doctor.host.base import CommandStatus, StreamedRun
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 

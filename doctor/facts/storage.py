@@ -8,7 +8,7 @@ mount's MAJ:MIN, or its source device when MAJ is 0, is followed through sysfs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 
 from torch_gpu_doctor.facts.block_devices import (
@@ -25,6 +25,7 @@ from torch_gpu_doctor.facts.block_devices import (
 from torch_gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
 from torch_gpu_doctor.facts.pcie_link import PcieLinkPath, gather_pcie_links
 from torch_gpu_doctor.host.base import DiskSpace, Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs", "devtmpfs"})

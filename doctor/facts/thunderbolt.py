@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from enum import Enum
 
 from torch_gpu_doctor.facts.pcie_link import FUNCTION_NAME, PcieLinkPath, parse_hex_attribute
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 TB_DEVICES = "/sys/bus/thunderbolt/devices"

@@ -7,7 +7,6 @@ No torch is needed. Every answer may fail on its own (NotSupported on a GPU with
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
@@ -15,6 +14,7 @@ from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.nvml import ask_device, error_unavailable, per_device_session
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.nvml import Nvml, NvmlError
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 # Pairs grow with the square of the GPUs: past this many, the pairs are not asked (no one host has more GPUs

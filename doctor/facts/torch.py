@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import signal
-from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.compat.builds import tag_build
 from torch_gpu_doctor.host.base import CommandResult, CommandStatus, Host, MalformedAnswer
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 PACKAGES_TIMEOUT_S = 20.0

@@ -8,9 +8,8 @@ all, so the flag alone is kept as "a virtual machine, hypervisor not named".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DMI_DIR = "/sys/class/dmi/id"

@@ -11,7 +11,6 @@ guide; NVIDIA/nvidia-docker#1551 shows `libnvoptix.so.470.57.02` in /usr/lib/x86
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.facts.driver_libraries import (
@@ -24,6 +23,7 @@ from torch_gpu_doctor.facts.driver_libraries import (
     is_wsl_projection,
 )
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ and optimizer states to RAM.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from torch_gpu_doctor.compat.precision import bytes_per_value
 from torch_gpu_doctor.fit.model_size import ModelSize, Shape
+from torch_gpu_doctor.records import dataclass
 
 MODES = ("infer", "train", "lora", "qlora")
 OPTIMIZERS = ("adamw", "adamw8bit", "sgd")

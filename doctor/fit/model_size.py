@@ -17,9 +17,10 @@ import json
 import math
 import re
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from torch_gpu_doctor.records import dataclass
 
 ASSUMED_VOCAB = 32000  # Llama and Mistral's; a bare count has none
 _COUNT = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?(?:e\d+)?)\s*(?P<unit>[kmbt]?)\s*$", re.IGNORECASE)

@@ -8,7 +8,6 @@ from the request; when none fits alone they are stacked in that order until the 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from torch_gpu_doctor.compat.precision import best_precision, bytes_per_value, runs_fast
 from torch_gpu_doctor.fit.estimate import (
@@ -20,6 +19,7 @@ from torch_gpu_doctor.fit.estimate import (
     offloaded_bytes,
 )
 from torch_gpu_doctor.fit.model_size import ModelSize
+from torch_gpu_doctor.records import dataclass
 
 
 @dataclass(frozen=True)

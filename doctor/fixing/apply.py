@@ -16,11 +16,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO
 
 from torch_gpu_doctor.host.base import CommandStatus
 from torch_gpu_doctor.host.process import MERGED, NotStarted, interrupt_group, kill_group, spawn
+from torch_gpu_doctor.records import dataclass
 
 TAIL_CHARS = 1 << 16  # the output kept for "pip's message"
 REDRAW_INTERVAL_S = 0.5  # a `\r` progress redraw reaches on_line at most this often

@@ -10,7 +10,7 @@ shown for the person to run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.checks.support.causes import first_cause
@@ -20,6 +20,7 @@ from torch_gpu_doctor.fixes.kernel_modules import REBOOT, gpu_lost, load_nvidia_
 from torch_gpu_doctor.fixes.recommendation import Recommendation
 from torch_gpu_doctor.fixes.torch_wheel import install_remediation
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import ENVIRONMENT_CAUSES, Report
 from torch_gpu_doctor.unavailable import Unavailable
 

@@ -8,8 +8,9 @@ show up as a difference.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from torch_gpu_doctor.records import dataclass
 
 AREAS = ("driver", "torch", "libraries", "environment", "python", "os", "platform", "gpus", "pcie", "checks")
 ABSENT = "absent"

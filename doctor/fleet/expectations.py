@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from torch_gpu_doctor.records import dataclass
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.nvml import NvmlDevice
 from torch_gpu_doctor.facts.pcie_link import PcieHop, PcieLinkPath
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Unavailable
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from torch_gpu_doctor.records import dataclass
 
 FAILING = ("fail", "crash")  # a host "fails" a check at these statuses; warnings are counted beside
 

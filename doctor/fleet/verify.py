@@ -7,13 +7,13 @@ the smoke test not run) fails with the reason: a gate that cannot be checked is 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.smoke import SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.fleet.expectations import Expectations, version_tuple
 from torch_gpu_doctor.fleet.links import GpuLink, gpu_links, nvml_devices
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 

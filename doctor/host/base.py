@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 if TYPE_CHECKING:

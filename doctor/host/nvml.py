@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol, cast
+
+from torch_gpu_doctor.records import dataclass
 
 # NVML_ERROR_* codes (nvml.h); the names are pynvml's exception-class suffixes.
 ERROR_CODES: dict[str, int] = {

@@ -17,10 +17,10 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO
 
 from torch_gpu_doctor.host.base import CommandStatus
+from torch_gpu_doctor.records import dataclass
 
 Child = subprocess.Popen[bytes]
 MERGED = subprocess.STDOUT  # as spawn's stderr: one stream, in the order a terminal would show it

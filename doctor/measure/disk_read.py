@@ -18,12 +18,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 
 from torch_gpu_doctor.facts.measurements import DiskRead
 from torch_gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_BLOCK_BYTES = 8 << 20

@@ -24,11 +24,11 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.measurements import STREAM_CACHE_MULTIPLE, RamBandwidth
 from torch_gpu_doctor.facts.meminfo import parse_meminfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 DEFAULT_LLC_BYTES = 64 << 20  # when sysfs does not say: larger than most desktop L3s

@@ -18,11 +18,12 @@ One metric family per fact, each a gauge with HELP and TYPE, one series per labe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 
 from torch_gpu_doctor.fleet.links import gpu_links
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.unavailable import Unavailable
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.host.base import StepBudgets
+from torch_gpu_doctor.records import dataclass
 
 MIB = 1 << 20
 # What each mode does and how big: sent to the child (doctor/probes/smoke.py) in its config line.

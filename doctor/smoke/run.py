@@ -6,11 +6,11 @@ import contextlib
 import dataclasses
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeRun, StepStatus, UnfinishedRun, parse_smoke
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.host.base import Host, StepBudgets
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.smoke.breadcrumb import Breadcrumb
 from torch_gpu_doctor.smoke.plan import SIZES, GpuAddress, budgets, child_config, steps_per_gpu
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable

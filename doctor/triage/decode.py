@@ -9,7 +9,8 @@ is parsed or shown, so nothing from a paste can drive the terminal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from torch_gpu_doctor.records import dataclass
 
 MAX_BYTES = 8 << 20  # a report is a few KB; a whole NCCL_DEBUG=INFO log is read up to here
 MAX_LINES = 50_000  # lines looked at; a longer paste is cut (and says so)

@@ -3,7 +3,9 @@ keeps the line(s) it came from."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from torch_gpu_doctor.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,11 @@ understood."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from torch_gpu_doctor.checks.support.signatures import Hit, match_line
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.decode import Paste
 from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.decode import decode_paste
 from torch_gpu_doctor.triage.paste import PastedText, read_paste
 from torch_gpu_doctor.triage.paste_facts import paste_facts

@@ -13,9 +13,9 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
+from torch_gpu_doctor.records import dataclass
 
 # NVIDIA's consumer lines, as people write them: "RTX 4090", "rtx4090", "GTX 1050 Ti", "5060ti", "3080 Super".
 # A bare number counts only with its Ti/Super suffix (a bare "4090" may be a port or a year). The patterns run

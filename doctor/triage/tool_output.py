@@ -10,8 +10,8 @@ list, `name==version` freezes, and conda's four columns with a build string.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.model import Library
 
 # | NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
@@ -27,6 +26,7 @@ from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.facts import listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText

@@ -11,7 +11,6 @@ import contextlib
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -19,6 +18,7 @@ from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
 from torch_gpu_doctor.host.process import run_in_terminal
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.tui.screens.confirm import ConfirmScreen
 
 if TYPE_CHECKING:

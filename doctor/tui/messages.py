@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.message import Message
+
+from torch_gpu_doctor.records import dataclass
 
 if TYPE_CHECKING:  # annotations only: the first paint must not wait for the engine's imports
     from torch_gpu_doctor.bundle.build import Bundle

@@ -7,11 +7,12 @@ build a session around a fixture host (or a prepared report) and drive the real 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.facts.smoke import SmokeMode
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the engine loads in the first worker, after the first paint

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
@@ -19,6 +17,7 @@ from torch_gpu_doctor.model import (
     escape_controls,
     flag_words,
 )
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.tui.explanation import explanation_text
 from torch_gpu_doctor.tui.fix_text import runs_in_terminal
 from torch_gpu_doctor.tui.tokens import token, worst

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from rich.text import Text
@@ -15,6 +14,7 @@ from textual.widgets.button import ButtonVariant
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.fixing.plan import VERIFY_KEY, FixStep
 from torch_gpu_doctor.model import Command, Target, flag_words
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.tui.fix_text import runs_in_terminal
 from torch_gpu_doctor.tui.widgets.setup_steps import state_token
 from torch_gpu_doctor.tui.widgets.setup_walk import StepState

@@ -5,13 +5,14 @@ Pure (no widgets): the screen changes it, the step list and the page draw it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from rich.text import Text
 
 from torch_gpu_doctor.fixing.plan import FixPlan, FixStep
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
 
 

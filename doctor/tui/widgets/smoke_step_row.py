@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
 from torch_gpu_doctor.facts.smoke import StepStatus
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.render.styles import style_of
 from torch_gpu_doctor.tui.tokens import WIDTH, token
 
