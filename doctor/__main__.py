@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import gc
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from torch_gpu_doctor import cli
 from torch_gpu_doctor.cli import main
 from torch_gpu_doctor.exit_codes import ExitCode
 from torch_gpu_doctor.schemas import report_schema_text
@@ -182,3 +185,25 @@ def test_the_parser_lives_in_cli_parser_and_cli_re_exports_it() -> None:
 def test_an_abbreviated_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--list-ch"]) == ExitCode.USAGE
     assert "unrecognized arguments: --list-ch" in capsys.readouterr().err
+
+
+def test_the_console_entry_keeps_the_collector_off_only_while_the_command_loads(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`entry` (the console script) turns the cyclic collector off for start-up, freezes what start-up built
+    once the command's module is in, and turns it back on for the run; `main` alone never touches it."""
+    seen: list[tuple[str, bool, bool]] = []
+    monkeypatch.setattr(
+        gc,
+        "freeze",
+        lambda: seen.append(("freeze", gc.isenabled(), "torch_gpu_doctor.commands.explain" in sys.modules)),
+    )
+    monkeypatch.setattr(sys, "argv", ["gpu-doctor", "explain", "torch.arch_compat"])
+    sys.modules.pop("torch_gpu_doctor.commands.explain", None)
+    assert cli.entry() == 0
+    assert seen == [("freeze", False, True)]  # off while loading, frozen after the command's module came in
+    assert gc.isenabled()
+    assert "torch.arch_compat" in capsys.readouterr().out
+    seen.clear()
+    assert main(["explain", "torch.arch_compat"]) == 0
+    assert seen == [] and gc.isenabled()

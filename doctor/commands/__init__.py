@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Callable
 from typing import Protocol, cast
 
 # command name -> the module whose run(args) carries it out; "diagnose" is gpu-doctor without a subcommand
@@ -45,6 +46,9 @@ def command_name(args: argparse.Namespace) -> str:
     return str(args.command or "diagnose")
 
 
-def run_command(name: str, args: argparse.Namespace) -> int:
+def run_command(name: str, args: argparse.Namespace, loaded: Callable[[], None] | None = None) -> int:
+    """Import the command's module, call `loaded` (start-up is over), run it."""
     module = cast("_Command", importlib.import_module(COMMANDS[name]))
+    if loaded is not None:
+        loaded()
     return module.run(args)
