@@ -9,7 +9,6 @@ torch.cpu_build already covers a ROCm build on an NVIDIA-only machine.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from torch_gpu_doctor.checks.support.amd import (
     amd_gpus,
@@ -38,6 +37,7 @@ from torch_gpu_doctor.fixes.torch_rocm import (
     recommend_rocm,
     rocm_install_remediation,
 )
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -331,7 +331,7 @@ def _wheel_fix(facts: Facts, gfx: str) -> Remediation:
     )
 
 
-_GFX = re.compile(r"\bgfx(?P<major>[0-9]{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])\b")
+_GFX = lazy(r"\bgfx(?P<major>[0-9]{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])\b")
 
 
 def _parse_gfx(text: str) -> tuple[str, tuple[int, int, int]] | None:

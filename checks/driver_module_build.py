@@ -8,8 +8,6 @@ broke); a newer installed kernel without a module is a warning (booting it loses
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.driver_state import module_on_disk, nvidia_loaded
 from torch_gpu_doctor.facts.dkms import DkmsEntry
@@ -21,12 +19,13 @@ from torch_gpu_doctor.facts.nvidia_module import (
     module_missing,
 )
 from torch_gpu_doctor.fixes.module_build import build_module
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "driver.kernel_module_build"
-_UBUNTU_PREBUILT = re.compile(r"/kernel/nvidia-(\d{3})[^/]*/nvidia\.ko")
+_UBUNTU_PREBUILT = lazy(r"/kernel/nvidia-(\d{3})[^/]*/nvidia\.ko")
 
 
 def _kernels(module: NvidiaModuleFacts) -> tuple[InstalledKernel, ...]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.checks.support.driver import driver_evidence, is_wsl
 from torch_gpu_doctor.checks.support.driver_state import loaded_module_version
 from torch_gpu_doctor.facts.describe import fact
@@ -17,12 +15,13 @@ from torch_gpu_doctor.fixes.gpu_state import (
     driver_hung,
 )
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 # "TypeError: ...": a Python exception of the binding, which host/nvml.py reports as Unknown too
-_PYTHON_EXCEPTION = re.compile(r"[A-Z]\w*(?:Error|Exception|Warning): ")
+_PYTHON_EXCEPTION = lazy(r"[A-Z]\w*(?:Error|Exception|Warning): ")
 _NVML_ERRORS: dict[str, tuple[str, str]] = {
     # name: (summary, plain explanation)
     "DriverNotLoaded": (

@@ -6,7 +6,6 @@ errors" (hardware.md §3.8, §8 trap 4); meanings and severities come from check
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
@@ -17,13 +16,14 @@ from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 CID = "driver.xid_errors"
 SHOWN_LINES = 5
-_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
+_CAUSED_BY = lazy(r"caused by previous Xid (\d+)")
 _RANK = {XidSeverity.INFO: 0, XidSeverity.PROGRAM: 1, XidSeverity.ATTENTION: 2, XidSeverity.FAULT: 3}
 
 

@@ -24,6 +24,7 @@ from torch_gpu_doctor.fixes.library_path import (
     wsl_libcuda_fix,
 )
 from torch_gpu_doctor.fixes.target import python_command
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
@@ -31,7 +32,7 @@ from torch_gpu_doctor.unavailable import Unavailable
 
 DRIVER_LIBRARIES = ("libcuda", "libnvidia-ml")  # come from the driver, wherever it is installed
 # torch's own folders: site-packages (pip, venv) or dist-packages (Debian/Ubuntu system Python)
-OWN_LIBRARY = re.compile(r"/(site|dist)-packages/(nvidia|torch)/")
+OWN_LIBRARY = lazy(r"/(site|dist)-packages/(nvidia|torch)/")
 
 
 @check("env.library_path", "torch loads its CUDA libraries from its own wheels", "env")
@@ -306,11 +307,11 @@ def _said(error: ReportedError) -> str:
 
 
 # a Windows path to a DLL, as WinError 126 names it: "Error loading "C:\...\torch\lib\fbgemm.dll" or ..."
-_DLL_PATH = re.compile(r"(?P<path>[A-Za-z]:\\[^\"<>|\n]*?\\(?P<dll>[\w.-]+\.dll))", re.IGNORECASE)
-_USER_SITE = re.compile(r"^(?P<site>.*\\AppData\\Roaming\\Python\\Python\d+\\site-packages)\\", re.IGNORECASE)
-_WINDOWS_PATH = re.compile(r"(?<![\w/])[A-Za-z]:\\[\w$ .-]+\\")
+_DLL_PATH = lazy(r"(?P<path>[A-Za-z]:\\[^\"<>|\n]*?\\(?P<dll>[\w.-]+\.dll))", re.IGNORECASE)
+_USER_SITE = lazy(r"^(?P<site>.*\\AppData\\Roaming\\Python\\Python\d+\\site-packages)\\", re.IGNORECASE)
+_WINDOWS_PATH = lazy(r"(?<![\w/])[A-Za-z]:\\[\w$ .-]+\\")
 # a python.org install used directly, not a venv or conda env: ...\Programs\Python\Python310\, C:\Python310\
-_GLOBAL_PYTHON = re.compile(
+_GLOBAL_PYTHON = lazy(
     r"^(?P<python>.*\\Programs\\Python\\Python\d+|[A-Za-z]:\\Python\d+)\\Lib\\site-packages\\", re.IGNORECASE
 )
 
@@ -370,10 +371,10 @@ def _torch_in_user_site(facts: Facts) -> str | None:
 
 
 # the package folder a file belongs to: .../site-packages/vllm/_C.abi3.so -> vllm; an .egg folder's name too
-_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)")
+_PACKAGE = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)")
 # an undefined C++ symbol of torch's own namespaces (at::, c10::, torch::): the caller was built for another torch
-_TORCH_SYMBOL = re.compile(r"^_ZNK?(?:2at|3c10|5torch)")
-_SO_PATH = re.compile(r"(?P<path>/\S+?\.so(?:\.\d+)*): undefined symbol")
+_TORCH_SYMBOL = lazy(r"^_ZNK?(?:2at|3c10|5torch)")
+_SO_PATH = lazy(r"(?P<path>/\S+?\.so(?:\.\d+)*): undefined symbol")
 
 
 def _site_package(path: str) -> str | None:
@@ -427,10 +428,8 @@ def _driver_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
 
 
 # a library opened at run time by cuDNN's loader, CTranslate2's or TensorFlow's, not linked when torch imports
-_DLOPEN = re.compile(r"Could not load (?:dynamic )?library")
-_LIB64_SITE = re.compile(
-    r"(?P<prefix>[^\s\"'`]*?)/lib64/(?P<python>python\d+\.\d+)/site-packages/torch(?:/|\b)"
-)
+_DLOPEN = lazy(r"Could not load (?:dynamic )?library")
+_LIB64_SITE = lazy(r"(?P<prefix>[^\s\"'`]*?)/lib64/(?P<python>python\d+\.\d+)/site-packages/torch(?:/|\b)")
 
 
 def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
@@ -512,9 +511,9 @@ def _torch_cudnn(facts: Facts) -> str | None:
     return str(version // 10000 if version >= 10000 else version // 1000)
 
 
-_STATUS = re.compile(r"CUBLAS_STATUS_(?P<status>[A-Z_]+)")
+_STATUS = lazy(r"CUBLAS_STATUS_(?P<status>[A-Z_]+)")
 # CTranslate2's own words for a cuBLAS failure (torch says "CUDA error: CUBLAS_STATUS_... when calling `...`")
-_CTRANSLATE2_CUBLAS = re.compile(r"cuBLAS failed with status")
+_CTRANSLATE2_CUBLAS = lazy(r"cuBLAS failed with status")
 # packages that bring their own CUDA libraries into the process: in the failing stack, a foreign cuBLAS suspect
 OWN_CUDA_PACKAGES = frozenset(
     {"bitsandbytes", "ctranslate2", "tensorflow", "onnxruntime", "jaxlib", "cupy", "paddle"}

@@ -8,6 +8,7 @@ import re
 from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
@@ -57,7 +58,7 @@ def _memlock() -> tuple[str, Remediation]:
 CURED_BY_P2P_OFF = "nccl_p2p_disable_cures_it_words"  # the person already ran it with P2P off, and it worked
 # GeForce generations without peer-to-peer over PCIe (NVIDIA turned it off for the RTX 40 series; the RTX 50
 # series has none either): nothing to repair, P2P stays off
-_NO_P2P = re.compile(r"GeForce RTX [45]0\d0", re.IGNORECASE)
+_NO_P2P = lazy(r"GeForce RTX [45]0\d0", re.IGNORECASE)
 
 
 def _geforce_without_p2p(facts: Facts) -> bool:

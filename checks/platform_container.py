@@ -9,20 +9,19 @@ host's /dev, so there only the libraries (`--nv`) tell.
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.driver_libraries import LIBCUDA
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import host_driver_for_toolkit, pass_gpus, toolkit_on_host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 ID = "platform.container_gpus"
-_GPU_NODE = re.compile(r"^nvidia[0-9]+$")
+_GPU_NODE = lazy(r"^nvidia[0-9]+$")
 SHARED_DEV = (ContainerRuntime.APPTAINER, ContainerRuntime.SINGULARITY)
 
 

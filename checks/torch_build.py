@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.support.signatures import explain as signature_of
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
@@ -25,6 +23,7 @@ from torch_gpu_doctor.fixes.torch_wheel import (
     unnamed_gpu_fix,
     unnamed_nvidia_gpu,
 )
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -455,7 +454,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
     )
 
 
-_RANGE = re.compile(r"\((\d+\.\d+)\)\s*-\s*\((\d+\.\d+)\)")  # torch's "(8.0) - (12.0)", min and max
+_RANGE = lazy(r"\((\d+\.\d+)\)\s*-\s*\((\d+\.\d+)\)")  # torch's "(8.0) - (12.0)", min and max
 
 
 def _cc(text: str) -> tuple[int, int]:

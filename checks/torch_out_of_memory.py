@@ -7,6 +7,7 @@ import re
 from torch_gpu_doctor.checks.support.signatures import reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
@@ -47,10 +48,10 @@ _FIELDS = {
     "unallocated": r"(?:" + _SIZE.format("unallocated") + r" is reserved by PyTorch but unallocated)",
     "process": r"this process has " + _SIZE.format("process") + r" memory in use",
 }
-_PATTERNS = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in _FIELDS.items()}
+_PATTERNS = {name: lazy(pattern, re.IGNORECASE) for name, pattern in _FIELDS.items()}
 # torch >= 2.1 lists every process on the GPU (NVML): "this process" for itself, "Process <pid>" for the
 # others, and for itself too when it runs in a container, whose PID NVML does not know
-_PROCESS = re.compile(r"Process \d+ has " + _SIZE.format("others") + r" memory in use", re.IGNORECASE)
+_PROCESS = lazy(r"Process \d+ has " + _SIZE.format("others") + r" memory in use", re.IGNORECASE)
 FREE_ENOUGH = 256 << 20  # free memory above this and 4x the request: the request did not fail for lack of it
 CONTEXT_SLACK = 1 << 30  # what a process holds beyond PyTorch's reservation: its CUDA context, cuBLAS, NCCL
 HOLDER_QUERY = ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv")

@@ -14,13 +14,14 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution
 from torch_gpu_doctor.fixes.target import target_platform
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
-_LOCAL = re.compile(r"\+.*$")
-_CU_SUFFIX = re.compile(r"-cu(\d+)$")
+_LOCAL = lazy(r"\+.*$")
+_CU_SUFFIX = lazy(r"-cu(\d+)$")
 
 
 def _base(version: str) -> str:

@@ -9,11 +9,11 @@ the variant: `0.26.0+cu130`, `+cpu`, `+rocm6.2`; an untagged version is PyPI's d
 
 from __future__ import annotations
 
-import re
+from torch_gpu_doctor.lazy_re import lazy
 
-_TAG_CUDA = re.compile(r"\+cu(\d+)(\d)\b")
-_TAG_ROCM = re.compile(r"\+rocm(\d+\.\d+(?:\.\d+)?)")
-_TAG_NO_CUDA = re.compile(r"\+(?:cpu|xpu)\b")  # the CPU build, and the Intel GPU build
+_TAG_CUDA = lazy(r"\+cu(\d+)(\d)\b")
+_TAG_ROCM = lazy(r"\+rocm(\d+\.\d+(?:\.\d+)?)")
+_TAG_NO_CUDA = lazy(r"\+(?:cpu|xpu)\b")  # the CPU build, and the Intel GPU build
 
 Build = tuple[str | None, str | None]  # (torch.version.cuda, torch.version.hip): (None, None) for CPU and XPU
 UNKNOWN_DEFAULT = "unknown"

@@ -12,18 +12,18 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.json_fields import lst, obj, opt_text, show, text, texts
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 _FIGURES = ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp16_acc16_tflops")
 _BANDWIDTH = "memory_bandwidth_gbytes_per_s"
-_MARKABLE = re.compile("|".join((_BANDWIDTH, *_FIGURES)))
+_MARKABLE = lazy("|".join((_BANDWIDTH, *_FIGURES)))
 _OPTIONAL = frozenset({"note", "memory_gib_at_least", "memory_gib_below"})
 _REQUIRED = frozenset(
     {"model", "names", _BANDWIDTH, *_FIGURES, "unconfirmed", "derived", "source", "names_source"}

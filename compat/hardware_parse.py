@@ -23,10 +23,11 @@ from torch_gpu_doctor.compat.torch_releases import (
     cubin_runs_on,
     ptx_runs_on,
 )
+from torch_gpu_doctor.lazy_re import lazy
 
-_BRANCH = re.compile(r"R[0-9]{3}", re.ASCII)
-_DRIVER = re.compile(r"[0-9]{3}(\.[0-9]{1,3}){0,2}", re.ASCII)
-_PCI_ID = re.compile(r"[0-9a-f]{4}", re.ASCII)
+_BRANCH = lazy(r"R[0-9]{3}", re.ASCII)
+_DRIVER = lazy(r"[0-9]{3}(\.[0-9]{1,3}){0,2}", re.ASCII)
+_PCI_ID = lazy(r"[0-9a-f]{4}", re.ASCII)
 
 
 def parse_device_rule(value: Any, where: str) -> DeviceRule:

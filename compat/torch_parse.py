@@ -32,12 +32,13 @@ from torch_gpu_doctor.compat.torch_releases import (
     TorchVariant,
     _version_tuple,
 )
+from torch_gpu_doctor.lazy_re import lazy
 
-_CUDA_VARIANT = re.compile(r"cu([0-9]{1,2})([0-9])", re.ASCII)
-_LIB_VERSION = re.compile(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
-_PY = re.compile(r"3\.([0-9]{1,2})(t?)", re.ASCII)
-_REQ_PY = re.compile(r">=3\.([0-9]{1,2})", re.ASCII)
-_ROCM_VARIANT = re.compile(r"rocm[0-9]{1,2}(\.[0-9]{1,3}){1,2}", re.ASCII)
+_CUDA_VARIANT = lazy(r"cu([0-9]{1,2})([0-9])", re.ASCII)
+_LIB_VERSION = lazy(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
+_PY = lazy(r"3\.([0-9]{1,2})(t?)", re.ASCII)
+_REQ_PY = lazy(r">=3\.([0-9]{1,2})", re.ASCII)
+_ROCM_VARIANT = lazy(r"rocm[0-9]{1,2}(\.[0-9]{1,3}){1,2}", re.ASCII)
 
 
 def _platform_map(

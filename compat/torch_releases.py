@@ -15,17 +15,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from enum import Enum
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows", "macos")
 INDEX_URL = "https://download.pytorch.org/whl/"
 
-_VERSION = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
-_MINOR = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
-_CC = re.compile(r"([0-9]{1,2})\.([0-9])", re.ASCII)
-_SM = re.compile(r"sm_([0-9]{1,2})([0-9])([af]?)", re.ASCII)
-_PTX = re.compile(r"compute_([0-9]{1,2})([0-9])([af]?)", re.ASCII)
-_LOCAL = re.compile(r"\+.*\Z", re.DOTALL)
+_VERSION = lazy(r"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
+_MINOR = lazy(r"([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
+_CC = lazy(r"([0-9]{1,2})\.([0-9])", re.ASCII)
+_SM = lazy(r"sm_([0-9]{1,2})([0-9])([af]?)", re.ASCII)
+_PTX = lazy(r"compute_([0-9]{1,2})([0-9])([af]?)", re.ASCII)
+_LOCAL = lazy(r"\+.*\Z", re.DOTALL)
 
 CC = tuple[int, int]
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import shlex
 from dataclasses import field
 from enum import Enum
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 
@@ -164,7 +164,7 @@ class FindingsSummary:
 
 
 # C0 controls but newline and tab, DEL, and C1 controls: what a terminal acts on instead of showing
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def escape_controls(text: str) -> str:

@@ -6,10 +6,10 @@ Which modules' checks run, plugins and the shipped index are torch_gpu_doctor.ca
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import CheckSpec, Explanation, Finding
 from torch_gpu_doctor.records import dataclass
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the Facts model imports every facts module: builtin_specs()
 CheckResult = Finding | Iterable[Finding]
 CheckFn: TypeAlias = Callable[["Facts"], CheckResult]
 F = TypeVar("F", bound=CheckFn)
-_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+_ID = lazy(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 _SECTIONS = {"what it checks": "what", "why it matters": "why", "how to fix": "fix"}
 
 

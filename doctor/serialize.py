@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import re
 import sys
 import types
 import typing
 from enum import Enum
 from typing import Any, TypeVar, Union, get_args, get_origin
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 UNAVAILABLE_KEY = "unavailable"
@@ -141,7 +141,7 @@ def _decode_dataclass(cls: type, data: JsonValue, where: str) -> Any:
     return cls(**kwargs)
 
 
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATE = lazy(r"[\ud800-\udfff]")
 
 
 def json_document(value: Any) -> str:

@@ -12,11 +12,12 @@ never is one).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
-TOKEN = re.compile(
+from torch_gpu_doctor.lazy_re import lazy
+
+TOKEN = lazy(
     r"(?<![A-Za-z0-9])"
     r"(?:(?:GPU-|MIG-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
     r"|(?=(?:[A-Za-z]*\d){2})(?=(?:\d*[A-Za-z]){2})[A-Za-z0-9]{16,})"

@@ -10,9 +10,8 @@ these say what to type.
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.records import dataclass
 
@@ -55,7 +54,7 @@ WHEELS: dict[str, Wheel] = {
     "libnvToolsExt": Wheel("nvidia-nvtx", "nvtx", soversion_is_cuda=False),
 }
 PIP_CUDA_SUFFIXES = ("11", "12")  # the CUDA majors whose wheels carry a -cuXX suffix
-_SONAME = re.compile(r"^(?P<stem>lib\w+?)(?:_\w+)?\.so(?:\.(?P<major>\d+))?")
+_SONAME = lazy(r"^(?P<stem>lib\w+?)(?:_\w+)?\.so(?:\.(?P<major>\d+))?")
 
 
 def wheel_of(library: str) -> Wheel | None:

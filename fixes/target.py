@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.unavailable import Unavailable
 
-_LOCAL = re.compile(r"\+.*$")
+_LOCAL = lazy(r"\+.*$")
 
 
 def target_platform(facts: Facts) -> str | None:

@@ -86,7 +86,7 @@ def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names: list[str
 @pytest.mark.slow
 def test_console_script_and_distribution_name(wheel_names: list[str], wheel_text: dict[str, str]) -> None:
     (name,) = [n for n in wheel_names if n.startswith("torch_gpu_doctor-") and n.endswith("entry_points.txt")]
-    assert "[console_scripts]\ngpu-doctor = torch_gpu_doctor.cli:main" in wheel_text[name]
+    assert "[console_scripts]\ngpu-doctor = torch_gpu_doctor.cli:entry" in wheel_text[name]
 
 
 @pytest.mark.slow

@@ -7,10 +7,11 @@ import re
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.rocm import KfdAgent
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
-_MINOR = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
+_MINOR = lazy(r"([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
 
 
 def amd_gpus(facts: Facts) -> tuple[Gpu, ...]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Remediation, Target
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
@@ -66,8 +67,8 @@ IMPLICATIONS: dict[str, type] = {
 }
 # re.IGNORECASE matches "i" with the dotless ı and the dotted İ; casefold() leaves ı and splits İ in two
 _DOTTED_I = str.maketrans({"\u0130": "i", "\u0131": "i"})
-_GROUP = re.compile(r"^\$(?P<name>[a-z_][a-z0-9_]*)$")
-_FILL = re.compile(r"\$(?P<name>[a-z_][a-z0-9_]*)")
+_GROUP = lazy(r"^\$(?P<name>[a-z_][a-z0-9_]*)$")
+_FILL = lazy(r"\$(?P<name>[a-z_][a-z0-9_]*)")
 
 
 class CatalogueError(ValueError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import shutil
 import tempfile
 from datetime import datetime, timezone
@@ -24,6 +23,7 @@ from torch_gpu_doctor.bundle.model import DEFAULT_LIMITS, FACTS, REPORT_JSON, RE
 from torch_gpu_doctor.bundle.redact import Redactor
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.host.recording import RecordingHost
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.render.json_report import envelope
 from torch_gpu_doctor.render.text import render_text
@@ -34,7 +34,7 @@ from torch_gpu_doctor.serialize import to_json
 if TYPE_CHECKING:
     from torch_gpu_doctor.smoke.run import SmokeRequest
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = lazy(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @dataclass(frozen=True)

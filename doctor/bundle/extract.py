@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import posixpath
-import re
 import stat
 import tarfile
 import zlib
@@ -27,6 +26,7 @@ from typing import IO, Any
 
 from torch_gpu_doctor.bundle.model import DEFAULT_LIMITS, LINKS, MANIFEST, BundleError, Limits, human_size
 from torch_gpu_doctor.host import layout
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.serialize import MAX_JSON_DEPTH, too_deep
 
 _CHUNK = 64 << 10
@@ -34,8 +34,8 @@ _MAX_READ = 1 << 20  # tarfile reads a pax or long-name body in one call; our ow
 _MAX_EXTENDED = 64 << 10  # a pax or GNU long-name header of a real bundle is a few hundred bytes
 _EXTENDED_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
 _LONG_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK)
-_PAX_RECORD = re.compile(rb"([1-9][0-9]{0,19}) ")
-_DIGIT_RUN = re.compile(rb"[0-9]{33}")
+_PAX_RECORD = lazy(rb"([1-9][0-9]{0,19}) ")
+_DIGIT_RUN = lazy(rb"[0-9]{33}")
 _KINDS = (
     (tarfile.TarInfo.issym, "a symbolic link (bundles keep links in links.json)"),
     (tarfile.TarInfo.islnk, "a hard link"),

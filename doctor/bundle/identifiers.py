@@ -22,6 +22,7 @@ from typing import Any
 
 from torch_gpu_doctor.host import layout
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.tokens import tokens_in
 from torch_gpu_doctor.unavailable import Unavailable
@@ -78,7 +79,7 @@ FILESYSTEM_WORDS = frozenset(
 )
 DMI_FILES = ("product_serial", "board_serial", "chassis_serial", "product_uuid")
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy(
     r"o\.?e\.?m|not (specified|applicable|available|present)|default string|system serial|none|"
     r"to be filled|^0+$|^f+$|^x+$|^(0123456789|123456789|1234567890)$|^\W*$",
     re.IGNORECASE,
@@ -209,13 +210,13 @@ def _firmware(host: Host) -> Iterator[Identifier]:
 # `/kubepods/besteffort/pod<uid>/<id>`, and the files Docker bind-mounts into a container
 # (`/var/lib/docker/containers/<id>/hostname` in mountinfo; Podman: `overlay-containers/<id>/userdata/...`;
 # containerd's CRI: `/run/containerd/io.containerd.grpc.v1.cri/sandboxes/<id>/hostname`).
-_CONTAINER_ID = re.compile(
+_CONTAINER_ID = lazy(
     r"(?:/docker/|docker-|containers/|sandboxes/|cri-containerd-|crio-|conmon-|libpod-|/pod[0-9a-f_-]{36}/)"
     r"(?P<id>[0-9a-f]{64})(?![0-9A-Za-z])"
 )
 # A pod's UID: `/var/lib/kubelet/pods/<uid>/...` (mountinfo), cgroupfs `/kubepods/burstable/pod<uid>/`, and
 # systemd's `kubepods-besteffort-pod<uid with _ for ->.slice`.
-_POD_UID = re.compile(
+_POD_UID = lazy(
     r"(?:/pods/|pod)(?P<uid>[0-9a-f]{8}(?P<sep>[-_])[0-9a-f]{4}(?P=sep)[0-9a-f]{4}(?P=sep)[0-9a-f]{4}"
     r"(?P=sep)[0-9a-f]{12})(?![0-9A-Za-z])"
 )
@@ -272,7 +273,7 @@ _ID_KEYS = {
     "serial": Kind.SERIAL,
     "serial_number": Kind.SERIAL,
 }
-_SMI_SERIAL = re.compile(r"^\s*(?:Serial Number|Board Serial|GPU UUID)\s*:\s*(\S+)\s*$", re.MULTILINE)
+_SMI_SERIAL = lazy(r"^\s*(?:Serial Number|Board Serial|GPU UUID)\s*:\s*(\S+)\s*$", re.MULTILINE)
 
 
 def _json_ids(data: Any) -> Iterator[Identifier]:

@@ -22,18 +22,19 @@ import re
 from collections.abc import Callable
 
 from torch_gpu_doctor.bundle.identifiers import Kind, is_placeholder
+from torch_gpu_doctor.lazy_re import lazy
 
 # Runs of six or more hex pairs with one separator: a MAC, an InfiniBand hardware address, netfilter's MAC=.
 _HEX2 = "[0-9A-Fa-f]{2}"
-_MAC_RUN = re.compile(
+_MAC_RUN = lazy(
     rf"(?<![0-9A-Fa-f])(?<![0-9A-Fa-f][:-]){_HEX2}(?P<sep>[:-]){_HEX2}(?:(?P=sep){_HEX2}){{4,}}"
     r"(?![0-9A-Fa-f]|[:-][0-9A-Fa-f])"
 )
-_ENX_MAC = re.compile(r"(?<=\benx)[0-9A-Fa-f]{12}(?![0-9A-Za-z])")
-_USB_SERIAL = re.compile(r"(?m)(?<=SerialNumber:)[ \t]*(?P<value>[^\r\n]*?)[ \t]*$")
-_PCI_ADDRESS = re.compile(r"[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
+_ENX_MAC = lazy(r"(?<=\benx)[0-9A-Fa-f]{12}(?![0-9A-Za-z])")
+_USB_SERIAL = lazy(r"(?m)(?<=SerialNumber:)[ \t]*(?P<value>[^\r\n]*?)[ \t]*$")
+_PCI_ADDRESS = lazy(r"[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 _UUID36 = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
-_FS_UUID = re.compile(
+_FS_UUID = lazy(
     # root=UUID=..., resume=UUID=..., PARTUUID=... (GPT: a UUID; MBR: `0e2ad1b1-02`; FAT: `ABCD-1234`)
     r"(?<![A-Za-z0-9_])(?:PART)?UUID=(?P<value>[0-9A-Fa-f]{4,}(?:-[0-9A-Fa-f]{2,})*)(?![0-9A-Za-z_-])"
     # ext4/xfs `mounted filesystem <uuid>`, btrfs `device fsid <uuid>` and `first mount of filesystem <uuid>`
@@ -41,7 +42,7 @@ _FS_UUID = re.compile(
 )
 
 # `NVRM: GPU at PCI:0000:2b:00: GPU-0b11d014-...` names a GPU that NVML may no longer see (fallen off the bus).
-_GPU_UUID = re.compile(rf"(?<![0-9A-Za-z-])(?:GPU|MIG)-{_UUID36}(?![0-9A-Za-z-])")
+_GPU_UUID = lazy(rf"(?<![0-9A-Za-z-])(?:GPU|MIG)-{_UUID36}(?![0-9A-Za-z-])")
 
 Pseudonym = Callable[[Kind, str], str]  # (kind, value) -> the value's stable pseudonym
 

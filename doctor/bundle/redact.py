@@ -17,6 +17,7 @@ from typing import Any
 from torch_gpu_doctor.bundle.identifiers import Identifier, Kind
 from torch_gpu_doctor.bundle.kernel_text import scrub_fs_uuids, scrub_kernel_text
 from torch_gpu_doctor.bundle.secrets import looks_secret, redact_secrets
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.tokens import TOKEN
 
@@ -38,7 +39,7 @@ _EDGES: dict[Kind, tuple[str, str]] = {
 _MAC_DASHED_EDGE = (r"[0-9A-Fa-f-]", r"[0-9A-Fa-f-]")
 _BARE_HEX_EDGE = (r"[0-9A-Fa-f]", r"[0-9A-Fa-f]")
 _WORD_EDGE = (r"[A-Za-z0-9_]", r"[A-Za-z0-9_]")
-_MAC = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){5}")
+_MAC = lazy(r"[0-9a-f]{2}(?::[0-9a-f]{2}){5}")
 _DEFAULT_EDGE = (r"[A-Za-z0-9_-]", r"[A-Za-z0-9_-]")
 # Host names are matched in any case only when they look like machine names (a digit, dash or dot: node-07,
 # gpu01.lab): a host called `vm` or `titan` must not turn `VM` or `NVIDIA TITAN` in a summary into `host-1`.
@@ -241,7 +242,7 @@ def _without_secrets(env: dict[str, Any], kinds: set[str], redactor: Redactor) -
 
 
 # A path in any text: from a slash (or ~/) to the next blank, quote or separator
-_PATH = re.compile(r"(?<![\w.~-])(?:~/|/)[^\s\"'<>|;,:=]*")
+_PATH = lazy(r"(?<![\w.~-])(?:~/|/)[^\s\"'<>|;,:=]*")
 
 
 def _caseless(item: Identifier) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from torch_gpu_doctor.facts.environment import SECRET_NAME, SECRET_NAME_WORDS
+from torch_gpu_doctor.lazy_re import lazy
 
 SECRET_MARK = "<secret>"
 
@@ -26,32 +27,30 @@ _NOT_A_VALUE = r"(?:none|null|~|true|false|yes|no|<secret>)(?![^\s\x00\"',;])"
 
 _PATTERNS: tuple[re.Pattern[str], ...] = (
     # scheme://user:password@host and scheme://token@host (pip, conda and git URLs)
-    re.compile(r"(?<=://)[^/@\s\"'<>]+@"),
+    lazy(r"(?<=://)[^/@\s\"'<>]+@"),
     # provider token shapes
-    re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-    re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"(?<![A-Za-z0-9])sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b"),
-    re.compile(r"(?<![A-Za-z0-9])pypi-[A-Za-z0-9_-]{50,}"),
+    lazy(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    lazy(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"),
+    lazy(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    lazy(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"),
+    lazy(r"(?<![A-Za-z0-9])sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
+    lazy(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
+    lazy(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b"),
+    lazy(r"(?<![A-Za-z0-9])pypi-[A-Za-z0-9_-]{50,}"),
     # NAME=value where NAME says secret (environ, shell, ini/pip.conf "password = x")
-    re.compile(
-        rf"(?i)(?<![A-Za-z0-9_.-])(?:{_SECRET_NAME})[ \t]*=[ \t]*(?P<value>(?!<secret>)[^\s\x00\"',;]+)"
-    ),
+    lazy(rf"(?i)(?<![A-Za-z0-9_.-])(?:{_SECRET_NAME})[ \t]*=[ \t]*(?P<value>(?!<secret>)[^\s\x00\"',;]+)"),
     # NAME: <long opaque value> (YAML, JSON-ish, headers); short values such as `Node Index: N/A` stay
-    re.compile(
+    lazy(
         rf"(?i)(?<![A-Za-z0-9_.-])(?:{_SECRET_NAME})[\"']?[ \t]*:[ \t]*[\"']?(?P<value>(?=[A-Za-z0-9+/_=.-]*[0-9])(?=[A-Za-z0-9+/_=.-]*[A-Za-z])[A-Za-z0-9+/_=.-]{{16,}})"
     ),
     # password: <any value> (YAML): a short password is still one; YAML words such as `token: null` stay
-    re.compile(
+    lazy(
         rf"(?i)(?<![A-Za-z0-9_.-])(?:{_STRONG_NAME})[\"']?[ \t]*:[ \t]*[\"']?(?P<value>(?!{_NOT_A_VALUE})[^\s\x00\"',;]+)"
     ),
     # .netrc: machine HOST login USER password SECRET
-    re.compile(r"(?im)^[ \t]*(?:machine|default)\b.*?\bpassword[ \t]+(?P<value>(?!<secret>)\S+)"),
+    lazy(r"(?im)^[ \t]*(?:machine|default)\b.*?\bpassword[ \t]+(?P<value>(?!<secret>)\S+)"),
     # Authorization: Bearer/Basic <value>
-    re.compile(
+    lazy(
         r"(?i)\b(?:bearer|basic)[ \t]+(?P<value>(?=[A-Za-z0-9._~+/=-]*[0-9])(?=[A-Za-z0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+=-][A-Za-z0-9._~+/=-]{15,})"
     ),
 )

@@ -6,9 +6,9 @@ NVML says `00000000:01:00.0` (8-digit upper-case domain), sysfs and procfs `0000
 
 from __future__ import annotations
 
-import re
+from torch_gpu_doctor.lazy_re import lazy
 
-_BDF = re.compile(
+_BDF = lazy(
     r"^(?:PCI:)?(?:(?P<domain>[0-9a-fA-F]{1,8}):)?(?P<bus>[0-9a-fA-F]{1,2}):(?P<dev>[0-9a-fA-F]{1,2})(?:\.(?P<fn>[0-7]))?$"
 )
 

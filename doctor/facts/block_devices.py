@@ -15,13 +15,14 @@ from enum import Enum
 from typing import NamedTuple
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MAX_DEPTH = 8  # dm on md on dm... is rare beyond 3; sysfs never needs more, and a loop must end
-BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-NVME_NAMESPACE = re.compile(r"^nvme\d+(c\d+)?n\d+$")
-NVME_CONTROLLER = re.compile(r"^nvme\d+$")
+BDF = lazy(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+NVME_NAMESPACE = lazy(r"^nvme\d+(c\d+)?n\d+$")
+NVME_CONTROLLER = lazy(r"^nvme\d+$")
 # (vendor, model prefix) of disks a hypervisor emulates: their `rotational` says nothing about the medium.
 # Strings as the kernel logs them (`scsi 0:0:0:0: Direct-Access  Msft  Virtual Disk  1.0`, `VMware Virtual
 # disk`), libvirt's `QEMU HARDDISK`, VirtualBox's `VBOX HARDDISK`, and the NVMe model of an Amazon EBS volume

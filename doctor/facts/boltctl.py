@@ -8,23 +8,21 @@ circles, `|-`, `` `- ``, `| `; colours (ANSI) only on a terminal. Both forms par
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 BOLTCTL_ARGV = ("boltctl", "list")
 BOLTCTL_TIMEOUT_S = 5.0  # asks boltd over D-Bus; a wedged daemon must not stall the run
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ANSI = lazy(r"\x1b\[[0-9;]*m")
 # ● ○ (UTF-8) or * o (ASCII): one leading space at most, as " %s%s%s %s\n" prints it
-_HEADER = re.compile(r"^ ?(?:●|○|\*|o) (?P<label>\S.*?)\s*$")
+_HEADER = lazy(r"^ ?(?:●|○|\*|o) (?P<label>\S.*?)\s*$")
 _TREE = " │├└─|`-"
-_FIELD = re.compile(r"^(?P<key>[a-z][a-z ]*?):(?:\s+(?P<value>.*?))?\s*$")
-_SPEED = re.compile(
-    r"^(?P<total>[0-9]{1,4}) Gb/s = (?P<lanes>[0-9]{1,2}) lanes \* (?P<lane>[0-9]{1,4}) Gb/s$"
-)
+_FIELD = lazy(r"^(?P<key>[a-z][a-z ]*?):(?:\s+(?P<value>.*?))?\s*$")
+_SPEED = lazy(r"^(?P<total>[0-9]{1,4}) Gb/s = (?P<lanes>[0-9]{1,2}) lanes \* (?P<lane>[0-9]{1,4}) Gb/s$")
 
 
 class BoltStatus(str, Enum):

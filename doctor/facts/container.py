@@ -12,7 +12,6 @@ PCI bus from the pci facts, the driver libraries and the NVIDIA Container Toolki
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from enum import Enum
@@ -26,6 +25,7 @@ from torch_gpu_doctor.facts.driver_libraries import (
 )
 from torch_gpu_doctor.facts.mountinfo import mount_for_path, read_mountinfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -38,7 +38,7 @@ K8S_SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 APPTAINER_DIR = "/.singularity.d"
 PID2_COMM = "/proc/2/comm"
 CONTAINER_ROOT_FILESYSTEMS = frozenset({"overlay", "fuse.fuse-overlayfs", "aufs", "shiftfs"})
-_ENGINE = re.compile(r"^([a-z]+)-")
+_ENGINE = lazy(r"^([a-z]+)-")
 
 
 class ContainerRuntime(str, Enum):

@@ -10,13 +10,12 @@ Lines that fit neither form (errors, warnings) are ignored.
 
 from __future__ import annotations
 
-import re
-
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 DKMS_STATUS = ("dkms", "status")
 DKMS_TIMEOUT_S = 15.0  # a shell script walking /var/lib/dkms
-_LINE = re.compile(r"^(?P<head>[^:]+): (?P<state>[a-z]+)\b[ \t]*(?P<note>.*)$")
+_LINE = lazy(r"^(?P<head>[^:]+): (?P<state>[a-z]+)\b[ \t]*(?P<note>.*)$")
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import re
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.nvml import NvmlFacts
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -53,7 +54,7 @@ NVML_LIBRARY_DIRS = (
     "/usr/lib/wsl/lib",
 )
 # ASCII digits only, and bounded: `int()` on a 5000-digit garbage field raises instead of parsing.
-DRIVER_VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){1,2}$", re.ASCII)
+DRIVER_VERSION = lazy(r"^\d{1,9}(\.\d{1,9}){1,2}$", re.ASCII)
 
 
 def parse_version_token(text: str) -> str | None:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -32,7 +33,7 @@ LIBRARY_DIRS = (
 )
 # A driver release in a file name: 550.54.15, 580.65.06 (ASCII, bounded; facts/model.py imports this module, so
 # facts/driver.py's parser, which imports the model, cannot be used here).
-_DRIVER_VERSION = re.compile(r"^(\d{3,4})\.\d{1,9}(\.\d{1,9})?$", re.ASCII)
+_DRIVER_VERSION = lazy(r"^(\d{3,4})\.\d{1,9}(\.\d{1,9})?$", re.ASCII)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from torch_gpu_doctor.lazy_re import lazy
+
 RELEVANT_PREFIXES = (
     "CUDA_",
     "NVIDIA_",
@@ -39,8 +41,8 @@ SECRET_NAME_WORDS = (
     "TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|APIKEY|KEY|CREDENTIALS?|AUTHORIZATION|AUTH|INDEX|USER|"
     "COOKIE|SESSION"
 )
-SECRET_NAME = re.compile(SECRET_NAME_WORDS, re.IGNORECASE)
-URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+SECRET_NAME = lazy(SECRET_NAME_WORDS, re.IGNORECASE)
+URL_CREDENTIALS = lazy(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 
 
 def scrub(value: str) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.nvml import NvmlDevice, NvmlFacts
 from torch_gpu_doctor.facts.pci import VENDOR_NVIDIA, PciDevice, ProcGpuInfo
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -31,7 +30,7 @@ class Gpu:
     excluded: bool | None  # "GPU Excluded: Yes" in /proc/driver/nvidia
 
 
-_BRACKET = re.compile(r"\[(.+?)\]")
+_BRACKET = lazy(r"\[(.+?)\]")
 
 
 def display_name_from_pci_ids(raw: str) -> str:

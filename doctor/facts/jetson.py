@@ -9,9 +9,8 @@ release line (`# R35 (release), REVISION: 3.1, GCID: ..., BOARD: t186ref, EABI: 
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -22,9 +21,9 @@ TEGRA_RELEASE = "/etc/nv_tegra_release"
 NVGPU_MODULE = "/sys/module/nvgpu"
 GPU_NODES = ("/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0")
 NOT_JETSON = "not a Jetson: no Tegra device tree and no /etc/nv_tegra_release"
-_RELEASE = re.compile(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*(\d+(?:\.\d+)?)")
-_BOARD = re.compile(r"BOARD:\s*([^,\s]+)")
-_SOC = re.compile(r"^nvidia,(tegra\d+)$")
+_RELEASE = lazy(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*(\d+(?:\.\d+)?)")
+_BOARD = lazy(r"BOARD:\s*([^,\s]+)")
+_SOC = lazy(r"^nvidia,(tegra\d+)$")
 # model names, most specific first ("Orin Nano" is an Orin)
 _MODEL_SOC = (
     ("Thor", "tegra264"),

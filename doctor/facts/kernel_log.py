@@ -20,6 +20,7 @@ import re
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.sysfs_attr import flag, read_attribute
 from torch_gpu_doctor.host.base import CommandResult, Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -33,10 +34,10 @@ MAX_SIGNATURE_LINES = 20
 MAX_DRIVER_LINES = 40
 MAX_LINE = 300
 
-_XID = re.compile(
+_XID = lazy(
     r"NVRM: Xid \((?:PCI:)?(?P<address>[0-9a-fA-F:.]{4,20})\): (?P<xid>\d{1,4})\b,?\s*(?P<detail>.*)$"
 )
-_SIGNATURE = re.compile(
+_SIGNATURE = lazy(
     r"Lockdown: [^:]{1,64}: unsigned module loading is restricted"
     r"|Loading of (?:unsigned module|module with unavailable key) is rejected"
     r"|module verification failed: signature and/or required key missing"
@@ -47,7 +48,7 @@ _SIGNATURE = re.compile(
 # The driver's own lines that name why it refuses or cannot start a GPU (the error-signature catalogue reads
 # them): a GPU the branch or the module flavour does not support, a legacy branch, a failed initialisation.
 # Only these: other NVRM lines carry identifiers (GPU UUIDs) and decide nothing.
-_DRIVER_LINE = re.compile(
+_DRIVER_LINE = lazy(
     r"NVRM:.*(?:installed in this system|supported through|requires use of|will ignore|not supported by"
     r"|RmInitAdapter failed|rm_init_adapter failed)",
     re.IGNORECASE,

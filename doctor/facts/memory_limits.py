@@ -16,6 +16,7 @@ from enum import Enum
 from torch_gpu_doctor.facts.meminfo import parse_meminfo
 from torch_gpu_doctor.facts.mountinfo import MountEntry, mount_for_path, read_mountinfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -23,7 +24,7 @@ LIMITS = "/proc/self/limits"
 RDMA_CLASS = "/sys/class/infiniband"
 _NOT_GATHERED = Unavailable(Reason.NOT_APPLICABLE, "not gathered")
 SHM_PATH = "/dev/shm"  # noqa: S108 - a fact about /dev/shm, not a temporary file
-_SIZE = re.compile(r"^(\d{1,20})([kmgt]?)$", re.IGNORECASE)
+_SIZE = lazy(r"^(\d{1,20})([kmgt]?)$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
 

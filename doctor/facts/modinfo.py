@@ -10,13 +10,12 @@ never from the signer's name alone.
 
 from __future__ import annotations
 
-import re
-
 from torch_gpu_doctor.facts.driver import DRIVER_VERSION
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
-_FIELD = re.compile(r"^(?P<key>[a-z_]{2,32}):(?:[ \t]+(?P<value>.*?))?[ \t]*$")
+_FIELD = lazy(r"^(?P<key>[a-z_]{2,32}):(?:[ \t]+(?P<value>.*?))?[ \t]*$")
 _SIGNATURE_KEYS = ("sig_id", "signature", "sig_key")
 
 

@@ -10,15 +10,15 @@ only reliable anchor.
 from __future__ import annotations
 
 import posixpath
-import re
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 MOUNTINFO = "/proc/self/mountinfo"
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
-_MAJOR_MINOR = re.compile(r"^(\d+):(\d+)$")
+_OCTAL_ESCAPE = lazy(r"\\([0-7]{3})")
+_MAJOR_MINOR = lazy(r"^(\d+):(\d+)$")
 
 
 @dataclass(frozen=True)

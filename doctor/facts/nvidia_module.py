@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from torch_gpu_doctor.facts.dkms import DKMS_STATUS, DKMS_TIMEOUT_S, DkmsEntry, parse_dkms_status
 from torch_gpu_doctor.facts.modinfo import ModuleInfo, parse_modinfo
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 OSRELEASE = "/proc/sys/kernel/osrelease"
 MODULES_ROOTS = ("/lib/modules", "/usr/lib/modules")
 MODULE_SUBDIRS = ("updates/dkms", "updates", "extra", "extra/nvidia", "extramodules", "kernel/drivers/video")
-MODULE_FILE = re.compile(r"^nvidia\.ko(?:\.(?:xz|zst|gz))?$")
+MODULE_FILE = lazy(r"^nvidia\.ko(?:\.(?:xz|zst|gz))?$")
 MODINFO_ARGV = ("modinfo", "nvidia")
 MODINFO_TIMEOUT_S = 5.0
 MAX_KERNELS = 64

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 import posixpath
-import re
 from collections.abc import Iterable
 
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.sysfs_attr import read_attribute
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -25,10 +25,10 @@ MAX_HOPS = 16  # real chains are root port + a few switches (eGPU + on-card swit
 PCI_BRIDGE_CLASS = 0x0604  # class >> 8: PCI-to-PCI bridge, which every PCIe root/switch port is
 
 # The kernel names functions "%04x:%02x:%02x.%d" (probe.c); VMD domains (10000+) print 5 hex digits.
-FUNCTION_NAME = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-_HOST_BRIDGE_NAME = re.compile(r"^pci[0-9a-f]{4,8}:[0-9a-f]{2}$")
+FUNCTION_NAME = lazy(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_HOST_BRIDGE_NAME = lazy(r"^pci[0-9a-f]{4,8}:[0-9a-f]{2}$")
 # "8 GT/s" (kernel 4.13-5.6) and "8.0 GT/s PCIe" (5.7+); ASCII digits only, few enough to stay finite.
-_SPEED = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3})?) ?GT/s(?: PCIe)?")
+_SPEED = lazy(r"([0-9]{1,3}(?:\.[0-9]{1,3})?) ?GT/s(?: PCIe)?")
 _UNKNOWN_SPEEDS = ("Unknown", "Unknown speed")  # pci_speed_string() fallbacks, new and old
 _GENERATION_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 _GTS_BY_GENERATION = {gen: gts for gts, gen in _GENERATION_BY_GTS.items()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -22,8 +23,8 @@ KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 AMDGPU_MODULE = "/sys/module/amdgpu"
 VENDOR_AMD = 0x1002  # as facts/pci.py; not imported from there: facts/model.py imports this module
 
-_VERSION = re.compile(r"([0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)(?:[-.~+][0-9A-Za-z.~+-]*)?", re.ASCII)
-_VERSIONED_DIR = re.compile(r"rocm-([0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)", re.ASCII)
+_VERSION = lazy(r"([0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)(?:[-.~+][0-9A-Za-z.~+-]*)?", re.ASCII)
+_VERSIONED_DIR = lazy(r"rocm-([0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)", re.ASCII)
 
 
 @dataclass(frozen=True)

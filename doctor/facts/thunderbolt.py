@@ -8,19 +8,19 @@ attribute read here is 0444, so no root is needed (`key`, 0600, is not read).
 from __future__ import annotations
 
 import posixpath
-import re
 from enum import Enum
 
 from torch_gpu_doctor.facts.pcie_link import FUNCTION_NAME, PcieLinkPath, parse_hex_attribute
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 TB_DEVICES = "/sys/bus/thunderbolt/devices"
-_DOMAIN_NAME = re.compile(r"^domain([0-9]{1,4})$")
-_ROUTER_NAME = re.compile(r"^([0-9]{1,4})-([0-9a-f]{1,16})$")
+_DOMAIN_NAME = lazy(r"^domain([0-9]{1,4})$")
+_ROUTER_NAME = lazy(r"^([0-9]{1,4})-([0-9a-f]{1,16})$")
 # switch.c prints rx_speed/tx_speed as "%u.0 Gb/s\n"; accept any short decimal.
-_TB_SPEED = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3})?) Gb/s")
+_TB_SPEED = lazy(r"([0-9]{1,3}(?:\.[0-9]{1,3})?) Gb/s")
 
 
 class TbSecurity(str, Enum):

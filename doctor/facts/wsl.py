@@ -10,7 +10,6 @@ guide; NVIDIA/nvidia-docker#1551 shows `libnvoptix.so.470.57.02` in /usr/lib/x86
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.facts.driver_libraries import (
@@ -23,6 +22,7 @@ from torch_gpu_doctor.facts.driver_libraries import (
     is_wsl_projection,
 )
 from torch_gpu_doctor.host.base import Host
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -37,13 +37,13 @@ DKMS_NVIDIA = "/var/lib/dkms/nvidia"
 NOT_WSL = "not running under WSL"
 NO_TRACES = "no Linux driver library, nvidia-smi or DKMS module: package records not read"
 # Debian/Ubuntu and NVIDIA-repository packages that carry a Linux driver (not the container toolkit, not CUDA).
-_DPKG_DRIVER = re.compile(
+_DPKG_DRIVER = lazy(
     r"^(nvidia-driver(-\d+.*)?|libnvidia-compute-\d+.*|nvidia-utils-\d+.*|nvidia-dkms-\d+.*"
     r"|nvidia-kernel-(common|source)-\d+.*|nvidia-kernel-dkms|cuda-drivers(-\d+)?|libcuda1|libnvidia-ml1"
     r"|nvidia-smi|nvidia-open(-\d+)?)$"
 )
 # Arch: `<name>-<pkgver>-<pkgrel>` folders.
-_PACMAN_DRIVER = re.compile(
+_PACMAN_DRIVER = lazy(
     r"^(nvidia|nvidia-lts|nvidia-dkms|nvidia-open|nvidia-open-dkms|nvidia-utils)-[^-]+-[^-]+$"
 )
 

@@ -20,10 +20,11 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 ASSUMED_VOCAB = 32000  # Llama and Mistral's; a bare count has none
-_COUNT = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?(?:e\d+)?)\s*(?P<unit>[kmbt]?)\s*$", re.IGNORECASE)
+_COUNT = lazy(r"^\s*(?P<number>\d+(?:\.\d+)?(?:e\d+)?)\s*(?P<unit>[kmbt]?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 # safetensors dtype names (https://github.com/huggingface/safetensors, format spec) -> precision names
 _SAFETENSORS_NAMES = {

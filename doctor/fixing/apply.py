@@ -12,7 +12,6 @@ import codecs
 import contextlib
 import os
 import queue
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,6 +19,7 @@ from typing import IO
 
 from torch_gpu_doctor.host.base import CommandStatus
 from torch_gpu_doctor.host.process import MERGED, NotStarted, interrupt_group, kill_group, spawn
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 TAIL_CHARS = 1 << 16  # the output kept for "pip's message"
@@ -33,7 +33,7 @@ _NOT_STARTED = {
     CommandStatus.NOT_FOUND: "{}: not found",
     CommandStatus.PERMISSION_DENIED: "{}: permission denied",
 }
-_PIP_ERROR = re.compile(r"^(ERROR:|error:|×)")
+_PIP_ERROR = lazy(r"^(ERROR:|error:|×)")
 
 
 @dataclass(frozen=True)

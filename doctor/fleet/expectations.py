@@ -18,12 +18,12 @@ turns it into a usage error (exit 2), so a typo in a gate never passes silently.
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 if sys.version_info >= (3, 11):
@@ -32,7 +32,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 TABLE = "expect"
-_VERSION = re.compile(r"\d+(\.\d+)*")
+_VERSION = lazy(r"\d+(\.\d+)*")
 MAX_CONFIG_BYTES = 64 * 1024
 
 

@@ -8,22 +8,21 @@ is parsed or shown, so nothing from a paste can drive the terminal.
 
 from __future__ import annotations
 
-import re
-
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 MAX_BYTES = 8 << 20  # a report is a few KB; a whole NCCL_DEBUG=INFO log is read up to here
 MAX_LINES = 50_000  # lines looked at; a longer paste is cut (and says so)
 _SAMPLE = 4096
 # CSI (colours, cursor), OSC (window title, hyperlinks), and the two-byte escapes
-_ESCAPES = re.compile(
+_ESCAPES = lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class UnreadablePaste(Exception):

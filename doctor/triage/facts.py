@@ -17,6 +17,7 @@ from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution, TorchPackages, TorchRuntime
 from torch_gpu_doctor.facts.wsl import WslFacts
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.model import CollectEnvReport, Library
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
@@ -38,14 +39,14 @@ _DISTROS = {  # first words of collect_env's OS line → os-release ID and ID_LI
     "linux mint": ("linuxmint", ("ubuntu", "debian")),
     "pop!_os": ("pop", ("ubuntu", "debian")),
 }
-_MACHINE = re.compile(r"(x86_64|amd64|aarch64|arm64|ppc64le|s390x)", re.IGNORECASE)
+_MACHINE = lazy(r"(x86_64|amd64|aarch64|arm64|ppc64le|s390x)", re.IGNORECASE)
 _SYS_PLATFORM = {"linux": "Linux", "win32": "Windows", "cygwin": "Windows", "darwin": "Darwin"}
 # A package list's words for torch's build: local version tags, conda build strings (pytorch channel
 # "py3.7_cuda10.2.89_cudnn7.6.5_0", "py3.9_cpu_0"; torchvision "py37_cu102"; conda-forge "cuda118py310h…")
-_CONDA_CUDA = re.compile(r"cuda(\d+\.\d+)|_cu(\d+)(\d)\b|cuda(\d{1,2})(\d)(?=_|py)")
-_CONDA_CPU = re.compile(r"(?:^|_)cpu(?:_|$)")
+_CONDA_CUDA = lazy(r"cuda(\d+\.\d+)|_cu(\d+)(\d)\b|cuda(\d{1,2})(\d)(?=_|py)")
+_CONDA_CPU = lazy(r"(?:^|_)cpu(?:_|$)")
 # NVIDIA's Jetson builds of torch: "1.12.0a0+2c916ef.nv22.3", "2.0.0a0+ec3941ad.nv23.02"
-_JETSON_TORCH = re.compile(r"\.nv\d{2}\.\d{1,2}$")
+_JETSON_TORCH = lazy(r"\.nv\d{2}\.\d{1,2}$")
 
 
 def report_facts(report: CollectEnvReport) -> Facts:
@@ -177,7 +178,7 @@ def _os(report: CollectEnvReport) -> Maybe[OsFacts]:
     )
 
 
-_WSL1 = re.compile(r"\d-Microsoft(?:-|$)")  # WSL 2's kernels say "microsoft-standard", in lower case
+_WSL1 = lazy(r"\d-Microsoft(?:-|$)")  # WSL 2's kernels say "microsoft-standard", in lower case
 
 
 def _wsl(os_facts: Maybe[OsFacts]) -> Maybe[WslFacts]:

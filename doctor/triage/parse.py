@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import re
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.model import CollectEnvReport, GpuLine, Library, ReportLine, TorchWarnings
 
 # Canonical key → label as collect_env prints it (torch 1.0 to today). Labels of one word need a colon.
@@ -62,7 +63,7 @@ WRAPPER_LABELS: tuple[tuple[str, str], ...] = (
     ("gpu_models", r"GPU type(?=\s*[:：])"),  # transformers env >= 4.40
     ("gpu_in_script", r"Using GPU in script\?"),  # the person's answer in Hugging Face's bug template
 )
-_WRAPPER_MARK = re.compile(
+_WRAPPER_MARK = lazy(
     r"^(?:(?P<detectron2>DETECTRON2_ENV_MODULE|[Dd]etectron2\b)|sys\.platform\b|PyTorch [Dd]ebug [Bb]uild\b"
     r"|PyTorch compiling details\s*[:：]|(?P<sglang>sglang|sgl_kernel)\s*[:：]|CUDA Driver Version\s*[:：]"
     r"|(?P<huggingface>-\s*PyTorch version \(GPU\?\)\s*[:：]))"
@@ -115,33 +116,33 @@ NOT_COLLECTED = {"", "n/a", "na", "none", "no cuda", "could not collect"}
 COMPLETE = NOT_COLLECTED | {"true", "false", "yes", "no"}
 FIRST_TOKEN = ("torch_version", "cuda_build", "python_version", "cuda_runtime", "driver_version")
 WORDS = ("os", "gcc", "clang", "cmake", "libc")  # free text: its words before a cut one still hold
-_HEADER = re.compile(r"^Collecting environment information\.*\s*", re.IGNORECASE)
-_MARKUP = re.compile(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*)$", re.IGNORECASE)
-_LIBRARY = re.compile(r"^\[(?P<manager>pip3?|conda)\]\s*(?P<rest>.*)$", re.IGNORECASE)
+_HEADER = lazy(r"^Collecting environment information\.*\s*", re.IGNORECASE)
+_MARKUP = lazy(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*)$", re.IGNORECASE)
+_LIBRARY = lazy(r"^\[(?P<manager>pip3?|conda)\]\s*(?P<rest>.*)$", re.IGNORECASE)
 # "GPU 0: NAME (UUID: ...)" (nvidia-smi -L); the wrappers group devices: "GPU 0,1,2,3  NAME (arch=7.5)", "GPU 0-7 NAME"
-_GPU = re.compile(
+_GPU = lazy(
     r"^GPU\s*(?P<ids>\d+(?:\s*[,-]\s*\d+)*)(?:\s*[:：]\s*|\s+)(?P<name>.+?)(?:\s*\(UUID:[^)]*\)?)?"
     r"(?:\s*\(arch=(?P<arch>\d+\.\d+)\))?\s*$",
     re.IGNORECASE,
 )
 # Rows that start like a GPU's and are not one: sglang's "GPU 0 Compute Capability: 8.0", and the rows of
 # `nvidia-smi topo -m` ("GPU0  X  NV12 ... SYS") that sglang and vLLM print after their reports
-_NOT_A_GPU_ROW = re.compile(
+_NOT_A_GPU_ROW = lazy(
     r"^GPU\s*[\d,\s-]+\s+Compute Capability\s*[:：]|^GPU\d+\s+(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)\s",
     re.IGNORECASE,
 )
 # transformers-cli env / accelerate env / diffusers-cli env: "`transformers` version: 4.36.2", "Accelerate version: 0.25.0"
-_HF_PACKAGE_ROW = re.compile(r"^`?([A-Za-z][\w.-]*)`?\s+version\s*[:：]\s*(\d[\w.+-]*)\s*$")
-_PACKAGE_ROW = re.compile(r"^([A-Za-z][\w.-]*)\s*[:：]\s*(\d[\w.+-]*)\s*$")
-_NVCC = (re.compile(r"\bV(\d+\.\d+\.\d+)"), re.compile(r"\brelease (\d+\.\d+)"))
-_CODE = re.compile(r"code=\[?(?P<codes>[a-z_0-9,]+)\]?")
-_VERSION = re.compile(r"^\d+(?:\.\d+)+")
-_TORCH_VERSION = re.compile(
+_HF_PACKAGE_ROW = lazy(r"^`?([A-Za-z][\w.-]*)`?\s+version\s*[:：]\s*(\d[\w.+-]*)\s*$")
+_PACKAGE_ROW = lazy(r"^([A-Za-z][\w.-]*)\s*[:：]\s*(\d[\w.+-]*)\s*$")
+_NVCC = (lazy(r"\bV(\d+\.\d+\.\d+)"), lazy(r"\brelease (\d+\.\d+)"))
+_CODE = lazy(r"code=\[?(?P<codes>[a-z_0-9,]+)\]?")
+_VERSION = lazy(r"^\d+(?:\.\d+)+")
+_TORCH_VERSION = lazy(
     r"^\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:[a-z]+\d*)*(?:\.(?:dev|post)\d+)?(?:\+[A-Za-z0-9.]+)?$"
 )
-_TOO_OLD = re.compile(r"driver on your system is too old \(found version (\d{4,6})\)", re.IGNORECASE)
-_ARCH = re.compile(r"supports CUDA capabilities((?:\s+(?:sm|compute)_\d+[a-z]?)+)", re.IGNORECASE)
-_CUDA_INIT = re.compile(r"CUDA initialization:\s*(?P<text>.+?)\s*(?:\(Triggered internally.*)?$")
+_TOO_OLD = lazy(r"driver on your system is too old \(found version (\d{4,6})\)", re.IGNORECASE)
+_ARCH = lazy(r"supports CUDA capabilities((?:\s+(?:sm|compute)_\d+[a-z]?)+)", re.IGNORECASE)
+_CUDA_INIT = lazy(r"CUDA initialization:\s*(?P<text>.+?)\s*(?:\(Triggered internally.*)?$")
 
 
 def looks_like_collect_env(report: CollectEnvReport) -> bool:

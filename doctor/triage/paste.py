@@ -9,6 +9,7 @@ from dataclasses import field
 
 from torch_gpu_doctor.checks.support.signatures import Hit, match_line
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.decode import Paste
 from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
@@ -36,10 +37,10 @@ from torch_gpu_doctor.triage.tool_output import (
 )
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
-_KERNEL = re.compile(
+_KERNEL = lazy(
     r"\bNVRM:|\bnvidia(?:_uvm|_drm|_modeset)?: |Lockdown: |Key was rejected|module verification failed"
 )
-_NOISE = re.compile(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*|[-=+|_*\s]*|>\s*)$", re.IGNORECASE)
+_NOISE = lazy(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*|[-=+|_*\s]*|>\s*)$", re.IGNORECASE)
 PASTED_LOG = "the pasted kernel log"
 
 
@@ -160,7 +161,7 @@ def read_paste(paste: Paste) -> PastedText:
 
 # A command the person typed to install something ("pip install torch==2.7.0+cpu ...") says what they asked for,
 # not what is installed or what failed: no signature is matched in it.
-INSTALL_COMMAND = re.compile(
+INSTALL_COMMAND = lazy(
     r"^[\s`$>#]*(?:sudo\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*|uv\s+pip|conda|mamba|micromamba)\s+install\b",
     re.IGNORECASE,
 )

@@ -31,6 +31,7 @@ from torch_gpu_doctor.facts.torch import (
     TorchRuntime,
 )
 from torch_gpu_doctor.host.nvml import ERROR_CODES
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.facts import (
     NOT_IN_REPORT,
     PYTHON,
@@ -216,7 +217,7 @@ def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:
 
 # CUDA_VISIBLE_DEVICES as a command sets it: `CUDA_VISIBLE_DEVICES=2 python main.py`, `export
 # CUDA_VISIBLE_DEVICES=0,1`, `os.environ["CUDA_VISIBLE_DEVICES"] = "2"` (a value in quotes or up to a space)
-_VISIBLE_SET = re.compile(
+_VISIBLE_SET = lazy(
     r"""(?:^|(?<=[\s$>;(]))(?:export\s+)?CUDA_VISIBLE_DEVICES=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s;'"`]*))"""
     r"""|os\.environ\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?P<py>[^"']*)["']"""
     r"""|^\s*CUDA_VISIBLE_DEVICES:\s*["']?(?P<yaml>[\w,-]+)["']?\s*$""",  # a compose file's environment map

@@ -15,6 +15,7 @@ import itertools
 import re
 
 from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 # NVIDIA's consumer lines, as people write them: "RTX 4090", "rtx4090", "GTX 1050 Ti", "5060ti", "3080 Super".
@@ -22,14 +23,14 @@ from torch_gpu_doctor.records import dataclass
 # on the lower-cased text and start with their literals, so that the regex engine skips ahead to them (a
 # lookbehind first made it try every position: 8 s on a 100k-line paste); where a match starts is judged in
 # _starts_a_name: ASCII only, so "在5060ti" names a card, "4xRTX 4090" four of them, and "0xa100" is hex.
-_CONSUMER = re.compile(
+_CONSUMER = lazy(
     r"(?:geforce[ \t]+)?(?P<line>rtx|gtx|gts|gt|mx)[ \t-]?(?P<num>\d{3,4})(?!\d)"
     r"(?:[ \t]?(?P<suf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?:[ \t]?(?P<mobile>laptop|mobile)(?![a-z0-9])|(?P<m>m)(?![a-z0-9.]))?"
     r"|(?P<bare>[1-5]0[5-9]0|16[56]0)[ \t]?(?P<baresuf>ti[ \t]super|ti|super)(?![a-z0-9])"
 )
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
 # where they cannot be a hex digit pair, a paper size or a row of a table.
-_DATACENTER = re.compile(
+_DATACENTER = lazy(
     r"(?P<name>gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
     r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
     r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
@@ -47,14 +48,14 @@ def _starts_a_name(text: str, at: int, also: str = "") -> bool:
 
 
 # The driver's version, said in words: the kernel module's banner, nvidia-smi's label anywhere, "driver 535.104.05"
-_DRIVER = re.compile(
+_DRIVER = lazy(
     r"Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"  # NVRM's line
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
     r"|\bdriver(?:[ \t]+version)?(?:[ \t]*[:=])?[ \t]*(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b",
     re.IGNORECASE,
 )
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
-_JETSON = re.compile(
+_JETSON = lazy(
     r"\bJetson[ \t]+(?:AGX[ \t]+|NX[ \t]+)?(?P<model>Orin|Xavier|Nano|TX2|TX1|Thor)\b"
     r"|\bJetson[ \t]+(?P<family>AGX|NX)\b"  # "jetson NX": the Xavier NX, "Jetson AGX": the AGX Xavier
     r"|\b(?:AGX|NX)[ \t]+(?P<model2>Orin|Xavier|Thor)\b"
@@ -68,14 +69,14 @@ _JETSON_MODELS = {
     "nx": "Xavier NX", "agx": "AGX Xavier",
 }  # fmt: skip
 # An AMD card by name, for its gfx target (compat.rocm_gfx.PRODUCT_TARGETS knows which): "amd rx6600"
-_AMD = re.compile(
+_AMD = lazy(
     r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?|Strix[ \t]?(?:Halo|Point)|Ryzen[ \t]?AI[ \t]?Max)",
     re.IGNORECASE,
 )
 # The person says the machine has no NVIDIA GPU: "I don't have any NVIDIA adapter", an integrated Intel GPU,
 # Iris Xe, Arc, "我使用的是cpu". Never an error's own words ("No CUDA GPUs are available"), never "I don't have
 # another GPU to test with", never "works when I'm running on CPU".
-_NO_NVIDIA = re.compile(
+_NO_NVIDIA = lazy(
     r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
     r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
@@ -83,34 +84,34 @@ _NO_NVIDIA = re.compile(
     re.IGNORECASE,
 )
 # A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")
-_DUAL = re.compile(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+gpu|\bdgpu\b|optimus")
+_DUAL = lazy(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+gpu|\bdgpu\b|optimus")
 # CUDA unavailable, said in words: "torch.cuda.is_available() returns False", "is_available()\ni get false",
 # "Cuda available: False", "cuda device is not avaliable"; or the process killed by an illegal instruction
-_TORCH_FAILS = re.compile(
+_TORCH_FAILS = lazy(
     r"is_available\(\)[^\n]{0,60}?\bfalse\b|is_available\(\)[ \t]*\n[^\n]{0,40}?\bfalse\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l"
     r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
-_WINDOWS_BUILD = re.compile(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
-_WSL_WORDS = re.compile(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
+_WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
+_WSL_WORDS = lazy(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
-_MACOS = re.compile(
+_MACOS = lazy(
     r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b"
     r"|(?i:\bmacbook\b|\b(?:my|a|on)\s+mac\b(?!\s+address)|\bapple\s+silicon\b|\bM[1-4]\s+(?:Pro|Max|Ultra|chip)\b)"
 )
 # A Linux machine's own paths: a macOS word beside them is about another machine ("on macOS it runs on MPS")
-_LINUX_PATHS = re.compile(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
+_LINUX_PATHS = lazy(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
 # Words that put a name on another machine or another time: "worked on my old RTX 3090", "under WSL2 it works,
 # but on our server...", "no access to A100s", "needs driver 525.60.13 or newer"
-_ELSEWHERE = re.compile(
+_ELSEWHERE = lazy(
     r"\b(?:work(?:s|ed|ing)?|old|previous(?:ly)?|instead|vs\.?|versus|compared?|other|another|similar|used[ \t]+to"
     r"|before|unlike|access|requires?|required|needs?|minimum|at[ \t]+least|or[ \t]+(?:newer|later|above)|upgrad\w*|updat\w*)\b"
 )
 
 
-_SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)")
+_SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
 
 
 @dataclass(frozen=True)

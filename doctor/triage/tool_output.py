@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.model import Library
 
 # | NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |
-_SMI_HEAD = re.compile(
+_SMI_HEAD = lazy(
     r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s*(?P<driver>[\d.]+)(?:\s+CUDA Version:\s*(?P<cuda>[\d.]+|N/A))?",
     re.IGNORECASE,
 )
 # |   0  NVIDIA GeForce RTX 4090    Off |   00000000:01:00.0  On |                  Off |
-_SMI_GPU = re.compile(
+_SMI_GPU = lazy(
     r"^\|\s*(?P<index>\d{1,3})\s+(?P<name>.+?)\s+(?:On|Off|N/A)\s*\|\s*(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\b"
 )
 # | 30%   35C    P8    22W / 350W |    5MiB / 24576MiB |      0%      Default |
-_SMI_MEMORY = re.compile(r"\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|")
-_SMI_Q = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 .()/-]{1,40}?)\s*:\s*(?P<value>.*)$")
+_SMI_MEMORY = lazy(r"\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|")
+_SMI_Q = lazy(r"^(?P<key>[A-Za-z][A-Za-z0-9 .()/-]{1,40}?)\s*:\s*(?P<value>.*)$")
 _Q_KEYS = {
     "driver version": "driver",
     "cuda version": "cuda",
@@ -34,20 +35,18 @@ _Q_KEYS = {
     "attached gpus": "count",
 }
 # package names may start with "_" (conda's _libgcc_mutex, _pytorch_select)
-_PIP_ROW = re.compile(
-    r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)(?:\s+(?P<where>\S.*))?$"
-)
-_FREEZE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<version>\S+)$")
-_CONDA_ROW = re.compile(
+_PIP_ROW = lazy(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)(?:\s+(?P<where>\S.*))?$")
+_FREEZE = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<version>\S+)$")
+_CONDA_ROW = lazy(
     r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)\s+(?P<build>\S+)(?:\s+(?P<channel>\S+))?\s*$"
 )
 # a `conda list` row read without its header (`conda list | grep torch`, one row quoted): a channel of
 # torch's, or a build string of the pytorch channel ("py3.9_cpu_0", "py38_cu102", "cpu")
 _CONDA_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "nvidia", "conda-forge", "defaults"})
-_CONDA_BUILD = re.compile(r"^(?:py\d\.?\d+_(?:cpu|cuda|cu\d)|cuda\d+(?:_|py)|cpu(?:_|$))")
+_CONDA_BUILD = lazy(r"^(?:py\d\.?\d+_(?:cpu|cuda|cu\d)|cuda\d+(?:_|py)|cpu(?:_|$))")
 # packages whose lines are worth reading from a list: torch's family and the conda packages that pick its
 # variant, NVIDIA's wheels, frameworks on top
-_RELEVANT = re.compile(
+_RELEVANT = lazy(
     r"^(torch|torchvision|torchaudio|pytorch|pytorch-cuda|pytorch-mutex|cpuonly|_pytorch_select|cudatoolkit|"
     r"cuda-.*|nvidia-.*|triton|xformers|vllm|transformers|accelerate|deepspeed|bitsandbytes|flash-attn|jax|"
     r"jaxlib|tensorflow|numpy|cupy.*)$",
@@ -204,14 +203,12 @@ def _normal(name: str) -> str:
 
 
 # ldd's output for a CUDA library: "\tlibnvJitLink.so.12 => /usr/local/cuda-12.1/lib64/libnvJitLink.so.12 (0x...)"
-_LDD = re.compile(
+_LDD = lazy(
     r"^(?P<name>lib(?:cuda|cudart|cudnn[a-z_]*|cublas|cublasLt|nccl|nvJitLink|nvrtc|cusparse|cufft|curand|cusolver|"
     r"nvidia-ml)\.so[.0-9]*)\s+=>\s+(?P<path>/\S+)"
 )
 # torch >= 2.10's capability warning lists what the build covers: "- 7.5 which supports hardware CC >=7.5,<8.0"
-_BUILT_FOR = re.compile(
-    r"^-\s*(?P<major>\d{1,2})\.(?P<minor>\d)\s+which supports hardware CC\b", re.IGNORECASE
-)
+_BUILT_FOR = lazy(r"^-\s*(?P<major>\d{1,2})\.(?P<minor>\d)\s+which supports hardware CC\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -248,19 +245,19 @@ def parse_built_for(lines: list[str]) -> tuple[tuple[str, ...], tuple[int, ...]]
 # Where a paste shows its Python without saying it: the interpreter's banner, xFormers' "(you have 3.10.9)",
 # site-packages paths (/lib/python3.10/, \\Python310\\), extension and wheel file names (cpython-310, cp310).
 _PYTHON_SHOWN = (
-    re.compile(r"\bPython\s+\d+\.\d+\.\d+\s+\(you have (?P<full>[23]\.\d{1,2}\.\d{1,3})\)"),
-    re.compile(r"\bPython-(?P<full>[23]\.\d{1,2}\.\d{1,3})\b"),
-    re.compile(r"\bPython (?P<full>[23]\.\d{1,2}\.\d{1,3})\+? \((?:tags|main|default|heads)\b"),
-    re.compile(r"[/\\]lib(?:64)?[/\\]python(?P<major>[23])\.(?P<minor>\d{1,2})[/\\]", re.IGNORECASE),
-    re.compile(r"[/\\]python(?P<major>3)(?P<minor>\d{1,2})[/\\]", re.IGNORECASE),
-    re.compile(r"\bcpython-(?P<major>3)(?P<minor>\d{1,2})\b"),
-    re.compile(r"\bcp(?P<major>3)(?P<minor>\d{1,2})(?=m?\b)"),
+    lazy(r"\bPython\s+\d+\.\d+\.\d+\s+\(you have (?P<full>[23]\.\d{1,2}\.\d{1,3})\)"),
+    lazy(r"\bPython-(?P<full>[23]\.\d{1,2}\.\d{1,3})\b"),
+    lazy(r"\bPython (?P<full>[23]\.\d{1,2}\.\d{1,3})\+? \((?:tags|main|default|heads)\b"),
+    lazy(r"[/\\]lib(?:64)?[/\\]python(?P<major>[23])\.(?P<minor>\d{1,2})[/\\]", re.IGNORECASE),
+    lazy(r"[/\\]python(?P<major>3)(?P<minor>\d{1,2})[/\\]", re.IGNORECASE),
+    lazy(r"\bcpython-(?P<major>3)(?P<minor>\d{1,2})\b"),
+    lazy(r"\bcp(?P<major>3)(?P<minor>\d{1,2})(?=m?\b)"),
 )
 # conda build strings carry the environment's Python: "py3.9_cpu_0", "py38_cu102", "py37h7f8727e_0", "cuda118py310h…"
-_CONDA_PY = re.compile(r"(?:^|_|\d)py(?P<major>[23])\.?(?P<minor>\d{1,2})(?=_|h[0-9a-f]|$)")
+_CONDA_PY = lazy(r"(?:^|_|\d)py(?P<major>[23])\.?(?P<minor>\d{1,2})(?=_|h[0-9a-f]|$)")
 # A Windows path ("C:\Users\...", "E:\lama\installer\lib"); not one quoted in Linux ("/mnt/c/...")
-_WINDOWS_PATH = re.compile(r"(?<![\w/\\])[A-Za-z]:\\[\w$.-]")
-_WSL = re.compile(r"microsoft-standard|/usr/lib/wsl/|\bWSL", re.IGNORECASE)
+_WINDOWS_PATH = lazy(r"(?<![\w/\\])[A-Za-z]:\\[\w$.-]")
+_WSL = lazy(r"microsoft-standard|/usr/lib/wsl/|\bWSL", re.IGNORECASE)
 MAX_PATH_LINE = 4000  # a longer line is a flood, not a traceback's path
 
 
@@ -299,11 +296,11 @@ def parse_python_shown(lines: list[str], libraries: tuple[Library, ...]) -> Pyth
 # A conda environment in a path: its prefix is what comes before lib/ (Linux) or Lib\\ (Windows) under an
 # installation folder: ~/anaconda3/envs/NAME, C:\\Users\\me\\miniconda3, /opt/conda. The pattern finds the
 # folder's name; the path's start is found back from it (a pattern with the whole path would be quadratic).
-_CONDA_DIR = re.compile(
+_CONDA_DIR = lazy(
     r"[\\/](?:anaconda3|miniconda3|anaconda|miniconda|miniforge3|miniforge|mambaforge|conda)"
     r"(?:[\\/]envs[\\/][\w.+-]+)?(?=[\\/](?:lib(?:64)?|Lib)[\\/])"
 )
-_PATH_START = re.compile(r"(?:[A-Za-z]:\\|~?/)")
+_PATH_START = lazy(r"(?:[A-Za-z]:\\|~?/)")
 _PATH_ENDS = " \t\"'`(<,;="
 _CONDA_WORDS = ("conda", "mambaforge", "miniforge")
 # conda packages that choose conda's torch variant (names normalised: `_pytorch_select` is "-pytorch-select")
@@ -360,8 +357,8 @@ def _torch_owner(libraries: tuple[Library, ...]) -> Library | None:
 
 # A Python session pasted as it ran: the prompt and its answer (`>>> torch.cuda.is_available()` then `False`;
 # IPython's `In [2]: torch.cuda.is_available()` then `Out[2]: False`). What torch says of itself there is a fact.
-_PROMPT = re.compile(r"^\s*(?:>>>|In \[\d+\]:)\s?(?P<expr>.*?)\s*$")
-_ANSWER = re.compile(r"^\s*(?:Out\[\d+\]:\s?)?(?P<value>.*?)\s*$")
+_PROMPT = lazy(r"^\s*(?:>>>|In \[\d+\]:)\s?(?P<expr>.*?)\s*$")
+_ANSWER = lazy(r"^\s*(?:Out\[\d+\]:\s?)?(?P<value>.*?)\s*$")
 _ASKED = {  # torch's own answers a paste shows, by what was asked (print(...) stripped)
     "torch.__version__": "version",
     "torch.version.cuda": "cuda",
@@ -432,8 +429,8 @@ def _answer(what: str, text: str) -> object:
 
 
 # `python -m xformers.info`: its version, one "name: status" row per operator, then torch's and the GPU's rows
-_XF_HEAD = re.compile(r"^\s*xFormers\s+(?P<version>\d[\w.+-]*)\s*$")
-_XF_ROW = re.compile(r"^\s*(?P<key>[a-z][\w.-]*(?:@[\w.+-]+)?)\s*:\s+(?P<value>\S.*?)\s*$")
+_XF_HEAD = lazy(r"^\s*xFormers\s+(?P<version>\d[\w.+-]*)\s*$")
+_XF_ROW = lazy(r"^\s*(?P<key>[a-z][\w.-]*(?:@[\w.+-]+)?)\s*:\s+(?P<value>\S.*?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -493,15 +490,15 @@ def windows_path_line(lines: list[str]) -> int | None:
 
 # A shell inside a container: Docker's default hostname is the container id's first 12 hex digits
 # (`root@185d009a60c8:/workspace#`), or the command that opened it (`docker exec -it NAME bash`)
-_CONTAINER_SHELL = re.compile(
+_CONTAINER_SHELL = lazy(
     r"^\s*(?:\(\S+\)\s*)?\w[\w.-]*@[0-9a-f]{12}:|\b(?:docker|podman|nerdctl) (?:exec|run)\b|\bkubectl exec\b"
 )
 
 
 # `docker run` / `podman run` typed without a way to pass the GPUs in (--gpus, the nvidia runtime, CDI devices);
 # the old `nvidia-docker run` passes them by itself
-_RUN = re.compile(r"\b(?:docker|podman)\s+run\b")
-_GPU_FLAGS = re.compile(r"--gpus\b|--runtime[= ]nvidia\b|--device[= ]\S*nvidia\.com/gpu|nvidia-docker\b")
+_RUN = lazy(r"\b(?:docker|podman)\s+run\b")
+_GPU_FLAGS = lazy(r"--gpus\b|--runtime[= ]nvidia\b|--device[= ]\S*nvidia\.com/gpu|nvidia-docker\b")
 
 
 def run_without_gpus_line(lines: list[str]) -> int | None:

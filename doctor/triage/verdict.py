@@ -25,6 +25,7 @@ from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
@@ -316,12 +317,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
 # A compiled extension's entry point in a message or the words around it (`causal_conv1d_cuda.causal_conv1d_fwd`,
 # `selective_scan_cuda.fwd`, `my_ops_C.forward`), or the words "custom CUDA extension": where "no kernel image"
 # comes from a binary that is not torch's. torch's own modules (torch._C, torch_cuda) are not extensions.
-_EXTENSION_CALL = re.compile(
+_EXTENSION_CALL = lazy(
     r"(?<![\w.])(?!torch)[a-z][a-z0-9]*(?:_[a-z0-9]+)*?_(?:cuda|cuda_kernels?|cuda_ext|ext|C|ops|kernels?)"
     r"(?=\.[A-Za-z_]\w*)",
     re.IGNORECASE,
 )
-_EXTENSION_WORDS = re.compile(r"\bcustom CUDA (?:extension|kernel|op)s?\b", re.IGNORECASE)
+_EXTENSION_WORDS = lazy(r"\bcustom CUDA (?:extension|kernel|op)s?\b", re.IGNORECASE)
 
 
 def _failing_extension(pasted: PastedText) -> str | None:
@@ -477,12 +478,12 @@ def _no_nvidia_gpu(
 
 # torch's C++ namespaces in a mangled symbol (c10::, at::, torch::): an extension of torch failed, even
 # where the word "torch" appears nowhere (flash_attn_2_cuda...so: undefined symbol: _ZN3c10...)
-_TORCH_CPP = re.compile(r"_ZN[KS]?\d*(?:3c10|2at|5torch)")
+_TORCH_CPP = lazy(r"_ZN[KS]?\d*(?:3c10|2at|5torch)")
 
 
 # torch's own wording of a CUDA error, where the paste never names torch: c10's "RuntimeError: CUDA error: ..."
 # and the hint that follows it ("CUDA kernel errors might be asynchronously reported at some other API call")
-_TORCH_WORDS = re.compile(r"RuntimeError: CUDA error: |CUDA kernel errors might be asynchronously reported")
+_TORCH_WORDS = lazy(r"RuntimeError: CUDA error: |CUDA kernel errors might be asynchronously reported")
 
 
 def mentions_torch(text: str) -> bool:
@@ -502,7 +503,7 @@ def _installs_torch(fix: Remediation | None) -> bool:
 # A package built for one torch, as a paste shows it without a package list: a traceback's path into its
 # folder (site-packages/vllm/...), or a pin the person quotes (vllm==0.20.2) outside an install command
 _STACK = "|".join(sorted(BUILT_FOR_ONE_TORCH, key=len, reverse=True)).replace("-", "[-_]")
-_PINNED_STACK = re.compile(
+_PINNED_STACK = lazy(
     rf"(?:site|dist)-packages[/\\](?:{_STACK})[/\\]|(?<![\w-])(?:{_STACK})==\d", re.IGNORECASE
 )
 
@@ -537,12 +538,12 @@ def _driver_not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
 
 
 # the words of a container run: its driver is the host's (a shell prompt is container_shell_line's)
-_CONTAINER_WORDS = re.compile(
+_CONTAINER_WORDS = lazy(
     r"\b(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|containers?)\b|容器", re.IGNORECASE
 )
 
 
-_KUBERNETES = re.compile(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
+_KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
 
 
 def _in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:

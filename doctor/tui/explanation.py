@@ -13,10 +13,11 @@ import re
 
 from rich.text import Text
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Explanation
 
 HEADINGS = ("What it checks", "Why it matters", "How to fix")
-_ITEM = re.compile(r"\s*(?:[-*+]|[0-9]{1,3}[.)])\s")
+_ITEM = lazy(r"\s*(?:[-*+]|[0-9]{1,3}[.)])\s")
 CODE_STYLE = "bold cyan"  # as the fix's commands: what a person types
 
 
