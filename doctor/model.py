@@ -50,8 +50,22 @@ class Command:
     runs_here: bool = True
 
     def display(self) -> str:
+        if self.argv and _WINDOWS_PROGRAM.match(self.argv[0]) is not None:
+            return " ".join(_windows_quote(a) for a in self.argv)
         line = shlex.join(self.argv)
         return f"printf %s {shlex.quote(self.stdin)} | {line}" if self.stdin else line
+
+
+# A program given by a Windows path (C:\...\python.exe, .\python_embeded\python.exe) runs in cmd or PowerShell,
+# where a POSIX shell's single quotes are not quotes: its line quotes, with double quotes, only what needs it.
+_WINDOWS_PROGRAM = lazy(r"^(?:[A-Za-z]:\\|\.\\|\\\\)")
+_WINDOWS_SPECIAL = frozenset(' \t"&|<>^%()')
+
+
+def _windows_quote(arg: str) -> str:
+    if arg and not any(c in _WINDOWS_SPECIAL for c in arg):
+        return arg
+    return '"' + arg.replace('"', '\\"') + '"'
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
 from torch_gpu_doctor.triage.prose import ProseFacts, read_prose
 from torch_gpu_doctor.triage.tool_output import (
     CondaShown,
+    InterpreterShown,
     LinkedLibrary,
     PackageListing,
     PythonShown,
@@ -26,6 +27,7 @@ from torch_gpu_doctor.triage.tool_output import (
     container_shell_line,
     parse_built_for,
     parse_conda_env,
+    parse_interpreter_shown,
     parse_ldd,
     parse_nvidia_smi,
     parse_package_lists,
@@ -65,6 +67,7 @@ class PastedText:
     session: SessionAnswers | None = None  # torch's answers in a pasted Python session (>>> or In [n]:)
     xformers: XformersInfo | None = None  # a `python -m xformers.info` table
     prose: ProseFacts = field(default_factory=ProseFacts)  # the GPU, driver and platform named in words
+    interpreter: InterpreterShown | None = None  # the Python a site-packages path belongs to
 
     @property
     def empty(self) -> bool:
@@ -156,6 +159,7 @@ def read_paste(paste: Paste) -> PastedText:
         session,
         xformers,
         prose,
+        parse_interpreter_shown(lines),
     )
 
 

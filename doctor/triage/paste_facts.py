@@ -65,6 +65,7 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_runtime_lists(facts, pasted)
     facts = _with_shown_python(facts, pasted)
     facts = _with_conda(facts, pasted)
+    facts = _with_interpreter(facts, pasted)
     facts = _with_shown_environment(facts, pasted)
     facts = _with_words(facts, pasted)
     facts = _with_windows_build(facts, pasted)
@@ -307,6 +308,21 @@ def _with_conda(facts: Facts, pasted: PastedText) -> Facts:
             python, conda_prefix=conda.prefix if owned else python.conda_prefix, executable=executable
         ),
     )
+
+
+def _with_interpreter(facts: Facts, pasted: PastedText) -> Facts:
+    """The interpreter a site-packages path shows (a portable ComfyUI's python_embeded, a project's venv) is the
+    one whose pip the fix names, where no conda environment already named it: a bare `python` on PATH is often
+    another Python, and the reinstall would land there."""
+    shown = pasted.interpreter
+    if shown is None or (pasted.conda is not None and pasted.conda.prefix):
+        return facts
+    python = (
+        facts.python if not isinstance(facts.python, Unavailable) else _pasted_python(facts, NOT_IN_PASTE)
+    )
+    if python.executable != PYTHON:  # a report or an earlier reading named it already
+        return facts
+    return dataclasses.replace(facts, python=dataclasses.replace(python, executable=shown.path))
 
 
 def _with_session(facts: Facts, pasted: PastedText) -> Facts:

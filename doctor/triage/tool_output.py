@@ -324,10 +324,10 @@ def parse_conda_env(lines: list[str], libraries: tuple[Library, ...]) -> CondaSh
         if len(raw) > MAX_PATH_LINE or not any(w in raw for w in _CONDA_WORDS):
             continue
         for match in _CONDA_DIR.finditer(raw):
-            begin = max(raw.rfind(c, 0, match.start()) for c in _PATH_ENDS) + 1
-            if _PATH_START.match(raw, begin) is None:
+            prefix = _path_before(raw, match.end())
+            if prefix is None:
                 continue
-            shown = CondaShown(raw[begin : match.end()], number, owns)
+            shown = CondaShown(prefix, number, owns)
             if "site-packages" in raw[match.end() : match.end() + 40] and "torch" in raw[match.end() :]:
                 return shown
             found.append(shown)
@@ -353,6 +353,60 @@ def _torch_owner(libraries: tuple[Library, ...]) -> Library | None:
         and lib.name in ("torch", "pytorch", *CONDA_VARIANT_SELECTORS)
     ]
     return pip[0] if pip else conda[0] if conda else None
+
+
+# The interpreter a site-packages path shows, for the pip command to name (ComfyUI's portable python_embeded, a
+# project's venv, a Docker image's /usr/local): torch's own path first, else the first. Under <env>/lib/pythonX.Y/
+# (Linux, macOS) the interpreter is <env>/bin/python; under <env>\Lib\ (Windows) it is <env>\Scripts\python.exe
+# in a virtual environment and <env>\python.exe in an installed, portable or embedded Python or a conda env.
+_SITE_PACKAGES = lazy(r"[\\/](?:lib(?:64)?/python3\.\d{1,2}|[Ll]ib)[\\/]site-packages[\\/]")
+# the user site belongs to whichever Python runs; the system's own is what a bare `python` already is; the Nix
+# store is read-only (pip cannot install there)
+_NAMES_NONE = lazy(r"[\\/]\.local$|[\\/]\.local[\\/]|^/usr(?:/local)?$|^/nix/store/")
+_VENV_NAME = lazy(r"^\.?(?:venv|env|virtualenv)[\w.-]*$|venv$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class InterpreterShown:
+    path: str  # the interpreter's path, derived from its site-packages
+    line: int
+    prefix: str  # the environment's folder, as pasted
+
+
+def parse_interpreter_shown(lines: list[str]) -> InterpreterShown | None:
+    """The Python a traceback's or an error's site-packages path belongs to (see _SITE_PACKAGES)."""
+    first: InterpreterShown | None = None
+    for number, raw in enumerate(lines, start=1):
+        if len(raw) > MAX_PATH_LINE or "site-packages" not in raw:
+            continue
+        for match in _SITE_PACKAGES.finditer(raw):
+            prefix = _path_before(raw, match.start())
+            if prefix is None or _NAMES_NONE.search(prefix) is not None:
+                continue
+            shown = InterpreterShown(_interpreter(prefix), number, prefix)
+            if raw[match.end() : match.end() + 6] in ("torch/", "torch\\"):
+                return shown
+            first = first or shown
+    return first
+
+
+def _path_before(raw: str, end: int) -> str | None:
+    """The path that ends at `end`: from its opening quote when it is quoted (a Windows user name may hold a
+    space), else from the last separator before it; None when that is not the start of a path."""
+    quote = max(raw.rfind('"', 0, end), raw.rfind("'", 0, end))
+    if quote >= 0 and _PATH_START.match(raw, quote + 1) is not None and " " in raw[quote + 1 : end]:
+        return raw[quote + 1 : end]
+    begin = max(raw.rfind(c, 0, end) for c in _PATH_ENDS) + 1
+    if _PATH_START.match(raw, begin) is None:
+        return None
+    return raw[begin:end]
+
+
+def _interpreter(prefix: str) -> str:
+    if "\\" not in prefix:
+        return f"{prefix}/bin/python"
+    name = prefix.rstrip("\\").rsplit("\\", 1)[-1]
+    return f"{prefix}\\Scripts\\python.exe" if _VENV_NAME.search(name) else f"{prefix}\\python.exe"
 
 
 # A Python session pasted as it ran: the prompt and its answer (`>>> torch.cuda.is_available()` then `False`;

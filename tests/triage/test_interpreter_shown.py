@@ -1,0 +1,92 @@
+"""The Python a site-packages path belongs to is the one whose pip the fix names: a portable ComfyUI's
+python_embeded, a project's venv, an installed or bundled Python. Built on real pastes of the corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torch_gpu_doctor.model import Command
+from torch_gpu_doctor.triage.decode import decode_paste
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
+from torch_gpu_doctor.triage.tool_output import parse_interpreter_shown
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize(
+    ("name", "interpreter"),
+    [
+        # Windows venv (.venv\Lib\site-packages): its Scripts\python.exe
+        ("pastes/comfyui-to-python-55-cpu-torch-venv.txt", "D:\\ComfyUI\\.venv\\Scripts\\python.exe"),
+        # a bundled Python (FramePack's system\python): python.exe in the folder itself
+        (
+            "pastes/e02_rtx5080_sm120_framepack_cu126.txt",
+            "F:\\tmp\\framepack_cu126_torch26\\system\\python\\python.exe",
+        ),
+        # an installed Python for Windows
+        (
+            "pastes/chatglm-webui-1-cpu-torch-windows-half-cuda.txt",
+            "C:\\Users\\Administrator\\AppData\\Local\\Programs\\Python\\Python310\\python.exe",
+        ),
+        # Linux venv (lib/python3.11/site-packages): bin/python
+        ("pastes/e01_wyomingxtts_sm120.txt", "/opt/venv/bin/python"),
+        # an app installer's own env
+        (
+            "pastes/tldream-3-xformers-built-for-cu118-you-have-cpu.txt",
+            "E:\\lama-tldream\\installer\\python.exe",
+        ),
+    ],
+)
+def test_the_interpreter_is_read_from_its_site_packages(name: str, interpreter: str) -> None:
+    lines = decode_paste((HERE / name).read_bytes(), name).text.splitlines()
+    shown = parse_interpreter_shown(lines)
+    assert shown is not None and shown.path == interpreter
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert cause.finding.remediation.commands[0].argv[:3] == (interpreter, "-m", "pip")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the user site belongs to whichever Python runs it
+        '  File "/home/skl/.local/lib/python3.6/site-packages/torch/__init__.py", line 81, in <module>',
+        # the system's own Python is what a bare `python` already is
+        '  File "/usr/local/lib/python3.10/site-packages/torch/cuda/__init__.py", line 284, in _lazy_init',
+        # the Nix store is read-only: pip cannot install there
+        '  File "/nix/store/a1jm-python3-3.11.13-env/lib/python3.11/site-packages/torch/cuda/__init__.py", line 1',
+        # Windows' user site (AppData\Roaming\Python\Python310\site-packages) has no Lib folder
+        r'  File "C:\Users\tenra\AppData\Roaming\Python\Python310\site-packages\torch\__init__.py", line 1',
+        # not the start of a path
+        "see lib/python3.10/site-packages/torch for the files",
+    ],
+)
+def test_paths_that_name_no_interpreter(line: str) -> None:
+    assert parse_interpreter_shown([line]) is None
+
+
+def test_a_quoted_path_with_a_space_and_torch_s_own_path_first() -> None:
+    lines = [
+        r'  File "C:\Users\Jo Doe\app\venv\lib\site-packages\gradio\routes.py", line 3, in run',
+        r'  File "C:\Users\Jo Doe\app\env2\Lib\site-packages\torch\cuda\__init__.py", line 284, in _lazy_init',
+    ]
+    shown = parse_interpreter_shown(lines)
+    assert shown is not None and (shown.path, shown.line) == (
+        "C:\\Users\\Jo Doe\\app\\env2\\Scripts\\python.exe",
+        2,
+    )
+
+
+def test_a_windows_program_is_quoted_for_cmd_and_powershell_not_for_a_posix_shell() -> None:
+    spaced = Command(
+        ("C:\\Users\\Jo Doe\\venv\\Scripts\\python.exe", "-m", "pip", "install", "bitsandbytes>=0.43")
+    )
+    assert (
+        spaced.display()
+        == '"C:\\Users\\Jo Doe\\venv\\Scripts\\python.exe" -m pip install "bitsandbytes>=0.43"'
+    )
+    plain = Command(("D:\\ComfyUI\\python_embeded\\python.exe", "-m", "pip", "install", "torch==2.1"))
+    assert plain.display() == "D:\\ComfyUI\\python_embeded\\python.exe -m pip install torch==2.1"
+    assert Command(("python", "-c", "print(1)")).display() == "python -c 'print(1)'"
