@@ -375,25 +375,30 @@ def _with_own_causes(
     refusal, another program's CUDA error) is still what went wrong: the catalogue's own cause and fix stand
     in for that check's verdict, so a paste with an error the doctor read never says "no problem found"."""
     problems = {v.finding.check_id for v in verdicts if v.kind == Kind.PROBLEM}
+    undecided = {v.finding.check_id: v for v in verdicts if v.kind == Kind.UNKNOWN}
     own: dict[str, Verdict] = {}
     for hit in pasted.hits:
         signature, told = hit.signature, hit.own_cause()
         check = signature.check
-        if told is None or check in problems or check in own:
+        says_only_error = set(signature.implies) <= {"error"}  # no fact the check could weigh: only the error
+        if check in problems or check in own or (told is None and not (check in undecided and says_only_error)):
             continue
-        cause, fix = told
+        # no fix of its own, and the check could not weigh it (what it needs is not in the paste): what the
+        # error means is still the cause, and the check's own question is what settles the rest
+        cause, fix = told if told is not None else (signature.means, None)
+        find_out = undecided[check].find_out if told is None else None
         finding = printable(
             Finding(
                 check,
                 Status.FAIL,
                 cause,
-                details=signature.means,
+                details=signature.means if told is not None else "",  # else the cause already says it
                 evidence=(Evidence("reported", hit.text, f"line {hit.line} of the paste"),),
                 remediation=fix,
             )
         )  # the paste's words in it: shown, never sent
         lines = tuple(h.line for h in pasted.hits if h.signature.id == signature.id)
-        own[check] = Verdict(finding, titles.get(check, check), Kind.PROBLEM, (), None, lines)
+        own[check] = Verdict(finding, titles.get(check, check), Kind.PROBLEM, (), find_out, lines)
     if not own:
         return verdicts
     kept = tuple(v for v in verdicts if v.finding.check_id not in own)

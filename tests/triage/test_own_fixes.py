@@ -274,3 +274,31 @@ def test_peer_access_not_supported_runs_with_p2p_off_first() -> None:
         ("env", "NCCL_P2P_DISABLE=1"),
         ("nvidia-smi", "topo"),
     ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # vLLM's warning that vllm._C did not import, in a collect_env with no package list (blind set 10)
+        "reports/c10_vllm_collect_env_vllm_C_missing.txt",
+        # the same warning on ROCm
+        "reports/vllm-rocm62-mi210-cray-sles-vllm-C-missing.txt",
+    ],
+)
+def test_a_known_error_the_check_cannot_weigh_is_still_the_cause(name: str) -> None:
+    """No fix of its own, and the check it feeds needs what the paste lacks (a package list): the error's
+    meaning is the cause, with the check's own question to settle the rest, never "no problem found"."""
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "torch.companions"
+    assert cause.finding.summary.startswith("vLLM's compiled extension is not importable")
+    assert cause.find_out is not None and "pip list" in cause.find_out
+    assert d.result.exit_problem()
+
+
+def test_a_line_that_only_states_a_fact_is_never_a_cause_by_itself() -> None:
+    """nvidia-smi's header (a driver version) feeds the driver checks; alone it says nothing went wrong."""
+    name = "pastes/e15_anibali_docker_nogpus.txt"
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    assert any(h.signature.id == "other_nvidia_smi_header_driver_version" for h in d.pasted.hits)
+    assert d.result.cause is None or d.result.cause.finding.check_id != "driver.nvml"
