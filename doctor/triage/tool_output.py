@@ -556,10 +556,23 @@ _GPU_FLAGS = lazy(r"--gpus\b|--runtime[= ]nvidia\b|--device[= ]\S*nvidia\.com/gp
 
 
 def run_without_gpus_line(lines: list[str]) -> int | None:
-    """The first container start the paste shows that passes no GPU in."""
-    return next(
-        (n for n, raw in enumerate(lines, start=1) if _RUN.search(raw) and not _GPU_FLAGS.search(raw)), None
-    )
+    """The first container start the paste shows that passes no GPU in: the command with the lines a trailing
+    backslash (sh), backtick (PowerShell) or caret (cmd) continues it on, where --gpus often stands."""
+    for number, raw in enumerate(lines, start=1):
+        if _RUN.search(raw) is None:
+            continue
+        command = [raw]
+        while command[-1].rstrip().endswith(_CONTINUED) and number + len(command) - 1 < len(lines):
+            command.append(lines[number + len(command) - 1])
+            if len(command) > MAX_CONTINUED:
+                break
+        if _GPU_FLAGS.search(" ".join(command)) is None:
+            return number
+    return None
+
+
+_CONTINUED = ("\\", "`", "^")
+MAX_CONTINUED = 60  # lines of one command: a longer run of continuations is not one person's command
 
 
 def container_shell_line(lines: list[str]) -> int | None:

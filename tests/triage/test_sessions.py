@@ -74,6 +74,17 @@ def test_a_start_that_passes_gpus_is_not_without(line: str) -> None:
     assert run_without_gpus_line([line]) is None
 
 
+def test_a_start_continued_over_lines_is_read_whole() -> None:
+    """pytorch/serve#478: `docker run --rm ... \\` with `--gpus all \\` seven lines on (blind set 10, e11)."""
+    name = "pastes/e11_docker_gpus_all_driver418_torchserve.txt"
+    assert run_without_gpus_line(_lines(name)) is None
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is None or "started without the GPUs" not in cause.finding.summary
+    continued = ["docker run --rm \\", "  -p 80:80 `", "  img"]  # no --gpus on any of its lines
+    assert run_without_gpus_line(continued) == 1
+    assert run_without_gpus_line(["docker run --rm ^", "  --gpus all ^", "  img"]) is None
+
+
 def test_wsl_on_a_windows_build_without_gpu_support() -> None:
     """microsoft/WSL#7056: Windows 10.0.19042 with WSL 2: no GPU paravirtualisation before build 19044."""
     name = "pastes/e13_wsl_old_windows_build.txt"
