@@ -7,6 +7,7 @@ from torch_gpu_doctor.checks.support.signatures import reported, reported_eviden
 from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.facts.driver import DriverFacts
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.distro import NVIDIA_DOWNLOADS
 from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
@@ -127,6 +128,23 @@ def driver_installed(facts: Facts) -> Finding:
                 target=Target.SYSTEM,
             ),
             caused_by=("platform.wsl_linux_driver",),
+        )
+    if not isinstance(facts.os, Unavailable) and facts.os.system == "Windows":
+        return Finding(
+            cid,
+            Status.FAIL,
+            "No NVIDIA driver answers on this Windows machine, so PyTorch cannot use the GPU.",
+            details=f"{driver.version.detail or driver.version}. Windows' nvidia-smi reaches no driver: none is "
+            "installed, an update or a removal tool left it broken, or the GPU is disabled or missing in Device "
+            "Manager (a laptop's NVIDIA GPU can be switched off there or in the BIOS).",
+            evidence=evidence,
+            remediation=Remediation(
+                text=f"Install the NVIDIA driver for the GPU from {NVIDIA_DOWNLOADS} or the NVIDIA app (its "
+                "'clean installation' replaces a broken one), then restart Windows. If the installer finds no "
+                "NVIDIA GPU, Device Manager > Display adapters shows whether Windows sees it at all.",
+                needs_network=True,
+                target=Target.SYSTEM,
+            ),
         )
     if isinstance(driver.installed_module_version, str):
         return Finding(

@@ -257,6 +257,7 @@ _PYTHON_SHOWN = (
 _CONDA_PY = lazy(r"(?:^|_|\d)py(?P<major>[23])\.?(?P<minor>\d{1,2})(?=_|h[0-9a-f]|$)")
 # A Windows path ("C:\Users\...", "E:\lama\installer\lib"); not one quoted in Linux ("/mnt/c/...")
 _WINDOWS_PATH = lazy(r"(?<![\w/\\])[A-Za-z]:\\[\w$.-]")
+_WDDM = lazy(r"\bWDDM\b")  # Windows' display driver model: Linux's nvidia-smi never names it
 _WSL = lazy(r"microsoft-standard|/usr/lib/wsl/|\bWSL", re.IGNORECASE)
 MAX_PATH_LINE = 4000  # a longer line is a flood, not a traceback's path
 
@@ -536,10 +537,13 @@ def parse_xformers_info(lines: list[str]) -> XformersInfo | None:
 
 
 def windows_path_line(lines: list[str]) -> int | None:
-    """The first line with a Windows path, in a paste that shows no WSL."""
+    """The first line with a Windows path, or with what only Windows' nvidia-smi prints (its TCC/WDDM column,
+    "...and NVIDIA GPU is in WDDM mode." after a failure), in a paste that shows no WSL."""
     if any(_WSL.search(raw) for raw in lines):
         return None
-    return next((n for n, raw in enumerate(lines, start=1) if _WINDOWS_PATH.search(raw)), None)
+    return next(
+        (n for n, raw in enumerate(lines, start=1) if _WINDOWS_PATH.search(raw) or _WDDM.search(raw)), None
+    )
 
 
 # A shell inside a container: Docker's default hostname is the container id's first 12 hex digits

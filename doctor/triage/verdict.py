@@ -112,6 +112,14 @@ NVIDIA_ONLY = (
     "torch.arch_compat",
 )
 AMD_CHECKS = tuple(c for c in CAUSE_ORDER if c not in NVIDIA_ONLY)
+# What only a Linux machine has (a kernel module and its log, Secure Boot's module signing, nouveau, Jetson's
+# L4T, WSL's projected driver): on a Windows paste they would ask for `sudo dmesg` or `modprobe` there
+LINUX_ONLY = frozenset(
+    {
+        "driver.secure_boot", "driver.nouveau", "driver.kernel_module_build", "driver.nvml",
+        "driver.xid_errors", "platform.jetson", "platform.wsl_gpu",
+    }
+)  # fmt: skip
 NVIDIA_CHECKS = tuple(c for c in CAUSE_ORDER if not c.startswith("amd."))
 WHOLE_MACHINE = "gpu-doctor --json"  # everything a paste never has (PCIe, eGPU, storage, ...)
 
@@ -260,6 +268,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     amd = amd or any(h.signature.cls == "rocm" for h in pasted.hits)
     amd = amd or (not isinstance(facts.torch_packages, Unavailable) and facts.torch_packages.hip is not None)
     needs = AMD_CHECKS if amd else NVIDIA_CHECKS
+    if not isinstance(facts.os, Unavailable) and facts.os.system == "Windows":
+        needs = tuple(c for c in needs if c not in LINUX_ONLY)
     loaded = {c.spec.id: c for c in load_checks(plugins=False, only=needs).checks}
     chosen = [loaded[c] for c in needs if c in loaded]
     report = judge(facts, chosen)

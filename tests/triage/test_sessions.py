@@ -126,3 +126,37 @@ def test_cuda_visible_devices_all_in_a_compose_file_hides_every_gpu() -> None:
     cause = d.result.cause
     assert cause is not None and cause.finding.check_id == "env.cuda_visible_devices"
     assert cause.finding.summary.startswith("CUDA_VISIBLE_DEVICES='all' hides every GPU")
+
+
+def test_windows_nvidia_smi_wording_makes_a_windows_paste_with_windows_steps() -> None:
+    """Only Windows' nvidia-smi adds "...and NVIDIA GPU is in WDDM mode." to its failure (blind set 10, c09;
+    actions/partner-runner-images#54): the driver is the Windows installer's, and no step asks for
+    `modprobe`, `sudo dmesg` or L4T's release file there."""
+    name = "pastes/c09_nvidia_smi_no_driver_windows.txt"
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    assert d.pasted.windows_line == 3
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "driver.installed"
+    assert "Windows" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and "nvidia.com/Download" in fix.text and not fix.commands
+    asked = [v.find_out or "" for v in d.result.verdicts] + [
+        c.display()
+        for v in d.result.verdicts
+        if v.finding.remediation
+        for c in v.finding.remediation.commands
+    ]
+    assert not any(
+        word in line for line in asked for word in ("dmesg", "modprobe", "nv_tegra_release", "lspci")
+    )
+
+
+def test_a_windows_path_drops_the_linux_only_checks_a_linux_paste_keeps() -> None:
+    windows = "pastes/e27_comfyui_update_torch_cpu.txt"
+    linux = "pastes/floydhub-3-docker-no-nvidia-runtime.txt"
+    ids = {
+        name: {v.finding.check_id for v in diagnose_paste((HERE / name).read_bytes(), name).result.verdicts}
+        for name in (windows, linux)
+    }
+    assert "driver.xid_errors" in ids[linux] and "platform.jetson" in ids[linux]
+    assert not ids[windows] & {"driver.xid_errors", "platform.jetson", "driver.nvml", "driver.secure_boot"}
