@@ -9,11 +9,11 @@ import functools
 import json
 import re
 from functools import cached_property
-from importlib import resources
 from typing import Any
 
 from packaging.version import Version
 
+from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
 MATRIX_SCHEMA = "gpu-doctor cuda_matrix v1"
@@ -238,5 +238,5 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
 
 @functools.cache
 def load_matrix() -> CompatMatrix:
-    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.compat", "cuda_matrix.json")
     return parse_matrix(json.loads(text), prove_patterns=False)

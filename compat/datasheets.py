@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.json_fields import lst, obj, opt_text, show, text, texts
 from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -96,7 +96,7 @@ def datasheet_for(name: str, memory_total_bytes: int | None = None) -> GpuDatash
 
 @functools.cache
 def load_datasheets() -> tuple[GpuDatasheet, ...]:
-    raw = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    raw = package_text("torch_gpu_doctor.compat", "cuda_matrix.json")
     return parse_datasheets(json.loads(raw))
 
 

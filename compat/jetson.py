@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
 
@@ -87,5 +87,5 @@ def parse_jetson(data: Any) -> JetsonData:
 
 @functools.cache
 def load_jetson() -> JetsonData:
-    text = resources.files("torch_gpu_doctor.compat").joinpath("jetson.json").read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.compat", "jetson.json")
     return parse_jetson(json.loads(text))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4")
@@ -54,7 +54,7 @@ def _row(raw: dict[str, Any]) -> PrecisionRow:
 
 @functools.cache
 def precision_table() -> dict[str, PrecisionRow]:
-    text = resources.files("torch_gpu_doctor.compat").joinpath("precision.json").read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.compat", "precision.json")
     rows = [_row(r) for r in json.loads(text)["precisions"]]
     table = {r.precision: r for r in rows}
     if set(table) != set(PRECISIONS):

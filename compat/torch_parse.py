@@ -7,7 +7,6 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
@@ -33,6 +32,7 @@ from torch_gpu_doctor.compat.torch_releases import (
     _version_tuple,
 )
 from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.package_data import package_text
 
 _CUDA_VARIANT = lazy(r"cu([0-9]{1,2})([0-9])", re.ASCII)
 _LIB_VERSION = lazy(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
@@ -252,5 +252,5 @@ def parse_torch_compat(data: Any) -> TorchCompat:
 @functools.cache
 def load_torch_releases() -> TorchCompat:
     """The torch sections of the packaged cuda_matrix.json, parsed and validated once."""
-    text = resources.files("torch_gpu_doctor.compat").joinpath("cuda_matrix.json").read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.compat", "cuda_matrix.json")
     return parse_torch_compat(json.loads(text))

@@ -14,13 +14,12 @@ from __future__ import annotations
 import importlib
 import json
 import re
-import traceback
 from collections.abc import Collection
 from functools import cache
-from importlib import resources
 
 from torch_gpu_doctor.checks import BUILTIN_CHECK_MODULES
 from torch_gpu_doctor.model import CheckSpec, Explanation, Finding, Status
+from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import RegisteredCheck, RegistryError, registered
 
@@ -62,6 +61,8 @@ def load_checks(plugins: bool = True, only: Collection[str] | None = None) -> Lo
             try:
                 ep.load()
             except Exception as exc:  # any plugin bug is reported, never raised
+                import traceback  # only a failure needs it: not part of every start (issue 17's budget)
+
                 problems.append(
                     Finding(
                         check_id=f"plugin.{_slug(ep.name)}",
@@ -111,7 +112,7 @@ def plugins_installed() -> bool:
 
 @cache
 def _index() -> tuple[dict[str, object], ...]:
-    text = resources.files("torch_gpu_doctor.checks").joinpath(SPECS_RESOURCE).read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.checks", SPECS_RESOURCE)
     document = json.loads(text)
     if not isinstance(document, dict) or not isinstance(document.get("checks"), list):
         raise RegistryError(f"torch_gpu_doctor.checks/{SPECS_RESOURCE}: no list of checks")

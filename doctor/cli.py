@@ -64,7 +64,9 @@ def main(argv: Sequence[str] | None = None, start_up_over: Callable[[], None] | 
         sys.modules["torch_gpu_doctor.host.process"].allow_children()
     interrupted = False
     try:
-        parsed = build_parser().parse_args(_smoke_mode_spelled(args))
+        # only the commands the arguments name get the shared options (a value that is a command's name too
+        # adds that one as well): the full parser is for help and completion
+        parsed = build_parser(set(args)).parse_args(_smoke_mode_spelled(args))
         if parsed.format == "json":  # --format json is --json, --format text is --plain
             parsed.json = True
         elif parsed.format == "text":

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 from typing import Any, NoReturn
 
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.exit_codes import UsageError
+from torch_gpu_doctor.package_data import package_text
 
 __all__ = ["SMOKE_MODES", "UsageError", "build_parser"]  # UsageError: what the parser raises
 
@@ -129,13 +131,15 @@ def _add_options(
 def check_ids(**_: Any) -> list[str]:
     """The built-in check ids from the shipped index (checks/specs.json), for shell completion."""
     import json
-    from importlib import resources
 
-    text = resources.files("torch_gpu_doctor.checks").joinpath("specs.json").read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.checks", "specs.json")
     return [c["id"] for c in json.loads(text)["checks"]]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line. `commands`: the commands the arguments may name; only those get the shared
+    options (each of the 15 commands takes about 20, and adding them all is 20 ms of every start); None: all,
+    for help and shell completion."""
     parser = _Parser(
         prog=TOOL_NAME,
         description="Diagnose PyTorch on NVIDIA GPUs: driver, GPUs, and what to type to fix them.",
@@ -208,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="the plan of a captured machine (--dry-run only)",
     )
-    for command in sub.choices.values():  # every option, after every command too, and in its --help
-        _add_options(command, OUTPUT_OPTIONS + GLOBAL_OPTIONS, after=True)
+    for name, command in sub.choices.items():  # every option, after every command too, and in its --help
+        if commands is None or name in commands:
+            _add_options(command, OUTPUT_OPTIONS + GLOBAL_OPTIONS, after=True)
     return parser
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,8 @@ def run_check(check: RegisteredCheck, facts: Facts, timeout_s: float = CHECK_TIM
             result = check.fn(facts)
             box["findings"] = [result] if isinstance(result, Finding) else list(result)
         except Exception as exc:
+            import traceback  # only a crash needs it: not part of every start (issue 17's budget)
+
             box["error"] = exc
             box["traceback"] = traceback.format_exc()
 

@@ -11,9 +11,9 @@ import dataclasses
 import json
 from collections.abc import Iterable, Sequence
 from functools import cache
-from importlib import resources
 
 from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.package_data import package_text
 
 GRAPH = "causes.json"
 PROBLEMS = (Status.FAIL, Status.WARN)
@@ -22,7 +22,7 @@ PROBLEMS = (Status.FAIL, Status.WARN)
 @cache
 def cause_links() -> dict[str, tuple[str, ...]]:
     """symptom check id -> the check ids that can cause it, first cause first."""
-    text = resources.files("torch_gpu_doctor.checks.support").joinpath(GRAPH).read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.checks.support", GRAPH)
     return parse_links(json.loads(text))
 
 

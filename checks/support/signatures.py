@@ -13,13 +13,13 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache, cached_property
-from importlib import resources
 from typing import Any
 
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Remediation, Target
+from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -255,7 +255,7 @@ def _own_fix(data: Any, where: str) -> tuple[str | None, Remediation | None]:
 
 @cache
 def load_catalogue() -> tuple[Signature, ...]:
-    text = resources.files("torch_gpu_doctor.checks.support").joinpath(CATALOGUE).read_text(encoding="utf-8")
+    text = package_text("torch_gpu_doctor.checks.support", CATALOGUE)
     return parse_catalogue(json.loads(text), compile_patterns=False)
 
 

@@ -6,7 +6,6 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from torch_gpu_doctor.host.fs import RootedFs, oserror_unavailable
 from torch_gpu_doctor.host.nvml import Nvml, RealNvml
 from torch_gpu_doctor.host.process import BoundedReader, NotStarted, kill_group, spawn, wait
 from torch_gpu_doctor.host.streaming import run_streaming
+from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.serialize import to_json
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -35,7 +35,7 @@ SMOKE_PROBES = ("smoke", "smoke_common", "smoke_memory", "smoke_compute", "smoke
 
 def probe_source(probe: str) -> str:
     """The text of a probe script shipped in torch_gpu_doctor.probes (run by the *target* interpreter)."""
-    return resources.files("torch_gpu_doctor.probes").joinpath(f"{probe}.py").read_text(encoding="utf-8")
+    return package_text("torch_gpu_doctor.probes", f"{probe}.py")
 
 
 def run_command(

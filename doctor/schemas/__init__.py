@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from importlib import resources
+from torch_gpu_doctor.package_data import package_text
 
 
 def report_schema_text() -> str:
-    return (
-        resources.files("torch_gpu_doctor.schemas").joinpath("report.schema.json").read_text(encoding="utf-8")
-    )
+    return package_text("torch_gpu_doctor.schemas", "report.schema.json")

@@ -391,7 +391,11 @@ def _with_own_causes(
         signature, told = hit.signature, hit.own_cause()
         check = signature.check
         says_only_error = set(signature.implies) <= {"error"}  # no fact the check could weigh: only the error
-        if check in problems or check in own or (told is None and not (check in undecided and says_only_error)):
+        if (
+            check in problems
+            or check in own
+            or (told is None and not (check in undecided and says_only_error))
+        ):
             continue
         # no fix of its own, and the check could not weigh it (what it needs is not in the paste): what the
         # error means is still the cause, and the check's own question is what settles the rest
