@@ -78,6 +78,9 @@ def header_lines(facts: Facts) -> list[str]:
             if packages.cuda
             else f"ROCm {packages.hip} build"
             if packages.hip
+            # it reached the GPU: a GPU build whose CUDA the paste does not say (an old untagged version)
+            else "a GPU build; its CUDA is not in the paste"
+            if not isinstance(runtime, Unavailable) and runtime.cuda_available is True
             else "CPU-only build"
         )
         torch = f"torch{version} ({build})"

@@ -72,6 +72,10 @@ def test_detectron2_table_gives_torch_cuda_and_eight_gpus() -> None:
     # the table has no "CUDA used to build PyTorch" line: how torch was built stays unknown, not "CPU"
     assert kinds(d)["torch.cpu_build"] == Kind.UNKNOWN
     assert d.result.cause is None
+    # and what the paste shows never calls it a CPU build: it reached the GPU (blind set 10's c03 said so)
+    shown = header_lines(d.facts)
+    assert "torch 1.3.1 (a GPU build; its CUDA is not in the paste)" in shown[0]
+    assert not any("CPU-only" in line for line in shown)
 
 
 def test_detectron2_rows_of_newer_releases_give_the_capability_torch_reported() -> None:
