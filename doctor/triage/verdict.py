@@ -661,6 +661,14 @@ def _confidence(cause: Verdict, facts: Facts) -> str:
 def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int, ...]) -> Verdict:
     find_out = FIND_OUT.get(finding.check_id)
     if missing and not lines:
+        if finding.status in (Status.FAIL, Status.WARN):  # what it would say rests on what the paste lacks
+            finding = dataclasses.replace(
+                finding,
+                status=Status.UNKNOWN,
+                summary=f"Not decided from the paste: it does not show {'; '.join(missing)}.",
+                details="",
+                remediation=None,
+            )
         return Verdict(finding, title, Kind.UNKNOWN, tuple(missing), find_out, lines)
     if finding.status in (Status.FAIL, Status.WARN, Status.CRASH):
         return Verdict(finding, title, Kind.PROBLEM, (), find_out, lines)

@@ -13,6 +13,7 @@ import pytest
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
+from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.triage.facts import listed_build
 from torch_gpu_doctor.triage.parse import parse_report
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
@@ -76,6 +77,11 @@ def test_detectron2_table_gives_torch_cuda_and_eight_gpus() -> None:
     shown = header_lines(d.facts)
     assert "torch 1.3.1 (a GPU build; its CUDA is not in the paste)" in shown[0]
     assert not any("CPU-only" in line for line in shown)
+    undecided = next(v.finding for v in d.result.verdicts if v.finding.check_id == "torch.cpu_build")
+    assert (
+        undecided.status is Status.UNKNOWN and undecided.remediation is None
+    )  # --json asserts nothing either
+    assert undecided.summary.startswith("Not decided from the paste") and "CPU" not in undecided.summary
 
 
 def test_detectron2_rows_of_newer_releases_give_the_capability_torch_reported() -> None:
