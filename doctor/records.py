@@ -15,7 +15,8 @@ the same `__init__` arguments, defaults, default factories, `field(init=False)`,
 Creating an instance costs a few microseconds more (a triage creates about 900).
 
 What the project does not use (`order`, `unsafe_hash`, `slots`, `kw_only`, `InitVar`, `match_args=False`, ...)
-goes to the standard decorator unchanged. `tests/test_records.py` holds the two side by side.
+goes to the standard decorator unchanged. One visible difference: `__dataclass_params__` holds the flags the
+standard decorator ran with (no init, repr, eq or frozen); the class's own are in its `__record_spec__`. `tests/test_records.py` holds the two side by side.
 """
 
 from __future__ import annotations
@@ -194,6 +195,14 @@ def _standard_only(cls: type, other: dict[str, Any]) -> bool:
 def _make(cls: type, *, init: bool, repr: bool, eq: bool, frozen: bool, other: dict[str, Any]) -> type:
     if _standard_only(cls, other):
         return _standard(cls, init=init, repr=repr, eq=eq, frozen=frozen, **other)
+    for base in cls.__mro__[1:]:  # the standard decorator's rule: the frozen-ness of a dataclass's bases
+        based = base.__dict__.get(_SPEC)  # (its own check sees only the frozen=False it is called with here)
+        if based is not None and bool(based.frozen) != frozen:
+            raise TypeError(
+                "cannot inherit frozen dataclass from a non-frozen one"
+                if frozen
+                else "cannot inherit non-frozen dataclass from a frozen one"
+            )
     own = dict(cls.__dict__)
     if not own.get("__doc__"):
         cls.__doc__ = "-"  # the standard decorator would build one from inspect.signature; ours is set below

@@ -256,3 +256,20 @@ def test_the_package_uses_the_fast_decorator() -> None:
                 elif isinstance(node, ast.Attribute) and ast.unparse(node) == "dataclasses.dataclass":
                     standard.append(str(path.relative_to(ROOT)))
     assert standard == []
+
+
+def test_frozen_and_non_frozen_do_not_mix_in_one_hierarchy_as_the_standard_refuses() -> None:
+    for decorate in (dataclasses.dataclass, record):
+
+        @decorate
+        class Loose:
+            a: int = 0
+
+        @decorate(frozen=True)
+        class Firm:
+            b: int = 0
+
+        with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+            decorate(frozen=True)(type("FirmOnLoose", (Loose,), {"__annotations__": {"c": "int"}, "c": 0}))
+        with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+            decorate(type("LooseOnFirm", (Firm,), {"__annotations__": {"c": "int"}, "c": 0}))
