@@ -382,7 +382,7 @@ def parse_interpreter_shown(lines: list[str]) -> InterpreterShown | None:
             continue
         for match in _SITE_PACKAGES.finditer(raw):
             prefix = _path_before(raw, match.start())
-            if prefix is None or _NAMES_NONE.search(prefix) is not None:
+            if not prefix or _NAMES_NONE.search(prefix) is not None:  # "/lib/python3.8/..." alone: no prefix
                 continue
             shown = InterpreterShown(_interpreter(prefix), number, prefix)
             if raw[match.end() : match.end() + 6] in ("torch/", "torch\\"):

@@ -29,7 +29,7 @@ from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
-from torch_gpu_doctor.triage.facts import listed_build
+from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS
@@ -305,6 +305,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         extension is not None
     ):  # the words or the call name a compiled extension as where the kernel is missing
         verdicts = tuple(_extension_not_torch(v, facts, extension) for v in verdicts)
+    interpreter = _interpreter_shown(facts)
+    if interpreter is not None:  # the fix names the paste's own Python: so does each question asked of it
+        verdicts = tuple(_asked_with(v, interpreter) for v in verdicts)
     order = list(CAUSE_ORDER)
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
@@ -322,6 +325,21 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_explained_false(v) for v in verdicts)
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
+
+
+def _interpreter_shown(facts: Facts) -> str | None:
+    """The paste's own Python as a command line shows it (a conda env's, a portable one's), or None."""
+    python = facts.python
+    if isinstance(python, Unavailable) or python.executable == PYTHON:
+        return None
+    return Command((python.executable,)).display()
+
+
+def _asked_with(verdict: Verdict, interpreter: str) -> Verdict:
+    ask = verdict.find_out
+    if ask is None or not ask.startswith("python "):
+        return verdict
+    return dataclasses.replace(verdict, find_out=f"{interpreter} {ask.removeprefix('python ')}")
 
 
 # A compiled extension's entry point in a message or the words around it (`causal_conv1d_cuda.causal_conv1d_fwd`,

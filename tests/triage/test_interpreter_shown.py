@@ -46,6 +46,8 @@ def test_the_interpreter_is_read_from_its_site_packages(name: str, interpreter: 
     cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
     assert cause is not None and cause.finding.remediation is not None
     assert cause.finding.remediation.commands[0].argv[:3] == (interpreter, "-m", "pip")
+    # and the question that settles the rest asks the same Python: no two lines name two interpreters
+    assert (cause.find_out or "").startswith(Command((interpreter,)).display() + " -c ")
 
 
 @pytest.mark.parametrize(
@@ -61,6 +63,8 @@ def test_the_interpreter_is_read_from_its_site_packages(name: str, interpreter: 
         r'  File "C:\Users\tenra\AppData\Roaming\Python\Python310\site-packages\torch\__init__.py", line 1',
         # not the start of a path
         "see lib/python3.10/site-packages/torch for the files",
+        # a path that starts at its lib folder (cut by the program that printed it): no prefix to name
+        '  File "/lib/python3.8/site-packages/torch/nn/modules/conv.py", line 345, in forward',
     ],
 )
 def test_paths_that_name_no_interpreter(line: str) -> None:
