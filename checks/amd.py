@@ -311,6 +311,25 @@ def _override_fix(gfx: str, override: str) -> Remediation:
     )
 
 
+def _source_build_fix(gfx: str) -> Remediation:
+    """The paste names a target no PyTorch ROCm wheel builds and no wheel target shares its family with (RDNA1's
+    gfx1010, Vega APUs' gfx90c): asking rocminfo for it again settles nothing. PyTorch built for it does."""
+    return Remediation(
+        text=f"No PyTorch ROCm wheel has kernels for {gfx}, and none for a sibling of the same family that "
+        "HSA_OVERRIDE_GFX_VERSION could stand in for. Build torch from source for it: in a PyTorch checkout, "
+        f"`python tools/amd_build/build_amd.py`, then the build with PYTORCH_ROCM_ARCH={gfx} (PyTorch's README, "
+        "'AMD ROCm Support'); or run on a GPU ROCm supports.",
+        commands=(
+            Command(
+                ("env", f"PYTORCH_ROCM_ARCH={gfx}", "python", "setup.py", "develop"),
+                note="in a PyTorch source checkout, after python tools/amd_build/build_amd.py",
+                runs_here=False,
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+
+
 def _wheel_fix(facts: Facts, gfx: str) -> Remediation:
     """The error names a target PyTorch's ROCm wheels do build (gfx1151 in the newer ROCm variants): the
     installed build, or a ROCm library of the program, predates it. The newest ROCm torch, then its arch list."""
@@ -389,6 +408,8 @@ def amd_gfx_target(facts: Facts) -> Finding:
             if named is not None and override
             else _wheel_fix(facts, named[0])
             if named is not None and named[0] in TORCH_WHEEL_TARGETS
+            else _source_build_fix(named[0])
+            if named is not None
             else gfx_target_fix(),
         )
     skip = not_applicable(facts, cid)

@@ -70,7 +70,8 @@ _JETSON_MODELS = {
 }  # fmt: skip
 # An AMD card by name, for its gfx target (compat.rocm_gfx.PRODUCT_TARGETS knows which): "amd rx6600"
 _AMD = lazy(
-    r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?|Strix[ \t]?(?:Halo|Point)|Ryzen[ \t]?AI[ \t]?Max)",
+    r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?|Strix[ \t]?(?:Halo|Point)|Ryzen[ \t]?AI[ \t]?Max"
+    r"|gfx1[0-2][0-9a-f]{2}|gfx9[0-9a-f]{2})(?![0-9a-f])",  # or the gfx target itself, said ("gfx1010:xnack-")
     re.IGNORECASE,
 )
 # The person says the machine has no NVIDIA GPU: "I don't have any NVIDIA adapter", an integrated Intel GPU,
@@ -205,7 +206,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
                 model = _JETSON_MODELS.get((found["model"] or found["model2"] or found["family"]).lower())
                 jetson["model"].setdefault(model or "Jetson", line_of(found))
     amd: dict[str, int] = {}
-    if any(word in lowered for word in ("rx", "radeon", "strix", "ryzen")):
+    if any(word in lowered for word in ("rx", "radeon", "strix", "ryzen", "gfx")):
         for found in _AMD.finditer(text):
             amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
         amd = _one_chip(amd)
@@ -256,8 +257,9 @@ def read_prose(lines: list[str]) -> ProseFacts:
 
 
 def _one_chip(amd: dict[str, int]) -> dict[str, int]:
-    """Names of one chip (lspci's "Radeon 8050S Graphics / Radeon 8060S Graphics", "Strix Halo") count once."""
-    targets = {gfx_of_product(name) for name in amd}
+    """Names of one chip (lspci's "Radeon 8050S Graphics / Radeon 8060S Graphics", "Strix Halo", a card beside
+    its own gfx target: "RX 6600 (...gfx1032") count once."""
+    targets = {name.lower() if name.lower().startswith("gfx") else gfx_of_product(name) for name in amd}
     if len(amd) > 1 and len(targets) == 1 and None not in targets:
         first = min(amd, key=amd.__getitem__)
         return {first: amd[first]}

@@ -330,3 +330,27 @@ def test_another_sentence_of_a_one_line_post_does_not_move_the_gpu_elsewhere() -
     cause = diagnose_paste(text.encode(), name).result.cause
     # "RuntimeError: CUDA error: ..." is torch's own wording: torch's kernels, and no build has them for 3.5
     assert cause is not None and cause.finding.summary.startswith("torch has no kernels for GeForce GT 730")
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        # "The GPU is 5700XT (navi10 / gfx1010:xnack-)": RDNA1, no wheel target of its family: build for it
+        (
+            "pastes/e21_rocm_gfx1010_5700xt.txt",
+            ("env", "PYTORCH_ROCM_ARCH=gfx1010", "python", "setup.py", "develop"),
+        ),
+        # "AMD Radeon RX 6600 (amdgcn-amd-amdhsa--gfx1032": the card and its own target are one chip
+        (
+            "pastes/e16_rocm_hip_invalid_device_function_igpu_rx6600.txt",
+            ("env", "HSA_OVERRIDE_GFX_VERSION=10.3.0", "PROGRAM"),
+        ),
+    ],
+)
+def test_a_gfx_target_said_in_words_gives_the_fix_for_that_target(name: str, first: tuple[str, ...]) -> None:
+    """The paste already says the target: the first step is its fix, not `rocminfo` (blind set 10, e21)."""
+    path = Path(__file__).resolve().parent / name
+    cause = diagnose_paste(path.read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "amd.gfx_target"
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == first
