@@ -81,7 +81,11 @@ _NO_NVIDIA = lazy(
     r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
     r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
-    r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡",
+    r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"
+    # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
+    # running on CPU", the complaint of someone who wants the GPU)
+    r"|\b(?:how[ \t]+(?:can|do|could|to)|want[ \t]+to|wish[ \t]+to|like[ \t]+to|need[ \t]+to)\b"
+    r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b",
     re.IGNORECASE,
 )
 # A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")

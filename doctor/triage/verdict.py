@@ -493,13 +493,20 @@ def _no_nvidia_gpu(
         if intel
         else ()
     )
+    # "How can I run this code on CPU": the person wants the CPU, whatever GPU the machine may have
+    wants_cpu = " on " in f" {said.value.lower()} " and "cpu" in said.value.lower()
     finding = printable(
         Finding(
             "gpu.present",
             Status.FAIL,
-            "The machine has no NVIDIA GPU (the paste says so), and the program asks for CUDA, which only an NVIDIA "
-            "GPU runs.",
-            details="No driver and no CUDA build of torch can change that.",
+            "The program asks for CUDA, and the paste asks to run it on the CPU: the program, not torch, has to "
+            "choose the CPU."
+            if wants_cpu
+            else "The machine has no NVIDIA GPU (the paste says so), and the program asks for CUDA, which only an "
+            "NVIDIA GPU runs.",
+            details="Installing CUDA or a CUDA build of torch is not what is missing."
+            if wants_cpu
+            else "No driver and no CUDA build of torch can change that.",
             evidence=(Evidence("said", said.value, f"line {said.line} of the paste"),),
             remediation=Remediation(
                 text=f"Run the program {ways}or on a machine with an NVIDIA GPU.",

@@ -354,3 +354,30 @@ def test_a_gfx_target_said_in_words_gives_the_fix_for_that_target(name: str, fir
     assert cause is not None and cause.finding.check_id == "amd.gfx_target"
     fix = cause.finding.remediation
     assert fix is not None and fix.commands[0].argv == first
+
+
+@pytest.mark.parametrize(
+    ("text", "asks_for_cpu"),
+    [
+        ("How can i run this code on CPU\n", True),  # pytorch/pytorch#28111 (blind set 10, e16)
+        ("I'd like to run inference on my CPU only", True),
+        ("My model is running on CPU.", False),  # the complaint of someone who wants the GPU
+        ("how to make it work on gpu not on cpu", False),
+        ("It only runs on CPU, how do I get the GPU?", False),
+    ],
+)
+def test_asking_for_the_cpu_is_read_and_wanting_the_gpu_is_not(text: str, asks_for_cpu: bool) -> None:
+    assert (read_prose(text.splitlines()).no_nvidia is not None) is asks_for_cpu
+
+
+def test_torch_without_cuda_for_someone_who_asks_for_the_cpu_is_the_program_s_device() -> None:
+    """'Torch not compiled with CUDA enabled' from someone who asks to run on the CPU: the program's device
+    choice is the fix, never installing a CUDA build (blind set 10, e16)."""
+    name = "e16_not_compiled_cuda_code_requires_gpu.txt"
+    cause = diagnose_paste(
+        (Path(__file__).resolve().parent / "pastes" / name).read_bytes(), name
+    ).result.cause
+    assert cause is not None and "asks to run it on the CPU" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and "device='cpu'" in fix.text
+    assert not any("download.pytorch.org" in a for c in fix.commands for a in c.argv)
