@@ -405,7 +405,11 @@ def _with_own_causes(
     problems = {v.finding.check_id for v in verdicts if v.kind == Kind.PROBLEM}
     undecided = {v.finding.check_id: v for v in verdicts if v.kind == Kind.UNKNOWN}
     own: dict[str, Verdict] = {}
-    for hit in pasted.hits:
+    # a refinement of a signature (its id extends the other's: other_cuda_kernel_assertion_condition, the
+    # kernel's own `t < n_classes`) speaks for its check before the general one, wherever each stands
+    ids = {h.signature.id for h in pasted.hits}
+    refined = {i for i in ids if any(other.startswith(f"{i}_") for other in ids)}
+    for hit in (h for h in pasted.hits if h.signature.id not in refined):
         signature, told = hit.signature, hit.own_cause()
         check = signature.check
         says_only_error = set(signature.implies) <= {"error"}  # no fact the check could weigh: only the error

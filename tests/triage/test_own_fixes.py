@@ -302,3 +302,27 @@ def test_a_line_that_only_states_a_fact_is_never_a_cause_by_itself() -> None:
     d = diagnose_paste((HERE / name).read_bytes(), name)
     assert any(h.signature.id == "other_nvidia_smi_header_driver_version" for h in d.pasted.hits)
     assert d.result.cause is None or d.result.cause.finding.check_id != "driver.nvml"
+
+
+@pytest.mark.parametrize(
+    ("name", "condition"),
+    [
+        ("pastes/e15_device_assert_unet_n_classes.txt", "t >= 0 && t < n_classes"),  # blind set 10
+        ("pastes/e20_device_side_assert_n_classes_label_1000.txt", "t >= 0 && t < n_classes"),
+        ("pastes/lm-eval-2293-device-side-assert-index.txt", "srcIndex < srcSelectDimSize"),
+    ],
+)
+def test_a_kernel_assertion_that_names_its_condition_is_the_first_step(name: str, condition: str) -> None:
+    """The kernel's message says what failed: the fix checks those values; rerunning with CUDA_LAUNCH_BLOCKING
+    (what the bare "device-side assert triggered" needs) would only find the same line again."""
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and f"`{condition}` did not hold" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and not fix.commands and "torch.unique" in fix.text
+
+
+def test_a_bare_device_side_assert_still_reruns_with_blocking_launches() -> None:
+    text = b"RuntimeError: CUDA error: device-side assert triggered\n"
+    cause = diagnose_paste(text, "x").result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert cause.finding.remediation.commands[0].argv[:2] == ("env", "CUDA_LAUNCH_BLOCKING=1")
