@@ -84,8 +84,8 @@ _NO_NVIDIA = lazy(
     r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"
     # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
     # running on CPU", the complaint of someone who wants the GPU)
-    r"|\b(?:how[ \t]+(?:can|do|could|to)|want[ \t]+to|wish[ \t]+to|like[ \t]+to|need[ \t]+to)\b"
-    r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b",
+    r"|(?P<cpu>\b(?:how[ \t]+(?:can|do|could|to)|want[ \t]+to|wish[ \t]+to|like[ \t]+to|need[ \t]+to)\b"
+    r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b)",
     re.IGNORECASE,
 )
 # A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")
@@ -140,6 +140,9 @@ class ProseFacts:
     l4t: Said | None = None  # or its L4T release ("35.3.1")
     amd_gpu: Said | None = None  # an AMD card as written ("rx6600", "Radeon 780M")
     no_nvidia: Said | None = None  # the person says there is no NVIDIA GPU ("integrated Intel GPU", "on CPU")
+    asks_for_cpu: bool = (
+        False  # what no_nvidia says is a request to run on the CPU ("how can I run it on CPU")
+    )
     # torch fails in words: "cuda_unavailable" ("is_available() returns False", "cuda device is not available")
     # or "illegal_instruction" (the process died on an instruction the CPU lacks)
     torch_fails: Said | None = None
@@ -214,7 +217,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _AMD.finditer(text):
             amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
         amd = _one_chip(amd)
-    no_nvidia = None
+    no_nvidia, asks_for_cpu = None, False
     if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡")):
         said = _NO_NVIDIA.search(text)
         no_nvidia = Said(said[0], line_of(said)) if said is not None else None
@@ -224,6 +227,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
             and _DUAL.search(lowered)
         ):
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
+        asks_for_cpu = no_nvidia is not None and said is not None and said["cpu"] is not None
     torch_fails = None
     if "avail" in lowered or "illegal" in lowered:
         fails = _TORCH_FAILS.search(lowered)
@@ -255,6 +259,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         _one(jetson["l4t"]),
         _one(amd),
         no_nvidia,
+        asks_for_cpu,
         torch_fails,
         windows_build,
     )

@@ -497,8 +497,7 @@ def _no_nvidia_gpu(
         if intel
         else ()
     )
-    # "How can I run this code on CPU": the person wants the CPU, whatever GPU the machine may have
-    wants_cpu = " on " in f" {said.value.lower()} " and "cpu" in said.value.lower()
+    wants_cpu = pasted.prose.asks_for_cpu  # "How can I run this code on CPU": whatever GPU the machine has
     finding = printable(
         Finding(
             "gpu.present",

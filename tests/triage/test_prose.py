@@ -367,7 +367,9 @@ def test_a_gfx_target_said_in_words_gives_the_fix_for_that_target(name: str, fir
     ],
 )
 def test_asking_for_the_cpu_is_read_and_wanting_the_gpu_is_not(text: str, asks_for_cpu: bool) -> None:
-    assert (read_prose(text.splitlines()).no_nvidia is not None) is asks_for_cpu
+    prose = read_prose(text.splitlines())
+    assert (prose.no_nvidia is not None) is asks_for_cpu
+    assert prose.asks_for_cpu is asks_for_cpu
 
 
 def test_torch_without_cuda_for_someone_who_asks_for_the_cpu_is_the_program_s_device() -> None:
@@ -381,3 +383,9 @@ def test_torch_without_cuda_for_someone_who_asks_for_the_cpu_is_the_program_s_de
     fix = cause.finding.remediation
     assert fix is not None and "device='cpu'" in fix.text
     assert not any("download.pytorch.org" in a for c in fix.commands for a in c.argv)
+
+
+def test_saying_there_is_no_gpu_is_not_asking_for_the_cpu() -> None:
+    """Both lead to the program's device option; only the request is worded as the person's choice."""
+    prose = read_prose(["I don't have a GPU, only an integrated Intel GPU"])
+    assert prose.no_nvidia is not None and prose.asks_for_cpu is False
