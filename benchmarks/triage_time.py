@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -44,11 +45,20 @@ def _pastes(folder: Path) -> list[Path]:
 
 
 def _command(doctor: str, path: Path) -> float:
+    """Seconds from start to exit. Not `subprocess.run(timeout=...)`: with a timeout and no pipe to read,
+    `wait` polls with sleeps that double up to 50 ms, so every figure would be rounded up to the next poll
+    (each run near 270 ms read as 313 ms). A blocking `wait` returns at the exit; a timer kills a hung run."""
     started = time.perf_counter()
-    proc = subprocess.run([doctor, "triage", str(path)], stdout=subprocess.DEVNULL, check=False, timeout=60)
+    proc = subprocess.Popen([doctor, "triage", str(path)], stdout=subprocess.DEVNULL)
+    watchdog = threading.Timer(60, proc.kill)
+    watchdog.start()
+    try:
+        returncode = proc.wait()
+    finally:
+        watchdog.cancel()
     elapsed = time.perf_counter() - started
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"gpu-doctor triage {path.name} exited {proc.returncode}")
+    if returncode not in (0, 1):
+        raise SystemExit(f"gpu-doctor triage {path.name} exited {returncode}")
     return elapsed
 
 
