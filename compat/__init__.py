@@ -13,6 +13,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
@@ -54,7 +55,7 @@ class GpuFamily:
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         """Compiled on first use: only a name the table lacks is tried against the families."""
-        return re.compile(self.regex, re.IGNORECASE)
+        return pattern_cache.compile(self.regex, re.IGNORECASE)
 
 
 @dataclass(frozen=True)

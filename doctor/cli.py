@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from torch_gpu_doctor import TOOL_NAME
+from torch_gpu_doctor import TOOL_NAME, pattern_cache
 from torch_gpu_doctor.cli_parser import SMOKE_MODES, build_parser
 from torch_gpu_doctor.commands import command_name, run_command
 from torch_gpu_doctor.exit_codes import ExitCode, UsageError, error_document
@@ -34,12 +34,17 @@ def entry() -> int:
     Start-up loads about 110 modules whose tens of thousands of objects live until the process ends; Python's
     cyclic collector would walk them again at each of its passes on the way (25-45 ms of a 300 ms `triage`).
     It stays off while the command's modules load; they are then set aside from it (gc.freeze) and it is
-    turned back on for the run itself. Never from `main`, which tests and other programs call in-process."""
+    turned back on for the run itself. Never from `main`, which tests and other programs call in-process.
+
+    The package's regular expressions come from the compiled-pattern cache file (pattern_cache), which this
+    run then completes with any it had to compile."""
+    pattern_cache.enable()
     gc.disable()
     try:
         return main(start_up_over=_collect_from_here)
     finally:
         gc.enable()
+        pattern_cache.save()
 
 
 def _collect_from_here() -> None:

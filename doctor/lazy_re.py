@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, cast, overload
 
+from torch_gpu_doctor import pattern_cache
+
 # what a compiled pattern offers; once compiled, each is the compiled pattern's own
 _ATTRIBUTES = (
     "search",
@@ -40,7 +42,7 @@ class _Lazy:
         if name.startswith("__") or name not in _ATTRIBUTES:
             raise AttributeError(name)
         pattern, flags = self._source
-        compiled: re.Pattern[Any] = re.compile(pattern, flags)  # str or bytes, as given
+        compiled = pattern_cache.compile(pattern, flags)  # str or bytes, as given
         for attribute in _ATTRIBUTES:
             setattr(self, attribute, getattr(compiled, attribute))
         return getattr(compiled, name)

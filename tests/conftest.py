@@ -5,6 +5,7 @@ import functools
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,6 +32,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _pattern_cache_outside_home(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[None]:
+    """The console script keeps compiled patterns in the user's cache folder (pattern_cache); the many tests
+    that start it share one in the run's temporary folder instead, and leave the home folder alone."""
+    shared = (
+        tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    )
+    before = os.environ.get("GPU_DOCTOR_CACHE_DIR")
+    os.environ["GPU_DOCTOR_CACHE_DIR"] = str(shared / "pattern-cache")
+    yield
+    if before is None:
+        os.environ.pop("GPU_DOCTOR_CACHE_DIR", None)
+    else:
+        os.environ["GPU_DOCTOR_CACHE_DIR"] = before
 
 
 TORCH = "torch==2.13.0"  # a CPU build is available locally on the development and CI machines

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from functools import cache, cached_property
 from typing import Any
 
+from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.lazy_re import lazy
@@ -99,7 +100,7 @@ class Signature:
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         """Compiled on first use: most signatures never meet a line that has their needle."""
-        return re.compile(self.regex, re.IGNORECASE)
+        return pattern_cache.compile(self.regex, re.IGNORECASE)
 
 
 @dataclass(frozen=True)

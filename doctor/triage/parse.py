@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import re
 
+from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.model import CollectEnvReport, GpuLine, Library, ReportLine, TorchWarnings
 
@@ -84,7 +85,7 @@ class _Labels:
             f"(?P<l{i}>{'(?i:' if caseless else '(?:'}{label}))"
             for i, (label, caseless) in enumerate((label, c) for labels, c in groups for _, label in labels)
         ]
-        self.pattern = re.compile(rf"^(?:{'|'.join(parts)})\s*[:：]?\s*(?P<value>.*)$")
+        self.pattern = pattern_cache.compile(rf"^(?:{'|'.join(parts)})\s*[:：]?\s*(?P<value>.*)$")
 
     def match(self, line: str) -> tuple[str | None, str]:
         found = self.pattern.match(line)
