@@ -6,6 +6,10 @@ doctor forks before it imports Textual: the child diagnoses while the parent sta
 progress event and then the report back through a pipe, pickled. The screen takes them in its diagnosis
 worker as if the engine ran there.
 
+The parent drains the pipe from the fork on, in a thread that only reads bytes: the child is never blocked on
+a full pipe, and when the worker comes for them and the report is already there, the progress events before
+it are dropped unread (unpickling them and drawing each probe's progress would only delay the full screen).
+
 Whatever goes wrong on this path (no fork on this platform, a child that dies or is killed, a report that
 does not pickle) costs nothing but time: the session then diagnoses in its worker thread as before. A re-run
 (r) always runs in the worker. The child stops its own children when it ends, and dies with the doctor.
@@ -30,7 +34,9 @@ if TYPE_CHECKING:
     from torch_gpu_doctor.events import DiagnosisEvent, EventSink
     from torch_gpu_doctor.report import Report
 
-_LENGTH = struct.Struct("!I")  # each message: its length, then its pickle
+_HEADER = struct.Struct("!Ic")  # each message: its pickle's length and its kind, then the pickle
+EVENT, REPORT, FAILED = b"e", b"r", b"f"
+MAX_MESSAGE = 64 * 1024 * 1024  # a longer one is not our child's: the pipe is read as garbage
 # Between SIGTERM to the child and SIGKILL: longer than the child's own grace for its probes
 # (host.process.STOP_GRACE_S, 2 s), so that it is never killed before it has killed them.
 STOP_GRACE_S = 3.0
@@ -46,10 +52,9 @@ class EarlyDiagnosis:
 
     def __init__(self, pid: int, read_fd: int) -> None:
         self.pid = pid
-        self._read = os.fdopen(read_fd, "rb")
+        self._inbox = _Inbox(read_fd)
         self._reaper: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._reading = False  # a worker is blocked in take(): only it may close the pipe (its read holds it)
 
     @classmethod
     def start(cls, diagnose: Callable[[EventSink], Report]) -> EarlyDiagnosis | None:
@@ -75,53 +80,36 @@ class EarlyDiagnosis:
 
     def take(self, on_event: EventSink) -> Report | None:
         """In the screen's worker: the child's events passed to `on_event` as they come, then its report; None
-        when the child ended without one (the caller diagnoses itself)."""
-        self._reading = True
+        when the child ended without one (the caller diagnoses itself). Events that came before a report
+        already here are dropped: the report says all they would."""
         try:
             from torch_gpu_doctor.events import CheckDone, ChecksListed, ProbeDone  # the screen has them
 
             while True:
-                kind, payload = self._receive()
-                if kind == "event" and isinstance(payload, (ChecksListed, ProbeDone, CheckDone)):
+                kind, body = self._inbox.next(skip_events=True)
+                payload = pickle.loads(body)  # noqa: S301 - our own child's pickles, through a pipe only it writes
+                if kind == EVENT and isinstance(payload, (ChecksListed, ProbeDone, CheckDone)):
                     on_event(payload)
-                elif kind == "report":
+                elif kind == REPORT:
                     from torch_gpu_doctor.report import Report  # loaded already: unpickling it did
 
                     return payload if isinstance(payload, Report) else None
-                else:  # "failed": the child could not finish (a bug there, or a report that would not pickle)
+                else:  # FAILED: the child could not finish (a bug there, or a report that would not pickle)
                     return None
         except Exception:  # the child died (killed, a segfault) or sent garbage: diagnose here instead
             return None
         finally:
-            self._reading = False
-            with contextlib.suppress(OSError):
-                self._read.close()
             self.close(gently=True)
-
-    def _receive(self) -> tuple[str, object]:
-        head = self._read.read(_LENGTH.size)
-        if len(head) < _LENGTH.size:
-            raise EOFError("the early diagnosis ended without a report")
-        (size,) = _LENGTH.unpack(head)
-        body = self._read.read(size)
-        if len(body) < size:
-            raise EOFError("the early diagnosis was cut off")
-        message = pickle.loads(body)  # noqa: S301 - our own child's pickles, through a pipe only it writes
-        if not (isinstance(message, tuple) and len(message) == 2 and isinstance(message[0], str)):
-            raise ValueError("not a message of the early diagnosis")
-        return message
 
     def close(self, gently: bool = False, wait_s: float = 0.0) -> None:
         """Stop the child and reap it, in a daemon thread: the caller (the app quitting, the worker that took the
         report) never blocks longer than `wait_s`. `gently`: the child is on its way out after its report, so
         it gets a grace to stop its own probes before SIGTERM; else SIGTERM now (it stops its probes), SIGKILL
         after STOP_GRACE_S. Safe to call from any thread, any number of times: a `take` waiting in another
-        thread reads the end of the pipe when the child dies, and returns None."""
+        thread returns None at once."""
+        self._inbox.stop()  # a take() waiting now returns None; the reader closes the pipe at its end
         with self._lock:
             if self._reaper is None:
-                if not self._reading:  # else the child's end closes with it, and take() reads EOF
-                    with contextlib.suppress(OSError):
-                        self._read.close()
                 self._reaper = threading.Thread(
                     target=_stop, args=(self.pid, gently), name="early-child-reaper", daemon=True
                 )
@@ -129,6 +117,59 @@ class EarlyDiagnosis:
             reaper = self._reaper
         if wait_s > 0:
             reaper.join(wait_s)
+
+
+class _Inbox:
+    """The parent's end of the pipe, drained by a thread of its own from the fork on: messages kept as bytes,
+    in order, until the worker takes them."""
+
+    def __init__(self, read_fd: int) -> None:
+        self._read = os.fdopen(read_fd, "rb")
+        self._messages: list[tuple[bytes, bytes]] = []
+        self._ended = False  # the pipe ended (the child is done or gone), was garbage, or stop() was called
+        self._changed = threading.Condition()
+        threading.Thread(target=self._drain, name="early-child-reader", daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            while True:
+                head = self._read.read(_HEADER.size)
+                if len(head) < _HEADER.size:
+                    return
+                size, kind = _HEADER.unpack(head)
+                if kind not in (EVENT, REPORT, FAILED) or size > MAX_MESSAGE:
+                    return  # garbage: not our child's
+                body = self._read.read(size)
+                if len(body) < size:
+                    return  # cut off
+                with self._changed:
+                    self._messages.append((kind, body))
+                    self._changed.notify_all()
+                if kind != EVENT:
+                    return  # the last message
+        except (OSError, ValueError):  # closed under it, or a read error: the pipe is over
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                self._read.close()
+            self.stop()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def next(self, skip_events: bool) -> tuple[bytes, bytes]:
+        """The next message (blocking); with `skip_events`, the last message instead when it is already here
+        and ends the diagnosis. Raises EOFError when nothing more will come."""
+        with self._changed:
+            while not self._messages and not self._ended:
+                self._changed.wait()
+            if not self._messages:
+                raise EOFError("the early diagnosis ended without a report")
+            if skip_events and self._messages[-1][0] != EVENT:
+                del self._messages[:-1]
+            return self._messages.pop(0)
 
 
 def _stop(pid: int, gently: bool) -> None:
@@ -166,9 +207,9 @@ def _child(diagnose: Callable[[EventSink], Report], write_fd: int, parent: int) 
 
         writing = threading.Lock()  # probe threads send their events too: one message at a time
 
-        def send(message: tuple[str, object]) -> None:
-            body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-            view = memoryview(_LENGTH.pack(len(body)) + body)
+        def send(kind: bytes, payload: object) -> None:
+            body = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+            view = memoryview(_HEADER.pack(len(body), kind) + body)
             with writing:
                 while view:
                     view = view[os.write(write_fd, view) :]
@@ -179,13 +220,13 @@ def _child(diagnose: Callable[[EventSink], Report], write_fd: int, parent: int) 
             # Checks are judged after every fact is in, in a burst the report follows within milliseconds:
             # the parent would unpickle and draw each finding twice. The plan and the probes are progress.
             if not isinstance(event, CheckDone):
-                send(("event", event))
+                send(EVENT, event)
 
         report = diagnose(progress)
         try:
-            send(("report", report))
+            send(REPORT, report)
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
-            send(("failed", f"{type(exc).__name__}: {exc}"))
+            send(FAILED, f"{type(exc).__name__}: {exc}")
     except BaseException:  # the parent diagnoses again in its worker, where a bug shows as one
         code = 1
     finally:

@@ -70,7 +70,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_the_childs_report_is_the_workers_and_its_progress_streams() -> None:
+def test_the_childs_report_is_the_workers() -> None:
     session = _session()
     session.start_early()
     assert session.early is not None
@@ -82,11 +82,58 @@ def test_the_childs_report_is_the_workers_and_its_progress_streams() -> None:
     assert got.findings == expected.findings
     assert got.specs == expected.specs
     assert got.facts == expected.facts
-    assert isinstance(events[0], ChecksListed)
-    assert any(isinstance(e, ProbeDone) for e in events)
     # the findings come once, in the report: not as a burst of events the screen would draw twice
     assert not any(isinstance(e, CheckDone) for e in events)
+    assert not events or isinstance(events[0], ChecksListed)  # what came before the report, in order
     assert not _alive(child)  # reaped, not a zombie
+
+
+def _listed() -> ChecksListed:
+    return ChecksListed(specs=report_of(MACHINE).specs[:2], probes=("nvml", "torch"))
+
+
+def test_progress_streams_while_the_child_still_works(tmp_path: Path) -> None:
+    """The worker takes the events as they come while the child is still diagnosing; the report follows."""
+    expected, go_on = report_of(MACHINE), tmp_path / "go-on"
+
+    def slow(on_event: EventSink) -> Report:
+        on_event(_listed())
+        on_event(ProbeDone("nvml"))
+        while not go_on.exists():  # until the parent has seen both events
+            time.sleep(0.01)
+        on_event(ProbeDone("torch"))
+        return expected
+
+    session, _ = _started(slow)
+    events: list[DiagnosisEvent] = []
+
+    def seen(event: DiagnosisEvent) -> None:
+        events.append(event)
+        if len(events) == 2:
+            go_on.write_text("")
+
+    assert session.diagnose(seen) == expected
+    assert events == [_listed(), ProbeDone("nvml"), ProbeDone("torch")]
+
+
+def test_progress_already_overtaken_by_the_report_is_dropped() -> None:
+    """The child finished before the worker came (the app was still starting): the events before its report
+    are not unpickled nor drawn; the report says all they would."""
+    expected = report_of(MACHINE)
+
+    def quick(on_event: EventSink) -> Report:
+        on_event(_listed())
+        on_event(ProbeDone("nvml"))
+        return expected
+
+    session, child = _started(quick)
+    assert _eventually(lambda: _gone(child)), "the child did not finish"
+    assert session.early is not None
+    inbox = session.early._inbox
+    assert _eventually(lambda: inbox._ended), "the parent's reader did not reach the end of the pipe"
+    events: list[DiagnosisEvent] = []
+    assert session.diagnose(events.append) == expected
+    assert events == []
 
 
 @pytest.mark.parametrize(
@@ -166,10 +213,21 @@ def test_the_child_writes_nothing_to_the_terminal(capfd: pytest.CaptureFixture[s
     assert "by the diagnosis" not in out + err
 
 
-def test_garbage_on_the_pipe_is_no_report() -> None:
+@pytest.mark.parametrize(
+    "sent",
+    [
+        early._HEADER.pack(len(pickle.dumps(["a", "list"])), early.REPORT) + pickle.dumps(["a", "list"]),
+        early._HEADER.pack(5, early.REPORT) + b"\x80\x05garbage",  # not a pickle
+        early._HEADER.pack(4, b"x") + b"abcd",  # no such kind
+        early._HEADER.pack(early.MAX_MESSAGE + 1, early.EVENT),  # longer than any message of ours
+        early._HEADER.pack(100, early.REPORT) + b"cut",  # cut off
+        b"\x00\x01",  # not even a header
+    ],
+    ids=["not-a-report", "not-a-pickle", "unknown-kind", "too-long", "cut-off", "no-header"],
+)
+def test_garbage_on_the_pipe_is_no_report(sent: bytes) -> None:
     read_fd, write_fd = os.pipe()
-    body = pickle.dumps(["not", "a", "message"])
-    os.write(write_fd, len(body).to_bytes(4, "big") + body)
+    os.write(write_fd, sent)
     os.close(write_fd)
     pid = os.fork()
     if pid == 0:
