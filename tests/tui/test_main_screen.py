@@ -491,15 +491,42 @@ def test_keys_pressed_before_the_list_is_in_do_nothing_and_one_diagnosis_runs(
     asyncio.run(scenario())
 
 
-def test_re_run_waits_for_the_first_diagnosis_to_start() -> None:
-    """The first diagnosis starts in the frame after the list's: an `r` in between would start it twice."""
-    screen = MainScreen(replay_session("wsl2"))
-    assert screen.check_action("rerun", ()) is None  # nothing in yet
-    screen.filled = True
-    assert screen.check_action("next_problem", ()) is True
-    assert screen.check_action("rerun", ()) is None  # the list is in, the first diagnosis not yet
-    screen.running = True
-    assert screen.check_action("rerun", ()) is True  # now `r` says "still running" or re-runs after it
+def test_an_r_before_the_first_diagnosis_has_started_starts_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first diagnosis starts in the frame after the list's; an `r` pressed in between starts it, and the
+    scheduled start then leaves it alone (two at once would race). Every key of the list comes alive with it,
+    in one change of the footer."""
+    report = report_of("wsl2")
+    runs: list[int] = []
+    release = threading.Event()
+
+    def held(on_event: EventSink) -> Report:
+        runs.append(1)
+        release.wait(60)  # still running while the scheduled start comes
+        return report
+
+    session = replay_session("wsl2")
+    session.diagnose_override = held
+    monkeypatch.setattr(main_screen, "FIRST_FRAME_S", 600.0)  # the test fills the list itself
+
+    async def scenario() -> None:
+        app = DoctorApp(session)
+        async with app.run_test(size=(100, 32)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, MainScreen)
+            assert screen.check_action("rerun", ()) is None  # nothing in yet
+            monkeypatch.setattr(screen, "call_after_refresh", lambda *a, **k: None)  # hold the first start
+            await screen.after_first_frame()
+            assert all(screen.check_action(a, ()) is True for a in main_screen.NEEDS_THE_LIST)
+            assert not screen.running
+            await pilot.press("r")
+            assert screen.running
+            screen._start_first_diagnosis()  # what the held call would have done
+            release.set()
+            await settle(pilot)
+            assert runs == [1] and screen.report is report
+            assert not any("still running" in n for n in notes(app))
+
+    asyncio.run(scenario())
 
 
 def test_f_on_a_capture_says_it_is_a_capture_not_which_button_to_press() -> None:

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from torch_gpu_doctor.fit.arguments import FitWordsError, parse_fit_words
 from torch_gpu_doctor.fit.estimate import WorkloadError
@@ -26,6 +26,7 @@ from torch_gpu_doctor.fit.plan import plan
 from torch_gpu_doctor.fit.request import gpus_of, request
 from torch_gpu_doctor.render.fit import render_fit_text
 from torch_gpu_doctor.report import Report
+from torch_gpu_doctor.tui.widgets.footer import SteadyFooter
 
 SETTLE_S = 0.3
 FIRST = "7B --train"
@@ -69,7 +70,7 @@ class FitScreen(Screen[None]):
         yield Input(FIRST, placeholder="7B --train", id="fit-words")
         with VerticalScroll(id="fit-result-scroll"):
             yield Static(fit_text(FIRST, self.report), id="fit-result")
-        yield Footer(compact=True)
+        yield SteadyFooter(compact=True)
 
     def on_mount(self) -> None:
         self.shown_for = FIRST

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Tree
+from textual.widgets import Tree
 
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.events import CheckDone, ChecksListed, ProbeDone
@@ -31,6 +31,7 @@ from torch_gpu_doctor.tui.messages import (
 from torch_gpu_doctor.tui.session import Session, target_python
 from torch_gpu_doctor.tui.widgets.check_list import CheckList
 from torch_gpu_doctor.tui.widgets.detail_pane import DetailPane, Shown
+from torch_gpu_doctor.tui.widgets.footer import SteadyFooter
 from torch_gpu_doctor.tui.widgets.machine_header import MachineHeader
 from torch_gpu_doctor.tui.widgets.status_line import StatusLine
 from torch_gpu_doctor.tui.workers import diagnose_and_post
@@ -129,7 +130,7 @@ class MainScreen(Screen[None]):
         yield MachineHeader(heads, reading="the capture" if replay else "this machine", id="machine")
         yield StatusLine(Text("Starting…", "italic"), id="status")
         yield Horizontal(id="body")
-        yield Footer(compact=True)
+        yield SteadyFooter(compact=True)
 
     def on_mount(self) -> None:
         """The first frame is the header, the status and the keys: cheap to lay out and draw. The list and the
@@ -147,7 +148,7 @@ class MainScreen(Screen[None]):
         detail.show(None)
         checks.focus()
         self._plan_from_index()
-        self.call_after_refresh(self.start_diagnosis)
+        self.call_after_refresh(self._start_first_diagnosis)
 
     def _plan_from_index(self) -> None:
         """The list shows every built-in check as running as soon as it is in, before the engine answers: the
@@ -163,6 +164,11 @@ class MainScreen(Screen[None]):
         self.query_one(CheckList).plan(specs)
 
     # --- the diagnosis, in a worker -------------------------------------------------------------
+
+    def _start_first_diagnosis(self) -> None:
+        """The frame after the list's, unless an `r` pressed in between has started it already."""
+        if not self.running and self.report is None:
+            self.start_diagnosis()
 
     def start_diagnosis(self) -> None:
         if self.running:
@@ -314,11 +320,9 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
         """Until the list is in (a moment after the first frame) its keys are shown but do nothing: there is
-        no check to move to, copy or fix yet. A re-run waits for the first diagnosis to start, which it
-        does in the frame after the list's: a key pressed in between would race it."""
+        no check to move to, copy or fix yet. They all come alive at once, so that the footer is redrawn
+        once (an `r` before the first diagnosis has started starts it, once)."""
         if not self.filled and action in NEEDS_THE_LIST:
-            return None
-        if action == "rerun" and not self.running and self.report is None:  # the first is about to start
             return None
         return True
 

@@ -17,11 +17,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from torch_gpu_doctor.triage.decode import UnreadablePaste
 from torch_gpu_doctor.triage.pipeline import NOTHING_KNOWN, diagnose_paste
 from torch_gpu_doctor.triage.render import render_text
+from torch_gpu_doctor.tui.widgets.footer import SteadyFooter
 
 SETTLE_S = 0.3  # read the paste once typing pauses this long: a paste arrives as one event, typing as many
 SOURCE = "the text pasted here"
@@ -74,7 +75,7 @@ class PasteScreen(Screen[None]):
         yield TextArea(id="paste-text", soft_wrap=True, show_line_numbers=True)
         with VerticalScroll(id="paste-verdict-scroll"):
             yield Static(Text(EMPTY, "italic"), id="paste-verdict")
-        yield Footer(compact=True)
+        yield SteadyFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalGroup
 from textual.screen import Screen
-from textual.widgets import Button, Footer
+from textual.widgets import Button
 
 from torch_gpu_doctor import TOOL_NAME
 from torch_gpu_doctor.events import CheckDone, DiagnosisEvent
@@ -37,6 +37,7 @@ from torch_gpu_doctor.tui.messages import (
     SmokeStepProgress,
 )
 from torch_gpu_doctor.tui.session import Session
+from torch_gpu_doctor.tui.widgets.footer import SteadyFooter
 from torch_gpu_doctor.tui.widgets.machine_header import MachineHeader
 from torch_gpu_doctor.tui.widgets.setup_page import REPLAY_LINE, RunKind, SetupPage, StepView, run_kind
 from torch_gpu_doctor.tui.widgets.setup_result import verify_summary
@@ -99,7 +100,7 @@ class SetupScreen(Screen[Report | None]):
             yield Button("Skip (s)", id="setup-skip", compact=True)
             yield Button("I did it (d)", id="setup-done", compact=True)
             yield Button("Next (n)", id="setup-next", compact=True, variant="primary")
-        yield Footer()
+        yield SteadyFooter()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
         """A replay only turns pages: no Skip, I did it or Run in the footer."""

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Static, Tab, Tabs
+from textual.widgets import ContentSwitcher, DataTable, ProgressBar, Static, Tab, Tabs
 
 from torch_gpu_doctor.facts.smoke import SmokeMode, SmokeOutcome, SmokeRun, StepStatus
 from torch_gpu_doctor.model import Finding
@@ -26,6 +26,7 @@ from torch_gpu_doctor.smoke.plan import SIZES
 from torch_gpu_doctor.smoke.run import SmokeProgress
 from torch_gpu_doctor.tui.messages import SmokeFailed, SmokeFinished, SmokeStepProgress
 from torch_gpu_doctor.tui.session import Session
+from torch_gpu_doctor.tui.widgets.footer import SteadyFooter
 from torch_gpu_doctor.tui.widgets.smoke_results import HEADLINE, SmokeResults
 from torch_gpu_doctor.tui.widgets.smoke_step_row import StepState
 from torch_gpu_doctor.tui.widgets.smoke_steps import SmokeSteps, run_tally
@@ -93,7 +94,7 @@ class SmokeScreen(Screen[Report | None]):
         with ContentSwitcher(initial=STEPS, id="smoke-views"):
             yield SmokeSteps(id=STEPS)
             yield SmokeResults(id=RESULTS)
-        yield Footer()
+        yield SteadyFooter()
 
     def _mode_line(self) -> Text:
         mode = self.session.smoke_mode
