@@ -6,9 +6,11 @@ doctor forks before it imports Textual: the child diagnoses while the parent sta
 progress event and then the report back through a pipe, pickled. The screen takes them in its diagnosis
 worker as if the engine ran there.
 
-The parent drains the pipe from the fork on, in a thread that only reads bytes: the child is never blocked on
-a full pipe, and when the worker comes for them and the report is already there, the progress events before
-it are dropped unread (unpickling them and drawing each probe's progress would only delay the full screen).
+The pipe is made large enough for a whole diagnosis (Linux lets a process grow its pipes to 1 MiB), so the
+child finishes without waiting for the parent, and the parent reads nothing while Textual starts (a thread
+woken by each message would take the GIL from the first frame). When the worker comes for the messages and
+the report is already in the pipe, the progress events before it are dropped unread: unpickling them and
+drawing each probe's progress would only delay the full screen.
 
 Whatever goes wrong on this path (no fork on this platform, a child that dies or is killed, a report that
 does not pickle) costs nothing but time: the session then diagnoses in its worker thread as before. A re-run
@@ -18,6 +20,7 @@ does not pickle) costs nothing but time: the session then diagnoses in its worke
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pickle
 import signal
@@ -37,6 +40,9 @@ if TYPE_CHECKING:
 _HEADER = struct.Struct("!Ic")  # each message: its pickle's length and its kind, then the pickle
 EVENT, REPORT, FAILED = b"e", b"r", b"f"
 MAX_MESSAGE = 64 * 1024 * 1024  # a longer one is not our child's: the pipe is read as garbage
+# What the pipe is grown to, largest first: the default pipe-max-size, then less (a report of a few GPUs is
+# 70-150 KB). Where none is allowed, the child waits on the full pipe until the worker reads it.
+PIPE_SIZES = (1024 * 1024, 256 * 1024)
 # Between SIGTERM to the child and SIGKILL: longer than the child's own grace for its probes
 # (host.process.STOP_GRACE_S, 2 s), so that it is never killed before it has killed them.
 STOP_GRACE_S = 3.0
@@ -66,6 +72,7 @@ class EarlyDiagnosis:
             read_fd, write_fd = os.pipe()
         except OSError:  # no descriptors left
             return None
+        _grow(write_fd)
         try:
             pid = os.fork()
         except OSError:
@@ -85,6 +92,7 @@ class EarlyDiagnosis:
         try:
             from torch_gpu_doctor.events import CheckDone, ChecksListed, ProbeDone  # the screen has them
 
+            self._inbox.open()
             while True:
                 kind, body = self._inbox.next(skip_events=True)
                 payload = pickle.loads(body)  # noqa: S301 - our own child's pickles, through a pipe only it writes
@@ -107,7 +115,7 @@ class EarlyDiagnosis:
         it gets a grace to stop its own probes before SIGTERM; else SIGTERM now (it stops its probes), SIGKILL
         after STOP_GRACE_S. Safe to call from any thread, any number of times: a `take` waiting in another
         thread returns None at once."""
-        self._inbox.stop()  # a take() waiting now returns None; the reader closes the pipe at its end
+        self._inbox.stop()  # a take() waiting now returns None; the pipe is closed by whoever reads it last
         with self._lock:
             if self._reaper is None:
                 self._reaper = threading.Thread(
@@ -120,44 +128,84 @@ class EarlyDiagnosis:
 
 
 class _Inbox:
-    """The parent's end of the pipe, drained by a thread of its own from the fork on: messages kept as bytes,
-    in order, until the worker takes them."""
+    """The parent's end of the pipe. Untouched until the worker opens it; then whatever is in the pipe is read
+    at once, and a thread of its own reads the rest as it comes. Messages are kept as bytes, in order."""
 
     def __init__(self, read_fd: int) -> None:
-        self._read = os.fdopen(read_fd, "rb")
+        self._fd: int | None = read_fd  # None once closed (a closed number may be another file's by then)
+        self._buffer = bytearray()
         self._messages: list[tuple[bytes, bytes]] = []
-        self._ended = False  # the pipe ended (the child is done or gone), was garbage, or stop() was called
+        self._ended = False  # nothing more will come: the last message, the end of the pipe, garbage, stop()
+        self._reader = False  # a reader thread holds the descriptor: it closes it when it is done
         self._changed = threading.Condition()
-        threading.Thread(target=self._drain, name="early-child-reader", daemon=True).start()
 
-    def _drain(self) -> None:
+    def open(self) -> None:
+        """Read every message already in the pipe, then start the thread that reads the rest."""
+        fd = self._fd
+        more = fd is not None
         try:
-            while True:
-                head = self._read.read(_HEADER.size)
-                if len(head) < _HEADER.size:
-                    return
-                size, kind = _HEADER.unpack(head)
-                if kind not in (EVENT, REPORT, FAILED) or size > MAX_MESSAGE:
-                    return  # garbage: not our child's
-                body = self._read.read(size)
-                if len(body) < size:
-                    return  # cut off
-                with self._changed:
-                    self._messages.append((kind, body))
-                    self._changed.notify_all()
-                if kind != EVENT:
-                    return  # the last message
-        except (OSError, ValueError):  # closed under it, or a read error: the pipe is over
-            return
-        finally:
-            with contextlib.suppress(OSError):
-                self._read.close()
+            if fd is not None:
+                os.set_blocking(fd, False)
+                while more and not self._ended:
+                    more = self._take_in(os.read(fd, 1 << 16))
+                os.set_blocking(fd, True)
+        except BlockingIOError:  # all that was there for now
+            assert fd is not None
+            os.set_blocking(fd, True)
+        except OSError:
+            more = False
+        with self._changed:
+            start = more and not self._ended and self._fd is not None
+            self._reader = start
+        if start:
+            threading.Thread(target=self._drain, name="early-child-reader", daemon=True).start()
+        else:
             self.stop()
 
+    def _drain(self) -> None:
+        fd = self._fd
+        try:
+            while fd is not None and self._take_in(os.read(fd, 1 << 16)):
+                pass
+        except OSError:  # a read error: the pipe is over
+            pass
+        finally:
+            with self._changed:
+                self._reader = False
+            self.stop()
+
+    def _take_in(self, data: bytes) -> bool:
+        """Keep the whole messages in `data` (with what came before); False when nothing more will come."""
+        if not data:
+            return False
+        self._buffer += data
+        while len(self._buffer) >= _HEADER.size:
+            size, kind = _HEADER.unpack_from(self._buffer)
+            if kind not in (EVENT, REPORT, FAILED) or size > MAX_MESSAGE:
+                return False  # garbage: not our child's
+            if len(self._buffer) < _HEADER.size + size:
+                break
+            body = bytes(self._buffer[_HEADER.size : _HEADER.size + size])
+            del self._buffer[: _HEADER.size + size]
+            with self._changed:
+                self._messages.append((kind, body))
+                self._changed.notify_all()
+            if kind != EVENT:
+                return False  # the last message
+        return True
+
     def stop(self) -> None:
+        """Nothing more is taken: a `next` waiting returns; the pipe is closed now, or by the reader when its
+        read returns (the child's end closes when the child ends)."""
         with self._changed:
             self._ended = True
             self._changed.notify_all()
+            fd = None if self._reader else self._fd
+            if fd is not None:
+                self._fd = None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def next(self, skip_events: bool) -> tuple[bytes, bytes]:
         """The next message (blocking); with `skip_events`, the last message instead when it is already here
@@ -170,6 +218,17 @@ class _Inbox:
             if skip_events and self._messages[-1][0] != EVENT:
                 del self._messages[:-1]
             return self._messages.pop(0)
+
+
+def _grow(fd: int) -> None:
+    """Make the pipe hold a whole diagnosis, where Linux allows (F_SETPIPE_SZ); else leave it as it is."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setpipe is None:
+        return
+    for size in PIPE_SIZES:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, setpipe, size)
+            return
 
 
 def _stop(pid: int, gently: bool) -> None:
