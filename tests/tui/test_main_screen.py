@@ -6,6 +6,8 @@ import asyncio
 import dataclasses
 import json
 import shlex
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -629,3 +631,48 @@ def test_a_command_with_control_characters_is_shown_escaped_and_copied_exact() -
             assert app.copied[-1] == hostile.display()
 
     asyncio.run(scenario())
+
+
+SHOW_IMPORTS_NOTHING = """
+import asyncio, sys
+from tests.tui.conftest import replay_session
+from torch_gpu_doctor.tui.app import DoctorApp
+from torch_gpu_doctor.tui.screens.main import MainScreen
+
+loaded = []
+shown = MainScreen.show_report
+
+def recording(self, report):
+    before = {m for m in sys.modules if m.startswith("torch_gpu_doctor")}
+    shown(self, report)
+    loaded.extend(sorted({m for m in sys.modules if m.startswith("torch_gpu_doctor")} - before))
+
+MainScreen.show_report = recording
+
+async def scenario():
+    app = DoctorApp(replay_session("wsl2"))
+    async with app.run_test(size=(100, 32)) as pilot:
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if app.last_report is not None:
+                break
+    print("loaded:", ",".join(loaded))
+
+asyncio.run(scenario())
+"""
+
+
+def test_showing_the_report_imports_nothing_on_the_main_thread() -> None:
+    """The worker loads what showing a report needs before it posts the report: an import on the main thread
+    would hold the GIL between the report and the full screen (issue 21). A fresh interpreter, so that
+    nothing is loaded already."""
+    proc = subprocess.run(
+        [sys.executable, "-c", SHOW_IMPORTS_NOTHING],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "loaded: \n" in proc.stdout, proc.stdout
