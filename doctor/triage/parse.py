@@ -260,13 +260,22 @@ def _without_cut_end(
 
 
 def _uncut_library(lib: Library) -> Library | None:
-    """The last package line of a cut paste: its last token may be a fragment."""
+    """The last package line of a paste without a final line break: its last token may be a fragment. Most
+    such pastes are whole (an issue form drops the final line break), so a version that ends as only a whole
+    one can ("2.1.0", "0.16.0+cu118", "2.5.1+cpu") is kept; "0.16.0+cu1", "2.1" or "2.1.0.de" may be cut."""
     tokens = lib.raw.split()
     if tokens[-1] == lib.version or "==" in tokens[-1]:
-        return None  # the version itself may be cut
+        return lib if _WHOLE_VERSION.fullmatch(lib.version) else None
     if lib.build is not None and tokens[-1] == lib.build:
         return Library(lib.manager, lib.name, lib.version, None, lib.raw)
     return lib
+
+
+# A version that a cut could not have left: three parts, a whole pre/post/dev tag, and a local tag that is a
+# whole CUDA (cu75-cu92, cu100-cu130), CPU or XPU build (a ROCm tag is left out: rocm6.2 may be rocm6.2.4 cut).
+_WHOLE_VERSION = lazy(
+    r"\d+\.\d+\.\d+(?:(?:a|b|rc|\.post|\.dev)\d+)?(?:\+(?:cu[789]\d|cu1[0-3]\d|cpu|xpu))?", re.ASCII
+)
 
 
 def _clean(raw: str) -> str:

@@ -305,6 +305,23 @@ def test_a_complete_last_line_is_read() -> None:
     assert report is not None and report.cut_line is None and report.has("cuda_module_loading")
 
 
+def test_a_last_package_line_without_a_line_break_is_read_when_its_version_is_whole() -> None:
+    """Issue forms drop a paste's final line break: "[pip3] torchvision==0.4.0+cu92" at the very end is whole
+    (no cut leaves a CUDA tag of two or three digits), "torchvision==0.4.0+cu9" may be cut and is not read."""
+    name = "reports/c06_geforce210_collect_env.txt"
+    upto = "\n".join(text_of(name).splitlines()[:45])  # ends "[pip3] torchvision==0.4.0+cu92", no line break
+    assert upto.endswith("torchvision==0.4.0+cu92")
+
+    def torchvision(text: str) -> list[str]:
+        report = diagnosed(name, text).pasted.collect_env
+        assert report is not None
+        return [f"{lib.version}" for lib in report.libraries or () if lib.name == "torchvision"]
+
+    assert torchvision(upto) == ["0.4.0+cu92"]
+    assert torchvision(upto[:-1]) == []  # "+cu9": maybe cut
+    assert torchvision(upto + "\n") == ["0.4.0+cu92"]
+
+
 # --- the Python (and Windows) a paste shows without a collect_env line ---------------------------------------
 
 
