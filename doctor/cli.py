@@ -45,6 +45,7 @@ def entry() -> int:
     finally:
         gc.enable()
         pattern_cache.save()
+        pattern_cache.disable()  # a program that called entry() in-process gets plain re.compile back
 
 
 def _collect_from_here() -> None:

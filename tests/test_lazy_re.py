@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.test_architecture import modules
-from torch_gpu_doctor import lazy_re
+from torch_gpu_doctor import lazy_re, pattern_cache
 from torch_gpu_doctor.lazy_re import lazy
 
 
@@ -19,13 +19,13 @@ def test_compiles_at_first_use_and_then_answers_as_the_compiled_pattern(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     compiled: list[str] = []
-    real = re.compile
+    real = pattern_cache.compile
 
     def counting(pattern: str, flags: int = 0) -> re.Pattern[str]:
         compiled.append(pattern)
         return real(pattern, flags)
 
-    monkeypatch.setattr(re, "compile", counting)
+    monkeypatch.setattr(pattern_cache, "compile", counting)  # what lazy() compiles with
     pattern = lazy(r"(?P<major>\d+)\.(?P<minor>\d+)", re.ASCII)
     assert compiled == []
     found = pattern.search("driver 12.4")
