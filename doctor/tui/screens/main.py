@@ -230,8 +230,7 @@ class MainScreen(Screen[None]):
         self._findings = {}
         for finding in report.findings:
             self._findings.setdefault(finding.check_id, []).append(_with_its_causes_fix(finding, report))
-        for check_id, found in self._findings.items():
-            checks.show(check_id, found)
+        checks.show_all(self._findings)
         self.query_one(MachineHeader).show(report.facts)
         self.query_one(StatusLine).done(report.summary().counts, self._hint(report))
         roots = report.roots()  # the first root cause, not the first symptom in the list's order

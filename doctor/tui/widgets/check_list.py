@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rich.text import Text
 from textual.widgets import Tree
@@ -65,11 +65,19 @@ class CheckList(Tree[str]):
             self._move_to(self._leaves[keep])
 
     def show(self, check_id: str, findings: Iterable[Finding]) -> None:
-        if check_id not in self._leaves:  # a probe or plugin crash: not a planned check
-            self._add(check_id, check_id.split(".", maxsplit=1)[0])
-        self._status[check_id] = worst([f.status for f in findings])
-        self._leaves[check_id].set_label(self._label(check_id))
-        self._relabel_area(self._area_of[check_id])
+        self.show_all({check_id: findings})
+
+    def show_all(self, results: Mapping[str, Iterable[Finding]]) -> None:
+        """Several checks at once (a whole report): each area's tally is redrawn once, not once a check."""
+        areas: dict[str, None] = {}
+        for check_id, findings in results.items():
+            if check_id not in self._leaves:  # a probe or plugin crash: not a planned check
+                self._add(check_id, check_id.split(".", maxsplit=1)[0])
+            self._status[check_id] = worst([f.status for f in findings])
+            self._leaves[check_id].set_label(self._label(check_id))
+            areas[self._area_of[check_id]] = None
+        for area in areas:
+            self._relabel_area(area)
 
     def status_of(self, check_id: str) -> Status | None:
         return self._status.get(check_id)
