@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
 
@@ -78,6 +79,10 @@ def override_for(target: tuple[int, int, int], known: frozenset[str] = TORCH_WHE
     return f"{major}.{minor}.{min(steppings)}"
 
 
+# "5700XT", "7900 XTX" without "RX": Radeon's suffix (GeForce's is Ti); never a Ryzen 5000 XT processor
+BARE_XT = r"(?<![A-Za-z0-9])(?<!Ryzen [3579] )[5-9]\d{3}[ \t]?XTX?(?![A-Za-z0-9])"
+_BARE_XT = lazy(BARE_XT, re.IGNORECASE)
+
 # Product names -> gfx target, for pastes that name the card but not its target (mobile and "M" parts first).
 # Sources: Gentoo's amdgpu_targets_* USE flag descriptions (packages.gentoo.org/useflags/amdgpu_targets_gfxNNNN:
 # gfx1010, gfx1012, gfx1030, gfx1031, gfx1100, gfx1101, gfx1102, gfx1103, gfx1150 "Strix Point", gfx1151 "Strix
@@ -89,7 +94,7 @@ PRODUCT_TARGETS: tuple[tuple[str, str], ...] = (
     (r"RX\s?66[05]0(?:\s?XT)?\b|RX\s?6600M?\b", "gfx1032"),
     (r"RX\s?5[67]00(?:\s?XT|M)?\b", "gfx1010"),
     (r"RX\s?5[35]00(?:\s?XT|M)?\b", "gfx1012"),
-    (r"RX\s?7900\b", "gfx1100"),
+    (r"RX\s?7900(?:\s?XTX?|\s?GRE)?\b", "gfx1100"),
     (r"RX\s?7[78]00(?:\s?XT)?\b", "gfx1101"),
     (r"RX\s?7600(?:\s?XT|M)?\b", "gfx1102"),
     (r"Radeon\s?7[4-8]0M\b", "gfx1103"),
@@ -98,11 +103,28 @@ PRODUCT_TARGETS: tuple[tuple[str, str], ...] = (
     (r"Strix\s?Point\b", "gfx1150"),
     (r"RX\s?9060(?:\s?XT)?\b", "gfx1200"),
     (r"RX\s?9070(?:\s?XT|\s?GRE)?\b", "gfx1201"),
+    # The chips' code names, as people and rocminfo's marketing names write them ("navi10", "Navi 21"): the
+    # same Gentoo descriptions for navi10/12/14/21/22/31/32/33; navi23 "dimgrey cavefish" = gfx1032 and navi24
+    # "beige goby" = gfx1034 (LLVM's AMDGPUUsage processor table); navi44 = RX 9060 XT, navi48 = RX 9070 (above).
+    (r"Navi\s?10\b", "gfx1010"),
+    (r"Navi\s?12\b", "gfx1011"),
+    (r"Navi\s?14\b", "gfx1012"),
+    (r"Navi\s?21\b", "gfx1030"),
+    (r"Navi\s?22\b", "gfx1031"),
+    (r"Navi\s?23\b", "gfx1032"),
+    (r"Navi\s?24\b", "gfx1034"),
+    (r"Navi\s?31\b", "gfx1100"),
+    (r"Navi\s?32\b", "gfx1101"),
+    (r"Navi\s?33\b", "gfx1102"),
+    (r"Navi\s?44\b", "gfx1200"),
+    (r"Navi\s?48\b", "gfx1201"),
 )
 
 
 def gfx_of_product(text: str) -> str | None:
-    """The gfx target of the first AMD card named in `text` ("an rx 6600", "AMD Radeon RX 6700 XT"), if known."""
+    """The gfx target of the first AMD card named in `text` ("an rx 6600", "AMD Radeon RX 6700 XT", "5700XT",
+    "navi10"), if known. A number with XT and no RX before it is the Radeon RX of that number."""
+    text = _BARE_XT.sub(r"RX \g<0>", text)
     for pattern, target in PRODUCT_TARGETS:
         if re.search(pattern, text, re.IGNORECASE):
             return target

@@ -14,7 +14,7 @@ import bisect
 import itertools
 import re
 
-from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
+from torch_gpu_doctor.compat.rocm_gfx import BARE_XT, gfx_of_product
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 
@@ -71,7 +71,9 @@ _JETSON_MODELS = {
 # An AMD card by name, for its gfx target (compat.rocm_gfx.PRODUCT_TARGETS knows which): "amd rx6600"
 _AMD = lazy(
     r"(?<![A-Za-z0-9])(?:RX[ \t]?\d{4}|Radeon[ \t]?\d{3,4}[MS]?|Strix[ \t]?(?:Halo|Point)|Ryzen[ \t]?AI[ \t]?Max"
-    r"|gfx1[0-2][0-9a-f]{2}|gfx9[0-9a-f]{2})(?![0-9a-f])",  # or the gfx target itself, said ("gfx1010:xnack-")
+    r"|Navi[ \t]?[1-4]\d"  # the chip's code name ("navi10")
+    r"|gfx1[0-2][0-9a-f]{2}|gfx9[0-9a-f]{2})(?![0-9a-f])"  # or the gfx target itself, said ("gfx1010:xnack-")
+    rf"|{BARE_XT}",  # "5700XT", "7900 XTX": a Radeon by its number and suffix alone
     re.IGNORECASE,
 )
 # The person says the machine has no NVIDIA GPU: "I don't have any NVIDIA adapter", an integrated Intel GPU,
@@ -213,9 +215,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
                 model = _JETSON_MODELS.get((found["model"] or found["model2"] or found["family"]).lower())
                 jetson["model"].setdefault(model or "Jetson", line_of(found))
     amd: dict[str, int] = {}
-    if any(word in lowered for word in ("rx", "radeon", "strix", "ryzen", "gfx")):
+    if any(word in lowered for word in ("rx", "radeon", "strix", "ryzen", "gfx", "navi", "xt")):
         for found in _AMD.finditer(text):
-            amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
+            name = re.sub(r"\s+", " ", found[0])
+            amd.setdefault(f"RX {name}" if name[0].isdigit() else name, line_of(found))
         amd = _one_chip(amd)
     no_nvidia, asks_for_cpu = None, False
     if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡")):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.unavailable import Unavailable
@@ -354,6 +355,41 @@ def test_a_gfx_target_said_in_words_gives_the_fix_for_that_target(name: str, fir
     assert cause is not None and cause.finding.check_id == "amd.gfx_target"
     fix = cause.finding.remediation
     assert fix is not None and fix.commands[0].argv == first
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["5700XT (navi10 / gfx1010:xnack-)", "5700XT (navi10)", "5700XT", "a navi 10 card"],
+    ids=["target", "code-name", "bare-xt", "code-name-only"],
+)
+def test_a_radeon_said_by_code_name_or_bare_xt_number_is_its_target(said: str) -> None:
+    """The same real post with the card said the ways people say it: "The GPU is 5700XT (navi10 / gfx1010:
+    xnack-)" as posted, then without the target, without the code name, by code name only."""
+    name = "pastes/e21_rocm_gfx1010_5700xt.txt"
+    text = (Path(__file__).resolve().parent / name).read_text(encoding="utf-8")
+    posted = "5700XT (navi10 / gfx1010:xnack-)"
+    assert posted in text
+    cause = diagnose_paste(text.replace(posted, said).encode(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "amd.gfx_target"
+    fix = cause.finding.remediation
+    assert fix is not None and "PYTORCH_ROCM_ARCH=gfx1010" in fix.commands[0].argv
+
+
+@pytest.mark.parametrize(
+    ("words", "target"),
+    [
+        ("RX 7900 XTX", "gfx1100"),
+        ("a 7900XTX", "gfx1100"),
+        ("Navi 21", "gfx1030"),
+        ("navi23", "gfx1032"),
+        ("navi48", "gfx1201"),
+        ("Ryzen 5 5600XT and an RTX 3060", None),  # a processor of that number: no Radeon
+        ("GTX 1080 Ti", None),
+    ],
+)
+def test_radeon_names_and_code_names_map_to_their_gfx_target(words: str, target: str | None) -> None:
+    said = read_prose([words]).amd_gpu
+    assert (gfx_of_product(said.value) if said is not None else None) == target
 
 
 @pytest.mark.parametrize(
