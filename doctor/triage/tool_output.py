@@ -134,6 +134,9 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
     return SmiOutput(driver, cuda, tuple(gpus), tuple(used))
 
 
+_PIP_LIST_COMMAND = lazy(r"(?:^|[$#>%]\s*)(?:python3?\s+-m\s+)?pip3?\s+list\b")
+
+
 def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
     """`pip list` (after its "Package Version" header), `pip freeze` lines, and `conda list` (after its
     "# packages in environment" or "# Name" header); only the packages that matter for the GPU stack."""
@@ -151,8 +154,8 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
     for number, raw in enumerate(lines, start=1):
         line = _cells(raw).lstrip("> ").strip()
         lowered = line.lower()
-        if re.match(r"^package\s+version\b", lowered):
-            close()
+        if re.match(r"^package\s+version\b", lowered) or _PIP_LIST_COMMAND.search(lowered):
+            close()  # the header, or the command itself: "$ pip list | grep torch" prints no header
             mode, found, used = "pip", [], [number]
             continue
         if lowered.startswith(("# packages in environment", "# name ")) or re.search(

@@ -383,3 +383,20 @@ def test_the_collect_env_python_line_wins_over_paths() -> None:
     assert python_version(diagnosed(name).facts) == "3.6.4"
     kept = "\n".join(line for line in text_of(name).splitlines() if not line.startswith("Python version"))
     assert python_version(diagnosed(name, kept).facts) == "3.6"
+
+
+def test_pip_list_after_its_own_command_line_is_a_package_list() -> None:
+    """`$ pip list | grep torch` prints no "Package Version" header: its command line starts the list
+    (pytorch/pytorch#56126, a cluster login's prompt before it). Prose that mentions pip list reads nothing."""
+    from torch_gpu_doctor.triage.tool_output import parse_package_lists
+
+    name = "pastes/pytorch-56126-torch-c-no-attribute-user-site-copy.txt"
+    lines = text_of(name).split("\n")
+    (listing,) = parse_package_lists(lines)
+    assert listing.manager == "pip"
+    assert {lib.name: lib.version for lib in listing.packages} == {
+        "torch": "1.5.1+cu101",
+        "torchvision": "0.6.1+cu101",
+    }
+    assert lines[listing.lines[0] - 1].endswith("pip list | grep torch")
+    assert parse_package_lists(["I ran pip list and torch is there.", "Then I reinstalled it."]) == ()
