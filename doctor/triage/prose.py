@@ -95,7 +95,8 @@ _DUAL = lazy(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+
 # CUDA unavailable, said in words: "torch.cuda.is_available() returns False", "is_available()\ni get false",
 # "Cuda available: False", "cuda device is not avaliable"; or the process killed by an illegal instruction
 _TORCH_FAILS = lazy(
-    r"is_available\(\)[^\n]{0,60}?\bfalse\b|is_available\(\)[ \t]*\n[^\n]{0,40}?\bfalse\b"
+    # "false" without \b: in "为false" the CJK letter before it is a word character to `re`
+    r"is_available\(\)[^\n]{0,60}?(?<![a-z])false\b|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l"
     r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
     r"|(?P<illegal>illegal[ \t]+instruction)"

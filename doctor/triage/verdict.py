@@ -65,6 +65,7 @@ FIND_OUT: dict[str, str] = {
     "amd.gfx_target": "rocminfo | grep gfx",
 }
 UNEXPLAINED_FALSE = "torch.cuda.is_available() is False; the paste does not say why"
+FALSE_IN_A_CONTAINER = "torch.cuda.is_available() is False inside a container"
 # Root causes first: a missing or broken driver explains every torch symptom after it, a wrong build explains
 # the CUDA errors, and the errors of a running program come last.
 CAUSE_ORDER = (
@@ -584,11 +585,18 @@ def _driver_not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     return _not_torch(verdict, facts, pasted)
 
 
-# the words of a container run: its driver is the host's (a shell prompt is container_shell_line's)
+# the words of a container run: its driver is the host's (a shell prompt is container_shell_line's); no \b,
+# which a CJK letter beside the word defeats ("进入docker内部": inside docker)
 _CONTAINER_WORDS = lazy(
-    r"\b(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|containers?)\b|容器", re.IGNORECASE
+    r"(?<![A-Za-z])(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|containers?)(?![A-Za-z])|容器",
+    re.IGNORECASE,
 )
 
+
+# a container started with the GPUs: `--gpus`, the nvidia runtime, a device request or a Kubernetes limit
+_GPUS_PASSED = lazy(
+    r"--gpus\b|--runtime[= ]nvidia\b|--device[= ]nvidia\.com/gpu|nvidia\.com/gpu\b|capabilities:\s*\[\s*gpu"
+)
 
 _KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
 
@@ -604,8 +612,11 @@ def _in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
 
 
 def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
-    """torch.cuda_init's fix for error 803 or 804 as it reads inside a container."""
+    """torch.cuda_init's fix for error 803 or 804 as it reads inside a container; for a False with no error,
+    `nvidia-smi` in the container is what settles it (no GPU there: the container; one there: torch)."""
     finding = verdict.finding
+    if finding.check_id == "torch.cuda_init" and finding.summary.startswith(FALSE_IN_A_CONTAINER):
+        return dataclasses.replace(verdict, find_out="nvidia-smi   # inside the container")
     hit = next((h for h in pasted.hits if "803" in h.signature.id or "804" in h.signature.id), None)
     if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:
         return verdict
@@ -614,10 +625,15 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
 
 
 def _in_container(pasted: PastedText) -> bool:
-    return (
-        pasted.container_line is not None
-        or _CONTAINER_WORDS.search(pasted.paste.text, 0, MAX_CHARS) is not None
-    )
+    return _container_said(pasted) is not None
+
+
+def _container_said(pasted: PastedText) -> int | None:
+    """The first line that shows (a container's prompt) or says (its words) that this ran in a container."""
+    if pasted.container_line is not None:
+        return pasted.container_line
+    said = _CONTAINER_WORDS.search(pasted.paste.text, 0, MAX_CHARS)
+    return None if said is None else pasted.paste.text.count("\n", 0, said.start()) + 1
 
 
 def _not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
@@ -794,6 +810,23 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
                 finding,
                 summary="torch.cuda.is_available() is False in a container started without the GPUs (line "
                 f"{started} of the paste runs it with no --gpus).",
+                remediation=pass_gpus(ContainerRuntime.DOCKER),
+            )
+        inside = _container_said(pasted)
+        if (
+            inside is not None
+            and not any(isinstance(g.name, str) and g.name_source != WORDS for g in facts.gpus)
+            and _GPUS_PASSED.search(pasted.paste.text, 0, MAX_CHARS) is None  # its start passes them in
+        ):
+            # said to run in a container and no tool there listed a GPU: as for a driver that does not answer
+            # inside one, a container started without the GPUs is far more common than a host without them
+            return dataclasses.replace(
+                finding,
+                summary=f"{FALSE_IN_A_CONTAINER} (line {inside} of the paste): it was most likely started "
+                "without the GPUs.",
+                details="A container sees the GPUs only when it is started with them (`docker run --gpus all`, "
+                "a GPU reservation in compose or Kubernetes) on a host with the NVIDIA Container Toolkit. "
+                "`nvidia-smi` inside it settles it: no GPU there means the container, one there means torch.",
                 remediation=pass_gpus(ContainerRuntime.DOCKER),
             )
         return dataclasses.replace(

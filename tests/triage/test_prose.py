@@ -425,3 +425,23 @@ def test_saying_there_is_no_gpu_is_not_asking_for_the_cpu() -> None:
     """Both lead to the program's device option; only the request is worded as the person's choice."""
     prose = read_prose(["I don't have a GPU, only an integrated Intel GPU"])
     assert prose.no_nvidia is not None and prose.asks_for_cpu is False
+
+
+def test_cuda_false_inside_a_container_said_in_chinese_is_a_container_without_the_gpus() -> None:
+    """xinnan-tech/xiaozhi-esp32-server#1166: "进入docker内部，发现torch 的cuda.is_available() 为false". A CJK
+    letter is a word character to `re`, so neither "docker内部" nor "为false" met a \\b: the paste read as
+    nothing at all (blind set 10, e12). Said in a container, with no GPU listed there and no --gpus in the
+    paste: the container was most likely started without them, and nvidia-smi inside it settles it."""
+    name = "xiaozhi-1166-docker-cuda-false-chinese-template.txt"
+    text = (Path(__file__).resolve().parent / "pastes" / name).read_text(encoding="utf-8")
+    assert read_prose(text.split("\n")).torch_fails is not None
+    result = diagnose_paste(text.encode(), name).result
+    cause = result.cause
+    assert cause is not None and cause.finding.check_id == "torch.cuda_init"
+    assert cause.finding.summary.startswith("torch.cuda.is_available() is False inside a container (line 2")
+    assert cause.find_out is not None and cause.find_out.startswith("nvidia-smi")
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv[:3] == ("docker", "run", "--gpus")
+    started = text.replace("进入docker内部", "docker run --gpus all 进入docker内部")
+    again = diagnose_paste(started.encode(), name).result.cause
+    assert again is None or "started without the GPUs" not in again.finding.summary  # it has them
