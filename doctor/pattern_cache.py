@@ -29,6 +29,7 @@ import os
 import re
 import stat
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -52,40 +53,46 @@ class _Store:
         self.entries: dict[tuple[str, int], Entry] | None = None  # None: not read yet
         self.new: dict[tuple[str, int], Entry] = {}
         self.used: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()  # the TUI's worker compiles while its main thread does
 
     def compile(self, pattern: str, flags: int) -> re.Pattern[str]:
-        if self.entries is None:
-            self.entries = _read(self.path)
         key = (pattern, flags)
-        entry = self.entries.get(key)
-        if entry is not None:
-            try:
-                compiled = _engine_compile(pattern, entry)
-            except Exception:  # a stale or damaged entry: compile it again, below
-                del self.entries[key]
-            else:
-                self.used.add(key)
-                return compiled
-        entry = _generate(pattern, flags)
-        self.new[key] = entry
-        self.used.add(key)
+        with self._lock:
+            if self.entries is None:
+                self.entries = _read(self.path)
+            entry = self.entries.get(key)
+            if entry is not None:
+                try:
+                    compiled = _engine_compile(pattern, entry)
+                except Exception:  # a stale or damaged entry: compile it again, below
+                    del self.entries[key]
+                else:
+                    self.used.add(key)
+                    return compiled
+        entry = _generate(pattern, flags)  # outside the lock: it raises re.error for an invalid pattern
+        with self._lock:
+            self.new[key] = entry
+            self.used.add(key)
         return _engine_compile(pattern, entry)
 
     def save(self) -> None:
-        if not self.new or self.entries is None:
-            return
-        merged = {**self.entries, **self.new}
-        if len(merged) > MAX_ENTRIES:
-            merged = {key: merged[key] for key in self.used}
+        with self._lock:
+            if not self.new or self.entries is None:
+                return
+            merged = {**self.entries, **self.new}
+            if len(merged) > MAX_ENTRIES:
+                merged = {key: merged[key] for key in self.used if key in merged}
+            self.entries, self.new = merged, {}
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            with temporary.open("xb") as out:
+            # 0600 whatever the umask: a group-writable file (umask 002) would never be trusted again
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "wb") as out:
                 out.write(marshal.dumps((FORMAT, sys.version, merged)))
             temporary.replace(self.path)
         finally:
             temporary.unlink(missing_ok=True)
-        self.entries, self.new = merged, {}
 
 
 class _Active:

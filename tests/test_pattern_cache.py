@@ -205,3 +205,23 @@ def test_the_console_script_uses_it_and_stores_none_of_the_paste(tmp_path: Path)
     assert marker.encode() not in stored and b"GTX 680" not in stored
     assert b"no kernel image is available" in stored  # the signature's own pattern is there
     assert oct((tmp_path / "cache").stat().st_mode & 0o777) == oct(0o700)
+    assert oct(_written(tmp_path / "cache").stat().st_mode & 0o777) == oct(0o600)
+
+
+def test_the_file_is_private_whatever_the_umask(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fedora's and RHEL's user umask is 002: a file written group-writable would never be trusted again."""
+    previous = os.umask(0o002)
+    try:
+        pattern_cache.compile(r"umask(\d)")
+        pattern_cache.save()
+    finally:
+        os.umask(previous)
+    path = _written(cache_dir)
+    assert path.stat().st_mode & 0o777 == 0o600
+    _reopen(cache_dir)
+
+    def no_parse(pattern: str, flags: int) -> Any:
+        raise AssertionError(f"parsed again: {pattern!r}")
+
+    monkeypatch.setattr(pattern_cache, "_generate", no_parse)
+    assert pattern_cache.compile(r"umask(\d)").match("umask2") is not None
