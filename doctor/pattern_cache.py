@@ -137,9 +137,8 @@ def save() -> None:
     """Write what this run compiled that the file lacked; never raises (the cache is only a speed-up)."""
     store = _Active.store
     if store is not None:
-        with contextlib.suppress(
-            OSError, ValueError
-        ):  # a read-only home, a full disk, a folder that is a file
+        # a read-only home, a full disk, a folder that is a file: the next run compiles again
+        with contextlib.suppress(OSError, ValueError):
             store.save()
 
 
@@ -174,7 +173,8 @@ def _engine_compile(pattern: str, entry: Entry) -> re.Pattern[str]:
 
 def _generate(pattern: str, flags: int) -> Entry:
     """What `re._compiler.compile` computes before it calls the engine (3.11-3.13 alike), as plain values."""
-    # private modules, mirrored for these versions only; imported here, as only a missing pattern needs them
+    # private modules, mirrored for these versions only; imported here because Python 3.10 has none of that name
+    # (this module loads there too, with the cache off)
     from re import _compiler, _parser  # type: ignore[attr-defined]
 
     parsed = _parser.parse(pattern, flags)

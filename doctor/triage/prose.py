@@ -218,8 +218,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
     amd: dict[str, int] = {}
     if any(word in lowered for word in ("rx", "radeon", "strix", "ryzen", "gfx", "navi", "xt")):
         for found in _AMD.finditer(text):
-            name = re.sub(r"\s+", " ", found[0])
-            amd.setdefault(f"RX {name}" if name[0].isdigit() else name, line_of(found))
+            amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
         amd = _one_chip(amd)
     no_nvidia, asks_for_cpu = None, False
     if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡")):

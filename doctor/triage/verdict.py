@@ -628,6 +628,12 @@ def _in_container(pasted: PastedText) -> bool:
     return _container_said(pasted) is not None
 
 
+def _gpu_listed_by_a_tool(facts: Facts) -> bool:
+    """A GPU named by a tool's output (nvidia-smi, collect_env), not only in the person's words: inside a
+    container, proof that the GPUs were passed in."""
+    return any(isinstance(g.name, str) and g.name_source != WORDS for g in facts.gpus)
+
+
 def _container_said(pasted: PastedText) -> int | None:
     """The first line that shows (a container's prompt) or says (its words) that this ran in a container."""
     if pasted.container_line is not None:
@@ -749,7 +755,7 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
         and finding.status is Status.FAIL
         and pasted.container_line is not None
         # a GPU a tool listed may be the host's answer; one named in words ("win10 + docker + GTX 1660") is not
-        and not any(isinstance(g.name, str) and g.name_source != WORDS for g in facts.gpus)
+        and not _gpu_listed_by_a_tool(facts)
         and not any(h.signature.check == "platform.container_gpus" for h in pasted.hits)  # its own words win
     ):
         # No driver answers inside a container: it was started without the GPUs far more often than the host
@@ -815,7 +821,7 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
         inside = _container_said(pasted)
         if (
             inside is not None
-            and not any(isinstance(g.name, str) and g.name_source != WORDS for g in facts.gpus)
+            and not _gpu_listed_by_a_tool(facts)
             and _GPUS_PASSED.search(pasted.paste.text, 0, MAX_CHARS) is None  # its start passes them in
         ):
             # said to run in a container and no tool there listed a GPU: as for a driver that does not answer
