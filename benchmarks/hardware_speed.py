@@ -2,10 +2,16 @@
 
 Budget (DESIGN §7): each measurement ≤ 3 s and within 15% of a STREAM/fio-style reference.
 
-RAM, one thread and all threads: ours (ctypes.memmove, bytes counted as STREAM Copy = 2 × copied) against
-a STREAM-style Copy (`stream_copy.c`, compiled here with OpenMP) whose threads each memcpy their own chunk:
-the same C-library copy ours calls, driven by pinned OpenMP threads and STREAM's timing rules, on arrays
-advised onto transparent huge pages as ours are (and, for context, once more on malloc's 4 KiB pages). For context,
+RAM, one thread and all threads: ours, exactly as the doctor runs it (a child started with glibc's
+non-temporal threshold set below every array, `measure_in_child`; bytes counted as STREAM Copy = 2 × copied),
+against a STREAM-style Copy (`stream_copy.c`, compiled here with OpenMP) whose threads each memcpy their own
+chunk: the same C-library copy ours calls, driven by pinned OpenMP threads and STREAM's timing rules, on arrays
+advised onto transparent huge pages as ours are (and, for context, once more on malloc's 4 KiB pages). The
+reference sizes its arrays on its own, never from ours: sources 4 × the larger of the L3 that glibc's
+sysconf reports (CPUID's, which in a VM can be the host's) and the sysfs total, so a plain memcpy of them
+takes glibc's large-copy path. It runs with the copy routine made explicit as ours is (the ratio row), and
+once with glibc's own choice (context: on a VM whose CPUID reports the host's L3, STREAM-size arrays can
+still fall under the threshold). `--load N` keeps N busy loops running through every round. For context,
 not for the ratio: `mbw -t0` (glibc memcpy, unpinned, which reports MiB copied: ×2 to count the same
 way), STREAM's own compiler-built `c[j] = a[j]` loop, `likwid-bench`'s hand-written AVX non-temporal Copy
 kernel at one and all threads (what the memory can do with the best copy loop, which the C library's memcpy
@@ -23,6 +29,7 @@ with passwordless sudo; otherwise that reference is skipped with a note.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -39,7 +46,13 @@ from typing import Any
 
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.measure.disk_read import measure_disk_read
-from torch_gpu_doctor.measure.ram_bandwidth import DEFAULT_LLC_BYTES, measure_ram_bandwidth, total_llc_bytes
+from torch_gpu_doctor.measure.ram_bandwidth import (
+    DEFAULT_LLC_BYTES,
+    measure_in_child,
+    measure_ram_bandwidth,
+    non_temporal_env,
+    total_llc_bytes,
+)
 from torch_gpu_doctor.unavailable import Unavailable
 
 LIVE = RealHost()  # the measurements read this machine's sysfs and mountinfo through it
@@ -111,12 +124,37 @@ def build_stream(gcc: str, directory: str) -> str:
     return binary
 
 
+def reference_bytes_per_thread(threads: int) -> int:
+    """STREAM's rule on the reference's own reading of the cache: all sources 4 × the larger of glibc's L3
+    (`getconf LEVEL3_CACHE_SIZE`, from CPUID: in a VM it can be the host's) and lscpu's total ("L3 cache:
+    32 MiB (1 instance)"), at least 64 MiB a thread."""
+    candidates = [0]
+    with contextlib.suppress(RuntimeError, OSError, subprocess.TimeoutExpired, ValueError):
+        candidates.append(int(_run(["getconf", "LEVEL3_CACHE_SIZE"], timeout=10).strip() or 0))
+    with contextlib.suppress(RuntimeError, OSError, subprocess.TimeoutExpired):
+        found = re.search(r"^L3 cache:\s+([\d.]+)\s*([KMG])i?B", _run(["lscpu"], timeout=10), re.MULTILINE)
+        if found:
+            candidates.append(
+                int(float(found.group(1)) * {"K": 1 << 10, "M": MIB, "G": 1 << 30}[found.group(2)])
+            )
+    return max(64 * MIB, 4 * max(candidates) // threads) // 4096 * 4096
+
+
 def stream_copy_gb_per_s(
-    binary: str, kernel: str, threads: int, bytes_per_thread: int, pages: str = "huge"
+    binary: str,
+    kernel: str,
+    threads: int,
+    bytes_per_thread: int,
+    pages: str = "huge",
+    routine: str = "forced",
 ) -> float:
     """The STREAM-style Copy, best of 20 after a dropped first timing, one pinned thread per CPU; `pages`
-    "huge" advises transparent huge pages as ours does, "small" leaves the arrays to malloc."""
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
+    "huge" advises transparent huge pages as ours does, "small" leaves the arrays to malloc; `routine`
+    "forced" starts it with the doctor's non-temporal threshold, "glibc" leaves glibc to choose by size."""
+    base = dict(os.environ)
+    if routine == "forced":
+        base = non_temporal_env(base) or base
+    env = {**base, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
     proc = subprocess.run(
         [binary, kernel, str(bytes_per_thread), "20", pages],
         check=False,
@@ -223,39 +261,56 @@ class Samples:
             log(f"note: {key} failed: {exc}")
 
 
+def _ours(threads: int) -> dict[str, Any]:
+    result = measure_in_child(threads=threads)
+    if isinstance(result, Unavailable):
+        raise RuntimeError(str(result))
+    return dict(result)
+
+
 def ram_round(samples: Samples, tools: dict[str, str], threads: int, stream: str | None) -> None:
-    one = measure_ram_bandwidth(LIVE, threads=1)
+    one = _ours(1)
     started = time.perf_counter()
-    many = measure_ram_bandwidth(LIVE, threads=threads)
+    many = _ours(threads)
     samples.add("ram_seconds", time.perf_counter() - started)
     for result, key in ((one, "ours1"), (many, "oursN")):
-        if isinstance(result.bandwidth_gb_per_s, float):
-            samples.add(key, result.bandwidth_gb_per_s)
-        samples.add(f"{key}_cache_multiple", result.cache_multiple)
-    # the references copy arrays of the sizes ours chose: glibc switches strategy with the size
-    one_mib, many_mib = one.buffer_bytes // MIB, many.buffer_bytes // MIB
+        if isinstance(result["bandwidth_gb_per_s"], float):
+            samples.add(key, result["bandwidth_gb_per_s"])
+        samples.add(
+            f"{key}_cache_multiple", result["buffer_bytes"] * result["threads"] / result["cache_bytes"]
+        )
+    # Before the routine was forced: the same copy in this process, glibc choosing its stores by size.
+    before = measure_ram_bandwidth(LIVE, threads=threads)
+    if isinstance(before.bandwidth_gb_per_s, float):
+        samples.add("oursN_libc", before.bandwidth_gb_per_s)
+    ref1, refN = reference_bytes_per_thread(1), reference_bytes_per_thread(threads)
     if "mbw" in tools:
-        samples.sample("mbw", mbw_copy_gb_per_s, tools["mbw"], one_mib)
+        samples.sample("mbw", mbw_copy_gb_per_s, tools["mbw"], ref1 // MIB)
     if stream is not None:
-        samples.sample("stream_memcpy1", stream_copy_gb_per_s, stream, "memcpy", 1, one.buffer_bytes)
-        for kernel in ("memcpy", "loop"):
-            samples.sample(
-                f"stream_{kernel}", stream_copy_gb_per_s, stream, kernel, threads, many.buffer_bytes
-            )
+        samples.sample("stream_memcpy1", stream_copy_gb_per_s, stream, "memcpy", 1, ref1)
+        samples.sample("stream_memcpy", stream_copy_gb_per_s, stream, "memcpy", threads, refN)
+        glibc = partial(stream_copy_gb_per_s, routine="glibc")
+        samples.sample("stream_memcpy1_glibc", glibc, stream, "memcpy", 1, ref1)
+        samples.sample("stream_memcpy_glibc", glibc, stream, "memcpy", threads, refN)
+        samples.sample("stream_loop", stream_copy_gb_per_s, stream, "loop", threads, refN)
         samples.sample(
             "stream_small_pages",
             partial(stream_copy_gb_per_s, pages="small"),
             stream,
             "memcpy",
             threads,
-            many.buffer_bytes,
+            refN,
         )
     if "likwid-bench" in tools:
-        samples.sample("likwid1", likwid_copy_gb_per_s, tools["likwid-bench"], 1, 2 * one_mib)
-        samples.sample("likwid", likwid_copy_gb_per_s, tools["likwid-bench"], threads, 2 * many_mib * threads)
+        samples.sample("likwid1", likwid_copy_gb_per_s, tools["likwid-bench"], 1, 2 * ref1 // MIB)
+        samples.sample(
+            "likwid", likwid_copy_gb_per_s, tools["likwid-bench"], threads, 2 * refN * threads // MIB
+        )
     if "sysbench" in tools:
         for oper in ("read", "write"):
-            samples.sample(f"sysbench_{oper}", sysbench_gb_per_s, tools["sysbench"], threads, many_mib, oper)
+            samples.sample(
+                f"sysbench_{oper}", sysbench_gb_per_s, tools["sysbench"], threads, refN // MIB, oper
+            )
 
 
 def disk_round(samples: Samples, tools: dict[str, str], directory: str) -> int:
@@ -281,6 +336,8 @@ def main() -> int:
     parser.add_argument("--dir", default=tempfile.gettempdir(), help="a directory on the disk to measure")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
     parser.add_argument("--no-install", action="store_true", help="never install missing reference tools")
+    parser.add_argument("--load", type=int, default=0, help="busy loops kept running through every round")
+    parser.add_argument("--no-disk", action="store_true", help="RAM only")
     args = parser.parse_args()
     tools = ensure_tools(list(PACKAGES), install=not args.no_install)
     threads = len(os.sched_getaffinity(0))
@@ -295,12 +352,26 @@ def main() -> int:
                 stream = build_stream(tools["gcc"], build)
             except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
                 log(f"note: the STREAM-style reference did not build: {exc}")
-        for round_no in range(args.rounds):
-            log(f"round {round_no + 1}/{args.rounds}")
-            ram_round(samples, tools, threads, stream)
-            size = disk_round(samples, tools, args.dir) or size
+        loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+        try:
+            for round_no in range(args.rounds):
+                log(f"round {round_no + 1}/{args.rounds}")
+                ram_round(samples, tools, threads, stream)
+                if not args.no_disk:
+                    size = disk_round(samples, tools, args.dir) or size
+        finally:
+            for loop in loops:
+                loop.kill()
+                loop.wait()
     med = {key: _median(samples.get(key)) for key in samples.values}
-    print(f"machine: {threads} CPU(s), last-level cache {cache // MIB} MiB, disk directory {args.dir}")
+    print(
+        f"machine: {threads} CPU(s), last-level cache {cache // MIB} MiB (sysfs), {args.load} busy loop(s), "
+        f"disk directory {args.dir}"
+    )
+    print(
+        f"reference arrays: {reference_bytes_per_thread(1) // MIB} MiB (1 thread), "
+        f"{reference_bytes_per_thread(threads) // MIB} MiB a thread ({threads} threads), sized on their own"
+    )
     print(f"rounds: {args.rounds}, interleaved; medians. GB/s = 10^9 B/s counted as STREAM Copy (2 x copied)")
     _row(
         "RAM copy, 1 thread   vs STREAM Copy (memcpy)",
@@ -315,6 +386,24 @@ def main() -> int:
         "GB/s",
     )
     print("  context, other copy loops (ours / theirs):")
+    _row(
+        f"    {threads} threads vs STREAM memcpy, glibc's choice",
+        samples.get("oursN"),
+        samples.get("stream_memcpy_glibc"),
+        "GB/s",
+    )
+    _row(
+        "    1 thread   vs STREAM memcpy, glibc's choice",
+        samples.get("ours1"),
+        samples.get("stream_memcpy1_glibc"),
+        "GB/s",
+    )
+    _row(
+        f"    before (in-process, glibc's choice, {threads} threads) vs STREAM memcpy",
+        samples.get("oursN_libc"),
+        samples.get("stream_memcpy"),
+        "GB/s",
+    )
     _row("    1 thread   vs mbw -t0 (memcpy x2)", samples.get("ours1"), samples.get("mbw"), "GB/s")
     _row(
         f"    {threads} threads vs STREAM c[j]=a[j]", samples.get("oursN"), samples.get("stream_loop"), "GB/s"
@@ -352,6 +441,8 @@ def main() -> int:
         "mbw",
         "oursN",
         "stream_memcpy",
+        "oursN_libc",
+        "stream_memcpy_glibc",
         "stream_loop",
         "likwid1",
         "likwid",

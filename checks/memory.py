@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.pcie_link import loaded_bandwidth
 from torch_gpu_doctor.checks.support.sizing import worker_advice
 from torch_gpu_doctor.facts.describe import gib
-from torch_gpu_doctor.facts.measurements import STREAM_CACHE_MULTIPLE, not_measured
+from torch_gpu_doctor.facts.measurements import ROUTINE_NON_TEMPORAL, STREAM_CACHE_MULTIPLE, not_measured
 from torch_gpu_doctor.facts.memory_limits import ShmSizeSource
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
@@ -272,8 +272,10 @@ def bandwidth(facts: Facts) -> Finding:
     last-level cache (STREAM's rules, bytes counted as STREAM Copy does), next to the PCIe bandwidth of the
     fastest GPU link, which a host-to-device copy must be able to read from RAM. Where the buffers had to be
     smaller (a cache too large for the memory cap, or fresh memory too slow to prepare within the time
-    budget) the finding says so: such a figure is more likely too low (memcpy below glibc's non-temporal
-    threshold), so a low one is not judged.
+    budget) the finding says so. The copy streams with non-temporal stores whatever the size, so part of the
+    reads may come from the cache: such a figure can only be too high, and a low one still stands. (A
+    recording made before the copy routine was forced used glibc's size-picked stores, which on short arrays
+    came out too low: a low figure there is not judged.)
 
     ## Why it matters
     Every batch is copied from RAM to the GPU; pageable tensors are copied twice. RAM slower than the GPU's
@@ -296,13 +298,18 @@ def bandwidth(facts: Facts) -> Finding:
         return Finding(cid, Status.UNKNOWN, f"The RAM measurement did not finish: {rate}.")
     evidence = [Evidence("copy bandwidth", f"{rate:.1f} GB/s", result.method)]
     caveat = ""
+    streamed = result.copy_routine == ROUTINE_NON_TEMPORAL
     if result.cache_multiple < STREAM_CACHE_MULTIPLE:
-        caveat = (
-            f"The copied arrays were {result.cache_multiple:.1f}× the {result.cache_bytes >> 20} MiB "
-            f"last-level cache (STREAM asks for {STREAM_CACHE_MULTIPLE}×). The error measured on such arrays "
-            "went the other way from the cache's help: below glibc's non-temporal threshold (about 3/4 of the "
-            "last-level cache per copying thread) memcpy writes through the cache, and under load the figure "
-            "came out at 0.22-0.75 of a C memcpy reference. This figure is more likely too low than too high."
+        arrays = f"The copied arrays were {result.cache_multiple:.1f}× the {result.cache_bytes >> 20} MiB "
+        caveat = arrays + (
+            f"last-level cache (STREAM asks for {STREAM_CACHE_MULTIPLE}×), so part of each source may have been "
+            "read from the cache. The copy's stores bypass the cache, so only the reads can gain: this figure "
+            "may be higher than the RAM's, never lower."
+            if streamed
+            else f"last-level cache (STREAM asks for {STREAM_CACHE_MULTIPLE}×). The error measured on such arrays "
+            "went the other way from the cache's help: below glibc's non-temporal threshold (3/4 of the L3 "
+            "that CPUID reports) memcpy writes through the cache, and under load the figure came out at "
+            "0.22-0.75 of a C memcpy reference. This figure is more likely too low than too high."
         )
         evidence.append(
             Evidence(
@@ -321,7 +328,7 @@ def bandwidth(facts: Facts) -> Finding:
         evidence.append(Evidence("fastest GPU link", f"{need[0]:.1f} GB/s at {need[1]}", "pcie.link"))
     said = f"RAM copies at {rate:.1f} GB/s ({result.threads} threads)"
     too_low = rate < SLOW_RAM_GB_PER_S or (need is not None and rate < need[0])
-    if caveat and too_low:  # a low figure from arrays cut short is no evidence of slow RAM: measure again
+    if caveat and too_low and not streamed:  # cut short under glibc's own choice: low is no evidence
         return Finding(
             cid,
             Status.UNKNOWN,

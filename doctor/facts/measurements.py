@@ -17,6 +17,10 @@ from torch_gpu_doctor.serialize import DecodeError, from_json
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
 
 STREAM_CACHE_MULTIPLE = 4  # STREAM's rule: all sources together at least this many times the cache
+# RamBandwidth.copy_routine, which stores the copy used: glibc's large-copy (non-temporal) path forced whatever
+# the size (measure.ram_bandwidth), or whatever the C library chose for the size (older recordings).
+ROUTINE_NON_TEMPORAL = "non-temporal"
+ROUTINE_LIBC = "libc"
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class RamBandwidth:
     buffer_bytes: int  # per thread, per array (source and destination are each this big), as copied
     cache_bytes: int  # total last-level cache the buffers were sized against
     method: str
+    copy_routine: str = ROUTINE_LIBC  # ROUTINE_NON_TEMPORAL or ROUTINE_LIBC
 
     @property
     def cache_multiple(self) -> float:

@@ -154,13 +154,11 @@ class RealHost(RootedFs):
         if not self.measure_enabled:
             return Unavailable(Reason.NOT_APPLICABLE, "run with --measure")
         if what is Measurement.RAM_BANDWIDTH:
-            from torch_gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth  # only with --measure
+            from torch_gpu_doctor.measure.ram_bandwidth import measure_in_child  # only with --measure
 
-            result: object = measure_ram_bandwidth(self)
-        else:
-            from torch_gpu_doctor.measure.disk_read import measure_disk_read  # only with --measure
+            return measure_in_child()  # a child: glibc reads the copy-routine tunable only at start
+        from torch_gpu_doctor.measure.disk_read import measure_disk_read  # only with --measure
 
-            result = measure_disk_read(self, str(self._local(target)))
-        data = to_json(result)
+        data = to_json(measure_disk_read(self, str(self._local(target))))
         assert isinstance(data, dict)
         return data

@@ -13,19 +13,39 @@ server's last-level cache can be 480 MiB (a Xeon 6 host behind this project's 2-
 reach several GiB. With 4 KiB pages that is 262,144 page faults a GiB, measured at 0.5-2.8 s per GiB on the VM
 (calloc zeroes, then memset touches again); with 2 MiB pages it is 0.15-0.2 s per GiB. Where transparent
 huge pages are off the advice is ignored and the arrays are ordinary pages.
+
+Why the copy runs in a child with GLIBC_TUNABLES: glibc's memmove picks its stores by size. Above
+`x86_non_temporal_threshold` (3/4 of the L3 that CPUID reports, which in a VM can be the host's: 240 MiB
+on this project's CI VM, whose sysfs says 32 MiB) it streams with non-temporal stores; below, it writes through
+the cache and pays a read of every destination line first. Arrays sized from sysfs, or cut short by slow page
+faults, fell on either side from one run to the next, and the temporal side measured 0.72 of the other on
+the CI VM (2 threads, C memcpy reference at STREAM sizes) and 0.22-0.75 under load on a 480 MiB-L3 host
+(issue 21). The tunable is read once, when the process starts, so the copy runs in a child started with
+the threshold set below every array: the copy routine is the large-copy one whatever the sizes
+(`measure_in_child`, `RamBandwidth.copy_routine`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import mmap
 import os
+import platform
+import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from torch_gpu_doctor.facts.measurements import STREAM_CACHE_MULTIPLE, RamBandwidth
+from torch_gpu_doctor.facts.measurements import (
+    ROUTINE_LIBC,
+    ROUTINE_NON_TEMPORAL,
+    STREAM_CACHE_MULTIPLE,
+    RamBandwidth,
+)
 from torch_gpu_doctor.facts.meminfo import parse_meminfo
 from torch_gpu_doctor.host.base import Host
 from torch_gpu_doctor.records import dataclass
@@ -39,6 +59,9 @@ TOUCH_CHUNK_BYTES = 32 << 20  # the deadline is looked at between chunks
 MAX_TRIALS = 30
 COPIES_PER_TRIAL = 2  # trials long enough that the threads' staggered wake-up is a small part of each
 CPU_DIR = "/sys/devices/system/cpu"
+NON_TEMPORAL_TUNABLE = "glibc.cpu.x86_non_temporal_threshold"  # since glibc 2.26 (2017)
+NON_TEMPORAL_FROM_BYTES = 1 << 20  # below every array the copy uses (glibc's floor is 0x4040)
+CHILD_GRACE_S = 10.0  # the child's start-up and allocation, beyond its own time budget
 
 
 def parse_cache_size(text: str) -> int | None:
@@ -115,23 +138,31 @@ def measure_ram_bandwidth(
     deadlines = (started + TOUCH_SHARE * time_budget_s, started + time_budget_s)
     copies = _timed_copies(threads, planned, deadlines, clock, cpus[:threads] if pinned else None)
     size = planned if copies is None else copies.buffer_bytes
-    method = _method(threads, size, planned, cache_bytes, pinned)
+    routine = ROUTINE_NON_TEMPORAL if non_temporal_forced(os.environ) else ROUTINE_LIBC
+    method = _method(threads, size, planned, cache_bytes, pinned, routine)
     if copies is None:
         why = Unavailable(Reason.FAILED, f"could not allocate {2 * threads * size >> 20} MiB")
-        return RamBandwidth(why, 0, why, 0, threads, size, cache_bytes, method)
+        return RamBandwidth(why, 0, why, 0, threads, size, cache_bytes, method, routine)
     counted = 2 * size * threads * COPIES_PER_TRIAL
     if len(copies.times) < 2:
         why = Unavailable(Reason.TIMED_OUT, f"no timed copy fitted in {time_budget_s:g} s after the warm-up")
-        return RamBandwidth(why, counted, why, 0, threads, size, cache_bytes, method)
+        return RamBandwidth(why, counted, why, 0, threads, size, cache_bytes, method, routine)
     best = min(copies.times[1:])  # the first copy warms TLBs and wakes cores: STREAM drops it too
     trials = len(copies.times) - 1
-    return RamBandwidth(counted / best / 1e9, counted, best, trials, threads, size, cache_bytes, method)
+    gbps = counted / best / 1e9
+    return RamBandwidth(gbps, counted, best, trials, threads, size, cache_bytes, method, routine)
 
 
-def _method(threads: int, size: int, planned: int, cache_bytes: int, pinned: bool) -> str:
+def _method(threads: int, size: int, planned: int, cache_bytes: int, pinned: bool, routine: str) -> str:
     multiple = size * threads / cache_bytes
+    how = (
+        f"glibc memmove with non-temporal stores ({NON_TEMPORAL_TUNABLE} set to "
+        f"{NON_TEMPORAL_FROM_BYTES >> 20} MiB)"
+        if routine == ROUTINE_NON_TEMPORAL
+        else "ctypes.memmove (the C library picks its stores by size)"
+    )
     return (
-        f"ctypes.memmove copy, {threads} thread(s), {size >> 20} MiB source + destination per thread "
+        f"{how} copy, {threads} thread(s), {size >> 20} MiB source + destination per thread "
         f"(sources {multiple:.1f}× the {cache_bytes >> 20} MiB last-level cache"
         + ("" if size == planned else f"; cut from {planned >> 20} MiB: touching fresh memory was slow")
         + f"); best trial after a warm-up; {COPIES_PER_TRIAL} copies per trial, bytes counted as STREAM "
@@ -267,3 +298,78 @@ def _timed_copies(
         for worker in workers:
             worker.join()
     return None if failed.is_set() else _Copies(times, copy_bytes[0])
+
+
+def non_temporal_env(environ: Mapping[str, str]) -> dict[str, str] | None:
+    """`environ` with glibc's non-temporal threshold set below every array, or None where the C library has
+    no such tunable (not glibc on x86-64: musl, macOS, Arm, whose memcpy do not switch stores this way).
+
+    Appended last, so it wins over the same tunable already in GLIBC_TUNABLES (glibc applies them in order);
+    the user's other tunables are kept."""
+    libc, version = platform.libc_ver()
+    if platform.machine().lower() not in ("x86_64", "amd64") or libc != "glibc":
+        return None
+    major, _, minor = version.partition(".")
+    if not (major.isdigit() and minor.isdigit()) or (int(major), int(minor)) < (2, 26):
+        return None
+    ours = f"{NON_TEMPORAL_TUNABLE}={NON_TEMPORAL_FROM_BYTES:#x}"
+    theirs = environ.get("GLIBC_TUNABLES", "")
+    return {**environ, "GLIBC_TUNABLES": f"{theirs}:{ours}" if theirs else ours}
+
+
+def non_temporal_forced(environ: Mapping[str, str]) -> bool:
+    """Whether this process started with the threshold `non_temporal_env` sets (the last setting wins)."""
+    if non_temporal_env({}) is None:
+        return False
+    settings = [item.partition("=") for item in environ.get("GLIBC_TUNABLES", "").split(":")]
+    values = [value for name, _, value in settings if name == NON_TEMPORAL_TUNABLE]
+    return bool(values) and values[-1] == f"{NON_TEMPORAL_FROM_BYTES:#x}"
+
+
+def measure_in_child(
+    threads: int | None = None, time_budget_s: float = 2.5
+) -> Mapping[str, Any] | Unavailable:
+    """`measure_ram_bandwidth` in a child of this interpreter started with `non_temporal_env`, as JSON.
+
+    The child runs from an empty folder (no json.py of the user's project on its path), in its own process
+    group, killed when it outlives its budget by CHILD_GRACE_S; its output is read bounded."""
+    # Function-level: host.real imports this module when it measures, so a module-level import is a cycle.
+    from torch_gpu_doctor.host.real import run_command
+
+    env = non_temporal_env(os.environ) or dict(os.environ)
+    argv = [sys.executable, "-m", __name__, "--budget", f"{time_budget_s:g}"]
+    if threads is not None:
+        argv += ["--threads", str(threads)]
+    with tempfile.TemporaryDirectory(prefix="gpu-doctor-ram-") as empty:
+        result = run_command(argv, time_budget_s + CHILD_GRACE_S, env=env, cwd=empty)
+    if result.returncode != 0:
+        said = (result.stderr or result.stdout).strip().splitlines()[-1:] or [str(result.status.value)]
+        return Unavailable(Reason.FAILED, f"the RAM measurement's child: {said[0][:300]}")
+    try:
+        data = json.loads(result.stdout)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return Unavailable(Reason.UNPARSEABLE, f"the RAM measurement's child printed {result.stdout[:120]!r}")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The child's side: `python -m torch_gpu_doctor.measure.ram_bandwidth [--threads N] [--budget S]`."""
+    import argparse  # function-level: only the child parses arguments
+
+    # Function-level: host.real imports this module (see measure_in_child).
+    from torch_gpu_doctor.host.real import RealHost
+    from torch_gpu_doctor.serialize import to_json
+
+    parser = argparse.ArgumentParser(prog="ram_bandwidth")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--budget", type=float, default=2.5)
+    args = parser.parse_args(argv)
+    result = measure_ram_bandwidth(RealHost(), threads=args.threads, time_budget_s=args.budget)
+    print(json.dumps(to_json(result)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,7 +10,7 @@ import pytest
 
 from tests.factories import facts, gpu, os_facts
 from torch_gpu_doctor.checks.memory import bandwidth, locked_limit, ram, shm
-from torch_gpu_doctor.facts.measurements import Measurements, RamBandwidth
+from torch_gpu_doctor.facts.measurements import ROUTINE_NON_TEMPORAL, Measurements, RamBandwidth
 from torch_gpu_doctor.facts.memory import MemoryFacts
 from torch_gpu_doctor.facts.memory_limits import LockedMemoryLimit, MemoryLimitsFacts, gather_memory_limits
 from torch_gpu_doctor.facts.model import Facts
@@ -215,6 +215,28 @@ def test_a_low_figure_from_arrays_cut_short_is_unknown_not_a_warning() -> None:
     assert "more likely too low than too high" in finding.details
     assert finding.remediation is not None
     assert finding.remediation.commands[0].argv == ("gpu-doctor", "--measure", "--check", "memory.bandwidth")
+
+
+def cut_and_streamed(rate: float) -> Facts:
+    """Arrays cut to 1.2× a 480 MiB cache, copied with glibc's non-temporal stores forced (the doctor's own
+    measurement since the routine was made explicit)."""
+    cut = RamBandwidth(rate, 1 << 28, 0.01, 10, 1, 576 << 20, 480 << 20, "test copy", ROUTINE_NON_TEMPORAL)
+    return facts(gpus=(), measurements=Measurements(cut, Unavailable(Reason.NOT_APPLICABLE, "not asked")))
+
+
+def test_streamed_copies_on_short_arrays_may_read_high_never_low() -> None:
+    # non-temporal stores bypass the cache: only the reads can come from it, so the error can only be upward
+    finding = bandwidth(cut_and_streamed(26.0))
+    assert finding.status is Status.PASS
+    assert "may be higher than the RAM's, never lower" in finding.details
+    assert "too low" not in finding.details
+
+
+def test_a_low_streamed_figure_on_short_arrays_still_warns() -> None:
+    """A figure that can only be too high and is still low is evidence of slow RAM: no "measure again"."""
+    finding = bandwidth(cut_and_streamed(3.2))
+    assert finding.status is Status.WARN and "far below any dual-channel DDR4" in finding.summary
+    assert "may be higher than the RAM's" in finding.details
 
 
 def test_arrays_that_follow_streams_rule_carry_no_cache_caveat() -> None:

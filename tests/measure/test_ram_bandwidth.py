@@ -5,6 +5,8 @@ from __future__ import annotations
 import ctypes
 import itertools
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -13,17 +15,25 @@ from typing import Any
 
 import pytest
 
+from torch_gpu_doctor.facts.measurements import ROUTINE_LIBC, ROUTINE_NON_TEMPORAL, RamBandwidth
 from torch_gpu_doctor.host.real import RealHost
 from torch_gpu_doctor.host.recorded import RecordedHost
+from torch_gpu_doctor.measure import ram_bandwidth
 from torch_gpu_doctor.measure.ram_bandwidth import (
     COPIES_PER_TRIAL,
     MAX_TOTAL_BYTES,
     MIN_BUFFER_BYTES,
+    NON_TEMPORAL_FROM_BYTES,
+    NON_TEMPORAL_TUNABLE,
     buffer_size,
+    measure_in_child,
     measure_ram_bandwidth,
+    non_temporal_env,
+    non_temporal_forced,
     parse_cache_size,
     total_llc_bytes,
 )
+from torch_gpu_doctor.serialize import from_json
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 LIVE = RealHost()  # the measurements read this machine's sysfs and mountinfo through it
@@ -296,3 +306,109 @@ def test_the_cache_multiple_says_when_sources_are_under_streams_rule() -> None:
     )
     assert result.cache_multiple == 0.25 and "cut from" not in result.method  # sized small, not cut
     assert "0.2× the 64 MiB" in result.method
+
+
+# -- the copy routine made explicit (issue 21 item 7) --------------------------------------------------------
+
+GLIBC_X86 = non_temporal_env({}) is not None
+needs_glibc_x86 = pytest.mark.skipif(not GLIBC_X86, reason="glibc's tunable exists only on x86-64 glibc")
+OURS = f"{NON_TEMPORAL_TUNABLE}={NON_TEMPORAL_FROM_BYTES:#x}"
+
+
+@needs_glibc_x86
+def test_the_tunable_is_added_after_the_users_own() -> None:
+    env = non_temporal_env({"PATH": "/bin", "GLIBC_TUNABLES": "glibc.malloc.check=3"})
+    assert env == {"PATH": "/bin", "GLIBC_TUNABLES": f"glibc.malloc.check=3:{OURS}"}
+    assert non_temporal_env({}) == {"GLIBC_TUNABLES": OURS}
+
+
+@needs_glibc_x86
+@pytest.mark.parametrize(
+    ("tunables", "forced"),
+    [
+        (OURS, True),
+        (f"{NON_TEMPORAL_TUNABLE}=0x40000000:{OURS}", True),  # the user's value came first: ours wins
+        (f"{OURS}:{NON_TEMPORAL_TUNABLE}=0x40000000", False),  # a later setting wins in glibc
+        ("glibc.malloc.check=3", False),
+        ("", False),
+    ],
+)
+def test_forced_means_our_value_is_the_last_setting(tunables: str, forced: bool) -> None:
+    assert non_temporal_forced({"GLIBC_TUNABLES": tunables}) is forced
+
+
+def _dynamic_loader() -> Path | None:
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1]
+        if "/ld-linux" in path:
+            return Path(path)
+    return None
+
+
+@needs_glibc_x86
+def test_glibc_reads_the_threshold_we_set() -> None:
+    """A misspelt tunable is ignored by glibc without a word: ask the dynamic loader what it read
+    (`ld.so --list-tunables`, glibc 2.33 and later)."""
+    loader = _dynamic_loader()
+    if loader is None:
+        pytest.skip("no glibc dynamic loader mapped in this process")
+    env = non_temporal_env(dict(os.environ))
+    assert env is not None
+    listed = subprocess.run(
+        [str(loader), "--list-tunables"], env=env, capture_output=True, text=True, check=False
+    )
+    if listed.returncode != 0:
+        pytest.skip(f"{loader} has no --list-tunables (glibc before 2.33)")
+    line = next(x for x in listed.stdout.splitlines() if x.startswith(NON_TEMPORAL_TUNABLE + ":"))
+    assert line.split()[1] == f"{NON_TEMPORAL_FROM_BYTES:#x}"
+
+
+def test_a_copy_in_this_process_says_the_library_chose_its_stores() -> None:
+    result = measure_ram_bandwidth(LIVE, threads=1, time_budget_s=0.2, cache_bytes=MIB, buffer_bytes=4 * MIB)
+    assert result.copy_routine == ROUTINE_LIBC and "picks its stores by size" in result.method
+
+
+def test_the_child_measures_with_the_routine_forced() -> None:
+    data = measure_in_child(threads=1, time_budget_s=0.3)
+    assert not isinstance(data, Unavailable)
+    result = from_json(RamBandwidth, dict(data))
+    assert isinstance(result.bandwidth_gb_per_s, float) and result.threads == 1
+    expected = ROUTINE_NON_TEMPORAL if GLIBC_X86 else ROUTINE_LIBC
+    assert result.copy_routine == expected
+    assert ("non-temporal stores" in result.method) is GLIBC_X86
+
+
+def _fake_python(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "python"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason", "said"),
+    [
+        ("echo 'MemoryError: out of memory' >&2; exit 1", Reason.FAILED, "MemoryError: out of memory"),
+        ("echo 'not json'", Reason.UNPARSEABLE, "printed 'not json"),
+        ("echo '[1, 2]'", Reason.UNPARSEABLE, "printed '[1, 2]"),
+        ("kill -SEGV $$", Reason.FAILED, "child"),
+    ],
+)
+def test_a_child_that_fails_is_an_unavailable_figure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, reason: Reason, said: str
+) -> None:
+    monkeypatch.setattr(sys, "executable", _fake_python(tmp_path, body))
+    data = measure_in_child(threads=1, time_budget_s=0.1)
+    assert isinstance(data, Unavailable) and data.reason is reason and said in data.detail
+
+
+def test_a_hung_child_is_stopped_within_its_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid_file = tmp_path / "pid"
+    body = f"trap '' TERM; echo $$ > {pid_file}; exec sleep 600"  # deaf to SIGTERM, as a stuck copy would be
+    monkeypatch.setattr(sys, "executable", _fake_python(tmp_path, body))
+    monkeypatch.setattr(ram_bandwidth, "CHILD_GRACE_S", 1.0)
+    data = measure_in_child(threads=1, time_budget_s=0.1)
+    assert isinstance(data, Unavailable) and data.reason is Reason.FAILED
+    assert "no answer within 1.1 s" in data.detail
+    with pytest.raises(ProcessLookupError):  # killed and reaped, not left sleeping
+        os.kill(int(pid_file.read_text()), 0)
