@@ -61,6 +61,9 @@ class EarlyDiagnosis:
         self._inbox = _Inbox(read_fd)
         self._reaper: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.delivered = (
+            False  # its report is read from the pipe (and being unpickled): it will be there soon
+        )
 
     @classmethod
     def start(cls, diagnose: Callable[[EventSink], Report]) -> EarlyDiagnosis | None:
@@ -95,6 +98,7 @@ class EarlyDiagnosis:
             self._inbox.open()
             while True:
                 kind, body = self._inbox.next(skip_events=True)
+                self.delivered = self.delivered or kind == REPORT
                 payload = pickle.loads(body)  # noqa: S301 - our own child's pickles, through a pipe only it writes
                 if kind == EVENT and isinstance(payload, (ChecksListed, ProbeDone, CheckDone)):
                     on_event(payload)

@@ -47,6 +47,7 @@ class Session:
     # The first diagnosis, already running in a child started before Textual loaded (start_early).
     early: EarlyDiagnosis | None = field(default=None, repr=False)
     _taking: EarlyDiagnosis | None = field(default=None, repr=False)  # the one a worker is taking now
+    _early_report: bool = False  # the worker has the early child's report (and is about to post it)
     closed: bool = False  # the app quit: nothing more is diagnosed
 
     def start_early(self) -> None:
@@ -71,6 +72,7 @@ class Session:
             self._taking = early
             try:
                 report = early.take(on_event)
+                self._early_report = report is not None
             finally:
                 self._taking = None
             if report is not None:
@@ -80,6 +82,12 @@ class Session:
 
             raise SessionClosed
         return self._diagnose_here(on_event)
+
+    def report_on_its_way(self) -> bool:
+        """The early child's report has been read from its pipe, and a worker is unpickling or posting it: a
+        screen can wait for it rather than draw the checks as running first."""
+        taking = self._taking
+        return self._early_report or (taking is not None and taking.delivered)
 
     def _diagnose_here(self, on_event: EventSink) -> Report:
         if self.diagnose_override is not None:

@@ -115,6 +115,11 @@ class MainScreen(Screen[None]):
         self._pending: deque[DiagnosisEvent] = deque()
         self._progress_timer: Timer | None = None
         self.filled = False  # the list and the detail pane are in (they join after the first frame)
+        self._arrived: Report | None = None  # a report that came before the list it goes into
+        self._started = False  # the first diagnosis has started (once: a failure is not retried unasked)
+        self._filling = False  # after_first_frame has begun (by its timer, or by a report that came first)
+        self._fill_timer: Timer | None = None
+        self._waited = False  # the list's timer waited once for a report on its way
 
     @property
     def _app(self) -> DoctorApp:
@@ -137,17 +142,44 @@ class MainScreen(Screen[None]):
         detail pane join a moment later, and the diagnosis after them (its worker's imports would otherwise
         hold the GIL while a frame is drawn). A timer, because Textual holds the frames drawn while the app
         starts (`call_after_refresh` from here runs before anything reaches the terminal); on a machine slow
-        enough to miss it, the first frame simply has the list in it."""
-        self.set_timer(FIRST_FRAME_S, self.after_first_frame)
+        enough to miss it, the first frame simply has the list in it.
+
+        When the first diagnosis runs in the early child, its worker starts now: it mostly waits on the pipe
+        (the GIL is free) and then unpickles the report while the main thread is idle before the list joins,
+        so the list can be filled with the report at once (issue 21: full screen at 2x a bare Textual app).
+        A diagnosis run here in the worker would hold the GIL through the first frame, so it waits."""
+        self._fill_timer = self.set_timer(FIRST_FRAME_S, self._list_is_due)
+        if self.session.early is not None:
+            self._start_first_diagnosis()
+
+    async def _list_is_due(self) -> None:
+        """The list joins now, unless the early child's report has been read and is being unpickled: then it
+        joins with the report in it (on_diagnosis_finished), without first drawing every check as running,
+        and at the latest one FIRST_FRAME_S later (a report that fails to unpickle is diagnosed again)."""
+        if self.session.report_on_its_way() and not self._waited:
+            self._waited = True
+            self._fill_timer = self.set_timer(FIRST_FRAME_S, self._list_is_due)
+            return
+        await self.after_first_frame()
 
     async def after_first_frame(self) -> None:
+        if self._filling:  # the report came first and started it (on_diagnosis_finished)
+            return
+        self._filling = True
+        if self._fill_timer is not None:
+            self._fill_timer.stop()
         checks, detail = CheckList(id="checks"), DetailPane(id="detail")
         await self.query_one("#body", Horizontal).mount_all([checks, detail])
         self.filled = True
         self.refresh_bindings()
         detail.show(None)
         checks.focus()
+        arrived, self._arrived = self._arrived, None
+        if arrived is not None:  # the report came while the list was not in: no plan to draw before it
+            self.show_report(arrived)
+            return
         self._plan_from_index()
+        self._take_progress()  # what came while the list was not in
         self.call_after_refresh(self._start_first_diagnosis)
 
     def _plan_from_index(self) -> None:
@@ -166,15 +198,16 @@ class MainScreen(Screen[None]):
     # --- the diagnosis, in a worker -------------------------------------------------------------
 
     def _start_first_diagnosis(self) -> None:
-        """The frame after the list's, unless an `r` pressed in between has started it already."""
-        if not self.running and self.report is None:
+        """The frame after the list's (at mount with an early child), unless it has started already: an `r`
+        pressed in between, or the early start."""
+        if not self._started:
             self.start_diagnosis()
 
     def start_diagnosis(self) -> None:
         if self.running:
             self.notify("The checks are still running.", severity="warning")
             return
-        self.running = True
+        self.running = self._started = True
         self._findings.clear()
         self._probes_done.clear()
         self._pending.clear()
@@ -186,7 +219,7 @@ class MainScreen(Screen[None]):
         diagnose_and_post(self.session, self.post_message, self._pending.append)
 
     def _take_progress(self) -> None:
-        while self._pending:
+        while self._pending and self.filled:  # events wait for the list they go into
             self._apply_progress(self._pending.popleft())
 
     def _stop_progress(self) -> None:
@@ -220,6 +253,11 @@ class MainScreen(Screen[None]):
         self._stop_progress()
         self.running = False
         self._app.diagnosis_failed = False
+        if not self.filled:  # the list joins now, with the report in it: no plan of running checks first
+            self._arrived = message.report
+            if not self._filling:
+                self.call_next(self.after_first_frame)
+            return
         self.show_report(message.report)
 
     def show_report(self, report: Report) -> None:
