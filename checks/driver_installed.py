@@ -11,7 +11,7 @@ from torch_gpu_doctor.fixes.distro import NVIDIA_DOWNLOADS
 from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
-from torch_gpu_doctor.fixes.module_build import build_module
+from torch_gpu_doctor.fixes.module_build import build_module, load_or_build
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -165,6 +165,20 @@ def driver_installed(facts: Facts) -> Finding:
         Reason.PERMISSION_DENIED,
         Reason.TIMED_OUT,
     ):  # whether a module is installed was not seen: do not say "not installed"
+        if _user_space_answers(facts):
+            return Finding(
+                cid,
+                Status.FAIL,
+                f"{INSTALLED_NOT_LOADED}, so PyTorch cannot use the GPU.",
+                details=f"{driver.version.detail or driver.version}. nvidia-smi and NVML, the driver's user-space "
+                "part, answer this way when its kernel part is not running. Most often the module was never built "
+                "for the running kernel: a kernel update, or a second kernel (an -lts or a distribution's own "
+                "flavour) whose headers were not installed, so DKMS could not build it. Less often Secure Boot "
+                "refused it. `sudo modprobe nvidia` says which.",
+                evidence=evidence,
+                remediation=load_or_build(facts.os),
+                caused_by=NOT_LOADED_CAUSES,
+            )
         return Finding(
             cid,
             Status.FAIL,
@@ -208,6 +222,20 @@ def _version(driver: DriverFacts | Unavailable) -> str | None:
         return None
     found = (driver.version, driver.userspace_version, driver.installed_module_version)
     return next((v for v in found if isinstance(v, str)), None)
+
+
+INSTALLED_NOT_LOADED = "The NVIDIA driver is installed but its kernel module is not loaded"
+
+
+def _user_space_answers(facts: Facts) -> bool:
+    """NVML (nvidia-smi's library) is there and says the kernel module is not: "NVIDIA-SMI has failed because
+    it couldn't communicate with the NVIDIA driver", NVML_ERROR_DRIVER_NOT_LOADED."""
+    nvml = facts.nvml
+    return (
+        not isinstance(nvml, Unavailable)
+        and nvml.init_error is not None
+        and (nvml.init_error.name == "DriverNotLoaded")
+    )
 
 
 NOT_LOADED_CAUSES = (

@@ -53,3 +53,49 @@ def build_module(
         needs_network=True,
         target=Target.SYSTEM,
     )
+
+
+DKMS_ANY = Command(
+    ("sudo", "dkms", "autoinstall"), note="builds it for the running kernel, once its headers are in"
+)
+PROBE = Command(
+    ("sudo", "modprobe", "nvidia"),
+    note="'Module nvidia not found': not built for this kernel; 'Key was rejected': Secure Boot; "
+    "'No such device': no NVIDIA GPU",
+)
+
+
+def load_or_build(os_facts: OsFacts | Unavailable, kernel_changed: bool = False) -> Remediation:
+    """The driver's user-space part answers (nvidia-smi ran) and its module is not loaded, on a kernel whose
+    release is not known (a paste): loading it names why, building it for the running kernel is the usual
+    fix. `kernel_changed`: the person said the kernel changed or another kernel works, so the build comes
+    first."""
+    how = recipe(os_facts)
+    release = None if isinstance(os_facts, Unavailable) else os_facts.kernel_release
+    if isinstance(release, str) and how.headers is not None and how.builder is not None:
+        build: tuple[Command, ...] = (
+            filled(how.headers, release=release),
+            filled(BUILD[how.builder], release=release),
+        )
+    else:
+        build = (DKMS_ANY,)
+    headers = (
+        f"its headers (`{' '.join(how.headers.argv).replace('{release}', '$(uname -r)')}`)"
+        if how.headers is not None
+        else "its headers (linux-headers-$(uname -r) on Debian and Ubuntu, the kernel's own -headers package on "
+        "Arch, kernel-devel-$(uname -r) on Fedora and RHEL)"
+    )
+    text = (
+        f"Build the module for the running kernel: install {headers}, run `sudo dkms autoinstall`, then "
+        "reboot. A driver from NVIDIA's .run file or a cloud install script is built by running that installer "
+        "again. If `sudo modprobe nvidia` answers 'Key was rejected by service', Secure Boot refused the module: "
+        "enrol its key (mokutil) or sign it."
+    )
+    return Remediation(
+        text=text,
+        commands=(*build, PROBE) if kernel_changed else (PROBE, *build),
+        requires_root=True,
+        requires_reboot=True,
+        needs_network=True,
+        target=Target.SYSTEM,
+    )

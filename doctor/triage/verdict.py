@@ -14,6 +14,7 @@ import dataclasses
 import re
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
+from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
@@ -22,6 +23,7 @@ from torch_gpu_doctor.fixes.container_gpus import kubernetes_shm, pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
+from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
@@ -299,6 +301,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
     if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
         verdicts = tuple(_in_a_pod(v, facts) for v in verdicts)
     extension = _failing_extension(pasted)
@@ -310,6 +313,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if interpreter is not None:  # the fix names the paste's own Python: so does each question asked of it
         verdicts = tuple(_asked_with(v, interpreter) for v in verdicts)
     order = list(CAUSE_ORDER)
+    if _toolkit_explains_the_driver(pasted):
+        order.remove("platform.container_gpus")
+        order.insert(0, "platform.container_gpus")
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
         order.insert(0, "torch.arch_compat")
@@ -599,6 +605,36 @@ _GPUS_PASSED = lazy(
 )
 
 _KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
+# The person says the kernel changed, or that another kernel works: the module was not built for this one.
+_KERNEL_CHANGED = lazy(
+    r"\bkernel\b[^.\n]{0,40}\b(?:update|upgrade)|\b(?:update|upgrade)\w*\b[^.\n]{0,40}\bkernel\b"
+    r"|\b(?:new|newer|updated|another|other|different|previous|older|old)\s+kernel\b"
+    r"|\bwork\w*\b[^.\n]{0,60}\bkernel\b",
+    re.IGNORECASE,
+)
+NOT_LOADED_FIND_OUT = "dkms status; uname -r   # the kernels the module is built for, and the running one"
+
+
+def _module_not_loaded(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """nvidia-smi's own failure is in the paste, so asking for nvidia-smi again settles nothing: DKMS's list
+    against the running kernel does. Where the person says the kernel changed, building comes first."""
+    finding = verdict.finding
+    if finding.check_id != "driver.installed" or not finding.summary.startswith(INSTALLED_NOT_LOADED):
+        return verdict
+    if _in_container(pasted):  # an image's own nvidia-smi: the kernel module is the host's business
+        finding = dataclasses.replace(
+            finding,
+            summary="nvidia-smi inside the container reaches no NVIDIA driver: the container has no GPU passed "
+            "in, or the host's driver does not answer.",
+            details="A container uses the host's kernel module and driver, passed in with the GPUs by the NVIDIA "
+            "Container Toolkit (`docker run --gpus all`); an nvidia-smi the image brings cannot reach a driver "
+            "on its own. If `nvidia-smi` fails on the host too, the host's driver is the problem.",
+            remediation=pass_gpus(ContainerRuntime.DOCKER),
+        )
+        return dataclasses.replace(verdict, finding=finding, find_out="nvidia-smi   # on the host")
+    if _KERNEL_CHANGED.search(pasted.paste.text, 0, MAX_CHARS) is not None:
+        finding = dataclasses.replace(finding, remediation=load_or_build(facts.os, kernel_changed=True))
+    return dataclasses.replace(verdict, finding=finding, find_out=NOT_LOADED_FIND_OUT)
 
 
 def _in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
@@ -622,6 +658,16 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
         return verdict
     fix = init_error_fix(hit.signature.id, "forward_compat", facts, in_container=True)
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+
+
+def _toolkit_explains_the_driver(pasted: PastedText) -> bool:
+    """The container toolkit's own error is in the paste: it says why no driver answers inside the container
+    (an image's own nvidia-smi, a device plugin without libnvidia-ml). Unless the driver's fault it relays is
+    the host's ("nvidia-container-cli: ... nvml error: driver/library version mismatch"): then the host's
+    driver stays the cause, and a reboot its fix."""
+    if not any(h.signature.check == "platform.container_gpus" for h in pasted.hits):
+        return False
+    return not any(h.signature.check == "driver.nvml" and "mismatch" in h.signature.id for h in pasted.hits)
 
 
 def _in_container(pasted: PastedText) -> bool:
