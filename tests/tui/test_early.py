@@ -93,8 +93,10 @@ def _listed() -> ChecksListed:
 
 
 def test_progress_streams_while_the_child_still_works(tmp_path: Path) -> None:
-    """The worker takes the events as they come while the child is still diagnosing; the report follows."""
-    expected, go_on = report_of(MACHINE), tmp_path / "go-on"
+    """The worker takes the events as they come while the child is still diagnosing; the report follows.
+    Each step waits for the parent to have seen the one before: a report already in the pipe would drop the
+    events before it, by design (the next test), and a loaded machine's parent can be that slow."""
+    expected, go_on, done = report_of(MACHINE), tmp_path / "go-on", tmp_path / "done"
 
     def slow(on_event: EventSink) -> Report:
         on_event(_listed())
@@ -102,6 +104,8 @@ def test_progress_streams_while_the_child_still_works(tmp_path: Path) -> None:
         while not go_on.exists():  # until the parent has seen both events
             time.sleep(0.01)
         on_event(ProbeDone("torch"))
+        while not done.exists():  # and this one, before the report can overtake it
+            time.sleep(0.01)
         return expected
 
     session, _ = _started(slow)
@@ -111,6 +115,8 @@ def test_progress_streams_while_the_child_still_works(tmp_path: Path) -> None:
         events.append(event)
         if len(events) == 2:
             go_on.write_text("")
+        if len(events) == 3:
+            done.write_text("")
 
     assert session.diagnose(seen) == expected
     assert events == [_listed(), ProbeDone("nvml"), ProbeDone("torch")]
