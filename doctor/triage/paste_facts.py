@@ -89,6 +89,10 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
             reading = DriverVersionReading("nvidia-smi", WORDS, version)
             said_driver = dataclasses.replace(driver, version=version, readings=(reading,))
             facts = dataclasses.replace(facts, driver=said_driver)
+    if isinstance(facts.os, Unavailable) and prose.windows is not None:  # "OS: Windows-11-10.0.26200-SP0"
+        facts = dataclasses.replace(facts, os=_pasted_os("Windows", wsl=False))
+    if prose.torch is not None and isinstance(facts.torch_packages, Unavailable):
+        facts = _with_said_torch(facts, prose.torch.value, prose.torch.line)
     facts = _with_said_jetson(facts, prose)
     facts = _with_said_failure(facts, pasted)
     named = any(isinstance(g.name, str) for g in facts.gpus)
@@ -99,6 +103,13 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
     if prose.gpu is None:
         return facts
     return dataclasses.replace(facts, gpus=(_named_nvidia_gpu(prose.gpu.value),))
+
+
+def _with_said_torch(facts: Facts, version: str, line: int) -> Facts:
+    """torch's version in words or an app's system-info line, where its tag says the build ("2.9.1+cu130").
+    An untagged one says no build: people drop the tag of the wheel they installed from PyTorch's index
+    ("PyTorch: 2.7.1" for a cu128 build), so it is not taken as PyPI's default (render.py shows it)."""
+    return _with_shown_torch(facts, version, f"(line {line} of the paste: torch {version})")
 
 
 WSL_GPU_MIN_BUILD = 19044  # Windows 10 21H2: the oldest Windows 10 whose WSL 2 has GPU paravirtualisation

@@ -101,6 +101,16 @@ _TORCH_FAILS = lazy(
     r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
+# torch's version said by the person or an app's system-info block: "torch version 1.5.0", "PyTorch 2.1",
+# "pyTorch version (v1.10.1)", "- **PyTorch:** 2.9.1+cu130", "Torch: 2.0.1+cu118". Never `torch==X` (an install
+# command typed is not what is installed) nor "torchvision 0.16" (the lookbehind and the word's end).
+_TORCH_SAID = lazy(
+    r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]|\(v?)"
+    r"v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)(?!\w|\.\w)",
+    re.IGNORECASE,
+)
+# Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
+_WINDOWS_PLATFORM = lazy(r"\bWindows-(?:10|11|2016Server|2019Server|2022Server)-10\.0\.\d{5}")
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
 _WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
 _WSL_WORDS = lazy(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
@@ -150,6 +160,8 @@ class ProseFacts:
     # or "illegal_instruction" (the process died on an instruction the CPU lacks)
     torch_fails: Said | None = None
     windows_build: Said | None = None  # Windows 10/11's build number ("19042" of "Version 10.0.19042.1052")
+    torch: Said | None = None  # torch's version said in words or a system-info line ("1.5.0", "2.9.1+cu130")
+    windows: int | None = None  # the line with Python's platform string of a Windows machine
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -242,6 +254,15 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "10.0." in text and "windows" in lowered:
         builds = {f["build"]: line_of(f) for f in _WINDOWS_BUILD.finditer(text)}
         windows_build = _one(builds)
+    torch: dict[str, int] = {}
+    if "torch" in lowered:
+        for found in _TORCH_SAID.finditer(text):
+            if here(found) or ":" in found[0] or "：" in found[0]:  # a label is what is installed
+                torch.setdefault(found["version"].lower(), line_of(found))
+    windows = None
+    if "windows-" in lowered:
+        said_windows = _WINDOWS_PLATFORM.search(text)
+        windows = line_of(said_windows) if said_windows is not None else None
     wsl = None
     if "wsl" in lowered:
         wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
@@ -265,6 +286,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         asks_for_cpu,
         torch_fails,
         windows_build,
+        _one(torch),
+        windows,
     )
 
 

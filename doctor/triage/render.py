@@ -17,6 +17,7 @@ from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
+from torch_gpu_doctor.triage.prose import Said
 from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Confidence, Kind, Verdict
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -60,10 +61,13 @@ def _parts_line(pasted: PastedText) -> str:
     return (read or "nothing gpu-doctor knows") + unread
 
 
-def header_lines(facts: Facts) -> list[str]:
-    """What the paste shows, whichever part said it."""
+def header_lines(facts: Facts, said_torch: Said | None = None) -> list[str]:
+    """What the paste shows, whichever part said it. `said_torch`: a version the words give where the facts
+    have none (untagged, on a platform whose default build is not known: the checks do not use it)."""
     packages, driver, runtime = facts.torch_packages, facts.driver, facts.torch
-    if isinstance(packages, Unavailable):
+    if isinstance(packages, Unavailable) and said_torch is not None:
+        torch = f"torch {said_torch.value} (said on line {said_torch.line}; its build is not in the paste)"
+    elif isinstance(packages, Unavailable):
         torch = f"torch: {_ABSENT}"
     elif packages.version is None:
         torch = (
@@ -179,7 +183,7 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         f"Everything a paste cannot show (PCIe, eGPU, modules, storage): run `{WHOLE_MACHINE}` there.\n"
     )
     out.write("\nWhat the paste shows\n")
-    out.writelines(f"  {line}\n" for line in header_lines(facts))
+    out.writelines(f"  {line}\n" for line in header_lines(facts, pasted.prose.torch))
     others = [v for v in result.verdicts if v.kind == Kind.PROBLEM and v is not cause]
     if others:
         out.write("\nAlso found\n")

@@ -3,6 +3,7 @@ output, each taken only when the paste names it once. The lines are real (blind 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.unavailable import Unavailable
+
+HERE = Path(__file__).parent
 
 
 @pytest.mark.parametrize(
@@ -445,3 +448,71 @@ def test_cuda_false_inside_a_container_said_in_chinese_is_a_container_without_th
     started = text.replace("进入docker内部", "docker run --gpus all 进入docker内部")
     again = diagnose_paste(started.encode(), name).result.cause
     assert again is None or "started without the GPUs" not in again.finding.summary  # it has them
+
+
+@pytest.mark.parametrize(
+    ("line", "version"),
+    [
+        (
+            "I am using CUDA version 10.0 and torch version 1.5.0. However, torch.cuda.is_available() returns False.",
+            "1.5.0",
+        ),
+        (
+            "I was wondering whether the current pyTorch version (v1.10.1) from the `requirements.txt` supports sm_80",
+            "1.10.1",
+        ),
+        ("- **PyTorch:** 2.9.1+cu130", "2.9.1+cu130"),  # an app's system-info block (blind set 11, e22)
+        ("Torch: 2.0.1+cu118", "2.0.1+cu118"),
+        ("PyTorch 2.1 on my machine", "2.1"),
+        ("torch 2.1.0+rocm6.2.", "2.1.0+rocm6.2"),
+    ],
+)
+def test_torchs_version_said_in_words(line: str, version: str) -> None:
+    said = read_prose([line]).torch
+    assert said is not None and said.value == version
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "pip install torch==2.1.0",  # a command typed is not what is installed
+        "it worked with torch 1.13 but not torch 2.0",  # two versions: neither
+        "torchvision 0.16.0",  # a companion, not torch
+        "torch.cuda 12.1",
+        "It worked with torch 2.0.1 last week.",  # another time
+    ],
+)
+def test_words_that_do_not_say_which_torch_is_installed(line: str) -> None:
+    assert read_prose([line]).torch is None
+
+
+def test_a_tagged_version_in_a_system_info_block_keeps_the_apps_torch() -> None:
+    """Blind set 11's e22: a GTX 1080 Ti under torch 2.9.1+cu130 (no Pascal kernels in CUDA 13 builds). The
+    block says the version, its tag and Windows: the fix keeps 2.9.1 in its cu126 build, for Windows."""
+    d = diagnose_paste(
+        (HERE / "pastes/corridorkey-gtx1080ti-torch291-cu130-windows-sysinfo.txt").read_bytes(), "e22"
+    )
+    packages, os_facts = d.facts.torch_packages, d.facts.os
+    assert (
+        not isinstance(packages, Unavailable)
+        and packages.version == "2.9.1+cu130"
+        and packages.cuda == "13.0"
+    )
+    assert not isinstance(os_facts, Unavailable) and os_facts.system == "Windows"
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "torch.arch_compat"
+    assert cause.finding.remediation is not None
+    argv = cause.finding.remediation.commands[0].argv
+    assert "torch==2.9.1+cu126" in argv and "torchvision==0.24.1+cu126" in argv
+
+
+def test_an_untagged_version_is_shown_but_not_taken_as_a_build() -> None:
+    """People drop the tag of the wheel they installed ("PyTorch: 2.7.1" for a cu128 build): PyPI's default
+    would make it the CPU build on Windows. It is shown as said, and the checks do not use it."""
+    from torch_gpu_doctor.triage.render import render_text
+
+    d = diagnose_paste((HERE / "pastes/sbert-torch150-cuda100-false-words.txt").read_bytes(), "e31")
+    assert isinstance(d.facts.torch_packages, Unavailable)
+    out = io.StringIO()
+    render_text(d, "e31", out)
+    assert "torch 1.5.0 (said on line 1; its build is not in the paste)" in out.getvalue()
