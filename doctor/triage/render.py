@@ -37,6 +37,7 @@ PART_NAMES = {
 SURE = {
     Confidence.STATED: "the paste says so",
     Confidence.INFERRED: "inferred from gpu-doctor's GPU and driver tables",
+    Confidence.LIKELY: "the usual cause of what the paste shows; the command below settles it",
 }
 
 

@@ -16,6 +16,7 @@ import re
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
@@ -24,6 +25,7 @@ from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
+from torch_gpu_doctor.fixes.target import python_command
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
@@ -67,6 +69,7 @@ FIND_OUT: dict[str, str] = {
     "amd.gfx_target": "rocminfo | grep gfx",
 }
 UNEXPLAINED_FALSE = "torch.cuda.is_available() is False; the paste does not say why"
+TORCH_BUILD_AND_REASON = "import torch; print(torch.__version__, torch.version.cuda); torch.cuda.init()"
 FALSE_IN_A_CONTAINER = "torch.cuda.is_available() is False inside a container"
 # Root causes first: a missing or broken driver explains every torch symptom after it, a wrong build explains
 # the CUDA errors, and the errors of a running program come last.
@@ -137,6 +140,9 @@ class Kind:
 class Confidence:
     STATED = "stated"  # the paste says it: the program's own message, a collect_env line
     INFERRED = "inferred"  # the doctor's tables fill a gap (a GPU's compute capability, a driver's CUDA)
+    # the paste shows the symptom, not its cause: the usual one for such a paste ("is_available() is False",
+    # nothing answering inside a container), which the to-be-sure command settles
+    LIKELY = "likely"
 
 
 @dataclass(frozen=True)
@@ -393,6 +399,68 @@ def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verd
     fix = extension_arch_fix(extension or "a compiled extension", capability)
     finding = dataclasses.replace(finding, summary=summary, remediation=fix)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+def _cuda_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+def _oldest_wheel_cuda() -> str:
+    """The oldest CUDA among the wheels of the torch releases in the compat data (1.13.0's cu116 today)."""
+    cudas = {v.cuda for r in load_torch_releases().releases for v in r.variants if v.cuda}
+    return min(cudas, key=_cuda_key)
+
+
+def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
+    """is_available() False with no error that says why: the usual causes the paste leaves open (a CPU-only
+    build when it does not show torch's build, a driver too old when it does not show the driver), and the
+    question that tells them apart. Where it shows both, and both are fine, torch's own reason is all that is
+    left (the to-be-sure command)."""
+    packages, driver = facts.torch_packages, facts.driver
+    build_shown = not isinstance(packages, Unavailable) and packages.version is not None
+    driver_shown = not isinstance(driver, Unavailable) and isinstance(driver.version, str)
+    oldest = _oldest_wheel_cuda()
+    old_cuda = (
+        driver.cuda_version
+        if not isinstance(driver, Unavailable)
+        and isinstance(driver.cuda_version, str)
+        and _cuda_key(driver.cuda_version) < _cuda_key(oldest)
+        else None
+    )
+    if build_shown and driver_shown:
+        return dataclasses.replace(finding, summary=f"{UNEXPLAINED_FALSE} (see the other findings).")
+    causes = [c for c, shown in (("torch is a CPU-only build", build_shown), ("the NVIDIA driver is older than "
+              "the CUDA its build needs (or none is loaded)", driver_shown)) if not shown]  # fmt: skip
+    if old_cuda is not None:  # shown, and older than any build of the torch releases gpu-doctor knows needs
+        causes.insert(
+            0,
+            f"the NVIDIA driver, which runs CUDA ≤ {old_cuda}, is older than the CUDA a torch build of the last "
+            f"years needs ({oldest} or newer)",
+        )
+    asks = []
+    if not build_shown:
+        asks.append(
+            Command(
+                (python_command(facts), "-c", TORCH_BUILD_AND_REASON),
+                note="its build's CUDA (None: CPU-only), then the reason CUDA does not start",
+            )
+        )
+    if not driver_shown:
+        asks.append(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA the driver runs"))
+    return dataclasses.replace(
+        finding,
+        summary=f"{UNEXPLAINED_FALSE}: most often {', or '.join(causes)}.",
+        details="torch.cuda.init() raises the reason: 'Torch not compiled with CUDA enabled' is the CPU-only "
+        "build, 'The NVIDIA driver on your system is too old (found version N)' the driver, 'Found no NVIDIA "
+        "driver' no driver at all. torch.version.cuda is None for the CPU build; set beside nvidia-smi's 'CUDA "
+        "Version' it shows whether the driver is new enough.",
+        remediation=Remediation(
+            text="Ask which case it is, on that machine and with the Python that runs the program; then install "
+            "the CUDA build the driver runs (for a CPU-only build), or update the driver (for one too old).",
+            commands=tuple(asks),
+            target=Target.PYTHON_ENV,
+        ),
+    )
 
 
 def _explained_false(verdict: Verdict) -> Verdict:
@@ -736,7 +804,14 @@ def _not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     return dataclasses.replace(verdict, finding=finding)
 
 
+# A finding that says it is the usual cause, not the one the paste shows
+_HEDGED = lazy(r"\b(?:most likely|most often|usually|probably)\b", re.IGNORECASE)
+
+
 def _confidence(cause: Verdict, facts: Facts) -> str:
+    summary = cause.finding.summary
+    if summary.startswith((UNEXPLAINED_FALSE, FALSE_IN_A_CONTAINER)) or _HEDGED.search(summary):
+        return Confidence.LIKELY
     if cause.lines:
         return Confidence.STATED
     check = cause.finding.check_id
@@ -756,6 +831,8 @@ def _confidence(cause: Verdict, facts: Facts) -> str:
 
 def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int, ...]) -> Verdict:
     find_out = FIND_OUT.get(finding.check_id)
+    if finding.summary.startswith(UNEXPLAINED_FALSE) and finding.remediation is not None:
+        find_out = None  # its fix is the question to torch itself: asking it twice settles nothing more
     if missing and not lines:
         if finding.status in (Status.FAIL, Status.WARN):  # what it would say rests on what the paste lacks
             finding = dataclasses.replace(
@@ -881,10 +958,7 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
                 "`nvidia-smi` inside it settles it: no GPU there means the container, one there means torch.",
                 remediation=pass_gpus(ContainerRuntime.DOCKER),
             )
-        return dataclasses.replace(
-            finding,
-            summary=f"{UNEXPLAINED_FALSE} (see the other findings).",
-        )
+        return _unexplained_false(finding, facts)
     fix = finding.remediation
     gpu_dependent = finding.check_id in ("torch.arch_compat", "torch.companions", "torch.nvidia_wheels")
     if (
