@@ -8,6 +8,8 @@ from torch_gpu_doctor.checks.support.signatures import reported, reported_eviden
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.library_path import (
+    EXTENSION_NAMES,
+    UNPINNED_EXTENSIONS,
     ctranslate2_cublas_fix,
     driver_library_fix,
     extension_abi_fix,
@@ -275,7 +277,7 @@ def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Fin
     words have several causes: the first that the errors and the facts show decides the summary and the fix."""
     cause = (
         _windows_dll(facts, failed)
-        or _extension_abi(failed)
+        or _extension_abi(failed, python_command(facts))
         or _driver_library(facts, failed)
         or _missing_library(facts, failed)
         or _cublas_status(facts, failed)
@@ -375,6 +377,11 @@ _PACKAGE = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)")
 # an undefined C++ symbol of torch's own namespaces (at::, c10::, torch::): the caller was built for another torch
 _TORCH_SYMBOL = lazy(r"^_ZNK?(?:2at|3c10|5torch)")
 _SO_PATH = lazy(r"(?P<path>/\S+?\.so(?:\.\d+)*): undefined symbol")
+# the module file alone, as Python's ImportError names one loaded by its name: "flash_attn_2_cuda.cpython-310-
+# x86_64-linux-gnu.so: undefined symbol: ..." (flash-attn 2 installs that module at site-packages' top level)
+_SO_MODULE = lazy(
+    r"(?<![\w/\\.-])(?P<module>[A-Za-z_]\w*)(?P<file>\.(?:cpython-\w+|abi3)[\w.-]*\.so): undefined symbol"
+)
 
 
 def _site_package(path: str) -> str | None:
@@ -382,7 +389,7 @@ def _site_package(path: str) -> str | None:
     return found["package"] if found is not None else None
 
 
-def _extension_abi(failed: list[ReportedError]) -> _Cause | None:
+def _extension_abi(failed: list[ReportedError], python: str) -> _Cause | None:
     """An extension module compiled against another torch release: torch's C++ symbols are missing."""
     for error in failed:
         if error.kind != "undefined_symbol" or not _TORCH_SYMBOL.match(error.values.get("symbol", "")):
@@ -391,19 +398,25 @@ def _extension_abi(failed: list[ReportedError]) -> _Cause | None:
         package = _site_package(so["path"]) if so is not None else None
         if package == "torch":
             return None  # torch's own libraries disagree: two torch releases mixed, another version first
-        extension = f"{package}/{so['path'].rsplit('/', 1)[-1]}" if so is not None and package else None
+        file = so["path"].rsplit("/", 1)[-1] if so is not None else ""
+        # a module at site-packages' top level (flash-attn 2's flash_attn_2_cuda.so) is its own package
+        extension = (file if file.startswith(package + ".") else f"{package}/{file}") if package else None
+        bare = _SO_MODULE.search(error.text) if package is None else None
+        if bare is not None and bare["module"] in UNPINNED_EXTENSIONS:  # a known extension by its module
+            package, extension = bare["module"], bare["module"] + bare["file"]
         cxx11 = "__cxx11" in error.values.get("symbol", "")  # std::__cxx11::basic_string: the C++ ABI differs
         built_for = (
             "another torch release, or the other C++ ABI, than the installed torch"
             if cxx11
             else "another torch release than the one installed"
         )
+        shown = EXTENSION_NAMES.get(package or "", package)
         summary = (
-            f"{package}'s compiled extension ({extension}) was built for {built_for}"
+            f"{shown}'s compiled extension ({extension}) was built for {built_for}"
             if package
             else f"A compiled extension was built for {built_for}"
         )
-        return _Cause(error, summary, extension_abi_fix(package, extension, cxx11))
+        return _Cause(error, summary, extension_abi_fix(package, extension, cxx11, python))
     return None
 
 

@@ -335,16 +335,39 @@ UNPINNED_EXTENSIONS = {
     "flash_attn_2_cuda": "flash-attn",
     "flash_attn": "flash-attn",
     "flash_attn_cuda": "flash-attn",
-    # not on PyPI: built from its repository (its install guide's own command)
+    "mmcv": "mmcv",  # mmcv 2.x builds its ops from the sdist; 1.x is mmcv-full (the fix's text says so)
+    "mamba_ssm": "mamba-ssm",
+    "selective_scan_cuda": "mamba-ssm",
+    "causal_conv1d": "causal-conv1d",
+    "causal_conv1d_cuda": "causal-conv1d",
+    "torch_scatter": "torch-scatter",
+    "torch_sparse": "torch-sparse",
+    "torch_cluster": "torch-cluster",
+    # not on PyPI: built from their repositories (their install guides' own commands)
     "detectron2": "git+https://github.com/facebookresearch/detectron2.git",
+    "pytorch3d": "git+https://github.com/facebookresearch/pytorch3d.git",
+}
+# How a person knows the extension: its pip name, where the module's name is not it
+EXTENSION_NAMES = {
+    module: pip for module, pip in UNPINNED_EXTENSIONS.items() if "/" not in pip and pip != module
+}
+_OWN_WHEELS = {
+    "flash-attn": " flash-attn's release wheels name the torch version and C++ ABI they were built for.",
+    "mmcv": " mmcv 1.x is the mmcv-full package; OpenMMLab's `mim install mmcv-full` (or `mmcv` for 2.x) picks the "
+    "prebuilt wheel for the installed torch and CUDA.",
+    "torch-scatter": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
+    "torch-sparse": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
+    "torch-cluster": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
 }
 
 
-def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = False) -> Remediation:
+def extension_abi_fix(
+    package: str | None, extension: str | None, cxx11: bool = False, python: str = "python"
+) -> Remediation:
     """A compiled extension (vLLM's _C, flash-attn, xformers) was built against another torch release; with
     `cxx11`, against the other C++ ABI (a `__cxx11` std::string in the missing symbol)."""
-    name = package or "the extension"
     pip_name = UNPINNED_EXTENSIONS.get(package or "")
+    name = EXTENSION_NAMES.get(package or "", package) or "the extension"
     if cxx11:
         text = (
             f"{name} was built for another torch release or with the other C++ ABI (the missing symbol takes a "
@@ -354,15 +377,21 @@ def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = 
             "(`pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps`)."
         )
         probe = Command(
-            ("python", "-c", "import torch; print(torch.__version__, torch._C._GLIBCXX_USE_CXX11_ABI)"),
+            (python, "-c", "import torch; print(torch.__version__, torch._C._GLIBCXX_USE_CXX11_ABI)"),
             note="torch's version and C++ ABI (True: a cxx11abiTRUE build of the extension)",
         )
         return Remediation(text=text, commands=(probe,), needs_network=True, target=Target.PYTHON_ENV)
     text = (
         f"{name} ships C++ code ({extension or 'a compiled module'}) built against one exact torch release, "
-        "and the installed torch is another: its C++ symbols do not match. Install the torch version this "
-        f"{name} release requires (`python -m pip check` names it, from the same index as your torch), or a "
-        f"{name} release built for your torch. An extension built from source (flash-attn, xformers, a custom "
+        "and the installed torch is another: its C++ symbols do not match. "
+        + (
+            f"{name} pins no torch, so `pip check` cannot name one: rebuild it against the installed torch, or "
+            f"install its release built for that torch.{_OWN_WHEELS.get(pip_name, '')} "
+            if pip_name is not None
+            else "Install the torch version its release requires (`python -m pip check` names it, from the "
+            "same index as your torch), or a release of it built for your torch. "
+        )
+        + "An extension built from source (flash-attn, xformers, a custom "
         "op) must be rebuilt against the installed torch (`pip install --no-build-isolation --no-cache-dir "
         "--force-reinstall --no-deps` it: without --no-deps pip reinstalls torch too). LD_LIBRARY_PATH has "
         "nothing to do with it."
@@ -370,7 +399,7 @@ def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = 
     if pip_name is not None:  # it does not pin torch: pip check has nothing to say, the rebuild is the fix
         rebuild = Command(
             (
-                "python",
+                python,
                 "-m",
                 "pip",
                 "install",
@@ -388,11 +417,11 @@ def extension_abi_fix(package: str | None, extension: str | None, cxx11: bool = 
         text=text,
         commands=(
             Command(
-                ("python", "-m", "pip", "check"),
+                (python, "-m", "pip", "check"),
                 note=f"prints '{package or 'PACKAGE'} X has requirement torch==Y, but you have torch Z'",
             ),
             Command(
-                ("python", "-m", "pip", "install", "torch==VERSION"),
+                (python, "-m", "pip", "install", "torch==VERSION"),
                 note="VERSION: the one pip check names; add your torch's --index-url for its CUDA variant",
                 runs_here=False,
             ),

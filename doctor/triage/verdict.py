@@ -833,6 +833,11 @@ def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int,
     find_out = FIND_OUT.get(finding.check_id)
     if finding.summary.startswith(UNEXPLAINED_FALSE) and finding.remediation is not None:
         find_out = None  # its fix is the question to torch itself: asking it twice settles nothing more
+    fix = finding.remediation
+    if fix is not None and fix.commands and "--no-build-isolation" in fix.commands[0].argv:
+        find_out = (
+            TORCH_VERSION  # an extension that pins no torch: pip check names nothing; it is rebuilt for this
+        )
     if missing and not lines:
         if finding.status in (Status.FAIL, Status.WARN):  # what it would say rests on what the paste lacks
             finding = dataclasses.replace(

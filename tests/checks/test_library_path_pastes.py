@@ -331,7 +331,7 @@ def test_an_extension_of_torchs_own_is_not_an_extension_mismatch() -> None:
     assert "of another version was loaded" in f.summary
     flash = "ImportError: /v/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: _ZN2at4_ops"
     g = library_path(facts(reported_errors=(error("undefined_symbol", flash, symbol="_ZN2at4_ops"),)))
-    assert "flash_attn_2_cuda's compiled extension" in g.summary
+    assert "flash-attn's compiled extension (flash_attn_2_cuda.so)" in g.summary
     # flash-attn pins no torch, so pip check has nothing to say: the rebuild against this torch comes first,
     # with --no-deps (--force-reinstall alone would reinstall torch too, at its newest)
     assert str(first_command(g)).endswith(
@@ -409,3 +409,46 @@ def test_a_missing_library_the_message_does_not_name_is_still_a_missing_library(
     )
     assert "torch's import could not find a CUDA library" in f.summary
     assert first_command(f) == PIP_CHECK
+
+
+@pytest.mark.parametrize(
+    ("text", "symbol", "shown", "pip_name"),
+    [
+        # blind set 11's e04: flash-attn 2 loads its module at site-packages' top level, named bare
+        (
+            "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+            "_ZN3c104cuda9SetDeviceEi",
+            "flash-attn's compiled extension (flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so)",
+            "flash-attn",
+        ),
+        # blind set 11's e16: mmcv's ops, in its own folder; mmcv pins no torch either
+        (
+            "ImportError: /home/u/anaconda3/envs/b/lib/python3.8/site-packages/mmcv/_ext.cpython-38-x86_64-linux-"
+            "gnu.so: undefined symbol: _ZN2at5sliceERKNS_6TensorElN3c108optionalIlEES5_l",
+            "_ZN2at5sliceERKNS_6TensorElN3c108optionalIlEES5_l",
+            "mmcv's compiled extension (mmcv/_ext.cpython-38-x86_64-linux-gnu.so)",
+            "mmcv",
+        ),
+    ],
+)
+def test_an_extension_that_pins_no_torch_is_rebuilt_not_checked(
+    text: str, symbol: str, shown: str, pip_name: str
+) -> None:
+    f = library_path(facts(reported_errors=(error("undefined_symbol", text, symbol=symbol),)))
+    assert shown in f.summary
+    assert f.remediation is not None
+    first = f.remediation.commands[0].argv
+    assert "--no-build-isolation" in first and "--no-deps" in first and first[-1] == pip_name
+    assert "pins no torch" in f.remediation.text and "this the" not in f.remediation.text
+
+
+def test_a_bare_module_nobody_knows_stays_unnamed_and_reads_well() -> None:
+    text = "my_op_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"
+    f = library_path(
+        facts(reported_errors=(error("undefined_symbol", text, symbol="_ZN3c104cuda9SetDeviceEi"),))
+    )
+    assert f.summary.startswith("A compiled extension was built for another torch release")
+    assert (
+        f.remediation is not None and f.remediation.commands[0].argv[-1] == "check"
+    )  # pip check: it may pin
+    assert "this the" not in f.remediation.text and "a the" not in f.remediation.text

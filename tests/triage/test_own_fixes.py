@@ -247,7 +247,9 @@ def test_torchs_arch_warning_outranks_the_nccl_error_it_causes() -> None:
         # member: _ZNK): built for another torch; not on PyPI, so rebuilt from its repository, torch kept
         (
             "reports/c02_detectron2_collect_env_C_undefined_symbol.txt",
-            "python -m pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps "
+            # the report's interpreter (its conda env's python), named by its site-packages path
+            "/home/arl/anaconda3/envs/trans/bin/python -m pip install --no-build-isolation --no-cache-dir "
+            "--force-reinstall --no-deps "
             "git+https://github.com/facebookresearch/detectron2.git",
         ),
         # old bitsandbytes' cuda_setup on Windows, and a newer one's source checkout without its library
