@@ -97,7 +97,10 @@ _DUAL = lazy(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+
 _TORCH_FAILS = lazy(
     # "false" without \b: in "为false" the CJK letter before it is a word character to `re`
     r"is_available\(\)[^\n]{0,60}?(?<![a-z])false\b|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
-    r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l"
+    r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bno[ \t]+cuda[ \t]+(?:is[ \t]+)?avai?lable"
+    # "I'm not able to train on GPU", "can't use the GPU", "unable to run it on cuda"
+    r"|\b(?:not[ \t]+able[ \t]+to|unable[ \t]+to|can'?t|cannot)[ \t]+(?:use|train[ \t]+on|run[ \t]+(?:it[ \t]+)?on)"
+    r"[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b"
     r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
@@ -244,7 +247,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
         asks_for_cpu = no_nvidia is not None and said is not None and said["cpu"] is not None
     torch_fails = None
-    if "avail" in lowered or "illegal" in lowered:
+    if any(word in lowered for word in ("avail", "illegal", "able to", "can't", "cant", "cannot")):
         fails = _TORCH_FAILS.search(lowered)
         if fails is not None:
             torch_fails = Said(

@@ -452,8 +452,9 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
         summary=f"{UNEXPLAINED_FALSE}: most often {', or '.join(causes)}.",
         details="torch.cuda.init() raises the reason: 'Torch not compiled with CUDA enabled' is the CPU-only "
         "build, 'The NVIDIA driver on your system is too old (found version N)' the driver, 'Found no NVIDIA "
-        "driver' no driver at all. torch.version.cuda is None for the CPU build; set beside nvidia-smi's 'CUDA "
-        "Version' it shows whether the driver is new enough.",
+        "driver' no driver at all, 'No CUDA GPUs are available' a CUDA_VISIBLE_DEVICES (in the shell, or set by "
+        "the program itself) that hides every GPU. torch.version.cuda is None for the CPU build; set beside "
+        "nvidia-smi's 'CUDA Version' it shows whether the driver is new enough.",
         remediation=Remediation(
             text="Ask which case it is, on that machine and with the Python that runs the program; then install "
             "the CUDA build the driver runs (for a CPU-only build), or update the driver (for one too old).",

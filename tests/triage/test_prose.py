@@ -516,3 +516,27 @@ def test_an_untagged_version_is_shown_but_not_taken_as_a_build() -> None:
     out = io.StringIO()
     render_text(d, "e31", out)
     assert "torch 1.5.0 (said on line 1; its build is not in the paste)" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # blind set 11's e23, as posted
+        "This version of torchvision is not available and by using another version I'm not able to train on GPU, "
+        "getting no CUDA available at the time of `torch._C._cuda_init()` , even if I have cuda 11.0 installed.",
+        "I can't use the GPU with this env",
+        "unable to run it on cuda",
+    ],
+)
+def test_a_failure_said_in_other_words_is_never_no_problem(line: str) -> None:
+    said = read_prose([line]).torch_fails
+    assert said is not None and said.value == "cuda_unavailable"
+    d = diagnose_paste(line.encode(), "words.txt")
+    assert d.result.cause is not None and d.result.cause.finding.check_id == "torch.cuda_init"
+
+
+@pytest.mark.parametrize(
+    "line", ["I am able to train on GPU fine", "it cannot use the cpu threads", "CUDA is available"]
+)
+def test_words_that_are_no_failure(line: str) -> None:
+    assert read_prose([line]).torch_fails is None
