@@ -51,7 +51,9 @@ def _starts_a_name(text: str, at: int, also: str = "") -> bool:
 _DRIVER = lazy(
     r"Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"  # NVRM's line
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
-    r"|\bdriver(?:[ \t]+version)?(?:[ \t]*[:=])?[ \t]*(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b",
+    r"|\bdriver(?:[ \t]+version)?(?:[ \t]*[:=])?[ \t]*(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b"
+    # "the nvidia driver vision of my machine is 381.22": a few words, then "is" and the version
+    r"|\bdriver\b[^\n.\d]{1,40}?\b(?:is|was)[ \t]+(?P<said2>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b",
     re.IGNORECASE,
 )
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
@@ -219,7 +221,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
     drivers: dict[str, int] = {}
     if "river" in lowered or "nvrm" in lowered:
         for found in _DRIVER.finditer(text):
-            if found["said"] is None or here(found):  # a tool's label is what is installed; words may not be
+            if (found["said"] is None and found["said2"] is None) or here(found):  # a tool's label: installed
                 drivers.setdefault(next(v for v in found.groups() if v is not None), line_of(found))
     jetson: dict[str, dict[str, int]] = {"model": {}, "jetpack": {}, "l4t": {}}
     if any(word in lowered for word in ("jet", "l4t", "orin", "xavier")):

@@ -540,3 +540,11 @@ def test_a_failure_said_in_other_words_is_never_no_problem(line: str) -> None:
 )
 def test_words_that_are_no_failure(line: str) -> None:
     assert read_prose([line]).torch_fails is None
+
+
+def test_a_driver_said_in_a_sentence_with_its_version_after_is() -> None:
+    """Blind set 11's e36, as posted: the driver's version after a few words and "is"."""
+    line = "Since the nvidia driver vision of my machine is 381.22, cuda >9 will cause insufficient driver version error."
+    said = read_prose([line]).driver
+    assert said is not None and said.value == "381.22"
+    assert read_prose(["The driver I used before was 470.82.01, on another machine."]).driver is None
