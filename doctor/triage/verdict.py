@@ -305,6 +305,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
+    owner = _runtime_owner(pasted)
+    if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
+        verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
@@ -333,6 +336,16 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         ),
     )
     cause = ordered[0] if ordered else None
+    if (
+        cause is not None
+        and cause.find_out is not None
+        and _first_command(cause) == cause.find_out.split("   #")[0]
+    ):
+        settled = dataclasses.replace(
+            cause, find_out=None
+        )  # its fix asks it first: "to be sure" would repeat it
+        verdicts = tuple(settled if v is cause else v for v in verdicts)
+        cause = settled
     if cause is not None and cause.finding.check_id != "torch.cuda_init":
         # "is_available() is False, the paste does not say why" beside a cause that says why is a contradiction
         verdicts = tuple(_explained_false(v) for v in verdicts)
@@ -644,6 +657,65 @@ def _pinned_stack(pasted: PastedText) -> bool:
         if not INSTALL_COMMAND.match(text[start : end if end >= 0 else len(text)]):
             return True
     return False
+
+
+# Whose CUDA runtime raised a driver-too-old error, when it is not torch's: a library's own message format
+# (CTranslate2, behind faster-whisper and WhisperX: `THROW_RUNTIME_ERROR("CUDA failed with error " ...)`), or
+# the last traceback frame's package before the error line (NVIDIA DALI: site-packages/nvidia/dali/backend.py)
+_OWN_FORMATS = (("CUDA failed with error", "CTranslate2 (faster-whisper's engine)"),)
+_FRAME = lazy(
+    r'File "[^"]*[/\\](?:site|dist)-packages[/\\](?P<pkg>[A-Za-z_]\w*)(?:[/\\](?P<sub>[A-Za-z_]\w*))?'
+)
+_NOT_OWNERS = frozenset({"torch", "torchvision", "torchaudio", "typing_extensions", "six"})
+
+
+def _runtime_owner(pasted: PastedText) -> tuple[str, int] | None:
+    """The library (not torch) whose CUDA runtime said the driver is too old, and the line that says so."""
+    lines = pasted.paste.text.split("\n")
+    for hit in pasted.hits:
+        if hit.signature.cls != "driver_too_old" or not 0 < hit.line <= len(lines):
+            continue
+        said = lines[hit.line - 1]
+        for words, owner in _OWN_FORMATS:
+            if words in said:
+                return owner, hit.line
+        frames = list(_FRAME.finditer("\n".join(lines[max(0, hit.line - 40) : hit.line])))
+        if frames and frames[-1]["pkg"] not in _NOT_OWNERS:
+            last = frames[-1]
+            owner = f"{last['pkg']}.{last['sub']}" if last["pkg"] == "nvidia" and last["sub"] else last["pkg"]
+            return owner, hit.line
+    return None
+
+
+def _not_torchs_runtime(
+    verdict: Verdict, facts: Facts, pasted: PastedText, owner: tuple[str, int]
+) -> Verdict:
+    """A driver too old for the CUDA runtime of a library that is not torch: the driver is the fix (that
+    library's CUDA is its build's, which another torch does not change), and its first line names it."""
+    finding = verdict.finding
+    if finding.check_id != "torch.driver_compat" or finding.status is not Status.FAIL:
+        return verdict
+    if not gpus_older_than_every_build(facts):  # else the GPU's last driver is the ceiling: the finding's own
+        fix = init_error_fix("", "driver_too_old", facts, in_container=_in_container(pasted))
+        finding = dataclasses.replace(finding, remediation=fix)
+    driver = facts.driver
+    cuda = (
+        driver.cuda_version
+        if not isinstance(driver, Unavailable) and isinstance(driver.cuda_version, str)
+        else None
+    )
+    name, line = owner
+    summary = (
+        f"The NVIDIA driver is older than the CUDA runtime of {name}, which raised the error (line {line} of the "
+        "paste)" + (f": the driver runs CUDA ≤ {cuda}." if cuda else ".")
+    )
+    finding = dataclasses.replace(finding, summary=summary)
+    return dataclasses.replace(verdict, finding=finding, find_out="nvidia-smi")
+
+
+def _first_command(verdict: Verdict) -> str | None:
+    fix = verdict.finding.remediation
+    return fix.commands[0].display() if fix is not None and fix.commands else None
 
 
 def _torch_for_the_driver(verdict: Verdict) -> bool:
