@@ -3,7 +3,7 @@
 Budget (DESIGN §7): each measurement ≤ 3 s and within 15% of a STREAM/fio-style reference.
 
 RAM, one thread and all threads: ours, exactly as the doctor runs it (a child started with glibc's
-non-temporal threshold set below every array, `measure_in_child`; bytes counted as STREAM Copy = 2 × copied),
+non-temporal threshold set below every array, `host.real.measure_ram_in_child`; bytes counted as STREAM Copy = 2 × copied),
 against a STREAM-style Copy (`stream_copy.c`, compiled here with OpenMP) whose threads each memcpy their own
 chunk: the same C-library copy ours calls, driven by pinned OpenMP threads and STREAM's timing rules, on arrays
 advised onto transparent huge pages as ours are (and, for context, once more on malloc's 4 KiB pages). The
@@ -44,11 +44,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host.real import RealHost, measure_ram_in_child
 from torch_gpu_doctor.measure.disk_read import measure_disk_read
 from torch_gpu_doctor.measure.ram_bandwidth import (
     DEFAULT_LLC_BYTES,
-    measure_in_child,
     measure_ram_bandwidth,
     non_temporal_env,
     total_llc_bytes,
@@ -262,7 +261,7 @@ class Samples:
 
 
 def _ours(threads: int) -> dict[str, Any]:
-    result = measure_in_child(threads=threads)
+    result = measure_ram_in_child(threads=threads)
     if isinstance(result, Unavailable):
         raise RuntimeError(str(result))
     return dict(result)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -154,11 +156,39 @@ class RealHost(RootedFs):
         if not self.measure_enabled:
             return Unavailable(Reason.NOT_APPLICABLE, "run with --measure")
         if what is Measurement.RAM_BANDWIDTH:
-            from torch_gpu_doctor.measure.ram_bandwidth import measure_in_child  # only with --measure
-
-            return measure_in_child()  # a child: glibc reads the copy-routine tunable only at start
+            return measure_ram_in_child()  # a child: glibc reads the copy-routine tunable only at start
         from torch_gpu_doctor.measure.disk_read import measure_disk_read  # only with --measure
 
         data = to_json(measure_disk_read(self, str(self._local(target))))
         assert isinstance(data, dict)
         return data
+
+
+RAM_CHILD_GRACE_S = 10.0  # the RAM child's start-up and allocation, beyond its own time budget
+
+
+def measure_ram_in_child(
+    threads: int | None = None, time_budget_s: float = 2.5
+) -> Mapping[str, Any] | Unavailable:
+    """RAM bandwidth measured in a child of this interpreter (measure/ram_child.py) started with glibc's
+    non-temporal threshold set below every array (measure/ram_bandwidth.py says why), as JSON.
+
+    The child runs from an empty folder (no json.py of the user's project on its path), in its own process
+    group, killed when it outlives its budget by RAM_CHILD_GRACE_S; its output is read bounded."""
+    # only with --measure: the measurement's module is not loaded otherwise
+    from torch_gpu_doctor.measure.ram_bandwidth import child_argv, non_temporal_env
+
+    env = non_temporal_env(os.environ) or dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="gpu-doctor-ram-") as empty:
+        argv = child_argv(sys.executable, threads, time_budget_s)
+        result = run_command(argv, time_budget_s + RAM_CHILD_GRACE_S, env=env, cwd=empty)
+    if result.returncode != 0:
+        said = (result.stderr or result.stdout).strip().splitlines()[-1:] or [str(result.status.value)]
+        return Unavailable(Reason.FAILED, f"the RAM measurement's child: {said[0][:300]}")
+    try:
+        data = json.loads(result.stdout)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return Unavailable(Reason.UNPARSEABLE, f"the RAM measurement's child printed {result.stdout[:120]!r}")
+    return data

@@ -22,23 +22,19 @@ faults, fell on either side from one run to the next, and the temporal side meas
 the CI VM (2 threads, C memcpy reference at STREAM sizes) and 0.22-0.75 under load on a 480 MiB-L3 host
 (issue 21). The tunable is read once, when the process starts, so the copy runs in a child started with
 the threshold set below every array: the copy routine is the large-copy one whatever the sizes
-(`measure_in_child`, `RamBandwidth.copy_routine`).
+(`host.real.measure_ram_in_child`, whose child is `measure.ram_child`; `RamBandwidth.copy_routine`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import mmap
 import os
 import platform
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from torch_gpu_doctor.facts.measurements import (
     ROUTINE_LIBC,
@@ -61,7 +57,6 @@ COPIES_PER_TRIAL = 2  # trials long enough that the threads' staggered wake-up i
 CPU_DIR = "/sys/devices/system/cpu"
 NON_TEMPORAL_TUNABLE = "glibc.cpu.x86_non_temporal_threshold"  # since glibc 2.26 (2017)
 NON_TEMPORAL_FROM_BYTES = 1 << 20  # below every array the copy uses (glibc's floor is 0x4040)
-CHILD_GRACE_S = 10.0  # the child's start-up and allocation, beyond its own time budget
 
 
 def parse_cache_size(text: str) -> int | None:
@@ -326,50 +321,7 @@ def non_temporal_forced(environ: Mapping[str, str]) -> bool:
     return bool(values) and values[-1] == f"{NON_TEMPORAL_FROM_BYTES:#x}"
 
 
-def measure_in_child(
-    threads: int | None = None, time_budget_s: float = 2.5
-) -> Mapping[str, Any] | Unavailable:
-    """`measure_ram_bandwidth` in a child of this interpreter started with `non_temporal_env`, as JSON.
-
-    The child runs from an empty folder (no json.py of the user's project on its path), in its own process
-    group, killed when it outlives its budget by CHILD_GRACE_S; its output is read bounded."""
-    # Function-level: host.real imports this module when it measures, so a module-level import is a cycle.
-    from torch_gpu_doctor.host.real import run_command
-
-    env = non_temporal_env(os.environ) or dict(os.environ)
-    argv = [sys.executable, "-m", __name__, "--budget", f"{time_budget_s:g}"]
-    if threads is not None:
-        argv += ["--threads", str(threads)]
-    with tempfile.TemporaryDirectory(prefix="gpu-doctor-ram-") as empty:
-        result = run_command(argv, time_budget_s + CHILD_GRACE_S, env=env, cwd=empty)
-    if result.returncode != 0:
-        said = (result.stderr or result.stdout).strip().splitlines()[-1:] or [str(result.status.value)]
-        return Unavailable(Reason.FAILED, f"the RAM measurement's child: {said[0][:300]}")
-    try:
-        data = json.loads(result.stdout)
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        return Unavailable(Reason.UNPARSEABLE, f"the RAM measurement's child printed {result.stdout[:120]!r}")
-    return data
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The child's side: `python -m torch_gpu_doctor.measure.ram_bandwidth [--threads N] [--budget S]`."""
-    import argparse  # function-level: only the child parses arguments
-
-    # Function-level: host.real imports this module (see measure_in_child).
-    from torch_gpu_doctor.host.real import RealHost
-    from torch_gpu_doctor.serialize import to_json
-
-    parser = argparse.ArgumentParser(prog="ram_bandwidth")
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--budget", type=float, default=2.5)
-    args = parser.parse_args(argv)
-    result = measure_ram_bandwidth(RealHost(), threads=args.threads, time_budget_s=args.budget)
-    print(json.dumps(to_json(result)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def child_argv(python: str, threads: int | None, time_budget_s: float) -> list[str]:
+    """The command line of the child that measures (measure/ram_child.py)."""
+    argv = [python, "-m", "torch_gpu_doctor.measure.ram_child", "--budget", f"{time_budget_s:g}"]
+    return argv + (["--threads", str(threads)] if threads is not None else [])

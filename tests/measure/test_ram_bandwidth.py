@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from torch_gpu_doctor.facts.measurements import ROUTINE_LIBC, ROUTINE_NON_TEMPORAL, RamBandwidth
-from torch_gpu_doctor.host.real import RealHost
+from torch_gpu_doctor.host import real
+from torch_gpu_doctor.host.real import RealHost, measure_ram_in_child
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.measure import ram_bandwidth
 from torch_gpu_doctor.measure.ram_bandwidth import (
@@ -26,7 +27,6 @@ from torch_gpu_doctor.measure.ram_bandwidth import (
     NON_TEMPORAL_FROM_BYTES,
     NON_TEMPORAL_TUNABLE,
     buffer_size,
-    measure_in_child,
     measure_ram_bandwidth,
     non_temporal_env,
     non_temporal_forced,
@@ -203,7 +203,6 @@ def test_the_callers_own_cpu_set_is_unchanged_after_a_real_measurement() -> None
 def test_each_worker_touches_its_own_arrays_after_it_is_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
     """First touch places a page on the toucher's memory node: on a two-socket server, arrays touched by
     the main thread would all sit on one socket while half the copies run on the other."""
-    from torch_gpu_doctor.measure import ram_bandwidth
 
     events: list[tuple[str, str]] = []
     real_mapped, real_touch = ram_bandwidth._mapped, ram_bandwidth._touch_pair
@@ -231,7 +230,6 @@ def test_each_worker_touches_its_own_arrays_after_it_is_pinned(monkeypatch: pyte
 
 
 def test_a_worker_that_cannot_allocate_gives_no_figure_and_no_hang(monkeypatch: pytest.MonkeyPatch) -> None:
-    from torch_gpu_doctor.measure import ram_bandwidth
 
     calls: list[int] = []
     real_mapped = ram_bandwidth._mapped
@@ -251,7 +249,6 @@ def test_a_worker_that_cannot_allocate_gives_no_figure_and_no_hang(monkeypatch: 
 
 
 def test_an_impossible_mapping_is_a_memory_error_not_an_os_error() -> None:
-    from torch_gpu_doctor.measure import ram_bandwidth
 
     with pytest.raises(MemoryError):
         ram_bandwidth._mapped(1 << 62)  # 4 EiB: no address space or overcommit allows it
@@ -260,7 +257,6 @@ def test_an_impossible_mapping_is_a_memory_error_not_an_os_error() -> None:
 def test_touching_stops_at_the_deadline_between_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """A VM whose balloon gives freed pages back to its host pays ~0.6 s per 256 MiB of fresh memory (seen
     on the CI VM): preparing the arrays must stop at its deadline, and what was done must be real."""
-    from torch_gpu_doctor.measure import ram_bandwidth
 
     monkeypatch.setattr(ram_bandwidth, "TOUCH_CHUNK_BYTES", MIB)
     source, target = ram_bandwidth._mapped(4 * MIB), ram_bandwidth._mapped(4 * MIB)
@@ -274,7 +270,6 @@ def test_touching_stops_at_the_deadline_between_chunks(monkeypatch: pytest.Monke
 
 
 def _slow_touch(monkeypatch: pytest.MonkeyPatch, touched_bytes: int) -> None:
-    from torch_gpu_doctor.measure import ram_bandwidth
 
     real_touch = ram_bandwidth._touch_pair
 
@@ -369,7 +364,7 @@ def test_a_copy_in_this_process_says_the_library_chose_its_stores() -> None:
 
 
 def test_the_child_measures_with_the_routine_forced() -> None:
-    data = measure_in_child(threads=1, time_budget_s=0.3)
+    data = measure_ram_in_child(threads=1, time_budget_s=0.3)
     assert not isinstance(data, Unavailable)
     result = from_json(RamBandwidth, dict(data))
     assert isinstance(result.bandwidth_gb_per_s, float) and result.threads == 1
@@ -398,7 +393,7 @@ def test_a_child_that_fails_is_an_unavailable_figure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, reason: Reason, said: str
 ) -> None:
     monkeypatch.setattr(sys, "executable", _fake_python(tmp_path, body))
-    data = measure_in_child(threads=1, time_budget_s=0.1)
+    data = measure_ram_in_child(threads=1, time_budget_s=0.1)
     assert isinstance(data, Unavailable) and data.reason is reason and said in data.detail
 
 
@@ -406,8 +401,8 @@ def test_a_hung_child_is_stopped_within_its_budget(tmp_path: Path, monkeypatch: 
     pid_file = tmp_path / "pid"
     body = f"trap '' TERM; echo $$ > {pid_file}; exec sleep 600"  # deaf to SIGTERM, as a stuck copy would be
     monkeypatch.setattr(sys, "executable", _fake_python(tmp_path, body))
-    monkeypatch.setattr(ram_bandwidth, "CHILD_GRACE_S", 1.0)
-    data = measure_in_child(threads=1, time_budget_s=0.1)
+    monkeypatch.setattr(real, "RAM_CHILD_GRACE_S", 1.0)
+    data = measure_ram_in_child(threads=1, time_budget_s=0.1)
     assert isinstance(data, Unavailable) and data.reason is Reason.FAILED
     assert "no answer within 1.1 s" in data.detail
     with pytest.raises(ProcessLookupError):  # killed and reaped, not left sleeping
