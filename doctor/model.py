@@ -50,14 +50,15 @@ class Command:
     runs_here: bool = True
 
     def display(self) -> str:
-        if self.argv and _WINDOWS_PROGRAM.match(self.argv[0]) is not None:
+        if any(_WINDOWS_PROGRAM.match(a) is not None for a in self.argv):  # a Windows path: cmd or PowerShell
             return " ".join(_windows_quote(a) for a in self.argv)
         line = shlex.join(self.argv)
         return f"printf %s {shlex.quote(self.stdin)} | {line}" if self.stdin else line
 
 
-# A program given by a Windows path (C:\...\python.exe, .\python_embeded\python.exe) runs in cmd or PowerShell,
-# where a POSIX shell's single quotes are not quotes: its line quotes, with double quotes, only what needs it.
+# A program or an argument given by a Windows path (C:\...\python.exe, `uv pip install --python .\python_embeded\
+# python.exe`) runs in cmd or PowerShell, where a POSIX shell's single quotes are not quotes: its line quotes, with
+# double quotes, only what needs it.
 _WINDOWS_PROGRAM = lazy(r"^(?:[A-Za-z]:\\|\.\\|\\\\)")
 _WINDOWS_SPECIAL = frozenset(' \t"&|<>^%()')
 

@@ -237,7 +237,13 @@ def fix_for_torch(facts: Facts) -> Remediation:
     rec = recommend(facts, data, assumed, f"{BROAD_CUDA_MAJOR}.9") if assumed is not None else None
     if rec is not None:  # the CUDA variant does not depend on the Python: pip picks the file for it
         # always from the variant's own index: PyPI's default build differs between platforms (CPU on Windows)
-        unsaid = "; the interpreter is not known here, so the index is named and pip picks its file"
+        python = facts.python
+        named = not isinstance(python, Unavailable) and python.executable not in (None, "", "python")
+        unsaid = (
+            "; the interpreter's version is not known here, so the index is named and pip picks its file"
+            if named
+            else "; the interpreter is not known here, so the index is named and pip picks its file"
+        )
         return install_remediation(
             facts, replace(rec, index_url=INDEX_URL + rec.variant, reason=rec.reason + unsaid)
         )

@@ -394,6 +394,10 @@ def parse_interpreter_shown(lines: list[str]) -> InterpreterShown | None:
     return first
 
 
+_DRIVE = lazy(r"(?<![\w:])[A-Za-z]:\\")
+_NOT_IN_A_PATH = lazy(r'["<>|*?\t]|:\s')
+
+
 def _path_before(raw: str, end: int) -> str | None:
     """The path that ends at `end`: from its opening quote when it is quoted (a Windows user name may hold a
     space), else from the last separator before it; None when that is not the start of a path."""
@@ -402,7 +406,11 @@ def _path_before(raw: str, end: int) -> str | None:
         return raw[quote + 1 : end]
     begin = max(raw.rfind(c, 0, end) for c in _PATH_ENDS) + 1
     if _PATH_START.match(raw, begin) is None:
-        return None
+        # an unquoted Windows path with a space in a folder's name ("A:\Sin Sincronización\Chrome\ComfyUI_
+        # windows_portable\python_embeded\Lib\site-packages\torch\..."): from its drive letter, when nothing
+        # between could not be in a path
+        drive = [m for m in _DRIVE.finditer(raw, 0, end) if not _NOT_IN_A_PATH.search(raw, m.start(), end)]
+        return raw[drive[0].start() : end] if drive else None
     return raw[begin:end]
 
 
