@@ -94,3 +94,17 @@ def test_a_windows_program_is_quoted_for_cmd_and_powershell_not_for_a_posix_shel
     plain = Command(("D:\\ComfyUI\\python_embeded\\python.exe", "-m", "pip", "install", "torch==2.1"))
     assert plain.display() == "D:\\ComfyUI\\python_embeded\\python.exe -m pip install torch==2.1"
     assert Command(("python", "-c", "print(1)")).display() == "python -c 'print(1)'"
+
+
+def test_an_unquoted_windows_path_with_a_space_names_its_interpreter() -> None:
+    """Blind set 11's e32: a portable ComfyUI in a folder whose name has a space, its path unquoted in torch's
+    warning. The pip command names its python_embeded, and every command with that path is quoted for cmd."""
+    name = "comfyui-portable-5070ti-sm120-path-with-space.txt"
+    d = diagnose_paste((HERE / "pastes" / name).read_bytes(), name)
+    python = "A:\\Sin Sincronización\\Chrome\\ComfyUI_windows_portable\\python_embeded\\python.exe"
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    shown = [c.display() for c in cause.finding.remediation.commands]
+    assert shown[0].startswith(f'"{python}" -m pip install torch==')
+    assert f'--python "{python}"' in shown[1] and "'" not in shown[1]  # cmd has no single quotes
+    assert "the interpreter is not known here" not in cause.finding.remediation.text
