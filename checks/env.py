@@ -7,6 +7,7 @@ import re
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
 from torch_gpu_doctor.fixes.library_path import (
     EXTENSION_NAMES,
     UNPINNED_EXTENSIONS,
@@ -462,6 +463,9 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
                 "outside torch's RPATH"
             )
             return _Cause(error, summary, split_site_packages_fix(library, torch_site, wheels_site))
+        if facts.jetson_board is not None:  # its CUDA is the JetPack's: no nvidia-* wheels (platform.jetson)
+            summary = f"torch's import could not find {library}: torch was built for another JetPack's CUDA"
+            return _Cause(error, summary, jetson_torch_remediation(facts))
         summary = f"torch's import could not find {library}, one of its own nvidia-* wheel libraries"
         return _Cause(error, summary, torch_wheel_library_fix(library))
     dlopened = any(_DLOPEN.search(e.text) for e in failed)

@@ -3,7 +3,7 @@ its integrated GPU (NVIDIA's build for that JetPack, never PyPI's)."""
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.support.jetson import board_line
+from torch_gpu_doctor.checks.support.jetson import board_line, missing_cuda_library
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import Facts
@@ -43,6 +43,19 @@ def platform_jetson(facts: Facts) -> Finding:
     board = board_line(jetson)
     evidence = _evidence(jetson)
     packages, runtime = facts.torch_packages, facts.torch
+    soname = missing_cuda_library(facts)
+    if soname is not None and _torch_failed(runtime):
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"torch was built for another JetPack: its import looks for {soname}, which the CUDA of this Jetson's "
+            f"JetPack does not have. {board}.",
+            details="NVIDIA's torch for Jetson is built against one JetPack's CUDA; on a board flashed with "
+            "another JetPack its CUDA libraries are missing (each CUDA release names them with its own version). "
+            "Install the build for this board's JetPack, or flash the JetPack that torch was built for.",
+            evidence=evidence,
+            remediation=jetson_torch_remediation(facts),
+        )
     if (isinstance(packages, Unavailable) or packages.version is None) and _torch_failed(runtime):
         return Finding(
             CID,

@@ -29,8 +29,9 @@ def jetson_torch_remediation(facts: Facts) -> Remediation:
     if jetson is None or release is None:
         l4t = f"L4T {jetson.l4t}" if jetson is not None and jetson.l4t else "this board's L4T release"
         return Remediation(
-            text=f"PyPI's torch does not use a Jetson's GPU: install NVIDIA's build for {l4t} from the list at "
-            f"{FORUM} (gpu-doctor's data has no row for it).",
+            text=f"Install NVIDIA's torch built for {l4t} (`cat /etc/nv_tegra_release` names it) from the list at "
+            f"{FORUM} (gpu-doctor's data has no row for it); PyPI's and other JetPacks' builds do not use this "
+            "board's GPU.",
             target=Target.PYTHON_ENV,
         )
     pip = (python, "-m", "pip", "install")

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.facts.jetson import JetsonFacts
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.lazy_re import lazy
+
+# A CUDA library of one CUDA release by its soname: libcudart.so.10.2, libcufft.so.10.0, libcublas.so.11
+_CUDA_SONAME = lazy(
+    r"^lib(?:cudart|cufft|curand|cusparse|cusolver|cublas(?:Lt)?|nvrtc|nvToolsExt|npp\w*)\.so\.\d+(?:\.\d+)?$"
+)
 
 
 def board_line(jetson: JetsonFacts) -> str:
@@ -16,3 +24,13 @@ def board_line(jetson: JetsonFacts) -> str:
     l4t = f", L4T {jetson.l4t}" if jetson.l4t else ", L4T release unknown"
     jetpack = f" (JetPack {release.jetpack}, CUDA {release.cuda})" if release is not None else ""
     return f"{name}{gpu}{l4t}{jetpack}"
+
+
+def missing_cuda_library(facts: Facts) -> str | None:
+    """A CUDA library torch's import could not open (libcudart.so.10.2): on a Jetson, whose CUDA comes with its
+    JetPack, a torch built for another JetPack's CUDA."""
+    for error in reported(facts, "missing_library"):
+        library = error.values.get("library", "")
+        if _CUDA_SONAME.match(library):
+            return library
+    return None

@@ -278,7 +278,9 @@ def test_a_jetson_said_with_torch_failing_gets_nvidias_build(name: str, board: s
     assert not isinstance(jetson, Unavailable) and jetson.model == board
     cause = d.result.cause
     assert cause is not None and cause.finding.check_id == "platform.jetson"
-    assert cause.finding.remediation is not None and "NVIDIA's build" in cause.finding.remediation.text
+    assert (
+        cause.finding.remediation is not None and "NVIDIA's torch built for" in cause.finding.remediation.text
+    )
 
 
 def test_cuda_unavailable_in_words_is_the_cause_when_nothing_says_why() -> None:
@@ -548,3 +550,27 @@ def test_a_driver_said_in_a_sentence_with_its_version_after_is() -> None:
     said = read_prose([line]).driver
     assert said is not None and said.value == "381.22"
     assert read_prose(["The driver I used before was 470.82.01, on another machine."]).driver is None
+
+
+@pytest.mark.parametrize(
+    ("name", "library"),
+    [
+        ("jetson-nano-torch14-libcufft-10-0-other-jetpack.txt", "libcufft.so.10.0"),
+        ("jetracer-torch12-libcudart-10-2-other-jetpack.txt", "libcudart.so.10.2"),
+    ],
+)
+def test_a_jetsons_missing_cuda_library_is_another_jetpacks_torch(name: str, library: str) -> None:
+    """Blind set 11's e06 and e34: NVIDIA's Jetson wheel on a board flashed with another JetPack. Not PyPI's
+    build, and no nvidia-* wheels: both findings say so, with the same fix."""
+    d = diagnose_paste((HERE / "pastes" / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "platform.jetson"
+    assert cause.finding.summary.startswith(
+        f"torch was built for another JetPack: its import looks for {library}"
+    )
+    library_path = next(v.finding for v in d.result.verdicts if v.finding.check_id == "env.library_path")
+    assert "nvidia-*" not in library_path.summary and library_path.remediation == cause.finding.remediation
+    assert (
+        cause.finding.remediation is not None
+        and "PyPI's torch does not use" not in cause.finding.remediation.text
+    )
