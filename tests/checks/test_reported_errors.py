@@ -66,7 +66,11 @@ def test_a_process_line_that_is_this_program_in_a_container_is_not_another_holde
         # 2.35 GiB free, 20 MiB asked (the person says expandable_segments cures it): not a job too big
         ("e14_oom_fragmentation_4gb_taggui", "2.35 GiB was free, far more than the 20 MiB asked for", None),
         # vLLM in Kubernetes: "Process 562167" is vLLM itself
-        ("kaito-976-vllm-oom-expandable", "this program uses the GPU's whole 15.77 GiB", None),
+        (
+            "kaito-976-vllm-oom-expandable",
+            "it holds 14.45 GiB of the GPU's 15.77 GiB, and 514 MiB was left",
+            None,
+        ),
         # vLLM's own words: the KV cache had no room, or others held the GPU when it started
         ("vllm-10439-no-cache-blocks", "no memory left for its KV cache", None),
         ("vllm-omni-276-free-memory-startup", "only 0.49 of 79.32 GiB was free", HOLDER_QUERY),
@@ -159,3 +163,26 @@ def test_a_gfx_target_named_in_the_error_gives_its_override(paste: str, override
     f = finding(paste, "amd.gfx_target")
     assert f.status is Status.FAIL and f.remediation is not None
     assert f.remediation.commands[0].argv == ("env", f"HSA_OVERRIDE_GFX_VERSION={override}", "PROGRAM")
+
+
+def _oom_cause(text: str) -> Finding:
+    cause = diagnose_paste(text.encode(), "oom.txt").result.cause
+    assert cause is not None and cause.finding.check_id == "torch.out_of_memory"
+    return cause.finding
+
+
+def test_a_desktop_and_a_context_on_a_small_card_are_not_another_program() -> None:
+    """Blind set 11's e29: 1.55 of a 6 GiB card outside torch is its CUDA context and a desktop; the job is too
+    big for the card (a smaller batch), and no line says another program holds "most" of it."""
+    text = (
+        "RuntimeError: CUDA out of memory. Tried to allocate 60.00 MiB (GPU 0; 6.00 GiB total capacity; 4.11 GiB "
+        "already allocated; 34.82 MiB free; 4.42 GiB reserved in total by PyTorch)"
+    )
+    finding = _oom_cause(text)
+    assert "it holds 4.42 GiB of the GPU's 6.00 GiB" in finding.summary
+    assert finding.remediation is not None and "lower the batch size" in finding.remediation.text
+    held = _oom_cause(
+        text.replace("4.11 GiB already", "2.11 GiB already").replace("4.42 GiB reserved", "2.42 GiB reserved")
+    )
+    assert "3.55 GiB of the GPU's 6.00 GiB is used outside this program" in held.summary
+    assert held.remediation is not None and "holds most" not in held.remediation.text
