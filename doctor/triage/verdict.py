@@ -305,6 +305,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(_answered_probes(v, facts) for v in verdicts)
     owner = _runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -711,6 +712,38 @@ def _not_torchs_runtime(
     )
     finding = dataclasses.replace(finding, summary=summary)
     return dataclasses.replace(verdict, finding=finding, find_out="nvidia-smi")
+
+
+# Questions to torch whose answers a paste can show (collect_env, a pip list, torch's version line)
+_TORCH_PROBES = {
+    "import torch; print(torch.version.cuda)": ("cuda",),
+    "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)": ("version", "cuda"),
+}
+
+
+def _answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
+    """A fix that asks torch what the paste already shows (its version, the CUDA it was built with) says the
+    answer instead, so the first command is the fix (blind set 11: 'print(torch.version.cuda)' under a paste
+    that says torch 1.13.0+cu117). Windows gets the toolkit's own folder."""
+    fix = verdict.finding.remediation
+    packages = facts.torch_packages
+    if fix is None or isinstance(packages, Unavailable) or not packages.version or not packages.cuda:
+        return verdict
+    asked = [c for c in fix.commands if len(c.argv) == 3 and c.argv[1] == "-c" and c.argv[2] in _TORCH_PROBES]
+    if not asked:
+        return verdict
+    windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+    where = (
+        f" On Windows NVIDIA's installer puts it in C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{packages.cuda}."
+        if windows
+        else ""
+    )
+    fix = dataclasses.replace(
+        fix,
+        text=f"The paste shows torch {packages.version}, built with CUDA {packages.cuda}. {fix.text}{where}",
+        commands=tuple(c for c in fix.commands if c not in asked),
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
 
 
 def _first_command(verdict: Verdict) -> str | None:

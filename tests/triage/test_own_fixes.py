@@ -328,3 +328,16 @@ def test_a_bare_device_side_assert_still_reruns_with_blocking_launches() -> None
     cause = diagnose_paste(text, "x").result.cause
     assert cause is not None and cause.finding.remediation is not None
     assert cause.finding.remediation.commands[0].argv[:2] == ("env", "CUDA_LAUNCH_BLOCKING=1")
+
+
+def test_a_question_the_paste_already_answers_is_not_asked() -> None:
+    """Blind set 11's e09: CUDA_HOME unset while building an extension, on a paste that says torch 1.13.0+cu117 and
+    Windows 11. The fix says the toolkit version and its Windows folder; it does not ask torch.version.cuda."""
+    name = "depthcontrast-cuda-home-windows-torch113-cu117.txt"
+    d = diagnose_paste((HERE / "pastes" / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    fix = cause.finding.remediation
+    assert fix.text.startswith("The paste shows torch 1.13.0+cu117, built with CUDA 11.7.")
+    assert "CUDA\\v11.7" in fix.text
+    assert not any("torch.version.cuda" in " ".join(c.argv) for c in fix.commands)
