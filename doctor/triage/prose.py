@@ -116,6 +116,12 @@ _TORCH_SAID = lazy(
 )
 # Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
 _WINDOWS_PLATFORM = lazy(r"\bWindows-(?:10|11|2016Server|2019Server|2022Server)-10\.0\.\d{5}")
+# CUDA working, said in words: "got True when I run ... torch.cuda.is_available()", "is_available() returns True",
+# "CUDA is available": beside a program's error, a contrast (the program hides what the shell sees)
+_TORCH_WORKS = lazy(
+    r"is_available\(\)[^\n]{0,60}?(?<![a-z])true\b|\bgot[ \t]+true\b[^\n]{0,60}?is_available"
+    r"|(?<![a-z])(?<!not )\bcuda[ \t]+is[ \t]+available\b"
+)
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
 _WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
 _WSL_WORDS = lazy(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
@@ -166,6 +172,7 @@ class ProseFacts:
     torch_fails: Said | None = None
     windows_build: Said | None = None  # Windows 10/11's build number ("19042" of "Version 10.0.19042.1052")
     torch: Said | None = None  # torch's version said in words or a system-info line ("1.5.0", "2.9.1+cu130")
+    torch_works: int | None = None  # the line that says is_available() is True (in some shell, some time)
     windows: int | None = None  # the line with Python's platform string of a Windows machine
 
 
@@ -264,6 +271,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _TORCH_SAID.finditer(text):
             if here(found) or ":" in found[0] or "：" in found[0]:  # a label is what is installed
                 torch.setdefault(found["version"].lower(), line_of(found))
+    torch_works = None
+    if "true" in lowered or "cuda is available" in lowered:
+        works = _TORCH_WORKS.search(lowered)
+        torch_works = line_of(works) if works is not None else None
     windows = None
     if "windows-" in lowered:
         said_windows = _WINDOWS_PLATFORM.search(text)
@@ -277,22 +288,23 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if any(w in lowered for w in mac_words) and not _LINUX_PATHS.search(text):
         mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith("/") or here(f))
         macos = next((line_of(f) for f in mac_said), None)
-    return ProseFacts(
-        _one(gpus),
-        _one(drivers),
-        wsl,
-        macos,
-        _one(jetson["model"])
+    return ProseFacts(  # by name: a field added in the middle cannot shift the others
+        gpu=_one(gpus),
+        driver=_one(drivers),
+        wsl=wsl,
+        macos=macos,
+        jetson=_one(jetson["model"])
         or (Said("Jetson", min(jetson["jetpack"].values())) if jetson["jetpack"] else None),
-        _one(jetson["jetpack"]),
-        _one(jetson["l4t"]),
-        _one(amd),
-        no_nvidia,
-        asks_for_cpu,
-        torch_fails,
-        windows_build,
-        _one(torch),
-        windows,
+        jetpack=_one(jetson["jetpack"]),
+        l4t=_one(jetson["l4t"]),
+        amd_gpu=_one(amd),
+        no_nvidia=no_nvidia,
+        asks_for_cpu=asks_for_cpu,
+        torch_fails=torch_fails,
+        windows_build=windows_build,
+        torch=_one(torch),
+        torch_works=torch_works,
+        windows=windows,
     )
 
 

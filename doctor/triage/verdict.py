@@ -305,7 +305,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
-    verdicts = tuple(_answered_probes(v, facts) for v in verdicts)
+    verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
     owner = _runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -744,6 +744,40 @@ def _answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
         commands=tuple(c for c in fix.commands if c not in asked),
     )
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
+
+
+GREP_VISIBLE = ("grep", "-rn", "CUDA_VISIBLE_DEVICES", ".")
+
+
+def _hidden_by_the_program(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """'No CUDA GPUs are available' from a program, in a paste that says is_available() is True elsewhere (a
+    plain shell, another repository): the program itself hides the GPU, most often a CUDA_VISIBLE_DEVICES set
+    in its code or config to a GPU that does not exist here (blind set 11's e11; set 7's thread of a hard-coded
+    '3' on a one-GPU machine)."""
+    finding = verdict.finding
+    works = pasted.prose.torch_works
+    if works is None or finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL:
+        return verdict
+    if not any(h.signature.id == "no_visible_gpu_no_cuda_gpus_available" for h in pasted.hits):
+        return verdict
+    fix = Remediation(
+        text="torch sees the GPU outside this program, so the program hides it: find where it sets "
+        "CUDA_VISIBLE_DEVICES (its code, a config file, a launcher script) and set it to a GPU this machine has "
+        "(`0` on a machine with one), or remove it. A job scheduler or container that gives the program no GPU "
+        "does the same: run `nvidia-smi -L` where the program runs.",
+        commands=(
+            Command(GREP_VISIBLE, note="in the program's folder: where it sets the variable"),
+            Command(("nvidia-smi", "-L"), note="the GPUs there, numbered from 0"),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+    summary = (
+        "The program hides the GPU: it finds none (No CUDA GPUs are available), while torch sees one outside it "
+        f"(line {works} of the paste says is_available() is True)."
+    )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix), find_out=None
+    )
 
 
 def _first_command(verdict: Verdict) -> str | None:

@@ -574,3 +574,30 @@ def test_a_jetsons_missing_cuda_library_is_another_jetpacks_torch(name: str, lib
         cause.finding.remediation is not None
         and "PyPI's torch does not use" not in cause.finding.remediation.text
     )
+
+
+def test_a_gpu_the_shell_sees_and_the_program_does_not_is_hidden_by_the_program() -> None:
+    """Blind set 11's e11: "No CUDA GPUs are available" from a repository's script, while the person got True from
+    is_available() in a plain shell. The program hides the GPU: find where it sets CUDA_VISIBLE_DEVICES."""
+    name = "hfgi3d-no-cuda-gpus-while-shell-says-true.txt"
+    d = diagnose_paste((HERE / "pastes" / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.startswith("The program hides the GPU")
+    assert cause.finding.remediation is not None
+    assert cause.finding.remediation.commands[0].argv == ("grep", "-rn", "CUDA_VISIBLE_DEVICES", ".")
+    alone = (HERE / "pastes" / name).read_text().replace("But CUDA is available (got True", "(got nothing")
+    other = diagnose_paste(alone.encode(), name).result.cause
+    assert other is not None and not other.finding.summary.startswith("The program hides the GPU")
+
+
+@pytest.mark.parametrize(
+    ("line", "works"),
+    [
+        ("torch.cuda.is_available() returns True in python", True),
+        ("But CUDA is available (got True when I run it)", True),
+        ("CUDA is not available", False),
+        ("is_available() returns False", False),
+    ],
+)
+def test_cuda_working_said_in_words(line: str, works: bool) -> None:
+    assert (read_prose([line]).torch_works is not None) is works
