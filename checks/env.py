@@ -278,7 +278,7 @@ def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Fin
     words have several causes: the first that the errors and the facts show decides the summary and the fix."""
     cause = (
         _windows_dll(facts, failed)
-        or _extension_abi(failed, python_command(facts))
+        or _extension_abi(failed, python_command(facts), _installed_versions(facts))
         or _driver_library(facts, failed)
         or _missing_library(facts, failed)
         or _cublas_status(facts, failed)
@@ -385,13 +385,20 @@ _SO_MODULE = lazy(
 )
 
 
+def _installed_versions(facts: Facts) -> dict[str, str]:
+    packages = facts.torch_packages
+    listed = () if isinstance(packages, Unavailable) else packages.distributions
+    return {d.name: d.version for d in listed}
+
+
 def _site_package(path: str) -> str | None:
     found = _PACKAGE.search(path)
     return found["package"] if found is not None else None
 
 
-def _extension_abi(failed: list[ReportedError], python: str) -> _Cause | None:
-    """An extension module compiled against another torch release: torch's C++ symbols are missing."""
+def _extension_abi(failed: list[ReportedError], python: str, installed: dict[str, str]) -> _Cause | None:
+    """An extension module compiled against another torch release: torch's C++ symbols are missing.
+    `installed`: the versions of the packages the facts list (name -> version)."""
     for error in failed:
         if error.kind != "undefined_symbol" or not _TORCH_SYMBOL.match(error.values.get("symbol", "")):
             continue
@@ -417,7 +424,7 @@ def _extension_abi(failed: list[ReportedError], python: str) -> _Cause | None:
             if package
             else f"A compiled extension was built for {built_for}"
         )
-        return _Cause(error, summary, extension_abi_fix(package, extension, cxx11, python))
+        return _Cause(error, summary, extension_abi_fix(package, extension, cxx11, python, installed))
     return None
 
 

@@ -303,8 +303,8 @@ def bandwidth(facts: Facts) -> Finding:
         arrays = f"The copied arrays were {result.cache_multiple:.1f}× the {result.cache_bytes >> 20} MiB "
         caveat = arrays + (
             f"last-level cache (STREAM asks for {STREAM_CACHE_MULTIPLE}×), so part of each source may have been "
-            "read from the cache. The copy's stores bypass the cache, so only the reads can gain: this figure "
-            "may be higher than the RAM's, never lower."
+            "read from the cache. The copy's stores bypass the cache, so only the reads can gain from it: the "
+            "cache can make this figure higher than the RAM's, never lower (a busy machine can lower any figure)."
             if streamed
             else f"last-level cache (STREAM asks for {STREAM_CACHE_MULTIPLE}×). The error measured on such arrays "
             "went the other way from the cache's help: below glibc's non-temporal threshold (3/4 of the L3 "

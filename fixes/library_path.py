@@ -353,8 +353,8 @@ EXTENSION_NAMES = {
 }
 _OWN_WHEELS = {
     "flash-attn": " flash-attn's release wheels name the torch version and C++ ABI they were built for.",
-    "mmcv": " mmcv 1.x is the mmcv-full package; OpenMMLab's `mim install mmcv-full` (or `mmcv` for 2.x) picks the "
-    "prebuilt wheel for the installed torch and CUDA.",
+    "mmcv": " mmcv 1.x is the mmcv-full package (mmcv==VERSION below is then mmcv-full==VERSION); OpenMMLab's "
+    "`mim install mmcv-full` (or `mmcv` for 2.x) picks the prebuilt wheel for the installed torch and CUDA.",
     "torch-scatter": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
     "torch-sparse": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
     "torch-cluster": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
@@ -362,7 +362,11 @@ _OWN_WHEELS = {
 
 
 def extension_abi_fix(
-    package: str | None, extension: str | None, cxx11: bool = False, python: str = "python"
+    package: str | None,
+    extension: str | None,
+    cxx11: bool = False,
+    python: str = "python",
+    installed: dict[str, str] | None = None,
 ) -> Remediation:
     """A compiled extension (vLLM's _C, flash-attn, xformers) was built against another torch release; with
     `cxx11`, against the other C++ ABI (a `__cxx11` std::string in the missing symbol)."""
@@ -397,6 +401,7 @@ def extension_abi_fix(
         "nothing to do with it."
     )
     if pip_name is not None:  # it does not pin torch: pip check has nothing to say, the rebuild is the fix
+        spec, known = _rebuilt_version(pip_name, installed or {})
         rebuild = Command(
             (
                 python,
@@ -407,10 +412,16 @@ def extension_abi_fix(
                 "--no-cache-dir",
                 "--force-reinstall",
                 "--no-deps",
-                pip_name,
+                spec,
             ),
             note="builds it against the installed torch (needs the CUDA toolkit of torch's CUDA); --no-deps keeps "
-            "--force-reinstall from replacing torch itself",
+            "--force-reinstall from replacing torch itself"
+            + (
+                ""
+                if known
+                else f"; VERSION: the one installed now (`pip show {spec.split('==')[0]}`): a rebuild, not an upgrade"
+            ),
+            runs_here=known,
         )
         return Remediation(text=text, commands=(rebuild,), needs_network=True, target=Target.PYTHON_ENV)
     return Remediation(
@@ -429,6 +440,20 @@ def extension_abi_fix(
         needs_network=True,
         target=Target.PYTHON_ENV,
     )
+
+
+def _rebuilt_version(pip_name: str, installed: dict[str, str]) -> tuple[str, bool]:
+    """What the rebuild installs: the same release as installed (a rebuild, not an upgrade a newer torch or
+    toolkit may be needed for), and whether that version is known. mmcv 1.x is the mmcv-full package."""
+    if "/" in pip_name:  # a repository (detectron2, pytorch3d): its checkout, as installed
+        return pip_name, True
+    if pip_name == "mmcv":
+        full = installed.get("mmcv-full")
+        version = full or installed.get("mmcv")
+        name = "mmcv-full" if full or (version or "").startswith("1.") else "mmcv"
+        return (f"{name}=={version}", True) if version else ("mmcv==VERSION", False)
+    version = installed.get(pip_name)
+    return (f"{pip_name}=={version}", True) if version else (f"{pip_name}==VERSION", False)
 
 
 def extension_arch_fix(extension: str, capability: str | None) -> Remediation:

@@ -29,8 +29,19 @@ def board_line(jetson: JetsonFacts) -> str:
 def missing_cuda_library(facts: Facts) -> str | None:
     """A CUDA library torch's import could not open (libcudart.so.10.2): on a Jetson, whose CUDA comes with its
     JetPack, a torch built for another JetPack's CUDA."""
+    board_cuda = _board_cuda(facts)
     for error in reported(facts, "missing_library"):
         library = error.values.get("library", "")
-        if _CUDA_SONAME.match(library):
-            return library
+        if not _CUDA_SONAME.match(library):
+            continue
+        version = library.split(".so.", 1)[1]
+        if board_cuda is not None and (board_cuda + ".").startswith(version + "."):
+            continue  # the board's own CUDA names it so: a broken or incomplete CUDA install, not another JetPack
+        return library
     return None
+
+
+def _board_cuda(facts: Facts) -> str | None:
+    jetson = facts.jetson_board
+    release = load_jetson().release(jetson.l4t) if jetson is not None else None
+    return release.cuda if release is not None else None

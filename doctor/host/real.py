@@ -182,8 +182,19 @@ def measure_ram_in_child(
     with tempfile.TemporaryDirectory(prefix="gpu-doctor-ram-") as empty:
         argv = child_argv(sys.executable, threads, time_budget_s)
         result = run_command(argv, time_budget_s + RAM_CHILD_GRACE_S, env=env, cwd=empty)
+    if result.status is CommandStatus.TIMED_OUT:
+        return Unavailable(
+            Reason.TIMED_OUT,
+            f"the RAM measurement's child gave no answer within {time_budget_s + RAM_CHILD_GRACE_S:g} s",
+        )
     if result.returncode != 0:
-        said = (result.stderr or result.stdout).strip().splitlines()[-1:] or [str(result.status.value)]
+        if result.returncode is not None and result.returncode < 0:
+            return Unavailable(
+                Reason.FAILED, f"the RAM measurement's child was killed by signal {-result.returncode}"
+            )
+        said = (result.stderr or result.stdout).strip().splitlines()[-1:] or [
+            f"exit code {result.returncode}"
+        ]
         return Unavailable(Reason.FAILED, f"the RAM measurement's child: {said[0][:300]}")
     try:
         data = json.loads(result.stdout)

@@ -56,7 +56,9 @@ MAX_TRIALS = 30
 COPIES_PER_TRIAL = 2  # trials long enough that the threads' staggered wake-up is a small part of each
 CPU_DIR = "/sys/devices/system/cpu"
 NON_TEMPORAL_TUNABLE = "glibc.cpu.x86_non_temporal_threshold"  # since glibc 2.26 (2017)
-NON_TEMPORAL_FROM_BYTES = 1 << 20  # below every array the copy uses (glibc's floor is 0x4040)
+NON_TEMPORAL_FROM_BYTES = (
+    1 << 19
+)  # strictly below every array the copy uses, 1 MiB at least (glibc's floor: 0x4040)
 
 
 def parse_cache_size(text: str) -> int | None:
@@ -152,7 +154,7 @@ def _method(threads: int, size: int, planned: int, cache_bytes: int, pinned: boo
     multiple = size * threads / cache_bytes
     how = (
         f"glibc memmove with non-temporal stores ({NON_TEMPORAL_TUNABLE} set to "
-        f"{NON_TEMPORAL_FROM_BYTES >> 20} MiB)"
+        f"{NON_TEMPORAL_FROM_BYTES >> 10} KiB)"
         if routine == ROUTINE_NON_TEMPORAL
         else "ctypes.memmove (the C library picks its stores by size)"
     )

@@ -53,7 +53,8 @@ _DRIVER = lazy(
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
     r"|\bdriver(?:[ \t]+version)?(?:[ \t]*[:=])?[ \t]*(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b"
     # "the nvidia driver vision of my machine is 381.22": a few words, then "is" and the version
-    r"|\bdriver\b[^\n.\d]{1,40}?\b(?:is|was)[ \t]+(?P<said2>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b",
+    r"|\bdriver\b[^\n.\d,;]{1,40}?\b(?:is|was)[ \t]+(?P<said2>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b"
+    r"(?![ \t]*(?:[KMGT]i?B|%|W|MHz|GHz)\b)",
     re.IGNORECASE,
 )
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
@@ -101,8 +102,10 @@ _TORCH_FAILS = lazy(
     r"is_available\(\)[^\n]{0,60}?(?<![a-z])false\b|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bno[ \t]+cuda[ \t]+(?:is[ \t]+)?avai?lable"
     # "I'm not able to train on GPU", "can't use the GPU", "unable to run it on cuda"
+    # the GPU as the clause's end, not "cannot use CUDA graphs", "unable to use GPU 1", "cannot use cuda:1"
     r"|\b(?:not[ \t]+able[ \t]+to|unable[ \t]+to|can'?t|cannot)[ \t]+(?:use|train[ \t]+on|run[ \t]+(?:it[ \t]+)?on)"
-    r"[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b"
+    r"[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)(?=[ \t]*(?:[.,;!?)]|$)|[ \t]+(?:at[ \t]+all|anymore|with|in|on|when|"
+    r"while|and|but|getting|even)\b)"
     r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )

@@ -410,7 +410,7 @@ def _path_before(raw: str, end: int) -> str | None:
         # windows_portable\python_embeded\Lib\site-packages\torch\..."): from its drive letter, when nothing
         # between could not be in a path
         drive = [m for m in _DRIVE.finditer(raw, 0, end) if not _NOT_IN_A_PATH.search(raw, m.start(), end)]
-        return raw[drive[0].start() : end] if drive else None
+        return raw[drive[-1].start() : end] if drive else None  # the nearest: a drive colon ends any path
     return raw[begin:end]
 
 

@@ -441,8 +441,23 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
         and _cuda_key(driver.cuda_version) < _cuda_key(oldest)
         else None
     )
-    if build_shown and driver_shown:
-        return dataclasses.replace(finding, summary=f"{UNEXPLAINED_FALSE} (see the other findings).")
+    if build_shown and driver_shown:  # both look right here: torch's own reason is what is left
+        return dataclasses.replace(
+            finding,
+            summary=f"{UNEXPLAINED_FALSE}: its build and driver, as the paste shows them, fit; torch's own reason "
+            "is what is left.",
+            remediation=Remediation(
+                text="Ask torch why, on that machine and with the Python that runs the program: torch.cuda.init() "
+                "raises the reason (a CUDA_VISIBLE_DEVICES that hides every GPU, a driver that does not answer "
+                "there, a container without the GPUs).",
+                commands=(
+                    Command(
+                        (python_command(facts), "-c", "import torch; torch.cuda.init()"), note="its reason"
+                    ),
+                ),
+                target=Target.PYTHON_ENV,
+            ),
+        )
     causes = [c for c, shown in (("torch is a CPU-only build", build_shown), ("the NVIDIA driver is older than "
               "the CUDA its build needs (or none is loaded)", driver_shown)) if not shown]  # fmt: skip
     if old_cuda is not None:  # shown, and older than any build of the torch releases gpu-doctor knows needs
@@ -667,7 +682,12 @@ _OWN_FORMATS = (("CUDA failed with error", "CTranslate2 (faster-whisper's engine
 _FRAME = lazy(
     r'File "[^"]*[/\\](?:site|dist)-packages[/\\](?P<pkg>[A-Za-z_]\w*)(?:[/\\](?P<sub>[A-Za-z_]\w*))?'
 )
-_NOT_OWNERS = frozenset({"torch", "torchvision", "torchaudio", "typing_extensions", "six"})
+# Only libraries that bring a CUDA runtime of their own: a library that calls `.cuda()` on a tensor (basicsr,
+# mmcv, ultralytics) leaves its frame last while torch's runtime raises
+_OWN_RUNTIMES = frozenset(
+    {"nvidia.dali", "ctranslate2", "faster_whisper", "tensorflow", "onnxruntime", "cupy", "cupy_backends",
+     "jax", "jaxlib", "paddle", "tensorrt", "llama_cpp", "bitsandbytes", "mxnet"}
+)  # fmt: skip
 
 
 def _runtime_owner(pasted: PastedText) -> tuple[str, int] | None:
@@ -681,10 +701,11 @@ def _runtime_owner(pasted: PastedText) -> tuple[str, int] | None:
             if words in said:
                 return owner, hit.line
         frames = list(_FRAME.finditer("\n".join(lines[max(0, hit.line - 40) : hit.line])))
-        if frames and frames[-1]["pkg"] not in _NOT_OWNERS:
+        if frames:
             last = frames[-1]
             owner = f"{last['pkg']}.{last['sub']}" if last["pkg"] == "nvidia" and last["sub"] else last["pkg"]
-            return owner, hit.line
+            if owner in _OWN_RUNTIMES:
+                return owner, hit.line
     return None
 
 
@@ -817,7 +838,7 @@ _KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
 _KERNEL_CHANGED = lazy(
     r"\bkernel\b[^.\n]{0,40}\b(?:update|upgrade)|\b(?:update|upgrade)\w*\b[^.\n]{0,40}\bkernel\b"
     r"|\b(?:new|newer|updated|another|other|different|previous|older|old)\s+kernel\b"
-    r"|\bwork\w*\b[^.\n]{0,60}\bkernel\b",
+    r"|(?<!n't )(?<!not )\bwork(?:s|ed|ing)?\b[^.\n]{0,60}\bkernel\b(?![ \t]*modules?\b)",
     re.IGNORECASE,
 )
 NOT_LOADED_FIND_OUT = "dkms status; uname -r   # the kernels the module is built for, and the running one"
@@ -945,7 +966,7 @@ def _not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
 
 
 # A finding that says it is the usual cause, not the one the paste shows
-_HEDGED = lazy(r"\b(?:most likely|most often|usually|probably)\b", re.IGNORECASE)
+_HEDGED = lazy(r"\b(?:most likely|most often)\b", re.IGNORECASE)
 
 
 def _confidence(cause: Verdict, facts: Facts) -> str:

@@ -16,7 +16,12 @@ from torch_gpu_doctor.checks.env import library_path
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import MappedLibrary, TorchRuntime
-from torch_gpu_doctor.fixes.library_path import WITHOUT_LIBRARY_PATH, soversion_major, wheel_of
+from torch_gpu_doctor.fixes.library_path import (
+    WITHOUT_LIBRARY_PATH,
+    extension_abi_fix,
+    soversion_major,
+    wheel_of,
+)
 from torch_gpu_doctor.model import Finding, Status, Target
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 
@@ -335,7 +340,7 @@ def test_an_extension_of_torchs_own_is_not_an_extension_mismatch() -> None:
     # flash-attn pins no torch, so pip check has nothing to say: the rebuild against this torch comes first,
     # with --no-deps (--force-reinstall alone would reinstall torch too, at its newest)
     assert str(first_command(g)).endswith(
-        "--no-build-isolation --no-cache-dir --force-reinstall --no-deps flash-attn"
+        "--no-build-isolation --no-cache-dir --force-reinstall --no-deps flash-attn==VERSION"
     )
     vllm = "ImportError: /v/lib/python3.10/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN2at4_ops"
     pinned = library_path(facts(reported_errors=(error("undefined_symbol", vllm, symbol="_ZN2at4_ops"),)))
@@ -438,7 +443,10 @@ def test_an_extension_that_pins_no_torch_is_rebuilt_not_checked(
     assert shown in f.summary
     assert f.remediation is not None
     first = f.remediation.commands[0].argv
-    assert "--no-build-isolation" in first and "--no-deps" in first and first[-1] == pip_name
+    assert "--no-build-isolation" in first and "--no-deps" in first and first[-1] == f"{pip_name}==VERSION"
+    assert (
+        f.remediation.commands[0].runs_here is False
+    )  # VERSION is the person's to fill in: never run as it is
     assert "pins no torch" in f.remediation.text and "this the" not in f.remediation.text
 
 
@@ -452,3 +460,17 @@ def test_a_bare_module_nobody_knows_stays_unnamed_and_reads_well() -> None:
         f.remediation is not None and f.remediation.commands[0].argv[-1] == "check"
     )  # pip check: it may pin
     assert "this the" not in f.remediation.text and "a the" not in f.remediation.text
+
+
+@pytest.mark.parametrize(
+    ("package", "installed", "spec"),
+    [
+        ("flash_attn_2_cuda", {"flash-attn": "2.5.7"}, "flash-attn==2.5.7"),  # a rebuild, not an upgrade
+        ("mmcv", {"mmcv-full": "1.7.1"}, "mmcv-full==1.7.1"),  # mmcv 1.x is mmcv-full: never mmcv 2.x over it
+        ("mmcv", {"mmcv": "2.1.0"}, "mmcv==2.1.0"),
+        ("detectron2", {}, "git+https://github.com/facebookresearch/detectron2.git"),
+    ],
+)
+def test_the_rebuild_keeps_the_installed_release(package: str, installed: dict[str, str], spec: str) -> None:
+    fix = extension_abi_fix(package, f"{package}.so", installed=installed)
+    assert fix.commands[0].argv[-1] == spec and fix.commands[0].runs_here is True

@@ -108,3 +108,22 @@ def test_an_unquoted_windows_path_with_a_space_names_its_interpreter() -> None:
     assert shown[0].startswith(f'"{python}" -m pip install torch==')
     assert f'--python "{python}"' in shown[1] and "'" not in shown[1]  # cmd has no single quotes
     assert "the interpreter is not known here" not in cause.finding.remediation.text
+
+
+@pytest.mark.parametrize(
+    ("line", "interpreter"),
+    [
+        (
+            r"Models from C:\AI Art\models; torch from C:\AI Art\venv\Lib\site-packages\torch\cuda\__init__.py:235:",
+            r"C:\AI Art\venv\Scripts\python.exe",
+        ),
+        (
+            r"Warning (from C:\Program Files\x) D:\AI\Stable Diffusion\venv\Lib\site-packages\torch\__init__.py",
+            r"D:\AI\Stable Diffusion\venv\Scripts\python.exe",
+        ),
+    ],
+)
+def test_the_nearest_drive_letter_starts_an_unquoted_path(line: str, interpreter: str) -> None:
+    """A drive colon cannot be inside a Windows path: an earlier path on the line is not part of this one."""
+    shown = parse_interpreter_shown([line])
+    assert shown is not None and shown.path == interpreter

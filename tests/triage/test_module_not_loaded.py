@@ -111,3 +111,9 @@ def test_a_host_mismatch_the_toolkit_relays_stays_the_cause() -> None:
     cause = diagnosed(RELAYED_MISMATCH).result.cause
     assert cause is not None and cause.finding.check_id == "driver.nvml"
     assert first_commands(diagnosed(RELAYED_MISMATCH))[0] == "systemctl reboot"
+
+
+def test_a_kernel_module_that_does_not_work_is_not_a_changed_kernel() -> None:
+    smi = (PASTES / NO_WORDS[0]).read_text()
+    text = f"nvidia-smi doesn't work anymore, I think the kernel module is the problem\n{smi}"
+    assert first_commands(diagnosed("words.txt", text))[0] == "sudo modprobe nvidia"

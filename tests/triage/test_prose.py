@@ -601,3 +601,20 @@ def test_a_gpu_the_shell_sees_and_the_program_does_not_is_hidden_by_the_program(
 )
 def test_cuda_working_said_in_words(line: str, works: bool) -> None:
     assert (read_prose([line]).torch_works is not None) is works
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Warning: cannot use CUDA graphs with dynamic shapes; training runs fine on the GPU",
+        "unable to use GPU 1, but GPU 0 works fine",
+        "Cannot use cuda:1 as device",
+        "I can't use the GPU because another job holds it",
+    ],
+)
+def test_a_gpu_that_is_not_the_clauses_end_is_no_failure_of_cuda(line: str) -> None:
+    assert read_prose([line]).torch_fails is None
+
+
+def test_a_size_in_gigabytes_is_no_driver_version() -> None:
+    assert read_prose(["My driver is fine and my RAM is 128.00 GB"]).driver is None

@@ -42,3 +42,14 @@ def test_torchs_own_error_35_stays_torchs() -> None:
     )
     cause = diagnose_paste(text.encode(), "t.txt").result.cause
     assert cause is not None and "CUDA runtime of" not in cause.finding.summary
+
+
+def test_a_library_that_calls_cuda_on_a_tensor_is_not_the_owner() -> None:
+    """basicsr's `net.cuda()` is the last frame, but the CUDA runtime that raised is torch's (the review's case)."""
+    text = (
+        'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n    model = init_model()\n'
+        '  File "/usr/local/lib/python3.8/dist-packages/basicsr/models/base_model.py", line 20, in init_model\n'
+        "    net = net.cuda()\nRuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n"
+    )
+    cause = diagnose_paste(text.encode(), "t.txt").result.cause
+    assert cause is not None and "CUDA runtime of" not in cause.finding.summary

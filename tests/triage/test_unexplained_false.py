@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
-from torch_gpu_doctor.triage.verdict import CUDA_INIT, UNEXPLAINED_FALSE, Confidence
+from torch_gpu_doctor.triage.verdict import UNEXPLAINED_FALSE, Confidence
 
 PASTES = Path(__file__).parent / "pastes"
 WORDS_ONLY = (
@@ -68,6 +68,9 @@ def test_with_build_and_driver_shown_torchs_own_reason_is_what_is_left() -> None
         "\nPyTorch version: 2.5.1+cu124\nIs CUDA available: False\nCUDA used to build PyTorch: 12.4\n"
         "Nvidia driver version: 560.35.03\nGPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090\n"
     )
-    summary, _, find_out = cause_of(diagnosed("both.txt", text))
-    assert summary == f"{UNEXPLAINED_FALSE} (see the other findings)."
-    assert find_out == CUDA_INIT
+    summary, commands, find_out = cause_of(diagnosed("both.txt", text))
+    assert summary.startswith(f"{UNEXPLAINED_FALSE}: its build and driver, as the paste shows them, fit")
+    assert commands == [
+        "python -c 'import torch; torch.cuda.init()'"
+    ]  # its own reason, nothing it already showed
+    assert find_out is None

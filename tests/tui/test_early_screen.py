@@ -176,5 +176,6 @@ def test_a_failure_before_the_list_is_said_and_not_retried(plans: list[int]) -> 
             await settle(pilot)
             assert here == [1] and screen.report is None
             assert "The diagnosis itself failed" in text_of(screen.query_one(StatusLine))
+            assert plans == []  # nothing is running: the list does not draw every check as running
 
     asyncio.run(scenario())

@@ -178,6 +178,8 @@ class MainScreen(Screen[None]):
         if arrived is not None:  # the report came while the list was not in: no plan to draw before it
             self.show_report(arrived)
             return
+        if self._started and not self.running:  # it failed before the list came: nothing is running
+            return
         self._plan_from_index()
         self._take_progress()  # what came while the list was not in
         self.call_after_refresh(self._start_first_diagnosis)
