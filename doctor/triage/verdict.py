@@ -306,6 +306,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
+    verdicts = tuple(_not_asked_again(v, pasted, facts) for v in verdicts)
     owner = _runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -799,6 +800,33 @@ def _hidden_by_the_program(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix), find_out=None
     )
+
+
+def _not_asked_again(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """A problem's "to be sure" that asks what the paste already shows is left out (nvidia-smi beside
+    nvidia-smi's own output, torch's version and build beside a report that shows them, the arch list beside
+    torch's warning that lists it): the person's turn is not spent on an answer they gave."""
+    ask = verdict.find_out
+    if verdict.kind != Kind.PROBLEM or ask is None:
+        return verdict
+    packages, runtime = facts.torch_packages, facts.torch
+    shown = (
+        (ask == "nvidia-smi" and pasted.smi is not None)
+        or (
+            ask.endswith(TORCH_VERSION.removeprefix("python "))
+            and not isinstance(packages, Unavailable)
+            and packages.version is not None
+            and (packages.cuda is not None or packages.hip is not None)
+        )
+        or (
+            "get_arch_list()" in ask
+            and "get_device_capability()" in ask
+            and not isinstance(runtime, Unavailable)
+            and bool(runtime.arch_list)
+            and all(isinstance(g.compute_capability, str) for g in facts.nvidia_gpus)
+        )
+    )
+    return dataclasses.replace(verdict, find_out=None) if shown else verdict
 
 
 def _first_command(verdict: Verdict) -> str | None:

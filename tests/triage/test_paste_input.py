@@ -123,7 +123,7 @@ def test_json_names_the_parts_and_the_lines_not_understood(capsys: pytest.Captur
     assert document["unread_lines"] and all(isinstance(n, int) for n in document["unread_lines"])
     assert document["cause"]["check_id"] == "torch.driver_compat"
     assert document["cause"]["confidence"] == "stated"
-    assert document["to_be_sure"] == "nvidia-smi"
+    assert document["to_be_sure"] is None  # the paste holds nvidia-smi's output: not asked for again
     assert document["errors"][0]["signature"] == "driver_too_old_found_version"
 
 
@@ -187,3 +187,20 @@ def test_a_container_shell_turns_no_driver_into_no_gpus_passed_in(line: str, con
     assert ("inside this container" in cause.finding.summary) is container
     fix = cause.finding.remediation
     assert fix is not None and (fix.commands[0].argv[:4] == ("docker", "run", "--gpus", "all")) is container
+
+
+def test_to_be_sure_is_not_asked_of_what_the_paste_shows() -> None:
+    """The driver too old for torch, with nvidia-smi's output in the paste: asking for nvidia-smi again spends the
+    person's turn on an answer they gave. Without that output it is the question that settles it."""
+    from torch_gpu_doctor.triage.pipeline import diagnose_paste
+
+    text = (HERE / "pastes" / "fooocus-1313-driver-too-old-11040-rtx3050.txt").read_text(encoding="utf-8")
+    with_smi = diagnose_paste(text.encode(), "p.txt").result.cause
+    assert (
+        with_smi is not None
+        and with_smi.finding.check_id == "torch.driver_compat"
+        and with_smi.find_out is None
+    )
+    error_only = text.split("\n", 1)[0] + "\n"
+    alone = diagnose_paste(error_only.encode(), "p.txt").result.cause
+    assert alone is not None and alone.find_out == "nvidia-smi"
