@@ -306,7 +306,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
-    verdicts = tuple(_not_asked_again(v, pasted, facts) for v in verdicts)
+    verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     owner = _runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -827,6 +827,59 @@ def _not_asked_again(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verd
         )
     )
     return dataclasses.replace(verdict, find_out=None) if shown else verdict
+
+
+# A shell prompt with an activated environment: "(vllm-cpu) root@gpu-3090:~/oss#", "(cpu-env) PS C:\\work>"
+_ENV_PROMPT = lazy(
+    r"^[ \t>`]*\((?P<env>[\w.-]{1,60})\)[ \t]+(?:\S+@\S+|PS[ \t]|[A-Za-z]:\\|~|/)", re.MULTILINE
+)
+_CPU_WORD = lazy(r"(?:^|[-_.])cpu(?:$|[-_.])", re.IGNORECASE)
+GPU_ENV = "gpu-env"
+
+
+def _cpu_environment(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """A CPU-only build in an environment named for the CPU ("(vllm-cpu) root@gpu-3090"): the CPU build is what
+    that environment is for, and replacing torch in it would break what it serves (blind set 11's e20). The GPU
+    gets an environment of its own."""
+    finding = verdict.finding
+    if (
+        finding.check_id != "torch.cpu_build"
+        or finding.status is not Status.FAIL
+        or finding.remediation is None
+    ):
+        return verdict
+    env = next(
+        (
+            m["env"]
+            for m in _ENV_PROMPT.finditer(pasted.paste.text, 0, MAX_CHARS)
+            if _CPU_WORD.search(m["env"])
+        ),
+        None,
+    )
+    if env is None:
+        return verdict
+    fix = finding.remediation
+    old_python = next((c.argv[0] for c in fix.commands if c.argv[1:3] == ("-m", "pip")), None)
+    windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+    new_python = f"{GPU_ENV}\\Scripts\\python.exe" if windows else f"{GPU_ENV}/bin/python"
+    commands = tuple(
+        dataclasses.replace(c, argv=tuple(new_python if a == old_python else a for a in c.argv))
+        for c in fix.commands
+    )
+    fix = dataclasses.replace(
+        fix,
+        text=f"The environment ({env}) is named for the CPU, and its CPU build is what it is for: replacing torch "
+        f"there would break what it serves. For the GPU, make an environment of its own and install the CUDA "
+        f"build there. {fix.text}",
+        commands=(
+            Command(("python", "-m", "venv", GPU_ENV), note=f"a new environment; {env} keeps its CPU build"),
+            *commands,
+        ),
+    )
+    summary = f"{finding.summary.rstrip('.')}, in an environment named for the CPU ({env})."
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+    )
 
 
 def _first_command(verdict: Verdict) -> str | None:

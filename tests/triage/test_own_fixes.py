@@ -341,3 +341,24 @@ def test_a_question_the_paste_already_answers_is_not_asked() -> None:
     assert fix.text.startswith("The paste shows torch 1.13.0+cu117, built with CUDA 11.7.")
     assert "CUDA\\v11.7" in fix.text
     assert not any("torch.version.cuda" in " ".join(c.argv) for c in fix.commands)
+
+
+def test_a_cpu_build_in_an_environment_named_for_the_cpu_gets_a_gpu_environment_of_its_own() -> None:
+    """Blind set 11's e20: vLLM's collect_env under the prompt `(vllm-cpu) root@gpu-3090`, torch 2.6.0+cpu beside an
+    RTX 3090. The CPU build is that environment's purpose: the CUDA build goes into a new one."""
+    name = "vllm-collect-env-cpu-torch-in-vllm-cpu-env-rtx3090.txt"
+    d = diagnose_paste((HERE / "pastes" / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "torch.cpu_build"
+    assert cause.finding.summary.endswith("in an environment named for the CPU (vllm-cpu).")
+    assert cause.finding.remediation is not None
+    commands = [c.argv for c in cause.finding.remediation.commands]
+    assert commands[0] == ("python", "-m", "venv", "gpu-env")
+    assert commands[1][:3] == ("gpu-env/bin/python", "-m", "pip") and "torch==2.6.0+cu124" in commands[1]
+    plain = (HERE / "pastes" / name).read_text().replace("(vllm-cpu) ", "")
+    other = diagnose_paste(plain.encode(), name).result.cause
+    assert other is not None and other.finding.remediation is not None
+    assert other.finding.remediation.commands[0].argv[1:3] == (
+        "-m",
+        "pip",
+    )  # no prompt: this environment's torch
