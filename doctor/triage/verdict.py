@@ -307,6 +307,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
+    verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
     owner = _runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -880,6 +881,45 @@ def _cpu_environment(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verd
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
     )
+
+
+ROCM_ON_WSL = (
+    "https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/wsl/howto_wsl.html"
+)
+
+
+def _rocm_on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """A ROCm error ("No HIP GPUs are available") under WSL2: WSL has no /dev/kfd, its GPU comes through /dev/dxg,
+    so a native ROCm install and the stock ROCm wheel's own HSA runtime cannot see it, and render groups, device
+    passthrough or HSA_OVERRIDE_GFX_VERSION change nothing (blind set 11's e18). AMD's WSL setup is the fix."""
+    finding = verdict.finding
+    wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
+    if not wsl or finding.status is not Status.FAIL or not finding.check_id.startswith("amd."):
+        return verdict
+    if not any(h.signature.cls == "rocm" and h.signature.check == finding.check_id for h in pasted.hits):
+        return verdict
+    fix = Remediation(
+        text="ROCm under WSL2 works only through AMD's WSL support: a current AMD Adrenalin driver on Windows, then "
+        f"AMD's ROCm-for-WSL setup inside the distribution and the PyTorch it names ({ROCM_ON_WSL}). WSL has no "
+        "/dev/kfd: the render and video groups, passing /dev/kfd, and HSA_OVERRIDE_GFX_VERSION do not apply here, "
+        "and the stock ROCm wheel's bundled HSA runtime does not see a WSL GPU.",
+        commands=(
+            Command(("ls", "-l", "/dev/dxg", "/dev/kfd"), note="WSL2: /dev/dxg is there, /dev/kfd is not"),
+        ),
+        needs_network=True,
+        target=Target.SYSTEM,
+    )
+    summary = (
+        "ROCm finds no AMD GPU under WSL2: the GPU reaches WSL through /dev/dxg, which only AMD's WSL setup uses; "
+        "a native ROCm install and the stock ROCm wheel do not."
+    )
+    details = (
+        "The paste runs under WSL2 (its kernel or words say so). There the render groups, /dev/kfd and the gfx "
+        "override that a native Linux install needs are beside the point: ROCm reaches the GPU only through "
+        "AMD's WSL runtime."
+    )
+    finding = dataclasses.replace(finding, summary=summary, details=details, remediation=fix)
+    return dataclasses.replace(verdict, finding=finding)
 
 
 def _first_command(verdict: Verdict) -> str | None:

@@ -362,3 +362,16 @@ def test_a_cpu_build_in_an_environment_named_for_the_cpu_gets_a_gpu_environment_
         "-m",
         "pip",
     )  # no prompt: this environment's torch
+
+
+def test_rocm_under_wsl2_gets_amds_wsl_setup_not_native_linux_advice() -> None:
+    """Blind set 11's e18: a ROCm torch under a microsoft-standard-WSL2 kernel, "No HIP GPUs are available". Render
+    groups, /dev/kfd and HSA_OVERRIDE_GFX_VERSION do not apply there; AMD's WSL setup does."""
+    name = "rocm-wsl2-comfyui-rx7900-no-hip-gpus-collect-env.txt"
+    d = diagnose_paste((HERE / "pastes" / name).read_bytes(), name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.startswith("ROCm finds no AMD GPU under WSL2")
+    fix = cause.finding.remediation
+    assert fix is not None and "rocm.docs.amd.com" in fix.text
+    assert not any("HSA_OVERRIDE" in " ".join(c.argv) or "usermod" in c.argv for c in fix.commands)
+    assert "render and video groups" not in cause.finding.details and "WSL2" in cause.finding.details
