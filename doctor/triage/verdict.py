@@ -1138,9 +1138,44 @@ def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int,
     return Verdict(finding, title, kind, (), None, lines)
 
 
+_NO_HIP_VERSION = lazy(r"0(?:\.0)*")
+
+
 def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> Finding:
     """The few places where a live check's wording would mislead about a paste."""
     r = pasted.collect_env
+    if (
+        finding.check_id == "amd.torch_rocm"
+        and r is not None
+        and r.rocm_build is not None
+        and _NO_HIP_VERSION.fullmatch(r.rocm_build)
+        and r.hip_runtime is None
+        and r.cuda_available is False
+    ):
+        # "ROCM used to build PyTorch: 0.0.0" with HIP runtime N/A: a source build that recorded no ROCm version
+        # and loads no HIP runtime: it did not pick up a usable ROCm (pytorch/pytorch#103874, unresolved there;
+        # LoadHIP.cmake looks in /opt/rocm or ROCM_PATH and returns quietly when neither exists)
+        return dataclasses.replace(
+            finding,
+            status=Status.FAIL,
+            summary=f"torch {r.torch_version or ''} was built without a usable ROCm (ROCM used to build PyTorch: "
+            f"{r.rocm_build}, HIP runtime N/A): it cannot use an AMD GPU.".replace("torch  ", "torch "),
+            details="A source build records the ROCm version it compiled against; 0.0.0 beside a HIP runtime of N/A "
+            "means it picked up no usable ROCm installation (the build looks in /opt/rocm, or ROCM_PATH), which is "
+            "why CUDA is not available.",
+            remediation=Remediation(
+                text="Make sure ROCm is installed where the build looks and lists the GPU, then rebuild with it: "
+                "`python setup.py clean`, then USE_ROCM=1, ROCM_PATH=/opt/rocm and PYTORCH_ROCM_ARCH set to the "
+                "GPU's gfx target before the build. Or install the ROCm wheel from download.pytorch.org's rocm "
+                "index instead of building.",
+                commands=(
+                    Command(
+                        ("rocminfo",), note="ROCm is installed and sees the GPU: its gfx target is the arch"
+                    ),
+                ),
+                target=Target.PYTHON_ENV,
+            ),
+        )
     if finding.check_id == "torch.installed" and r is not None and r.torch_missing:
         listed = [lib for lib in r.libraries or () if lib.name in ("torch", "pytorch")]
         where = (

@@ -375,3 +375,23 @@ def test_rocm_under_wsl2_gets_amds_wsl_setup_not_native_linux_advice() -> None:
     assert fix is not None and "rocm.docs.amd.com" in fix.text
     assert not any("HSA_OVERRIDE" in " ".join(c.argv) or "usermod" in c.argv for c in fix.commands)
     assert "render and video groups" not in cause.finding.details and "WSL2" in cause.finding.details
+
+
+def test_a_source_build_that_recorded_no_rocm_is_never_no_problem() -> None:
+    """Blind set 11's e21: a ROCm source build whose collect_env says "ROCM used to build PyTorch: 0.0.0", HIP runtime
+    N/A and CUDA False ended in "No problem found", exit 0. The build picked up no usable ROCm."""
+    name = "pytorch-103874-rocm-source-build-rocm000-collect-env.txt"
+    text = (HERE / "pastes" / name).read_text()
+    d = diagnose_paste(text.encode(), name)
+    assert d.result.exit_problem()
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "amd.torch_rocm"
+    assert "was built without a usable ROCm (ROCM used to build PyTorch: 0.0.0" in cause.finding.summary
+    assert cause.finding.remediation is not None and cause.finding.remediation.commands[0].argv == (
+        "rocminfo",
+    )
+    real = diagnose_paste(
+        text.replace("ROCM used to build PyTorch: 0.0.0", "ROCM used to build PyTorch: 6.2.41133").encode(),
+        name,
+    )
+    assert real.result.cause is None or "without a usable ROCm" not in real.result.cause.finding.summary
