@@ -44,6 +44,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from torch_gpu_doctor.facts.measurements import RamBandwidth
 from torch_gpu_doctor.host.real import RealHost, measure_ram_in_child
 from torch_gpu_doctor.measure.disk_read import measure_disk_read
 from torch_gpu_doctor.measure.ram_bandwidth import (
@@ -52,6 +53,7 @@ from torch_gpu_doctor.measure.ram_bandwidth import (
     non_temporal_env,
     total_llc_bytes,
 )
+from torch_gpu_doctor.serialize import from_json
 from torch_gpu_doctor.unavailable import Unavailable
 
 LIVE = RealHost()  # the measurements read this machine's sysfs and mountinfo through it
@@ -275,9 +277,7 @@ def ram_round(samples: Samples, tools: dict[str, str], threads: int, stream: str
     for result, key in ((one, "ours1"), (many, "oursN")):
         if isinstance(result["bandwidth_gb_per_s"], float):
             samples.add(key, result["bandwidth_gb_per_s"])
-        samples.add(
-            f"{key}_cache_multiple", result["buffer_bytes"] * result["threads"] / result["cache_bytes"]
-        )
+        samples.add(f"{key}_cache_multiple", from_json(RamBandwidth, result).cache_multiple)
     # Before the routine was forced: the same copy in this process, glibc choosing its stores by size.
     before = measure_ram_bandwidth(LIVE, threads=threads)
     if isinstance(before.bandwidth_gb_per_s, float):

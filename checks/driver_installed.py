@@ -12,6 +12,7 @@ from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gp
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import load_nvidia_module
 from torch_gpu_doctor.fixes.module_build import build_module, load_or_build
+from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -129,7 +130,7 @@ def driver_installed(facts: Facts) -> Finding:
             ),
             caused_by=("platform.wsl_linux_driver",),
         )
-    if not isinstance(facts.os, Unavailable) and facts.os.system == "Windows":
+    if on_windows(facts):
         return Finding(
             cid,
             Status.FAIL,
@@ -250,7 +251,7 @@ def _load_or_install(facts: Facts) -> Remediation:
     """Whether a driver is installed is not known (a paste): loading the module first says which case this is,
     and when the paste names no GPU, whether there is an NVIDIA GPU at all comes before that."""
     install = driver_install(facts.os, plan_driver(facts))
-    if not isinstance(facts.os, Unavailable) and facts.os.system == "Windows":
+    if on_windows(facts):
         return install  # no modules to load by hand: the driver's installer is the answer
     unnamed = any(isinstance(g.name, Unavailable) for g in facts.nvidia_gpus)
     first = (

@@ -16,7 +16,7 @@ from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
-from torch_gpu_doctor.fixes.target import python_command, target_platform
+from torch_gpu_doctor.fixes.target import on_windows, python_command, target_platform
 from torch_gpu_doctor.fixes.torch_wheel import (
     driver_remediation,
     fix_for_torch,
@@ -612,9 +612,7 @@ def torch_cuda_init(facts: Facts) -> Finding:
             f"Importing torch {runtime.outcome.replace('_', ' ')}{where}: {runtime.message}",
             details=explain(runtime.message) or "",
             evidence=evidence,
-            remediation=_import_failed(
-                python_command(facts), not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
-            ),
+            remediation=_import_failed(python_command(facts), on_windows(facts)),
         )
     if runtime.cuda_available:
         return Finding(

@@ -190,6 +190,11 @@ class PciGpu:
     architecture: str
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """A dotted version's numbers, for ordering ("12.8" < "12.10"); what is not a number is left out."""
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
 @dataclass(frozen=True)
 class TorchCompat:
     data_date: str
@@ -208,6 +213,11 @@ class TorchCompat:
     @property
     def newest(self) -> TorchRelease:
         return self.releases[0]
+
+    @property
+    def oldest_cuda(self) -> str:
+        """The oldest CUDA among the wheels of the releases in the data (1.13.0's cu116 today)."""
+        return min({v.cuda for r in self.releases for v in r.variants if v.cuda}, key=version_key)
 
     def release(self, version: str) -> TorchRelease | None:
         """By exact or patch version ("2.14.1", "2.13.0+cu130") or by minor ("2.13")."""

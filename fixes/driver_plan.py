@@ -13,6 +13,7 @@ from torch_gpu_doctor.compat.torch_releases import (
     ArchitectureLastDriver,
     KernelModule,
     TorchCompat,
+    version_key,
 )
 from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,
@@ -65,7 +66,7 @@ def planned_driver_cuda(facts: Facts, data: TorchCompat) -> str:
     capabilities = sorted(set(gpu_capabilities(facts)))
     ended = [a for a in (data.architecture_last_driver(cc) for cc in capabilities) if a is not None]
     caps = [a.max_driver_cuda for a in ended if a.max_driver_cuda is not None]
-    return min(caps, key=_cuda_key, default=_NO_CAP)
+    return min(caps, key=version_key, default=_NO_CAP)
 
 
 def newest_for_gpus(facts: Facts, data: TorchCompat, keep_installed: bool = False) -> Candidate | None:
@@ -122,10 +123,6 @@ def plan_driver(facts: Facts, data: TorchCompat | None = None) -> DriverPlan:
 
 def _named_version(best: Candidate, installed: str | None) -> str:
     return installed if installed in best.release.all_versions else best.release.latest
-
-
-def _cuda_key(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
 def _branch(

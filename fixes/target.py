@@ -85,6 +85,11 @@ def driver_system(facts: Facts) -> str:
     return "windows" if target_platform(facts) == "windows" else "linux"
 
 
+def on_windows(facts: Facts) -> bool:
+    """The diagnosed machine runs Windows itself (WSL is Linux: its own os facts say is_wsl)."""
+    return not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+
+
 def python_command(facts: Facts) -> str:
     """The interpreter to put in a command: the diagnosed one, else `python` (a paste that does not say)."""
     python = facts.python

@@ -6,6 +6,7 @@ from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.jetson import jetson_release
 from torch_gpu_doctor.lazy_re import lazy
 
 # A CUDA library of one CUDA release by its soname: libcudart.so.10.2, libcufft.so.10.0, libcublas.so.11
@@ -29,7 +30,8 @@ def board_line(jetson: JetsonFacts) -> str:
 def missing_cuda_library(facts: Facts) -> str | None:
     """A CUDA library torch's import could not open (libcudart.so.10.2): on a Jetson, whose CUDA comes with its
     JetPack, a torch built for another JetPack's CUDA."""
-    board_cuda = _board_cuda(facts)
+    release = jetson_release(facts)
+    board_cuda = release.cuda if release is not None else None
     for error in reported(facts, "missing_library"):
         library = error.values.get("library", "")
         if not _CUDA_SONAME.match(library):
@@ -39,9 +41,3 @@ def missing_cuda_library(facts: Facts) -> str | None:
             continue  # the board's own CUDA names it so: a broken or incomplete CUDA install, not another JetPack
         return library
     return None
-
-
-def _board_cuda(facts: Facts) -> str | None:
-    jetson = facts.jetson_board
-    release = load_jetson().release(jetson.l4t) if jetson is not None else None
-    return release.cuda if release is not None else None

@@ -30,6 +30,7 @@ from torch_gpu_doctor.facts.torch import (
     MappedLibrary,
     TorchRuntime,
 )
+from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.host.nvml import ERROR_CODES
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.facts import (
@@ -302,7 +303,7 @@ def _with_conda(facts: Facts, pasted: PastedText) -> Facts:
     python = (
         facts.python if not isinstance(facts.python, Unavailable) else _pasted_python(facts, NOT_IN_PASTE)
     )
-    windows = "\\" in conda.prefix or (not isinstance(facts.os, Unavailable) and facts.os.system == "Windows")
+    windows = "\\" in conda.prefix or on_windows(facts)
     executable = (
         python.executable
         if not conda.prefix

@@ -17,7 +17,7 @@ from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import INDEX_URL
+from torch_gpu_doctor.compat.torch_releases import INDEX_URL, version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import kubernetes_shm, pass_gpus
@@ -25,7 +25,7 @@ from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
-from torch_gpu_doctor.fixes.target import python_command
+from torch_gpu_doctor.fixes.target import on_windows, python_command
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
@@ -277,7 +277,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     amd = amd or any(h.signature.cls == "rocm" for h in pasted.hits)
     amd = amd or (not isinstance(facts.torch_packages, Unavailable) and facts.torch_packages.hip is not None)
     needs = AMD_CHECKS if amd else NVIDIA_CHECKS
-    if not isinstance(facts.os, Unavailable) and facts.os.system == "Windows":
+    if on_windows(facts):
         needs = tuple(c for c in needs if c not in LINUX_ONLY)
     loaded = {c.spec.id: c for c in load_checks(plugins=False, only=needs).checks}
     chosen = [loaded[c] for c in needs if c in loaded]
@@ -417,16 +417,6 @@ def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verd
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
-def _cuda_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
-
-
-def _oldest_wheel_cuda() -> str:
-    """The oldest CUDA among the wheels of the torch releases in the compat data (1.13.0's cu116 today)."""
-    cudas = {v.cuda for r in load_torch_releases().releases for v in r.variants if v.cuda}
-    return min(cudas, key=_cuda_key)
-
-
 def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
     """is_available() False with no error that says why: the usual causes the paste leaves open (a CPU-only
     build when it does not show torch's build, a driver too old when it does not show the driver), and the
@@ -435,12 +425,12 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
     packages, driver = facts.torch_packages, facts.driver
     build_shown = not isinstance(packages, Unavailable) and packages.version is not None
     driver_shown = not isinstance(driver, Unavailable) and isinstance(driver.version, str)
-    oldest = _oldest_wheel_cuda()
+    oldest = load_torch_releases().oldest_cuda
     old_cuda = (
         driver.cuda_version
         if not isinstance(driver, Unavailable)
         and isinstance(driver.cuda_version, str)
-        and _cuda_key(driver.cuda_version) < _cuda_key(oldest)
+        and version_key(driver.cuda_version) < version_key(oldest)
         else None
     )
     if build_shown and driver_shown:  # both look right here: torch's own reason is what is left
@@ -738,10 +728,12 @@ def _not_torchs_runtime(
 
 
 # Questions to torch whose answers a paste can show (collect_env, a pip list, torch's version line)
-_TORCH_PROBES = {
-    "import torch; print(torch.version.cuda)": ("cuda",),
-    "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)": ("version", "cuda"),
-}
+_TORCH_PROBES = frozenset(
+    {
+        "import torch; print(torch.version.cuda)",
+        "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)",
+    }
+)
 
 
 def _answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
@@ -755,7 +747,7 @@ def _answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
     asked = [c for c in fix.commands if len(c.argv) == 3 and c.argv[1] == "-c" and c.argv[2] in _TORCH_PROBES]
     if not asked:
         return verdict
-    windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+    windows = on_windows(facts)
     where = (
         f" On Windows NVIDIA's installer puts it in C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{packages.cuda}."
         if windows
@@ -861,7 +853,7 @@ def _cpu_environment(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verd
         return verdict
     fix = finding.remediation
     old_python = next((c.argv[0] for c in fix.commands if c.argv[1:3] == ("-m", "pip")), None)
-    windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+    windows = on_windows(facts)
     new_python = f"{GPU_ENV}\\Scripts\\python.exe" if windows else f"{GPU_ENV}/bin/python"
     commands = tuple(
         dataclasses.replace(c, argv=tuple(new_python if a == old_python else a for a in c.argv))
@@ -1158,8 +1150,8 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
         return dataclasses.replace(
             finding,
             status=Status.FAIL,
-            summary=f"torch {r.torch_version or ''} was built without a usable ROCm (ROCM used to build PyTorch: "
-            f"{r.rocm_build}, HIP runtime N/A): it cannot use an AMD GPU.".replace("torch  ", "torch "),
+            summary=f"{'torch ' + r.torch_version if r.torch_version else 'torch'} was built without a usable "
+            f"ROCm (ROCM used to build PyTorch: {r.rocm_build}, HIP runtime N/A): it cannot use an AMD GPU.",
             details="A source build records the ROCm version it compiled against; 0.0.0 beside a HIP runtime of N/A "
             "means it picked up no usable ROCm installation (the build looks in /opt/rocm, or ROCM_PATH), which is "
             "why CUDA is not available.",
