@@ -23,6 +23,19 @@ the CI VM (2 threads, C memcpy reference at STREAM sizes) and 0.22-0.75 under lo
 (issue 21). The tunable is read once, when the process starts, so the copy runs in a child started with
 the threshold set below every array: the copy routine is the large-copy one whatever the sizes
 (`host.real.measure_ram_in_child`, whose child is `measure.ram_child`; `RamBandwidth.copy_routine`).
+
+Why the cache is the larger of sysfs's and CPUID's: in a VM CPUID can report the host's L3 while sysfs
+reports the guest's share, and the guest's copies still hit the host's. On the CI VM (sysfs 32 MiB, CPUID
+320 MiB) arrays sized on 32 MiB read 1.14x a 1280 MiB STREAM reference, and 1.7x when the host was fast;
+sized on 320 MiB they read 0.99-1.02x.
+
+Why a trial copies two 16 MiB segments, not the whole arrays: on a machine whose CPUs are busy, two copy
+threads hold their CPUs together only between the scheduler's preemptions, a few milliseconds. Whole-array
+trials (two copies of 640 MiB a thread) never fitted there and measured the CPU share left to them, 0.62 of
+the memory's figure with two busy loops on the CI VM; 3 ms trials catch the moments both run and read
+0.99-1.03x a reference at real-time priority (`benchmarks/hardware_speed.py --load 2`). Successive trials
+walk the arrays segment by segment, so a segment comes back only after all the sources (4x the cache)
+streamed past it: no trial copies from the cache.
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ import ctypes
 import mmap
 import os
 import platform
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -52,8 +66,10 @@ MIN_BUFFER_BYTES = 16 << 20
 MAX_TOTAL_BYTES = 8 << 30  # sources + destinations, all threads (and never over a quarter of MemAvailable)
 TOUCH_SHARE = 0.6  # of the time budget, at most, for preparing the arrays (a trial of 8 GiB takes ~0.4 s)
 TOUCH_CHUNK_BYTES = 32 << 20  # the deadline is looked at between chunks
-MAX_TRIALS = 30
-COPIES_PER_TRIAL = 2  # trials long enough that the threads' staggered wake-up is a small part of each
+MAX_TRIALS = 100
+COPIES_PER_TRIAL = 2  # segments a thread copies in one trial, so its staggered wake-up is a small part
+SEGMENT_BYTES = 16 << 20  # one copy of one thread: 2 segments x 2 threads last ~3 ms at 50 GB/s
+SC_LEVEL3_CACHE_SIZE = 194  # glibc's bits/confname.h; what `getconf LEVEL3_CACHE_SIZE` reads
 CPU_DIR = "/sys/devices/system/cpu"
 NON_TEMPORAL_TUNABLE = "glibc.cpu.x86_non_temporal_threshold"  # since glibc 2.26 (2017)
 NON_TEMPORAL_FROM_BYTES = (
@@ -129,7 +145,7 @@ def measure_ram_bandwidth(
     threads = threads or len(cpus)
     if cache_bytes is None:
         found = total_llc_bytes(host)
-        cache_bytes = DEFAULT_LLC_BYTES if isinstance(found, Unavailable) else found
+        cache_bytes = max(DEFAULT_LLC_BYTES if isinstance(found, Unavailable) else found, cpuid_l3_bytes())
     planned = buffer_bytes or buffer_size(threads, cache_bytes, _available_bytes(host))
     pinned = threads <= len(cpus)
     deadlines = (started + TOUCH_SHARE * time_budget_s, started + time_budget_s)
@@ -140,7 +156,7 @@ def measure_ram_bandwidth(
     if copies is None:
         why = Unavailable(Reason.FAILED, f"could not allocate {2 * threads * size >> 20} MiB")
         return RamBandwidth(why, 0, why, 0, threads, size, cache_bytes, method, routine)
-    counted = 2 * size * threads * COPIES_PER_TRIAL
+    counted = 2 * copies.segment_bytes * threads * COPIES_PER_TRIAL
     if len(copies.times) < 2:
         why = Unavailable(Reason.TIMED_OUT, f"no timed copy fitted in {time_budget_s:g} s after the warm-up")
         return RamBandwidth(why, counted, why, 0, threads, size, cache_bytes, method, routine)
@@ -162,8 +178,9 @@ def _method(threads: int, size: int, planned: int, cache_bytes: int, pinned: boo
         f"{how} copy, {threads} thread(s), {size >> 20} MiB source + destination per thread "
         f"(sources {multiple:.1f}× the {cache_bytes >> 20} MiB last-level cache"
         + ("" if size == planned else f"; cut from {planned >> 20} MiB: touching fresh memory was slow")
-        + f"); best trial after a warm-up; {COPIES_PER_TRIAL} copies per trial, bytes counted as STREAM "
-        "Copy (2 × copied)" + ("; one thread pinned per CPU" if pinned else "")
+        + f"); best trial after a warm-up; each trial copies the next {COPIES_PER_TRIAL} segments of at most "
+        f"{SEGMENT_BYTES >> 20} MiB of every array, bytes counted as STREAM Copy (2 × copied)"
+        + ("; one thread pinned per CPU" if pinned else "")
     )
 
 
@@ -210,7 +227,28 @@ def _touch_pair(
 @dataclass(frozen=True)
 class _Copies:
     times: list[float]  # trial durations, the warm-up first
-    buffer_bytes: int  # per thread, per array, as copied
+    buffer_bytes: int  # per thread, per array, as copied (a whole number of segments)
+    segment_bytes: int  # what one thread copies in one go; a trial is COPIES_PER_TRIAL of them
+
+
+def segments(copy_bytes: int) -> tuple[int, int]:
+    """(segment size, segment count) for arrays of `copy_bytes`: segments of SEGMENT_BYTES at most, whole
+    pages, covering as much of the arrays as whole segments can."""
+    length = max(4096, min(copy_bytes, SEGMENT_BYTES) // 4096 * 4096)
+    return length, max(1, copy_bytes // length)
+
+
+def cpuid_l3_bytes() -> int:
+    """The L3 size glibc reads from CPUID (sysconf(_SC_LEVEL3_CACHE_SIZE)); 0 where it is not known (not
+    glibc, not Linux, or the CPU does not say). In a VM it can be the host's L3, larger than sysfs says."""
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return 0
+    try:
+        sysconf = ctypes.CDLL(None).sysconf
+    except (OSError, AttributeError):
+        return 0
+    sysconf.restype, sysconf.argtypes = ctypes.c_long, [ctypes.c_int]
+    return max(0, int(sysconf(SC_LEVEL3_CACHE_SIZE)))
 
 
 def _pin_this_thread(cpu: int) -> None:
@@ -250,7 +288,8 @@ def _timed_copies(
     starts = [0.0] * threads
     ends = [0.0] * threads
     touched = [size] * threads
-    copy_bytes = [size]  # set by the main thread before the first trial; the barrier publishes it
+    # segment size, segment count, trial number: set by the main thread, published to the workers by `go`
+    plan = [*segments(size), 0]
 
     def copy(index: int) -> None:
         if pins is not None:
@@ -261,13 +300,18 @@ def _timed_copies(
         except MemoryError:
             failed.set()
         ready.wait()
+        if failed.is_set():
+            source = target = (ctypes.c_char * 1)()  # no trial runs: only the stop signal comes
+        base_source, base_target = ctypes.addressof(source), ctypes.addressof(target)
         while True:
             go.wait()
             if stop.is_set():
                 return
+            length, count, trial = plan
             starts[index] = clock()
-            for _ in range(COPIES_PER_TRIAL):
-                ctypes.memmove(target, source, copy_bytes[0])  # a foreign call: the GIL is released
+            for step in range(COPIES_PER_TRIAL):
+                offset = (trial * COPIES_PER_TRIAL + step) % count * length
+                ctypes.memmove(base_target + offset, base_source + offset, length)  # the GIL is released
             ends[index] = clock()
             done.wait()
 
@@ -275,10 +319,11 @@ def _timed_copies(
     for worker in workers:
         worker.start()
     ready.wait()  # every worker has its arrays (or one could not get them: no trial runs)
-    copy_bytes[0] = min(touched) // 4096 * 4096
+    plan[:2] = segments(min(touched) // 4096 * 4096)
     times: list[float] = []
     try:
         while not failed.is_set() and len(times) < MAX_TRIALS + 1:
+            plan[2] = len(times)
             go.wait()
             done.wait()
             times.append(max(ends) - min(starts))
@@ -294,7 +339,7 @@ def _timed_copies(
         go.wait()
         for worker in workers:
             worker.join()
-    return None if failed.is_set() else _Copies(times, copy_bytes[0])
+    return None if failed.is_set() else _Copies(times, plan[0] * plan[1], plan[0])
 
 
 def non_temporal_env(environ: Mapping[str, str]) -> dict[str, str] | None:
