@@ -243,10 +243,15 @@ def _median(samples: list[float]) -> float:
 
 
 def _row(name: str, ours: list[float], ref: list[float], unit: str) -> None:
+    """Medians, their ratio, and the median of each round's own ratio: a shared VM's memory can switch
+    between two speeds from one minute to the next (the CI VM: about 50 and 65 GB/s), and a round's two
+    figures, taken seconds apart, mostly share one."""
     o, r = _median(ours), _median(ref)
     ratio = f"{o / r:5.2f}" if ref and r > 0 else "  n/a"
     ref_text = f"{r:9.2f}" if ref else "      n/a"
-    print(f"{name:<44} ours {o:9.2f} {unit:<5} reference {ref_text} {unit:<5} ratio {ratio}")
+    paired = [a / b for a, b in zip(ours, ref, strict=False) if b > 0] if len(ours) == len(ref) else []
+    rounds = f"  by round {_median(paired):5.2f}" if paired else ""
+    print(f"{name:<44} ours {o:9.2f} {unit:<5} reference {ref_text} {unit:<5} ratio {ratio}{rounds}")
 
 
 class Samples:
@@ -280,25 +285,29 @@ def _ours(threads: int) -> dict[str, Any]:
 def ram_round(
     samples: Samples, tools: dict[str, str], threads: int, stream: str | None, realtime: bool
 ) -> None:
-    one = _ours(1)
-    started = time.perf_counter()
-    many = _ours(threads)
-    samples.add("ram_seconds", time.perf_counter() - started)
-    for result, key in ((one, "ours1"), (many, "oursN")):
+    ref1, refN = reference_bytes_per_thread(1), reference_bytes_per_thread(threads)
+    reference = partial(stream_copy_gb_per_s, realtime=realtime)
+    # Each of ours right before its reference: a shared VM's memory can switch speed within a minute.
+    for count, key, ref_key, ref_bytes in (
+        (1, "ours1", "stream_memcpy1", ref1),
+        (threads, "oursN", "stream_memcpy", refN),
+    ):
+        started = time.perf_counter()
+        result = _ours(count)
+        if count == threads:
+            samples.add("ram_seconds", time.perf_counter() - started)
         if isinstance(result["bandwidth_gb_per_s"], float):
             samples.add(key, result["bandwidth_gb_per_s"])
         samples.add(f"{key}_cache_multiple", from_json(RamBandwidth, result).cache_multiple)
+        if stream is not None:
+            samples.sample(ref_key, reference, stream, "memcpy", count, ref_bytes)
     # Before the routine was forced: the same copy in this process, glibc choosing its stores by size.
     before = measure_ram_bandwidth(LIVE, threads=threads)
     if isinstance(before.bandwidth_gb_per_s, float):
         samples.add("oursN_libc", before.bandwidth_gb_per_s)
-    ref1, refN = reference_bytes_per_thread(1), reference_bytes_per_thread(threads)
     if "mbw" in tools:
         samples.sample("mbw", mbw_copy_gb_per_s, tools["mbw"], ref1 // MIB)
     if stream is not None:
-        reference = partial(stream_copy_gb_per_s, realtime=realtime)
-        samples.sample("stream_memcpy1", reference, stream, "memcpy", 1, ref1)
-        samples.sample("stream_memcpy", reference, stream, "memcpy", threads, refN)
         if realtime:
             samples.sample("stream_memcpy1_shared", stream_copy_gb_per_s, stream, "memcpy", 1, ref1)
             samples.sample("stream_memcpy_shared", stream_copy_gb_per_s, stream, "memcpy", threads, refN)
@@ -448,7 +457,7 @@ def main() -> int:
         "GB/s",
     )
     _row(
-        f"    before (in-process, glibc's choice, {threads} threads) vs STREAM memcpy",
+        f"    in-process, glibc's choice, {threads} threads vs STREAM memcpy",
         samples.get("oursN_libc"),
         samples.get("stream_memcpy"),
         "GB/s",
