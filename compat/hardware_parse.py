@@ -119,8 +119,28 @@ def parse_architectures(value: Any, where: str) -> tuple[ArchitectureLastDriver,
                 kernel_module_source=text(raw, "kernel_module_source", aw),
                 source=text(raw, "source", aw),
                 unconfirmed=opt_text(raw, "unconfirmed", aw),
+                first_linux_driver=_first_drivers(raw, aw, ccs),
+                first_driver_source=opt_text(raw, "first_driver_source", aw),
             )
         )
+    return tuple(out)
+
+
+def _first_drivers(raw: dict[str, Any], where: str, ccs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """{"12.0": "570.86.16"}: compute capabilities of this architecture and their first Linux driver."""
+    value = raw.get("first_linux_driver")
+    if value is None:
+        return ()
+    table = obj(value, f"{where}.first_linux_driver")
+    out = []
+    for capability, version in table.items():
+        if capability not in ccs or not isinstance(version, str) or not _DRIVER.fullmatch(version):
+            raise CompatDataError(
+                f"{where}.first_linux_driver: {capability!r}: {version!r} is not a driver of this row"
+            )
+        out.append((capability, version))
+    if out and raw.get("first_driver_source") is None:
+        raise CompatDataError(f"{where}: first_linux_driver needs its first_driver_source")
     return tuple(out)
 
 

@@ -180,6 +180,9 @@ class ArchitectureLastDriver:
     kernel_module_source: str
     source: str
     unconfirmed: str | None
+    # the first Linux driver that lists a GPU of this compute capability ("12.0" -> "570.86.16"), where known
+    first_linux_driver: tuple[tuple[str, str], ...] = ()
+    first_driver_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -259,6 +262,12 @@ class TorchCompat:
 
     def architecture_last_driver(self, compute_capability: str) -> ArchitectureLastDriver | None:
         return next((a for a in self.architectures if compute_capability in a.compute_capabilities), None)
+
+    def first_linux_driver(self, compute_capability: str) -> str | None:
+        """The first Linux driver that knows GPUs of this compute capability (Blackwell: R570), where known:
+        an older driver does not drive them, whatever CUDA a wheel needs."""
+        arch = self.architecture_last_driver(compute_capability)
+        return None if arch is None else dict(arch.first_linux_driver).get(compute_capability)
 
     def min_driver_for_cuda(self, cuda: str, system: str = "linux") -> str | None:
         """The oldest driver that loads a wheel built for `cuda` ("12.6"), through minor-version compatibility."""

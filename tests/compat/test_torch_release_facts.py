@@ -72,7 +72,16 @@ def _walk(value: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 # objects that are parts of a sourced entry rather than entries themselves
-_PARTS = ("arch_list", "ptx", "pypi_default", "for_patches", "arch_unconfirmed", "renamed_ccs", "examples")
+_PARTS = (
+    "arch_list",
+    "ptx",
+    "pypi_default",
+    "for_patches",
+    "arch_unconfirmed",
+    "renamed_ccs",
+    "examples",
+    "first_linux_driver",
+)
 
 
 @pytest.mark.parametrize(
