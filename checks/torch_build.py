@@ -20,6 +20,7 @@ from torch_gpu_doctor.fixes.target import on_windows, python_command, target_pla
 from torch_gpu_doctor.fixes.torch_wheel import (
     driver_remediation,
     fix_for_torch,
+    older_than_every_build,
     unnamed_gpu_fix,
     unnamed_nvidia_gpu,
 )
@@ -341,6 +342,18 @@ def torch_arch_compat(facts: Facts) -> Finding:
     seen_cuda = isinstance(packages, Unavailable) and (
         said or warned or (not isinstance(runtime, Unavailable) and bool(runtime.arch_list))
     )
+    too_old = (
+        older_than_every_build(facts, load_torch_releases()) if isinstance(packages, Unavailable) else None
+    )
+    if not seen_cuda and too_old is not None:  # whichever torch it is: no build has kernels for these GPUs
+        named = ", ".join(gpu_label(g) for g in facts.nvidia_gpus)
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"No PyTorch build has kernels for {named}: whichever torch is installed, CUDA operations on it fail "
+            "with 'no kernel image is available'.",
+            remediation=too_old,
+        )
     if not seen_cuda and (isinstance(packages, Unavailable) or packages.cuda is None):
         return no_cuda_torch(cid, packages)
     gpus = [g for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)]

@@ -26,7 +26,11 @@ def init_error_fix(
     if cls == "unknown_error":
         return Remediation(
             text="The driver's unified-memory module lost its state, most often after suspend and resume. Reload "
-            "it with nothing using the GPU (close the programs that do), or reboot.",
+            "it with nothing using the GPU (close the programs that do), or reboot; then restart the programs that "
+            "were running: a server (Ollama, a notebook kernel, a container) keeps its failed GPU state until it "
+            "restarts. To stop it recurring, let the driver keep video memory across suspend: the "
+            "NVreg_PreserveVideoMemoryAllocations=1 module option with the nvidia-suspend and nvidia-resume "
+            "services (NVIDIA driver README, 'Configuring Power Management Support'; ollama/ollama#2934).",
             commands=(
                 Command(("sudo", "rmmod", "nvidia_uvm"), note="fails while a program still uses the GPU"),
                 Command(("sudo", "modprobe", "nvidia_uvm")),

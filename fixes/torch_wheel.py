@@ -20,6 +20,7 @@ from torch_gpu_doctor.compat.torch_releases import (
     TorchRelease,
     TorchVariant,
     driver_runs_cuda,
+    version_key,
 )
 from torch_gpu_doctor.compat.wheel_candidates import (
     Candidate,
@@ -116,7 +117,13 @@ def _recommend(
     def after(candidate: Candidate) -> str:
         if not assumed:
             return ""
-        needs = data.min_driver_for_cuda(candidate.variant.cuda or "", driver_system(facts))
+        system = driver_system(facts)
+        needs = data.min_driver_for_cuda(candidate.variant.cuda or "", system)
+        firsts = [f for f in (data.first_linux_driver(cc) for cc in capabilities) if f is not None]
+        if firsts and system == "linux":  # a GPU newer than the wheel's CUDA floor: its own first driver
+            needs = max([*firsts, *([needs] if needs else [])], key=version_key)
+        elif firsts:
+            needs = f"{needs}, and of the R{max(firsts, key=version_key).split('.')[0]} branch or newer for this GPU"
         if _no_driver(facts):
             return f", once the NVIDIA driver (≥ {needs}) is installed: install the driver first"
         return f", if the driver is ≥ {needs} (its version could not be read here)"
@@ -250,7 +257,7 @@ def fix_for_torch(facts: Facts) -> Remediation:
     unnamed = unnamed_gpu_fix(facts, data) if unnamed_nvidia_gpu(facts) else None
     if unnamed is not None:
         return unnamed
-    too_old = _older_than_every_build(facts, data)
+    too_old = older_than_every_build(facts, data)
     if too_old is not None:
         return too_old
     older_torch = _driver_for_an_older_torch(facts, data)
@@ -335,7 +342,7 @@ def gpus_older_than_every_build(facts: Facts, data: TorchCompat | None = None) -
     return all(tuple(int(x) for x in cc.split(".")[:2]) < oldest for cc in capabilities)
 
 
-def _older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | None:
+def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | None:
     """When every GPU is older than the oldest architecture any build in the data compiles for, no driver and
     no wheel helps: say so, and offer the CPU build."""
     capabilities, oldest = gpu_capabilities(facts), oldest_build_cc(data)
@@ -343,10 +350,22 @@ def _older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | No
         return None
     python = python_command(facts)
     names = ", ".join(sorted(set(capabilities)))
+    ended = [
+        a for a in (data.architecture_last_driver(cc) for cc in sorted(set(capabilities))) if a is not None
+    ]
+    toolkits = [
+        a.last_toolkit_major_with_codegen for a in ended if a.last_toolkit_major_with_codegen is not None
+    ]
+    source = (
+        f" A build from source still can: TORCH_CUDA_ARCH_LIST={';'.join(sorted(set(capabilities)))} with a CUDA "
+        f"{min(toolkits)}.x toolkit, the last that compiles for it, and a torch release that still supports that CUDA."
+        if toolkits
+        else ""
+    )
     return Remediation(
         text=f"No PyTorch build has kernels for compute capability {names}: the oldest any build in gpu-doctor's "
         f"data reaches is {oldest[0]}.{oldest[1]}, and current releases start at Maxwell (5.0). No driver changes "
-        "that. Run PyTorch on the CPU build, or use a newer GPU.",
+        f"that. Run PyTorch on the CPU build, or use a newer GPU.{source}",
         commands=(
             Command(
                 (python, "-m", "pip", "install", "torch", "--index-url", INDEX_CPU), note="the CPU build"

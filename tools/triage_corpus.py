@@ -59,7 +59,14 @@ def observed(d: PasteDiagnosis) -> dict[str, Any]:
             if v.kind == Kind.PROBLEM
         ),
         "signatures": sorted({h.signature.id for h in d.pasted.hits}),
+        "unrecognised": unrecognised(d),
     }
+
+
+def unrecognised(d: PasteDiagnosis) -> dict[str, Any] | None:
+    """The failure shown that no signature knows, where no cause was found: its line and whether it is cut."""
+    shown = d.result.unrecognised
+    return None if shown is None else {"line": shown.line, "cut": shown.cut}
 
 
 def _judgements(review: Path) -> dict[str, dict[str, Any]]:

@@ -96,6 +96,9 @@ class Signature:
     # holds it never reads "no problem found" (triage.verdict). None: the check it names decides.
     cause: str | None = None
     fix: Remediation | None = None
+    # signatures whose failure this one's cause explains (a CUDA_HOME that is a list explains an extension
+    # built without CUDA): where both are in one paste, this one is the cause, wherever each stands
+    explains: tuple[str, ...] = ()
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -199,6 +202,9 @@ def parse_catalogue(
         if example is not None and not isinstance(example, str):
             raise CatalogueError(f"{where}: 'example' must be a file name or null")
         cause, fix = _own_fix(entry.get("fix"), where)
+        explains = entry.get("explains", [])
+        if not isinstance(explains, list) or not all(isinstance(e, str) for e in explains):
+            raise CatalogueError(f"{where}: 'explains' must be a list of signature ids or absent")
         found.append(
             Signature(
                 sid,
@@ -214,8 +220,12 @@ def parse_catalogue(
                 needle_any=tuple(needle_any),
                 cause=cause,
                 fix=fix,
+                explains=tuple(explains),
             )
         )
+    unknown = sorted({e for s in found for e in s.explains} - seen)
+    if unknown:
+        raise CatalogueError(f"{CATALOGUE}: 'explains' names no signature: {', '.join(unknown)}")
     return tuple(found)
 
 

@@ -100,6 +100,7 @@ class Part:
     """One stretch of a paste that triage read, and as what."""
 
     kind: str  # "collect_env", "nvidia_smi", "pip_list", "conda_list", "pip_freeze", "kernel_log", "error",
-    # or "words": a GPU or a driver named in the person's own words (triage/prose.py)
+    # "unknown_error" (a failure no signature knows: triage/shown_error.py), or "words": a GPU or a driver
+    # named in the person's own words (triage/prose.py)
     first_line: int  # 1-based, inclusive
     last_line: int

@@ -15,6 +15,7 @@ from torch_gpu_doctor.triage.decode import Paste
 from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
 from torch_gpu_doctor.triage.prose import ProseFacts, read_prose
+from torch_gpu_doctor.triage.shown_error import ShownError, parse_shown_error
 from torch_gpu_doctor.triage.tool_output import (
     CondaShown,
     InterpreterShown,
@@ -68,6 +69,7 @@ class PastedText:
     xformers: XformersInfo | None = None  # a `python -m xformers.info` table
     prose: ProseFacts = field(default_factory=ProseFacts)  # the GPU, driver and platform named in words
     interpreter: InterpreterShown | None = None  # the Python a site-packages path belongs to
+    shown_error: ShownError | None = None  # the failure the paste shows, known to a signature or not
 
     @property
     def empty(self) -> bool:
@@ -83,6 +85,8 @@ class PastedText:
             and not self.said_torch_fails
             and self.session is None
             and self.xformers is None
+            and self.shown_error is None
+            and self.prose.gpu is None  # a GPU named in words is enough to judge its architecture
         )
 
     @property
@@ -131,6 +135,10 @@ def read_paste(paste: Paste) -> PastedText:
     used.update(dict.fromkeys(built_lines, "error"))
     used.update({hit.line: "error" for hit in hits if hit.line not in used})
     used.update({n: "error" for n in continued if n not in used})
+    shown_error = parse_shown_error(lines)
+    if shown_error is not None:
+        # beside known errors it is one more line of theirs (collect2's after ld's "cannot find -lcuda")
+        used.setdefault(shown_error.line, "error" if hits else "unknown_error")
     prose = read_prose(lines)
     for said in (prose.gpu, prose.driver, prose.jetson, prose.torch_fails, prose.windows_build):
         if said is not None:
@@ -160,6 +168,7 @@ def read_paste(paste: Paste) -> PastedText:
         xformers,
         prose,
         parse_interpreter_shown(lines),
+        shown_error,
     )
 
 

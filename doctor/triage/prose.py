@@ -34,6 +34,9 @@ _DATACENTER = lazy(
     r"(?P<name>gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
     r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
     r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
+    # Kepler boards by their full names: "Tesla K40m", "tesla k40m的显卡", "K20Xm", "K40c" (a CJK letter after
+    # one is no word boundary to `re`: only ASCII letters and digits may not follow)
+    r"|(?:nvidia|tesla)[ \t](?P<kepler>k(?:10|20x?|40|80)(?:m|c)?)(?![a-z0-9])"
 )
 
 
@@ -107,6 +110,9 @@ _TORCH_FAILS = lazy(
     r"[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)(?=[ \t]*(?:[.,;!?)]|$)|[ \t]+(?:at[ \t]+all|anymore|with|in|on|when|"
     r"while|and|but|getting|even)\b)"
     r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
+    # "when attempting to activate CUDA, it shows as 0 or false", "device_count() returns 0"
+    r"|\bcuda\b[^.\n]{0,40}?\b(?:shows?|showing|returns?|returning|gives?|says?)[ \t]+(?:as[ \t]+)?(?:0[ \t]+or[ \t]+)?false\b"
+    r"|device_count\(\)[^\n]{0,30}?\b(?:returns?|is|gives?|shows?|=+)[ \t]*0\b"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
 # torch's version said by the person or an app's system-info block: "torch version 1.5.0", "PyTorch 2.1",
@@ -259,7 +265,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
         asks_for_cpu = no_nvidia is not None and said is not None and said["cpu"] is not None
     torch_fails = None
-    if any(word in lowered for word in ("avail", "illegal", "able to", "can't", "cant", "cannot")):
+    if any(
+        word in lowered
+        for word in ("avail", "illegal", "able to", "can't", "cant", "cannot", "false", "count")
+    ):
         fails = _TORCH_FAILS.search(lowered)
         if fails is not None:
             torch_fails = Said(
@@ -342,6 +351,10 @@ def _consumer_name(found: re.Match[str]) -> str | None:
 
 
 def _datacenter_name(found: re.Match[str]) -> str:
+    if found["kepler"]:  # the GPU table knows these as NVIDIA writes them: "Tesla K40m"
+        board = found["kepler"]
+        model = board.rstrip("mc")
+        return f"Tesla {model.upper()}{board[len(model) :]}"
     name = re.sub(r"\s+", " ", found["name"] or found["short"]).upper()
     return name.replace("ADA", "Ada").replace("XP", "Xp").replace("RTXA", "RTX A")
 

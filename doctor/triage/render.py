@@ -12,13 +12,14 @@ from typing import Any, TextIO
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Remediation
+from torch_gpu_doctor.model import Remediation, escape_controls
 from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 from torch_gpu_doctor.triage.prose import Said
-from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Confidence, Kind, Verdict
+from torch_gpu_doctor.triage.shown_error import ShownError
+from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Confidence, Kind, Verdict, interpreter_shown
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TRIAGE_SCHEMA = "gpu-doctor triage v2"
@@ -33,6 +34,7 @@ PART_NAMES = {
     "session": "a Python session",
     "xformers_info": "python -m xformers.info output",
     "error": "known error messages",
+    "unknown_error": "an error it does not know",
 }
 SURE = {
     Confidence.STATED: "the paste says so",
@@ -164,8 +166,10 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         out.write(f"Note: decoded as {pasted.paste.encoding}\n")
     out.write("\n")
     cause = result.cause
-    if cause is None:
-        out.write("No problem found in what this paste shows.\n")
+    if cause is None and result.unrecognised is not None:
+        out.writelines(f"{line}\n" for line in unrecognised_lines(result.unrecognised, facts))
+    elif cause is None:
+        out.write(f"No problem found in what this paste shows{_NO_ERROR if pasted.hits == () else '.'}\n")
     else:
         f = cause.finding
         sure = SURE.get(result.confidence or "", "")
@@ -204,6 +208,32 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         out.write(f"\nFine: {', '.join(fine)}\n")
 
 
+_NO_ERROR = ", and no failing program's error. If something fails, paste the error's last lines too."
+COLLECT_ENV = "python -m torch.utils.collect_env"
+
+
+def unrecognised_lines(shown: ShownError, facts: Facts) -> list[str]:
+    """What triage says of a failure no signature knows: the line, what is missing, what to paste."""
+    text = escape_controls(shown.text if len(shown.text) <= 300 else shown.text[:300] + "…")
+    python = interpreter_shown(facts)
+    ask = COLLECT_ENV if python is None else f"{python} -m torch.utils.collect_env"
+    if shown.cut:
+        return [
+            f"The paste shows a traceback cut before its last line (line {shown.line} is its last frame):",
+            f"  {text}",
+            "  The error itself, the traceback's final line, is not in the paste, so its cause cannot be read.",
+            "  Next: paste the traceback's last lines, and the output of this from the same environment:",
+            f"    $ {ask}",
+        ]
+    return [
+        f"The paste shows an error gpu-doctor does not know (line {shown.line}):",
+        f"  {text}",
+        "  Nothing in the paste says why; the errors gpu-doctor knows are listed in its signature catalogue.",
+        "  Next: paste the whole error with the lines before it, and the output of this from the same environment:",
+        f"    $ {ask}",
+    ]
+
+
 def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
     pasted, facts, result = diagnosis.pasted, diagnosis.facts, diagnosis.result
     rec = result.report.recommended_install
@@ -235,6 +265,7 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
         if cause is None
         else {**_finding(cause), "confidence": result.confidence, "to_be_sure": cause.find_out},
         "to_be_sure": cause.find_out if cause is not None else None,
+        "unrecognised_error": None if result.unrecognised is None else to_json(result.unrecognised),
         "whole_machine": WHOLE_MACHINE,
         "report": to_json(pasted.collect_env) if pasted.collect_env is not None else None,
         "facts": to_json(facts),

@@ -37,6 +37,7 @@ from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -162,9 +163,13 @@ class Triage:
     not_in_report: tuple[str, ...]  # check ids that need facts a paste never has
     cause: Verdict | None  # the most likely cause: the first problem in CAUSE_ORDER
     confidence: str | None  # Confidence.* of the cause
+    # with no cause: the failure the paste shows that no signature knows (never "No problem found" beside it)
+    unrecognised: ShownError | None = None
 
     def exit_problem(self) -> bool:
-        return any(v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in self.verdicts)
+        return self.unrecognised is not None or any(
+            v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in self.verdicts
+        )
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,7 @@ class Known:
     available: bool  # torch.cuda.is_available()'s answer, or an init error
     libraries: bool  # a list of the installed packages
     errors: bool  # a known error message
+    about_torch: bool = True  # the paste names torch, or is only words (a question is about torch)
 
 
 def known(pasted: PastedText, facts: Facts) -> Known:
@@ -211,6 +217,7 @@ def known(pasted: PastedText, facts: Facts) -> Known:
         and (runtime.cuda_available is not None or runtime.outcome != "ok"),
         libraries=(r is not None and r.libraries is not None) or bool(pasted.packages),
         errors=not isinstance(facts.reported_errors, Unavailable),
+        about_torch=mentions_torch(pasted.paste.text) or words_only(pasted),
     )
 
 
@@ -248,6 +255,8 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
             if cpu_build or k.driver_cuda or jetson
             else ["the CUDA version the driver supports (nvidia-smi)"]
         )
+    if check_id == "torch.arch_compat" and k.about_torch and gpus_older_than_every_build(facts):
+        return []  # no build has kernels for these GPUs: which torch it is decides nothing
     if check_id == "torch.arch_compat":
         reported = _reported(facts, "no_kernel_image")
         unknown_cc = [g.name for g in facts.nvidia_gpus if not isinstance(g.compute_capability, str)]
@@ -300,7 +309,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
-    if not mentions_torch(pasted.paste.text):  # another program's error (CUDA samples, JAX, Taichi...)
+    if not mentions_torch(pasted.paste.text) and not words_only(pasted):
+        # another program's error (CUDA samples, JAX, Taichi...); a question in words is about torch
         verdicts = tuple(_not_torch(v, facts, pasted) for v in verdicts)
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
@@ -321,7 +331,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         extension is not None
     ):  # the words or the call name a compiled extension as where the kernel is missing
         verdicts = tuple(_extension_not_torch(v, facts, extension) for v in verdicts)
-    interpreter = _interpreter_shown(facts)
+    interpreter = interpreter_shown(facts)
     if interpreter is not None:  # the fix names the paste's own Python: so does each question asked of it
         verdicts = tuple(_asked_with(v, interpreter) for v in verdicts)
     order = list(CAUSE_ORDER)
@@ -338,6 +348,16 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             order.index(v.finding.check_id) if v.finding.check_id in order else len(order),
         ),
     )
+    if (
+        len(ordered) > 1
+        and ordered[0].finding.check_id == "torch.installed"
+        and not ordered[0].lines
+        and any(v.lines and v.finding.status is Status.FAIL for v in ordered[1:])
+    ):
+        # "torch did not import" from a report's N/A, beside the error the paste shows (an undefined symbol, a
+        # missing library, a GPU with no kernels): the error says why, or is what the person asks about
+        first = next(v for v in ordered[1:] if v.lines and v.finding.status is Status.FAIL)
+        ordered = [first, *(v for v in ordered if v is not first)]
     cause = ordered[0] if ordered else None
     if (
         cause is not None
@@ -353,10 +373,26 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         # "is_available() is False, the paste does not say why" beside a cause that says why is a contradiction
         verdicts = tuple(_explained_false(v) for v in verdicts)
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
-    return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None)
+    shown = pasted.shown_error
+    known_lines = {h.line for h in pasted.hits}
+    unrecognised = shown if cause is None and shown is not None and shown.line not in known_lines else None
+    return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None, unrecognised)
 
 
-def _interpreter_shown(facts: Facts) -> str | None:
+def words_only(pasted: PastedText) -> bool:
+    """The paste is a person's words: no program output, no error, nothing but what they say."""
+    return (
+        pasted.collect_env is None
+        and pasted.smi is None
+        and not pasted.packages
+        and not pasted.hits
+        and pasted.kernel_log is None
+        and pasted.shown_error is None
+        and pasted.session is None
+    )
+
+
+def interpreter_shown(facts: Facts) -> str | None:
     """The paste's own Python as a command line shows it (a conda env's, a portable one's), or None."""
     python = facts.python
     if isinstance(python, Unavailable) or python.executable == PYTHON:
@@ -506,7 +542,9 @@ def _with_own_causes(
     # kernel's own `t < n_classes`) speaks for its check before the general one, wherever each stands
     ids = {h.signature.id for h in pasted.hits}
     refined = {i for i in ids if any(other.startswith(f"{i}_") for other in ids)}
-    for hit in (h for h in pasted.hits if h.signature.id not in refined):
+    # a hit whose cause explains another's (CUDA_HOME a list → an extension built without CUDA) goes first
+    hits = sorted(pasted.hits, key=lambda h: not ids.intersection(h.signature.explains))
+    for hit in (h for h in hits if h.signature.id not in refined):
         signature, told = hit.signature, hit.own_cause()
         check = signature.check
         says_only_error = set(signature.implies) <= {"error"}  # no fact the check could weigh: only the error

@@ -102,7 +102,8 @@ def test_torch_that_did_not_import_says_nothing_about_the_driver(name: str) -> N
     assert isinstance(d.facts.driver, Unavailable) and d.facts.driver.reason is Reason.NOT_RECORDED
     assert "could not import torch" in (d.facts.driver.detail or "")
     assert verdict_kind(d, "driver.installed") != Kind.PROBLEM
-    assert cause_id(d) == "torch.installed"
+    # torch's N/A, or the import error the paste shows beside it (a DLL that does not load says why)
+    assert cause_id(d) in ("torch.installed", "env.library_path")
 
 
 @pytest.mark.parametrize("name", NO_NVIDIA_GPU)

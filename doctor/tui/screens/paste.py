@@ -52,7 +52,9 @@ def verdict_text(text: str) -> Text:
     shown = Text()
     for line in out.getvalue().splitlines():
         style = ""
-        if line.startswith(("Most likely cause", "No problem found")) or line.lstrip().startswith("$ "):
+        if line.startswith(
+            ("Most likely cause", "No problem found", "The paste shows")
+        ) or line.lstrip().startswith("$ "):
             style = "bold"
         shown.append(line + "\n", style)
     return shown

@@ -1,0 +1,142 @@
+"""An error a paste shows that no signature knows: a Python traceback's last exception, a traceback cut
+before its exception, or the line a program prints when it fails ("collect2: error: ld returned 1 exit
+status", "ERROR ... WorkerProc failed to start.", "Segmentation fault").
+
+Where no check finds a cause, this is what triage reports, not "No problem found": a paste that shows a
+failure is never fine, and the person learns which line was not understood and what to paste next (blind
+set 12: 6 of 40 real pastes showed a failure, 3 of them a traceback cut before its last line, and got "No
+problem found" or "found nothing it knows").
+
+Log prefixes are kept apart from the traceback's own text: vLLM prints every line of a worker's traceback
+behind "ERROR 03-02 19:49:00 [multiproc_executor.py:783] ", so the prefix of the "Traceback" line, with its
+digits free, is taken off each line after it ("... core.py:294] EngineCore hit an exception: Traceback": the
+longest part of that prefix the next line starts with).
+
+An error of the environment collector itself (`python collect_env.py` under Python 2, vLLM's script beside
+another vLLM) is not the person's problem: the report they then paste is what they wanted to show.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.records import dataclass
+
+_TRACEBACK = "Traceback (most recent call last):"
+# The lines Python prints between two chained tracebacks
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+# An exception as Python prints it last: "RuntimeError: ...", "torch.OutOfMemoryError: ...", "KeyboardInterrupt"
+_EXCEPTION = lazy(r"^(?P<name>[A-Za-z_][\w.]*)(?::[ \t]*(?P<message>.*))?$")
+_EXCEPTION_NAME = lazy(r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure|Timeout)$")
+# A program's own words for failing; not a word of a sentence about it ("I get no error", "error-free")
+_FAILED_LINE = lazy(
+    r"(?:^|[\s:\]])(?:fatal[ \t]+)?error[ \t]*:[ \t]*\S"  # "collect2: error: ld ...", "fatal error: cuda.h: ..."
+    r"|^(?:\S+[ \t]+)?(?:ERROR|FATAL)\b"  # a log level: "ERROR 03-02 ... failed", "[rank0]: FATAL ..."
+    r"|\bfailed[ \t]+to[ \t]+(?:start|import|initiali[sz]e|load|launch|open|allocate|create)\b"
+    r"|\bSegmentation[ \t]+fault\b|\(core[ \t]+dumped\)|^Killed[ \t]*$|\bAborted[ \t]+\(core",
+)
+_DIGITS = lazy(r"\d+")
+_COLLECTOR = "collect_env"  # a script or module that collects the environment for a bug report
+COLLECTOR_REACH = 5  # lines after a run of it whose error is its own
+
+
+@dataclass(frozen=True)
+class ShownError:
+    line: int  # 1-based
+    text: str  # the exception, or the failing line, as printed (without a log prefix)
+    cut: bool = False  # a traceback that ends before its exception: `text` is its last frame
+
+
+def parse_shown_error(lines: list[str]) -> ShownError | None:
+    """The last traceback's exception (or its cut end), else the last exception line on its own, else the
+    last line a program prints when it fails; None when the paste shows none of them."""
+    last_traceback: ShownError | None = None
+    alone: ShownError | None = None
+    failed: ShownError | None = None
+    collector = -COLLECTOR_REACH - 1  # the last line that runs or names the environment collector
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        at = line.find(_TRACEBACK)
+        if at >= 0:
+            start = index
+            shown, index = _traceback(lines, index, line[:at])
+            own = start - collector <= COLLECTOR_REACH or any(_COLLECTOR in t for t in lines[start:index])
+            last_traceback = last_traceback if own else shown or last_traceback
+            continue
+        if _COLLECTOR in line:
+            collector = index
+        stripped = line.strip()
+        if index - collector <= COLLECTOR_REACH:
+            pass  # the collector's own failure
+        elif _is_exception(stripped, needs_message=True):
+            alone = ShownError(index + 1, stripped)
+        elif len(stripped) <= 500 and _FAILED_LINE.search(stripped):
+            failed = ShownError(index + 1, stripped)
+        index += 1
+    return last_traceback or alone or failed
+
+
+def _traceback(lines: list[str], start: int, prefix: str) -> tuple[ShownError | None, int]:
+    """The traceback that starts at lines[start]: its exception line, or its last frame when the paste ends (or
+    turns to something else) before one; and the index to read on from."""
+    strip = _prefix_pattern(prefix, lines[start + 1] if start + 1 < len(lines) else None)
+    last_frame: ShownError | None = None
+    index = start + 1
+    while index < len(lines):
+        raw = lines[index]
+        body = _without(strip, raw)
+        if body is None or not body.strip():
+            if body is not None and last_frame is None:  # a blank line right after the header
+                index += 1
+                continue
+            break
+        if body.startswith((" ", "\t")):  # a frame, its source line, Python 3.11's ^^^^ marks under it
+            if body.lstrip().startswith('File "') or last_frame is None:
+                last_frame = ShownError(index + 1, body.strip(), cut=True)
+        elif body.startswith(_CHAINED) or _TRACEBACK in body:
+            return None, index  # the next traceback in the chain is read from here
+        elif _is_exception(body.strip(), needs_message=False):
+            return ShownError(index + 1, body.strip()), index + 1
+        else:
+            break
+        index += 1
+    return last_frame, index
+
+
+def _is_exception(text: str, needs_message: bool) -> bool:
+    """`text` is how Python prints an exception: a dotted name, then ": message" (on its own line, outside a
+    traceback, only an Error/Exception name with a message counts: "Note: ..." is a sentence)."""
+    found = _EXCEPTION.match(text)
+    if found is None or len(text) > 2000:
+        return False
+    name = found["name"].rsplit(".", 1)[-1]
+    named = _EXCEPTION_NAME.search(name) is not None
+    if needs_message:
+        return named and bool(found["message"])
+    return named or (found["message"] is not None and name[:1].isupper())
+
+
+def _prefix_pattern(prefix: str, following: str | None) -> re.Pattern[str] | None:
+    """The log prefix before "Traceback", with its digits free (a timestamp moves on), anchored: the longest
+    part of it, cut after a space, that the `following` line starts with ("ERROR ... core.py:294] EngineCore
+    hit an exception: " is followed by "ERROR ... core.py:294]   File ...")."""
+    if not prefix.strip():
+        return None
+    cuts = [len(prefix)] + [i + 1 for i in range(len(prefix) - 2, -1, -1) if prefix[i] == " "]
+    for cut in cuts:
+        if not prefix[:cut].strip():
+            break
+        pattern = re.compile(_DIGITS.sub(r"\\d+", re.escape(prefix[:cut])))
+        if following is None or pattern.match(following):
+            return pattern
+    return re.compile(_DIGITS.sub(r"\\d+", re.escape(prefix)))
+
+
+def _without(prefix: re.Pattern[str] | None, line: str) -> str | None:
+    """`line` without the traceback's log prefix; None when a prefixed traceback's line lacks it."""
+    if prefix is None:
+        return line
+    found = prefix.match(line)
+    return line[found.end() :] if found is not None else None
