@@ -11,6 +11,7 @@ from torch_gpu_doctor.checks.support.signatures import Hit, match_line
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
+from torch_gpu_doctor.triage.build_env import toolkit_mismatch
 from torch_gpu_doctor.triage.decode import Paste
 from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
@@ -112,6 +113,8 @@ def read_paste(paste: Paste) -> PastedText:
         else None
     )
     hits, continued = _error_hits(lines)
+    mismatch = toolkit_mismatch(collect_env, lines)
+    hits = hits if mismatch is None else (*hits, mismatch)
     linked = parse_ldd(lines)
     built_for, built_lines = parse_built_for(lines)
     used: dict[int, str] = {}

@@ -1,0 +1,47 @@
+"""What an extension project's environment dump says of its build tools: the nvcc that CUDA_HOME points at
+beside the CUDA torch was built with.
+
+detectron2's and OpenMMLab's `collect_env` are what their maintainers ask for when a CUDA extension does not
+build or has no CUDA operators, and a toolkit of another CUDA than torch's is the first thing they look at:
+torch.utils.cpp_extension refuses to build with it ("The detected CUDA version (10.0) mismatches the version
+that was used to compile PyTorch (9.2)"), and a build that falls back leaves the operators without CUDA
+(open-mmlab/mmdetection#4471: nvcc 10.0 beside torch 1.3.1 built for CUDA 9.2, "MMCV CUDA Compiler: not
+available"). The dump shows both versions, so that message's signature and fix stand for it, at the line
+that shows the nvcc.
+
+torch compared the whole version until CUDA 11, whose minor versions are compatible: since then only another
+major refuses to build (another minor is a warning).
+"""
+
+from __future__ import annotations
+
+from torch_gpu_doctor.checks.support.signatures import Hit, load_catalogue
+from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.triage.model import CollectEnvReport
+
+MISMATCH = "other_cpp_extension_cuda_version_mismatch"
+EXTENSION_DUMPS = ("detectron2", "mmengine")  # the wrappers that dump an extension's build environment
+_MAJOR_MINOR = lazy(r"^(\d{1,2})\.(\d{1,2})")
+
+
+def toolkit_mismatch(report: CollectEnvReport | None, lines: list[str]) -> Hit | None:
+    """The nvcc of an extension project's dump that torch.utils.cpp_extension would refuse, as that message's
+    hit; None when the dump is not such a project's, or does not show both versions, or they agree."""
+    if report is None or report.wrapper not in EXTENSION_DUMPS:
+        return None
+    nvcc, torch_cuda = _major_minor(report.cuda_runtime), _major_minor(report.cuda_build)
+    shown = report.lines.get("cuda_runtime")
+    if nvcc is None or torch_cuda is None or shown is None or not _refused(nvcc, torch_cuda):
+        return None
+    signature = next(s for s in load_catalogue() if s.id == MISMATCH)
+    values = {"system_cuda": f"{nvcc[0]}.{nvcc[1]}", "torch_cuda": f"{torch_cuda[0]}.{torch_cuda[1]}"}
+    return Hit(signature, shown.line, lines[shown.line - 1].strip(), values, {})
+
+
+def _major_minor(version: str | None) -> tuple[int, int] | None:
+    found = _MAJOR_MINOR.match(version or "")
+    return None if found is None else (int(found[1]), int(found[2]))
+
+
+def _refused(nvcc: tuple[int, int], torch_cuda: tuple[int, int]) -> bool:
+    return nvcc[0] != torch_cuda[0] or (torch_cuda[0] < 11 and nvcc != torch_cuda)
