@@ -141,7 +141,8 @@ def read_paste(paste: Paste) -> PastedText:
     shown_error = parse_shown_error(lines)
     if shown_error is not None:
         # beside known errors it is one more line of theirs (collect2's after ld's "cannot find -lcuda")
-        used.setdefault(shown_error.line, "error" if hits else "unknown_error")
+        for number in range(shown_error.first or shown_error.line, shown_error.line + 1):
+            used.setdefault(number, "error" if hits else "unknown_error")
     prose = read_prose(lines)
     for said in (prose.gpu, prose.driver, prose.jetson, prose.torch_fails, prose.windows_build):
         if said is not None:

@@ -18,6 +18,7 @@ another vLLM) is not the person's problem: the report they then paste is what th
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from torch_gpu_doctor.lazy_re import lazy
@@ -46,6 +47,7 @@ class ShownError:
     line: int  # 1-based
     text: str  # the exception, or the failing line, as printed (without a log prefix)
     cut: bool = False  # a traceback that ends before its exception: `text` is its last frame
+    first: int = 0  # 1-based: where its traceback starts (its "Traceback" line); 0: the line alone
 
 
 def parse_shown_error(lines: list[str]) -> ShownError | None:
@@ -63,6 +65,7 @@ def parse_shown_error(lines: list[str]) -> ShownError | None:
             start = index
             shown, index = _traceback(lines, index, line[:at])
             own = start - collector <= COLLECTOR_REACH or any(_COLLECTOR in t for t in lines[start:index])
+            shown = None if shown is None else dataclasses.replace(shown, first=start + 1)
             last_traceback = last_traceback if own else shown or last_traceback
             continue
         if _COLLECTOR in line:
