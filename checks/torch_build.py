@@ -350,7 +350,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
         return Finding(
             cid,
             Status.FAIL,
-            f"No PyTorch build has kernels for {named}: whichever torch is installed, CUDA operations on it fail "
+            f"No current PyTorch build has kernels for {named}: whichever recent torch is installed, CUDA operations on it fail "
             "with 'no kernel image is available'.",
             remediation=too_old,
         )

@@ -66,6 +66,26 @@ def reload_after_upgrade() -> Remediation:
     )
 
 
+def mismatch_after_reboot() -> Remediation:
+    """The library/module mismatch a reboot did not clear: the module that loads at boot is another version."""
+    return Remediation(
+        text=(
+            "A reboot did not clear it, so the kernel module that loads at boot is itself another version than "
+            "the driver's libraries: the new driver's module was not built or installed for the running kernel "
+            "(its DKMS build failed, or an old module elsewhere under /lib/modules is found first), or two "
+            "driver installs (distribution packages and NVIDIA's .run installer) are mixed. Compare the module "
+            "that runs with the one modprobe finds and the ones DKMS built, then reinstall one driver so module "
+            "and libraries are the same version (its kernel-module or DKMS package too), and reboot."
+        ),
+        commands=(
+            Command(("cat", "/proc/driver/nvidia/version"), note="the module that runs"),
+            Command(("modinfo", "-F", "version", "nvidia"), note="the module modprobe loads at boot"),
+            Command(("dkms", "status"), note="the modules DKMS built, for which kernels"),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def gpu_lost() -> Remediation:
     return Remediation(
         text="Reboot; if it happens again check power cables, risers and temperatures (kernel log: Xid 79).",

@@ -363,9 +363,10 @@ def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | Non
         else ""
     )
     return Remediation(
-        text=f"No PyTorch build has kernels for compute capability {names}: the oldest any build in gpu-doctor's "
-        f"data reaches is {oldest[0]}.{oldest[1]}, and current releases start at Maxwell (5.0). No driver changes "
-        f"that. Run PyTorch on the CPU build, or use a newer GPU.{source}",
+        text=f"No PyTorch build in gpu-doctor's data (torch {data.releases[-1].version} and later) has kernels for "
+        f"compute capability {names}: the oldest architecture any of them reaches is {oldest[0]}.{oldest[1]}, and "
+        "current releases start at Maxwell (5.0); only much older releases shipped kernels for it. No driver "
+        f"changes that. Run PyTorch on the CPU build, or use a newer GPU.{source}",
         commands=(
             Command(
                 (python, "-m", "pip", "install", "torch", "--index-url", INDEX_CPU), note="the CPU build"

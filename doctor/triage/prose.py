@@ -63,6 +63,7 @@ _DRIVER = lazy(
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
 _JETSON = lazy(
     r"\bJetson[ \t]+(?:AGX[ \t]+|NX[ \t]+)?(?P<model>Orin|Xavier|Nano|TX2|TX1|Thor)\b"
+    r"|\b(?P<kit>JetBot|Jetracer)\b"  # NVIDIA's robot kits, on a Jetson Nano
     r"|\bJetson[ \t]+(?P<family>AGX|NX)\b"  # "jetson NX": the Xavier NX, "Jetson AGX": the AGX Xavier
     r"|\b(?:AGX|NX)[ \t]+(?P<model2>Orin|Xavier|Thor)\b"
     r"|\bJet[Pp]ack[ \t]*(?P<jetpack>\d+(?:\.\d+){0,2})"
@@ -113,6 +114,8 @@ _TORCH_FAILS = lazy(
     # "when attempting to activate CUDA, it shows as 0 or false", "device_count() returns 0"
     r"|\bcuda\b[^.\n]{0,40}?\b(?:shows?|showing|returns?|returning|gives?|says?)[ \t]+(?:as[ \t]+)?(?:0[ \t]+or[ \t]+)?false\b"
     r"|device_count\(\)[^\n]{0,30}?\b(?:returns?|is|gives?|shows?|=+)[ \t]*0\b"
+    # the answer said before the question: "from an empty notebook - I get False." above `torch.cuda.is_available()`
+    r"|\bi[ \t]+(?:get|got|am[ \t]+getting)[ \t]+(?:a[ \t]+)?false\b(?=[\s\S]{0,200}?is_available\(\))"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
 # torch's version said by the person or an app's system-info block: "torch version 1.5.0", "PyTorch 2.1",
@@ -149,6 +152,15 @@ _ELSEWHERE = lazy(
 )
 
 
+# The person already rebooted, and it did not help: "Tried rebooting the system, but still doesn't work",
+# "even after a reboot", "rebooted twice, same error"
+_REBOOTED = lazy(
+    r"\b(?:tried|even[ \t]+after|after)[ \t]+(?:a[ \t]+|several[ \t]+|multiple[ \t]+)?(?:reboot|restart)\w*"
+    r"[^.\n]{0,60}?\b(?:still|same|no[ \t]+luck|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
+    r"|\b(?:rebooted|restarted)\b[^.\n]{0,60}?\b(?:still|same|no[ \t]+luck|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
+    r"|\bstill\b[^.\n]{0,40}?\bafter[ \t]+(?:a[ \t]+)?(?:reboot|restart)",
+    re.IGNORECASE,
+)
 _SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
 
 
@@ -183,6 +195,7 @@ class ProseFacts:
     torch: Said | None = None  # torch's version said in words or a system-info line ("1.5.0", "2.9.1+cu130")
     torch_works: int | None = None  # the line that says is_available() is True (in some shell, some time)
     windows: int | None = None  # the line with Python's platform string of a Windows machine
+    rebooted: int | None = None  # the line that says a reboot was tried and did not help
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -246,7 +259,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
                 kind = "jetpack" if found["jetpack"] else "l4t"
                 jetson[kind].setdefault(found[kind], line_of(found))
             else:
-                model = _JETSON_MODELS.get((found["model"] or found["model2"] or found["family"]).lower())
+                said = (
+                    found["model"] or found["model2"] or found["family"] or ("nano" if found["kit"] else "")
+                )
+                model = _JETSON_MODELS.get(said.lower())
                 jetson["model"].setdefault(model or "Jetson", line_of(found))
     amd: dict[str, int] = {}
     if any(word in lowered for word in ("rx", "radeon", "strix", "ryzen", "gfx", "navi", "xt")):
@@ -300,6 +316,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if any(w in lowered for w in mac_words) and not _LINUX_PATHS.search(text):
         mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith("/") or here(f))
         macos = next((line_of(f) for f in mac_said), None)
+    rebooted = None
+    if "reboot" in lowered or "restart" in lowered:
+        tried = _REBOOTED.search(text)
+        rebooted = line_of(tried) if tried is not None else None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
         driver=_one(drivers),
@@ -317,6 +337,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         torch=_one(torch),
         torch_works=torch_works,
         windows=windows,
+        rebooted=rebooted,
     )
 
 

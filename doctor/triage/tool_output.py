@@ -425,6 +425,7 @@ def _interpreter(prefix: str) -> str:
 # IPython's `In [2]: torch.cuda.is_available()` then `Out[2]: False`). What torch says of itself there is a fact.
 _PROMPT = lazy(r"^\s*(?:>>>|In \[\d+\]:)\s?(?P<expr>.*?)\s*$")
 _ANSWER = lazy(r"^\s*(?:Out\[\d+\]:\s?)?(?P<value>.*?)\s*$")
+_WARNING = lazy(r"\b\w*Warning: ")  # Python's warnings.warn() line: "path:88: UserWarning: ..."
 _ASKED = {  # torch's own answers a paste shows, by what was asked (print(...) stripped)
     "torch.__version__": "version",
     "torch.version.cuda": "cuda",
@@ -469,9 +470,20 @@ def parse_session(lines: list[str]) -> SessionAnswers | None:
         if what is None or answer is None or _PROMPT.match(lines[number]) is not None:
             continue
         value = _answer(what, answer["value"])
+        at = number + 1
+        if value is None and _WARNING.search(lines[number]):
+            # torch's warning printed on the way to the answer ("...: UserWarning: HIP initialization: ...",
+            # "  return torch._C._cuda_getDeviceCount() > 0", then "False"): the answer is the line after it
+            at = next(
+                (n for n in range(number + 1, min(number + 4, len(lines))) if not lines[n].startswith(" ")),
+                at,
+            )
+            found_answer = _ANSWER.match(lines[at]) if at < len(lines) and at != number + 1 else None
+            value = _answer(what, found_answer["value"]) if found_answer is not None else None
+            at += 1
         if value is not None:
             found.setdefault(what, value)
-            used += [number, number + 1]
+            used += [number, at]
     if not found:
         return None
     return SessionAnswers(**found, lines=tuple(used))  # type: ignore[arg-type]

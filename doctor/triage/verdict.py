@@ -23,6 +23,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import kubernetes_shm, pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.target import on_windows, python_command
@@ -324,6 +325,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
+    if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
+        verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
     if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
         verdicts = tuple(_in_a_pod(v, facts) for v in verdicts)
     extension = _failing_extension(pasted)
@@ -1017,6 +1020,20 @@ def _module_not_loaded(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ve
     return dataclasses.replace(verdict, finding=finding, find_out=NOT_LOADED_FIND_OUT)
 
 
+def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A library/module mismatch the person says a reboot did not clear: find the module that loads (not asking
+    again for the running module's version where the paste shows /proc/driver/nvidia/version)."""
+    finding = verdict.finding
+    if finding.remediation != reload_after_upgrade():
+        return verdict
+    fix = mismatch_after_reboot()
+    if "NVRM version:" in pasted.paste.text:
+        fix = dataclasses.replace(fix, commands=fix.commands[1:])
+    details = finding.details.split(" This happens when", 1)[0]  # "...and was not rebooted": it was
+    finding = dataclasses.replace(finding, remediation=fix, details=details)
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
 def _in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
     """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`."""
     finding = verdict.finding
@@ -1033,6 +1050,17 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     finding = verdict.finding
     if finding.check_id == "torch.cuda_init" and finding.summary.startswith(FALSE_IN_A_CONTAINER):
         return dataclasses.replace(verdict, find_out="nvidia-smi   # inside the container")
+    no_driver = next((h for h in pasted.hits if h.signature.cls == "no_driver"), None)
+    if (
+        finding.check_id in ("torch.cuda_init", "driver.installed")
+        and finding.status is Status.FAIL
+        and no_driver
+    ):
+        # "Found no NVIDIA driver" in a container's shell: its libcuda comes from the host through the NVIDIA
+        # runtime, so the container was started without the GPUs (the host's own nvidia-smi may well work)
+        runtime = ContainerRuntime.DOCKER if "docker" in pasted.paste.text.lower() else None
+        passed = pass_gpus(runtime)
+        return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=passed))
     hit = next((h for h in pasted.hits if "803" in h.signature.id or "804" in h.signature.id), None)
     if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:
         return verdict

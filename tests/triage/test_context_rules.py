@@ -1,0 +1,79 @@
+"""Rules that read the paste's context around a known error (blind set 13's classes): what the person already
+tried, where the program ran, a Python session whose answer comes after torch's warning, a robot kit that is a
+Jetson. The pastes are real (tests/triage/pastes, MANIFEST.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.triage.prose import read_prose
+from torch_gpu_doctor.triage.tool_output import parse_session
+
+PASTES = Path(__file__).parent / "pastes"
+
+
+def diagnosed(name: str) -> PasteDiagnosis:
+    return diagnose_paste((PASTES / name).read_bytes(), name)
+
+
+def first_commands(d: PasteDiagnosis) -> list[str]:
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    return [c.display() for c in cause.finding.remediation.commands]
+
+
+def test_a_mismatch_a_reboot_did_not_clear_is_not_answered_with_a_reboot() -> None:
+    """nvidia-smi: "Failed to initialize NVML: Driver/library version mismatch", "Tried rebooting the system,
+    but still doesn't work", /proc/driver/nvidia/version 520.56.06 beside nvidia-smi 525.85.12."""
+    d = diagnosed("machine-shop-maintenance-70-nvml-mismatch-kernel-520-userspace-525.txt")
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "driver.nvml"
+    assert first_commands(d) == ["modinfo -F version nvidia", "dkms status"]  # the running module is pasted
+    assert "A reboot did not clear it" in (
+        cause.finding.remediation.text if cause.finding.remediation else ""
+    )
+    assert "was not rebooted" not in cause.finding.details
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("Tried rebooting the system, but still doesn't work.", True),
+        ("I rebooted twice and it is still the same error", True),
+        ("even after a reboot nvidia-smi fails", False),  # no 'still' or 'not': said of a state, not a try
+        ("Please reboot and try again", False),
+    ],
+)
+def test_a_reboot_that_did_not_help(line: str, said: bool) -> None:
+    assert (read_prose([line]).rebooted is not None) == said
+
+
+def test_found_no_driver_in_a_container_shell_passes_the_gpus_in() -> None:
+    """root@4728a09607c1:/opt/project# python3 test.py -> "Found no NVIDIA driver on your system", while the
+    host's `docker run --gpus all nvidia/cuda nvidia-smi` works: the project's container has no GPUs."""
+    d = diagnosed("nvidia-docker-1234-container-found-no-nvidia-driver.txt")
+    commands = first_commands(d)
+    assert commands[0] == "docker run --gpus all IMAGE"
+
+
+def test_a_session_answer_after_torchs_warning_is_read() -> None:
+    lines = (
+        (PASTES / "legacy-rocm-build-1911-rocm-rx7900xt-hiperrorinvaliddevice.txt").read_text().split("\n")
+    )
+    session = parse_session(lines)
+    assert session is not None and session.available is False
+
+
+def test_a_jetbot_is_a_jetson_nano_and_false_said_before_the_question_counts() -> None:
+    prose = read_prose(
+        (PASTES / "jetbot-471-jetbot-jetson-torch-cuda-false-prose.txt")
+        .read_text(encoding="utf-8")
+        .split("\n")
+    )
+    assert prose.jetson is not None and prose.jetson.value == "Nano"
+    assert prose.torch_fails is not None and prose.torch_fails.value == "cuda_unavailable"
+    d = diagnosed("jetbot-471-jetbot-jetson-torch-cuda-false-prose.txt")
+    assert d.result.cause is not None and d.result.cause.finding.check_id == "platform.jetson"
