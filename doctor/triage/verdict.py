@@ -419,6 +419,9 @@ _EXTENSION_CALL = lazy(
     re.IGNORECASE,
 )
 _EXTENSION_WORDS = lazy(r"\bcustom CUDA (?:extension|kernel|op)s?\b", re.IGNORECASE)
+# The package a failing kernel's source path names: ".../torchvision/csrc/cuda/nms_cuda.cu",
+# ".../detectron2/layers/csrc/ROIAlign/ROIAlign_cuda.cu" (the folder above csrc, or above its parent)
+_EXTENSION_SOURCE = lazy(r"[/\\](?P<package>[A-Za-z_]\w*)[/\\](?:[A-Za-z_]\w*[/\\])?csrc[/\\][^\s:]*\.cu\b")
 
 
 def _failing_extension(pasted: PastedText) -> str | None:
@@ -427,6 +430,9 @@ def _failing_extension(pasted: PastedText) -> str | None:
     if not any(h.signature.check == "torch.arch_compat" for h in pasted.hits):
         return None
     text = pasted.paste.text
+    source = _EXTENSION_SOURCE.search(text, 0, MAX_CHARS)
+    if source is not None and source["package"].lower() != "torch":  # the package, not its kernel's symbol
+        return source["package"]
     called = _EXTENSION_CALL.search(text, 0, MAX_CHARS)
     if called is not None:
         return called[0]

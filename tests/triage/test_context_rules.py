@@ -77,3 +77,23 @@ def test_a_jetbot_is_a_jetson_nano_and_false_said_before_the_question_counts() -
     assert prose.torch_fails is not None and prose.torch_fails.value == "cuda_unavailable"
     d = diagnosed("jetbot-471-jetbot-jetson-torch-cuda-false-prose.txt")
     assert d.result.cause is not None and d.result.cause.finding.check_id == "platform.jetson"
+
+
+@pytest.mark.parametrize(
+    ("name", "package"),
+    [
+        (
+            "3d-ken-burns-15-torchvision-nms-no-kernel-image.txt",
+            "torchvision",
+        ),  # .../torchvision/csrc/cuda/nms_cuda.cu
+        (
+            "detectron2-1621-detectron2-env-v100-arch-sm37-roialign.txt",
+            "detectron2",
+        ),  # .../detectron2/layers/csrc/...
+    ],
+)
+def test_a_failing_kernels_source_path_names_its_package(name: str, package: str) -> None:
+    d = diagnosed(name)
+    fix = d.result.cause.finding.remediation if d.result.cause is not None else None
+    assert fix is not None and f"The kernel that fails is in {package}, not in torch" in fix.text
+    assert f":all: {package}`" in fix.text and "the package's name" not in fix.text
