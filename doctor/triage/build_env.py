@@ -45,3 +45,19 @@ def _major_minor(version: str | None) -> tuple[int, int] | None:
 
 def _refused(nvcc: tuple[int, int], torch_cuda: tuple[int, int]) -> bool:
     return nvcc[0] != torch_cuda[0] or (torch_cuda[0] < 11 and nvcc != torch_cuda)
+
+
+# What each extension project's own build reports, asked of the module itself: the CUDA and compiler its
+# operators were built with ("not available" when they were built without CUDA). Their collect_env prints the
+# same rows ("Detectron2 CUDA Compiler", "MMCV CUDA Compiler"), which a dump cut short or pasted in part lacks.
+EXTENSION_PROBES = {
+    "detectron2": 'python -c "from detectron2 import _C; print(_C.get_cuda_version(), _C.get_compiler_version())"',
+    "mmengine": 'python -c "from mmcv.ops import get_compiling_cuda_version as v, get_compiler_version as c; '
+    'print(v(), c())"',
+}
+
+
+def extension_probe(report: CollectEnvReport | None) -> str | None:
+    """For an extension project's dump that shows nothing wrong: the command that says how its operators were
+    built, the usual gap such a report is pasted about; None for any other paste."""
+    return None if report is None or report.wrapper is None else EXTENSION_PROBES.get(report.wrapper)

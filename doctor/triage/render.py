@@ -14,6 +14,7 @@ from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Remediation, escape_controls
 from torch_gpu_doctor.serialize import json_document, to_json
+from torch_gpu_doctor.triage.build_env import extension_probe
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
@@ -170,6 +171,12 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         out.writelines(f"{line}\n" for line in unrecognised_lines(result.unrecognised, facts))
     elif cause is None:
         out.write(f"No problem found in what this paste shows{_NO_ERROR if pasted.hits == () else '.'}\n")
+        probe = extension_probe(pasted.collect_env)
+        if probe is not None:  # an extension project's report: its own build is what such reports are about
+            out.write(
+                "  How this project's compiled operators were built is not in the report; this says:\n"
+                f"    $ {probe}\n"
+            )
     else:
         f = cause.finding
         sure = SURE.get(result.confidence or "", "")
@@ -264,7 +271,7 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
         "cause": None
         if cause is None
         else {**_finding(cause), "confidence": result.confidence, "to_be_sure": cause.find_out},
-        "to_be_sure": cause.find_out if cause is not None else None,
+        "to_be_sure": cause.find_out if cause is not None else extension_probe(pasted.collect_env),
         "unrecognised_error": None if result.unrecognised is None else to_json(result.unrecognised),
         "whole_machine": WHOLE_MACHINE,
         "report": to_json(pasted.collect_env) if pasted.collect_env is not None else None,

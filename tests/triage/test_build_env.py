@@ -51,3 +51,32 @@ def test_which_versions_the_build_refuses(nvcc: str, torch_cuda: str, refused: b
     )
     found = toolkit_mismatch(parse_report(text), text.split("\n"))
     assert (found is not None) == refused
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("pastes/mmdetection-4659-collectenv-mmdet-slurm-v100s-no-cuda-compiler.txt", "mmcv.ops"),
+        (
+            "pastes/detectron2-2519-collectenv-detectron2-arch-cpu-torch.txt",
+            None,
+        ),  # its answer is the CPU build
+    ],
+)
+def test_an_extension_dump_with_nothing_wrong_asks_how_its_operators_were_built(
+    name: str, module: str | None
+) -> None:
+    """mmdetection#4659: 'why the compiler is not available?' with a dump that shows nothing wrong (the row
+    was only in the issue's title): the next question is mmcv's own build."""
+    import io  # only here: the other tests print nothing
+
+    from torch_gpu_doctor.triage.render import render_text
+
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    out = io.StringIO()
+    render_text(d, name, out)
+    if module is None:
+        assert "compiled operators were built" not in out.getvalue()
+    else:
+        assert d.result.cause is None
+        assert f"from {module} import get_compiling_cuda_version" in out.getvalue()
