@@ -54,6 +54,7 @@ from torch_gpu_doctor.host.real import RealHost, measure_ram_in_child
 from torch_gpu_doctor.measure.disk_read import measure_disk_read
 from torch_gpu_doctor.measure.ram_bandwidth import (
     DEFAULT_LLC_BYTES,
+    cpuid_l3_bytes,
     measure_ram_bandwidth,
     non_temporal_env,
     total_llc_bytes,
@@ -302,7 +303,7 @@ def ram_round(
         if stream is not None:
             samples.sample(ref_key, reference, stream, "memcpy", count, ref_bytes)
     # Before the routine was forced: the same copy in this process, glibc choosing its stores by size.
-    before = measure_ram_bandwidth(LIVE, threads=threads)
+    before = measure_ram_bandwidth(LIVE, threads=threads, cpuid_cache_bytes=cpuid_l3_bytes())
     if isinstance(before.bandwidth_gb_per_s, float):
         samples.add("oursN_libc", before.bandwidth_gb_per_s)
     if "mbw" in tools:

@@ -464,10 +464,9 @@ def extension_arch_fix(extension: str, capability: str | None) -> Remediation:
     return Remediation(
         text=f"The kernel that fails is in {extension}, not in torch: its binary was built "
         f"without kernels for {arch}. Install a release of it built for this GPU (newer GPUs need its newest "
-        f"release), or build it from source for this GPU: TORCH_CUDA_ARCH_LIST={flags} with `pip install "
-        f"--no-build-isolation --no-cache-dir --force-reinstall --no-deps --no-binary :all: {_package(extension)}` "
-        "(in a source checkout: delete its build folder, then `pip install --no-build-isolation -e .`), with the "
-        "CUDA toolkit of torch's CUDA. Reinstalling torch does not change the extension.",
+        f"release), or build it from source for this GPU: in a checkout of {_project(extension)}, delete its "
+        f"build folder, then `TORCH_CUDA_ARCH_LIST={flags} pip install --no-build-isolation -e .` with the CUDA "
+        "toolkit of torch's CUDA. Reinstalling torch does not change the extension.",
         commands=(
             Command(
                 ("python", "-c", "import torch; print(torch.__version__, torch.cuda.get_arch_list())"),
@@ -479,13 +478,9 @@ def extension_arch_fix(extension: str, capability: str | None) -> Remediation:
     )
 
 
-def _package(extension: str) -> str:
-    """The name pip takes: a package ("torchvision"), else a placeholder for the module's own package."""
-    return (
-        extension
-        if extension.isidentifier() and not extension.endswith(("_cuda", "_ext", "_C"))
-        else "PACKAGE"
-    )
+def _project(extension: str) -> str:
+    """The project whose checkout builds it: a package's own name, else its module's."""
+    return f"{extension}'s repository" if extension.isidentifier() else "its repository"
 
 
 def ctranslate2_cublas_fix(status: str) -> Remediation:

@@ -123,7 +123,8 @@ def _recommend(
         if firsts and system == "linux":  # a GPU newer than the wheel's CUDA floor: its own first driver
             needs = max([*firsts, *([needs] if needs else [])], key=version_key)
         elif firsts:
-            needs = f"{needs}, and of the R{max(firsts, key=version_key).split('.')[0]} branch or newer for this GPU"
+            branch = f"of the R{max(firsts, key=version_key).split('.')[0]} branch or newer for this GPU"
+            needs = f"{needs}, and {branch}" if needs else branch
         if _no_driver(facts):
             return f", once the NVIDIA driver (≥ {needs}) is installed: install the driver first"
         return f", if the driver is ≥ {needs} (its version could not be read here)"
@@ -342,6 +343,11 @@ def gpus_older_than_every_build(facts: Facts, data: TorchCompat | None = None) -
     return all(tuple(int(x) for x in cc.split(".")[:2]) < oldest for cc in capabilities)
 
 
+# The Kepler parts CUDA 11.0 no longer compiles for ("Support for Kepler sm_30 and sm_32 architecture based
+# products is dropped", CUDA 11.0 release notes); 3.5 and 3.7 stayed until CUDA 12
+EARLY_KEPLER = frozenset({"3.0", "3.2"})
+
+
 def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | None:
     """When every GPU is older than the oldest architecture any build in the data compiles for, no driver and
     no wheel helps: say so, and offer the CPU build."""
@@ -356,6 +362,10 @@ def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | Non
     toolkits = [
         a.last_toolkit_major_with_codegen for a in ended if a.last_toolkit_major_with_codegen is not None
     ]
+    if (
+        toolkits and set(capabilities) & EARLY_KEPLER
+    ):  # CUDA 11.0 dropped sm_30 and sm_32 (3.5 and 3.7 stayed)
+        toolkits = [min(*toolkits, 10)]
     source = (
         f" A build from source still can: TORCH_CUDA_ARCH_LIST={';'.join(sorted(set(capabilities)))} with a CUDA "
         f"{min(toolkits)}.x toolkit, the last that compiles for it, and a torch release that still supports that CUDA."

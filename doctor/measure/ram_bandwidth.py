@@ -131,8 +131,13 @@ def measure_ram_bandwidth(
     cache_bytes: int | None = None,
     buffer_bytes: int | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    cpuid_cache_bytes: int = 0,
 ) -> RamBandwidth:
     """Copy bandwidth with `threads` threads (default: the CPUs this process may run on), ≤ time_budget_s.
+
+    The arrays are sized on the larger of the host's last-level cache (sysfs) and `cpuid_cache_bytes`, the L3
+    that the CPU itself reports (cpuid_l3_bytes(), passed by the child that measures this machine: a recorded
+    host has no CPU to ask).
 
     Preparing the arrays gets at most TOUCH_SHARE of the budget: where fresh memory is slow to touch (a VM
     whose balloon hands freed pages back to its host), the arrays are cut to what was touched in that time.
@@ -145,7 +150,7 @@ def measure_ram_bandwidth(
     threads = threads or len(cpus)
     if cache_bytes is None:
         found = total_llc_bytes(host)
-        cache_bytes = max(DEFAULT_LLC_BYTES if isinstance(found, Unavailable) else found, cpuid_l3_bytes())
+        cache_bytes = max(DEFAULT_LLC_BYTES if isinstance(found, Unavailable) else found, cpuid_cache_bytes)
     planned = buffer_bytes or buffer_size(threads, cache_bytes, _available_bytes(host))
     pinned = threads <= len(cpus)
     deadlines = (started + TOUCH_SHARE * time_budget_s, started + time_budget_s)

@@ -10,7 +10,7 @@ import argparse
 import json
 
 from torch_gpu_doctor.host.real import RealHost
-from torch_gpu_doctor.measure.ram_bandwidth import measure_ram_bandwidth
+from torch_gpu_doctor.measure.ram_bandwidth import cpuid_l3_bytes, measure_ram_bandwidth
 from torch_gpu_doctor.serialize import to_json
 
 
@@ -19,7 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--budget", type=float, default=2.5)
     args = parser.parse_args(argv)
-    result = measure_ram_bandwidth(RealHost(), threads=args.threads, time_budget_s=args.budget)
+    result = measure_ram_bandwidth(
+        RealHost(), threads=args.threads, time_budget_s=args.budget, cpuid_cache_bytes=cpuid_l3_bytes()
+    )
     print(json.dumps(to_json(result)))
     return 0
 

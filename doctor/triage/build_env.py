@@ -9,8 +9,9 @@ that was used to compile PyTorch (9.2)"), and a build that falls back leaves the
 available"). The dump shows both versions, so that message's signature and fix stand for it, at the line
 that shows the nvcc.
 
-torch compared the whole version until CUDA 11, whose minor versions are compatible: since then only another
-major refuses to build (another minor is a warning).
+Only another major is taken: every torch refuses it, while a minor mismatch was refused by old releases and
+is a warning in newer ones (CUDA_MISMATCH_WARN in torch.utils.cpp_extension), and the dump's torch release
+is not always said.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _major_minor(version: str | None) -> tuple[int, int] | None:
 
 
 def _refused(nvcc: tuple[int, int], torch_cuda: tuple[int, int]) -> bool:
-    return nvcc[0] != torch_cuda[0] or (torch_cuda[0] < 11 and nvcc != torch_cuda)
+    return nvcc[0] != torch_cuda[0]
 
 
 # What each extension project's own build reports, asked of the module itself: the CUDA and compiler its

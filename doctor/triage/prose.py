@@ -113,7 +113,7 @@ _TORCH_FAILS = lazy(
     r"|(?<!is )\bcuda[ \t]+available[ \t]*[:=]?[ \t]*false\b"  # not collect_env's own "Is CUDA available: False"
     # "when attempting to activate CUDA, it shows as 0 or false", "device_count() returns 0"
     r"|\bcuda\b[^.\n]{0,40}?\b(?:shows?|showing|returns?|returning|gives?|says?)[ \t]+(?:as[ \t]+)?(?:0[ \t]+or[ \t]+)?false\b"
-    r"|device_count\(\)[^\n]{0,30}?\b(?:returns?|is|gives?|shows?|=+)[ \t]*0\b"
+    r"|device_count\(\)[^\n]{0,30}?(?:\b(?:returns?|is|gives?|shows?)|=+)[ \t]*0\b"
     # the answer said before the question: "from an empty notebook - I get False." above `torch.cuda.is_available()`
     r"|\bi[ \t]+(?:get|got|am[ \t]+getting)[ \t]+(?:a[ \t]+)?false\b(?=[\s\S]{0,200}?is_available\(\))"
     r"|(?P<illegal>illegal[ \t]+instruction)"
@@ -155,10 +155,11 @@ _ELSEWHERE = lazy(
 # The person already rebooted, and it did not help: "Tried rebooting the system, but still doesn't work",
 # "even after a reboot", "rebooted twice, same error"
 _REBOOTED = lazy(
-    r"\b(?:tried|even[ \t]+after|after)[ \t]+(?:a[ \t]+|several[ \t]+|multiple[ \t]+)?(?:reboot|restart)\w*"
-    r"[^.\n]{0,60}?\b(?:still|same|no[ \t]+luck|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
-    r"|\b(?:rebooted|restarted)\b[^.\n]{0,60}?\b(?:still|same|no[ \t]+luck|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
-    r"|\bstill\b[^.\n]{0,40}?\bafter[ \t]+(?:a[ \t]+)?(?:reboot|restart)",
+    # the machine rebooted (never "restarted the jupyter kernel"), and not "haven't rebooted yet"
+    r"(?<!n't )(?<!not )(?<!never )\b(?:tried|even[ \t]+after|after)[ \t]+(?:a[ \t]+|several[ \t]+|multiple[ \t]+)?"
+    r"reboot\w*[^.\n]{0,60}?\b(?:still|same|no[ \t]+luck|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
+    r"|(?<!n't )(?<!not )(?<!never )\brebooted\b(?![ \t]+yet)[^.\n]{0,60}?\b(?:still|same|no[ \t]+luck|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
+    r"|\bstill\b[^.\n]{0,40}?\bafter[ \t]+(?:a[ \t]+)?reboot",
     re.IGNORECASE,
 )
 _SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
@@ -317,7 +318,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith("/") or here(f))
         macos = next((line_of(f) for f in mac_said), None)
     rebooted = None
-    if "reboot" in lowered or "restart" in lowered:
+    if "reboot" in lowered:
         tried = _REBOOTED.search(text)
         rebooted = line_of(tried) if tried is not None else None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others

@@ -29,7 +29,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 # An exception as Python prints it last: "RuntimeError: ...", "torch.OutOfMemoryError: ...", "KeyboardInterrupt"
 _EXCEPTION = lazy(r"^(?P<name>[A-Za-z_][\w.]*)(?::[ \t]*(?P<message>.*))?$")
-_EXCEPTION_NAME = lazy(r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure|Timeout)$")
+_EXCEPTION_NAME = lazy(r"(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)$")  # a Warning is not one
 # A program's own words for failing; not a word of a sentence about it ("I get no error", "error-free")
 _FAILED_LINE = lazy(
     r"(?:^|[\s:\]])(?:fatal[ \t]+)?error[ \t]*:[ \t]*\S"  # "collect2: error: ld ...", "fatal error: cuda.h: ..."
@@ -75,7 +75,7 @@ def parse_shown_error(lines: list[str]) -> ShownError | None:
             pass  # the collector's own failure
         elif _is_exception(stripped, needs_message=True):
             alone = ShownError(index + 1, stripped)
-        elif len(stripped) <= 500 and _FAILED_LINE.search(stripped):
+        elif len(stripped) <= 500 and _FAILED_LINE.search(stripped) and not _said(stripped):
             failed = ShownError(index + 1, stripped)
         index += 1
     return last_traceback or alone or failed
@@ -108,6 +108,19 @@ def _traceback(lines: list[str], start: int, prefix: str) -> tuple[ShownError | 
     return last_frame, index
 
 
+# A person's sentence, not a program's line: "There is no error: it just runs slowly.", "The model failed to
+# load.", "I get ERROR when..."; and pip's resolver notice, which is information ("ERROR: pip's dependency
+# resolver does not currently take into account...")
+_PERSON = lazy(
+    r"\b(?:I|I'm|I've|my|me|we|our|you|there(?:'s| is| are))\b|\bno[ \t]+error\b|pip's dependency resolver"
+)
+_SENTENCE = lazy(r"^[A-Z][a-z]+(?:[ \t]+[A-Za-z'-]+){3,}[.!?]$")
+
+
+def _said(line: str) -> bool:
+    return _PERSON.search(line) is not None or _SENTENCE.match(line) is not None
+
+
 def _is_exception(text: str, needs_message: bool) -> bool:
     """`text` is how Python prints an exception: a dotted name, then ": message" (on its own line, outside a
     traceback, only an Error/Exception name with a message counts: "Note: ..." is a sentence)."""
@@ -121,20 +134,27 @@ def _is_exception(text: str, needs_message: bool) -> bool:
     return named or (found["message"] is not None and name[:1].isupper())
 
 
+MAX_PREFIX = 200  # a log header is short: a longer text before "Traceback" is a line of something else
+
+
 def _prefix_pattern(prefix: str, following: str | None) -> re.Pattern[str] | None:
-    """The log prefix before "Traceback", with its digits free (a timestamp moves on), anchored: the longest
-    part of it, cut after a space, that the `following` line starts with ("ERROR ... core.py:294] EngineCore
-    hit an exception: " is followed by "ERROR ... core.py:294]   File ...")."""
-    if not prefix.strip():
+    """The log prefix before "Traceback", with its digits free (a timestamp moves on), anchored: the part of it
+    the `following` line shares, cut back to a space ("ERROR ... core.py:294] EngineCore hit an exception: "
+    is followed by "ERROR ... core.py:294]   File ..."). One comparison, one compile: a long line before
+    "Traceback" is not a prefix at all (MAX_PREFIX)."""
+    if not prefix.strip() or len(prefix) > MAX_PREFIX:
         return None
-    cuts = [len(prefix)] + [i + 1 for i in range(len(prefix) - 2, -1, -1) if prefix[i] == " "]
-    for cut in cuts:
-        if not prefix[:cut].strip():
-            break
-        pattern = re.compile(_DIGITS.sub(r"\\d+", re.escape(prefix[:cut])))
-        if following is None or pattern.match(following):
-            return pattern
-    return re.compile(_DIGITS.sub(r"\\d+", re.escape(prefix)))
+    shared = prefix
+    if following is not None:
+        same = 0
+        for mine, theirs in zip(prefix, following, strict=False):
+            if mine != theirs and not (mine.isdigit() and theirs.isdigit()):
+                break
+            same += 1
+        shared = prefix if same == len(prefix) else prefix[: prefix.rfind(" ", 0, same) + 1]
+    if not shared.strip():
+        return None
+    return re.compile(_DIGITS.sub(r"\\d+", re.escape(shared)))
 
 
 def _without(prefix: re.Pattern[str] | None, line: str) -> str | None:

@@ -470,17 +470,17 @@ def parse_session(lines: list[str]) -> SessionAnswers | None:
         if what is None or answer is None or _PROMPT.match(lines[number]) is not None:
             continue
         value = _answer(what, answer["value"])
-        at = number + 1
+        at = number + 1  # 1-based: the answer's line
         if value is None and _WARNING.search(lines[number]):
             # torch's warning printed on the way to the answer ("...: UserWarning: HIP initialization: ...",
-            # "  return torch._C._cuda_getDeviceCount() > 0", then "False"): the answer is the line after it
-            at = next(
-                (n for n in range(number + 1, min(number + 4, len(lines))) if not lines[n].startswith(" ")),
-                at,
-            )
-            found_answer = _ANSWER.match(lines[at]) if at < len(lines) and at != number + 1 else None
-            value = _answer(what, found_answer["value"]) if found_answer is not None else None
-            at += 1
+            # maybe "  return torch._C._cuda_getDeviceCount() > 0", then "False"): the first unindented line
+            after = next(
+                (i for i in range(number + 1, min(number + 4, len(lines))) if not lines[i].startswith(" ")),
+                None,
+            )  # a 0-based index
+            shown = _ANSWER.match(lines[after]) if after is not None else None
+            value = _answer(what, shown["value"]) if shown is not None else None
+            at = (after or 0) + 1
         if value is not None:
             found.setdefault(what, value)
             used += [number, at]

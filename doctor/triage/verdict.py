@@ -422,6 +422,11 @@ _EXTENSION_WORDS = lazy(r"\bcustom CUDA (?:extension|kernel|op)s?\b", re.IGNOREC
 # The package a failing kernel's source path names: ".../torchvision/csrc/cuda/nms_cuda.cu",
 # ".../detectron2/layers/csrc/ROIAlign/ROIAlign_cuda.cu" (the folder above csrc, or above its parent)
 _EXTENSION_SOURCE = lazy(r"[/\\](?P<package>[A-Za-z_]\w*)[/\\](?:[A-Za-z_]\w*[/\\])?csrc[/\\][^\s:]*\.cu\b")
+# Extension projects whose CUDA sources live under <project>/csrc (or <project>/layers/csrc): a folder of
+# another name there is a model's own ("models" in GroundingDINO's tree, "work" in a conda build of torch)
+KNOWN_EXTENSIONS = frozenset(
+    {"torchvision", "torchaudio", "detectron2", "mmcv", "pytorch3d", "xformers", "apex"}
+)
 
 
 def _failing_extension(pasted: PastedText) -> str | None:
@@ -431,7 +436,7 @@ def _failing_extension(pasted: PastedText) -> str | None:
         return None
     text = pasted.paste.text
     source = _EXTENSION_SOURCE.search(text, 0, MAX_CHARS)
-    if source is not None and source["package"].lower() != "torch":  # the package, not its kernel's symbol
+    if source is not None and source["package"] in KNOWN_EXTENSIONS:  # the package, not its kernel's symbol
         return source["package"]
     called = _EXTENSION_CALL.search(text, 0, MAX_CHARS)
     if called is not None:
@@ -1061,6 +1066,7 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
         finding.check_id in ("torch.cuda_init", "driver.installed")
         and finding.status is Status.FAIL
         and no_driver
+        and pasted.container_line is not None  # a container's own prompt, not words about one
     ):
         # "Found no NVIDIA driver" in a container's shell: its libcuda comes from the host through the NVIDIA
         # runtime, so the container was started without the GPUs (the host's own nvidia-smi may well work)

@@ -39,11 +39,11 @@ def test_no_mismatch_where_they_agree_or_nothing_is_built(name: str) -> None:
 
 @pytest.mark.parametrize(
     ("nvcc", "torch_cuda", "refused"),
-    [("11.8", "11.7", False), ("12.4", "11.8", True), ("10.1", "10.2", True), ("10.2", "10.2", False)],
+    [("11.8", "11.7", False), ("12.4", "11.8", True), ("10.1", "10.2", False), ("10.0", "9.2", True)],
 )
 def test_which_versions_the_build_refuses(nvcc: str, torch_cuda: str, refused: bool) -> None:
-    """CUDA 11 made minor versions compatible: before it, torch refused any other version; since, another
-    major only."""
+    """Another major is refused by every torch; another minor only by old ones (newer warn), so it is not
+    said to be refused."""
     text = (
         "sys.platform: linux\nCUDA available: True\nCUDA_HOME: /usr/local/cuda\n"
         f"NVCC: Cuda compilation tools, release {nvcc}, V{nvcc}.1\nPyTorch: 1.13.1\n"

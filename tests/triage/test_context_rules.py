@@ -45,6 +45,8 @@ def test_a_mismatch_a_reboot_did_not_clear_is_not_answered_with_a_reboot() -> No
         ("I rebooted twice and it is still the same error", True),
         ("even after a reboot nvidia-smi fails", False),  # no 'still' or 'not': said of a state, not a try
         ("Please reboot and try again", False),
+        ("I upgraded the driver but haven't rebooted yet, still the same error.", False),
+        ("I restarted the jupyter kernel but still get it", False),
     ],
 )
 def test_a_reboot_that_did_not_help(line: str, said: bool) -> None:
@@ -96,4 +98,21 @@ def test_a_failing_kernels_source_path_names_its_package(name: str, package: str
     d = diagnosed(name)
     fix = d.result.cause.finding.remediation if d.result.cause is not None else None
     assert fix is not None and f"The kernel that fails is in {package}, not in torch" in fix.text
-    assert f":all: {package}`" in fix.text and "the package's name" not in fix.text
+    assert f"in a checkout of {package}'s repository" in fix.text and "the package's name" not in fix.text
+
+
+def test_a_session_answer_right_after_the_warning_is_read() -> None:
+    lines = [
+        ">>> torch.cuda.is_available()",
+        "/x/torch/cuda/__init__.py:88: UserWarning: HIP initialization: x",
+        "False",
+        ">>>",
+    ]
+    session = parse_session(lines)
+    assert session is not None and session.available is False and session.lines == (1, 3)
+
+
+def test_a_windows_cuda_home_is_one_folder_not_a_list() -> None:
+    text = "sys.platform            win32\nCUDA_HOME               C:\\CUDA\\v11.8\nPyTorch                 2.1.0+cu118\n"
+    d = diagnose_paste(text.encode(), "paste.txt")
+    assert all(h.signature.id != "other_cuda_home_path_list" for h in d.pasted.hits)

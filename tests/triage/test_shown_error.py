@@ -139,6 +139,15 @@ def test_what_counts_as_a_shown_error(lines: list[str], text: str, cut: bool) ->
         ["Note: this is a sentence", "Thanks: for the help"],
         ["the error-free run took 3 s"],
         ["time.sleep(5) after resume"],
+        # a review's reproducers: a person's sentences, a warning alone, pip's resolver notice
+        ["I have an RTX 3090 and torch 2.1. There is no error: it just runs slowly."],
+        ["Can the new version support my Tesla K40m? The model failed to load."],
+        [
+            "FutureWarning: torch.cuda.amp.autocast(args...) is deprecated. Please use torch.amp.autocast('cuda')"
+        ],
+        [
+            "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed."
+        ],
     ],
 )
 def test_words_about_errors_are_not_an_error(lines: list[str]) -> None:
@@ -262,3 +271,60 @@ def test_suspend_in_words_gets_the_module_reload_and_the_restart() -> None:
         "restart the programs that were running" in fix.text
         and "NVreg_PreserveVideoMemoryAllocations=1" in fix.text
     )
+
+
+def test_a_long_line_before_traceback_is_not_taken_for_a_log_prefix() -> None:
+    """A 100,000-character line before "Traceback" once cost a compile per space in it (minutes): a log
+    header is short, so no prefix is looked for past MAX_PREFIX characters and the frames are read as they are."""
+    from torch_gpu_doctor.triage.shown_error import MAX_PREFIX, _prefix_pattern
+
+    assert _prefix_pattern("a " * (MAX_PREFIX // 2 + 1), "a a a") is None
+    shown = parse_shown_error(
+        [("a " * 50_000) + _TRACEBACK_LINE, '  File "x.py", line 1, in <module>', "KeyError: 1"]
+    )
+    assert shown is None or shown.line == 3
+
+
+_TRACEBACK_LINE = "Traceback (most recent call last):"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Loss becomes NaN after resume from checkpoint, then:\nRuntimeError: CUDA error: an illegal memory access was encountered\n",
+        "Training crashes right after resume from the last epoch.\n",
+    ],
+)
+def test_resuming_training_is_not_a_suspend(text: str) -> None:
+    d = diagnosed("paste.txt", text)
+    assert all(h.signature.id != "unknown_error_after_suspend_in_words" for h in d.pasted.hits)
+
+
+def test_a_model_folder_above_csrc_is_not_a_package() -> None:
+    """GroundingDINO keeps its CUDA sources in .../groundingdino/models/GroundingDINO/csrc/: 'models' is no
+    package to reinstall."""
+    text = (
+        "RTX 4090, torch 2.1.0+cu121\n"
+        "error in ms_deformable_im2col_cuda: no kernel image is available for execution on the device\n"
+        '  File "/home/u/GroundingDINO/groundingdino/models/GroundingDINO/csrc/MsDeformAttn/ms_deform_attn_cuda.cu", line 140\n'
+    )
+    fix = diagnosed("paste.txt", text).result.cause
+    remediation = fix.finding.remediation if fix is not None else None
+    assert remediation is None or "in models" not in remediation.text
+
+
+def test_found_no_driver_with_docker_in_words_only_is_the_hosts_driver() -> None:
+    text = (
+        "I am not using docker, this is bare metal Ubuntu 22.04 with torch 2.3.\n"
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you\n"
+    )
+    cause = diagnosed("paste.txt", text).result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert not any("docker run" in c.display() for c in cause.finding.remediation.commands)
+
+
+def test_early_kepler_is_built_with_cuda_10() -> None:
+    """CUDA 11.0 dropped sm_30: a GTX 770 (3.0) is built with CUDA 10.2 at the latest."""
+    cause = diagnosed("paste.txt", "Can the new torch support my GTX 770?\n").result.cause
+    fix = cause.finding.remediation if cause is not None else None
+    assert fix is not None and "CUDA 10.x toolkit" in fix.text
