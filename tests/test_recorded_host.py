@@ -47,3 +47,10 @@ def test_file_errors_are_injected(tmp_path: Path) -> None:
     (directory / "root" / "proc" / "modules").write_text("nvidia 1 0 - Live 0x0\n")
     host = RecordedHost(directory)
     assert str(host.read_text("/proc/modules")) == "permission denied: /proc/modules"
+
+
+def test_a_path_entry_no_file_system_can_hold_is_not_there(tmp_path: Path) -> None:
+    """The fuzzer (seed 43) set a capture's PATH to 300 'A's: looking for nvidia-smi under it raised
+    ENAMETOOLONG out of the driver facts (a check bug); such an entry holds nothing."""
+    host = RecordedHost(_capture(tmp_path, host_json={"env": {"PATH": "A" * 300 + ":/usr/bin"}}))
+    assert host.which("nvidia-smi") is None

@@ -166,8 +166,11 @@ class RecordedHost(RootedFs):
     def which(self, name: str) -> str | None:
         for directory in self._env.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":"):
             candidate = f"{directory}/{name}"
-            if directory and self._local(candidate).is_file():  # marker files need no +x bit
-                return candidate
+            try:
+                if directory and self._local(candidate).is_file():  # marker files need no +x bit
+                    return candidate
+            except OSError:  # a recorded PATH entry no file system can hold (ENAMETOOLONG): not there
+                continue
         return None
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult:  # noqa: ARG002
