@@ -264,8 +264,9 @@ class TorchCompat:
         return next((a for a in self.architectures if compute_capability in a.compute_capabilities), None)
 
     def first_linux_driver(self, compute_capability: str) -> str | None:
-        """The first Linux driver that knows GPUs of this compute capability (Blackwell: R570), where known:
-        an older driver does not drive them, whatever CUDA a wheel needs."""
+        """The first Linux driver whose open-module README lists GPUs of this compute capability (Blackwell:
+        R570), where known: the floor to quote for them, whatever CUDA a wheel needs (an earlier beta of that
+        branch may already have driven some)."""
         arch = self.architecture_last_driver(compute_capability)
         return None if arch is None else dict(arch.first_linux_driver).get(compute_capability)
 

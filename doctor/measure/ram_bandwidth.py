@@ -35,7 +35,8 @@ trials (two copies of 640 MiB a thread) never fitted there and measured the CPU 
 the memory's figure with two busy loops on the CI VM; 3 ms trials catch the moments both run and read
 0.99-1.03x a reference at real-time priority (`benchmarks/hardware_speed.py --load 2`). Successive trials
 walk the arrays segment by segment, so a segment comes back only after all the sources (4x the cache)
-streamed past it: no trial copies from the cache.
+streamed past it: no trial copies from the cache (arrays cut below two segments are one segment copied
+twice, as before, and their cache multiple says so).
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ _FAILED_LINE = lazy(
     r"|\bSegmentation[ \t]+fault\b|\(core[ \t]+dumped\)|^Killed[ \t]*$|\bAborted[ \t]+\(core",
 )
 _DIGITS = lazy(r"\d+")
-_COLLECTOR = "collect_env"  # a script or module that collects the environment for a bug report
+# a run of a script or module that collects the environment for a bug report (a mention is not a run)
+_COLLECTOR = lazy(r"\bpython[\w.]*(?:[ \t]+-\w+)*[ \t]+(?:-m[ \t]+)?\S*collect_env\b|\bcollect_env\.py\b")
 COLLECTOR_REACH = 5  # lines after a run of it whose error is its own
 
 
@@ -64,11 +65,13 @@ def parse_shown_error(lines: list[str]) -> ShownError | None:
         if at >= 0:
             start = index
             shown, index = _traceback(lines, index, line[:at])
-            own = start - collector <= COLLECTOR_REACH or any(_COLLECTOR in t for t in lines[start:index])
+            own = start - collector <= COLLECTOR_REACH or any(
+                _COLLECTOR.search(t) for t in lines[start:index]
+            )
             shown = None if shown is None else dataclasses.replace(shown, first=start + 1)
             last_traceback = last_traceback if own else shown or last_traceback
             continue
-        if _COLLECTOR in line:
+        if "collect_env" in line and _COLLECTOR.search(line):
             collector = index
         stripped = line.strip()
         if index - collector <= COLLECTOR_REACH:
@@ -86,6 +89,7 @@ def _traceback(lines: list[str], start: int, prefix: str) -> tuple[ShownError | 
     turns to something else) before one; and the index to read on from."""
     strip = _prefix_pattern(prefix, lines[start + 1] if start + 1 < len(lines) else None)
     last_frame: ShownError | None = None
+    after_frame = False  # the line before was a frame: this one may be its source, unindented in a paste
     index = start + 1
     while index < len(lines):
         raw = lines[index]
@@ -95,9 +99,12 @@ def _traceback(lines: list[str], start: int, prefix: str) -> tuple[ShownError | 
                 index += 1
                 continue
             break
-        if body.startswith((" ", "\t")):  # a frame, its source line, Python 3.11's ^^^^ marks under it
-            if body.lstrip().startswith('File "') or last_frame is None:
+        frame = body.lstrip().startswith('File "')  # a paste that lost the indentation keeps these words
+        if body.startswith((" ", "\t")) or frame or (after_frame and not _is_exception(body.strip(), False)):
+            # a frame, its source line, Python 3.11's ^^^^ marks under it
+            if frame or last_frame is None:
                 last_frame = ShownError(index + 1, body.strip(), cut=True)
+            after_frame = frame
         elif body.startswith(_CHAINED) or _TRACEBACK in body:
             return None, index  # the next traceback in the chain is read from here
         elif _is_exception(body.strip(), needs_message=False):
@@ -105,6 +112,8 @@ def _traceback(lines: list[str], start: int, prefix: str) -> tuple[ShownError | 
         else:
             break
         index += 1
+    if last_frame is None:  # cut right after its header: the header is all there is
+        last_frame = ShownError(start + 1, lines[start].strip(), cut=True)
     return last_frame, index
 
 

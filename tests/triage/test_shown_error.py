@@ -328,3 +328,23 @@ def test_early_kepler_is_built_with_cuda_10() -> None:
     cause = diagnosed("paste.txt", "Can the new torch support my GTX 770?\n").result.cause
     fix = cause.finding.remediation if cause is not None else None
     assert fix is not None and "CUDA 10.x toolkit" in fix.text
+
+
+def test_a_traceback_that_lost_its_indentation_is_still_read() -> None:
+    """pytorch#130181: the pasted frames start at column 0 ('File "...", line 327, in _lazy_init' then its
+    source line), cut mid-frame: its last frame is line 9."""
+    lines = (PASTES / "pytorch-130181-mig-internal-assert.txt").read_text(encoding="utf-8").split("\n")
+    shown = parse_shown_error(lines)
+    assert shown is not None and shown.cut and shown.line == 9 and shown.first == 4
+
+
+def test_a_traceback_cut_right_after_its_header_is_the_header() -> None:
+    shown = parse_shown_error(["some output", "Traceback (most recent call last):"])
+    assert shown is not None and shown.cut and shown.line == 2
+
+
+def test_a_mention_of_collect_env_is_not_a_run_of_it() -> None:
+    lines = ["collect_env output is below, first the error:", "Traceback (most recent call last):",
+             '  File "x.py", line 1, in <module>', "ValueError: x"]  # fmt: skip
+    shown = parse_shown_error(lines)
+    assert shown is not None and shown.text == "ValueError: x"
