@@ -140,9 +140,12 @@ def read_paste(paste: Paste) -> PastedText:
     used.update({n: "error" for n in continued if n not in used})
     shown_error = parse_shown_error(lines)
     if shown_error is not None:
-        # beside known errors it is one more line of theirs (collect2's after ld's "cannot find -lcuda")
-        for number in range(shown_error.first or shown_error.line, shown_error.line + 1):
-            used.setdefault(number, "error" if hits else "unknown_error")
+        # next to a known error it is one more line of it (collect2's after ld's "cannot find -lcuda");
+        # elsewhere it is an error of its own that nothing knows
+        first = shown_error.first or shown_error.line
+        beside = any(first - 1 <= h.line <= shown_error.line + 1 for h in hits)
+        for number in range(first, shown_error.line + 1):
+            used.setdefault(number, "error" if beside else "unknown_error")
     prose = read_prose(lines)
     for said in (prose.gpu, prose.driver, prose.jetson, prose.torch_fails, prose.windows_build):
         if said is not None:

@@ -1038,8 +1038,9 @@ def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     if finding.remediation != reload_after_upgrade():
         return verdict
     fix = mismatch_after_reboot()
-    if "NVRM version:" in pasted.paste.text:
-        fix = dataclasses.replace(fix, commands=fix.commands[1:])
+    if "NVRM version:" in pasted.paste.text:  # the running module's version is in the paste already
+        asked = tuple(c for c in fix.commands if c.argv != ("cat", "/proc/driver/nvidia/version"))
+        fix = dataclasses.replace(fix, commands=asked)
     details = finding.details.split(" This happens when", 1)[0]  # "...and was not rebooted": it was
     finding = dataclasses.replace(finding, remediation=fix, details=details)
     return dataclasses.replace(verdict, finding=finding, find_out=None)

@@ -348,3 +348,15 @@ def test_a_mention_of_collect_env_is_not_a_run_of_it() -> None:
              '  File "x.py", line 1, in <module>', "ValueError: x"]  # fmt: skip
     shown = parse_shown_error(lines)
     assert shown is not None and shown.text == "ValueError: x"
+
+
+def test_an_unknown_traceback_away_from_a_known_error_is_labelled_as_unknown() -> None:
+    """Only a failure line next to a known error is one more line of it (collect2 after ld's -lcuda)."""
+    text = (
+        "CUDA error: an illegal memory access was encountered\nsome log\nmore\n"
+        'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: nope\n'
+    )
+    parts = {(p.kind, p.first_line, p.last_line) for p in diagnosed("paste.txt", text).pasted.parts}
+    assert ("unknown_error", 4, 6) in parts
+    lcuda = diagnosed("lmdeploy-2026-triton-cannot-find-lcuda.txt").pasted.parts
+    assert all(p.kind != "unknown_error" for p in lcuda)
