@@ -121,6 +121,7 @@ def parse_architectures(value: Any, where: str) -> tuple[ArchitectureLastDriver,
                 unconfirmed=opt_text(raw, "unconfirmed", aw),
                 first_linux_driver=_first_drivers(raw, aw, ccs),
                 first_driver_source=opt_text(raw, "first_driver_source", aw),
+                codegen_ended_earlier=_codegen_ended_earlier(raw, aw, ccs, codegen),
             )
         )
     return tuple(out)
@@ -141,6 +142,29 @@ def _first_drivers(raw: dict[str, Any], where: str, ccs: tuple[str, ...]) -> tup
         out.append((capability, version))
     if out and raw.get("first_driver_source") is None:
         raise CompatDataError(f"{where}: first_linux_driver needs its first_driver_source")
+    return tuple(out)
+
+
+def _codegen_ended_earlier(
+    raw: dict[str, Any], where: str, ccs: tuple[str, ...], codegen: int | None
+) -> tuple[tuple[str, int], ...]:
+    """{"3.0": 10}: capabilities of this architecture that an older CUDA major was the last to compile for."""
+    value = raw.get("codegen_ended_earlier")
+    if value is None:
+        return ()
+    out = []
+    for capability, major in obj(value, f"{where}.codegen_ended_earlier").items():
+        if capability not in ccs or isinstance(major, bool) or not isinstance(major, int) or codegen is None:
+            raise CompatDataError(
+                f"{where}.codegen_ended_earlier: {capability!r}: {major!r} is not of this row"
+            )
+        if major >= codegen:
+            raise CompatDataError(
+                f"{where}.codegen_ended_earlier: {capability!r} ends after its architecture"
+            )
+        out.append((capability, major))
+    if raw.get("codegen_ended_earlier_source") is None:
+        raise CompatDataError(f"{where}: codegen_ended_earlier needs its codegen_ended_earlier_source")
     return tuple(out)
 
 

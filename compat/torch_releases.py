@@ -183,6 +183,8 @@ class ArchitectureLastDriver:
     # the first Linux driver that lists a GPU of this compute capability ("12.0" -> "570.86.16"), where known
     first_linux_driver: tuple[tuple[str, str], ...] = ()
     first_driver_source: str | None = None
+    # compute capabilities whose codegen ended before the architecture's ("3.0" -> 10: CUDA 11.0 dropped sm_30)
+    codegen_ended_earlier: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -269,6 +271,14 @@ class TorchCompat:
         branch may already have driven some)."""
         arch = self.architecture_last_driver(compute_capability)
         return None if arch is None else dict(arch.first_linux_driver).get(compute_capability)
+
+    def last_codegen_major(self, compute_capability: str) -> int | None:
+        """The newest CUDA major whose nvcc still compiles for this compute capability; None: still current,
+        or not known."""
+        arch = self.architecture_last_driver(compute_capability)
+        if arch is None:
+            return None
+        return dict(arch.codegen_ended_earlier).get(compute_capability, arch.last_toolkit_major_with_codegen)
 
     def min_driver_for_cuda(self, cuda: str, system: str = "linux") -> str | None:
         """The oldest driver that loads a wheel built for `cuda` ("12.6"), through minor-version compatibility."""

@@ -343,11 +343,6 @@ def gpus_older_than_every_build(facts: Facts, data: TorchCompat | None = None) -
     return all(tuple(int(x) for x in cc.split(".")[:2]) < oldest for cc in capabilities)
 
 
-# The Kepler parts CUDA 11.0 no longer compiles for ("Support for Kepler sm_30 and sm_32 architecture based
-# products is dropped", CUDA 11.0 release notes); 3.5 and 3.7 stayed until CUDA 12
-EARLY_KEPLER = frozenset({"3.0", "3.2"})
-
-
 def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | None:
     """When every GPU is older than the oldest architecture any build in the data compiles for, no driver and
     no wheel helps: say so, and offer the CPU build."""
@@ -356,16 +351,7 @@ def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | Non
         return None
     python = python_command(facts)
     names = ", ".join(sorted(set(capabilities)))
-    ended = [
-        a for a in (data.architecture_last_driver(cc) for cc in sorted(set(capabilities))) if a is not None
-    ]
-    toolkits = [
-        a.last_toolkit_major_with_codegen for a in ended if a.last_toolkit_major_with_codegen is not None
-    ]
-    if (
-        toolkits and set(capabilities) & EARLY_KEPLER
-    ):  # CUDA 11.0 dropped sm_30 and sm_32 (3.5 and 3.7 stayed)
-        toolkits = [min(*toolkits, 10)]
+    toolkits = [t for t in (data.last_codegen_major(cc) for cc in sorted(set(capabilities))) if t is not None]
     source = (
         f" A build from source still can: TORCH_CUDA_ARCH_LIST={';'.join(sorted(set(capabilities)))} with a CUDA "
         f"{min(toolkits)}.x toolkit, the last that compiles for it, and a torch release that still supports that CUDA."

@@ -294,8 +294,8 @@ def _timed_copies(
     starts = [0.0] * threads
     ends = [0.0] * threads
     touched = [size] * threads
-    # segment size, segment count, trial number: set by the main thread, published to the workers by `go`
-    plan = [*segments(size), 0]
+    # segment size, segment count, trial number: set by the main thread before each `go`, which publishes them
+    plan = [0, 1, 0]
 
     def copy(index: int) -> None:
         if pins is not None:

@@ -21,14 +21,13 @@ from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.model import CollectEnvReport
 
 MISMATCH = "other_cpp_extension_cuda_version_mismatch"
-EXTENSION_DUMPS = ("detectron2", "mmengine")  # the wrappers that dump an extension's build environment
 _MAJOR_MINOR = lazy(r"^(\d{1,2})\.(\d{1,2})")
 
 
 def toolkit_mismatch(report: CollectEnvReport | None, lines: list[str]) -> Hit | None:
     """The nvcc of an extension project's dump that torch.utils.cpp_extension would refuse, as that message's
     hit; None when the dump is not such a project's, or does not show both versions, or they agree."""
-    if report is None or report.wrapper not in EXTENSION_DUMPS:
+    if report is None or report.wrapper not in EXTENSION_PROBES:  # not an extension project's dump
         return None
     nvcc, torch_cuda = _major_minor(report.cuda_runtime), _major_minor(report.cuda_build)
     shown = report.lines.get("cuda_runtime")
@@ -51,14 +50,15 @@ def _refused(nvcc: tuple[int, int], torch_cuda: tuple[int, int]) -> bool:
 # What each extension project's own build reports, asked of the module itself: the CUDA and compiler its
 # operators were built with ("not available" when they were built without CUDA). Their collect_env prints the
 # same rows ("Detectron2 CUDA Compiler", "MMCV CUDA Compiler"), which a dump cut short or pasted in part lacks.
-EXTENSION_PROBES = {
-    "detectron2": 'python -c "from detectron2 import _C; print(_C.get_cuda_version(), _C.get_compiler_version())"',
-    "mmengine": 'python -c "from mmcv.ops import get_compiling_cuda_version as v, get_compiler_version as c; '
-    'print(v(), c())"',
+EXTENSION_PROBES = {  # by the wrapper that printed the dump (triage/parse.py)
+    "detectron2": '-c "from detectron2 import _C; print(_C.get_cuda_version(), _C.get_compiler_version())"',
+    "mmengine": '-c "from mmcv.ops import get_compiling_cuda_version as v, get_compiler_version as c; print(v(), c())"',
 }
 
 
-def extension_probe(report: CollectEnvReport | None) -> str | None:
-    """For an extension project's dump that shows nothing wrong: the command that says how its operators were
-    built, the usual gap such a report is pasted about; None for any other paste."""
-    return None if report is None or report.wrapper is None else EXTENSION_PROBES.get(report.wrapper)
+def extension_probe(report: CollectEnvReport | None, python: str | None = None) -> str | None:
+    """For an extension project's dump that shows nothing wrong: the command (with the paste's own Python,
+    where it shows one) that says how its operators were built, the usual gap such a report is pasted about;
+    None for any other paste."""
+    probe = None if report is None or report.wrapper is None else EXTENSION_PROBES.get(report.wrapper)
+    return None if probe is None else f"{python or 'python'} {probe}"

@@ -91,6 +91,20 @@ class PastedText:
         )
 
     @property
+    def words_only(self) -> bool:
+        """A person's words: no program output, no error, nothing but what they say (a question in words,
+        pasted into a PyTorch doctor, is about torch)."""
+        return (
+            self.collect_env is None
+            and self.smi is None
+            and not self.packages
+            and not self.hits
+            and self.kernel_log is None
+            and self.shown_error is None
+            and self.session is None
+        )
+
+    @property
     def said_torch_fails(self) -> bool:
         """The words say torch cannot use CUDA; an illegal instruction counts on a Jetson only (PyPI's aarch64
         wheel on its CPU: elsewhere it says nothing of the GPU)."""

@@ -170,8 +170,8 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
     if cause is None and result.unrecognised is not None:
         out.writelines(f"{line}\n" for line in unrecognised_lines(result.unrecognised, facts))
     elif cause is None:
-        out.write(f"No problem found in what this paste shows{_NO_ERROR if pasted.hits == () else '.'}\n")
-        probe = extension_probe(pasted.collect_env)
+        out.write(f"No problem found in what this paste shows{'.' if pasted.hits else _NO_ERROR}\n")
+        probe = extension_probe(pasted.collect_env, interpreter_shown(facts))
         if probe is not None:  # an extension project's report: its own build is what such reports are about
             out.write(
                 "  How this project's compiled operators were built is not in the report; this says:\n"
@@ -216,14 +216,12 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
 
 
 _NO_ERROR = ", and no failing program's error. If something fails, paste the error's last lines too."
-COLLECT_ENV = "python -m torch.utils.collect_env"
 
 
 def unrecognised_lines(shown: ShownError, facts: Facts) -> list[str]:
     """What triage says of a failure no signature knows: the line, what is missing, what to paste."""
     text = escape_controls(shown.text if len(shown.text) <= 300 else shown.text[:300] + "…")
-    python = interpreter_shown(facts)
-    ask = COLLECT_ENV if python is None else f"{python} -m torch.utils.collect_env"
+    ask = f"{interpreter_shown(facts) or 'python'} -m torch.utils.collect_env"
     if shown.cut:
         return [
             f"The paste shows a traceback cut before its last line (line {shown.line} is its last frame):",
@@ -271,7 +269,9 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
         "cause": None
         if cause is None
         else {**_finding(cause), "confidence": result.confidence, "to_be_sure": cause.find_out},
-        "to_be_sure": cause.find_out if cause is not None else extension_probe(pasted.collect_env),
+        "to_be_sure": cause.find_out
+        if cause is not None
+        else extension_probe(pasted.collect_env, interpreter_shown(facts)),
         "unrecognised_error": None if result.unrecognised is None else to_json(result.unrecognised),
         "whole_machine": WHOLE_MACHINE,
         "report": to_json(pasted.collect_env) if pasted.collect_env is not None else None,

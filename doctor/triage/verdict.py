@@ -218,7 +218,7 @@ def known(pasted: PastedText, facts: Facts) -> Known:
         and (runtime.cuda_available is not None or runtime.outcome != "ok"),
         libraries=(r is not None and r.libraries is not None) or bool(pasted.packages),
         errors=not isinstance(facts.reported_errors, Unavailable),
-        about_torch=mentions_torch(pasted.paste.text) or words_only(pasted),
+        about_torch=mentions_torch(pasted.paste.text) or pasted.words_only,
     )
 
 
@@ -310,8 +310,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
-    if not mentions_torch(pasted.paste.text) and not words_only(pasted):
-        # another program's error (CUDA samples, JAX, Taichi...); a question in words is about torch
+    if (
+        not k.about_torch
+    ):  # another program's error (CUDA samples, JAX, Taichi...); a question in words is not
         verdicts = tuple(_not_torch(v, facts, pasted) for v in verdicts)
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
@@ -380,19 +381,6 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     known_lines = {h.line for h in pasted.hits}
     unrecognised = shown if cause is None and shown is not None and shown.line not in known_lines else None
     return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None, unrecognised)
-
-
-def words_only(pasted: PastedText) -> bool:
-    """The paste is a person's words: no program output, no error, nothing but what they say."""
-    return (
-        pasted.collect_env is None
-        and pasted.smi is None
-        and not pasted.packages
-        and not pasted.hits
-        and pasted.kernel_log is None
-        and pasted.shown_error is None
-        and pasted.session is None
-    )
 
 
 def interpreter_shown(facts: Facts) -> str | None:
@@ -1071,8 +1059,9 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     ):
         # "Found no NVIDIA driver" in a container's shell: its libcuda comes from the host through the NVIDIA
         # runtime, so the container was started without the GPUs (the host's own nvidia-smi may well work)
-        runtime = ContainerRuntime.DOCKER if "docker" in pasted.paste.text.lower() else None
-        passed = pass_gpus(runtime)
+        passed = pass_gpus(
+            ContainerRuntime.DOCKER
+        )  # a shell prompt says a container, as the other fixes here
         return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=passed))
     hit = next((h for h in pasted.hits if "803" in h.signature.id or "804" in h.signature.id), None)
     if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:

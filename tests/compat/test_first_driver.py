@@ -68,3 +68,22 @@ def test_on_windows_the_branch_is_named() -> None:
     d = diagnose_paste(text.replace("/", "\\").encode(), "paste.txt")
     fix = d.result.cause.finding.remediation if d.result.cause is not None else None
     assert fix is not None and "and of the R570 branch or newer for this GPU" in fix.text
+
+
+def test_the_last_toolkit_that_compiles_for_a_capability() -> None:
+    """CUDA 11.0 dropped sm_30, CUDA 12.0 sm_35 and sm_37 (compat/cuda_matrix.json, with its sources)."""
+    data = load_torch_releases()
+    assert [data.last_codegen_major(cc) for cc in ("3.0", "3.5", "3.7")] == [10, 11, 11]
+    assert data.last_codegen_major("8.6") is None  # still compiled for
+
+
+@pytest.mark.parametrize(
+    ("table", "error"),
+    [({"5.0": 10}, "is not of this row"), ({"3.5": 11}, "ends after its architecture")],
+)
+def test_an_earlier_codegen_end_is_checked(table: dict[str, int], error: str) -> None:
+    raw = _raw()
+    row = next(a for a in raw["architecture_last_driver"] if a["architecture"] == "Kepler")
+    row["codegen_ended_earlier"] = table
+    with pytest.raises(CompatDataError, match=error):
+        parse_torch_compat(raw)

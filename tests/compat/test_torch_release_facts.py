@@ -81,6 +81,7 @@ _PARTS = (
     "renamed_ccs",
     "examples",
     "first_linux_driver",
+    "codegen_ended_earlier",
 )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
-from torch_gpu_doctor.triage.verdict import Kind, mentions_torch, words_only
+from torch_gpu_doctor.triage.verdict import Kind, mentions_torch
 
 HERE = Path(__file__).parent
 PINS: dict[str, dict[str, Any]] = json.loads((HERE / "corpus_expected.json").read_text(encoding="utf-8"))
@@ -81,7 +81,7 @@ def test_another_programs_error_is_never_answered_with_a_torch_install(path: Pat
     there (CHIA-Network/bladebit#431). A question in words alone ("can a new version support the Tesla
     K40m?", pytorch#44253) has no other program in it: pasted into a PyTorch doctor, it is about torch."""
     d = diagnose_paste(path.read_bytes(), path.name)
-    if words_only(d.pasted):
+    if d.pasted.words_only:
         return
     for verdict in d.result.verdicts:
         fix = verdict.finding.remediation
