@@ -7,8 +7,9 @@ import re
 from torch_gpu_doctor.checks.support.signatures import reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.fixes.out_of_memory import fragmented, holder, kv_cache, too_big
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Finding, Remediation, Status
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
@@ -54,7 +55,6 @@ _PATTERNS = {name: lazy(pattern, re.IGNORECASE) for name, pattern in _FIELDS.ite
 _PROCESS = lazy(r"Process \d+ has " + _SIZE.format("others") + r" memory in use", re.IGNORECASE)
 FREE_ENOUGH = 256 << 20  # free memory above this and 4x the request: the request did not fail for lack of it
 CONTEXT_SLACK = 1 << 30  # what a process holds beyond PyTorch's reservation: its CUDA context, cuBLAS, NCCL
-HOLDER_QUERY = ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv")
 
 
 @dataclass(frozen=True)
@@ -117,96 +117,67 @@ def _gib(n: int) -> str:
     return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
 
 
-def _holder() -> Remediation:
-    return Remediation(
-        text="Another program holds a large share of this GPU's memory. See which one, then stop it (or run on another "
-        "GPU); in a notebook, a kernel left running from earlier is the usual holder.",
-        commands=(
-            Command(HOLDER_QUERY, note="lists the processes using GPU memory, with how much each uses"),
-        ),
-        target=Target.SYSTEM,
-    )
+def stated_most(reported: tuple[ReportedError, ...]) -> ReportedError | None:
+    """Of the out-of-memory errors reported, the one whose message states the most (its figures decide)."""
+    errors = [e for e in reported if e.kind == "oom"]
+    return max(errors, key=lambda e: len(e.text) + len(e.context)) if errors else None
 
 
-def _fragmented() -> Remediation:
-    return Remediation(
-        text="PyTorch's allocator has enough memory reserved but in pieces too small for this allocation. Set "
-        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the environment of the program (torch ≥ 2.1; "
-        "before that, max_split_size_mb:128), and free tensors you no longer need.",
-        target=Target.PYTHON_ENV,
-    )
-
-
-def _too_big() -> Remediation:
-    return Remediation(
-        text="The job needs more GPU memory than this GPU has: lower the batch size (keep the effective batch "
-        "with gradient accumulation), train in bf16 or fp16 (torch.autocast), use activation checkpointing, or "
-        "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower max_model_len or "
-        "max_num_seqs; for image-generation UIs (ComfyUI, Stable Diffusion web UIs) start them with --lowvram or "
-        "--medvram, or use a smaller or quantized model.",
-        target=Target.PYTHON_ENV,
-    )
-
-
-def _kv_cache() -> Remediation:
-    return Remediation(
-        text="vLLM loaded the model but its share of GPU memory leaves no room for the KV cache. Give it more "
-        "(--gpu-memory-utilization, default 0.9, up to about 0.95 when nothing else uses the GPU), or need less: "
-        "a smaller --max-model-len or --max-num-seqs, a quantized model, or tensor parallelism over more GPUs.",
-        target=Target.PYTHON_ENV,
-    )
+def sized(error: ReportedError) -> bool:
+    """The message states the GPU's total: its figures say whose memory it was."""
+    return oom_numbers(f"{error.text} {error.context}").total is not None
 
 
 def _judge(error: ReportedError) -> tuple[str, Remediation]:
     if error.signature == "oom_vllm_no_memory_for_cache_blocks":
-        return "vLLM has no memory left for its KV cache after loading the model", _kv_cache()
+        return "vLLM has no memory left for its KV cache after loading the model", kv_cache()
     if error.signature == "oom_vllm_free_memory_on_startup":
         free, total = error.values.get("free"), error.values.get("total")
         held = f" (only {free} of {total} GiB was free)" if free and total else ""
-        return f"other processes held the GPU's memory when vLLM started{held}", _holder()
+        return f"other processes held the GPU's memory when vLLM started{held}", holder()
     n = oom_numbers(f"{error.text} {error.context}")
     used_by_torch = n.process if n.process is not None else n.reserved
     if n.tried and n.total and n.tried > n.total:  # no process to stop, no cache to defragment helps
         return (
             f"one allocation of {_gib(n.tried)} is larger than the GPU's whole {_gib(n.total)} (an input or "
             "batch far too large for it)"
-        ), _too_big()
+        ), too_big()
     if n.others is not None and n.total and n.others > 0.25 * n.total:
-        return f"another process holds {_gib(n.others)} of the GPU's {_gib(n.total)}", _holder()
+        return f"another process holds {_gib(n.others)} of the GPU's {_gib(n.total)}", holder()
     if n.total and n.free is not None and used_by_torch is not None:
         elsewhere = n.total - n.free - used_by_torch
         if elsewhere > max(0.25 * n.total, DESKTOP_AND_CONTEXT):
             return (
                 f"{_gib(elsewhere)} of the GPU's {_gib(n.total)} is used outside this program "
                 f"(it holds {_gib(used_by_torch)}, {_gib(n.free)} is free)"
-            ), _holder()
+            ), holder()
     if n.reserved and n.allocated is not None and n.tried:
         cached = n.reserved - n.allocated
         if cached > n.tried and cached > 0.2 * n.reserved:
             return (
                 f"{_gib(cached)} is reserved by PyTorch but unused, more than the {_gib(n.tried)} asked for: "
                 "the cache is fragmented"
-            ), _fragmented()
+            ), fragmented()
     if n.tried and n.free is not None and n.free > max(4 * n.tried, FREE_ENOUGH):
         # the memory was there, just not in one piece the allocator could take (PyTorch's own hint)
         return (
             f"{_gib(n.free)} was free, far more than the {_gib(n.tried)} asked for: the memory is there, not in "
             "one piece"
-        ), _fragmented()
+        ), fragmented()
     if (
         n.total and n.tried and n.free is not None and n.tried > 0.25 * n.total
     ):  # one request a large part of it
         held = f"; it holds {_gib(used_by_torch)}" if used_by_torch is not None else ""
         return (
             f"it asked for {_gib(n.tried)} at once, with {_gib(n.free)} of the GPU's {_gib(n.total)} free{held}"
-        ), _too_big()
+        ), too_big()
     if n.total and used_by_torch is not None and n.free is not None:  # the rest is its context, a desktop
         return (
             f"it holds {_gib(used_by_torch)} of the GPU's {_gib(n.total)}, and {_gib(n.free)} was left"
-        ), _too_big()
+        ), too_big()
     if n.total:
-        return f"this program uses the GPU's whole {_gib(n.total)}", _too_big()
-    return "the program asked for more GPU memory than was free", _too_big()
+        return f"this program uses the GPU's whole {_gib(n.total)}", too_big()
+    return "the program asked for more GPU memory than was free", too_big()
 
 
 @check(CID, "The program's GPU memory suffices", "torch")
@@ -232,16 +203,15 @@ def torch_out_of_memory(facts: Facts) -> Finding:
         return Finding(
             CID, Status.SKIP, "No program output was read (`gpu-doctor triage FILE` reads a pasted error)."
         )
-    errors = [e for e in reported if e.kind == "oom"]
-    if not errors:
+    error = stated_most(reported)
+    if error is None:
         return Finding(CID, Status.PASS, "No out-of-memory error was reported.")
-    error = max(errors, key=lambda e: len(e.text) + len(e.context))  # the message that states the most
     why, fix = _judge(error)
     return Finding(
         CID,
         Status.FAIL,
         f"The program ran out of GPU memory: {why}.",
         details=error.means,
-        evidence=reported_evidence(errors),
+        evidence=reported_evidence([e for e in reported if e.kind == "oom"]),
         remediation=fix,
     )

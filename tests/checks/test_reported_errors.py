@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from torch_gpu_doctor.checks.torch_out_of_memory import HOLDER_QUERY, oom_numbers
+from torch_gpu_doctor.checks.torch_out_of_memory import oom_numbers
+from torch_gpu_doctor.fixes.out_of_memory import HOLDER_QUERY
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 

@@ -116,3 +116,47 @@ def test_a_windows_cuda_home_is_one_folder_not_a_list() -> None:
     text = "sys.platform            win32\nCUDA_HOME               C:\\CUDA\\v11.8\nPyTorch                 2.1.0+cu118\n"
     d = diagnose_paste(text.encode(), "paste.txt")
     assert all(h.signature.id != "other_cuda_home_path_list" for h in d.pasted.hits)
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("배치 사이즈는 1로 설정했습니다.", True),  # FastMRI_challenge#238
+        ("Why I set batch_size=1，but still  CUDA out of memory.", True),  # daitao/SAN#41
+        ("python finetuning.py --batch_size 1  --dataset ImageNet --name feimogu", True),
+        ("Even when I am using batch size of 1, still cuda out of memory error is coming.", True),
+        ("I set batchsize=1 layer=1 but it still OOM", True),  # tencent-ailab/pika#8
+        ("即使batch size设置为1也会爆显存", True),
+        ("--per_device_train_batch_size 1 --gradient_accumulation_steps 16", True),
+        ("--per_device_eval_batch_size 1", False),  # evaluation's batch says nothing of training's
+        ("batch size 16", False),
+        ("With batch size 1 it works, but batch size 8 fails.", False),  # a smaller batch is the fix here
+        ("Epoch 1 batch 1/500 loss 0.3", False),  # a training log's counter
+    ],
+)
+def test_a_batch_of_one_said(line: str, said: bool) -> None:
+    assert (read_prose([line]).batch_one is not None) == said
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        # no figures: 6 GB held before training, the batch already 1: find the holder first
+        (
+            "fastmri_challenge-238-oom-zombie-process-holds-6gb-ko.txt",
+            "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
+        ),
+        # the figures show the program itself holds the memory: the model or its input, nothing to stop
+        ("san-41-oom-batch1-one-allocation-8gib.txt", None),
+    ],
+)
+def test_out_of_memory_at_batch_one_is_never_answered_with_a_smaller_batch(
+    name: str, first: str | None
+) -> None:
+    d = diagnosed(name)
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "torch.out_of_memory"
+    fix = cause.finding.remediation
+    assert fix is not None and "lower the batch size" not in fix.text
+    assert "already 1" in cause.finding.summary
+    assert (fix.commands[0].display() if fix.commands else None) == first

@@ -1,0 +1,73 @@
+"""What to do about a program that ran out of GPU memory, by whose memory it was (torch.out_of_memory's fixes)."""
+
+from __future__ import annotations
+
+from torch_gpu_doctor.model import Command, Remediation, Target
+
+HOLDER_QUERY = ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv")
+
+
+def holder() -> Remediation:
+    return Remediation(
+        text="Another program holds a large share of this GPU's memory. See which one, then stop it (or run on another "
+        "GPU); in a notebook, a kernel left running from earlier is the usual holder.",
+        commands=(
+            Command(HOLDER_QUERY, note="lists the processes using GPU memory, with how much each uses"),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def fragmented() -> Remediation:
+    return Remediation(
+        text="PyTorch's allocator has enough memory reserved but in pieces too small for this allocation. Set "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the environment of the program (torch ≥ 2.1; "
+        "before that, max_split_size_mb:128), and free tensors you no longer need.",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def too_big() -> Remediation:
+    return Remediation(
+        text="The job needs more GPU memory than this GPU has: lower the batch size (keep the effective batch "
+        "with gradient accumulation), train in bf16 or fp16 (torch.autocast), use activation checkpointing, or "
+        "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower max_model_len or "
+        "max_num_seqs; for image-generation UIs (ComfyUI, Stable Diffusion web UIs) start them with --lowvram or "
+        "--medvram, or use a smaller or quantized model.",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def kv_cache() -> Remediation:
+    return Remediation(
+        text="vLLM loaded the model but its share of GPU memory leaves no room for the KV cache. Give it more "
+        "(--gpu-memory-utilization, default 0.9, up to about 0.95 when nothing else uses the GPU), or need less: "
+        "a smaller --max-model-len or --max-num-seqs, a quantized model, or tensor parallelism over more GPUs.",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def too_big_at_batch_one(sized: bool) -> Remediation:
+    """The person says the batch is already 1: no smaller batch exists. Where the error's figures show the
+    program itself holds the memory (`sized`), the model or one input is too large; where it states none, what
+    holds the memory comes first (a run or notebook kernel left from earlier holds gigabytes unseen)."""
+    smaller = (
+        "run it in bf16 or fp16 (torch.autocast), use activation checkpointing, make each input smaller (crop "
+        "or tile images, shorter sequences), use a smaller or quantized model, or shard it over several GPUs "
+        "(FSDP)."
+    )
+    if sized:
+        return Remediation(
+            text="The batch is already 1, so a smaller batch cannot help: the model, or one input, needs more "
+            f"memory than this GPU has. To fit it, {smaller}",
+            target=Target.PYTHON_ENV,
+        )
+    return Remediation(
+        text="The batch is already 1, so a smaller batch cannot help. First see whether another program holds "
+        "this GPU's memory (a run or notebook kernel left from earlier is the usual holder) and stop it; if none "
+        f"does, the model or one input does not fit: {smaller}",
+        commands=(
+            Command(HOLDER_QUERY, note="lists the processes using GPU memory, with how much each uses"),
+        ),
+        target=Target.SYSTEM,
+    )
