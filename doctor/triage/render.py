@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Remediation, escape_controls
+from torch_gpu_doctor.model import Remediation, Status, escape_controls
 from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.build_env import extension_probe
 from torch_gpu_doctor.triage.paste import PastedText
@@ -20,7 +20,14 @@ from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 from torch_gpu_doctor.triage.prose import Said
 from torch_gpu_doctor.triage.shown_error import ShownError
-from torch_gpu_doctor.triage.verdict import WHOLE_MACHINE, Confidence, Kind, Verdict, interpreter_shown
+from torch_gpu_doctor.triage.verdict import (
+    WHOLE_MACHINE,
+    Confidence,
+    Kind,
+    Triage,
+    Verdict,
+    interpreter_shown,
+)
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TRIAGE_SCHEMA = "gpu-doctor triage v2"
@@ -170,7 +177,11 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
     if cause is None and result.unrecognised is not None:
         out.writelines(f"{line}\n" for line in unrecognised_lines(result.unrecognised, facts))
     elif cause is None:
-        out.write(f"No problem found in what this paste shows{'.' if pasted.hits else _NO_ERROR}\n")
+        out.write(f"No problem found in what this paste shows{_STILL_FAILS if pasted.hits else _NO_ERROR}\n")
+        ruled_out = _ruled_out(result)
+        if ruled_out:  # what the paste does settle: where the failure it does not show cannot be
+            out.write("  What it rules out:\n")
+            out.writelines(f"    - {escape_controls(summary)}\n" for summary in ruled_out)
         probe = extension_probe(pasted.collect_env, interpreter_shown(facts))
         if probe is not None:  # an extension project's report: its own build is what such reports are about
             out.write(
@@ -211,11 +222,28 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         for command, ids in by_command.items():
             out.write(f"  $ {command}\n      {', '.join(ids)}\n")
     fine = [v.finding.check_id for v in result.verdicts if v.kind == Kind.FINE]
-    if fine:
+    if fine and (cause is not None or result.unrecognised is not None):  # else listed as what it rules out
         out.write(f"\nFine: {', '.join(fine)}\n")
 
 
+# passing checks that describe the machine (which torch, which GPUs, how new the data is) but rule nothing out
+_DESCRIBE_ONLY = frozenset({"torch.installed", "gpu.present", "compat.data_age"})
+
+
+def _ruled_out(result: Triage) -> list[str]:
+    """The passing checks the paste decided, in their own words: 'torch 1.11.0+cu113 has kernels for compute
+    capability 3.7' says where a 'no kernel image' the paste does not show cannot come from."""
+    return [
+        v.finding.summary
+        for v in result.verdicts
+        if v.kind == Kind.FINE
+        and v.finding.status is Status.PASS
+        and v.finding.check_id not in _DESCRIBE_ONLY
+    ]
+
+
 _NO_ERROR = ", and no failing program's error. If something fails, paste the error's last lines too."
+_STILL_FAILS = ". If something still fails, paste the error's last lines too."
 
 
 def unrecognised_lines(shown: ShownError, facts: Facts) -> list[str]:
