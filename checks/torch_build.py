@@ -577,9 +577,22 @@ def _arch_list(facts: Facts, packages: TorchPackages | Unavailable) -> tuple[tup
         return runtime.arch_list, "torch.cuda.get_arch_list()"
     if isinstance(packages, Unavailable):
         return None, "neither torch itself nor the compat data lists them"
-    rel = load_torch_releases().release(packages.version or "")
-    variant = rel.variant("cu" + (packages.cuda or "").replace(".", "")) if rel else None
+    data = load_torch_releases()
+    rel = data.release(packages.version or "")
+    name = "cu" + (packages.cuda or "").replace(".", "")
+    variant = rel.variant(name) if rel else None
     platform = target_platform(facts)
+    legacy = data.legacy_release(packages.version or "") if rel is None else None
+    build = legacy.build(name) if legacy else None
+    if (
+        legacy is not None and build is not None
+    ):  # 1.4-1.12: the builder's lists, which Linux and Windows differ in
+        version = (packages.version or "").split("+", 1)[0]
+        platform = platform or _assumed_os(facts)
+        listed = build.arch_list(version, platform)
+        if listed is None:
+            return None, "neither torch itself nor the compat data lists them"
+        return listed, f"compat data for {version} {name} {platform} (pytorch/builder's list)"
     if platform is None and variant is not None and isinstance(facts.python, Unavailable):
         platform = next(iter(variant.arch_list), None)  # a paste without the interpreter: the builds agree
     if variant is None or platform is None or platform not in variant.arch_list:
@@ -587,6 +600,12 @@ def _arch_list(facts: Facts, packages: TorchPackages | Unavailable) -> tuple[tup
     return variant.arch_list[
         platform
     ], f"compat data for {rel.version if rel else '?'} {variant.name} {platform}"
+
+
+def _assumed_os(facts: Facts) -> str:
+    """The wheel platform of a machine whose interpreter is not known: Windows when the OS says so."""
+    system = facts.os.system if not isinstance(facts.os, Unavailable) else None
+    return "windows" if system == "Windows" else "linux_x86_64"
 
 
 @check("torch.cuda_init", "CUDA initialises in torch", "torch")

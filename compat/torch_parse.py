@@ -26,6 +26,8 @@ from torch_gpu_doctor.compat.torch_releases import (
     BundledRuntime,
     Companion,
     Companions,
+    LegacyBuild,
+    LegacyRelease,
     TorchCompat,
     TorchRelease,
     TorchVariant,
@@ -177,6 +179,77 @@ def _parse_release(entry: Any, where: str) -> TorchRelease:
     )
 
 
+def _parse_legacy_build(entry: Any, where: str, versions: tuple[str, ...]) -> LegacyBuild:
+    variant = _parse_variant(entry, where)
+    raw = obj(entry.get("install", {}), f"{where}.install")
+    install: dict[str, str] = {}
+    for version in raw:
+        if version not in versions:
+            raise CompatDataError(f"{where}.install.{version[:20]}: not one of the release's versions")
+        command = text(raw, version, f"{where}.install")
+        if variant.cuda is not None and (
+            not command.startswith(("pip install ", "pip3 install ")) or f"torch=={version}" not in command
+        ):  # what a CUDA build's fix runs (ROCm and CPU commands are kept, never run)
+            raise CompatDataError(f"{where}.install.{version}: not a pip command for torch {version}")
+        install[version] = command
+    patched: dict[str, dict[str, tuple[str, ...]]] = {}
+    for version, lists in obj(
+        entry.get("arch_list_for_patches", {}), f"{where}.arch_list_for_patches"
+    ).items():
+        if version not in versions:
+            raise CompatDataError(
+                f"{where}.arch_list_for_patches.{version[:20]}: not one of the release's versions"
+            )
+        patch_where = f"{where}.arch_list_for_patches.{version}"
+        text(obj(lists, patch_where), "source", patch_where)
+        patched[version] = _platform_map(
+            lists.get("arch_list"), f"{patch_where}.arch_list", variant.platforms, _SM
+        )
+    return LegacyBuild(variant=variant, install=install, arch_for_patches=patched)
+
+
+def _parse_legacy(value: Any, oldest: str) -> tuple[LegacyRelease, ...]:
+    """`legacy_torch_releases`: newest first, all older than the oldest of `torch_releases`."""
+    releases: list[LegacyRelease] = []
+    previous = _version_tuple(oldest)
+    for i, item in enumerate(lst(value if value is not None else [], "legacy_torch_releases")):
+        where = f"legacy_torch_releases[{i}]"
+        entry = obj(item, where)
+        version = text(entry, "version", where, _VERSION)
+        if _version_tuple(version) >= previous:
+            raise CompatDataError(f"{where}: {version} must be older than the release before it")
+        previous = _version_tuple(version)
+        patches = texts(entry.get("patches", []), f"{where}.patches", _VERSION)
+        text(entry, "release_date", where, re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII))
+        builds = tuple(
+            _parse_legacy_build(b, f"{where}.variants[{j}]", (version, *patches))
+            for j, b in enumerate(lst(entry.get("variants"), f"{where}.variants", non_empty=True))
+        )
+        default_raw = obj(entry.get("pypi_default"), f"{where}.pypi_default")
+        defaults: dict[str, str | None] = {}
+        for plat in default_raw:
+            name = opt_text(default_raw, plat, f"{where}.pypi_default")
+            if name is not None and not any(
+                b.variant.name == name and plat in b.variant.platforms for b in builds
+            ):
+                raise CompatDataError(
+                    f"{where}.pypi_default.{plat[:30]}: {name[:60]!r} is not a build for it"
+                )
+            defaults[plat] = name
+        releases.append(
+            LegacyRelease(
+                version=version,
+                patches=patches,
+                release_date=entry["release_date"],
+                pypi_default=defaults,
+                builds=builds,
+                source=text(entry, "source", where),
+                unconfirmed=opt_text(entry, "unconfirmed", where),
+            )
+        )
+    return tuple(releases)
+
+
 def _parse_bundled(
     value: Any, where: str, releases: tuple[TorchRelease, ...], toolkits: Mapping[tuple[str, str], Any]
 ) -> tuple[BundledRuntime, ...]:
@@ -246,6 +319,7 @@ def parse_torch_compat(data: Any) -> TorchCompat:
         mvc_min_driver=parse_mvc(
             root.get("cuda_minor_version_compatibility"), "cuda_minor_version_compatibility"
         ),
+        legacy=_parse_legacy(root.get("legacy_torch_releases"), releases[-1].version),
     )
 
 

@@ -122,6 +122,42 @@ class TorchRelease:
 
 
 @dataclass(frozen=True)
+class LegacyBuild:
+    """One CUDA/ROCm/CPU build of a pre-1.13 release: what it compiled, and pytorch.org's command for it."""
+
+    variant: TorchVariant
+    install: Mapping[str, str]  # version ("1.7.1") -> the previous-versions page's pip command, verbatim
+    # version -> platform -> SASS targets, where a patch's build differs from `variant.arch_list`
+    arch_for_patches: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    def arch_list(self, version: str, platform: str) -> tuple[str, ...] | None:
+        """The SASS targets of this build of `version` on `platform`; None: not in the data."""
+        lists = self.arch_for_patches.get(version, self.variant.arch_list)
+        return lists.get(platform)
+
+
+@dataclass(frozen=True)
+class LegacyRelease:
+    """A torch release older than `torch_releases` (1.4 to 1.12): read to judge an installed old torch and to
+    offer another build of the same version, never a candidate for a new install."""
+
+    version: str
+    patches: tuple[str, ...]
+    release_date: str
+    pypi_default: Mapping[str, str | None]  # platform -> the build a plain `pip install torch==X` gets
+    builds: tuple[LegacyBuild, ...]
+    source: str
+    unconfirmed: str | None
+
+    @property
+    def all_versions(self) -> tuple[str, ...]:
+        return (self.version, *self.patches)
+
+    def build(self, name: str) -> LegacyBuild | None:
+        return next((b for b in self.builds if b.variant.name == name), None)
+
+
+@dataclass(frozen=True)
 class BundledRuntime:
     """The CUDA runtime a variant's wheels bundle, and the toolkit row whose driver gives full compatibility."""
 
@@ -214,6 +250,7 @@ class TorchCompat:
     mvc_min_driver: Mapping[
         int, tuple[str, str]
     ]  # CUDA major -> (linux, windows) minimum driver, minor-version compat
+    legacy: tuple[LegacyRelease, ...] = ()  # releases before `releases`, newest first
 
     @property
     def newest(self) -> TorchRelease:
@@ -230,6 +267,11 @@ class TorchCompat:
         if _MINOR.fullmatch(text):
             return next((r for r in self.releases if r.minor == text), None)
         return next((r for r in self.releases if text in r.all_versions), None)
+
+    def legacy_release(self, version: str) -> LegacyRelease | None:
+        """A pre-1.13 release by exact or patch version ("1.7.1", "1.7.1+cu101")."""
+        text = _LOCAL.sub("", version.strip())
+        return next((r for r in self.legacy if text in r.all_versions), None)
 
     def is_newer_than_data(self, version: str) -> bool:
         """True when `version` (e.g. an installed torch) is a minor release newer than anything in this file."""

@@ -16,9 +16,11 @@ from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     INDEX_URL,
+    LegacyBuild,
     TorchCompat,
     TorchRelease,
     TorchVariant,
+    arch_supported,
     driver_runs_cuda,
     version_key,
 )
@@ -237,6 +239,9 @@ def fix_for_torch(facts: Facts) -> Remediation:
     if facts.jetson_board is not None:  # NVIDIA's build for the board's JetPack, never a PyPI wheel
         return jetson_torch_remediation(facts)
     data = load_torch_releases()
+    same_version = other_legacy_build(facts, data)
+    if same_version is not None:
+        return same_version
     rec = recommend(facts, data)
     if rec is not None:
         return install_remediation(facts, rec)
@@ -274,6 +279,49 @@ def fix_for_torch(facts: Facts) -> Remediation:
 
 
 PREVIOUS_VERSIONS = "https://pytorch.org/get-started/previous-versions/"
+
+
+def other_legacy_build(facts: Facts, data: TorchCompat) -> Remediation | None:
+    """An installed torch of 1.4-1.12 whose own build does not fit (no kernels for a GPU, a CUDA the driver does
+    not run, or CPU only) while another build of the same version does: keep the version the project pinned
+    (torch==1.7.1+cu101 on an RTX 3090 -> 1.7.1+cu110), with pytorch.org's own command for that build."""
+    installed, capabilities = installed_torch(facts), gpu_capabilities(facts)
+    legacy = data.legacy_release(installed) if installed else None
+    if legacy is None or installed is None or not capabilities:
+        return None
+    platform = target_platform(facts) or _assumed_platform(facts) or "linux_x86_64"
+    driver_cuda = driver_max_cuda(facts)
+
+    def fits(build: LegacyBuild) -> bool:
+        arch, cuda = build.arch_list(installed, platform), build.variant.cuda
+        if cuda is None or not arch or installed not in build.install:
+            return False
+        if driver_cuda is not None and not driver_runs_cuda(driver_cuda, cuda):
+            return False
+        return all(arch_supported(arch, (), cc, data.device_rule) for cc in capabilities)
+
+    current = legacy.build(installed_variant(facts) or "")
+    if current is not None and fits(current):
+        return None  # its own build fits: what fails is not the build
+    fitting = sorted((b for b in legacy.builds if fits(b)), key=lambda b: version_key(b.variant.cuda or ""))
+    if not fitting:
+        return None
+    build = fitting[-1]  # the newest CUDA among them: the one most drivers and GPUs take
+    cuda = build.variant.cuda or ""
+    need = load_matrix().min_driver_for(cuda, driver_system(facts)) if driver_cuda is None else None
+    python = python_command(facts)
+    words = build.install[installed].split()
+    argv = (python, "-m", "pip", *words[1:])  # the page's `pip install ...`, run by this Python
+    return Remediation(
+        text=f"Keep torch {installed} and install its CUDA {cuda} build ({build.variant.name}), whose kernels "
+        f"run on compute capability {', '.join(sorted(set(capabilities)))}"
+        + (f" (it needs an NVIDIA driver ≥ {need})" if need else "")
+        + f"; the command is pytorch.org's for that build ({PREVIOUS_VERSIONS}). A newer torch is the other way, "
+        "if the project allows it.",
+        commands=(Command(argv),),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
 
 
 def _driver_for_an_older_torch(facts: Facts, data: TorchCompat) -> Remediation | None:

@@ -126,6 +126,14 @@ _TORCH_SAID = lazy(
     r"v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)(?!\w|\.\w)",
     re.IGNORECASE,
 )
+# A pin with its build's tag, in words or a requirements line: "The requirement in the txt file,
+# torch==1.7.1+cu101, is too low for this card". The tag names the build the project installs; an untagged pin
+# does not (its build is the index's), and a pin in an install command is what was typed, not what is there.
+_TORCH_PINNED = lazy(
+    r"(?<![\w.-])torch[ \t]*==[ \t]*(?P<version>[12]\.\d{1,2}\.\d{1,2}\+(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+){1,2}))(?![\w.])",
+    re.IGNORECASE,
+)
+_INSTALL_LINE = lazy(r"\b(?:pip3?|conda|mamba|uv)\b[^\n]*\binstall\b", re.IGNORECASE)
 # Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
 _WINDOWS_PLATFORM = lazy(r"\bWindows-(?:10|11|2016Server|2019Server|2022Server)-10\.0\.\d{5}")
 # CUDA working, said in words: "got True when I run ... torch.cuda.is_available()", "is_available() returns True",
@@ -311,6 +319,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _TORCH_SAID.finditer(text):
             if here(found) or ":" in found[0] or "：" in found[0]:  # a label is what is installed
                 torch.setdefault(found["version"].lower(), line_of(found))
+    if "torch==" in lowered.replace(" ", "") and not torch:
+        for found in _TORCH_PINNED.finditer(text):
+            at = line_of(found)
+            if not _INSTALL_LINE.search(kept[at - 1]):
+                torch.setdefault(found["version"].lower(), at)
     torch_works = None
     if "true" in lowered or "cuda is available" in lowered:
         works = _TORCH_WORKS.search(lowered)

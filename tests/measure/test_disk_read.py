@@ -50,7 +50,9 @@ def test_free_space_of_a_directory(tmp_path: Path) -> None:
 def test_a_small_direct_read_and_the_file_is_gone(disk_dir: Path) -> None:
     result = measure_disk_read(LIVE, str(disk_dir), time_budget_s=1.0, max_file_bytes=32 * MIB)
     assert isinstance(result.read_mb_per_s, float), result.read_mb_per_s
-    assert result.file_bytes == 32 * MIB
+    # the write stops at half the budget: on a busy machine the file is shorter (a time, never asserted)
+    assert result.block_bytes <= result.file_bytes <= 32 * MIB
+    assert result.file_bytes % result.block_bytes == 0
     assert 0 < result.bytes_read <= result.file_bytes
     assert result.read_mb_per_s == pytest.approx(result.bytes_read / result.seconds / 1e6)
     assert result.read_mb_per_s > 0  # a figure; how fast is benchmarks/' question, not a test's

@@ -618,3 +618,20 @@ def test_a_gpu_that_is_not_the_clauses_end_is_no_failure_of_cuda(line: str) -> N
 
 def test_a_size_in_gigabytes_is_no_driver_version() -> None:
     assert read_prose(["My driver is fine and my RAM is 128.00 GB"]).driver is None
+
+
+@pytest.mark.parametrize(
+    ("text", "torch"),
+    [
+        ("The requirement in the txt file, torch==1.7.1+cu101, is too low for this card.", "1.7.1+cu101"),
+        ("torch==1.10.0+cu113", "1.10.0+cu113"),  # a requirements file's line
+        (
+            "pip install torch==1.7.1+cu110 -f https://download.pytorch.org/whl/torch_stable.html",
+            None,
+        ),  # typed
+        ("The requirement is torch==1.7.1", None),  # untagged: its build is the index's, not said
+    ],
+)
+def test_a_pin_with_its_builds_tag_names_the_torch(text: str, torch: str | None) -> None:
+    said = read_prose([text]).torch
+    assert (said.value if said else None) == torch
