@@ -302,6 +302,17 @@ def windows_dll_fix(
             f"This torch is the global Python's ({global_python}), not a venv's: if the program has its own "
             "environment (a venv, the installer's env, a start script), start it through that."
         )
+    if dll.lower() == "fbgemm.dll":  # pytorch/pytorch#131662, a regression of the 2.4.0 Windows wheels
+        parts.append(
+            "torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll (LLVM's OpenMP runtime), which no Visual C++ "
+            "Redistributable installs: if `pip show torch` says 2.4.0, install torch 2.4.1 or newer from the same "
+            "index (or 2.3.1), which do not need it. For another version, the runtime below is what is missing."
+        )
+        commands.append(
+            Command(
+                ("python", "-m", "pip", "show", "torch"), note="Version: 2.4.0 is the release that needs it"
+            )
+        )
     parts.append(
         f"{dll or 'A torch DLL'} or a DLL it needs does not load: install the Microsoft Visual C++ 2015-2022 "
         f"Redistributable (x64, {VC_REDIST_URL}) and open a new terminal."
@@ -311,11 +322,6 @@ def windows_dll_fix(
             "WinError 1114 means the DLL was found and its start-up failed: most often an older Visual C++ "
             "runtime is already in the process, loaded by a package imported before torch (PyQt5, PySide, some "
             "GUI or game libraries bring their own). Import torch before those packages."
-        )
-    if dll.lower() == "fbgemm.dll":
-        parts.append(
-            "torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which older runtimes lack; torch >= 2.4.1 "
-            "brings it, so upgrading torch (from the same index) fixes it too."
         )
     parts.append("LD_LIBRARY_PATH and ldconfig do not exist on Windows.")
     commands.append(VC_REDIST)

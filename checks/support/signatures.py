@@ -29,7 +29,7 @@ CLASSES = frozenset(
     {
         "arch", "driver_too_old", "forward_compat", "no_driver", "nvml", "driver_library_mismatch",
         "unknown_error", "cpu_build", "missing_library", "undefined_symbol", "cudnn", "cublas",
-        "library_path", "two_torch", "no_visible_gpu", "container", "mig", "wsl", "oom", "nccl_shm", "nccl",
+        "library_path", "two_torch", "no_visible_gpu", "container", "mig", "wsl", "oom", "shm", "nccl_shm", "nccl",
         "nccl_p2p", "nccl_ib", "xid", "gpu_lost", "ecc", "illegal_address", "rocm", "secure_boot",
         "driver_unsupported_gpu", "import_failed", "other",
     }

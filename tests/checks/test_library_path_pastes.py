@@ -92,16 +92,18 @@ def shown(f: Finding) -> str:
             "python -m pip uninstall torch",
             "Visual C++ 2015-2022 Redistributable",
         ),
+        # torch 2.4.0's fbgemm.dll needs libomp140, which no VC++ redistributable has (pytorch/pytorch#131662):
+        # which torch it is comes first
         (
             "kohya-sd-scripts-1597-winerror126-fbgemm",
             "Windows could not load torch's fbgemm.dll",
-            VC_REDIST,
-            "torch >= 2.4.1",
+            "python -m pip show torch",
+            "install torch 2.4.1 or newer",
         ),
         (
             "pytorch-133397-winerror126-fbgemm-py312",
             "Windows could not load torch's fbgemm.dll",
-            VC_REDIST,
+            "python -m pip show torch",
             "libomp140.x86_64.dll",
         ),
         (
