@@ -316,6 +316,9 @@ def torch_driver_compat(facts: Facts) -> Finding:
     )
 
 
+JETSON_BUILDS_ONLY = "; only NVIDIA's Jetson builds of torch target it"
+
+
 @check("torch.arch_compat", "torch has kernels for every GPU's architecture", "torch")
 def torch_arch_compat(facts: Facts) -> Finding:
     """
@@ -362,8 +365,8 @@ def torch_arch_compat(facts: Facts) -> Finding:
         return Finding(
             cid,
             Status.FAIL,
-            f"torch {_shown(packages)}has no kernels for this Jetson's GPU: CUDA said so ({said[0].where}); only "
-            "NVIDIA's Jetson builds of torch target it.",
+            f"torch {_shown(packages)}has no kernels for this Jetson's GPU: CUDA said so ({said[0].where})"
+            f"{JETSON_BUILDS_ONLY}.",
             details=said[0].means,
             evidence=reported_evidence(said),
             remediation=jetson_torch_remediation(facts),

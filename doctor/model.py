@@ -49,8 +49,10 @@ class Command:
     # shown and copied, never offered to run from here.
     runs_here: bool = True
 
-    def display(self) -> str:
-        if any(_WINDOWS_PROGRAM.match(a) is not None for a in self.argv):  # a Windows path: cmd or PowerShell
+    def display(self, windows: bool = False) -> str:
+        """The line to type: a POSIX shell's, or cmd's and PowerShell's (`windows`, or a program or argument
+        given by a Windows path), where single quotes are not quotes."""
+        if windows or any(_WINDOWS_PROGRAM.match(a) is not None for a in self.argv):
             return " ".join(_windows_quote(a) for a in self.argv)
         line = shlex.join(self.argv)
         return f"printf %s {shlex.quote(self.stdin)} | {line}" if self.stdin else line

@@ -17,6 +17,7 @@ is not always said.
 from __future__ import annotations
 
 from torch_gpu_doctor.checks.support.signatures import Hit, load_catalogue
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.model import CollectEnvReport
 
@@ -29,13 +30,41 @@ def toolkit_mismatch(report: CollectEnvReport | None, lines: list[str]) -> Hit |
     hit; None when the dump is not such a project's, or does not show both versions, or they agree."""
     if report is None or report.wrapper not in EXTENSION_PROBES:  # not an extension project's dump
         return None
-    nvcc, torch_cuda = _major_minor(report.cuda_runtime), _major_minor(report.cuda_build)
+    nvcc, torch_cuda = (
+        _major_minor(report.cuda_runtime),
+        _major_minor(report.cuda_build or _pypi_cuda(report)),
+    )
     shown = report.lines.get("cuda_runtime")
     if nvcc is None or torch_cuda is None or shown is None or not _refused(nvcc, torch_cuda):
         return None
     signature = next(s for s in load_catalogue() if s.id == MISMATCH)
     values = {"system_cuda": f"{nvcc[0]}.{nvcc[1]}", "torch_cuda": f"{torch_cuda[0]}.{torch_cuda[1]}"}
     return Hit(signature, shown.line, lines[shown.line - 1].strip(), values, {})
+
+
+def _pypi_cuda(report: CollectEnvReport) -> str | None:
+    """The CUDA of an untagged torch a Linux pip environment holds: PyPI's own build of that release (torch
+    1.5.0 is cu102), whose version alone carries no tag, where every other CUDA build's does (+cu101). Not for
+    a conda torch (untagged too, of any CUDA) nor another system's wheel."""
+    line = report.lines.get("torch_version")
+    version = report.torch_version or ""
+    where = line.value if line is not None else ""
+    linux = "linux" in " ".join(
+        x.lower() for x in (report.lines["sys_platform"].value if "sys_platform" in report.lines else "",
+                            report.python_platform or "", report.os_name or "")
+    )  # fmt: skip
+    if not version or "+" in version or not linux or "conda" in where.lower() or "site-packages" not in where:
+        return None
+    data = load_torch_releases()
+    release = data.release(version)
+    if release is not None:
+        name = release.pypi_default.get("linux_x86_64")
+        variant = release.variant(name) if name else None
+        return variant.cuda if variant is not None else None
+    legacy = data.legacy_release(version)
+    name = legacy.pypi_default.get("linux_x86_64") if legacy is not None else None
+    build = legacy.build(name) if legacy is not None and name else None
+    return build.variant.cuda if build is not None else None
 
 
 def _major_minor(version: str | None) -> tuple[int, int] | None:

@@ -67,6 +67,7 @@ _JETSON = lazy(
     r"|\bJetson[ \t]+(?P<family>AGX|NX)\b"  # "jetson NX": the Xavier NX, "Jetson AGX": the AGX Xavier
     r"|\b(?:AGX|NX)[ \t]+(?P<model2>Orin|Xavier|Thor)\b"
     r"|\bJet[Pp]ack[ \t]*(?P<jetpack>\d+(?:\.\d+){0,2})"
+    r"|\bJet[Pp]ack[ \t]*(?:[<>]=?|v(?=\d))[ \t]*\d"  # "Jetpack<6": a Jetson, its release not said
     r"|\bL4T[ \t]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)",
     re.IGNORECASE,
 )
@@ -103,7 +104,7 @@ _DUAL = lazy(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+
 # "Cuda available: False", "cuda device is not avaliable"; or the process killed by an illegal instruction
 _TORCH_FAILS = lazy(
     # "false" without \b: in "为false" the CJK letter before it is a word character to `re`
-    r"is_available\(\)[^\n]{0,60}?(?<![a-z])false\b|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
+    r"is_available(?:\(\))?[^\n]{0,60}?(?<![a-z])false\b|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bno[ \t]+cuda[ \t]+(?:is[ \t]+)?avai?lable"
     # "I'm not able to train on GPU", "can't use the GPU", "unable to run it on cuda"
     # the GPU as the clause's end, not "cannot use CUDA graphs", "unable to use GPU 1", "cannot use cuda:1"
@@ -133,9 +134,18 @@ _TORCH_PINNED = lazy(
     r"(?<![\w.-])torch[ \t]*==[ \t]*(?P<version>[12]\.\d{1,2}\.\d{1,2}\+(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+){1,2}))(?![\w.])",
     re.IGNORECASE,
 )
+# torch's version named a few words after it, tagged with its build: "checking the torch version reveals
+# 2.0.0+cpu", "torch.__version__ returns 1.13.1+cu117" (the tag keeps a date or another package's number out)
+_TORCH_TOLD = lazy(
+    r"(?<![\w./=-])(?:py)?torch(?:\.__version__|[ \t]+version)\b[^\n.]{0,30}?(?<![\w.])"
+    r"(?P<version>[12]\.\d{1,2}\.\d{1,2}\+(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+){1,2}))(?![\w.])",
+    re.IGNORECASE,
+)
 _INSTALL_LINE = lazy(r"\b(?:pip3?|conda|mamba|uv)\b[^\n]*\binstall\b", re.IGNORECASE)
 # Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
 _WINDOWS_PLATFORM = lazy(r"\bWindows-(?:10|11|2016Server|2019Server|2022Server)-10\.0\.\d{5}")
+# Windows 10 or 11 named in words: "I am running windows 10", "本地win10机器" (a CJK letter before it is fine)
+_WINDOWS_WORDS = lazy(r"(?<![A-Za-z0-9_-])(?:windows|win)[ \t]?(?:10|11)(?![A-Za-z0-9_.])", re.IGNORECASE)
 # CUDA working, said in words: "got True when I run ... torch.cuda.is_available()", "is_available() returns True",
 # "CUDA is available": beside a program's error, a contrast (the program hides what the shell sees)
 _TORCH_WORKS = lazy(
@@ -213,7 +223,9 @@ class ProseFacts:
     windows_build: Said | None = None  # Windows 10/11's build number ("19042" of "Version 10.0.19042.1052")
     torch: Said | None = None  # torch's version said in words or a system-info line ("1.5.0", "2.9.1+cu130")
     torch_works: int | None = None  # the line that says is_available() is True (in some shell, some time)
-    windows: int | None = None  # the line with Python's platform string of a Windows machine
+    windows: int | None = (
+        None  # the line with Python's platform string of a Windows machine, or Windows named
+    )
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
     batch_one: int | None = None  # the line that says the batch size is already 1
 
@@ -319,6 +331,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _TORCH_SAID.finditer(text):
             if here(found) or ":" in found[0] or "：" in found[0]:  # a label is what is installed
                 torch.setdefault(found["version"].lower(), line_of(found))
+    if "torch" in lowered and ("+cpu" in lowered or "+cu" in lowered or "+rocm" in lowered) and not torch:
+        for found in _TORCH_TOLD.finditer(text):
+            if here(found):
+                torch.setdefault(found["version"].lower(), line_of(found))
     if "torch==" in lowered.replace(" ", "") and not torch:
         for found in _TORCH_PINNED.finditer(text):
             at = line_of(found)
@@ -332,6 +348,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "windows-" in lowered:
         said_windows = _WINDOWS_PLATFORM.search(text)
         windows = line_of(said_windows) if said_windows is not None else None
+    if (
+        windows is None and "win" in lowered and "wsl" not in lowered
+    ):  # "I am running windows 10", "本地win10机器"
+        named = (f for f in _WINDOWS_WORDS.finditer(text) if here(f))
+        windows = next((line_of(f) for f in named), None)
     wsl = None
     if "wsl" in lowered:
         wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))

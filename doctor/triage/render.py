@@ -156,11 +156,13 @@ def header_lines(facts: Facts, said_torch: Said | None = None) -> list[str]:
     return lines
 
 
-def _fix_lines(fix: Remediation | None, indent: str) -> list[str]:
+def _fix_lines(fix: Remediation | None, indent: str, windows: bool = False) -> list[str]:
     if fix is None:
         return []
     lines = [f"{indent}Fix: {fix.text}"]
-    lines += [f"{indent}  $ {c.display()}" + (f"   # {c.note}" if c.note else "") for c in fix.commands]
+    lines += [
+        f"{indent}  $ {c.display(windows)}" + (f"   # {c.note}" if c.note else "") for c in fix.commands
+    ]
     return lines
 
 
@@ -174,6 +176,7 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         out.write(f"Note: decoded as {pasted.paste.encoding}\n")
     out.write("\n")
     cause = result.cause
+    windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"  # cmd's quotes, not sh's
     if cause is None and result.unrecognised is not None:
         out.writelines(f"{line}\n" for line in unrecognised_lines(result.unrecognised, facts))
     elif cause is None:
@@ -194,7 +197,7 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         out.write(f"Most likely cause ({sure}): {f.summary}\n")
         if f.details:
             out.write(f"  {f.details}\n")
-        out.writelines(f"{line}\n" for line in _fix_lines(f.remediation, "  "))
+        out.writelines(f"{line}\n" for line in _fix_lines(f.remediation, "  ", windows))
         if cause.lines:
             out.write(
                 f"  From the paste: line{'s' if len(cause.lines) > 1 else ''} {', '.join(map(str, cause.lines))}\n"
@@ -212,7 +215,7 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         out.write("\nAlso found\n")
         for v in others:
             out.write(f"  {v.finding.status.value.upper():<5} {v.finding.check_id}: {v.finding.summary}\n")
-            out.writelines(f"{line}\n" for line in _fix_lines(v.finding.remediation, "        "))
+            out.writelines(f"{line}\n" for line in _fix_lines(v.finding.remediation, "        ", windows))
     unknown = [v for v in result.verdicts if v.kind == Kind.UNKNOWN]
     if unknown:
         out.write("\nUnknown from this paste (run on that machine to know)\n")

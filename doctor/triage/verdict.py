@@ -16,7 +16,9 @@ import re
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
+from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
+from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL, version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
@@ -30,7 +32,7 @@ from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import too_big, too_big_at_batch_one
 from torch_gpu_doctor.fixes.target import on_windows, python_command
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
-from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
@@ -322,6 +324,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(_rocm_build_on_nvidia(v, facts, k.about_torch) for v in verdicts)
     owner = _runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -419,6 +422,19 @@ _EXTENSION_SOURCE = lazy(r"[/\\](?P<package>[A-Za-z_]\w*)[/\\](?:[A-Za-z_]\w*[/\
 KNOWN_EXTENSIONS = frozenset(
     {"torchvision", "torchaudio", "detectron2", "mmcv", "pytorch3d", "xformers", "apex"}
 )
+# A traceback frame in an extension's operator module, whose Python calls straight into its compiled kernels:
+# File "/root/mmcv/mmcv/ops/focal_loss.py" (ext_module.sigmoid_focal_loss_forward), flash_attn's interface
+_EXTENSION_FRAME = lazy(
+    r"File \"[^\"\n]*?[/\\](?P<package>mmcv|detectron2|pytorch3d|xformers|apex|flash_attn|torch_scatter|torch_sparse"
+    r"|torch_cluster|spconv|mamba_ssm|causal_conv1d)[/\\](?:ops[/\\]|layers[/\\]|flash_attn_interface\.py|[^\"\n]*\.py)"
+)
+# An extension the person just installed, said in words: "installed the latest flash-attention via "pip install
+# flash-attn"" (its pip name: the module is the same with "_")
+_EXTENSION_INSTALLED = lazy(
+    r"\bpip3?[ \t]+install[ \t]+(?:-\S+[ \t]+)*[\"']?(?P<package>flash[-_]attn|xformers|mmcv(?:-full)?|detectron2|pytorch3d"
+    r"|apex|torch[-_]scatter|torch[-_]sparse|spconv(?:-cu\d+)?|mamba[-_]ssm|causal[-_]conv1d)\b",
+    re.IGNORECASE,
+)
 
 
 def _failing_extension(pasted: PastedText) -> str | None:
@@ -433,6 +449,12 @@ def _failing_extension(pasted: PastedText) -> str | None:
     called = _EXTENSION_CALL.search(text, 0, MAX_CHARS)
     if called is not None:
         return called[0]
+    framed = _EXTENSION_FRAME.search(text, 0, MAX_CHARS)
+    if framed is not None:
+        return framed["package"]
+    installed = _EXTENSION_INSTALLED.search(text, 0, MAX_CHARS)
+    if installed is not None:
+        return installed["package"].lower().replace("-full", "").replace("-", "_").split("_cu")[0]
     return "" if _EXTENSION_WORDS.search(text, 0, MAX_CHARS) is not None else None
 
 
@@ -445,8 +467,14 @@ def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verd
     capabilities = sorted(
         {g.compute_capability for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)}
     )
+    board = facts.jetson_board
+    soc = load_jetson().soc(board.soc) if board is not None and not capabilities else None
+    capabilities = capabilities or (
+        [soc.capability] if soc is not None else []
+    )  # a Jetson's GPU is its SoC's
     capability = capabilities[0] if len(capabilities) == 1 else None
     summary, torch_said = finding.summary, "torch has no kernels"
+    summary = summary.replace(JETSON_BUILDS_ONLY, "")  # the extension's build, not torch's, is the gap
     if summary.startswith(torch_said):
         who = (
             f"{extension} (a compiled extension, not torch)"
@@ -492,7 +520,13 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
                 target=Target.PYTHON_ENV,
             ),
         )
-    causes = [c for c, shown in (("torch is a CPU-only build", build_shown), ("the NVIDIA driver is older than "
+    windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+    cpu_build = (
+        "torch is the CPU-only build, which is what `pip install torch` gets from PyPI on Windows"
+        if windows
+        else "torch is a CPU-only build"
+    )
+    causes = [c for c, shown in ((cpu_build, build_shown), ("the NVIDIA driver is older than "
               "the CUDA its build needs (or none is loaded)", driver_shown)) if not shown]  # fmt: skip
     if old_cuda is not None:  # shown, and older than any build of the torch releases gpu-doctor knows needs
         causes.insert(
@@ -510,6 +544,12 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
         )
     if not driver_shown:
         asks.append(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA the driver runs"))
+    cuda_build = fix_for_torch(facts) if windows and not build_shown else None
+    if cuda_build is not None and cuda_build.commands:  # the likely fix, once the first line printed +cpu
+        first = cuda_build.commands[0]
+        asks.append(
+            dataclasses.replace(first, note="if it printed +cpu / None: the CUDA build, from PyTorch's index")
+        )
     return dataclasses.replace(
         finding,
         summary=f"{UNEXPLAINED_FALSE}: most often {', or '.join(causes)}.",
@@ -1021,6 +1061,39 @@ def _module_not_loaded(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ve
     if _KERNEL_CHANGED.search(pasted.paste.text, 0, MAX_CHARS) is not None:
         finding = dataclasses.replace(finding, remediation=load_or_build(facts.os, kernel_changed=True))
     return dataclasses.replace(verdict, finding=finding, find_out=NOT_LOADED_FIND_OUT)
+
+
+def _rocm_build_on_nvidia(verdict: Verdict, facts: Facts, about_torch: bool) -> Verdict:
+    """A ROCm failure (no code object for the GPU, no HIP device) where the paste names only NVIDIA GPUs: a ROCm
+    build of torch was installed on an NVIDIA machine (an installer that chose AMD), and HIP has no GPU to run
+    on; no gfx override or ROCm release helps, the CUDA build does (blind set 14: an RTX 3050 laptop)."""
+    finding = verdict.finding
+    nvidia = [g for g in facts.nvidia_gpus if isinstance(g.name, str)]  # named, not one a CUDA error assumes
+    if (
+        not finding.check_id.startswith("amd.")
+        or finding.status is not Status.FAIL
+        or not nvidia
+        or any(g.vendor == "amd" for g in facts.gpus)
+    ):
+        return verdict
+    finding = dataclasses.replace(
+        finding,
+        summary=f"A ROCm (AMD) build of torch is installed, but this machine's GPU is NVIDIA ({nvidia[0].name}): "
+        "HIP finds no AMD GPU to run on.",
+        details=f"{finding.summary} {finding.details}".strip(),
+        remediation=fix_for_torch(facts) if about_torch else _program_cuda_build(),
+    )
+    return dataclasses.replace(verdict, finding=finding, find_out=TORCH_VERSION if about_torch else None)
+
+
+def _program_cuda_build() -> Remediation:
+    """A program's ROCm build on an NVIDIA machine, where the paste never names torch: the program's own
+    installer or environment chose AMD; its NVIDIA (CUDA) build is the fix, not a torch command."""
+    return Remediation(
+        text="Reinstall the program choosing its NVIDIA (CUDA) build, or install the CUDA build of torch into "
+        "the program's own environment (its installer folder), in place of the ROCm one it installed.",
+        target=Target.PYTHON_ENV,
+    )
 
 
 def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:

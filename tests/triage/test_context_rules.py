@@ -4,12 +4,14 @@ Jetson. The pastes are real (tests/triage/pastes, MANIFEST.json)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
+from torch_gpu_doctor.triage.render import render_text
 from torch_gpu_doctor.triage.tool_output import parse_session
 
 PASTES = Path(__file__).parent / "pastes"
@@ -160,3 +162,71 @@ def test_out_of_memory_at_batch_one_is_never_answered_with_a_smaller_batch(
     assert fix is not None and "lower the batch size" not in fix.text
     assert "already 1" in cause.finding.summary
     assert (fix.commands[0].display() if fix.commands else None) == first
+
+
+def test_a_hip_error_on_a_machine_whose_gpu_is_nvidia_is_a_rocm_build_there() -> None:
+    """easydiffusion#1477: hipErrorNoBinaryForGpu, "GPU: Nvidia GeForce RTX 3050 Laptop GPU": the installer put
+    a ROCm torch on an NVIDIA laptop; no gfx override helps."""
+    cause = diagnosed("easydiffusion-1477-rocm-torch-on-nvidia-laptop-nobinaryforgpu.txt").result.cause
+    assert cause is not None and cause.finding.summary.startswith("A ROCm (AMD) build of torch is installed")
+    fix = cause.finding.remediation
+    assert fix is not None and "HSA_OVERRIDE_GFX_VERSION" not in fix.text and "CUDA" in fix.text
+
+
+def test_a_rocm_error_beside_an_assumed_nvidia_gpu_stays_amds() -> None:
+    """legacy-rocm-build#2838: an MI100 whose rocminfo may not open /dev/kfd; the prompt's "nvidia_amd" folder
+    names no NVIDIA GPU."""
+    cause = diagnosed("legacy-rocm-build-2838-rocm-mi100-dev-kfd-permission.txt").result.cause
+    assert cause is not None and "/dev/kfd" in cause.finding.summary
+    assert first_commands(diagnosed("legacy-rocm-build-2838-rocm-mi100-dev-kfd-permission.txt"))[-1] == (
+        "sudo usermod -aG render,video USER"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "extension", "arch"),
+    [
+        ("mmcv-2201-mmcv-built-on-a100-run-on-v100.txt", "mmcv", "X.Y"),  # its ops module's frame
+        # the words: "installed the latest version of flash-attention via "pip install flash-attn"" on an Orin
+        ("flash-attention-1146-flash-attn-orin-sm87-no-kernel-image.txt", "flash_attn", "8.7"),
+    ],
+)
+def test_a_missing_kernel_in_an_extension_is_the_extensions(name: str, extension: str, arch: str) -> None:
+    cause = diagnosed(name).result.cause
+    assert cause is not None and cause.finding.summary.startswith(
+        f"{extension} (a compiled extension, not torch)"
+    )
+    assert "Jetson builds of torch" not in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and f"TORCH_CUDA_ARCH_LIST={arch} " in fix.text
+
+
+def test_an_unexplained_false_on_windows_names_pypis_cpu_build_and_its_fix() -> None:
+    """yolov10#218: "本地win10机器 ... torch.cuda.is_available() 就是False": PyPI's Windows torch is CPU-only. The
+    commands are typed into cmd or PowerShell: double quotes."""
+    d = diagnosed("yolov10-218-yolov10-windows-pip-torch-cpu-zh.txt")
+    cause = d.result.cause
+    assert cause is not None and "what `pip install torch` gets from PyPI on Windows" in cause.finding.summary
+    commands = first_commands(d)
+    assert commands[-1].endswith("--index-url https://download.pytorch.org/whl/cu126")
+    out = io.StringIO()
+    render_text(d, "paste", out)
+    assert 'python -c "import torch; print(torch.__version__, torch.version.cuda); torch.cuda.init()"' in (
+        out.getvalue()
+    )
+
+
+def test_an_untagged_pip_torch_on_linux_is_pypis_build_of_its_release() -> None:
+    """detectron2#1453: "PyTorch 1.5.0 @.../droneEnv/lib/python3.6/site-packages/torch" beside nvcc 9.1: an
+    untagged Linux wheel is PyPI's cu102 (every other 1.5.0 build is tagged), so the toolkit is refused."""
+    cause = diagnosed("detectron2-1453-detectron2-env-nvcc91-torch15.txt").result.cause
+    assert cause is not None
+    assert cause.finding.summary == (
+        "A CUDA extension is being built with CUDA 9.1's nvcc, but torch was built with CUDA 10.2."
+    )
+
+
+def test_an_old_gcc_that_cannot_build_the_extension_is_the_cause() -> None:
+    """detectron2#4612: "detectron2 failed to import" and "Compiler ($CXX) c++ (GCC) 4.8.5"."""
+    cause = diagnosed("detectron2-4612-detectron2-env-gcc485-build.txt").result.cause
+    assert cause is not None and "GCC 4.8.5" in cause.finding.summary

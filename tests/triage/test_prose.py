@@ -635,3 +635,30 @@ def test_a_size_in_gigabytes_is_no_driver_version() -> None:
 def test_a_pin_with_its_builds_tag_names_the_torch(text: str, torch: str | None) -> None:
     said = read_prose([text]).torch
     assert (said.value if said else None) == torch
+
+
+@pytest.mark.parametrize(
+    ("text", "torch", "windows", "jetson", "fails"),
+    [
+        ("Also checking the torch version reveals 2.0.0+cpu", "2.0.0+cpu", None, None, None),  # textgen#369
+        ("后来我本地win10机器，本来就有cuda12.2", None, 1, None, None),  # yolov10#218
+        ("I am running windows 10, and ran the install script with no errors", None, 1, None, None),
+        ("I run Windows 11 with WSL2", None, None, None, None),  # WSL: its Linux is the machine
+        ("I need python>10 to run Llama and Jetpack<6 to support ubuntu20.", None, None, "Jetson", None),
+        (
+            'when I checked "torch.cuda.is_available", it returned false.',
+            None,
+            None,
+            None,
+            "cuda_unavailable",
+        ),
+    ],
+)
+def test_what_the_words_say_in_passing(
+    text: str, torch: str | None, windows: int | None, jetson: str | None, fails: str | None
+) -> None:
+    said = read_prose([text])
+    assert (said.torch.value if said.torch else None) == torch
+    assert said.windows == windows
+    assert (said.jetson.value if said.jetson else None) == jetson
+    assert (said.torch_fails.value if said.torch_fails else None) == fails
