@@ -178,3 +178,25 @@ def kubernetes_shm() -> Remediation:
         ),
         target=Target.SYSTEM,
     )
+
+
+def driver_libraries_in_image() -> Remediation:
+    """NVML's library/module mismatch inside a container: the image brings NVIDIA driver libraries of its own,
+    another version than the host's kernel module; the host's driver is fine and needs no reboot."""
+    return Remediation(
+        text="The mismatch is inside the container: its image carries NVIDIA driver libraries (libnvidia-ml, "
+        "libcuda, nvidia-utils) of another version than the host's kernel module, which a reboot of the host does "
+        "not change. Remove them from the image (never install a driver inside a container) and let the NVIDIA "
+        "Container Toolkit mount the host's own libraries (`docker run --gpus all`, or the nvidia runtime / GPU "
+        "operator on Kubernetes); then rebuild the image and start the container again.",
+        commands=(
+            Command(
+                ("ls", "-l", "/usr/lib/x86_64-linux-gnu/"),
+                note="inside the container: libnvidia-ml.so.VERSION other than the host's driver is the image's own",
+            ),
+            Command(
+                ("nvidia-smi",), note="on the host: the driver version the container's libraries must match"
+            ),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -570,9 +570,11 @@ def windows_path_line(lines: list[str]) -> int | None:
 
 
 # A shell inside a container: Docker's default hostname is the container id's first 12 hex digits
-# (`root@185d009a60c8:/workspace#`), or the command that opened it (`docker exec -it NAME bash`)
+# (`root@185d009a60c8:/workspace#`), a JupyterHub user's pod is named jupyter-<user> by KubeSpawner
+# (`moscardo@jupyter-moscardo:/$`), or the command that opened it (`docker exec -it NAME bash`)
 _CONTAINER_SHELL = lazy(
-    r"^\s*(?:\(\S+\)\s*)?\w[\w.-]*@[0-9a-f]{12}:|\b(?:docker|podman|nerdctl) (?:exec|run)\b|\bkubectl exec\b"
+    r"^\s*(?:\(\S+\)\s*)?\w[\w.-]*@(?:[0-9a-f]{12}|jupyter-[\w.-]+):|\b(?:docker|podman|nerdctl) (?:exec|run)\b"
+    r"|\bkubectl exec\b"
 )
 
 

@@ -23,7 +23,7 @@ from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL, version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.container_gpus import kubernetes_shm, pass_gpus
+from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kubernetes_shm, pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
@@ -330,6 +330,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
+    if _ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
+        verdicts = tuple(_mismatch_in_a_container(v) for v in verdicts)
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
@@ -1094,6 +1096,38 @@ def _program_cuda_build() -> Remediation:
         "the program's own environment (its installer folder), in place of the ROCm one it installed.",
         target=Target.PYTHON_ENV,
     )
+
+
+_INSIDE_WORDS = lazy(
+    r"\b(?:inside|in|within)[ \t]+(?:the|a|my|our)[ \t]+(?:docker[ \t]+)?container\b|在容器[内里中]", re.I
+)
+
+
+def _ran_inside_a_container(pasted: PastedText) -> bool:
+    """The failing commands ran in a container's own shell (its prompt, or words that put them inside one);
+    never nvidia-container-cli's relay of the host's NVML error, which is the host's own."""
+    if "nvidia-container-cli" in pasted.paste.text[:MAX_CHARS]:
+        return False
+    return (
+        pasted.container_line is not None or _INSIDE_WORDS.search(pasted.paste.text, 0, MAX_CHARS) is not None
+    )
+
+
+def _mismatch_in_a_container(verdict: Verdict) -> Verdict:
+    """NVML's driver/library mismatch where the paste shows or says a container: the image's own driver
+    libraries against the host's module (blind sets 13 and 14), not a host that missed a reboot."""
+    finding = verdict.finding
+    if finding.remediation not in (reload_after_upgrade(), mismatch_after_reboot()):
+        return verdict
+    details = finding.details.split(" This happens when", 1)[0]  # the host's upgrade story does not apply
+    finding = dataclasses.replace(
+        finding,
+        summary="Driver/library version mismatch inside a container: its NVIDIA libraries are another version "
+        "than the host's kernel module.",
+        remediation=driver_libraries_in_image(),
+        details=details,
+    )
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
 def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:

@@ -230,3 +230,20 @@ def test_an_old_gcc_that_cannot_build_the_extension_is_the_cause() -> None:
     """detectron2#4612: "detectron2 failed to import" and "Compiler ($CXX) c++ (GCC) 4.8.5"."""
     cause = diagnosed("detectron2-4612-detectron2-env-gcc485-build.txt").result.cause
     assert cause is not None and "GCC 4.8.5" in cause.finding.summary
+
+
+def test_a_library_mismatch_in_a_containers_own_shell_is_the_images_libraries() -> None:
+    """localcolabfold#127: the host's nvidia-smi works (515.48.07); `moscardo@jupyter-moscardo:/$ nvidia-smi`,
+    a JupyterHub pod, fails with the mismatch: the image's libraries, which no host reboot changes."""
+    d = diagnosed("localcolabfold-127-nvml-mismatch-jupyter-container-host-515.txt")
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.startswith(
+        "Driver/library version mismatch inside a container"
+    )
+    assert "systemctl reboot" not in first_commands(d)
+
+
+def test_the_toolkit_relaying_the_hosts_mismatch_is_still_the_hosts() -> None:
+    """dalle#104: nvidia-container-cli's "nvml error: driver/library version mismatch" starting a container is
+    the host's NVML: the host reboot stands."""
+    assert first_commands(diagnosed("dalle-104-nvml-version-mismatch.txt"))[0] == "systemctl reboot"
