@@ -20,7 +20,7 @@ from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import INDEX_URL, version_key
+from torch_gpu_doctor.compat.torch_releases import INDEX_URL, parse_cc, version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kubernetes_shm, pass_gpus
@@ -321,6 +321,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif any(_torch_for_the_driver(v) for v in verdicts) and _pinned_stack(pasted):
         # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
         verdicts = tuple(_driver_not_torch(v, facts, pasted) for v in verdicts)
+    engine = _serving_engine(pasted)
+    if engine is not None:  # no kernels under vLLM or SGLang: their release pins the torch, so it is theirs
+        verdicts = tuple(_engine_not_torch(v, engine, facts) for v in verdicts)
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
@@ -736,6 +739,58 @@ _STACK = "|".join(sorted(BUILT_FOR_ONE_TORCH, key=len, reverse=True)).replace("-
 _PINNED_STACK = lazy(
     rf"(?:site|dist)-packages[/\\](?:{_STACK})[/\\]|(?<![\w-])(?:{_STACK})==\d", re.IGNORECASE
 )
+
+
+# The serving engines that install the torch their compiled kernels were built against: a paste that runs one
+# (its name in a command, a path or words: "vLLM Version: Latest (from PyPI)")
+_ENGINE = lazy(r"(?<![\w-])(?P<name>vllm|sglang)(?![\w-])", re.IGNORECASE)
+
+
+def _serving_engine(pasted: PastedText) -> str | None:
+    found = _ENGINE.search(pasted.paste.text, 0, MAX_CHARS)
+    return None if found is None else found["name"].lower()
+
+
+# vLLM's installation docs, every release from v0.3 to v0.14 and on: "GPU: compute capability 7.0 or higher"
+VLLM_MIN_CC = (7, 0)
+
+
+def _engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
+    """torch.arch_compat's fix installs another torch where the program is vLLM or SGLang: their wheels pin
+    the torch they were built with, so a torch installed under them breaks their own kernels (blind set 14:
+    vLLM on an RTX 5090). Their release built on a torch with kernels for the GPU is the fix."""
+    finding = verdict.finding
+    if finding.check_id != "torch.arch_compat" or finding.status is not Status.FAIL:
+        return verdict
+    name = {"vllm": "vLLM", "sglang": "SGLang"}[engine]
+    capabilities = [
+        parse_cc(g.compute_capability) for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)
+    ]
+    if engine == "vllm" and capabilities and all(cc is not None and cc < VLLM_MIN_CC for cc in capabilities):
+        fix = Remediation(
+            text="No vLLM release runs on this GPU: vLLM's CUDA kernels need compute capability 7.0 or newer "
+            "(its installation docs), whatever torch is installed. Serve the model with another engine that "
+            "supports older GPUs (llama.cpp, transformers), or on a Volta-or-newer GPU.",
+            target=Target.PYTHON_ENV,
+        )
+        return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+    if not _installs_torch(finding.remediation):
+        return verdict
+    fix = Remediation(
+        text=f"{name} pins the torch its own compiled kernels were built against: installing another torch under "
+        f"it breaks them. Upgrade {name} to a release built on a torch with kernels for this GPU (its newest "
+        f"release; {name}'s docs name the torch each release uses), or build {name} from source against such a "
+        "torch.",
+        commands=(
+            Command(
+                ("python", "-m", "pip", "install", "--upgrade", engine),
+                note=f"{name}'s newest release, with the torch it pins",
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
 
 
 def _pinned_stack(pasted: PastedText) -> bool:

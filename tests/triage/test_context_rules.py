@@ -247,3 +247,10 @@ def test_the_toolkit_relaying_the_hosts_mismatch_is_still_the_hosts() -> None:
     """dalle#104: nvidia-container-cli's "nvml error: driver/library version mismatch" starting a container is
     the host's NVML: the host reboot stands."""
     assert first_commands(diagnosed("dalle-104-nvml-version-mismatch.txt"))[0] == "systemctl reboot"
+
+
+def test_no_kernels_under_vllm_is_answered_with_vllms_release_not_another_torch() -> None:
+    """vllm#16901: an RTX 5090 under a PyPI vLLM of April 2025 (torch 2.6 cu124): a torch installed under vLLM
+    breaks its compiled kernels; the vLLM release built on a cu128 torch is the fix."""
+    d = diagnosed("vllm-16901-vllm-rtx5090-no-kernel-image.txt")
+    assert first_commands(d) == ["python -m pip install --upgrade vllm"]
