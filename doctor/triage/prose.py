@@ -27,6 +27,8 @@ _CONSUMER = lazy(
     r"(?:geforce[ \t]+)?(?P<line>rtx|gtx|gts|gt|mx)[ \t-]?(?P<num>\d{3,4})(?!\d)"
     r"(?:[ \t]?(?P<suf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?:[ \t]?(?P<mobile>laptop|mobile)(?![a-z0-9])|(?P<m>m)(?![a-z0-9.]))?"
     r"|(?P<bare>[1-5]0[5-9]0|16[56]0)[ \t]?(?P<baresuf>ti[ \t]super|ti|super)(?![a-z0-9])"
+    # a bare number after a word that makes it a card: "on the 5090", "my 3090" (never a year or a port alone)
+    r"|(?<![a-z])(?:the|my|a|our|new|two|dual)[ \t]+(?P<card>[2-5]0[6-9]0)(?![\d.:/%-])(?![ \t]*(?:mhz|mb|gb|w|rpm|ms)\b)"
 )
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
 # where they cannot be a hex digit pair, a paper size or a row of a table.
@@ -165,7 +167,7 @@ _LINUX_PATHS = lazy(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
 # Words that put a name on another machine or another time: "worked on my old RTX 3090", "under WSL2 it works,
 # but on our server...", "no access to A100s", "needs driver 525.60.13 or newer"
 _ELSEWHERE = lazy(
-    r"\b(?:work(?:s|ed|ing)?|old|previous(?:ly)?|instead|vs\.?|versus|compared?|other|another|similar|used[ \t]+to"
+    r"(?<!to )\b(?:work(?:s|ed|ing)?|old|previous(?:ly)?|instead|vs\.?|versus|compared?|other|another|similar|used[ \t]+to"
     r"|before|unlike|access|requires?|required|needs?|minimum|at[ \t]+least|or[ \t]+(?:newer|later|above)|upgrad\w*|updat\w*)\b"
 )
 
@@ -413,6 +415,8 @@ def _consumer_name(found: re.Match[str]) -> str | None:
     if found["bare"]:
         line = "GTX" if found["bare"].startswith("1") else "RTX"
         return f"GeForce {line} {found['bare']} {_suffix(found['baresuf'])}"
+    if found["card"]:
+        return f"GeForce RTX {found['card']}"
     line, num = found["line"].upper(), found["num"]
     if line == "RTX" and num in {"4000", "5000", "6000", "8000"}:  # workstation parts (_DATACENTER's)
         return None

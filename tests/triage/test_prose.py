@@ -662,3 +662,21 @@ def test_what_the_words_say_in_passing(
     assert said.windows == windows
     assert (said.jetson.value if said.jetson else None) == jetson
     assert (said.torch_fails.value if said.torch_fails else None) == fails
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        # interiordesign-for-comfyui#5: the card they want it to work on, beside the one it works on
+        (
+            "Works well now on my 4070ti.\nDo you know how I could get It to work on the 5090 with ComfyUi?",
+            "GeForce RTX 5090",
+        ),
+        ("my 3090 runs hot", "GeForce RTX 3090"),
+        ("port 5090 is open", None),  # a bare number alone is not a card
+        ("the 4090 MHz clock", None),
+    ],
+)
+def test_a_bare_card_number_after_an_article_is_a_card(text: str, gpu: str | None) -> None:
+    said = read_prose(text.split("\n")).gpu
+    assert (said.value if said else None) == gpu
