@@ -28,7 +28,7 @@ _CONSUMER = lazy(
     r"(?:[ \t]?(?P<suf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?:[ \t]?(?P<mobile>laptop|mobile)(?![a-z0-9])|(?P<m>m)(?![a-z0-9.]))?"
     r"|(?P<bare>[1-5]0[5-9]0|16[56]0)[ \t]?(?P<baresuf>ti[ \t]super|ti|super)(?![a-z0-9])"
     # a bare number after a word that makes it a card: "on the 5090", "my 3090" (never a year or a port alone)
-    r"|(?<![a-z])(?:the|my|a|our|new|two|dual)[ \t]+(?P<card>[2-5]0[6-9]0)(?![\d.:/%-])(?![ \t]*(?:mhz|mb|gb|w|rpm|ms)\b)"
+    r"|(?<![a-z])(?:the|my|a|our|new|two|dual|multiple|several|four|eight)[ \t]+(?P<card>[2-5]0[6-9]0)(?![\d.:/%-])(?![ \t]*(?:mhz|mb|gb|w|rpm|ms)\b)"
 )
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
 # where they cannot be a hex digit pair, a paper size or a row of a table.
