@@ -17,6 +17,7 @@ from torch_gpu_doctor.unavailable import Unavailable
 CID = "torch.out_of_memory"
 _UNITS = {
     "b": 1,
+    "bytes": 1,
     "kib": 1 << 10,
     "mib": 1 << 20,
     "gib": 1 << 30,
@@ -25,25 +26,38 @@ _UNITS = {
     "mb": 10**6,
     "gb": 10**9,
 }
-_SIZE = r"(?P<{0}>\d+(?:\.\d+)?)\s*(?P<{0}_unit>[KMGT]i?B|B)"
+_SIZE = r"(?P<{0}>\d+(?:\.\d+)?)\s*(?P<{0}_unit>[KMGT]i?B|B|bytes)"
 # torch < 2.1: "Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.87 GiB already allocated;
 #   13.69 MiB free; 6.91 GiB reserved in total by PyTorch)"
 # torch >= 2.1: "Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 10.06 MiB is
 #   free. Including non-PyTorch memory, this process has 23.62 GiB memory in use. Of the allocated memory
 #   22.99 GiB is allocated by PyTorch, and 197.37 MiB is reserved by PyTorch but unallocated."
+# The allocator's report when a memory fraction or the cudaMallocAsync backend limits it ("Allocation on device 0
+# would exceed allowed memory"): "Currently allocated : 21.55 GiB", "Requested : 952.00 MiB", "Device limit :
+# 24.00 GiB", "Free (according to CUDA): 0 bytes"
 _FIELDS = {
-    "tried": r"Tried to allocate " + _SIZE.format("tried"),
+    "tried": r"(?:Tried to allocate |Requested\s*:\s*)" + _SIZE.format("tried"),
     "total": r"(?:"
     + _SIZE.format("total")
     + r" total capacity|total capac(?:i)?ty of "  # torch 2.1 printed "capacty"
     + _SIZE.format("total2")
+    + r"|Device limit\s*:\s*"
+    + _SIZE.format("total3")
     + ")",
-    "free": r"(?:" + _SIZE.format("free") + r" free\b|of which " + _SIZE.format("free2") + r" is free)",
+    "free": r"(?:"
+    + _SIZE.format("free")
+    + r" (?-i:free)\b|of which "  # lower case: never the next line's "Free (according to CUDA)"
+    + _SIZE.format("free2")
+    + r" is free|Free \(according to CUDA\)\s*:\s*"
+    + _SIZE.format("free3")
+    + ")",
     "allocated": r"(?:"
     + _SIZE.format("allocated")
     + r" already allocated|"
     + _SIZE.format("allocated2")
-    + r" is allocated by PyTorch)",
+    + r" is allocated by PyTorch|Currently allocated\s*:\s*"
+    + _SIZE.format("allocated3")
+    + ")",
     "reserved": r"(?:" + _SIZE.format("reserved") + r" reserved in total by PyTorch)",
     "cached": r"(?:" + _SIZE.format("cached") + r" cached\))",  # torch <= 1.4: reserved minus allocated
     "unallocated": r"(?:" + _SIZE.format("unallocated") + r" is reserved by PyTorch but unallocated)",
@@ -71,7 +85,7 @@ class OomNumbers:
 
 
 def _bytes(match: re.Match[str], name: str) -> int | None:
-    for key in (name, f"{name}2"):
+    for key in (name, f"{name}2", f"{name}3"):
         value = match.groupdict().get(key)
         if value is not None:
             unit = match.group(f"{key}_unit").lower()
@@ -136,7 +150,9 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         held = f" (only {free} of {total} GiB was free)" if free and total else ""
         return f"other processes held the GPU's memory when vLLM started{held}", holder()
     n = oom_numbers(f"{error.text} {error.context}")
-    used_by_torch = n.process if n.process is not None else n.reserved
+    # what the program holds: all its memory (torch >= 2.1), else PyTorch's reservation, else (the allocator's
+    # limit report) what PyTorch allocated, a lower bound
+    used_by_torch = next((x for x in (n.process, n.reserved, n.allocated) if x is not None), None)
     if n.tried and n.total and n.tried > n.total:  # no process to stop, no cache to defragment helps
         return (
             f"one allocation of {_gib(n.tried)} is larger than the GPU's whole {_gib(n.total)} (an input or "
@@ -172,8 +188,14 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
             f"it asked for {_gib(n.tried)} at once, with {_gib(n.free)} of the GPU's {_gib(n.total)} free{held}"
         ), too_big()
     if n.total and used_by_torch is not None and n.free is not None:  # the rest is its context, a desktop
+        outside = n.total - n.free - used_by_torch
+        held = (
+            f"; {_gib(outside)} is held outside it (its CUDA context, the desktop, a browser or another program)"
+            if outside >= 1 << 30
+            else ""
+        )
         return (
-            f"it holds {_gib(used_by_torch)} of the GPU's {_gib(n.total)}, and {_gib(n.free)} was left"
+            f"it holds {_gib(used_by_torch)} of the GPU's {_gib(n.total)}, and {_gib(n.free)} was left{held}"
         ), too_big()
     if n.total:
         return f"this program uses the GPU's whole {_gib(n.total)}", too_big()

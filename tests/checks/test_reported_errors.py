@@ -187,3 +187,15 @@ def test_a_desktop_and_a_context_on_a_small_card_are_not_another_program() -> No
     )
     assert "3.55 GiB of the GPU's 6.00 GiB is used outside this program" in held.summary
     assert held.remediation is not None and "holds most" not in held.remediation.text
+
+
+def test_the_allocators_limit_report_is_read() -> None:
+    """comfyui#3278: the report of torch's allocator when a limit stops it ("Allocation on device 0 would exceed
+    allowed memory"): its figures, the next line's "Free" never taken for the limit's."""
+    text = (
+        "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory) "
+        "Currently allocated     : 21.55 GiB Requested               : 952.00 MiB Device limit            : "
+        "24.00 GiB Free (according to CUDA): 0 bytes"
+    )
+    n = oom_numbers(text)
+    assert (n.allocated, n.tried, n.total, n.free) == (int(21.55 * (1 << 30)), 952 << 20, 24 << 30, 0)
