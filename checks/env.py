@@ -15,6 +15,7 @@ from torch_gpu_doctor.fixes.library_path import (
     driver_library_fix,
     extension_abi_fix,
     foreign_version_fix,
+    in_place_rebuild_fix,
     native_libcuda_fix,
     page_file_fix,
     program_library_fix,
@@ -396,6 +397,18 @@ def _site_package(path: str) -> str | None:
     return found["package"] if found is not None else None
 
 
+def _source_checkout(path: str) -> tuple[str, str] | None:
+    """A compiled module inside a source tree, not an installed package ("/data/levi/segment-anything-2/sam2/
+    _C.so"): the tree's root and the package's name; None for a system or environment folder."""
+    parts = path.split("/")
+    if len(parts) < 4 or any(
+        p in ("lib", "lib64", "usr", "site-packages", "dist-packages") for p in parts[:-2]
+    ):
+        return None
+    module = parts[-2]
+    return ("/".join(parts[:-2]), module) if module.isidentifier() else None
+
+
 def _extension_abi(failed: list[ReportedError], python: str, installed: dict[str, str]) -> _Cause | None:
     """An extension module compiled against another torch release: torch's C++ symbols are missing.
     `installed`: the versions of the packages the facts list (name -> version)."""
@@ -406,6 +419,13 @@ def _extension_abi(failed: list[ReportedError], python: str, installed: dict[str
         package = _site_package(so["path"]) if so is not None else None
         if package == "torch":
             return None  # torch's own libraries disagree: two torch releases mixed, another version first
+        checkout = _source_checkout(so["path"]) if so is not None and package is None else None
+        if checkout is not None:  # built in place in a source tree (`pip install -e .`, build_ext --inplace)
+            root, module = checkout
+            summary = (
+                f"{module}'s compiled extension, built in its source folder, was built for another torch"
+            )
+            return _Cause(error, summary, in_place_rebuild_fix(module, root, python))
         file = so["path"].rsplit("/", 1)[-1] if so is not None else ""
         # a module at site-packages' top level (flash-attn 2's flash_attn_2_cuda.so) is its own package
         extension = (file if file.startswith(package + ".") else f"{package}/{file}") if package else None

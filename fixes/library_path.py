@@ -448,6 +448,25 @@ def extension_abi_fix(
     )
 
 
+def in_place_rebuild_fix(module: str, root: str, python: str = "python") -> Remediation:
+    """A compiled module built in its source tree against another torch (a checkout installed with `-e .` or
+    build_ext --inplace, then torch changed): rebuild it there, against the installed torch."""
+    return Remediation(
+        text=f"{module}'s compiled module was built in its source folder ({root}) against another torch than the "
+        "one installed now (torch was upgraded after the build, or pip's build isolation built it against a "
+        "torch it downloaded). Rebuild it in place against the installed torch, without build isolation, after "
+        "deleting the old build (the build/ folder and the .so files in the tree).",
+        commands=(
+            Command(
+                (python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", root),
+                note="builds it against the torch this Python imports (needs the CUDA toolkit of torch's CUDA)",
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+
+
 def _rebuilt_version(pip_name: str, installed: dict[str, str]) -> tuple[str, bool]:
     """What the rebuild installs: the same release as installed (a rebuild, not an upgrade a newer torch or
     toolkit may be needed for), and whether that version is known. mmcv 1.x is the mmcv-full package."""

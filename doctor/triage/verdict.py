@@ -1232,15 +1232,17 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     finding = verdict.finding
     if finding.check_id == "torch.cuda_init" and finding.summary.startswith(FALSE_IN_A_CONTAINER):
         return dataclasses.replace(verdict, find_out="nvidia-smi   # inside the container")
-    no_driver = next((h for h in pasted.hits if h.signature.cls == "no_driver"), None)
+    no_driver = next((h for h in pasted.hits if h.signature.cls in ("no_driver", "no_visible_gpu")), None)
     if (
         finding.check_id in ("torch.cuda_init", "driver.installed")
         and finding.status is Status.FAIL
         and no_driver
-        and pasted.container_line is not None  # a container's own prompt, not words about one
+        and _ran_inside_a_container(
+            pasted
+        )  # a container's own prompt or "inside the container", not a mention
     ):
-        # "Found no NVIDIA driver" in a container's shell: its libcuda comes from the host through the NVIDIA
-        # runtime, so the container was started without the GPUs (the host's own nvidia-smi may well work)
+        # "Found no NVIDIA driver" or no GPU in a container's shell: its libcuda comes from the host through the
+        # NVIDIA runtime, so the container was started without the GPUs (the host's own nvidia-smi may well work)
         passed = pass_gpus(
             ContainerRuntime.DOCKER
         )  # a shell prompt says a container, as the other fixes here

@@ -254,3 +254,21 @@ def test_no_kernels_under_vllm_is_answered_with_vllms_release_not_another_torch(
     breaks its compiled kernels; the vLLM release built on a cu128 torch is the fix."""
     d = diagnosed("vllm-16901-vllm-rtx5090-no-kernel-image.txt")
     assert first_commands(d) == ["python -m pip install --upgrade vllm"]
+
+
+def test_an_extension_built_in_its_source_folder_is_rebuilt_there() -> None:
+    """sam2#22: "/data/levi/segment-anything-2/sam2/_C.so: undefined symbol: _ZN3c10...": built in a checkout,
+    not installed: pip check knows nothing of it; the rebuild in place, without build isolation, is the fix."""
+    d = diagnosed("sam2-22-sam2-c-so-undefined-symbol.txt")
+    assert first_commands(d) == [
+        "python -m pip install --no-build-isolation --no-deps -e /data/levi/segment-anything-2"
+    ]
+
+
+def test_no_gpu_inside_the_container_is_the_container_started_without_them() -> None:
+    """d-align#1: "python setup.py build install inside the container": "No CUDA runtime is found, using
+    CUDA_HOME='/usr/local/cuda'" (its closing quote kept)."""
+    d = diagnosed("d-align-1-docker-no-cuda-runtime-extension-build.txt")
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.endswith("CUDA_HOME='/usr/local/cuda'.")
+    assert any("--gpus" in c for c in first_commands(d))
