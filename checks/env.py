@@ -401,10 +401,9 @@ def _source_checkout(path: str) -> tuple[str, str] | None:
     """A compiled module inside a source tree, not an installed package ("/data/levi/segment-anything-2/sam2/
     _C.so"): the tree's root and the package's name; None for a system or environment folder."""
     parts = path.split("/")
-    if len(parts) < 4 or any(
-        p in ("lib", "lib64", "usr", "site-packages", "dist-packages") for p in parts[:-2]
-    ):
-        return None
+    system = ("lib", "lib64", "usr", "site-packages", "dist-packages", ".cache", "torch_extensions")
+    if len(parts) < 4 or any(p in system or p.startswith("build") for p in parts[:-1]):
+        return None  # an installed package, a JIT cache (torch_extensions), a build folder's copy
     module = parts[-2]
     return ("/".join(parts[:-2]), module) if module.isidentifier() else None
 

@@ -40,6 +40,7 @@ _CUDA_VARIANT = lazy(r"cu([0-9]{1,2})([0-9])", re.ASCII)
 _LIB_VERSION = lazy(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
 _PY = lazy(r"3\.([0-9]{1,2})(t?)", re.ASCII)
 _REQ_PY = lazy(r">=3\.([0-9]{1,2})", re.ASCII)
+_OLD_PY = lazy(r"[23]\.[0-9]{1,2}", re.ASCII)  # torch 1.4 still had Python 2.7 wheels
 _ROCM_VARIANT = lazy(r"rocm[0-9]{1,2}(\.[0-9]{1,3}){1,2}", re.ASCII)
 
 
@@ -236,6 +237,18 @@ def _parse_legacy(value: Any, oldest: str) -> tuple[LegacyRelease, ...]:
                     f"{where}.pypi_default.{plat[:30]}: {name[:60]!r} is not a build for it"
                 )
             defaults[plat] = name
+        pythons = texts(entry.get("python_versions"), f"{where}.python_versions", _OLD_PY, non_empty=True)
+        for_patches: dict[str, tuple[str, ...]] = {}
+        for patch, listed in obj(
+            entry.get("python_versions_for_patches", {}), f"{where}.python_versions_for_patches"
+        ).items():
+            if patch not in patches:
+                raise CompatDataError(
+                    f"{where}.python_versions_for_patches.{patch[:20]}: not one of its patches"
+                )
+            for_patches[patch] = texts(
+                listed, f"{where}.python_versions_for_patches.{patch}", _PY, non_empty=True
+            )
         releases.append(
             LegacyRelease(
                 version=version,
@@ -245,6 +258,8 @@ def _parse_legacy(value: Any, oldest: str) -> tuple[LegacyRelease, ...]:
                 builds=builds,
                 source=text(entry, "source", where),
                 unconfirmed=opt_text(entry, "unconfirmed", where),
+                python_versions=pythons,
+                python_for_patches=for_patches,
             )
         )
     return tuple(releases)

@@ -148,6 +148,12 @@ class LegacyRelease:
     builds: tuple[LegacyBuild, ...]
     source: str
     unconfirmed: str | None
+    python_versions: tuple[str, ...] = ()  # CPython minors with wheels ("3.6")
+    python_for_patches: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # where a patch differs
+
+    def pythons(self, version: str) -> tuple[str, ...]:
+        """The Pythons `version` (this release or one of its patches) has wheels for."""
+        return self.python_for_patches.get(version, self.python_versions)
 
     @property
     def all_versions(self) -> tuple[str, ...]:

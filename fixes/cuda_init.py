@@ -74,8 +74,8 @@ def init_error_fix(
                     (
                         "python",
                         "-c",
-                        'import os, torch; print("CUDA_VISIBLE_DEVICES:", os.environ.get("CUDA_VISIBLE_DEVICES"), '
-                        '"· GPUs torch sees:", torch.cuda.device_count())',
+                        "import os, torch; print('CUDA_VISIBLE_DEVICES:', os.environ.get('CUDA_VISIBLE_DEVICES'), "
+                        "'· GPUs torch sees:', torch.cuda.device_count())",  # single quotes: cmd and PowerShell too
                     ),
                     note="in the failing program's environment (its shell, job script or container)",
                 ),

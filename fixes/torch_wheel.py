@@ -17,6 +17,7 @@ from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import (
     INDEX_URL,
     LegacyBuild,
+    LegacyRelease,
     TorchCompat,
     TorchRelease,
     TorchVariant,
@@ -270,7 +271,11 @@ def fix_for_torch(facts: Facts) -> Remediation:
     if older_torch is not None:
         return older_torch
     platform = platform_gap(facts) if assumed is None else None  # a paste's unsaid platform was assumed above
-    gaps = [g for g in (platform, _python_gap(facts, data)) if g]
+    python_gap = _python_gap(facts, data)
+    old_python = legacy_for_python(facts, data) if python_gap and not platform else None
+    if old_python is not None:
+        return old_python
+    gaps = [g for g in (platform, python_gap) if g]
     if gaps and not _driver_blocks(facts, data):
         return Remediation(
             text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV
@@ -294,7 +299,7 @@ def other_legacy_build(facts: Facts, data: TorchCompat) -> Remediation | None:
 
     def fits(build: LegacyBuild) -> bool:
         arch, cuda = build.arch_list(installed, platform), build.variant.cuda
-        if cuda is None or not arch or installed not in build.install:
+        if cuda is None or not arch or legacy_command(legacy, build, installed, platform) is None:
             return False
         if driver_cuda is not None and not driver_runs_cuda(driver_cuda, cuda):
             return False
@@ -310,8 +315,7 @@ def other_legacy_build(facts: Facts, data: TorchCompat) -> Remediation | None:
     cuda = build.variant.cuda or ""
     need = load_matrix().min_driver_for(cuda, driver_system(facts)) if driver_cuda is None else None
     python = python_command(facts)
-    words = build.install[installed].split()
-    argv = (python, "-m", "pip", *words[1:])  # the page's `pip install ...`, run by this Python
+    argv = (python, "-m", "pip", *(legacy_command(legacy, build, installed, platform) or ())[1:])
     return Remediation(
         text=f"Keep torch {installed} and install its CUDA {cuda} build ({build.variant.name}), whose kernels "
         f"run on compute capability {', '.join(sorted(set(capabilities)))}"
@@ -351,6 +355,75 @@ def _driver_for_an_older_torch(facts: Facts, data: TorchCompat) -> Remediation |
         + f"; the installed driver runs CUDA ≤ {driver_cuda}.",
         alternative=f"Or keep the driver and install torch {installed}'s build for CUDA ≤ {driver_cuda}, from "
         f"{PREVIOUS_VERSIONS} (gpu-doctor's wheel data starts at torch {oldest}).",
+    )
+
+
+def legacy_for_python(facts: Facts, data: TorchCompat) -> Remediation | None:
+    """A Python no current release is built for (3.6, 3.7 in an old project's environment): the newest torch of
+    1.4-1.12 with wheels for it, kernels for every GPU and a CUDA the driver runs, with pytorch.org's command
+    for it. None when no such build is in the data."""
+    python, capabilities = python_minor(facts), gpu_capabilities(facts)
+    if python is None or not capabilities:
+        return None
+    platform = target_platform(facts) or _assumed_platform(facts) or "linux_x86_64"
+    driver_cuda = driver_max_cuda(facts)
+    for release in data.legacy:  # newest first
+        for version in reversed(release.all_versions):  # its newest patch first
+            if python not in release.pythons(version):
+                continue
+            builds = sorted(release.builds, key=lambda b: version_key(b.variant.cuda or "0"), reverse=True)
+            for build in builds:
+                arch, cuda = build.arch_list(version, platform), build.variant.cuda
+                if cuda is None or not arch or legacy_command(release, build, version, platform) is None:
+                    continue
+                if driver_cuda is not None and not driver_runs_cuda(driver_cuda, cuda):
+                    continue
+                if all(arch_supported(arch, (), cc, data.device_rule) for cc in capabilities):
+                    command = legacy_command(release, build, version, platform) or ()
+                    return _legacy_install(
+                        facts, build, version, python, capabilities, driver_cuda is None, command
+                    )
+    return None
+
+
+def legacy_command(
+    release: LegacyRelease, build: LegacyBuild, version: str, platform: str
+) -> tuple[str, ...] | None:
+    """pytorch.org's pip command for this build of `version`, as argv from `pip`; None where it would not install
+    this build here. A line without the build's tag (`torch==1.7.1`, PyPI's own build) installs that build only
+    on a platform whose PyPI default it is (Windows gets the CPU build), and pip takes `==1.7.1` as met by an
+    installed 1.7.1+cpu: it is forced."""
+    line = build.install.get(version)
+    if line is None:
+        return None
+    words = tuple(line.split())
+    if f"torch=={version}+" in line or ("--extra-index-url" in line and "/lts/" in line):
+        return words
+    if release.pypi_default.get(platform) != build.variant.name:
+        return None
+    return (*words[:2], "--force-reinstall", *words[2:])
+
+
+def _legacy_install(
+    facts: Facts,
+    build: LegacyBuild,
+    version: str,
+    python: str,
+    capabilities: list[str],
+    driver_unknown: bool,
+    words: tuple[str, ...],
+) -> Remediation:
+    cuda = build.variant.cuda or ""
+    need = load_matrix().min_driver_for(cuda, driver_system(facts)) if driver_unknown else None
+    return Remediation(
+        text=f"Install torch {version} ({build.variant.name}): the newest torch with wheels for Python {python} "
+        f"and kernels for compute capability {', '.join(sorted(set(capabilities)))}"
+        + (f" (it needs an NVIDIA driver ≥ {need})" if need else "")
+        + f"; current releases no longer have Python {python} wheels. The command is pytorch.org's for that build "
+        f"({PREVIOUS_VERSIONS}); a newer Python in a new environment is the way to current torch.",
+        commands=(Command((python_command(facts), "-m", "pip", *words[1:])),),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
     )
 
 

@@ -28,7 +28,8 @@ _CONSUMER = lazy(
     r"(?:[ \t]?(?P<suf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?:[ \t]?(?P<mobile>laptop|mobile)(?![a-z0-9])|(?P<m>m)(?![a-z0-9.]))?"
     r"|(?P<bare>[1-5]0[5-9]0|16[56]0)[ \t]?(?P<baresuf>ti[ \t]super|ti|super)(?![a-z0-9])"
     # a bare number after a word that makes it a card: "on the 5090", "my 3090" (never a year or a port alone)
-    r"|(?<![a-z])(?:the|my|a|our|new|two|dual|multiple|several|four|eight)[ \t]+(?P<card>[2-5]0[6-9]0)(?![\d.:/%-])(?![ \t]*(?:mhz|mb|gb|w|rpm|ms)\b)"
+    r"|(?<![a-z])(?:the|my|a|our|new|two|dual|multiple|several|four|eight)[ \t]+(?P<card>[2-5]0[6-9]0)(?![\d.:/%-])"
+    r"(?![ \t]*(?:mhz|mb|gb|w|rpm|ms|steps?|samples?|images?|iter\w*|epochs?|it/s|tokens?)\b)"
 )
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
 # where they cannot be a hex digit pair, a paper size or a row of a table.
@@ -40,6 +41,10 @@ _DATACENTER = lazy(
     # one is no word boundary to `re`: only ASCII letters and digits may not follow)
     r"|(?:nvidia|tesla)[ \t](?P<kepler>k(?:10|20x?|40|80)(?:m|c)?)(?![a-z0-9])"
 )
+
+
+# Words before a bare card number that make it the card that left: "replaced the 3090", "sold my 2080"
+_GONE_CARD = lazy(r"\b(?:replac\w*|swapp\w*|sold|from)[ \t]+(?:the|my|a|our)[ \t]+$")
 
 
 def _starts_a_name(text: str, at: int, also: str = "") -> bool:
@@ -106,7 +111,9 @@ _DUAL = lazy(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+
 # "Cuda available: False", "cuda device is not avaliable"; or the process killed by an illegal instruction
 _TORCH_FAILS = lazy(
     # "false" without \b: in "为false" the CJK letter before it is a word character to `re`
-    r"is_available(?:\(\))?[^\n]{0,60}?(?<![a-z])false\b|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
+    r"(?<![A-Za-z0-9_.])(?:torch\.)?(?:cuda\.)?is_available\(\)[^\n]{0,60}?(?<![a-z])false\b"
+    r"|(?<![A-Za-z0-9_.])(?:torch\.)?cuda\.is_available(?![\w(])[^\n]{0,60}?(?<![a-z])false\b"  # without ()
+    r"|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bno[ \t]+cuda[ \t]+(?:is[ \t]+)?avai?lable"
     # "I'm not able to train on GPU", "can't use the GPU", "unable to run it on cuda"
     # the GPU as the clause's end, not "cannot use CUDA graphs", "unable to use GPU 1", "cannot use cuda:1"
@@ -142,6 +149,11 @@ _TORCH_TOLD = lazy(
     r"(?<![\w./=-])(?:py)?torch(?:\.__version__|[ \t]+version)\b[^\n.]{0,30}?(?<![\w.])"
     r"(?P<version>[12]\.\d{1,2}\.\d{1,2}\+(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+){1,2}))(?![\w.])",
     re.IGNORECASE,
+)
+# ... unless its line says the pin was not what got installed: "the requirements pin torch==1.7.1+cu101, but I
+# ignored that", "the pin in environment.yml did not work"
+_PIN_UNUSED = lazy(
+    r"\b(?:ignor\w*|instead|did(?:n'?t| not)|does(?:n'?t| not)|not work\w*|fail\w*|tried)\b", re.I
 )
 _INSTALL_LINE = lazy(r"\b(?:pip3?|conda|mamba|uv)\b[^\n]*\binstall\b", re.IGNORECASE)
 # Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
@@ -190,6 +202,13 @@ _BATCH_ONE = lazy(
     r"|设置?为|设成|改为|改成|调到|调为|为|是|[는은가를をはが])?"
     r"|(?<![A-Za-z0-9_])batch[ \t]+of)"  # "a batch of 1"; never a log's "batch 1/500" (a CJK letter before: ok)
     r"[ \t]*(?:(?:only|just|already|even)[ \t]+)?(?:1|one)(?![\d.,]?\d|[a-z]|[ \t]*/)",
+    re.IGNORECASE,
+)
+# A larger batch size stated beside it: "with batch size 1 it is fine, with batch size 8 I get OOM", "batch size 1
+# takes 3 hours, so I use batch size 64": the OOM is the larger one's
+_BATCH_MORE = lazy(
+    r"(?<![A-Za-z0-9_])(?:(?:per_device_)?train_|micro_)?batch[ \t_-]?size[ \t]*(?:[:=]|is|of|to|was)?[ \t]*"
+    r"(?:[2-9]|[1-9]\d+)(?![\d.])",
     re.IGNORECASE,
 )
 _SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
@@ -272,6 +291,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
 
     for found in _CONSUMER.finditer(lowered):
         name = _consumer_name(found)
+        if found["card"] and _GONE_CARD.search(
+            lowered, max(0, found.start("card") - 24), found.start("card")
+        ):
+            continue  # "I replaced the 3090 with an RTX 5090": the bare number is the card that left
         if (
             name is not None
             and _starts_a_name(lowered, found.start(), "." if found["bare"] else "")
@@ -340,7 +363,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "torch==" in lowered.replace(" ", "") and not torch:
         for found in _TORCH_PINNED.finditer(text):
             at = line_of(found)
-            if not _INSTALL_LINE.search(kept[at - 1]):
+            line = kept[at - 1]
+            if not _INSTALL_LINE.search(line) and not _PIN_UNUSED.search(line) and here(found):
                 torch.setdefault(found["version"].lower(), at)
     torch_works = None
     if "true" in lowered or "cuda is available" in lowered:
@@ -350,9 +374,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "windows-" in lowered:
         said_windows = _WINDOWS_PLATFORM.search(text)
         windows = line_of(said_windows) if said_windows is not None else None
-    if (
-        windows is None and "win" in lowered and "wsl" not in lowered
-    ):  # "I am running windows 10", "本地win10机器"
+    linux_named = any(w in lowered for w in ("linux", "ubuntu", "centos", "debian", "ssh ")) or bool(
+        _LINUX_PATHS.search(text)
+    )  # "I only use my Windows 10 laptop to ssh in": the job runs on Linux
+    if windows is None and "win" in lowered and "wsl" not in lowered and not linux_named:  # "本地win10机器"
         named = (f for f in _WINDOWS_WORDS.finditer(text) if here(f))
         windows = next((line_of(f) for f in named), None)
     wsl = None
@@ -369,7 +394,9 @@ def read_prose(lines: list[str]) -> ProseFacts:
         tried = _REBOOTED.search(text)
         rebooted = line_of(tried) if tried is not None else None
     batch_one = None
-    if any(word in lowered for word in ("batch", "bs", "배치", "バッチ", "批")):
+    if any(word in lowered for word in ("batch", "bs", "배치", "バッチ", "批")) and not _BATCH_MORE.search(
+        text
+    ):
         one = (f for f in _BATCH_ONE.finditer(text) if here(f))  # not "batch 1 works, 4 does not"
         batch_one = next((line_of(f) for f in one), None)
     return ProseFacts(  # by name: a field added in the middle cannot shift the others

@@ -327,7 +327,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
-    verdicts = tuple(_rocm_build_on_nvidia(v, facts, k.about_torch) for v in verdicts)
+    verdicts = tuple(_rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)
     owner = _runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -357,10 +357,21 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
         order.insert(0, "torch.arch_compat")
+    said = _words_only_lines(pasted)
+    printed = any(_printed(v, said) for v in verdicts if v.kind == Kind.PROBLEM)
+    windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
     ordered = sorted(
-        (v for v in verdicts if v.kind == Kind.PROBLEM),
+        (
+            v
+            for v in verdicts
+            if v.kind == Kind.PROBLEM
+            # NCCL said only in words, on Windows: torch has no NCCL there, so it cannot be the cause
+            and not (windows and v.finding.check_id == "nccl.communication" and _only_words(v, said))
+        ),
         key=lambda v: (
             v.finding.status is not Status.FAIL,
+            printed
+            and _only_words(v, said),  # beside what a program printed, what the person says comes after
             order.index(v.finding.check_id) if v.finding.check_id in order else len(order),
         ),
     )
@@ -431,7 +442,7 @@ KNOWN_EXTENSIONS = frozenset(
 # File "/root/mmcv/mmcv/ops/focal_loss.py" (ext_module.sigmoid_focal_loss_forward), flash_attn's interface
 _EXTENSION_FRAME = lazy(
     r"File \"[^\"\n]*?[/\\](?P<package>mmcv|detectron2|pytorch3d|xformers|apex|flash_attn|torch_scatter|torch_sparse"
-    r"|torch_cluster|spconv|mamba_ssm|causal_conv1d)[/\\](?:ops[/\\]|layers[/\\]|flash_attn_interface\.py|[^\"\n]*\.py)"
+    r"|torch_cluster|spconv|mamba_ssm|causal_conv1d)[/\\](?:ops[/\\]|layers[/\\]|flash_attn_interface\.py|(?:\w+_)?ops\.py)"
 )
 # An extension the person just installed, said in words: "installed the latest flash-attention via "pip install
 # flash-attn"" (its pip name: the module is the same with "_")
@@ -457,8 +468,8 @@ def _failing_extension(pasted: PastedText) -> str | None:
     framed = _EXTENSION_FRAME.search(text, 0, MAX_CHARS)
     if framed is not None:
         return framed["package"]
-    installed = _EXTENSION_INSTALLED.search(text, 0, MAX_CHARS)
-    if installed is not None:
+    installed = _EXTENSION_INSTALLED.search(text, 0, MAX_CHARS) if 'File "' not in text[:MAX_CHARS] else None
+    if installed is not None:  # the words alone: a traceback would show where the kernel was missing
         return installed["package"].lower().replace("-full", "").replace("-", "_").split("_cu")[0]
     return "" if _EXTENSION_WORDS.search(text, 0, MAX_CHARS) is not None else None
 
@@ -743,12 +754,21 @@ _PINNED_STACK = lazy(
 
 # The serving engines that install the torch their compiled kernels were built against: a paste that runs one
 # (its name in a command, a path or words: "vLLM Version: Latest (from PyPI)")
-_ENGINE = lazy(r"(?<![\w-])(?P<name>vllm|sglang)(?![\w-])", re.IGNORECASE)
+# ran: its command, its module, its package folder in a traceback, its log's worker, its version line, a pin
+_ENGINE = lazy(
+    r"\b(?P<name>vllm|sglang)[ \t]+serve\b|-m[ \t]+(?P<name2>vllm|sglang)\b|[/\\](?P<name3>vllm|sglang)[/\\]"
+    r"|\b(?P<name4>vllm)(?:Worker|\.entrypoints)|(?P<name5>vLLM|SGLang)[ \t]+Version\b|(?<![\w-])(?P<name6>vllm|sglang)==\d",
+    re.IGNORECASE,
+)
 
 
 def _serving_engine(pasted: PastedText) -> str | None:
+    """The serving engine the paste shows running (never one only mentioned: "HF Trainer (not vLLM)")."""
     found = _ENGINE.search(pasted.paste.text, 0, MAX_CHARS)
-    return None if found is None else found["name"].lower()
+    if found is None:
+        listed = {lib.name for listing in pasted.packages for lib in listing.packages}
+        return next((name for name in ("vllm", "sglang") if name in listed), None)
+    return next(v for v in found.groups() if v is not None).lower()
 
 
 # vLLM's installation docs, every release from v0.3 to v0.14 and on: "GPU: compute capability 7.0 or higher"
@@ -1120,12 +1140,36 @@ def _module_not_loaded(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ve
     return dataclasses.replace(verdict, finding=finding, find_out=NOT_LOADED_FIND_OUT)
 
 
-def _rocm_build_on_nvidia(verdict: Verdict, facts: Facts, about_torch: bool) -> Verdict:
+def _words_only_lines(pasted: PastedText) -> frozenset[int]:
+    """The lines where only a words signature (the person's sentence, "_in_words") was read."""
+    words = {h.line for h in pasted.hits if h.signature.id.endswith("_words")}
+    shown = {h.line for h in pasted.hits if not h.signature.id.endswith("_words")}
+    return frozenset(words - shown)
+
+
+def _only_words(verdict: Verdict, said: frozenset[int]) -> bool:
+    return bool(verdict.lines) and all(line in said for line in verdict.lines)
+
+
+def _printed(verdict: Verdict, said: frozenset[int]) -> bool:
+    """The verdict rests on a line a program printed (not only the person's words, nor the tables alone)."""
+    return any(line not in said for line in verdict.lines)
+
+
+# An AMD GPU shown anywhere: its gfx target in an error, its product line
+_AMD_NAMED = lazy(r"\bgfx\d{3,4}\b|\bRadeon\b|\bInstinct\b|\bMI\d{2,3}X?\b|\bRX[ \t]?\d{4}\b", re.IGNORECASE)
+
+
+def _rocm_build_on_nvidia(verdict: Verdict, facts: Facts, about_torch: bool, pasted: PastedText) -> Verdict:
     """A ROCm failure (no code object for the GPU, no HIP device) where the paste names only NVIDIA GPUs: a ROCm
     build of torch was installed on an NVIDIA machine (an installer that chose AMD), and HIP has no GPU to run
     on; no gfx override or ROCm release helps, the CUDA build does (blind set 14: an RTX 3050 laptop)."""
     finding = verdict.finding
     nvidia = [g for g in facts.nvidia_gpus if isinstance(g.name, str)]  # named, not one a CUDA error assumes
+    if _AMD_NAMED.search(pasted.paste.text, 0, MAX_CHARS) is not None or pasted.prose.amd_gpu is not None:
+        return (
+            verdict  # an AMD GPU is there too: the ROCm build has a GPU to run on (another machine's NVIDIA)
+        )
     if (
         not finding.check_id.startswith("amd.")
         or finding.status is not Status.FAIL
@@ -1158,14 +1202,21 @@ _INSIDE_WORDS = lazy(
 )
 
 
+# The paste puts the failure on the host, or shows the container started with its GPUs and a variable that
+# hides them: "on the host: $ nvidia-smi", `--gpus all`, CUDA_VISIBLE_DEVICES set
+_HOST_SIDE = lazy(r"\bon[ \t]+the[ \t]+host\b|--gpus\b|CUDA_VISIBLE_DEVICES\s*=", re.IGNORECASE)
+
+
 def _ran_inside_a_container(pasted: PastedText) -> bool:
     """The failing commands ran in a container's own shell (its prompt, or words that put them inside one);
     never nvidia-container-cli's relay of the host's NVML error, which is the host's own."""
-    if "nvidia-container-cli" in pasted.paste.text[:MAX_CHARS]:
-        return False
-    return (
-        pasted.container_line is not None or _INSIDE_WORDS.search(pasted.paste.text, 0, MAX_CHARS) is not None
-    )
+    text = pasted.paste.text[:MAX_CHARS]
+    if "nvidia-container-cli" in text:
+        return False  # the toolkit relays the host's NVML
+    if pasted.container_line is not None:  # its own prompt shows it
+        return True
+    # words only: unless the person shows it on the host, or a container started with its GPUs
+    return _INSIDE_WORDS.search(text) is not None and _HOST_SIDE.search(text) is None
 
 
 def _mismatch_in_a_container(verdict: Verdict) -> Verdict:

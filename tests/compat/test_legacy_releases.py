@@ -15,6 +15,7 @@ from packaging.version import Version
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases, parse_torch_compat
 from torch_gpu_doctor.compat.wheel_candidates import supporting_candidates
+from torch_gpu_doctor.fixes.torch_wheel import legacy_command
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 
 
@@ -41,12 +42,17 @@ def test_a_patch_finds_its_release_and_each_build_its_list() -> None:
 
 
 def test_one_patch_can_have_its_own_list() -> None:
-    """1.8.0's cu111 Linux wheels were built with a pruned list (builder 8924a150 restored it for 1.8.1)."""
-    build = load_torch_releases().legacy_release("1.8.0")
-    cu111 = build.build("cu111") if build else None
-    assert cu111 is not None
-    assert cu111.arch_list("1.8.0", "linux_x86_64") == ("sm_50", "sm_70", "sm_80", "sm_86")
-    assert "sm_37" in (cu111.arch_list("1.8.1", "linux_x86_64") or ())
+    """A patch built with another list than its release's (arch_list_for_patches) is judged by its own."""
+    raw = _raw()
+    cu111 = next(v for v in raw["legacy_torch_releases"][4]["variants"] if v["name"] == "cu111")
+    cu111["arch_list_for_patches"] = {
+        "1.8.0": {"arch_list": {"linux_x86_64": ["sm_50", "sm_70", "sm_80", "sm_86"]}, "source": "test"}
+    }
+    build = parse_torch_compat(raw).legacy_release("1.8.0")
+    cu111_build = build.build("cu111") if build else None
+    assert cu111_build is not None
+    assert cu111_build.arch_list("1.8.0", "linux_x86_64") == ("sm_50", "sm_70", "sm_80", "sm_86")
+    assert "sm_37" in (cu111_build.arch_list("1.8.1", "linux_x86_64") or ())
 
 
 def test_no_legacy_release_is_a_candidate_for_a_new_install() -> None:
@@ -109,3 +115,17 @@ def test_an_old_build_that_fits_is_judged_fine_from_its_list() -> None:
     assert arch.status.value == "pass"
     assert any("pytorch/builder" in e.source and "sm_75" in e.value for e in arch.evidence)
     assert result.cause is None
+
+
+def test_an_untagged_line_is_used_only_where_it_is_pypis_build_and_is_forced() -> None:
+    """`pip install torch==1.7.1` is PyPI's cu102 build on Linux (pip takes an installed 1.7.1+cpu as meeting it:
+    forced) and the CPU build on Windows (never offered as CUDA 10.2 there); tagged lines stand as written."""
+    release = load_torch_releases().legacy_release("1.7.1")
+    assert release is not None
+    cu102, cu110 = release.build("cu102"), release.build("cu110")
+    assert cu102 is not None and cu110 is not None
+    assert legacy_command(release, cu102, "1.7.1", "linux_x86_64") == (
+        "pip", "install", "--force-reinstall", "torch==1.7.1", "torchvision==0.8.2", "torchaudio==0.7.2"
+    )  # fmt: skip
+    assert legacy_command(release, cu102, "1.7.1", "windows") is None
+    assert (legacy_command(release, cu110, "1.7.1", "windows") or ())[2] == "torch==1.7.1+cu110"

@@ -33,9 +33,18 @@ def test_unsupported_platform_is_named() -> None:
     assert "driver" not in fix.text and not fix.commands
 
 
-def test_python_no_release_supports_is_named() -> None:
+def test_an_old_python_gets_the_newest_old_torch_built_for_it() -> None:
+    """Python 3.6, which no release from 1.13 on has wheels for: torch 1.10 (the last with 3.6 wheels) with
+    kernels for the GPU, from pytorch.org's own command for it (compat/cuda_matrix.json legacy_torch_releases)."""
     fix = fix_for_torch(facts(python=python_facts(version="3.6.9")))
-    assert "no torch release in its data (" in fix.text and "is built for Python 3.6." in fix.text
+    assert fix.text.startswith("Install torch 1.10.1 (cu111): the newest torch with wheels for Python 3.6")
+    assert fix.commands[0].argv[-2:] == ("-f", "https://download.pytorch.org/whl/cu111/torch_stable.html")
+
+
+def test_python_no_release_supports_is_named() -> None:
+    """Python 3.4: no release old or new has wheels for it."""
+    fix = fix_for_torch(facts(python=python_facts(version="3.4.10")))
+    assert "no torch release in its data (" in fix.text and "is built for Python 3.4." in fix.text
     assert "driver" not in fix.text
 
 

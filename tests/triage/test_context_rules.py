@@ -272,3 +272,69 @@ def test_no_gpu_inside_the_container_is_the_container_started_without_them() -> 
     cause = d.result.cause
     assert cause is not None and cause.finding.summary.endswith("CUDA_HOME='/usr/local/cuda'.")
     assert any("--gpus" in c for c in first_commands(d))
+
+
+# The review of session 8 (its reproducers, written to probe each rule, not taken from threads): each rule must
+# stay silent where the words say something else.
+@pytest.mark.parametrize(
+    ("text", "not_first"),
+    [
+        # a pin the person says was not used is not the torch installed
+        (
+            "The repo's requirements pin torch==1.7.1+cu101, but I ignored that and installed the latest torch.\n"
+            "Running on my RTX 3090 I get:\n"
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+            "1.7.1+cu110",
+        ),
+        # vLLM only mentioned: the torch the program runs is the one to fix
+        (
+            "fine-tuning with the HF Trainer (not vLLM) on my RTX 5090, torch 2.5.1+cu124\n"
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+            "vllm",
+        ),
+        # a ROCm error on a machine that also names its AMD GPU: not a ROCm build on NVIDIA
+        (
+            "My machine: Radeon RX 6700 XT, ROCm 6.0. Our lab server has an RTX 3090.\n"
+            "RuntimeError: HIP error: invalid device function\n",
+            "download.pytorch.org/whl/cu",
+        ),
+        # a JIT-compiled extension's cache is not a source checkout
+        (
+            "ImportError: /home/u/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: undefined symbol: "
+            "_ZN3c104cuda9SetDeviceEi\n",
+            "-e /home/u/.cache",
+        ),
+    ],
+)
+def test_a_rule_stays_silent_where_the_words_say_otherwise(text: str, not_first: str) -> None:
+    d = diagnose_paste(text.encode(), "review.txt")
+    cause = d.result.cause
+    fix = cause.finding.remediation if cause is not None else None
+    shown = " ".join(c.display() for c in fix.commands) if fix is not None else ""
+    assert not_first not in shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "flash_attn_is_available = False, so it falls back to SDPA.",  # another module's is_available
+        "With batch size 1 it is fine, with batch size 8 I get OOM",  # the OOM is the larger batch's
+        "I think I lost a GPU's worth of throughput",  # a figure of speech
+        "My computer freezes when I train on 2 GPUs: the screen goes black and the PC reboots",  # power, not NCCL
+    ],
+)
+def test_words_that_name_no_failure_of_their_kind(text: str) -> None:
+    said = read_prose([text])
+    assert said.torch_fails is None and said.batch_one is None
+    hits = {h.signature.id for h in diagnose_paste(text.encode(), "words.txt").pasted.hits}
+    assert not hits & {"gpu_lost_in_words", "nccl_multi_gpu_hang_in_words"}
+
+
+def test_a_printed_error_outranks_what_the_person_says() -> None:
+    """A real out-of-memory error beside a sentence that reads like a lost GPU: the error is the cause."""
+    text = (
+        "One GPU is lost, which one? The job scheduler reports node gpu07 as down.\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    )
+    cause = diagnose_paste(text.encode(), "words.txt").result.cause
+    assert cause is not None and cause.finding.check_id == "torch.out_of_memory"
