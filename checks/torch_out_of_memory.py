@@ -7,7 +7,7 @@ import re
 from torch_gpu_doctor.checks.support.signatures import reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.fixes.out_of_memory import fragmented, holder, kv_cache, too_big
+from torch_gpu_doctor.fixes.out_of_memory import fragmented, holder, kv_cache, memory_fraction, too_big
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Finding, Remediation, Status
 from torch_gpu_doctor.records import dataclass
@@ -62,6 +62,8 @@ _FIELDS = {
     "cached": r"(?:" + _SIZE.format("cached") + r" cached\))",  # torch <= 1.4: reserved minus allocated
     "unallocated": r"(?:" + _SIZE.format("unallocated") + r" is reserved by PyTorch but unallocated)",
     "process": r"this process has " + _SIZE.format("process") + r" memory in use",
+    # the allocator's own limit, when the program set one (torch.cuda.set_per_process_memory_fraction)
+    "limit": r"PyTorch limit \(set by user-supplied memory fraction\)\s*:\s*" + _SIZE.format("limit"),
 }
 _PATTERNS = {name: lazy(pattern, re.IGNORECASE) for name, pattern in _FIELDS.items()}
 # torch >= 2.1 lists every process on the GPU (NVML): "this process" for itself, "Process <pid>" for the
@@ -77,6 +79,7 @@ class OomNumbers:
 
     tried: int | None = None
     total: int | None = None
+    limit: int | None = None  # the memory fraction the program set, as bytes, where the message states it
     free: int | None = None
     allocated: int | None = None  # by PyTorch's tensors
     reserved: int | None = None  # by PyTorch's caching allocator (allocated + cached)
@@ -142,6 +145,13 @@ def sized(error: ReportedError) -> bool:
     return oom_numbers(f"{error.text} {error.context}").total is not None
 
 
+def _over_own_limit(n: OomNumbers) -> bool:
+    """The allocator's report names a memory fraction below the GPU's memory, and the request crosses it."""
+    if n.limit is None or n.total is None or n.allocated is None or n.tried is None:
+        return False
+    return n.limit < n.total and n.allocated + n.tried > n.limit
+
+
 def _judge(error: ReportedError) -> tuple[str, Remediation]:
     if error.signature == "oom_vllm_no_memory_for_cache_blocks":
         return "vLLM has no memory left for its KV cache after loading the model", kv_cache()
@@ -150,6 +160,11 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         held = f" (only {free} of {total} GiB was free)" if free and total else ""
         return f"other processes held the GPU's memory when vLLM started{held}", holder()
     n = oom_numbers(f"{error.text} {error.context}")
+    if _over_own_limit(n):  # the program's own cap, not the GPU, ran out
+        return (
+            f"the program capped itself at {_gib(n.limit or 0)} of the GPU's {_gib(n.total or 0)} (a memory "
+            f"fraction it set), and {_gib(n.allocated or 0)} allocated plus {_gib(n.tried or 0)} asked for exceed it"
+        ), memory_fraction()
     # what the program holds: all its memory (torch >= 2.1), else PyTorch's reservation, else (the allocator's
     # limit report) what PyTorch allocated, a lower bound
     used_by_torch = next((x for x in (n.process, n.reserved, n.allocated) if x is not None), None)

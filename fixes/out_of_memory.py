@@ -71,3 +71,13 @@ def too_big_at_batch_one(sized: bool) -> Remediation:
         ),
         target=Target.SYSTEM,
     )
+
+
+def memory_fraction() -> Remediation:
+    """The allocator stopped at the memory fraction the program set, with the GPU itself not full."""
+    return Remediation(
+        text="The limit is the program's own: it set a memory fraction (torch.cuda.set_per_process_memory_fraction, "
+        "or a setting of the application that calls it) below the GPU's memory. Raise or remove that fraction, or "
+        "make the job smaller.",
+        target=Target.PYTHON_ENV,
+    )

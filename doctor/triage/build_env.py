@@ -53,7 +53,8 @@ def _pypi_cuda(report: CollectEnvReport) -> str | None:
         x.lower() for x in (report.lines["sys_platform"].value if "sys_platform" in report.lines else "",
                             report.python_platform or "", report.os_name or "")
     )  # fmt: skip
-    if not version or "+" in version or not linux or "conda" in where.lower() or "site-packages" not in where:
+    conda = any(word in where.lower() for word in ("conda", "forge", "mamba"))  # miniforge, mambaforge: conda
+    if not version or "+" in version or not linux or conda or "site-packages" not in where:
         return None
     data = load_torch_releases()
     release = data.release(version)

@@ -199,3 +199,18 @@ def test_the_allocators_limit_report_is_read() -> None:
     )
     n = oom_numbers(text)
     assert (n.allocated, n.tried, n.total, n.free) == (int(21.55 * (1 << 30)), 952 << 20, 24 << 30, 0)
+
+
+def test_a_memory_fraction_the_program_set_is_its_own_limit() -> None:
+    """The allocator's report with "PyTorch limit (set by user-supplied memory fraction) : 12.00 GiB" on a
+    23.65 GiB GPU with 11.90 GiB free: the program's own cap ran out, not the GPU (a reviewer's reproducer)."""
+    from torch_gpu_doctor.triage.pipeline import diagnose_paste
+
+    text = (
+        "torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+        "Currently allocated     : 11.50 GiB\nRequested               : 1.00 GiB\n"
+        "Device limit            : 23.65 GiB\nFree (according to CUDA): 11.90 GiB\n"
+        "PyTorch limit (set by user-supplied memory fraction)\n                        : 12.00 GiB\n"
+    )
+    cause = diagnose_paste(text.encode(), "oom.txt").result.cause
+    assert cause is not None and "capped itself at 12.00 GiB" in cause.finding.summary
