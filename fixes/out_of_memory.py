@@ -5,15 +5,14 @@ from __future__ import annotations
 from torch_gpu_doctor.model import Command, Remediation, Target
 
 HOLDER_QUERY = ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv")
+HOLDERS = Command(HOLDER_QUERY, note="lists the processes using GPU memory, with how much each uses")
 
 
 def holder() -> Remediation:
     return Remediation(
         text="Another program holds a large share of this GPU's memory. See which one, then stop it (or run on another "
         "GPU); in a notebook, a kernel left running from earlier is the usual holder.",
-        commands=(
-            Command(HOLDER_QUERY, note="lists the processes using GPU memory, with how much each uses"),
-        ),
+        commands=(HOLDERS,),
         target=Target.SYSTEM,
     )
 
@@ -66,9 +65,7 @@ def too_big_at_batch_one(sized: bool) -> Remediation:
         text="The batch is already 1, so a smaller batch cannot help. First see whether another program holds "
         "this GPU's memory (a run or notebook kernel left from earlier is the usual holder) and stop it; if none "
         f"does, the model or one input does not fit: {smaller}",
-        commands=(
-            Command(HOLDER_QUERY, note="lists the processes using GPU memory, with how much each uses"),
-        ),
+        commands=(HOLDERS,),
         target=Target.SYSTEM,
     )
 
