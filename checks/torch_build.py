@@ -23,6 +23,7 @@ from torch_gpu_doctor.fixes.torch_wheel import (
     older_than_every_build,
     unnamed_gpu_fix,
     unnamed_nvidia_gpu,
+    wheel_platform,
 )
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
@@ -591,7 +592,7 @@ def _arch_list(facts: Facts, packages: TorchPackages | Unavailable) -> tuple[tup
         legacy is not None and build is not None
     ):  # 1.4-1.12: the builder's lists, which Linux and Windows differ in
         version = (packages.version or "").split("+", 1)[0]
-        platform = platform or _assumed_os(facts)
+        platform = platform or wheel_platform(facts)
         listed = build.arch_list(version, platform)
         if listed is None:
             return None, "neither torch itself nor the compat data lists them"
@@ -603,12 +604,6 @@ def _arch_list(facts: Facts, packages: TorchPackages | Unavailable) -> tuple[tup
     return variant.arch_list[
         platform
     ], f"compat data for {rel.version if rel else '?'} {variant.name} {platform}"
-
-
-def _assumed_os(facts: Facts) -> str:
-    """The wheel platform of a machine whose interpreter is not known: Windows when the OS says so."""
-    system = facts.os.system if not isinstance(facts.os, Unavailable) else None
-    return "windows" if system == "Windows" else "linux_x86_64"
 
 
 @check("torch.cuda_init", "CUDA initialises in torch", "torch")

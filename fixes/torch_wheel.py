@@ -294,7 +294,7 @@ def other_legacy_build(facts: Facts, data: TorchCompat) -> Remediation | None:
     legacy = data.legacy_release(installed) if installed else None
     if legacy is None or installed is None or not capabilities:
         return None
-    platform = target_platform(facts) or _assumed_platform(facts) or "linux_x86_64"
+    platform = wheel_platform(facts)
     driver_cuda = driver_max_cuda(facts)
 
     def fits(build: LegacyBuild) -> bool:
@@ -365,7 +365,7 @@ def legacy_for_python(facts: Facts, data: TorchCompat) -> Remediation | None:
     python, capabilities = python_minor(facts), gpu_capabilities(facts)
     if python is None or not capabilities:
         return None
-    platform = target_platform(facts) or _assumed_platform(facts) or "linux_x86_64"
+    platform = wheel_platform(facts)
     driver_cuda = driver_max_cuda(facts)
     for release in data.legacy:  # newest first
         for version in reversed(release.all_versions):  # its newest patch first
@@ -425,6 +425,12 @@ def _legacy_install(
         needs_network=True,
         target=Target.PYTHON_ENV,
     )
+
+
+def wheel_platform(facts: Facts) -> str:
+    """The wheel platform to judge a build on: the interpreter's, else the one a paste's OS implies, else
+    Linux x86_64 (where most pasted reports come from)."""
+    return target_platform(facts) or _assumed_platform(facts) or "linux_x86_64"
 
 
 def _assumed_platform(facts: Facts) -> str | None:
