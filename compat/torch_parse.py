@@ -32,6 +32,7 @@ from torch_gpu_doctor.compat.torch_releases import (
     TorchRelease,
     TorchVariant,
     _version_tuple,
+    parse_cc,
 )
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.package_data import package_text
@@ -265,6 +266,20 @@ def _parse_legacy(value: Any, oldest: str) -> tuple[LegacyRelease, ...]:
     return tuple(releases)
 
 
+def _parse_program_floors(value: Any) -> dict[str, tuple[int, int]]:
+    """`program_gpu_floors`: each program's oldest supported compute capability, with its source."""
+    floors: dict[str, tuple[int, int]] = {}
+    for i, item in enumerate(lst(value if value is not None else [], "program_gpu_floors")):
+        where = f"program_gpu_floors[{i}]"
+        entry = obj(item, where)
+        text(entry, "source", where)
+        cc = parse_cc(text(entry, "min_compute_capability", where))
+        if cc is None:
+            raise CompatDataError(f"{where}.min_compute_capability: not a compute capability")
+        floors[text(entry, "program", where)] = cc
+    return floors
+
+
 def _parse_bundled(
     value: Any, where: str, releases: tuple[TorchRelease, ...], toolkits: Mapping[tuple[str, str], Any]
 ) -> tuple[BundledRuntime, ...]:
@@ -335,6 +350,7 @@ def parse_torch_compat(data: Any) -> TorchCompat:
             root.get("cuda_minor_version_compatibility"), "cuda_minor_version_compatibility"
         ),
         legacy=_parse_legacy(root.get("legacy_torch_releases"), releases[-1].version),
+        program_floors=_parse_program_floors(root.get("program_gpu_floors")),
     )
 
 

@@ -257,6 +257,8 @@ class TorchCompat:
         int, tuple[str, str]
     ]  # CUDA major -> (linux, windows) minimum driver, minor-version compat
     legacy: tuple[LegacyRelease, ...] = ()  # releases before `releases`, newest first
+    # program -> the oldest compute capability its own kernels support (vLLM: 7.0), as its docs state
+    program_floors: Mapping[str, CC] = field(default_factory=dict)
 
     @property
     def newest(self) -> TorchRelease:

@@ -771,10 +771,6 @@ def _serving_engine(pasted: PastedText) -> str | None:
     return next(v for v in found.groups() if v is not None).lower()
 
 
-# vLLM's installation docs, every release from v0.3 to v0.14 and on: "GPU: compute capability 7.0 or higher"
-VLLM_MIN_CC = (7, 0)
-
-
 def _engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
     """torch.arch_compat's fix installs another torch where the program is vLLM or SGLang: their wheels pin
     the torch they were built with, so a torch installed under them breaks their own kernels (blind set 14:
@@ -786,11 +782,12 @@ def _engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
     capabilities = [
         parse_cc(g.compute_capability) for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)
     ]
-    if engine == "vllm" and capabilities and all(cc is not None and cc < VLLM_MIN_CC for cc in capabilities):
+    floor = load_torch_releases().program_floors.get(engine)  # compat data, from the engine's own docs
+    if floor is not None and capabilities and all(cc is not None and cc < floor for cc in capabilities):
         fix = Remediation(
-            text="No vLLM release runs on this GPU: vLLM's CUDA kernels need compute capability 7.0 or newer "
-            "(its installation docs), whatever torch is installed. Serve the model with another engine that "
-            "supports older GPUs (llama.cpp, transformers), or on a Volta-or-newer GPU.",
+            text=f"No {name} release runs on this GPU: {name}'s CUDA kernels need compute capability "
+            f"{floor[0]}.{floor[1]} or newer (its installation docs), whatever torch is installed. Serve the model "
+            "with another engine that supports older GPUs (llama.cpp, transformers), or on a newer GPU.",
             target=Target.PYTHON_ENV,
         )
         return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))

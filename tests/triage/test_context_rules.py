@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.triage.render import render_text
@@ -338,3 +339,17 @@ def test_a_printed_error_outranks_what_the_person_says() -> None:
     )
     cause = diagnose_paste(text.encode(), "words.txt").result.cause
     assert cause is not None and cause.finding.check_id == "torch.out_of_memory"
+
+
+def test_below_vllms_compute_capability_floor_no_vllm_release_helps() -> None:
+    """vLLM's docs require compute capability 7.0 (compat/cuda_matrix.json program_gpu_floors): a P100 (6.0)
+    that runs `vllm serve` gets another engine, never a vLLM upgrade or another torch (a probe paste)."""
+    text = (
+        "I run vllm serve on my Tesla P100\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
+    cause = diagnose_paste(text.encode(), "words.txt").result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert cause.finding.remediation.text.startswith("No vLLM release runs on this GPU")
+    assert not cause.finding.remediation.commands
+    assert load_torch_releases().program_floors["vllm"] == (7, 0)
