@@ -49,6 +49,7 @@ from torch_gpu_doctor.fixes.target import (
 )
 from torch_gpu_doctor.fixes.torch_rocm import recommend_rocm
 from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 INDEX_CPU = "https://download.pytorch.org/whl/cpu"
@@ -294,38 +295,22 @@ def other_legacy_build(facts: Facts, data: TorchCompat) -> Remediation | None:
     legacy = data.legacy_release(installed) if installed else None
     if legacy is None or installed is None or not capabilities:
         return None
-    platform = wheel_platform(facts)
-    driver_cuda = driver_max_cuda(facts)
-
-    def fits(build: LegacyBuild) -> bool:
-        arch, cuda = build.arch_list(installed, platform), build.variant.cuda
-        if cuda is None or not arch or legacy_command(legacy, build, installed, platform) is None:
-            return False
-        if driver_cuda is not None and not driver_runs_cuda(driver_cuda, cuda):
-            return False
-        return all(arch_supported(arch, (), cc, data.device_rule) for cc in capabilities)
-
+    fit = _LegacyFit(data, wheel_platform(facts), driver_max_cuda(facts), capabilities)
     current = legacy.build(installed_variant(facts) or "")
-    if current is not None and fits(current):
+    if current is not None and fit.command(legacy, current, installed) is not None:
         return None  # its own build fits: what fails is not the build
-    fitting = sorted((b for b in legacy.builds if fits(b)), key=lambda b: version_key(b.variant.cuda or ""))
-    if not fitting:
-        return None
-    build = fitting[-1]  # the newest CUDA among them: the one most drivers and GPUs take
-    cuda = build.variant.cuda or ""
-    need = load_matrix().min_driver_for(cuda, driver_system(facts)) if driver_cuda is None else None
-    python = python_command(facts)
-    argv = (python, "-m", "pip", *(legacy_command(legacy, build, installed, platform) or ())[1:])
-    return Remediation(
-        text=f"Keep torch {installed} and install its CUDA {cuda} build ({build.variant.name}), whose kernels "
-        f"run on compute capability {', '.join(sorted(set(capabilities)))}"
-        + (f" (it needs an NVIDIA driver ≥ {need})" if need else "")
-        + f"; the command is pytorch.org's for that build ({PREVIOUS_VERSIONS}). A newer torch is the other way, "
-        "if the project allows it.",
-        commands=(Command(argv),),
-        needs_network=True,
-        target=Target.PYTHON_ENV,
-    )
+    for build in _newest_cuda_first(legacy):  # the newest CUDA that fits: the one most drivers and GPUs take
+        words = fit.command(legacy, build, installed)
+        if words is not None:
+            return _legacy_install(
+                facts,
+                build,
+                words,
+                f"Keep torch {installed} and install its CUDA {build.variant.cuda} build ({build.variant.name}), "
+                f"whose kernels run on compute capability {', '.join(sorted(set(capabilities)))}",
+                "A newer torch is the other way, if the project allows it.",
+            )
+    return None
 
 
 def _driver_for_an_older_torch(facts: Facts, data: TorchCompat) -> Remediation | None:
@@ -365,25 +350,50 @@ def legacy_for_python(facts: Facts, data: TorchCompat) -> Remediation | None:
     python, capabilities = python_minor(facts), gpu_capabilities(facts)
     if python is None or not capabilities:
         return None
-    platform = wheel_platform(facts)
-    driver_cuda = driver_max_cuda(facts)
+    fit = _LegacyFit(data, wheel_platform(facts), driver_max_cuda(facts), capabilities)
     for release in data.legacy:  # newest first
         for version in reversed(release.all_versions):  # its newest patch first
             if python not in release.pythons(version):
                 continue
-            builds = sorted(release.builds, key=lambda b: version_key(b.variant.cuda or "0"), reverse=True)
-            for build in builds:
-                arch, cuda = build.arch_list(version, platform), build.variant.cuda
-                if cuda is None or not arch or legacy_command(release, build, version, platform) is None:
-                    continue
-                if driver_cuda is not None and not driver_runs_cuda(driver_cuda, cuda):
-                    continue
-                if all(arch_supported(arch, (), cc, data.device_rule) for cc in capabilities):
-                    command = legacy_command(release, build, version, platform) or ()
+            for build in _newest_cuda_first(release):
+                words = fit.command(release, build, version)
+                if words is not None:
                     return _legacy_install(
-                        facts, build, version, python, capabilities, driver_cuda is None, command
+                        facts,
+                        build,
+                        words,
+                        f"Install torch {version} ({build.variant.name}): the newest torch with wheels for Python "
+                        f"{python} and kernels for compute capability {', '.join(sorted(set(capabilities)))}",
+                        f"Current releases no longer have Python {python} wheels; a newer Python in a new "
+                        "environment is the way to current torch.",
                     )
     return None
+
+
+@dataclass(frozen=True)
+class _LegacyFit:
+    """What a pre-1.13 build must meet here: kernels for every GPU on this platform, a CUDA the driver runs
+    (when its version is known), and a pytorch.org command that installs it on this platform."""
+
+    data: TorchCompat
+    platform: str
+    driver_cuda: str | None
+    capabilities: list[str]
+
+    def command(self, release: LegacyRelease, build: LegacyBuild, version: str) -> tuple[str, ...] | None:
+        """The build's command (argv from `pip`) when it fits, else None."""
+        arch, cuda = build.arch_list(version, self.platform), build.variant.cuda
+        if cuda is None or not arch:
+            return None
+        if self.driver_cuda is not None and not driver_runs_cuda(self.driver_cuda, cuda):
+            return None
+        if not all(arch_supported(arch, (), cc, self.data.device_rule) for cc in self.capabilities):
+            return None
+        return legacy_command(release, build, version, self.platform)
+
+
+def _newest_cuda_first(release: LegacyRelease) -> list[LegacyBuild]:
+    return sorted(release.builds, key=lambda b: version_key(b.variant.cuda or "0"), reverse=True)
 
 
 def legacy_command(
@@ -405,22 +415,19 @@ def legacy_command(
 
 
 def _legacy_install(
-    facts: Facts,
-    build: LegacyBuild,
-    version: str,
-    python: str,
-    capabilities: list[str],
-    driver_unknown: bool,
-    words: tuple[str, ...],
+    facts: Facts, build: LegacyBuild, words: tuple[str, ...], lead: str, after: str
 ) -> Remediation:
-    cuda = build.variant.cuda or ""
-    need = load_matrix().min_driver_for(cuda, driver_system(facts)) if driver_unknown else None
+    """pytorch.org's command for a pre-1.13 build, run by the paste's Python; the driver it needs where the
+    driver's own version is not known."""
+    need = (
+        load_matrix().min_driver_for(build.variant.cuda or "", driver_system(facts))
+        if driver_max_cuda(facts) is None
+        else None
+    )
     return Remediation(
-        text=f"Install torch {version} ({build.variant.name}): the newest torch with wheels for Python {python} "
-        f"and kernels for compute capability {', '.join(sorted(set(capabilities)))}"
+        text=lead
         + (f" (it needs an NVIDIA driver ≥ {need})" if need else "")
-        + f"; current releases no longer have Python {python} wheels. The command is pytorch.org's for that build "
-        f"({PREVIOUS_VERSIONS}); a newer Python in a new environment is the way to current torch.",
+        + f"; the command is pytorch.org's for that build ({PREVIOUS_VERSIONS}). {after}",
         commands=(Command((python_command(facts), "-m", "pip", *words[1:])),),
         needs_network=True,
         target=Target.PYTHON_ENV,
