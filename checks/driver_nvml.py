@@ -59,6 +59,14 @@ _NVML_ERRORS: dict[str, tuple[str, str]] = {
 }
 
 
+# Why a library/module mismatch usually happens: triage drops it where the paste says otherwise (a reboot that
+# did not help, a container's own libraries)
+MISSED_REBOOT = (
+    " This happens when the driver packages are upgraded (often by unattended upgrades) and the machine was not"
+    " rebooted."
+)
+
+
 @check("driver.nvml", "NVML, the driver's management library, answers", "driver", required=True)
 def driver_nvml(facts: Facts) -> Finding:
     """
@@ -126,8 +134,7 @@ def driver_nvml(facts: Facts) -> Finding:
             Status.FAIL,
             "Driver/library version mismatch: the NVIDIA driver was updated but the old kernel module still runs.",
             details="The user-space libraries (libnvidia-ml, libcuda) and the loaded kernel module come from "
-            f"different driver versions, so neither NVML nor CUDA can start.{versions} This happens when the "
-            "driver packages are upgraded (often by unattended upgrades) and the machine was not rebooted.",
+            f"different driver versions, so neither NVML nor CUDA can start.{versions}{MISSED_REBOOT}",
             evidence=tuple(evidence),
             remediation=reload_after_upgrade(),
         )

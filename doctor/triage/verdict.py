@@ -15,6 +15,7 @@ import re
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
+from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
 from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
 from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
@@ -1163,10 +1164,6 @@ def _rocm_build_on_nvidia(verdict: Verdict, facts: Facts, about_torch: bool, pas
     on; no gfx override or ROCm release helps, the CUDA build does (blind set 14: an RTX 3050 laptop)."""
     finding = verdict.finding
     nvidia = [g for g in facts.nvidia_gpus if isinstance(g.name, str)]  # named, not one a CUDA error assumes
-    if _AMD_NAMED.search(pasted.paste.text, 0, MAX_CHARS) is not None or pasted.prose.amd_gpu is not None:
-        return (
-            verdict  # an AMD GPU is there too: the ROCm build has a GPU to run on (another machine's NVIDIA)
-        )
     if (
         not finding.check_id.startswith("amd.")
         or finding.status is not Status.FAIL
@@ -1174,6 +1171,10 @@ def _rocm_build_on_nvidia(verdict: Verdict, facts: Facts, about_torch: bool, pas
         or any(g.vendor == "amd" for g in facts.gpus)
     ):
         return verdict
+    if pasted.prose.amd_gpu is not None or _AMD_NAMED.search(pasted.paste.text, 0, MAX_CHARS) is not None:
+        return (
+            verdict  # an AMD GPU is there too: the ROCm build has a GPU to run on (another machine's NVIDIA)
+        )
     finding = dataclasses.replace(
         finding,
         summary=f"A ROCm (AMD) build of torch is installed, but this machine's GPU is NVIDIA ({nvidia[0].name}): "
@@ -1222,7 +1223,7 @@ def _mismatch_in_a_container(verdict: Verdict) -> Verdict:
     finding = verdict.finding
     if finding.remediation not in (reload_after_upgrade(), mismatch_after_reboot()):
         return verdict
-    details = finding.details.split(" This happens when", 1)[0]  # the host's upgrade story does not apply
+    details = finding.details.removesuffix(MISSED_REBOOT)  # the host's upgrade story does not apply
     finding = dataclasses.replace(
         finding,
         summary="Driver/library version mismatch inside a container: its NVIDIA libraries are another version "
@@ -1243,7 +1244,7 @@ def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     if "NVRM version:" in pasted.paste.text:  # the running module's version is in the paste already
         asked = tuple(c for c in fix.commands if c.argv != ("cat", "/proc/driver/nvidia/version"))
         fix = dataclasses.replace(fix, commands=asked)
-    details = finding.details.split(" This happens when", 1)[0]  # "...and was not rebooted": it was
+    details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was
     finding = dataclasses.replace(finding, remediation=fix, details=details)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 
