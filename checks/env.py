@@ -9,11 +9,10 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
 from torch_gpu_doctor.fixes.library_path import (
-    EXTENSION_NAMES,
-    UNPINNED_EXTENSIONS,
     ctranslate2_cublas_fix,
     driver_library_fix,
     extension_abi_fix,
+    extension_name,
     foreign_version_fix,
     in_place_rebuild_fix,
     native_libcuda_fix,
@@ -23,6 +22,7 @@ from torch_gpu_doctor.fixes.library_path import (
     split_site_packages_fix,
     torch_cublas_fix,
     torch_wheel_library_fix,
+    unpinned_extension,
     wheel_of,
     windows_dll_fix,
     wsl_libcuda_fix,
@@ -429,7 +429,9 @@ def _extension_abi(failed: list[ReportedError], python: str, installed: dict[str
         # a module at site-packages' top level (flash-attn 2's flash_attn_2_cuda.so) is its own package
         extension = (file if file.startswith(package + ".") else f"{package}/{file}") if package else None
         bare = _SO_MODULE.search(error.text) if package is None else None
-        if bare is not None and bare["module"] in UNPINNED_EXTENSIONS:  # a known extension by its module
+        if (
+            bare is not None and unpinned_extension(bare["module"]) is not None
+        ):  # a known extension by its module
             package, extension = bare["module"], bare["module"] + bare["file"]
         cxx11 = "__cxx11" in error.values.get("symbol", "")  # std::__cxx11::basic_string: the C++ ABI differs
         built_for = (
@@ -437,7 +439,7 @@ def _extension_abi(failed: list[ReportedError], python: str, installed: dict[str
             if cxx11
             else "another torch release than the one installed"
         )
-        shown = EXTENSION_NAMES.get(package or "", package)
+        shown = extension_name(package)
         summary = (
             f"{shown}'s compiled extension ({extension}) was built for {built_for}"
             if package

@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.support.signatures import explain as signature_of
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
-from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH, no_cuda_torch
+from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch, no_cuda_torch
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, cubin_runs_on, driver_runs_cuda
 from torch_gpu_doctor.facts.describe import fact, gpu_label
@@ -48,7 +48,7 @@ def _built_for_this_torch(packages: TorchPackages) -> list[str]:
             for d in packages.distributions
             if d.name not in ("torch", "torchvision", "torchaudio")
             and (
-                d.name in BUILT_FOR_ONE_TORCH
+                d.name in built_for_one_torch()
                 or any(r.replace(" ", "").startswith("torch==") for r in d.requires)
             )
         }

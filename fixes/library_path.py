@@ -10,6 +10,7 @@ these say what to type.
 
 from __future__ import annotations
 
+from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
@@ -335,36 +336,19 @@ def windows_dll_fix(
     )
 
 
-# Extensions whose wheels do not pin torch (pip check cannot name the torch they need): rebuilding them
-# against the installed torch is the fix. The .so's top-level module name -> the pip name to reinstall.
-UNPINNED_EXTENSIONS = {
-    "flash_attn_2_cuda": "flash-attn",
-    "flash_attn": "flash-attn",
-    "flash_attn_cuda": "flash-attn",
-    "mmcv": "mmcv",  # mmcv 2.x builds its ops from the sdist; 1.x is mmcv-full (the fix's text says so)
-    "mamba_ssm": "mamba-ssm",
-    "selective_scan_cuda": "mamba-ssm",
-    "causal_conv1d": "causal-conv1d",
-    "causal_conv1d_cuda": "causal-conv1d",
-    "torch_scatter": "torch-scatter",
-    "torch_sparse": "torch-sparse",
-    "torch_cluster": "torch-cluster",
-    # not on PyPI: built from their repositories (their install guides' own commands)
-    "detectron2": "git+https://github.com/facebookresearch/detectron2.git",
-    "pytorch3d": "git+https://github.com/facebookresearch/pytorch3d.git",
-}
-# How a person knows the extension: its pip name, where the module's name is not it
-EXTENSION_NAMES = {
-    module: pip for module, pip in UNPINNED_EXTENSIONS.items() if "/" not in pip and pip != module
-}
-_OWN_WHEELS = {
-    "flash-attn": " flash-attn's release wheels name the torch version and C++ ABI they were built for.",
-    "mmcv": " mmcv 1.x is the mmcv-full package (mmcv==VERSION below is then mmcv-full==VERSION); OpenMMLab's "
-    "`mim install mmcv-full` (or `mmcv` for 2.x) picks the prebuilt wheel for the installed torch and CUDA.",
-    "torch-scatter": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
-    "torch-sparse": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
-    "torch-cluster": " PyG's wheels for each torch and CUDA are on https://data.pyg.org/whl/ (`-f` that index).",
-}
+def unpinned_extension(module: str | None) -> str | None:
+    """What rebuilding the extension whose top-level module is `module` installs (its pip name, or the
+    repository its install guide builds from), where its wheels pin no torch (pip check cannot name the torch
+    they need, so rebuilding against the installed torch is the fix); None otherwise (compat/extensions.json)."""
+    row = load_extensions().by_module(module)
+    return row.rebuild if row is not None else None
+
+
+def extension_name(module: str | None) -> str | None:
+    """How a person knows the extension a module belongs to: its pip name (selective_scan_cuda: mamba-ssm);
+    the module itself where the table does not know it."""
+    row = load_extensions().by_module(module)
+    return row.name if row is not None else module
 
 
 def extension_abi_fix(
@@ -376,8 +360,10 @@ def extension_abi_fix(
 ) -> Remediation:
     """A compiled extension (vLLM's _C, flash-attn, xformers) was built against another torch release; with
     `cxx11`, against the other C++ ABI (a `__cxx11` std::string in the missing symbol)."""
-    pip_name = UNPINNED_EXTENSIONS.get(package or "")
-    name = EXTENSION_NAMES.get(package or "", package) or "the extension"
+    pip_name = unpinned_extension(package)
+    row = load_extensions().by_module(package)
+    wheels = f" {row.wheels}" if row is not None and row.wheels is not None else ""
+    name = extension_name(package) or "the extension"
     if cxx11:
         text = (
             f"{name} was built for another torch release or with the other C++ ABI (the missing symbol takes a "
@@ -396,7 +382,7 @@ def extension_abi_fix(
         "and the installed torch is another: its C++ symbols do not match. "
         + (
             f"{name} pins no torch, so `pip check` cannot name one: rebuild it against the installed torch, or "
-            f"install its release built for that torch.{_OWN_WHEELS.get(pip_name, '')} "
+            f"install its release built for that torch.{wheels} "
             if pip_name is not None
             else "Install the torch version its release requires (`python -m pip check` names it, from the "
             "same index as your torch), or a release of it built for your torch. "

@@ -3,13 +3,21 @@ torch "not a CUDA build"."""
 
 from __future__ import annotations
 
+import functools
+
+from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.unavailable import Unavailable
 
-# Packages whose wheels are built against one torch release and its CUDA (vLLM and SGLang pin torch==X;
-# xformers' and flash-attn's wheels are compiled per torch): installing another torch build breaks them.
-BUILT_FOR_ONE_TORCH = frozenset({"vllm", "sglang", "xformers", "flash-attn", "flash_attn", "torch-tensorrt"})
+
+@functools.cache
+def built_for_one_torch() -> frozenset[str]:
+    """Packages whose wheels are built against one torch release and its CUDA (vLLM and SGLang pin torch==X;
+    xformers' and flash-attn's wheels are compiled per torch): installing another torch build breaks them. Their
+    pip names and module names, from compat/extensions.json."""
+    rows = load_extensions().packages
+    return frozenset(n for p in rows if p.built_for_one_torch for n in (p.name, *p.modules))
 
 
 def no_cuda_torch(cid: str, packages: TorchPackages | Unavailable) -> Finding:

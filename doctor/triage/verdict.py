@@ -11,14 +11,16 @@ inferred it (the GPU or driver tables).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
-from torch_gpu_doctor.checks.support.torch_state import BUILT_FOR_ONE_TORCH
+from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
+from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL, parse_cc, version_key
@@ -434,24 +436,28 @@ _EXTENSION_WORDS = lazy(r"\bcustom CUDA (?:extension|kernel|op)s?\b", re.IGNOREC
 # The package a failing kernel's source path names: ".../torchvision/csrc/cuda/nms_cuda.cu",
 # ".../detectron2/layers/csrc/ROIAlign/ROIAlign_cuda.cu" (the folder above csrc, or above its parent)
 _EXTENSION_SOURCE = lazy(r"[/\\](?P<package>[A-Za-z_]\w*)[/\\](?:[A-Za-z_]\w*[/\\])?csrc[/\\][^\s:]*\.cu\b")
-# Extension projects whose CUDA sources live under <project>/csrc (or <project>/layers/csrc): a folder of
-# another name there is a model's own ("models" in GroundingDINO's tree, "work" in a conda build of torch)
-KNOWN_EXTENSIONS = frozenset(
-    {"torchvision", "torchaudio", "detectron2", "mmcv", "pytorch3d", "xformers", "apex"}
-)
-# A traceback frame in an extension's operator module, whose Python calls straight into its compiled kernels:
-# File "/root/mmcv/mmcv/ops/focal_loss.py" (ext_module.sigmoid_focal_loss_forward), flash_attn's interface
-_EXTENSION_FRAME = lazy(
-    r"File \"[^\"\n]*?[/\\](?P<package>mmcv|detectron2|pytorch3d|xformers|apex|flash_attn|torch_scatter|torch_sparse"
-    r"|torch_cluster|spconv|mamba_ssm|causal_conv1d)[/\\](?:ops[/\\]|layers[/\\]|flash_attn_interface\.py|(?:\w+_)?ops\.py)"
-)
-# An extension the person just installed, said in words: "installed the latest flash-attention via "pip install
-# flash-attn"" (its pip name: the module is the same with "_")
-_EXTENSION_INSTALLED = lazy(
-    r"\bpip3?[ \t]+install[ \t]+(?:-\S+[ \t]+)*[\"']?(?P<package>flash[-_]attn|xformers|mmcv(?:-full)?|detectron2|pytorch3d"
-    r"|apex|torch[-_]scatter|torch[-_]sparse|spconv(?:-cu\d+)?|mamba[-_]ssm|causal[-_]conv1d)\b",
-    re.IGNORECASE,
-)
+
+
+@functools.cache
+def _extension_patterns() -> tuple[frozenset[str], re.Pattern[str], re.Pattern[str]]:
+    """From compat/extensions.json: the projects whose CUDA sources live under <project>/csrc (a folder of
+    another name there is a model's own: "models" in GroundingDINO's tree, "work" in a conda build of torch);
+    a traceback frame in an extension's operator module, whose Python calls straight into its compiled kernels
+    (File "/root/mmcv/mmcv/ops/focal_loss.py", flash_attn's interface); an extension the person just installed,
+    said in words ("installed the latest flash-attention via "pip install flash-attn"")."""
+    table = load_extensions()
+    framed = "|".join(sorted(table.names("ops_frames"), key=len, reverse=True))
+    frame = re.compile(
+        rf"File \"[^\"\n]*?[/\\](?P<package>{framed})[/\\]"
+        r"(?:ops[/\\]|layers[/\\]|flash_attn_interface\.py|(?:\w+_)?ops\.py)"
+    )
+    installed = re.compile(
+        r"\bpip3?[ \t]+install[ \t]+(?:-\S+[ \t]+)*[\"']?(?P<package>"
+        + table.pip_pattern("ops_frames")
+        + r")\b",
+        re.IGNORECASE,
+    )
+    return frozenset(table.names("csrc")), frame, installed
 
 
 def _failing_extension(pasted: PastedText) -> str | None:
@@ -461,17 +467,19 @@ def _failing_extension(pasted: PastedText) -> str | None:
         return None
     text = pasted.paste.text
     source = _EXTENSION_SOURCE.search(text, 0, MAX_CHARS)
-    if source is not None and source["package"] in KNOWN_EXTENSIONS:  # the package, not its kernel's symbol
+    in_csrc, in_frame, installed_words = _extension_patterns()
+    if source is not None and source["package"] in in_csrc:  # the package, not its kernel's symbol
         return source["package"]
     called = _EXTENSION_CALL.search(text, 0, MAX_CHARS)
     if called is not None:
         return called[0]
-    framed = _EXTENSION_FRAME.search(text, 0, MAX_CHARS)
+    framed = in_frame.search(text, 0, MAX_CHARS)
     if framed is not None:
         return framed["package"]
-    installed = _EXTENSION_INSTALLED.search(text, 0, MAX_CHARS) if 'File "' not in text[:MAX_CHARS] else None
+    installed = installed_words.search(text, 0, MAX_CHARS) if 'File "' not in text[:MAX_CHARS] else None
     if installed is not None:  # the words alone: a traceback would show where the kernel was missing
-        return installed["package"].lower().replace("-full", "").replace("-", "_").split("_cu")[0]
+        row = load_extensions().by_pip_name(installed["package"])
+        return row.module if row is not None else installed["package"]
     return "" if _EXTENSION_WORDS.search(text, 0, MAX_CHARS) is not None else None
 
 
@@ -747,10 +755,12 @@ def _installs_torch(fix: Remediation | None) -> bool:
 
 # A package built for one torch, as a paste shows it without a package list: a traceback's path into its
 # folder (site-packages/vllm/...), or a pin the person quotes (vllm==0.20.2) outside an install command
-_STACK = "|".join(sorted(BUILT_FOR_ONE_TORCH, key=len, reverse=True)).replace("-", "[-_]")
-_PINNED_STACK = lazy(
-    rf"(?:site|dist)-packages[/\\](?:{_STACK})[/\\]|(?<![\w-])(?:{_STACK})==\d", re.IGNORECASE
-)
+@functools.cache
+def _pinned_stack_pattern() -> re.Pattern[str]:
+    stack = "|".join(sorted(built_for_one_torch(), key=len, reverse=True)).replace("-", "[-_]")
+    return re.compile(
+        rf"(?:site|dist)-packages[/\\](?:{stack})[/\\]|(?<![\w-])(?:{stack})==\d", re.IGNORECASE
+    )
 
 
 # The serving engines that install the torch their compiled kernels were built against: a paste that runs one
@@ -815,10 +825,10 @@ def _pinned_stack(pasted: PastedText) -> bool:
     """Whether the paste shows a package built for one torch: in a package list, or in its text (read only when
     a verdict would install another torch for the driver: a rare question, asked of one pass over the text)."""
     packages = pasted.packages
-    if any(lib.name in BUILT_FOR_ONE_TORCH for listing in packages for lib in listing.packages):
+    if any(lib.name in built_for_one_torch() for listing in packages for lib in listing.packages):
         return True
     text = pasted.paste.text
-    for found in _PINNED_STACK.finditer(text):
+    for found in _pinned_stack_pattern().finditer(text):
         start = text.rfind("\n", 0, found.start()) + 1
         end = text.find("\n", found.end())
         if not INSTALL_COMMAND.match(text[start : end if end >= 0 else len(text)]):

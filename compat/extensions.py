@@ -1,0 +1,127 @@
+"""Packages that ship CUDA code compiled against torch (compat/extensions.json): one row each, with the module
+names a traceback or a library path shows, how the package is installed and rebuilt, and whether its wheels
+pin one torch. The triage rules that say "the kernel is the extension's, not torch's" and the extension fixes
+take every package name from this one table."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor.compat.json_fields import lst, obj, text
+from torch_gpu_doctor.package_data import package_text
+from torch_gpu_doctor.records import dataclass
+
+_PIP_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_MODULE = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class Extension:
+    name: str  # its pip name: "flash-attn"
+    modules: tuple[str, ...]  # its top-level modules, the package folder first
+    pip_aliases: tuple[str, ...]  # "mmcv-full"
+    cuda_suffixed: bool  # published as NAME-cuXYZ
+    csrc: bool  # its CUDA sources live under <module>/csrc
+    ops_frames: bool  # its operator modules' frames call straight into its kernels
+    built_for_one_torch: bool  # another torch build breaks it
+    rebuild: str | None  # what a rebuild against the installed torch installs, where its wheels pin no torch
+    wheels: str | None  # where its prebuilt wheels are, in one sentence
+    source: str
+
+    @property
+    def module(self) -> str:
+        return self.modules[0]
+
+
+@dataclass(frozen=True)
+class Extensions:
+    packages: tuple[Extension, ...]
+
+    def by_module(self, module: str | None) -> Extension | None:
+        return next((p for p in self.packages if module in p.modules), None)
+
+    def by_pip_name(self, name: str) -> Extension | None:
+        """The row of a pip name as typed: any case, "_" for "-", an alias, or NAME-cuXYZ."""
+        said = name.lower().replace("_", "-")
+        for p in self.packages:
+            if said == p.name or said in p.pip_aliases:
+                return p
+            if p.cuda_suffixed and re.fullmatch(rf"{re.escape(p.name)}-cu\d+", said):
+                return p
+        return None
+
+    def names(self, flag: str) -> tuple[str, ...]:
+        """The module names (package folders first) of the rows with `flag` set, for building patterns."""
+        return tuple(m for p in self.packages if getattr(p, flag) for m in p.modules)
+
+    def pip_pattern(self, flag: str) -> str:
+        """A regex alternation of the pip names (and aliases) of the rows with `flag` set: "-" or "_" either
+        way, NAME-cuXYZ where the package is published per CUDA. Longest first."""
+        names = sorted(
+            {n for p in self.packages if getattr(p, flag) for n in (p.name, *p.pip_aliases)},
+            key=len,
+            reverse=True,
+        )
+        suffixed = {p.name for p in self.packages if p.cuda_suffixed}
+        return "|".join(
+            re.escape(n).replace(r"\-", "-").replace("-", "[-_]") + (r"(?:-cu\d+)?" if n in suffixed else "")
+            for n in names
+        )
+
+
+def _flag(entry: dict[str, Any], key: str, where: str) -> bool:
+    value = entry.get(key)
+    if not isinstance(value, bool):
+        raise CompatDataError(f"{where}.{key}: must be true or false")
+    return value
+
+
+def _optional(entry: dict[str, Any], key: str, where: str) -> str | None:
+    value = entry.get(key)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise CompatDataError(f"{where}.{key}: must be null or a non-empty string")
+    return value
+
+
+def parse_extensions(data: Any) -> Extensions:
+    rows = lst(obj(data, "extensions.json").get("packages"), "extensions.json.packages", non_empty=True)
+    packages = []
+    for i, raw in enumerate(rows):
+        where = f"extensions.json.packages[{i}]"
+        entry = obj(raw, where)
+        modules = tuple(lst(entry.get("modules"), f"{where}.modules", non_empty=True))
+        aliases = tuple(lst(entry.get("pip_aliases"), f"{where}.pip_aliases"))
+        if not all(isinstance(m, str) and _MODULE.fullmatch(m) for m in modules):
+            raise CompatDataError(f"{where}.modules: must be Python module names")
+        if not all(isinstance(a, str) and _PIP_NAME.fullmatch(a) for a in aliases):
+            raise CompatDataError(f"{where}.pip_aliases: must be lower-case pip names")
+        packages.append(
+            Extension(
+                name=text(entry, "name", where, _PIP_NAME),
+                modules=modules,
+                pip_aliases=aliases,
+                cuda_suffixed=_flag(entry, "cuda_suffixed", where),
+                csrc=_flag(entry, "csrc", where),
+                ops_frames=_flag(entry, "ops_frames", where),
+                built_for_one_torch=_flag(entry, "built_for_one_torch", where),
+                rebuild=_optional(entry, "rebuild", where),
+                wheels=_optional(entry, "wheels", where),
+                source=text(entry, "source", where),
+            )
+        )
+    seen: set[str] = set()
+    for p in packages:
+        for module in p.modules:
+            if module in seen:
+                raise CompatDataError(f"extensions.json: module {module} is in two rows")
+            seen.add(module)
+    return Extensions(tuple(packages))
+
+
+@functools.cache
+def load_extensions() -> Extensions:
+    return parse_extensions(json.loads(package_text("torch_gpu_doctor.compat", "extensions.json")))
