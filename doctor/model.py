@@ -52,9 +52,9 @@ class Command:
     def display(self, windows: bool = False) -> str:
         """The line to type: a POSIX shell's, or cmd's and PowerShell's (`windows`, or a program or argument
         given by a Windows path), where single quotes are not quotes."""
-        if windows or any(_WINDOWS_PROGRAM.match(a) is not None for a in self.argv):
-            return " ".join(_windows_quote(a) for a in self.argv)
-        line = shlex.join(self.argv)
+        if not self.stdin and (windows or any(_WINDOWS_PROGRAM.match(a) is not None for a in self.argv)):
+            return _windows_line(self.argv)
+        line = shlex.join(self.argv)  # text on stdin: a POSIX tool (sudo tee), which Windows has not
         return f"printf %s {shlex.quote(self.stdin)} | {line}" if self.stdin else line
 
 
@@ -63,6 +63,28 @@ class Command:
 # double quotes, only what needs it.
 _WINDOWS_PROGRAM = lazy(r"^(?:[A-Za-z]:\\|\.\\|\\\\)")
 _WINDOWS_SPECIAL = frozenset(' \t"&|<>^%()')
+
+
+def _windows_line(argv: tuple[str, ...]) -> str:
+    """cmd's and PowerShell's line. `env [-u VAR] [VAR=value] PROGRAM ...` is a POSIX tool: its variables are set
+    by cmd (`set VAR=value`, `set VAR=` to remove one) in a child cmd, which PowerShell starts the same way."""
+    if len(argv) < 2 or argv[0] != "env":
+        return " ".join(_windows_quote(a) for a in argv)
+    sets: list[str] = []
+    rest = list(argv[1:])
+    while rest:
+        if rest[0] == "-u" and len(rest) > 1:
+            sets.append(f"set {rest[1]}=")
+            rest = rest[2:]
+        elif "=" in rest[0] and not rest[0].startswith("-"):
+            sets.append(f"set {rest[0]}")
+            rest = rest[1:]
+        else:
+            break
+    if not sets or not rest:
+        return " ".join(_windows_quote(a) for a in argv)
+    program = " ".join(_windows_quote(a) for a in rest)
+    return 'cmd /c "' + "&& ".join(sets) + "&& " + program + '"'
 
 
 def _windows_quote(arg: str) -> str:

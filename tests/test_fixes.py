@@ -146,6 +146,36 @@ def test_command_display_quotes_and_shows_stdin() -> None:
     assert shown == "printf %s 'blacklist nouveau\n' | sudo tee /etc/x.conf"
 
 
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (("python", "-c", "import torch; print(1)"), 'python -c "import torch; print(1)"'),
+        # env is a POSIX tool: cmd sets the variables in a child cmd, which PowerShell starts the same way
+        (
+            ("env", "NCCL_P2P_DISABLE=1", "NCCL_IB_DISABLE=1", "python", "SCRIPT.py"),
+            'cmd /c "set NCCL_P2P_DISABLE=1&& set NCCL_IB_DISABLE=1&& python SCRIPT.py"',
+        ),
+        (
+            ("env", "-u", "CUDA_VISIBLE_DEVICES", "python", "x.py"),
+            'cmd /c "set CUDA_VISIBLE_DEVICES=&& python x.py"',
+        ),
+        (("env",), "env"),  # nothing to set: as it is
+    ],
+)
+def test_windows_lines_use_cmds_quotes_and_set(argv: tuple[str, ...], shown: str) -> None:
+    assert Command(argv).display(windows=True) == shown
+
+
+def test_a_command_fed_text_keeps_its_posix_line_on_windows() -> None:
+    """Only a POSIX tool is fed text (sudo tee): cmd has no printf, and dropping the text would change it."""
+    command = Command(("sudo", "tee", "/etc/x.conf"), stdin="blacklist nouveau\n")
+    assert (
+        command.display(windows=True)
+        == command.display()
+        == "printf %s 'blacklist nouveau\n' | sudo tee /etc/x.conf"
+    )
+
+
 def test_debian_13_has_no_kepler_driver_package() -> None:
     # apt-cache, 2026-11-25: bookworm has nvidia-tesla-470-driver 470.256.02~deb12u1, trixie has none
     trixie = replace(os_facts("debian", ()), distro_version="13")

@@ -90,7 +90,9 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
             reading = DriverVersionReading("nvidia-smi", WORDS, version)
             said_driver = dataclasses.replace(driver, version=version, readings=(reading,))
             facts = dataclasses.replace(facts, driver=said_driver)
-    if isinstance(facts.os, Unavailable) and prose.windows is not None:  # "OS: Windows-11-10.0.26200-SP0"
+    if (
+        isinstance(facts.os, Unavailable) and prose.runs_on_windows is not None
+    ):  # "OS: Windows-11-10.0.26200-SP0"
         facts = dataclasses.replace(facts, os=_pasted_os("Windows", wsl=False))
     if prose.torch is not None and isinstance(facts.torch_packages, Unavailable):
         facts = _with_said_torch(facts, prose.torch.value, prose.torch.line)

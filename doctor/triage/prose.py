@@ -244,9 +244,9 @@ class ProseFacts:
     windows_build: Said | None = None  # Windows 10/11's build number ("19042" of "Version 10.0.19042.1052")
     torch: Said | None = None  # torch's version said in words or a system-info line ("1.5.0", "2.9.1+cu130")
     torch_works: int | None = None  # the line that says is_available() is True (in some shell, some time)
-    windows: int | None = (
-        None  # the line with Python's platform string of a Windows machine, or Windows named
-    )
+    # the line that says the job runs on Windows: Python's platform string of a Windows machine, or Windows 10/11
+    # named in words (not beside Linux or ssh)
+    runs_on_windows: int | None = None
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
     batch_one: int | None = None  # the line that says the batch size is already 1
 
@@ -415,7 +415,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         windows_build=windows_build,
         torch=_one(torch),
         torch_works=torch_works,
-        windows=windows,
+        runs_on_windows=windows,
         rebooted=rebooted,
         batch_one=batch_one,
     )

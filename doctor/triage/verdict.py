@@ -553,11 +553,21 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
     )
     causes = [c for c, shown in ((cpu_build, build_shown), ("the NVIDIA driver is older than "
               "the CUDA its build needs (or none is loaded)", driver_shown)) if not shown]  # fmt: skip
-    if old_cuda is not None:  # shown, and older than any build of the torch releases gpu-doctor knows needs
+    best = fix_for_torch(facts) if old_cuda is not None or (windows and not build_shown) else None
+    runs = _index_variant(best)  # the CUDA build the driver runs (minor-version compatibility), if any
+    if old_cuda is not None and runs is None:  # shown, and older than every build gpu-doctor knows
         causes.insert(
             0,
             f"the NVIDIA driver, which runs CUDA ≤ {old_cuda}, is older than the CUDA a torch build of the last "
             f"years needs ({oldest} or newer)",
+        )
+    elif (
+        old_cuda is not None and runs is not None
+    ):  # older than the newest builds' CUDA, not than every build's
+        causes.insert(
+            0,
+            f"torch is built for a newer CUDA than the NVIDIA driver runs (CUDA ≤ {old_cuda}; torch's {runs} "
+            "builds still run on it)",
         )
     asks = []
     if not build_shown:
@@ -569,12 +579,12 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
         )
     if not driver_shown:
         asks.append(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA the driver runs"))
-    cuda_build = fix_for_torch(facts) if windows and not build_shown else None
-    if cuda_build is not None and cuda_build.commands:  # the likely fix, once the first line printed +cpu
-        first = cuda_build.commands[0]
-        asks.append(
-            dataclasses.replace(first, note="if it printed +cpu / None: the CUDA build, from PyTorch's index")
-        )
+    if best is not None and best.commands and (runs is not None or not old_cuda):
+        first = best.commands[
+            0
+        ]  # the likely fix, once the first line printed +cpu (or a CUDA the driver lacks)
+        said = "if it printed +cpu / None" + (f" or a CUDA newer than {old_cuda}" if old_cuda else "")
+        asks.append(dataclasses.replace(first, note=f"{said}: the CUDA build, from PyTorch's index"))
     return dataclasses.replace(
         finding,
         summary=f"{UNEXPLAINED_FALSE}: most often {', or '.join(causes)}.",
@@ -590,6 +600,16 @@ def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
             target=Target.PYTHON_ENV,
         ),
     )
+
+
+def _index_variant(fix: Remediation | None) -> str | None:
+    """The CUDA variant a torch install command takes from PyTorch's index ("cu118" -> "CUDA 11.8"), or None."""
+    for command in fix.commands if fix is not None else ():
+        for arg in command.argv:
+            variant = arg.removeprefix(INDEX_URL)
+            if arg.startswith(INDEX_URL) and variant.startswith("cu") and variant[2:].isdigit():
+                return f"CUDA {variant[2:-1]}.{variant[-1]}"
+    return None
 
 
 def _explained_false(verdict: Verdict) -> Verdict:

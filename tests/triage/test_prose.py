@@ -659,7 +659,7 @@ def test_what_the_words_say_in_passing(
 ) -> None:
     said = read_prose([text])
     assert (said.torch.value if said.torch else None) == torch
-    assert said.windows == windows
+    assert said.runs_on_windows == windows
     assert (said.jetson.value if said.jetson else None) == jetson
     assert (said.torch_fails.value if said.torch_fails else None) == fails
 

@@ -56,6 +56,21 @@ def test_a_driver_older_than_every_known_build_comes_first() -> None:
     ]
 
 
+def test_a_driver_that_still_runs_an_older_cuda_build_is_not_called_too_old_for_every_build() -> None:
+    """Driver 456.71 runs CUDA ≤ 11.1, and under CUDA 11's minor-version compatibility it runs torch's cu118
+    builds: the cause names the newer builds, and the command installs the one it runs (session 8's review, X3:
+    the cause said no recent build runs while the command installed cu118 on that driver)."""
+    text = "Windows 10, RTX 3060, driver 456.71, torch.cuda.is_available() returns False\n"
+    summary, commands, _ = cause_of(diagnosed("x3.txt", text))
+    said = summary.split("most often ", 1)[1]
+    assert said.startswith(
+        "torch is built for a newer CUDA than the NVIDIA driver runs (CUDA ≤ 11.1; torch's CUDA 11.8"
+    )
+    assert "is older than the CUDA a torch build" not in summary
+    assert commands[-1].endswith("--index-url https://download.pytorch.org/whl/cu118")
+    assert "cu118" in commands[-1].split()[4]
+
+
 def test_a_build_shown_leaves_the_driver_and_asks_nvidia_smi() -> None:
     summary, commands, _ = cause_of(diagnosed(BUILD_ONLY))
     assert "CPU-only" not in summary.split("most often ", 1)[1]  # the report shows a cu118 build
