@@ -21,6 +21,7 @@ from torch_gpu_doctor.fixes.torch_wheel import (
     driver_remediation,
     fix_for_torch,
     older_than_every_build,
+    program_floor_fix,
     unnamed_gpu_fix,
     unnamed_nvidia_gpu,
     wheel_platform,
@@ -383,6 +384,9 @@ def torch_arch_compat(facts: Facts) -> Finding:
         )
     if not gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU with a known compute capability.")
+    below = _below_program_floor(cid, packages, gpus)
+    if below is not None:
+        return below
     arch, source = _arch_list(facts, packages)
     if arch is None and warned and not said:
         return _from_warning(cid, facts, gpus, warned)
@@ -469,6 +473,45 @@ def torch_arch_compat(facts: Facts) -> Finding:
         f"torch {_shown(packages)}has kernels for compute capability {caps}.",
         evidence=evidence,
     )
+
+
+def _below_program_floor(cid: str, packages: TorchPackages | Unavailable, gpus: list[Gpu]) -> Finding | None:
+    """An installed program with CUDA kernels of its own (vLLM) whose oldest supported compute capability
+    (compat data, from its docs) is above every GPU's: none of its releases runs here, whatever torch has.
+    Some GPUs below it: a warning naming them (it runs on the others)."""
+    if isinstance(packages, Unavailable):
+        return None
+    data = load_torch_releases()
+    for d in packages.distributions:
+        floor = data.program_floors.get(d.name)
+        if floor is None:
+            continue
+        name = data.program_names.get(d.name, d.name)
+        below = [g for g in gpus if _cc(str(g.compute_capability)) < floor]
+        if not below:
+            continue
+        names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in below)
+        evidence = (Evidence(d.name, d.version, "installed"),)
+        if len(below) == len(gpus):
+            return Finding(
+                cid,
+                Status.FAIL,
+                f"{name} {d.version} cannot run on {names}: its kernels need compute capability "
+                f"{floor[0]}.{floor[1]} or newer.",
+                details=f"{name} starts and then fails in its own kernels (often 'no kernel image is available' or "
+                "a Triton error) on older GPUs; torch's own kernels are not the gap.",
+                evidence=evidence,
+                remediation=program_floor_fix(name, floor),
+            )
+        return Finding(
+            cid,
+            Status.WARN,
+            f"{name} {d.version} cannot use {names}: its kernels need compute capability {floor[0]}.{floor[1]} "
+            "or newer; keep those GPUs out of its CUDA_VISIBLE_DEVICES.",
+            evidence=evidence,
+            remediation=program_floor_fix(name, floor),
+        )
+    return None
 
 
 _RANGE = lazy(r"\((\d+\.\d+)\)\s*-\s*\((\d+\.\d+)\)")  # torch's "(8.0) - (12.0)", min and max

@@ -266,9 +266,11 @@ def _parse_legacy(value: Any, oldest: str) -> tuple[LegacyRelease, ...]:
     return tuple(releases)
 
 
-def _parse_program_floors(value: Any) -> dict[str, tuple[int, int]]:
-    """`program_gpu_floors`: each program's oldest supported compute capability, with its source."""
+def _parse_program_floors(value: Any) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
+    """`program_gpu_floors`: each program's oldest supported compute capability, with its source; and its name
+    as its docs write it."""
     floors: dict[str, tuple[int, int]] = {}
+    names: dict[str, str] = {}
     for i, item in enumerate(lst(value if value is not None else [], "program_gpu_floors")):
         where = f"program_gpu_floors[{i}]"
         entry = obj(item, where)
@@ -276,8 +278,10 @@ def _parse_program_floors(value: Any) -> dict[str, tuple[int, int]]:
         cc = parse_cc(text(entry, "min_compute_capability", where))
         if cc is None:
             raise CompatDataError(f"{where}.min_compute_capability: not a compute capability")
-        floors[text(entry, "program", where)] = cc
-    return floors
+        program = text(entry, "program", where)
+        floors[program] = cc
+        names[program] = text(entry, "name", where)
+    return floors, names
 
 
 def _parse_bundled(
@@ -336,6 +340,7 @@ def parse_torch_compat(data: Any) -> TorchCompat:
             raise CompatDataError(f"torch_releases[{i}]: second entry for torch {rel.minor}")
         releases.append(rel)
     toolkits = _toolkit_rows(root.get("cuda_toolkits"))
+    floors, names = _parse_program_floors(root.get("program_gpu_floors"))
     return TorchCompat(
         data_date=text(root, "data_date", "cuda_matrix.json"),
         releases=tuple(releases),
@@ -350,7 +355,8 @@ def parse_torch_compat(data: Any) -> TorchCompat:
             root.get("cuda_minor_version_compatibility"), "cuda_minor_version_compatibility"
         ),
         legacy=_parse_legacy(root.get("legacy_torch_releases"), releases[-1].version),
-        program_floors=_parse_program_floors(root.get("program_gpu_floors")),
+        program_floors=floors,
+        program_names=names,
     )
 
 

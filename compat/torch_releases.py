@@ -259,6 +259,9 @@ class TorchCompat:
     legacy: tuple[LegacyRelease, ...] = ()  # releases before `releases`, newest first
     # program -> the oldest compute capability its own kernels support (vLLM: 7.0), as its docs state
     program_floors: Mapping[str, CC] = field(default_factory=dict)
+    program_names: Mapping[str, str] = field(
+        default_factory=dict
+    )  # program -> how its docs write it ("vLLM")
 
     @property
     def newest(self) -> TorchRelease:

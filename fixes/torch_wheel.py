@@ -721,3 +721,14 @@ def unnamed_gpu_fix(facts: Facts, data: TorchCompat | None = None) -> Remediatio
             target=Target.PYTHON_ENV,
         )
     return None
+
+
+def program_floor_fix(name: str, floor: tuple[int, int]) -> Remediation:
+    """No release of `name` (a program with CUDA kernels of its own: vLLM) runs on GPUs older than its floor:
+    another engine, or a newer GPU. No torch, driver or reinstall changes it."""
+    return Remediation(
+        text=f"No {name} release runs on this GPU: {name}'s CUDA kernels need compute capability "
+        f"{floor[0]}.{floor[1]} or newer (its installation docs), whatever torch is installed. Serve the model "
+        "with another engine that supports older GPUs (llama.cpp, transformers), or on a newer GPU.",
+        target=Target.PYTHON_ENV,
+    )

@@ -135,6 +135,9 @@ _NOT_A_GPU_ROW = lazy(
 # transformers-cli env / accelerate env / diffusers-cli env: "`transformers` version: 4.36.2", "Accelerate version: 0.25.0"
 _HF_PACKAGE_ROW = lazy(r"^`?([A-Za-z][\w.-]*)`?\s+version\s*[:：]\s*(\d[\w.+-]*)\s*$")
 _PACKAGE_ROW = lazy(r"^([A-Za-z][\w.-]*)\s*[:：]\s*(\d[\w.+-]*)\s*$")
+# vLLM's collect_env names its own release after the library list: "vLLM Version: 0.6.1.post2" (pip's vllm);
+# "N/A" or "Latest (from PyPI)" say nothing of the release
+_VLLM_VERSION = lazy(r"^vLLM Version\s*[:：]\s*(\d[\w.+-]*)")
 _NVCC = (lazy(r"\bV(\d+\.\d+\.\d+)"), lazy(r"\brelease (\d+\.\d+)"))
 _CODE = lazy(r"code=\[?(?P<codes>[a-z_0-9,]+)\]?")
 _VERSION = lazy(r"^\d+(?:\.\d+)+")
@@ -175,6 +178,11 @@ def parse_report(text: str) -> CollectEnvReport:
         if library is not None:
             parsed = _library(library.group("manager"), library.group("rest"), raw)
             libraries.extend([parsed] if parsed is not None else [])
+            current = None
+            continue
+        vllm = _VLLM_VERSION.match(line) if line.startswith("vLLM") else None
+        if vllm is not None and not any(lib.name == "vllm" for lib in libraries):
+            libraries.extend(p for p in [_library("pip", f"vllm=={vllm[1]}", raw)] if p)
             current = None
             continue
         key, value = labels.match(line)

@@ -35,7 +35,7 @@ from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import too_big, too_big_at_batch_one
 from torch_gpu_doctor.fixes.target import on_windows, python_command
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
-from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build, program_floor_fix
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
@@ -815,12 +815,7 @@ def _engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
     ]
     floor = load_torch_releases().program_floors.get(engine)  # compat data, from the engine's own docs
     if floor is not None and capabilities and all(cc is not None and cc < floor for cc in capabilities):
-        fix = Remediation(
-            text=f"No {name} release runs on this GPU: {name}'s CUDA kernels need compute capability "
-            f"{floor[0]}.{floor[1]} or newer (its installation docs), whatever torch is installed. Serve the model "
-            "with another engine that supports older GPUs (llama.cpp, transformers), or on a newer GPU.",
-            target=Target.PYTHON_ENV,
-        )
+        fix = program_floor_fix(name, floor)
         return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
     if not _installs_torch(finding.remediation):
         return verdict

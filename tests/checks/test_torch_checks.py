@@ -15,6 +15,7 @@ from torch_gpu_doctor.checks.torch_build import (
     torch_driver_compat,
     torch_installed,
 )
+from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import Distribution, parse_runtime
 from torch_gpu_doctor.fixes.torch_wheel import recommend
@@ -118,6 +119,36 @@ def test_driver_too_old_with_a_package_built_for_this_torch_is_fixed_at_the_driv
     assert f.status is Status.FAIL and f"{tied.name} is built for this torch" in f.details
     assert f.remediation is not None and f.remediation.target is Target.SYSTEM
     assert not any("torch==" in c.display() for c in f.remediation.commands)
+
+
+def _with_vllm(base: Facts, *gpus: Gpu) -> Facts:
+    assert not isinstance(base.torch_packages, Unavailable)
+    listed = (Distribution("vllm", "0.6.1", None, ("torch==2.4.0",)),)
+    return replace(base, torch_packages=replace(base.torch_packages, distributions=listed), gpus=gpus)
+
+
+def test_vllm_installed_below_its_compute_capability_floor_fails_whatever_torch_has() -> None:
+    """torch 2.4 has sm_60 kernels, so torch runs on a P100; vLLM's own kernels need 7.0 (its docs; compat data
+    program_gpu_floors): no vLLM release runs, and no torch, driver or upgrade is offered."""
+    base = machine("6.0", "12.4", "2.4.0+cu121", "12.1", name="Tesla P100-PCIE-16GB")
+    f = torch_arch_compat(_with_vllm(base, gpu(name="Tesla P100-PCIE-16GB", cc="6.0")))
+    assert f.status is Status.FAIL
+    assert f.summary.startswith("vLLM 0.6.1 cannot run on") and "compute capability 7.0 or newer" in f.summary
+    assert f.remediation is not None and f.remediation.commands == ()
+    assert f.remediation.text.startswith("No vLLM release runs on this GPU")
+
+
+def test_vllm_beside_one_gpu_below_its_floor_warns_about_that_gpu() -> None:
+    base = machine("8.0", "12.4", "2.4.0+cu121", "12.1")
+    mixed = _with_vllm(base, gpu(name="NVIDIA A100-SXM4-40GB", cc="8.0"), gpu(name="Tesla P40", cc="6.1"))
+    f = torch_arch_compat(mixed)
+    assert f.status is Status.WARN and "Tesla P40" in f.summary and "A100" not in f.summary
+
+
+def test_vllm_on_a_gpu_at_its_floor_is_judged_as_torch_alone() -> None:
+    base = machine("7.0", "12.4", "2.4.0+cu121", "12.1", name="Tesla V100-SXM2-32GB")
+    f = torch_arch_compat(_with_vllm(base, gpu(name="Tesla V100-SXM2-32GB", cc="7.0")))
+    assert f.status is Status.PASS
 
 
 def test_minor_version_compatibility_passes_with_a_note() -> None:

@@ -400,3 +400,30 @@ def test_pip_list_after_its_own_command_line_is_a_package_list() -> None:
     }
     assert lines[listing.lines[0] - 1].endswith("pip list | grep torch")
     assert parse_package_lists(["I ran pip list and torch is there.", "Then I reinstalled it."]) == ()
+
+
+# --- vLLM's own release line -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "version"),
+    [
+        ("reports/vllm-085-gpu-topology-nics-section-only.txt", "0.8.5.post1"),
+        ("reports/vllm-newformat-tail-torch211-cu130-h800-topology-tabs.txt", "0.19.1rc1.dev328+g18013df6a"),
+    ],
+)
+def test_vllms_version_row_lists_vllm_as_installed(name: str, version: str) -> None:
+    """vLLM's collect_env names its release in its own row ("vLLM Version : 0.8.5.post1"), not in the library
+    list: it is read as the vllm package, which the checks judge (its GPU floor, a torch it pins)."""
+    report = parse_report(text_of(name))
+    assert [(lib.name, lib.version) for lib in report.libraries or () if lib.name == "vllm"] == [
+        ("vllm", version)
+    ]
+
+
+def test_vllms_version_row_without_a_release_lists_nothing() -> None:
+    text = text_of(
+        "pastes/vllm-16901-vllm-rtx5090-no-kernel-image.txt"
+    )  # "vLLM Version**: Latest (from PyPI)"
+    assert not any(lib.name == "vllm" for lib in parse_report(text).libraries or ())
+    assert not any(lib.name == "vllm" for lib in parse_report("vLLM Version: N/A\n").libraries or ())
