@@ -75,7 +75,7 @@ def gpu_present(facts: Facts) -> Finding:
     if not nvidia:
         jetson = facts.jetson_board
         if jetson is not None or (not isinstance(facts.driver, Unavailable) and facts.driver.is_jetson):
-            board = f" of {board_line(jetson)}" if jetson is not None else " of a Jetson (L4T)"
+            board = f" of {board_line(jetson, mid=True)}" if jetson is not None else " of a Jetson (L4T)"
             return Finding(
                 ID,
                 Status.PASS,

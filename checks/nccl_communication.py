@@ -14,6 +14,7 @@ from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "nccl.communication"
+UNHANDLED_CUDA = "nccl_unhandled_cuda_error"  # the catalogue's "unhandled cuda error"
 # most specific first: the first found decides
 KINDS = (
     "nccl_shm_permission",
@@ -202,6 +203,33 @@ def _fix(kind: str) -> tuple[str, Remediation]:
     return "NCCL failed without saying why in this output", Remediation(text=DEBUG, target=Target.SYSTEM)
 
 
+def _under_wsl(facts: Facts) -> bool:
+    return not isinstance(facts.os, Unavailable) and facts.os.is_wsl
+
+
+def _wsl_cuda_call() -> tuple[str, Remediation]:
+    """A CUDA call inside NCCL failed under WSL2: a virtual machine, whose paravirtualized GPUs often refuse the
+    direct peer-to-peer access NCCL tries first (NCCL's troubleshooting guide: P2P "can fail ... [with] a bad
+    configuration of a virtual machine"). Turning P2P off makes NCCL copy through host shared memory."""
+    return (
+        "a CUDA call inside NCCL failed under WSL2, where peer-to-peer between GPUs often does not work",
+        Remediation(
+            text="WSL2 runs Linux in a virtual machine whose GPUs often cannot reach each other directly, and NCCL "
+            "tries that first. Run with NCCL_P2P_DISABLE=1 (NCCL then copies through host shared memory; slower, "
+            "and right under WSL); if it still fails, add NCCL_SHM_DISABLE=1. Native Linux runs multi-GPU jobs at "
+            "full speed.",
+            commands=(
+                Command(
+                    ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
+                    note="PROGRAM: the failing command; or export the variable in the job's environment",
+                    runs_here=False,
+                ),
+            ),
+            target=Target.PYTHON_ENV,
+        ),
+    )
+
+
 @check(CID, "NCCL can communicate between the GPUs", "nccl")
 def nccl_communication(facts: Facts) -> Finding:
     """
@@ -234,6 +262,8 @@ def nccl_communication(facts: Facts) -> Finding:
     why, fix = _memlock() if memlock else _fix(kind)
     if kind == "nccl_p2p" and _geforce_without_p2p(facts):
         why, fix = _no_p2p_geforce()
+    elif kind == "nccl" and decisive.signature == UNHANDLED_CUDA and _under_wsl(facts):
+        why, fix = _wsl_cuda_call()
     elif kind == "nccl_p2p" and decisive.signature == CURED_BY_P2P_OFF:  # already confirmed: the lasting fix
         fix = dataclasses.replace(fix, commands=fix.commands[1:])
     fix = catalogue_fix(decisive) or fix  # a message that names its own remedy (accelerate's RTX 40xx stop)

@@ -40,7 +40,7 @@ def platform_jetson(facts: Facts) -> Finding:
         if jetson.reason is Reason.NOT_APPLICABLE:
             return Finding(CID, Status.SKIP, "Not a Jetson.")
         return Finding(CID, Status.UNKNOWN, f"Could not tell whether this is a Jetson: {jetson}.")
-    board = board_line(jetson)
+    board, in_sentence = board_line(jetson), board_line(jetson, mid=True)
     evidence = _evidence(jetson)
     packages, runtime = facts.torch_packages, facts.torch
     soname = missing_cuda_library(facts)
@@ -60,7 +60,7 @@ def platform_jetson(facts: Facts) -> Finding:
         return Finding(
             CID,
             Status.FAIL,
-            f"torch does not use the GPU of this Jetson, {board}: it is not NVIDIA's build for its JetPack.",
+            f"torch does not use the GPU of this Jetson ({in_sentence}): it is not NVIDIA's build for its JetPack.",
             details="PyPI's and conda's aarch64 torch are built for the CPU or for server ARM GPUs: on a Jetson "
             "CUDA is not available to them, and some die at import on an instruction the Jetson's CPU lacks "
             "('Illegal instruction'). NVIDIA publishes builds for each JetPack.",
@@ -81,8 +81,8 @@ def platform_jetson(facts: Facts) -> Finding:
         return Finding(
             CID,
             Status.FAIL,
-            f"torch {version} is a CPU build (PyPI's aarch64 wheel): it does not use the GPU of this Jetson, "
-            f"{board}.",
+            f"torch {version} is a CPU build (PyPI's aarch64 wheel): it does not use the GPU of this Jetson "
+            f"({in_sentence}).",
             details="PyPI's aarch64 torch is built for the CPU or for server ARM GPUs, not for a Jetson's "
             "integrated GPU. NVIDIA publishes builds for each JetPack.",
             evidence=evidence,

@@ -15,12 +15,12 @@ _CUDA_SONAME = lazy(
 )
 
 
-def board_line(jetson: JetsonFacts) -> str:
+def board_line(jetson: JetsonFacts, mid: bool = False) -> str:
     """ "NVIDIA Jetson AGX Orin Developer Kit (Orin GPU, compute capability 8.7), L4T 36.4.3 (JetPack 6.1 / 6.2,
-    CUDA 12.6)"."""
+    CUDA 12.6)"; `mid`: for inside a sentence ("a Jetson board" where the model is not known)."""
     data = load_jetson()
     soc, release = data.soc(jetson.soc), data.release(jetson.l4t)
-    name = jetson.model or "A Jetson board"
+    name = jetson.model or ("a Jetson board" if mid else "A Jetson board")
     gpu = f" ({soc.name} GPU, compute capability {soc.capability})" if soc is not None else ""
     l4t = f", L4T {jetson.l4t}" if jetson.l4t else ", L4T release unknown"
     jetpack = f" (JetPack {release.jetpack}, CUDA {release.cuda})" if release is not None else ""

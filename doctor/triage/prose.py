@@ -76,7 +76,7 @@ _JETSON = lazy(
     r"|\bJet[Pp]ack[ \t]*(?P<jetpack>\d+(?:\.\d+){0,2})"
     r"|\bJet[Pp]ack[ \t]*(?:[<>]=?|v(?=\d))[ \t]*\d"  # "Jetpack<6": a Jetson, its release not said
     r"|\bL4T[ \t]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,  # ASCII word edges: "我的Xavier是JETPACK5.1.5" names JetPack beside CJK letters
 )
 # The boards by how they are written ("jetson NX" is the Xavier NX; an AGX without its chip, the AGX Xavier)
 _JETSON_MODELS = {
@@ -128,6 +128,19 @@ _TORCH_FAILS = lazy(
     r"|\bi[ \t]+(?:get|got|am[ \t]+getting)[ \t]+(?:a[ \t]+)?false\b(?=[\s\S]{0,200}?is_available\(\))"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
+# torch's CPU-only build said in words: "发现pytorch版本是cpu版本", "pytorch版本还是cpu", "torch is the CPU version",
+# "pip installed the cpu-only build of torch" (never "instead of / not the CPU version", the build they avoided)
+_CPU_BUILD_SAID = lazy(
+    r"(?:py)?torch[^\n。，,；;]{0,20}?(?:是|为|还是|仍是|变成了?|装成了?)[ \t]*cpu(?![a-z])"
+    r"|cpu[ \t]*版本?的?[ \t]*(?:py)?torch"
+    r"|(?<![a-z])(?:py)?torch(?![a-z])[^\n.]{0,30}?(?<![a-z])(?:is|was|got|installed|installs|downloaded)[ \t]+"
+    r"(?:the[ \t]+|a[ \t]+|only[ \t]+(?:the[ \t]+|a[ \t]+)?)?cpu(?:[ \t-]*only)?[ \t]+(?:version|build|wheel)\b"
+    r"|(?<![a-z])(?:installed|got|downloaded|installs)[ \t]+(?:the[ \t]+|a[ \t]+)?cpu(?:[ \t-]*only)?[ \t]+"
+    r"(?:version|build|wheel)[ \t]+of[ \t]+(?:py)?torch\b"
+)
+_NOT_THE_CPU_BUILD = lazy(
+    r"(?:instead[ \t]+of|not|rather[ \t]+than|avoid|uninstall(?:ed)?|remove[ds]?|不是|而不是)[^\n]{0,12}$"
+)
 # torch's version said by the person or an app's system-info block: "torch version 1.5.0", "PyTorch 2.1",
 # "pyTorch version (v1.10.1)", "- **PyTorch:** 2.9.1+cu130", "Torch: 2.0.1+cu118". Never `torch==X` (an install
 # command typed is not what is installed) nor "torchvision 0.16" (the lookbehind and the word's end).
@@ -172,7 +185,8 @@ _WSL_WORDS = lazy(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
 _MACOS = lazy(
     r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b"
-    r"|(?i:\bmacbook\b|\b(?:my|a|on)\s+mac\b(?!\s+address)|\bapple\s+silicon\b|\bM[1-4]\s+(?:Pro|Max|Ultra|chip)\b)"
+    r"|(?i:\bmacbook\b|\b(?:my|a|on)\s+mac\b(?!\s+address)|\bapple\s+silicon\b|\bM[1-4]\s+(?:Pro|Max|Ultra|chip)\b"
+    r"|(?<![A-Za-z0-9])mac(?:\s?mini|\s?studio)?\s?M[1-4](?![A-Za-z0-9])(?!\s*address))"  # "Mac M1", "在Mac M1上面" (a CJK letter after it)
 )
 # A Linux machine's own paths: a macOS word beside them is about another machine ("on macOS it runs on MPS")
 _LINUX_PATHS = lazy(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
@@ -238,8 +252,8 @@ class ProseFacts:
     asks_for_cpu: bool = (
         False  # what no_nvidia says is a request to run on the CPU ("how can I run it on CPU")
     )
-    # torch fails in words: "cuda_unavailable" ("is_available() returns False", "cuda device is not available")
-    # or "illegal_instruction" (the process died on an instruction the CPU lacks)
+    # torch fails in words: "cuda_unavailable" ("is_available() returns False", "cuda device is not available"),
+    # "cpu_build" (torch said to be the CPU version) or "illegal_instruction" (an instruction the CPU lacks)
     torch_fails: Said | None = None
     windows_build: Said | None = None  # Windows 10/11's build number ("19042" of "Version 10.0.19042.1052")
     torch: Said | None = None  # torch's version said in words or a system-info line ("1.5.0", "2.9.1+cu130")
@@ -347,6 +361,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
             torch_fails = Said(
                 "illegal_instruction" if fails["illegal"] else "cuda_unavailable", line_of(fails)
             )
+    if "cpu" in lowered and "torch" in lowered:  # the build said: that is why CUDA is not available
+        for found in _CPU_BUILD_SAID.finditer(lowered):
+            before = lowered[max(0, found.start() - 24) : found.start()]
+            if here(found) and _NOT_THE_CPU_BUILD.search(before) is None:
+                torch_fails = Said("cpu_build", line_of(found))
+                break
     windows_build = None
     if "10.0." in text and "windows" in lowered:
         builds = {f["build"]: line_of(f) for f in _WINDOWS_BUILD.finditer(text)}

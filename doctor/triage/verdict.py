@@ -317,6 +317,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
+    verdicts = _on_a_mac(verdicts, pasted, facts, titles)
     if (
         not k.about_torch
     ):  # another program's error (CUDA samples, JAX, Taichi...); a question in words is not
@@ -512,13 +513,22 @@ def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verd
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
-def _unexplained_false(finding: Finding, facts: Facts) -> Finding:
+def _unexplained_false(finding: Finding, facts: Facts, cpu_said: int | None = None) -> Finding:
     """is_available() False with no error that says why: the usual causes the paste leaves open (a CPU-only
     build when it does not show torch's build, a driver too old when it does not show the driver), and the
     question that tells them apart. Where it shows both, and both are fine, torch's own reason is all that is
-    left (the to-be-sure command)."""
+    left (the to-be-sure command). `cpu_said`: the line whose words say torch is the CPU version."""
     packages, driver = facts.torch_packages, facts.driver
     build_shown = not isinstance(packages, Unavailable) and packages.version is not None
+    if cpu_said is not None and not build_shown:  # the words say which case it is: the CUDA build is the fix
+        return dataclasses.replace(
+            finding,
+            summary=f"torch.cuda.is_available() is False: torch is a CPU-only build (line {cpu_said} of the paste "
+            "says so).",
+            details="A CPU-only torch has no CUDA, whatever the driver: reinstalling the same command gets it "
+            "again. The CUDA build comes from PyTorch's index for one CUDA version.",
+            remediation=fix_for_torch(facts),
+        )
     driver_shown = not isinstance(driver, Unavailable) and isinstance(driver.version, str)
     oldest = load_torch_releases().oldest_cuda
     old_cuda = (
@@ -749,6 +759,66 @@ def _no_nvidia_gpu(
     return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
 
 
+def _on_a_mac(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """The paste is from a Mac (its OS line, or the person says so: "在Mac M1上面运行") and names no NVIDIA GPU:
+    PyTorch's macOS builds have no CUDA and Macs of the last years have no NVIDIA GPU, so a verdict that
+    assumes one (a driver, a CUDA torch) or xFormers' CUDA kernels not loading is answered by that. torch.cpu_build
+    keeps its own Mac answer (MPS)."""
+    os_facts = facts.os
+    if isinstance(os_facts, Unavailable) or os_facts.system != "Darwin":
+        return verdicts
+    if any(isinstance(g.name, str) for g in facts.nvidia_gpus):
+        return verdicts  # an older Mac with an NVIDIA GPU: the verdicts about it stand
+    xformers = {h.line for h in pasted.hits if "xformers" in h.signature.id}
+    assumed = [
+        v
+        for v in verdicts
+        if v.kind == Kind.PROBLEM
+        and (
+            (v.finding.check_id in ASSUMES_NVIDIA and v.finding.check_id != "torch.cpu_build")
+            or (v.finding.check_id == "torch.companions" and xformers.intersection(v.lines))
+        )
+    ]
+    if not assumed:
+        return verdicts
+    said = pasted.prose.macos
+    uninstall = (
+        (Command(("python", "-m", "pip", "uninstall", "-y", "xformers"), note="its kernels need CUDA"),)
+        if xformers
+        else ()
+    )
+    finding = Finding(
+        "gpu.present",
+        Status.FAIL,
+        "This is a Mac: it has no NVIDIA GPU and PyTorch's macOS builds have no CUDA, so what asks for CUDA "
+        + ("(xFormers' CUDA kernels here) " if xformers else "")
+        + "cannot run on it.",
+        details="No driver, CUDA toolkit or torch build changes that. Apple's GPU runs torch through its MPS "
+        "backend (device 'mps'), where the program supports it.",
+        evidence=(
+            Evidence("macOS", "said" if said is not None else "its OS line", f"line {said} of the paste"),
+        )
+        if said is not None
+        else (),
+        remediation=Remediation(
+            text="Run the program on the Mac's GPU with device 'mps' or on the CPU, where the program supports it"
+            + (
+                " (uninstall xFormers: its kernels need CUDA, and most programs then use torch's own attention)"
+                if xformers
+                else ""
+            )
+            + ", or on a Linux or Windows machine with an NVIDIA GPU.",
+            commands=uninstall,
+            target=Target.PYTHON_ENV,
+        ),
+    )
+    lines = tuple(sorted({*([said] if said is not None else []), *(n for v in assumed for n in v.lines)}))
+    kept = tuple(v for v in verdicts if v not in assumed and v.finding.check_id != "gpu.present")
+    return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
+
+
 # torch's C++ namespaces in a mangled symbol (c10::, at::, torch::): an extension of torch failed, even
 # where the word "torch" appears nowhere (flash_attn_2_cuda...so: undefined symbol: _ZN3c10...)
 _TORCH_CPP = lazy(r"_ZN[KS]?\d*(?:3c10|2at|5torch)")
@@ -948,6 +1018,13 @@ def _answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
 GREP_VISIBLE = ("grep", "-rn", "CUDA_VISIBLE_DEVICES", ".")
 
 
+# The program's own "no GPU" errors, by the catalogue's entry: torch's, and CUDA's error 100 (38 in old torch)
+_NO_GPU_IN_PROGRAM = {
+    "no_visible_gpu_no_cuda_gpus_available": "No CUDA GPUs are available",
+    "no_driver_no_cuda_capable_device": "no CUDA-capable device is detected",
+}
+
+
 def _hidden_by_the_program(verdict: Verdict, pasted: PastedText) -> Verdict:
     """'No CUDA GPUs are available' from a program, in a paste that says is_available() is True elsewhere (a
     plain shell, another repository): the program itself hides the GPU, most often a CUDA_VISIBLE_DEVICES set
@@ -957,7 +1034,11 @@ def _hidden_by_the_program(verdict: Verdict, pasted: PastedText) -> Verdict:
     works = pasted.prose.torch_works
     if works is None or finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL:
         return verdict
-    if not any(h.signature.id == "no_visible_gpu_no_cuda_gpus_available" for h in pasted.hits):
+    said = next(
+        (_NO_GPU_IN_PROGRAM[h.signature.id] for h in pasted.hits if h.signature.id in _NO_GPU_IN_PROGRAM),
+        None,
+    )
+    if said is None:
         return verdict
     fix = Remediation(
         text="torch sees the GPU outside this program, so the program hides it: find where it sets "
@@ -971,7 +1052,7 @@ def _hidden_by_the_program(verdict: Verdict, pasted: PastedText) -> Verdict:
         target=Target.PYTHON_ENV,
     )
     summary = (
-        "The program hides the GPU: it finds none (No CUDA GPUs are available), while torch sees one outside it "
+        f"The program hides the GPU: it finds none ({said}), while torch sees one outside it "
         f"(line {works} of the paste says is_available() is True)."
     )
     return dataclasses.replace(
@@ -1598,7 +1679,8 @@ def _for_paste(finding: Finding, pasted: PastedText, k: Known, facts: Facts) -> 
                 "`nvidia-smi` inside it settles it: no GPU there means the container, one there means torch.",
                 remediation=pass_gpus(ContainerRuntime.DOCKER),
             )
-        return _unexplained_false(finding, facts)
+        said = pasted.prose.torch_fails
+        return _unexplained_false(finding, facts, said.line if said and said.value == "cpu_build" else None)
     fix = finding.remediation
     gpu_dependent = finding.check_id in ("torch.arch_compat", "torch.companions", "torch.nvidia_wheels")
     if (

@@ -16,6 +16,7 @@ from torch_gpu_doctor.triage.render import render_text
 from torch_gpu_doctor.triage.tool_output import parse_session
 
 PASTES = Path(__file__).parent / "pastes"
+HERE = Path(__file__).parent
 
 
 def diagnosed(name: str) -> PasteDiagnosis:
@@ -353,3 +354,75 @@ def test_below_vllms_compute_capability_floor_no_vllm_release_helps() -> None:
     assert cause.finding.remediation.text.startswith("No vLLM release runs on this GPU")
     assert not cause.finding.remediation.commands
     assert load_torch_releases().program_floors["vllm"] == (7, 0)
+
+
+MAC_XFORMERS = (
+    "pastes/seine-21-no-cuda-on-mac-apple-m1.txt"  # Vchitect/SEINE#21: "在Mac M1上面运行" + xFormers' warning
+)
+
+
+def test_a_mac_named_in_words_has_no_cuda_and_xformers_is_uninstalled() -> None:
+    """A Mac (here said in Chinese around an English warning) has no NVIDIA GPU and torch's macOS builds have
+    no CUDA: xFormers' CUDA kernels not loading is that, not a torch/xFormers mismatch to reinstall."""
+    name = MAC_XFORMERS
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "gpu.present"
+    assert cause.finding.summary.startswith("This is a Mac")
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == ("python", "-m", "pip", "uninstall", "-y", "xformers")
+
+
+def test_a_mac_that_names_an_nvidia_gpu_keeps_its_verdicts() -> None:
+    text = (
+        (HERE / MAC_XFORMERS).read_text(encoding="utf-8").replace("Mac M1", "Mac Pro with a GeForce GTX 1080")
+    )
+    cause = diagnose_paste(text.encode(), "words.txt").result.cause
+    assert cause is not None and cause.finding.check_id != "gpu.present"
+
+
+@pytest.mark.parametrize("words", ["I run it on my Mac M1", "本地Mac M2上面", "my Mac mini M4 runs it"])
+def test_a_mac_chip_in_words_names_a_mac(words: str) -> None:
+    assert read_prose([words]).macos == 1
+
+
+@pytest.mark.parametrize("words", ["set the MAC M1 address", "machine M1 node", "tmac M1"])
+def test_other_words_with_m1_name_no_mac(words: str) -> None:
+    assert read_prose([words]).macos is None
+
+
+def test_vllms_own_floor_message_outranks_the_bf16_line_before_it() -> None:
+    """vllm-project/vllm#1284: a P100's bf16 line, then vLLM's 'GPUs with compute capability below 7.0 are not
+    supported': no dtype fixes that, so the floor is the cause and no release of vLLM is the fix."""
+    name = "pastes/vllm-1284-app-requirement-vllm-gpu-floor.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "torch.arch_compat"
+    assert cause.finding.remediation is not None
+    assert cause.finding.remediation.text.startswith("No vLLM release runs on this GPU")
+
+
+WSL_NCCL = "pastes/pytorch-111187-nccl-on-wsl2-multi-gpu.txt"  # DDP under WSL2: "unhandled cuda error"
+
+
+def test_nccl_unhandled_cuda_error_under_wsl2_turns_peer_to_peer_off_first() -> None:
+    cause = diagnose_paste((HERE / WSL_NCCL).read_bytes(), WSL_NCCL).result.cause
+    assert cause is not None and cause.finding.check_id == "nccl.communication"
+    assert "under WSL2" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == ("env", "NCCL_P2P_DISABLE=1", "PROGRAM")
+
+
+def test_the_same_nccl_error_off_wsl_keeps_the_debug_step() -> None:
+    text = (HERE / WSL_NCCL).read_text(encoding="utf-8").replace("wsl2(win10 host)", "a server")
+    cause = diagnose_paste(text.encode(), "nccl.txt").result.cause
+    assert cause is not None and cause.finding.check_id == "nccl.communication"
+    assert "WSL2" not in cause.finding.summary
+
+
+def test_cudas_no_device_in_the_program_while_torch_sees_the_gpu_is_the_program_hiding_it() -> None:
+    """doublechenching/brats_segmentation-pytorch#1: 'no CUDA-capable device is detected' in the program, and
+    "torch.cuda.is_available()的结果是True": the program sets CUDA_VISIBLE_DEVICES itself (init_env('1'))."""
+    name = "pastes/brats_segmentation-pytorch-1-gpu-not-visible-cuda-visible-devices-points-to-m.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.summary.startswith("The program hides the GPU")
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv[:3] == ("grep", "-rn", "CUDA_VISIBLE_DEVICES")
