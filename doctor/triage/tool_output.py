@@ -377,11 +377,31 @@ class InterpreterShown:
     prefix: str  # the environment's folder, as pasted
 
 
+# A cmd prompt that runs a Python by its path: "C:\ComfyUI_windows_portable>.\python_embeded\python.exe -s
+# ComfyUI\main.py" (the prompt's folder makes a relative path whole), "D:\ai>D:\ai\venv\Scripts\python.exe x.py"
+_PROMPT_RUNS_PYTHON = lazy(
+    r"^(?P<cwd>[A-Za-z]:\\[^<>|\"\n]*?)>[ \t]*(?P<exe>(?:\.\\|[A-Za-z]:\\)[^\s\"<>|]*?\\python(?:\.exe)?)(?=[ \t])",
+    re.IGNORECASE,
+)
+
+
 def parse_interpreter_shown(lines: list[str]) -> InterpreterShown | None:
-    """The Python a traceback's or an error's site-packages path belongs to (see _SITE_PACKAGES)."""
+    """The Python a traceback's or an error's site-packages path belongs to (see _SITE_PACKAGES); else the one a
+    cmd prompt in the paste runs by its path."""
     first: InterpreterShown | None = None
+    prompt: InterpreterShown | None = None
     for number, raw in enumerate(lines, start=1):
-        if len(raw) > MAX_PATH_LINE or "site-packages" not in raw:
+        if len(raw) > MAX_PATH_LINE:
+            continue
+        if prompt is None and ">" in raw and "python" in raw.lower():
+            ran = _PROMPT_RUNS_PYTHON.match(raw)
+            if ran is not None:
+                exe = ran["exe"]
+                whole = ran["cwd"].rstrip("\\") + exe[1:] if exe.startswith(".\\") else exe
+                folder = whole.rsplit("\\", 1)[0]
+                env = folder[: -len("\\Scripts")] if folder.lower().endswith("\\scripts") else folder
+                prompt = InterpreterShown(whole, number, env)
+        if "site-packages" not in raw:
             continue
         for match in _SITE_PACKAGES.finditer(raw):
             prefix = _path_before(raw, match.start())
@@ -391,7 +411,7 @@ def parse_interpreter_shown(lines: list[str]) -> InterpreterShown | None:
             if raw[match.end() : match.end() + 6] in ("torch/", "torch\\"):
                 return shown
             first = first or shown
-    return first
+    return first or prompt
 
 
 _DRIVE = lazy(r"(?<![\w:])[A-Za-z]:\\")

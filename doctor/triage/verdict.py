@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import re
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
@@ -352,8 +353,11 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     ):  # the words or the call name a compiled extension as where the kernel is missing
         verdicts = tuple(_extension_not_torch(v, facts, extension) for v in verdicts)
     interpreter = interpreter_shown(facts)
-    if interpreter is not None:  # the fix names the paste's own Python: so does each question asked of it
-        verdicts = tuple(_asked_with(v, interpreter) for v in verdicts)
+    if interpreter is not None and not isinstance(facts.python, Unavailable):
+        # the paste's own Python: each question asked of it, and each command a fix gives as plain `python`
+        # (a catalogue entry's, a check's that had no interpreter to name), is run with it
+        executable = facts.python.executable or PYTHON
+        verdicts = tuple(_asked_with(v, interpreter, executable) for v in verdicts)
     order = list(CAUSE_ORDER)
     if _toolkit_explains_the_driver(pasted):
         order.remove("platform.container_gpus")
@@ -418,11 +422,33 @@ def interpreter_shown(facts: Facts) -> str | None:
     return Command((python.executable,)).display()
 
 
-def _asked_with(verdict: Verdict, interpreter: str) -> Verdict:
+def _asked_with(verdict: Verdict, interpreter: str, executable: str) -> Verdict:
     ask = verdict.find_out
-    if ask is None or not ask.startswith("python "):
+    if ask is not None and ask.startswith("python "):
+        verdict = dataclasses.replace(verdict, find_out=f"{interpreter} {ask.removeprefix('python ')}")
+    fix = verdict.finding.remediation
+    if fix is None or not any(_plain_python(c.argv) for c in fix.commands):
         return verdict
-    return dataclasses.replace(verdict, find_out=f"{interpreter} {ask.removeprefix('python ')}")
+    commands = tuple(
+        dataclasses.replace(c, argv=_with_python(c.argv, executable)) if _plain_python(c.argv) else c
+        for c in fix.commands
+    )
+    fix = dataclasses.replace(fix, commands=commands)
+    return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
+
+
+def _plain_python(argv: tuple[str, ...]) -> bool:
+    """The command runs `python` by that name (`python -m pip ...`, `uv pip install --python python ...`)."""
+    return bool(argv) and (
+        argv[0] == PYTHON or any(a == "--python" and b == PYTHON for a, b in itertools.pairwise(argv))
+    )
+
+
+def _with_python(argv: tuple[str, ...], executable: str) -> tuple[str, ...]:
+    out = [executable if i == 0 and a == PYTHON else a for i, a in enumerate(argv)]
+    return tuple(
+        executable if i > 0 and a == PYTHON and out[i - 1] == "--python" else a for i, a in enumerate(out)
+    )
 
 
 # A compiled extension's entry point in a message or the words around it (`causal_conv1d_cuda.causal_conv1d_fwd`,
@@ -434,6 +460,9 @@ _EXTENSION_CALL = lazy(
     re.IGNORECASE,
 )
 _EXTENSION_WORDS = lazy(r"\bcustom CUDA (?:extension|kernel|op)s?\b", re.IGNORECASE)
+# A library's own check of its kernel launch, in FlashInfer's format (sgl-kernel's and vLLM's FlashInfer ops
+# raise it): "RMSNorm failed with error code no kernel image is available for execution on the device"
+_OWN_KERNEL_CHECK = lazy(r"\b(?P<op>[A-Za-z]\w*) failed with error code no kernel image")
 # The package a failing kernel's source path names: ".../torchvision/csrc/cuda/nms_cuda.cu",
 # ".../detectron2/layers/csrc/ROIAlign/ROIAlign_cuda.cu" (the folder above csrc, or above its parent)
 _EXTENSION_SOURCE = lazy(r"[/\\](?P<package>[A-Za-z_]\w*)[/\\](?:[A-Za-z_]\w*[/\\])?csrc[/\\][^\s:]*\.cu\b")
@@ -474,6 +503,9 @@ def _failing_extension(pasted: PastedText) -> str | None:
     called = _EXTENSION_CALL.search(text, 0, MAX_CHARS)
     if called is not None:
         return called[0]
+    checked = _OWN_KERNEL_CHECK.search(text, 0, MAX_CHARS)
+    if checked is not None:  # torch never words it so: the op's own library (FlashInfer, sgl-kernel)
+        return f"the library whose {checked['op']} kernel failed"
     framed = in_frame.search(text, 0, MAX_CHARS)
     if framed is not None:
         return framed["package"]
@@ -507,6 +539,7 @@ def _extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verd
             if extension
             else "A compiled extension (not torch)"
         )
+        who = "The" + who[3:] if who.startswith("the ") else who  # the library named by its op's words
         summary = f"{who} has no kernels{summary[len(torch_said) :]}"
     fix = extension_arch_fix(extension or "a compiled extension", capability)
     finding = dataclasses.replace(finding, summary=summary, remediation=fix)

@@ -7,6 +7,7 @@ says the cause and the first command is the one to type."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,14 @@ def triaged(paste: str) -> Finding:
 
 
 def first_command(f: Finding) -> str | None:
+    """The first command, with the paste's own interpreter (which triage puts in place of `python`) as
+    `python`: what is judged here is the command; tests/triage/test_context_rules.py pins the interpreter."""
     fix = f.remediation
-    return fix.commands[0].display() if fix is not None and fix.commands else None
+    if fix is None or not fix.commands:
+        return None
+    argv = fix.commands[0].argv
+    plain = ("python", *argv[1:]) if re.search(r"[/\\]python(?:3(?:\.\d+)?)?(?:\.exe)?$", argv[0]) else argv
+    return dataclasses.replace(fix.commands[0], argv=plain).display()
 
 
 def shown(f: Finding) -> str:

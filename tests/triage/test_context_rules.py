@@ -426,3 +426,43 @@ def test_cudas_no_device_in_the_program_while_torch_sees_the_gpu_is_the_program_
     assert cause is not None and cause.finding.summary.startswith("The program hides the GPU")
     fix = cause.finding.remediation
     assert fix is not None and fix.commands[0].argv[:3] == ("grep", "-rn", "CUDA_VISIBLE_DEVICES")
+
+
+@pytest.mark.parametrize(
+    ("name", "interpreter"),
+    [
+        # a cmd prompt that runs the portable Python by a relative path: the prompt's folder makes it whole
+        (
+            "pastes/comfyui-7433-windows-install-update-replaced-cuda-torch-with.txt",
+            "C:\\ComfyUI_windows_portable\\python_embeded\\python.exe",
+        ),
+        # a catalogue entry's `python -m pip show torch`, beside a site-packages path of an embedded Python
+        (
+            "pastes/pantella-14-windows-dll-load-failure-winerror-126-fbgemm-dll.txt",
+            "E:\\PL-v0.0.5.2\\python-3.10.11-embed\\python.exe",
+        ),
+    ],
+)
+def test_a_fixs_plain_python_is_the_pastes_own_interpreter(name: str, interpreter: str) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    first = cause.finding.remediation.commands[0]
+    assert first.argv[0] == interpreter and first.argv[1:3] == ("-m", "pip")
+
+
+def test_without_an_interpreter_in_the_paste_the_fix_keeps_plain_python() -> None:
+    text = "Traceback (most recent call last):\nAssertionError: Torch not compiled with CUDA enabled\n"
+    cause = diagnose_paste(text.encode(), "words.txt").result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert cause.finding.remediation.commands[0].argv[0] == "python"
+
+
+def test_a_librarys_own_kernel_check_names_the_library_not_torch() -> None:
+    """sgl-project/sglang#4130: "RMSNorm failed with error code no kernel image ..." on a Jetson AGX Orin: the
+    format of FlashInfer's and sgl-kernel's checks, never torch's; the fix rebuilds that library for 8.7."""
+    name = "pastes/sglang-4130-no-kernel-image-jetson-sm-87-extension.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.summary.startswith("The library whose RMSNorm kernel failed")
+    assert (
+        cause.finding.remediation is not None and "TORCH_CUDA_ARCH_LIST=8.7" in cause.finding.remediation.text
+    )
