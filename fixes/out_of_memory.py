@@ -78,3 +78,21 @@ def memory_fraction() -> Remediation:
         "make the job smaller.",
         target=Target.PYTHON_ENV,
     )
+
+
+def too_big_to_train(model: str, lora_gib: float, qlora_gib: float) -> Remediation:
+    """Full fine-tuning of `model` ("7B") cannot fit the GPU at any batch size: adapters, or more GPUs. The
+    figures are what LoRA and QLoRA of it need at batch 1 with activation checkpointing (fit's estimate)."""
+    return Remediation(
+        text="No batch size, precision flag or gradient checkpointing makes full fine-tuning fit: weights, "
+        "gradients and AdamW states alone take 16 bytes a parameter. Fine-tune with adapters instead: LoRA "
+        f"(PEFT) needs about {lora_gib:.0f} GiB, QLoRA (a 4-bit base, bitsandbytes) about {qlora_gib:.0f} GiB; or "
+        "shard full training over GPUs whose memory adds up to it (FSDP or DeepSpeed ZeRO-3, with CPU offload).",
+        commands=(
+            Command(
+                ("gpu-doctor", "fit", model, "--qlora", "--seq", "512", "--checkpointing"),
+                note="the parts of QLoRA's estimate; --lora, --gpus N and --seq for other plans",
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )

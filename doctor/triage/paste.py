@@ -88,6 +88,7 @@ class PastedText:
             and self.xformers is None
             and self.shown_error is None
             and self.prose.gpu is None  # a GPU named in words is enough to judge its architecture
+            and not self.prose.memory_asked  # the memory a model's full fine-tuning needs: an answer
         )
 
     @property
@@ -161,7 +162,14 @@ def read_paste(paste: Paste) -> PastedText:
         for number in range(first, shown_error.line + 1):
             used.setdefault(number, "error" if beside else "unknown_error")
     prose = read_prose(lines)
-    for said in (prose.gpu, prose.driver, prose.jetson, prose.torch_fails, prose.windows_build):
+    for said in (
+        prose.gpu,
+        prose.driver,
+        prose.jetson,
+        prose.torch_fails,
+        prose.windows_build,
+        prose.trains_model,
+    ):
         if said is not None:
             used.setdefault(said.line, "words")
     unread = tuple(

@@ -128,6 +128,22 @@ _TORCH_FAILS = lazy(
     r"|\bi[ \t]+(?:get|got|am[ \t]+getting)[ \t]+(?:a[ \t]+)?false\b(?=[\s\S]{0,200}?is_available\(\))"
     r"|(?P<illegal>illegal[ \t]+instruction)"
 )
+# A model fully fine-tuned, said with its size: the size in its name or words ("llama-7b-hf", "Llama-2-13b",
+# "Qwen2.5-14B-Instruct", "a 7B model", "7 billion parameters"; never "bf16", "sm_80" or "q4_0.bin"), fine-tuning
+# words or a training script's flags, and no LoRA, QLoRA or PEFT named (training size: triage/sizing.py)
+_MODEL_SIZE = lazy(
+    r"(?<![\w.])(?:[A-Za-z][A-Za-z0-9.]*[-_])+(?:[A-Za-z0-9.]+[-_])*?(?P<n>\d{1,3}(?:\.\d{1,2})?)[bB](?![A-Za-z0-9])"
+    r"|(?<![\w.])(?P<n2>\d{1,3}(?:\.\d{1,2})?)[ \t]?(?:[bB]|billion)[ \t]+(?:param|model|llm)",
+)
+_TRAINING = lazy(
+    r"fine[- ]?tun|full[- ]parameter|\btrain(?:ing)?\.py\b|--do_train\b|微调|全量|全参", re.IGNORECASE
+)
+_ADAPTERS = lazy(r"\b(?:q?lora|peft|adapters?)\b|--use_lora|--lora_", re.IGNORECASE)
+# GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
+_MEMORY_WORDS = lazy(
+    r"\b(?:gpu|cuda|video|graphics)[ \t]+memory\b|\bvram\b|显存|\boom\b|out[ \t]+of[ \t]+memory|how[ \t]+much[ \t]+memory",
+    re.IGNORECASE,
+)
 # torch's CPU-only build said in words: "发现pytorch版本是cpu版本", "pytorch版本还是cpu", "torch is the CPU version",
 # "pip installed the cpu-only build of torch" (never "instead of / not the CPU version", the build they avoided)
 _CPU_BUILD_SAID = lazy(
@@ -263,6 +279,8 @@ class ProseFacts:
     runs_on_windows: int | None = None
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
     batch_one: int | None = None  # the line that says the batch size is already 1
+    trains_model: Said | None = None  # a model fully fine-tuned, by its size in billions ("7"), and where
+    memory_asked: bool = False  # the words are about GPU memory
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -419,6 +437,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
     ):
         one = (f for f in _BATCH_ONE.finditer(text) if here(f))  # not "batch 1 works, 4 does not"
         batch_one = next((line_of(f) for f in one), None)
+    trains_model = None
+    if _TRAINING.search(text, 0, MAX_CHARS) is not None and _ADAPTERS.search(text, 0, MAX_CHARS) is None:
+        sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
+        trains_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
+    memory_asked = trains_model is not None and _MEMORY_WORDS.search(text, 0, MAX_CHARS) is not None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
         driver=_one(drivers),
@@ -438,6 +461,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         runs_on_windows=windows,
         rebooted=rebooted,
         batch_one=batch_one,
+        trains_model=trains_model,
+        memory_asked=memory_asked,
     )
 
 

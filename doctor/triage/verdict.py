@@ -33,7 +33,7 @@ from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
-from torch_gpu_doctor.fixes.out_of_memory import too_big, too_big_at_batch_one
+from torch_gpu_doctor.fixes.out_of_memory import too_big, too_big_at_batch_one, too_big_to_train
 from torch_gpu_doctor.fixes.target import on_windows, python_command
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build, program_floor_fix
@@ -47,6 +47,7 @@ from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.shown_error import ShownError
+from torch_gpu_doctor.triage.sizing import TrainingSize, training_size
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -345,6 +346,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(_at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
+    sized_job = training_size(pasted.paste.text, facts, pasted.prose)
+    if sized_job is not None:  # a model fully fine-tuned: whether any setting can fit it on this GPU
+        verdicts = _too_big_to_train(verdicts, pasted, sized_job, titles)
     if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
         verdicts = tuple(_in_a_pod(v, facts) for v in verdicts)
     extension = _failing_extension(pasted)
@@ -1386,6 +1390,37 @@ def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was
     finding = dataclasses.replace(finding, remediation=fix, details=details)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+OOM = "torch.out_of_memory"
+
+
+def _too_big_to_train(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, job: TrainingSize, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """Full fine-tuning of a model whose weights, gradients and AdamW states alone outgrow the GPU (blind set
+    15: a 7B model on a 12 GiB RTX 3060 was told to use bf16, which its command already set). An out-of-memory
+    verdict gets that arithmetic as its cause; a paste that only asks how much memory it needs gets it as the
+    answer. A GPU large enough (or not said, beside an error) leaves the verdicts as they are."""
+    fits = job.gpu_gib is not None and job.full_gib <= job.gpu_gib
+    oom = next((v for v in verdicts if v.finding.check_id == OOM and v.finding.status is Status.FAIL), None)
+    if fits or (oom is not None and job.gpu_gib is None):
+        return verdicts
+    failed = any(v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in verdicts)
+    if oom is None and (not pasted.prose.memory_asked or failed):  # an answer, not beside another failure
+        return verdicts
+    gpu = f"; this GPU has {job.gpu_gib:.1f} GiB" if job.gpu_gib is not None else ""
+    summary = (
+        f"Full fine-tuning of a {job.model} model needs about {job.full_gib:.0f} GiB of GPU memory even at batch "
+        f"size 1 with gradient checkpointing (weights, gradients and AdamW states: 16 bytes a parameter){gpu}."
+    )
+    fix = too_big_to_train(job.model, job.lora_gib, job.qlora_gib)
+    evidence = (Evidence("model", job.model, f"line {job.line} of the paste"),)
+    if oom is not None:
+        finding = dataclasses.replace(oom.finding, summary=summary, remediation=fix)
+        return tuple(dataclasses.replace(v, finding=finding) if v is oom else v for v in verdicts)
+    finding = Finding(OOM, Status.WARN, summary, evidence=evidence, remediation=fix)
+    return (*verdicts, Verdict(finding, titles.get(OOM, OOM), Kind.PROBLEM, (), None, (job.line,)))
 
 
 def _at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:

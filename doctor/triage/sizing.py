@@ -1,0 +1,77 @@
+"""Whether the model a paste trains can fit its GPU at all: the model's size as its name says it ("llama-7b-hf",
+"Qwen2.5-14B-Instruct", "a 7B model"), full training said in words or by a training script's flags, and the
+GPU's memory from the out-of-memory message's figures, the GPU a tool listed, or the words ("12GB VRAM").
+
+Full training keeps 16 bytes a parameter for weights, gradients and mixed-precision AdamW states (ZeRO, section
+3.1) before a single activation: a 7B model needs more than 100 GiB, so on a 12 GiB or 24 GiB GPU no batch size,
+precision flag or checkpointing makes it fit, and "lower the batch size" is the wrong first step. The same
+estimate (torch_gpu_doctor.fit, which `gpu-doctor fit` uses) gives what LoRA and QLoRA of that model need.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torch_gpu_doctor.checks.torch_out_of_memory import oom_numbers, stated_most
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fit.estimate import GIB, Workload, estimate
+from torch_gpu_doctor.fit.model_size import ModelSize, assumed_shape
+from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.records import dataclass
+from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts
+from torch_gpu_doctor.unavailable import Unavailable
+
+# The GPU's memory in words: "GeForce RTX 3060 12go VRAM", "a 24GB GPU", "16 GB of VRAM"
+_VRAM_SAID = lazy(
+    r"(?<![\w.])(?P<gb>\d{1,3})[ \t]?(?:GB|GiB|Go|G)\b[ \t]*(?:of[ \t]+)?(?:VRAM|GPU|显存|graphics memory|memory GPU)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class TrainingSize:
+    model: str  # the size as the paste writes it: "7B"
+    parameters: int
+    line: int
+    gpu_gib: float | None  # None: the paste does not say
+    full_gib: float  # full fine-tuning at batch 1 with activation checkpointing, per GPU
+    lora_gib: float
+    qlora_gib: float
+
+
+def training_size(text: str, facts: Facts, prose: ProseFacts) -> TrainingSize | None:
+    """The model a paste fully fine-tunes (prose.trains_model) and what it needs, or None."""
+    said = prose.trains_model
+    if said is None:
+        return None
+    parameters = int(float(said.value) * 1e9)
+    if not 0.1e9 <= parameters <= 1000e9:
+        return None
+    model = ModelSize(parameters, assumed_shape(parameters), True, f"{said.value}B in the paste")
+    need = {
+        mode: estimate(model, Workload(mode, "bf16", 1, 512, checkpointing=True)).per_gpu_bytes / GIB
+        for mode in ("train", "lora", "qlora")
+    }
+    return TrainingSize(
+        f"{said.value}B",
+        parameters,
+        said.line,
+        _gpu_gib(text[:MAX_CHARS], facts),
+        need["train"],
+        need["lora"],
+        need["qlora"],
+    )
+
+
+def _gpu_gib(text: str, facts: Facts) -> float | None:
+    """The GPU's memory: the message's total, a listed GPU's, or the words'; the smallest where several."""
+    reported = facts.reported_errors
+    oom = stated_most(reported) if not isinstance(reported, Unavailable) else None
+    total = oom_numbers(f"{oom.text} {oom.context}").total if oom is not None else None
+    if total is not None:  # "GPU 0; 11.76 GiB total capacity", "has a total capacity of 23.64 GiB"
+        return total / GIB
+    listed = [g.memory_total_bytes for g in facts.nvidia_gpus if isinstance(g.memory_total_bytes, int)]
+    if listed:
+        return min(listed) / GIB
+    words = _VRAM_SAID.search(text)
+    return float(words["gb"]) * 1e9 / GIB if words is not None else None

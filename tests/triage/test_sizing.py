@@ -1,0 +1,80 @@
+"""Full fine-tuning of a model its GPU cannot hold at any batch size (blind set 15: 7B on a 12 GiB RTX 3060 was
+told to use the bf16 its command already set): the arithmetic of torch_gpu_doctor.fit is the cause, and adapters
+are the fix. Real pastes of tatsu-lab/stanford_alpaca#218 and lm-sys/FastChat#1110."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
+from torch_gpu_doctor.triage.prose import read_prose
+from torch_gpu_doctor.triage.verdict import Verdict
+
+PASTES = Path(__file__).parent / "pastes"
+ALPACA = "stanford_alpaca-218-oom-model-too-big-for-the-gpu.txt"  # OOM, llama-7b-hf, --bf16 True, RTX 3060
+FASTCHAT = "fastchat-1110-oom-model-too-big-for-full-fine-tune.txt"  # "how much GPU memory ... llama-7b ?"
+
+
+def cause(name: str, text: str | None = None) -> Verdict | None:
+    data = (PASTES / name).read_bytes() if text is None else text.encode()
+    return diagnose_paste(data, name).result.cause
+
+
+def test_an_oom_of_a_model_too_big_to_train_here_says_so_and_gives_adapters() -> None:
+    found = cause(ALPACA)
+    assert found is not None and found.finding.check_id == "torch.out_of_memory"
+    summary = found.finding.summary
+    assert summary.startswith("Full fine-tuning of a 7B model needs about 116 GiB")
+    assert summary.endswith("this GPU has 11.8 GiB.")  # the message's total capacity
+    fix = found.finding.remediation
+    assert fix is not None and "QLoRA" in fix.text and "bf16" not in fix.text.split("Fine-tune")[1]
+    assert fix.commands[0].argv[:3] == ("gpu-doctor", "fit", "7B")
+
+
+def test_a_question_of_how_much_memory_full_fine_tuning_needs_is_answered() -> None:
+    found = cause(FASTCHAT)
+    assert found is not None and found.finding.status is Status.WARN
+    assert found.finding.summary.startswith("Full fine-tuning of a 7B model needs about")
+
+
+def test_adapters_named_leave_the_verdicts_as_they_are() -> None:
+    text = (PASTES / ALPACA).read_text(encoding="utf-8").replace("train.py", "train.py --use_lora True")
+    found = cause(ALPACA, text)
+    assert found is not None and not found.finding.summary.startswith("Full fine-tuning")
+
+
+def test_a_gpu_that_holds_the_model_leaves_the_verdicts_as_they_are() -> None:
+    text = (PASTES / ALPACA).read_text(encoding="utf-8").replace("llama-7b-hf", "pythia-0.4b")
+    found = cause(ALPACA, text)
+    assert found is not None and not found.finding.summary.startswith("Full fine-tuning")
+
+
+@pytest.mark.parametrize(
+    ("words", "size"),
+    [
+        ("fine-tune /var/llama/llama-7b-hf on one GPU", "7"),
+        ("finetuning Llama-2-13b-chat-hf", "13"),
+        ("微调 Qwen2.5-14B-Instruct 显存不够", "14"),
+        ("full fine-tuning of a 7B model", "7"),
+        ("fine tuning a 1.5 billion parameter model", "1.5"),
+    ],
+)
+def test_a_model_fine_tuned_by_its_size(words: str, size: str) -> None:
+    said = read_prose([words]).trains_model
+    assert said is not None and said.value == size
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "fine-tune with --bf16 True on sm_80",  # no model size
+        "fine-tune ggml-model-q4_0.bin",  # a file's quantization, not a size
+        "fine-tune llama-7b-hf with LoRA",  # adapters: not full training
+        "serve llama-7b-hf with vLLM",  # not training
+    ],
+)
+def test_other_words_name_no_model_fine_tuned(words: str) -> None:
+    assert read_prose([words]).trains_model is None
