@@ -109,3 +109,15 @@ def device_access_lost(on_host: bool) -> Remediation:
         requires_root=True,
         target=Target.SYSTEM,
     )
+
+
+def hosted_notebook_gpu() -> Remediation:
+    """A GPU fault (uncorrectable ECC, an Xid, a lost GPU) on a hosted notebook (Colab, Kaggle): its GPU cannot
+    be reset or taken out of use from inside, so the fix is another runtime's GPU."""
+    return Remediation(
+        text="This runs on a hosted notebook, whose GPU you cannot reset or take out of use from inside: get "
+        "another one. In Colab: Runtime > Disconnect and delete runtime, then connect again (a new machine and "
+        "GPU); in Kaggle: stop the session and start a new one. Rerun from the start: what the faulty GPU "
+        "computed cannot be trusted.",
+        target=Target.SYSTEM,
+    )

@@ -30,6 +30,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kubernetes_shm, pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
@@ -349,6 +350,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     sized_job = training_size(pasted.paste.text, facts, pasted.prose)
     if sized_job is not None:  # a model fully fine-tuned: whether any setting can fit it on this GPU
         verdicts = _too_big_to_train(verdicts, pasted, sized_job, titles)
+    if _HOSTED_NOTEBOOK.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # Colab, Kaggle
+        verdicts = tuple(_on_a_hosted_notebook(v) for v in verdicts)
     if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
         verdicts = tuple(_in_a_pod(v, facts) for v in verdicts)
     extension = _failing_extension(pasted)
@@ -1249,6 +1252,21 @@ _GPUS_PASSED = lazy(
 )
 
 _KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
+# A hosted notebook: Colab's /content folder in a traceback or its module, Kaggle's /kaggle folders
+_HOSTED_NOTEBOOK = lazy(r"File \"/content/|\bgoogle\.colab\b|\bColab\b|File \"/kaggle/|/kaggle/working\b")
+GPU_FAULTS = frozenset({"driver.xid_errors", "gpu.memory_errors"})
+
+
+def _on_a_hosted_notebook(verdict: Verdict) -> Verdict:
+    """A GPU fault on Colab or Kaggle (blind set 15: reset steps for an uncorrectable ECC error on Colab): a
+    new runtime is the only fix there."""
+    finding = verdict.finding
+    if finding.check_id not in GPU_FAULTS or finding.status is not Status.FAIL:
+        return verdict
+    fix = hosted_notebook_gpu()
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix), find_out=None)
+
+
 # The person says the kernel changed, or that another kernel works: the module was not built for this one.
 _KERNEL_CHANGED = lazy(
     r"\bkernel\b[^.\n]{0,40}\b(?:update|upgrade)|\b(?:update|upgrade)\w*\b[^.\n]{0,40}\bkernel\b"

@@ -466,3 +466,20 @@ def test_a_librarys_own_kernel_check_names_the_library_not_torch() -> None:
     assert (
         cause.finding.remediation is not None and "TORCH_CUDA_ARCH_LIST=8.7" in cause.finding.remediation.text
     )
+
+
+COLAB_ECC = "pastes/fast-stable-diffusion-702-xid-ecc-uncorrectable-ecc.txt"  # /content/gdrive/... tracebacks
+
+
+def test_a_gpu_fault_on_a_hosted_notebook_gets_a_new_runtime_not_a_reset() -> None:
+    cause = diagnose_paste((HERE / COLAB_ECC).read_bytes(), COLAB_ECC).result.cause
+    assert cause is not None and cause.finding.check_id == "driver.xid_errors"
+    fix = cause.finding.remediation
+    assert fix is not None and "Disconnect and delete runtime" in fix.text and fix.commands == ()
+
+
+def test_the_same_fault_on_ones_own_machine_keeps_the_reset_fix() -> None:
+    text = (HERE / COLAB_ECC).read_text(encoding="utf-8").replace("/content/gdrive/MyDrive", "/home/me")
+    cause = diagnose_paste(text.encode(), "ecc.txt").result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert "Disconnect and delete runtime" not in cause.finding.remediation.text
