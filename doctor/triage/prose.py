@@ -144,6 +144,29 @@ _MEMORY_WORDS = lazy(
     r"\b(?:gpu|cuda|video|graphics)[ \t]+memory\b|\bvram\b|显存|\boom\b|out[ \t]+of[ \t]+memory|how[ \t]+much[ \t]+memory",
     re.IGNORECASE,
 )
+
+
+def _line_around(text: str, found: re.Match[str]) -> str:
+    end = text.find("\n", found.end())
+    return text[text.rfind("\n", 0, found.start()) + 1 : end if end >= 0 else len(text)]
+
+
+# A CPU build installed on purpose: an install command of torch's CPU build ("torch==1.5.1+cpu", the /whl/cpu
+# index, conda's cpuonly), beside words that make the CPU the goal ("(cpu only)", "CPU training", "train on CPU"),
+# outside an install line (blind set 15: detectron2 trained on the CPU, stopped by its default device 'cuda')
+_CPU_INSTALL = lazy(
+    r"\b(?:pip3?|conda|mamba|uv)\b[^\n]*\binstall\b[^\n]*(?:torch[^\s]*\+cpu\b|/whl/cpu\b|\bcpuonly\b)",
+    re.IGNORECASE,
+)
+# the CPU build as what went wrong: "keeps giving me the cpu only version", "my torch is the cpu version"
+_CPU_COMPLAINT = lazy(
+    r"\b(?:giv(?:es|ing)|install(?:s|ed|ing)?|got|gets?|download(?:s|ed|ing)|pull(?:s|ed)|is|was|still|wrong)\b[^\n]{0,14}\Z",
+    re.IGNORECASE,
+)
+_CPU_GOAL = lazy(
+    r"\bcpu[ \t/-]*(?:only|training|version|mode)\b|\b(?:train|run)(?:ing)?[ \t]+(?:it[ \t]+)?on[ \t]+(?:the[ \t]+)?cpu\b",
+    re.IGNORECASE,
+)
 # torch's CPU-only build said in words: "发现pytorch版本是cpu版本", "pytorch版本还是cpu", "torch is the CPU version",
 # "pip installed the cpu-only build of torch" (never "instead of / not the CPU version", the build they avoided)
 _CPU_BUILD_SAID = lazy(
@@ -369,6 +392,20 @@ def read_prose(lines: list[str]) -> ProseFacts:
         ):
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
         asks_for_cpu = no_nvidia is not None and said is not None and said["cpu"] is not None
+    if no_nvidia is None and "cpu" in lowered:  # a CPU build installed on purpose, and the CPU as the goal
+        typed = _CPU_INSTALL.search(text, 0, MAX_CHARS)
+        goals = _CPU_GOAL.finditer(text, 0, MAX_CHARS)
+        goal = next(
+            (
+                g
+                for g in goals
+                if _INSTALL_LINE.search(_line_around(text, g)) is None
+                and _CPU_COMPLAINT.search(text, max(0, g.start() - 24), g.start()) is None
+            ),
+            None,
+        )
+        if typed is not None and goal is not None and here(goal):
+            no_nvidia, asks_for_cpu = Said(goal[0], line_of(goal)), True
     torch_fails = None
     if any(
         word in lowered

@@ -754,13 +754,15 @@ def _no_nvidia_gpu(
     if not assumed:
         return verdicts
     intel = "intel" in said.value.lower() or "iris" in said.value.lower()
-    ways = (
-        "on the CPU (its device option, e.g. `--device cpu`, or device='cpu' / no `.cuda()` in its code), "
-        + (
-            "on the Intel GPU with torch's XPU build (device 'xpu') where the program supports it, "
-            if intel
-            else ""
-        )
+    device = (  # detectron2's configs default MODEL.DEVICE to 'cuda' (its defaults.py)
+        "its device option, e.g. `--device cpu`, detectron2's cfg.MODEL.DEVICE = 'cpu'"
+        if "detectron2" in pasted.paste.text[:MAX_CHARS]
+        else "its device option, e.g. `--device cpu`"
+    )
+    ways = f"on the CPU ({device}, or device='cpu' / no `.cuda()` in its code), " + (
+        "on the Intel GPU with torch's XPU build (device 'xpu') where the program supports it, "
+        if intel
+        else ""
     )
     xpu = (
         (

@@ -483,3 +483,31 @@ def test_the_same_fault_on_ones_own_machine_keeps_the_reset_fix() -> None:
     cause = diagnose_paste(text.encode(), "ecc.txt").result.cause
     assert cause is not None and cause.finding.remediation is not None
     assert "Disconnect and delete runtime" not in cause.finding.remediation.text
+
+
+CPU_ON_PURPOSE = (
+    "pastes/pytorch-41598-is-available-false-cpu-only-torch-app-defaults-t.txt"  # detectron2 on CPU
+)
+
+
+def test_a_cpu_build_installed_on_purpose_makes_the_programs_device_the_fix() -> None:
+    """`pip install torch==1.5.1+cpu ...` "(cpu only)" for "CPU ... TRAINING": torch is as wanted; detectron2's
+    default device 'cuda' is what asserts."""
+    cause = diagnose_paste((HERE / CPU_ON_PURPOSE).read_bytes(), CPU_ON_PURPOSE).result.cause
+    assert cause is not None and cause.finding.check_id == "gpu.present"
+    assert (
+        cause.finding.remediation is not None and "cfg.MODEL.DEVICE = 'cpu'" in cause.finding.remediation.text
+    )
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        # the CPU build as the complaint: pip keeps installing it
+        "it keeps giving me the cpu only version\n$ pip install torch==2.1.0+cpu\n",
+        # the CPU goal said only inside the install line
+        "$ pip install torch --index-url https://download.pytorch.org/whl/cpu  # cpu only\n",
+    ],
+)
+def test_a_cpu_build_as_the_complaint_is_not_a_cpu_goal(words: str) -> None:
+    assert not read_prose(words.splitlines()).asks_for_cpu
