@@ -31,6 +31,11 @@ SHM_SIZE = Command(
     ("df", "-h", "/dev/shm"),  # noqa: S108 - a path shown to the person, never written here
     note="how large /dev/shm is where the program runs",
 )
+P2P_OFF = Command(
+    ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
+    note="PROGRAM: the failing command; or export the variable in the job's environment",
+    runs_here=False,
+)
 DEBUG = (
     "Run it again with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) in its environment: NCCL then prints "
     "the real cause (a 'Last error:' or 'NCCL WARN' line) before it fails."
@@ -73,13 +78,7 @@ def _no_p2p_geforce() -> tuple[str, Remediation]:
         "drivers report that they can: NCCL then hangs or fails. Run with NCCL_P2P_DISABLE=1 for good (it is what "
         "accelerate sets on these cards); NCCL_IB_DISABLE=1 too on a machine without InfiniBand. Nothing in the "
         "machine needs repair.",
-        commands=(
-            Command(
-                ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
-                note="PROGRAM: the failing command; or export the variable in the job's environment",
-                runs_here=False,
-            ),
-        ),
+        commands=(P2P_OFF,),
         target=Target.PYTHON_ENV,
     )
 
@@ -218,13 +217,7 @@ def _wsl_cuda_call() -> tuple[str, Remediation]:
             "tries that first. Run with NCCL_P2P_DISABLE=1 (NCCL then copies through host shared memory; slower, "
             "and right under WSL); if it still fails, add NCCL_SHM_DISABLE=1. Native Linux runs multi-GPU jobs at "
             "full speed.",
-            commands=(
-                Command(
-                    ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
-                    note="PROGRAM: the failing command; or export the variable in the job's environment",
-                    runs_here=False,
-                ),
-            ),
+            commands=(P2P_OFF,),
             target=Target.PYTHON_ENV,
         ),
     )
