@@ -402,7 +402,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
         )
     ancient = [g for g in gpus if tuple(int(x) for x in str(g.compute_capability).split(".")[:2]) < FLOOR_CC]
     if arch is None and len(ancient) == len(gpus):
-        names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in ancient)
+        names = _named(ancient)
         return Finding(
             cid,
             Status.FAIL,
@@ -423,7 +423,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
     missing = [g for g in gpus if not arch_supported(arch, (), str(g.compute_capability), data.device_rule)]
     evidence = (Evidence("compiled architectures", " ".join(arch), source),)
     if missing:
-        names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in missing)
+        names = _named(missing)
         return Finding(
             cid,
             Status.FAIL,
@@ -453,7 +453,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
             )
         ]
         if ptx_only:
-            names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in ptx_only)
+            names = _named(ptx_only)
             return Finding(
                 cid,
                 Status.FAIL,
@@ -475,6 +475,14 @@ def torch_arch_compat(facts: Facts) -> Finding:
     )
 
 
+def _named(gpus: list[Gpu]) -> str:
+    """The GPUs with their compute capability, each kind once: "2 × NVIDIA GeForce RTX 3090 (compute capability
+    8.6)" for two of a kind, not the same words twice."""
+    labels = [f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in gpus]
+    counted = {label: labels.count(label) for label in labels}  # first seen first
+    return "; ".join(label if n == 1 else f"{n} × {label}" for label, n in counted.items())
+
+
 def _below_program_floor(cid: str, packages: TorchPackages | Unavailable, gpus: list[Gpu]) -> Finding | None:
     """An installed program with CUDA kernels of its own (vLLM) whose oldest supported compute capability
     (compat data, from its docs) is above every GPU's: none of its releases runs here, whatever torch has.
@@ -490,7 +498,7 @@ def _below_program_floor(cid: str, packages: TorchPackages | Unavailable, gpus: 
         below = [g for g in gpus if _cc(str(g.compute_capability)) < floor]
         if not below:
             continue
-        names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in below)
+        names = _named(below)
         evidence = (Evidence(d.name, d.version, "installed"),)
         if len(below) == len(gpus):
             return Finding(
@@ -535,7 +543,7 @@ def _from_warning(cid: str, facts: Facts, gpus: list[Gpu], warned: list[Reported
     evidence = reported_evidence(warned)
     if same_major:
         return _cosmetic(cid, packages, gpus, warned, evidence)
-    names = "; ".join(f"{gpu_label(g)} (compute capability {g.compute_capability})" for g in gpus)
+    names = _named(gpus)
     return Finding(
         cid,
         Status.FAIL,

@@ -260,3 +260,17 @@ def test_torch_from_the_user_site_inside_a_venv_warns() -> None:
     outside = replace(machine("8.9", "12.4", "2.5.1+cu124", "12.4"), torch_packages=packages)
     system = replace(outside, python=replace(python_facts(), in_virtualenv=False))
     assert torch_installed(system).status is Status.PASS  # a system Python may use its user site
+
+
+NOT_SHOWN = Unavailable(Reason.NOT_FOUND, "not in the paste")
+
+
+def test_two_gpus_of_one_kind_are_named_once_with_their_count() -> None:
+    base = machine("8.6", "12.4", "1.10.0+cu102", "10.2", name="NVIDIA GeForce RTX 3090")
+    pasted = [replace(gpu(name="NVIDIA GeForce RTX 3090", cc="8.6"), bdf=NOT_SHOWN) for _ in range(2)]
+    f = torch_arch_compat(replace(base, gpus=tuple(pasted)))  # a paste's two GPUs: no addresses
+    assert f.status is Status.FAIL
+    assert "2 × NVIDIA GeForce RTX 3090 (compute capability 8.6)" in f.summary
+    assert f.summary.count("RTX 3090") == 1
+    live = tuple(gpu(bdf=f"0000:0{n}:00.0", name="NVIDIA GeForce RTX 3090", cc="8.6") for n in (1, 2))
+    assert torch_arch_compat(replace(base, gpus=live)).summary.count("RTX 3090") == 2  # told apart by address
