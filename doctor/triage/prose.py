@@ -73,9 +73,9 @@ _JETSON = lazy(
     r"|\b(?P<kit>JetBot|Jetracer)\b"  # NVIDIA's robot kits, on a Jetson Nano
     r"|\bJetson[ \t]+(?P<family>AGX|NX)\b"  # "jetson NX": the Xavier NX, "Jetson AGX": the AGX Xavier
     r"|\b(?:AGX|NX)[ \t]+(?P<model2>Orin|Xavier|Thor)\b"
-    r"|\bJet[Pp]ack[ \t]*(?P<jetpack>\d+(?:\.\d+){0,2})"
+    r"|\bJet[Pp]ack(?:[ \t]+Version)?[ \t*:]*(?P<jetpack>\d+(?:\.\d+){0,2})"  # "**JetPack Version:** 5.1.2"
     r"|\bJet[Pp]ack[ \t]*(?:[<>]=?|v(?=\d))[ \t]*\d"  # "Jetpack<6": a Jetson, its release not said
-    r"|\bL4T[ \t]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)",
+    r"|\bL4T(?:[ \t]+Release)?[ \t*:]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)",  # "**L4T Release:** R35.4.1"
     re.IGNORECASE | re.ASCII,  # ASCII word edges: "我的Xavier是JETPACK5.1.5" names JetPack beside CJK letters
 )
 # The boards by how they are written ("jetson NX" is the Xavier NX; an AGX without its chip, the AGX Xavier)
@@ -485,7 +485,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
         wsl=wsl,
         macos=macos,
         jetson=_one(jetson["model"])
-        or (Said("Jetson", min(jetson["jetpack"].values())) if jetson["jetpack"] else None),
+        or (Said("Jetson", min(jetson["jetpack"].values())) if jetson["jetpack"] else None)
+        or (
+            Said("Jetson", min(jetson["l4t"].values())) if jetson["l4t"] else None
+        ),  # L4T runs only on Jetsons
         jetpack=_one(jetson["jetpack"]),
         l4t=_one(jetson["l4t"]),
         amd_gpu=_one(amd),

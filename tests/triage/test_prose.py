@@ -680,3 +680,20 @@ def test_what_the_words_say_in_passing(
 def test_a_bare_card_number_after_an_article_is_a_card(text: str, gpu: str | None) -> None:
     said = read_prose(text.split("\n")).gpu
     assert (said.value if said else None) == gpu
+
+
+@pytest.mark.parametrize(
+    ("words", "l4t", "jetpack"),
+    [
+        ("* **L4T Release:** R35.4.1 (Check via `cat /etc/nv_tegra_release`)", "35.4.1", None),
+        ("* **JetPack Version:** 5.1.2", None, "5.1.2"),
+        ("我的Xavier是JETPACK5.1.5", None, "5.1.5"),  # JetPack beside CJK letters
+    ],
+)
+def test_jetpack_and_l4t_as_labels_and_beside_other_scripts(
+    words: str, l4t: str | None, jetpack: str | None
+) -> None:
+    said = read_prose([words])
+    assert (said.l4t.value if said.l4t else None) == l4t
+    assert (said.jetpack.value if said.jetpack else None) == jetpack
+    assert said.jetson is not None
