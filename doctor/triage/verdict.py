@@ -18,6 +18,7 @@ import re
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
+from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
@@ -333,6 +334,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_engine_not_torch(v, engine, facts) for v in verdicts)
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
+    verdicts = tuple(_nccl_log_shown(v, pasted) for v in verdicts)
     verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)
     owner = _runtime_owner(pasted)
@@ -1100,6 +1102,29 @@ def _hidden_by_the_program(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix), find_out=None
     )
+
+
+# NCCL's own log lines (NCCL_DEBUG=INFO was set): "host:1354:1354 [0] NCCL INFO Bootstrap : Using eth0"
+_NCCL_LOG = lazy(r"\] NCCL (?:INFO|WARN) ")
+
+
+def _nccl_log_shown(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """NCCL's INFO log is already in the paste: asking to rerun with NCCL_DEBUG=INFO asks for what is there.
+    Its WARN lines are what to read; where the fix was only that request, it says so."""
+    finding = verdict.finding
+    if finding.check_id != "nccl.communication" or _NCCL_LOG.search(pasted.paste.text, 0, MAX_CHARS) is None:
+        return verdict
+    details = finding.details.replace(" " + NCCL_DEBUG, "").replace(NCCL_DEBUG, "")
+    fix = finding.remediation
+    if fix is not None and fix.text == NCCL_DEBUG:
+        fix = dataclasses.replace(
+            fix,
+            text="The paste holds NCCL's INFO log already: the 'NCCL WARN' lines just before the error (and a "
+            "'Last error:' line) name the cause. Paste the log from the first 'NCCL WARN' to the error.",
+        )
+    finding = dataclasses.replace(finding, details=details, remediation=fix)
+    asked = verdict.find_out is not None and verdict.find_out.startswith("NCCL_DEBUG=INFO")
+    return dataclasses.replace(verdict, finding=finding, find_out=None if asked else verdict.find_out)
 
 
 def _not_asked_again(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:

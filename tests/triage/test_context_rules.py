@@ -511,3 +511,25 @@ def test_a_cpu_build_installed_on_purpose_makes_the_programs_device_the_fix() ->
 )
 def test_a_cpu_build_as_the_complaint_is_not_a_cpu_goal(words: str) -> None:
     assert not read_prose(words.splitlines()).asks_for_cpu
+
+
+ROCE = "pastes/pytorch-81628-nccl-over-ib-roce.txt"  # NCCL's INFO log, then an IB work request failure
+
+
+def test_nccls_log_in_the_paste_is_not_asked_for_again() -> None:
+    verdict = diagnose_paste((HERE / ROCE).read_bytes(), ROCE).result.cause
+    assert verdict is not None and verdict.finding.check_id == "nccl.communication"
+    assert verdict.find_out is None
+    assert "NCCL_DEBUG=INFO" not in verdict.finding.details
+
+
+def test_without_nccls_log_the_debug_run_is_still_asked_for() -> None:
+    text = "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3\n"
+    verdict = diagnose_paste(text.encode(), "nccl.txt").result.cause
+    assert verdict is not None and verdict.finding.check_id == "nccl.communication"
+    shown = (
+        (verdict.find_out or "")
+        + verdict.finding.details
+        + (verdict.finding.remediation.text if verdict.finding.remediation else "")
+    )
+    assert "NCCL_DEBUG=INFO" in shown
