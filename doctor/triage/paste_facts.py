@@ -460,7 +460,7 @@ def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
     said_false = (pasted.session is not None and pasted.session.available is False) or (
         pasted.said_torch_fails
         and pasted.prose.torch_fails is not None
-        and pasted.prose.torch_fails.value == "cuda_unavailable"
+        and pasted.prose.torch_fails.value in ("cuda_unavailable", "cpu_build")
     )
     about_nvidia = (
         cuda_build

@@ -160,7 +160,15 @@ _CPU_INSTALL = lazy(
 )
 # the CPU build as what went wrong: "keeps giving me the cpu only version", "my torch is the cpu version"
 _CPU_COMPLAINT = lazy(
-    r"\b(?:giv(?:es|ing)|install(?:s|ed|ing)?|got|gets?|download(?:s|ed|ing)|pull(?:s|ed)|is|was|still|wrong)\b[^\n]{0,14}\Z",
+    r"\b(?:giv(?:es|ing)|install(?:s|ed|ing)?|got|gets?|download(?:s|ed|ing)|pull(?:s|ed)|is|was|still|wrong)\b[^\n]{0,14}\Z"
+    # or denied, or past: "I don't want CPU only", "Earlier I did CPU training"
+    r"|\b(?:don'?t|do[ \t]+not|not|no[ \t]+longer|instead[ \t]+of|earlier|before|previously|at[ \t]+first|used[ \t]+to)\b[^\n.]{0,20}\Z",
+    re.IGNORECASE,
+)
+# the words want the GPU: "I want my GPU", "want to train on it" after "the new GPU is in", "use cuda"
+_GPU_WANTED = lazy(
+    r"\b(?:want|wants|wanted|trying|try|need|needs|like)\b[^.\n]{0,30}?\b(?:gpu|cuda|nvidia)\b|\bnew[ \t]+gpu\b"
+    r"|\bon[ \t]+(?:the|my)[ \t]+gpu\b",
     re.IGNORECASE,
 )
 _CPU_GOAL = lazy(
@@ -177,6 +185,8 @@ _CPU_BUILD_SAID = lazy(
     r"|(?<![a-z])(?:installed|got|downloaded|installs)[ \t]+(?:the[ \t]+|a[ \t]+)?cpu(?:[ \t-]*only)?[ \t]+"
     r"(?:version|build|wheel)[ \t]+of[ \t]+(?:py)?torch\b"
 )
+_SENTENCE_STOP = lazy(r"[.?!。？\n]")
+_ASKED = lazy(r"\b(?:whether|if|how|check)\b[^\n.]*$|是否|吗")
 _NOT_THE_CPU_BUILD = lazy(
     r"(?:instead[ \t]+of|not|rather[ \t]+than|avoid|uninstall(?:ed)?|remove[ds]?|不是|而不是)[^\n]{0,12}$"
 )
@@ -392,7 +402,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         ):
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
         asks_for_cpu = no_nvidia is not None and said is not None and said["cpu"] is not None
-    if no_nvidia is None and "cpu" in lowered:  # a CPU build installed on purpose, and the CPU as the goal
+    if no_nvidia is None and "cpu" in lowered and _GPU_WANTED.search(text, 0, MAX_CHARS) is None:
+        # a CPU build installed on purpose, and the CPU as the goal (never where the words want the GPU)
         typed = _CPU_INSTALL.search(text, 0, MAX_CHARS)
         goals = _CPU_GOAL.finditer(text, 0, MAX_CHARS)
         goal = next(
@@ -419,8 +430,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "cpu" in lowered and "torch" in lowered:  # the build said: that is why CUDA is not available
         for found in _CPU_BUILD_SAID.finditer(lowered):
             before = lowered[max(0, found.start() - 24) : found.start()]
-            if here(found) and _NOT_THE_CPU_BUILD.search(before) is None:
-                torch_fails = Said("cpu_build", line_of(found))
+            ends = _SENTENCE_STOP.search(lowered, found.end())
+            asked = (ends is not None and ends[0] in "?？") or _ASKED.search(before) is not None
+            if here(found) and _NOT_THE_CPU_BUILD.search(before) is None and not asked:
+                torch_fails = Said(
+                    "cpu_build", line_of(found)
+                )  # said, never asked ("how can I tell whether...?")
                 break
     windows_build = None
     if "10.0." in text and "windows" in lowered:

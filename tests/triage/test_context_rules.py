@@ -513,6 +513,23 @@ def test_a_cpu_build_as_the_complaint_is_not_a_cpu_goal(words: str) -> None:
     assert not read_prose(words.splitlines()).asks_for_cpu
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the CPU denied, and the GPU wanted (session 9's review, H3)
+        "The README says: pip install torch --index-url https://download.pytorch.org/whl/cpu\n"
+        "But I don't want CPU only, I want my GPU. Now I get:\nAssertionError: Torch not compiled with CUDA enabled\n",
+        # the CPU in the past: a new GPU now
+        "Earlier I did CPU training with this install:\n"
+        "pip install torch==1.10.0+cpu torchvision==0.11.0+cpu -f https://download.pytorch.org/whl/torch_stable.html\n"
+        "Now the new GPU is in and I want to train on it, but:\nAssertionError: Torch not compiled with CUDA enabled\n",
+    ],
+)
+def test_a_cpu_build_wanted_no_longer_gets_the_cuda_build(text: str) -> None:
+    cause = diagnose_paste(text.encode(), "words.txt").result.cause
+    assert cause is not None and cause.finding.check_id == "torch.cpu_build"
+
+
 ROCE = "pastes/pytorch-81628-nccl-over-ib-roce.txt"  # NCCL's INFO log, then an IB work request failure
 
 

@@ -89,3 +89,16 @@ def test_with_build_and_driver_shown_torchs_own_reason_is_what_is_left() -> None
         "python -c 'import torch; torch.cuda.init()'"
     ]  # its own reason, nothing it already showed
     assert find_out is None
+
+
+def test_a_cpu_build_said_in_words_is_the_cause_and_the_cuda_build_the_fix() -> None:
+    text = "torch.cuda.is_available() returns False. I checked and my torch is the cpu version.\n"
+    summary, commands, _ = cause_of(diagnosed("cpu.txt", text))
+    assert summary.startswith("torch.cuda.is_available() is False: torch is a CPU-only build (line 1")
+    assert "--index-url https://download.pytorch.org/whl/cu" in commands[0]
+
+
+def test_a_question_about_the_cpu_build_is_not_taken_as_said() -> None:
+    text = "torch.cuda.is_available() returns False. How can I tell whether my torch is the cpu version?\n"
+    summary, _, _ = cause_of(diagnosed("cpu.txt", text))
+    assert summary.startswith(UNEXPLAINED_FALSE) and "paste says so" not in summary
