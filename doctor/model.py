@@ -77,6 +77,10 @@ def _windows_line(argv: tuple[str, ...]) -> str:
             sets.append(f"set {rest[1]}=")
             rest = rest[2:]
         elif "=" in rest[0] and not rest[0].startswith("-"):
+            if (
+                rest[0].split("=", 1)[1].startswith("/")
+            ):  # a POSIX path (CUDA_HOME=/usr/local/cuda): no cmd line
+                return " ".join(_windows_quote(a) for a in argv)
             sets.append(f"set {rest[0]}")
             rest = rest[1:]
         else:

@@ -160,6 +160,11 @@ def test_command_display_quotes_and_shows_stdin() -> None:
             'cmd /c "set CUDA_VISIBLE_DEVICES=&& python x.py"',
         ),
         (("env",), "env"),  # nothing to set: as it is
+        # a POSIX path as the value: no cmd line sets it, so the command stays as written
+        (
+            ("env", "CUDA_HOME=/usr/local/cuda-12.1", "python", "setup.py"),
+            "env CUDA_HOME=/usr/local/cuda-12.1 python setup.py",
+        ),
     ],
 )
 def test_windows_lines_use_cmds_quotes_and_set(argv: tuple[str, ...], shown: str) -> None:

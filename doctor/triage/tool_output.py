@@ -366,7 +366,13 @@ def _torch_owner(libraries: tuple[Library, ...]) -> Library | None:
 _SITE_PACKAGES = lazy(r"[\\/](?:lib(?:64)?/python3\.\d{1,2}|[Ll]ib)[\\/]site-packages[\\/]")
 # the user site belongs to whichever Python runs; the system's own is what a bare `python` already is; the Nix
 # store is read-only (pip cannot install there)
-_NAMES_NONE = lazy(r"[\\/]\.local$|[\\/]\.local[\\/]|^/usr(?:/local)?$|^/nix/store/")
+_NAMES_NONE = lazy(
+    r"[\\/]\.local$|[\\/]\.local[\\/]|^/usr(?:/local)?$|^/nix/store/"
+    # pip's isolated build environment (deleted when pip exits; its torch is not the user's), uv's and conda's caches
+    r"|[\\/]pip-(?:build-env|req-build|install)-|[\\/]\.cache[\\/]uv[\\/]|[\\/]pkgs[\\/]"
+)
+# A line that is a path and nothing else: what `find`, `ls` or `locate` lists, which may be any Python's
+_BARE_PATH = lazy(r"^\s*(?:/|[A-Za-z]:\\)\S*\s*$")
 _VENV_NAME = lazy(r"^\.?(?:venv|env|virtualenv)[\w.-]*$|venv$", re.IGNORECASE)
 
 
@@ -401,7 +407,7 @@ def parse_interpreter_shown(lines: list[str]) -> InterpreterShown | None:
                 folder = whole.rsplit("\\", 1)[0]
                 env = folder[: -len("\\Scripts")] if folder.lower().endswith("\\scripts") else folder
                 prompt = InterpreterShown(whole, number, env)
-        if "site-packages" not in raw:
+        if "site-packages" not in raw or _BARE_PATH.match(raw) is not None:
             continue
         for match in _SITE_PACKAGES.finditer(raw):
             prefix = _path_before(raw, match.start())

@@ -352,7 +352,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     sized_job = training_size(pasted.paste.text, facts, pasted.prose)
     if sized_job is not None:  # a model fully fine-tuned: whether any setting can fit it on this GPU
         verdicts = _too_big_to_train(verdicts, pasted, sized_job, titles)
-    if _HOSTED_NOTEBOOK.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # Colab, Kaggle
+    hosted = _HOSTED_NOTEBOOK.search(pasted.paste.text, 0, MAX_CHARS) is not None
+    if hosted and pasted.kernel_log is None:  # Colab, Kaggle; a kernel log is read on one's own machine
         verdicts = tuple(_on_a_hosted_notebook(v) for v in verdicts)
     if _KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
         verdicts = tuple(_in_a_pod(v, facts) for v in verdicts)
@@ -446,17 +447,30 @@ def _asked_with(verdict: Verdict, interpreter: str, executable: str) -> Verdict:
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
 
 
+def _program_at(argv: tuple[str, ...]) -> int:
+    """Where the program is in a command: after `env`'s own `-u VAR` and `VAR=value` arguments."""
+    if not argv or argv[0] != "env":
+        return 0
+    i = 1
+    while i < len(argv) and (argv[i] == "-u" or ("=" in argv[i] and not argv[i].startswith("-"))):
+        i += 2 if argv[i] == "-u" else 1
+    return i
+
+
 def _plain_python(argv: tuple[str, ...]) -> bool:
-    """The command runs `python` by that name (`python -m pip ...`, `uv pip install --python python ...`)."""
-    return bool(argv) and (
-        argv[0] == PYTHON or any(a == "--python" and b == PYTHON for a, b in itertools.pairwise(argv))
+    """The command runs `python` by that name (`python -m pip ...`, `env -u LD_LIBRARY_PATH python -c ...`,
+    `uv pip install --python python ...`)."""
+    at = _program_at(argv)
+    return (at < len(argv) and argv[at] == PYTHON) or any(
+        a == "--python" and b == PYTHON for a, b in itertools.pairwise(argv)
     )
 
 
 def _with_python(argv: tuple[str, ...], executable: str) -> tuple[str, ...]:
-    out = [executable if i == 0 and a == PYTHON else a for i, a in enumerate(argv)]
+    at = _program_at(argv)
     return tuple(
-        executable if i > 0 and a == PYTHON and out[i - 1] == "--python" else a for i, a in enumerate(out)
+        executable if a == PYTHON and (i == at or (i > 0 and argv[i - 1] == "--python")) else a
+        for i, a in enumerate(argv)
     )
 
 
@@ -1280,7 +1294,8 @@ _GPUS_PASSED = lazy(
 
 _KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
 # A hosted notebook: Colab's /content folder in a traceback or its module, Kaggle's /kaggle folders
-_HOSTED_NOTEBOOK = lazy(r"File \"/content/|\bgoogle\.colab\b|\bColab\b|File \"/kaggle/|/kaggle/working\b")
+# (the machine's own paths or modules, never the word "Colab": "runs fine on Colab, but on our own server")
+_HOSTED_NOTEBOOK = lazy(r"File \"/content/|\bgoogle\.colab\b|File \"/kaggle/|/kaggle/working\b")
 GPU_FAULTS = frozenset({"driver.xid_errors", "gpu.memory_errors"})
 
 

@@ -550,3 +550,30 @@ def test_without_nccls_log_the_debug_run_is_still_asked_for() -> None:
         + (verdict.finding.remediation.text if verdict.finding.remediation else "")
     )
     assert "NCCL_DEBUG=INFO" in shown
+
+
+def test_an_env_prefixed_python_is_the_pastes_interpreter_too() -> None:
+    """`env -u LD_LIBRARY_PATH python -c ...` beside `<venv>/bin/python -m pip check`: both run the venv's."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/proj/main.py", line 1, in <module>\n    import torch\n'
+        '  File "/home/u/proj/.venv/lib/python3.10/site-packages/torch/__init__.py", line 229, in <module>\n'
+        "    from torch._C import *  # noqa: F403\n"
+        "ImportError: /home/u/proj/.venv/lib/python3.10/site-packages/torch/lib/../../nvidia/cusparse/lib/"
+        "libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\n"
+    )
+    cause = diagnose_paste(text.encode(), "shadow.txt").result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    programs = {c.argv[c.argv.index("-c") - 1] for c in cause.finding.remediation.commands if "-c" in c.argv}
+    assert programs == {"/home/u/proj/.venv/bin/python"}
+
+
+def test_colab_named_beside_ones_own_server_keeps_the_reset_fix() -> None:
+    text = (
+        "The notebook runs fine on Colab, but on our own server (4x A100, Ubuntu 22.04) training crashes:\n"
+        '  File "/home/lab/proj/train.py", line 211, in <module>\n    loss.backward()\n'
+        "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+    )
+    cause = diagnose_paste(text.encode(), "ecc.txt").result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert "Disconnect and delete runtime" not in cause.finding.remediation.text

@@ -134,3 +134,26 @@ def test_the_nearest_drive_letter_starts_an_unquoted_path(line: str, interpreter
     """A drive colon cannot be inside a Windows path: an earlier path on the line is not part of this one."""
     shown = parse_interpreter_shown([line])
     assert shown is not None and shown.path == interpreter
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # pip's isolated build environment: deleted when pip exits, and its torch is not the user's
+        [
+            '  File "/tmp/pip-build-env-8f3k2l1q/overlay/lib/python3.10/site-packages/torch/utils/cpp_extension.py",'
+            " line 1076, in CUDAExtension"
+        ],
+        # what `find` lists: any Python's folder, not the failing program's
+        ["/home/me/ComfyUI/venv/lib/python3.10/site-packages/torch/lib/libcudnn_ops_infer.so.8"],
+    ],
+)
+def test_no_interpreter_from_a_build_environment_or_a_file_listing(lines: list[str]) -> None:
+    assert parse_interpreter_shown(lines) is None
+
+
+def test_a_cmd_prompt_that_runs_python_by_its_path_names_it() -> None:
+    line = r"C:\ComfyUI_windows_portable>.\python_embeded\python.exe -s ComfyUI\main.py --windows-standalone-build"
+    shown = parse_interpreter_shown([line])
+    assert shown is not None and shown.path == r"C:\ComfyUI_windows_portable\python_embeded\python.exe"
+    assert parse_interpreter_shown([r"C:\x> python main.py"]) is None  # a bare `python`: nothing to name
