@@ -384,9 +384,6 @@ def torch_arch_compat(facts: Facts) -> Finding:
         )
     if not gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU with a known compute capability.")
-    below = _below_program_floor(cid, packages, gpus)
-    if below is not None:
-        return below
     arch, source = _arch_list(facts, packages)
     if arch is None and warned and not said:
         return _from_warning(cid, facts, gpus, warned)
@@ -466,6 +463,9 @@ def torch_arch_compat(facts: Facts) -> Finding:
                 remediation=_install_fix(facts),
             )
         return _cosmetic(cid, packages, gpus, warned, evidence)
+    below = _below_program_floor(cid, packages, gpus)  # torch's kernels cover the GPUs: a program's may not
+    if below is not None:
+        return below
     caps = ", ".join(sorted({str(g.compute_capability) for g in gpus}))
     return Finding(
         cid,
@@ -511,13 +511,25 @@ def _below_program_floor(cid: str, packages: TorchPackages | Unavailable, gpus: 
                 evidence=evidence,
                 remediation=program_floor_fix(name, floor),
             )
+        usable = ",".join(str(g.nvml_index) for g in gpus if g not in below and g.nvml_index is not None)
         return Finding(
             cid,
             Status.WARN,
             f"{name} {d.version} cannot use {names}: its kernels need compute capability {floor[0]}.{floor[1]} "
-            "or newer; keep those GPUs out of its CUDA_VISIBLE_DEVICES.",
+            "or newer. It runs on the other GPUs.",
             evidence=evidence,
-            remediation=program_floor_fix(name, floor),
+            remediation=Remediation(
+                text=f"Start {name} with only the GPUs it supports: CUDA_VISIBLE_DEVICES set to them "
+                "(nvidia-smi -L numbers them).",
+                commands=(
+                    Command(
+                        ("env", f"CUDA_VISIBLE_DEVICES={usable or 'N'}", "PROGRAM"),
+                        runs_here=False,
+                        note="PROGRAM: the command that starts it",
+                    ),
+                ),
+                target=Target.PYTHON_ENV,
+            ),
         )
     return None
 

@@ -139,6 +139,8 @@ _TRAINING = lazy(
     r"fine[- ]?tun|full[- ]parameter|\btrain(?:ing)?\.py\b|--do_train\b|微调|全量|全参", re.IGNORECASE
 )
 _ADAPTERS = lazy(r"\b(?:q?lora|peft|adapters?)\b|--use_lora|--lora_", re.IGNORECASE)
+# the job is inference, whatever was trained before: "loading the fine-tuned checkpoint for inference"
+_INFERENCE = lazy(r"\binference\b|\bgenerat(?:e|ion)\b|\bserv(?:e|ing)\b|推理", re.IGNORECASE)
 # GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
 _MEMORY_WORDS = lazy(
     r"\b(?:gpu|cuda|video|graphics)[ \t]+memory\b|\bvram\b|显存|\boom\b|out[ \t]+of[ \t]+memory|how[ \t]+much[ \t]+memory",
@@ -490,7 +492,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
         one = (f for f in _BATCH_ONE.finditer(text) if here(f))  # not "batch 1 works, 4 does not"
         batch_one = next((line_of(f) for f in one), None)
     trains_model = None
-    if _TRAINING.search(text, 0, MAX_CHARS) is not None and _ADAPTERS.search(text, 0, MAX_CHARS) is None:
+    if (
+        _TRAINING.search(text, 0, MAX_CHARS) is not None
+        and _ADAPTERS.search(text, 0, MAX_CHARS) is None
+        and _INFERENCE.search(text, 0, MAX_CHARS) is None
+    ):
         sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
         trains_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
     memory_asked = trains_model is not None and _MEMORY_WORDS.search(text, 0, MAX_CHARS) is not None

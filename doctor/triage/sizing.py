@@ -21,6 +21,14 @@ from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts
 from torch_gpu_doctor.unavailable import Unavailable
 
+# The GPUs training is spread over: "--nproc_per_node=8", "--num_gpus 8", "on 8x RTX 3090", "4 x A100"
+_GPU_COUNT = lazy(
+    r"--nproc[_-]per[_-]node[= ](?P<a>\d+)|--num[_-]gpus[= ](?P<b>\d+)"
+    r"|(?<![\w.])(?P<c>\d{1,2})[ \t]?[x×][ \t]?(?:NVIDIA[ \t]+)?(?:GeForce[ \t]+)?(?:RTX|GTX|Tesla|A\d|H\d|V100|L4|L40|T4|GPU)",
+    re.IGNORECASE,
+)
+# Optimizer states and weights moved to CPU RAM, which the estimate leaves on the GPU
+_OFFLOAD = lazy(r"offload", re.IGNORECASE)
 # The GPU's memory in words: "GeForce RTX 3060 12go VRAM", "a 24GB GPU", "16 GB of VRAM"
 _VRAM_SAID = lazy(
     r"(?<![\w.])(?P<gb>\d{1,3})[ \t]?(?:GB|GiB|Go|G)\b[ \t]*(?:of[ \t]+)?(?:VRAM|GPU|显存|graphics memory|memory GPU)",
@@ -34,6 +42,7 @@ class TrainingSize:
     parameters: int
     line: int
     gpu_gib: float | None  # None: the paste does not say
+    gpus: int  # the GPUs full training is sharded over
     full_gib: float  # full fine-tuning at batch 1 with activation checkpointing, per GPU
     lora_gib: float
     qlora_gib: float
@@ -42,14 +51,19 @@ class TrainingSize:
 def training_size(text: str, facts: Facts, prose: ProseFacts) -> TrainingSize | None:
     """The model a paste fully fine-tunes (prose.trains_model) and what it needs, or None."""
     said = prose.trains_model
-    if said is None:
+    if said is None or _OFFLOAD.search(text, 0, MAX_CHARS) is not None:
         return None
     parameters = int(float(said.value) * 1e9)
     if not 0.1e9 <= parameters <= 1000e9:
         return None
     model = ModelSize(parameters, assumed_shape(parameters), True, f"{said.value}B in the paste")
-    need = {
-        mode: estimate(model, Workload(mode, "bf16", 1, 512, checkpointing=True)).per_gpu_bytes / GIB
+    counted = _GPU_COUNT.search(text, 0, MAX_CHARS)
+    gpus = max(1, int(next(v for v in counted.groups() if v is not None))) if counted is not None else 1
+    need = {  # full training sharded over the GPUs it runs on (FSDP / ZeRO-3); adapters on one
+        mode: estimate(
+            model, Workload(mode, "bf16", 1, 512, checkpointing=True, shards=gpus if mode == "train" else 1)
+        ).per_gpu_bytes
+        / GIB
         for mode in ("train", "lora", "qlora")
     }
     return TrainingSize(
@@ -57,6 +71,7 @@ def training_size(text: str, facts: Facts, prose: ProseFacts) -> TrainingSize | 
         parameters,
         said.line,
         _gpu_gib(text[:MAX_CHARS], facts),
+        gpus,
         need["train"],
         need["lora"],
         need["qlora"],
@@ -74,4 +89,4 @@ def _gpu_gib(text: str, facts: Facts) -> float | None:
     if listed:
         return min(listed) / GIB
     words = _VRAM_SAID.search(text)
-    return float(words["gb"]) * 1e9 / GIB if words is not None else None
+    return float(words["gb"]) if words is not None else None  # a GPU's "24GB" is 24 GiB (24576 MiB)

@@ -427,8 +427,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
 def interpreter_shown(facts: Facts) -> str | None:
     """The paste's own Python as a command line shows it (a conda env's, a portable one's), or None."""
     python = facts.python
-    if isinstance(python, Unavailable) or python.executable == PYTHON:
-        return None
+    if isinstance(python, Unavailable) or python.executable == PYTHON or python.executable.startswith("~"):
+        return None  # "~/miniconda3/...": a quoted ~ is not the home folder, and unquoted it is not one path
     return Command((python.executable,)).display()
 
 
@@ -836,6 +836,7 @@ def _on_a_mac(
         if v.kind == Kind.PROBLEM
         and (
             (v.finding.check_id in ASSUMES_NVIDIA and v.finding.check_id != "torch.cpu_build")
+            or v.finding.check_id == "env.cuda_visible_devices"  # accelerate's "requires a GPU (not 'mps')"
             or (v.finding.check_id == "torch.companions" and xformers.intersection(v.lines))
         )
     ]
@@ -1453,6 +1454,10 @@ def _rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
 
 
 OOM = "torch.out_of_memory"
+_NO_SETTING_FITS = (
+    "A smaller batch, bf16 and gradient checkpointing shrink only the activations: the weights, gradients and "
+    "optimizer states of full training stay, and alone they outgrow this GPU."
+)
 
 
 def _too_big_to_train(
@@ -1471,13 +1476,15 @@ def _too_big_to_train(
         return verdicts
     gpu = f"; this GPU has {job.gpu_gib:.1f} GiB" if job.gpu_gib is not None else ""
     summary = (
-        f"Full fine-tuning of a {job.model} model needs about {job.full_gib:.0f} GiB of GPU memory even at batch "
-        f"size 1 with gradient checkpointing (weights, gradients and AdamW states: 16 bytes a parameter){gpu}."
+        f"Full fine-tuning of a {job.model} model needs about {job.full_gib:.0f} GiB of GPU memory"
+        + (f" on each of its {job.gpus} GPUs" if job.gpus > 1 else "")
+        + " even at batch size 1 with gradient checkpointing (weights, gradients and AdamW states: 16 bytes a "
+        f"parameter){gpu}."
     )
     fix = too_big_to_train(job.model, job.lora_gib, job.qlora_gib)
     evidence = (Evidence("model", job.model, f"line {job.line} of the paste"),)
     if oom is not None:
-        finding = dataclasses.replace(oom.finding, summary=summary, remediation=fix)
+        finding = dataclasses.replace(oom.finding, summary=summary, details=_NO_SETTING_FITS, remediation=fix)
         return tuple(dataclasses.replace(v, finding=finding) if v is oom else v for v in verdicts)
     finding = Finding(OOM, Status.WARN, summary, evidence=evidence, remediation=fix)
     return (*verdicts, Verdict(finding, titles.get(OOM, OOM), Kind.PROBLEM, (), None, (job.line,)))

@@ -50,7 +50,10 @@ def first_command(f: Finding) -> str | None:
     if fix is None or not fix.commands:
         return None
     argv = fix.commands[0].argv
-    plain = ("python", *argv[1:]) if re.search(r"[/\\]python(?:3(?:\.\d+)?)?(?:\.exe)?$", argv[0]) else argv
+    own = re.compile(r"[/\\]python(?:3(?:\.\d+)?)?(?:\.exe)?$")
+    plain = tuple(
+        "python" if own.search(a) and (i == 0 or argv[0] == "env") else a for i, a in enumerate(argv)
+    )
     return dataclasses.replace(fix.commands[0], argv=plain).display()
 
 

@@ -577,3 +577,31 @@ def test_colab_named_beside_ones_own_server_keeps_the_reset_fix() -> None:
     cause = diagnose_paste(text.encode(), "ecc.txt").result.cause
     assert cause is not None and cause.finding.remediation is not None
     assert "Disconnect and delete runtime" not in cause.finding.remediation.text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pastes/xlm-40-oom-memory-held-by-leftover-processes.txt",  # "when the program ends ... not released"
+        "pastes/pytorch-lightning-1707-oom-memory-held-by-a-live-jupyter-kernel.txt",  # interrupted notebook
+    ],
+)
+def test_memory_held_after_the_program_ended_finds_the_process_holding_it(name: str) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "torch.out_of_memory"
+    assert cause.finding.remediation is not None
+    assert cause.finding.remediation.commands[0].argv == ("sudo", "fuser", "-v", "/dev/nvidiaN")
+    assert "notebook's kernel" in cause.finding.remediation.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the program still runs: its own cache, freed in that process
+        "In my Jupyter notebook, when the cell finishes the memory of the model is still allocated.",
+        "When inference finishes, the vram is not freed until I close the gradio app.",
+    ],
+)
+def test_memory_a_running_program_keeps_is_not_a_leftover_process(text: str) -> None:
+    hits = diagnose_paste(text.encode(), "words.txt").pasted.hits
+    assert not any(h.signature.id == "gpu_memory_held_after_exit" for h in hits)

@@ -78,3 +78,29 @@ def test_a_model_fine_tuned_by_its_size(words: str, size: str) -> None:
 )
 def test_other_words_name_no_model_fine_tuned(words: str) -> None:
     assert read_prose([words]).trains_model is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # full training sharded with its states in CPU RAM: the estimate on one GPU is not the job
+        ('--fsdp "full_shard auto_wrap"', "--deepspeed ds_z3_offload.json"),
+        # inference of a model trained before
+        ("train.py", "train.py for inference"),
+    ],
+)
+def test_offloaded_or_inference_jobs_are_not_sized_as_full_training(change: tuple[str, str]) -> None:
+    text = (PASTES / ALPACA).read_text(encoding="utf-8").replace(*change)
+    found = cause(ALPACA, text)
+    assert found is not None and not found.finding.summary.startswith("Full fine-tuning")
+
+
+def test_full_training_over_several_gpus_is_sized_per_gpu() -> None:
+    """--nproc_per_node=8: the states are sharded eight ways (about 15 GiB each for 7B), which a 12 GiB GPU
+    still cannot hold, but a 24 GiB one could."""
+    text = (PASTES / ALPACA).read_text(encoding="utf-8").replace("--nproc_per_node=1", "--nproc_per_node=8")
+    found = cause(ALPACA, text)
+    assert found is not None and found.finding.summary.startswith(
+        "Full fine-tuning of a 7B model needs about 1"
+    )
+    assert "GiB of GPU memory" in found.finding.summary and "116 GiB" not in found.finding.summary
