@@ -121,3 +121,23 @@ def hosted_notebook_gpu() -> Remediation:
         "computed cannot be trusted.",
         target=Target.SYSTEM,
     )
+
+
+def no_cuda_on_a_mac(xformers: bool) -> Remediation:
+    """A Mac, where the program asks for CUDA: Apple's GPU through MPS or the CPU, or an NVIDIA machine; with
+    xFormers' CUDA kernels in the way, uninstalling it first."""
+    return Remediation(
+        text="Run the program on the Mac's GPU with device 'mps' or on the CPU, where the program supports it"
+        + (
+            " (uninstall xFormers: its kernels need CUDA, and most programs then use torch's own attention)"
+            if xformers
+            else ""
+        )
+        + ", or on a Linux or Windows machine with an NVIDIA GPU.",
+        commands=(
+            Command(("python", "-m", "pip", "uninstall", "-y", "xformers"), note="its kernels need CUDA"),
+        )
+        if xformers
+        else (),
+        target=Target.PYTHON_ENV,
+    )

@@ -386,7 +386,8 @@ class InterpreterShown:
 # A cmd prompt that runs a Python by its path: "C:\ComfyUI_windows_portable>.\python_embeded\python.exe -s
 # ComfyUI\main.py" (the prompt's folder makes a relative path whole), "D:\ai>D:\ai\venv\Scripts\python.exe x.py"
 _PROMPT_RUNS_PYTHON = lazy(
-    r"^(?P<cwd>[A-Za-z]:\\[^<>|\"\n]*?)>[ \t]*(?P<exe>(?:\.\\|[A-Za-z]:\\)[^\s\"<>|]*?\\python(?:\.exe)?)(?=[ \t])",
+    r"^(?:\([\w.-]+\)[ \t]*)?(?:PS[ \t]+)?(?P<cwd>[A-Za-z]:\\[^<>|\"\n]*?)>[ \t]*"  # "(venv) PS C:\x> "
+    r"(?P<exe>(?:\.\\|[A-Za-z]:\\)[^\s\"<>|]*?\\python(?:\.exe)?)(?=[ \t]|$)",
     re.IGNORECASE,
 )
 

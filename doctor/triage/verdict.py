@@ -31,7 +31,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kubernetes_shm, pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
-from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu
+from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
@@ -843,11 +843,6 @@ def _on_a_mac(
     if not assumed:
         return verdicts
     said = pasted.prose.macos
-    uninstall = (
-        (Command(("python", "-m", "pip", "uninstall", "-y", "xformers"), note="its kernels need CUDA"),)
-        if xformers
-        else ()
-    )
     finding = Finding(
         "gpu.present",
         Status.FAIL,
@@ -856,22 +851,8 @@ def _on_a_mac(
         + "cannot run on it.",
         details="No driver, CUDA toolkit or torch build changes that. Apple's GPU runs torch through its MPS "
         "backend (device 'mps'), where the program supports it.",
-        evidence=(
-            Evidence("macOS", "said" if said is not None else "its OS line", f"line {said} of the paste"),
-        )
-        if said is not None
-        else (),
-        remediation=Remediation(
-            text="Run the program on the Mac's GPU with device 'mps' or on the CPU, where the program supports it"
-            + (
-                " (uninstall xFormers: its kernels need CUDA, and most programs then use torch's own attention)"
-                if xformers
-                else ""
-            )
-            + ", or on a Linux or Windows machine with an NVIDIA GPU.",
-            commands=uninstall,
-            target=Target.PYTHON_ENV,
-        ),
+        evidence=(Evidence("said", "a Mac", f"line {said} of the paste"),) if said is not None else (),
+        remediation=no_cuda_on_a_mac(bool(xformers)),
     )
     lines = tuple(sorted({*([said] if said is not None else []), *(n for v in assumed for n in v.lines)}))
     kept = tuple(v for v in verdicts if v not in assumed and v.finding.check_id != "gpu.present")

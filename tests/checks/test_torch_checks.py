@@ -143,6 +143,8 @@ def test_vllm_beside_one_gpu_below_its_floor_warns_about_that_gpu() -> None:
     mixed = _with_vllm(base, gpu(name="NVIDIA A100-SXM4-40GB", cc="8.0"), gpu(name="Tesla P40", cc="6.1"))
     f = torch_arch_compat(mixed)
     assert f.status is Status.WARN and "Tesla P40" in f.summary and "A100" not in f.summary
+    assert f.remediation is not None and f.remediation.commands[0].argv[1].startswith("CUDA_VISIBLE_DEVICES=")
+    assert "No vLLM release runs" not in f.remediation.text  # it runs on the A100
 
 
 def test_vllm_on_a_gpu_at_its_floor_is_judged_as_torch_alone() -> None:
@@ -274,3 +276,15 @@ def test_two_gpus_of_one_kind_are_named_once_with_their_count() -> None:
     assert f.summary.count("RTX 3090") == 1
     live = tuple(gpu(bdf=f"0000:0{n}:00.0", name="NVIDIA GeForce RTX 3090", cc="8.6") for n in (1, 2))
     assert torch_arch_compat(replace(base, gpus=live)).summary.count("RTX 3090") == 2  # told apart by address
+
+
+def test_torchs_own_missing_kernels_come_before_vllms_floor() -> None:
+    """An RTX 5090 beside a GTX 1080 Ti under vLLM, with torch 2.5.1+cu124: torch has no sm_120 kernels, which
+    the floor (the 1080 Ti below vLLM's 7.0) must not hide (session 9's review, M1)."""
+    base = machine("12.0", "12.8", "2.5.1+cu124", "12.4", name="NVIDIA GeForce RTX 5090")
+    mixed = _with_vllm(
+        base, gpu(name="NVIDIA GeForce RTX 5090", cc="12.0"), gpu(name="NVIDIA GeForce GTX 1080 Ti", cc="6.1")
+    )
+    f = torch_arch_compat(mixed)
+    assert f.status is Status.FAIL and "has no kernels for" in f.summary and "RTX 5090" in f.summary
+    assert "vLLM" not in f.summary

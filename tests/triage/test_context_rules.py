@@ -416,6 +416,9 @@ def test_the_same_nccl_error_off_wsl_keeps_the_debug_step() -> None:
     cause = diagnose_paste(text.encode(), "nccl.txt").result.cause
     assert cause is not None and cause.finding.check_id == "nccl.communication"
     assert "WSL2" not in cause.finding.summary
+    fix = cause.finding.remediation  # its INFO log is in the paste: read its WARN lines, no P2P guess
+    assert fix is not None and fix.text.startswith("The paste holds NCCL's INFO log already")
+    assert not any("NCCL_P2P_DISABLE=1" in c.argv for c in fix.commands)
 
 
 def test_cudas_no_device_in_the_program_while_torch_sees_the_gpu_is_the_program_hiding_it() -> None:
