@@ -206,6 +206,21 @@ def _under_wsl(facts: Facts) -> bool:
     return not isinstance(facts.os, Unavailable) and facts.os.is_wsl
 
 
+# NCCL's "Last error:" line names the CUDA failure: "Cuda failure 'out of memory'"
+_CUDA_FAILURE = lazy(r"Cuda failure '(?P<what>[^']+)'")
+_PEER_FAILURES = ("peer access", "invalid argument", "not supported", "operation not permitted")
+
+
+def _other_cuda_failure(errors: list[ReportedError]) -> bool:
+    """NCCL's own log names a CUDA failure that is not about reaching another GPU (out of memory): that, not
+    WSL2's peer-to-peer, is the cause."""
+    for error in errors:
+        named = _CUDA_FAILURE.search(f"{error.text}\n{error.context}")
+        if named is not None and not any(p in named["what"].lower() for p in _PEER_FAILURES):
+            return True
+    return False
+
+
 def _wsl_cuda_call() -> tuple[str, Remediation]:
     """A CUDA call inside NCCL failed under WSL2: a virtual machine, whose paravirtualized GPUs often refuse the
     direct peer-to-peer access NCCL tries first (NCCL's troubleshooting guide: P2P "can fail ... [with] a bad
@@ -255,7 +270,12 @@ def nccl_communication(facts: Facts) -> Finding:
     why, fix = _memlock() if memlock else _fix(kind)
     if kind == "nccl_p2p" and _geforce_without_p2p(facts):
         why, fix = _no_p2p_geforce()
-    elif kind == "nccl" and decisive.signature == UNHANDLED_CUDA and _under_wsl(facts):
+    elif (
+        kind == "nccl"
+        and decisive.signature == UNHANDLED_CUDA
+        and _under_wsl(facts)
+        and not _other_cuda_failure(errors)
+    ):
         why, fix = _wsl_cuda_call()
     elif kind == "nccl_p2p" and decisive.signature == CURED_BY_P2P_OFF:  # already confirmed: the lasting fix
         fix = dataclasses.replace(fix, commands=fix.commands[1:])

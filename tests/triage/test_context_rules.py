@@ -608,3 +608,15 @@ def test_memory_held_after_the_program_ended_finds_the_process_holding_it(name: 
 def test_memory_a_running_program_keeps_is_not_a_leftover_process(text: str) -> None:
     hits = diagnose_paste(text.encode(), "words.txt").pasted.hits
     assert not any(h.signature.id == "gpu_memory_held_after_exit" for h in hits)
+
+
+def test_under_wsl2_nccls_own_cuda_failure_other_than_peer_access_is_not_put_on_p2p() -> None:
+    text = (
+        "Running torchrun --nproc_per_node 2 in WSL2 (Ubuntu 22.04 on Windows 11), 2x RTX 4090:\n"
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331,"
+        " unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'out of memory'\n"
+    )
+    cause = diagnose_paste(text.encode(), "nccl.txt").result.cause
+    assert cause is not None and cause.finding.check_id == "nccl.communication"
+    assert "under WSL2" not in cause.finding.summary
