@@ -12,11 +12,12 @@ from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.json_fields import lst, obj, text
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
-_PIP_NAME = re.compile(r"[a-z][a-z0-9-]*")
-_MODULE = re.compile(r"[A-Za-z_]\w*")
+_PIP_NAME = lazy(r"[a-z][a-z0-9-]*")
+_MODULE = lazy(r"[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)

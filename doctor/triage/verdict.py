@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import itertools
 import re
+from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
@@ -49,8 +50,10 @@ from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.shown_error import ShownError
-from torch_gpu_doctor.triage.sizing import TrainingSize, training_size
 from torch_gpu_doctor.unavailable import Reason, Unavailable
+
+if TYPE_CHECKING:
+    from torch_gpu_doctor.triage.sizing import TrainingSize
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
 CUDA_INIT = 'python -c "import torch; torch.cuda.init(); print(torch.cuda.get_device_name(0))"'
@@ -349,9 +352,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(_at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
-    sized_job = training_size(pasted.paste.text, facts, pasted.prose)
-    if sized_job is not None:  # a model fully fine-tuned: whether any setting can fit it on this GPU
-        verdicts = _too_big_to_train(verdicts, pasted, sized_job, titles)
+    if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here
+        from torch_gpu_doctor.triage.sizing import training_size  # fit's estimate, for such a paste only
+
+        sized_job = training_size(pasted.paste.text, facts, pasted.prose)
+        if sized_job is not None:
+            verdicts = _too_big_to_train(verdicts, pasted, sized_job, titles)
     hosted = _HOSTED_NOTEBOOK.search(pasted.paste.text, 0, MAX_CHARS) is not None
     if hosted and pasted.kernel_log is None:  # Colab, Kaggle; a kernel log is read on one's own machine
         verdicts = tuple(_on_a_hosted_notebook(v) for v in verdicts)
