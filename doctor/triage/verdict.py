@@ -1472,7 +1472,10 @@ def _too_big_to_train(
     evidence = (Evidence("model", job.model, f"line {job.line} of the paste"),)
     if oom is not None:
         finding = dataclasses.replace(oom.finding, summary=summary, details=_NO_SETTING_FITS, remediation=fix)
-        return tuple(dataclasses.replace(v, finding=finding) if v is oom else v for v in verdicts)
+        # the arithmetic decides it: no process list to ask for
+        return tuple(
+            dataclasses.replace(v, finding=finding, find_out=None) if v is oom else v for v in verdicts
+        )
     finding = Finding(OOM, Status.WARN, summary, evidence=evidence, remediation=fix)
     return (*verdicts, Verdict(finding, titles.get(OOM, OOM), Kind.PROBLEM, (), None, (job.line,)))
 

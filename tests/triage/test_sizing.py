@@ -32,6 +32,7 @@ def test_an_oom_of_a_model_too_big_to_train_here_says_so_and_gives_adapters() ->
     fix = found.finding.remediation
     assert fix is not None and "QLoRA" in fix.text and "bf16" not in fix.text.split("Fine-tune")[1]
     assert fix.commands[0].argv[:3] == ("gpu-doctor", "fit", "7B")
+    assert found.find_out is None  # the arithmetic decides it: no process list asked for
 
 
 def test_a_question_of_how_much_memory_full_fine_tuning_needs_is_answered() -> None:
