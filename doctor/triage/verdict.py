@@ -633,9 +633,7 @@ def _unexplained_false(finding: Finding, facts: Facts, cpu_said: int | None = No
             f"the NVIDIA driver, which runs CUDA ≤ {old_cuda}, is older than the CUDA a torch build of the last "
             f"years needs ({oldest} or newer)",
         )
-    elif (
-        old_cuda is not None and runs is not None
-    ):  # older than the newest builds' CUDA, not than every build's
+    elif old_cuda is not None and runs is not None:  # older than the newest builds' CUDA, not every build's
         causes.insert(
             0,
             f"torch is built for a newer CUDA than the NVIDIA driver runs (CUDA ≤ {old_cuda}; torch's {runs} "
@@ -652,9 +650,8 @@ def _unexplained_false(finding: Finding, facts: Facts, cpu_said: int | None = No
     if not driver_shown:
         asks.append(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA the driver runs"))
     if best is not None and best.commands and (runs is not None or not old_cuda):
-        first = best.commands[
-            0
-        ]  # the likely fix, once the first line printed +cpu (or a CUDA the driver lacks)
+        # the likely fix, once the first line printed +cpu (or a CUDA the driver lacks)
+        first = best.commands[0]
         said = "if it printed +cpu / None" + (f" or a CUDA newer than {old_cuda}" if old_cuda else "")
         asks.append(dataclasses.replace(first, note=f"{said}: the CUDA build, from PyTorch's index"))
     return dataclasses.replace(
