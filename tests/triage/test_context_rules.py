@@ -620,3 +620,13 @@ def test_under_wsl2_nccls_own_cuda_failure_other_than_peer_access_is_not_put_on_
     cause = diagnose_paste(text.encode(), "nccl.txt").result.cause
     assert cause is not None and cause.finding.check_id == "nccl.communication"
     assert "under WSL2" not in cause.finding.summary
+
+
+def test_tgis_flash_attention_2_warning_on_a_t4_says_ampere_for_flash_2_models() -> None:
+    """huggingface/text-generation-inference#1161: "GPU with CUDA capability 7 5 is not supported for Flash
+    Attention V2" on a Tesla T4: the fix must not read as if 7.5 were enough for flash-2 models."""
+    name = "pastes/text-generation-inference-1161-flash-attention-v2-t4-capability-7-5.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and "compute capability 7.5" in cause.finding.summary
+    assert cause.finding.remediation is not None
+    assert "flash attention 2, which needs compute capability 8.0" in cause.finding.remediation.text
