@@ -404,9 +404,9 @@ def read_prose(lines: list[str]) -> ProseFacts:
         ):
             no_nvidia = None  # a laptop's Intel GPU beside its NVIDIA one
         asks_for_cpu = no_nvidia is not None and said is not None and said["cpu"] is not None
-    if no_nvidia is None and "cpu" in lowered and _GPU_WANTED.search(text, 0, MAX_CHARS) is None:
+    typed = _CPU_INSTALL.search(text, 0, MAX_CHARS) if no_nvidia is None and "cpu" in lowered else None
+    if typed is not None and _GPU_WANTED.search(text, 0, MAX_CHARS) is None:
         # a CPU build installed on purpose, and the CPU as the goal (never where the words want the GPU)
-        typed = _CPU_INSTALL.search(text, 0, MAX_CHARS)
         goals = _CPU_GOAL.finditer(text, 0, MAX_CHARS)
         goal = next(
             (
@@ -417,7 +417,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
             ),
             None,
         )
-        if typed is not None and goal is not None and here(goal):
+        if goal is not None and here(goal):
             no_nvidia, asks_for_cpu = Said(goal[0], line_of(goal)), True
     torch_fails = None
     if any(
@@ -492,8 +492,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
         one = (f for f in _BATCH_ONE.finditer(text) if here(f))  # not "batch 1 works, 4 does not"
         batch_one = next((line_of(f) for f in one), None)
     trains_model = None
+    trained = ("tun", "train", "full", "全量", "全参", "微调")  # most pastes have none: no scan
     if (
-        _TRAINING.search(text, 0, MAX_CHARS) is not None
+        any(word in lowered for word in trained)
+        and _TRAINING.search(text, 0, MAX_CHARS) is not None
         and _ADAPTERS.search(text, 0, MAX_CHARS) is None
         and _INFERENCE.search(text, 0, MAX_CHARS) is None
     ):

@@ -39,7 +39,6 @@ _VRAM_SAID = lazy(
 @dataclass(frozen=True)
 class TrainingSize:
     model: str  # the size as the paste writes it: "7B"
-    parameters: int
     line: int
     gpu_gib: float | None  # None: the paste does not say
     gpus: int  # the GPUs full training is sharded over
@@ -68,7 +67,6 @@ def training_size(text: str, facts: Facts, prose: ProseFacts) -> TrainingSize | 
     }
     return TrainingSize(
         f"{said.value}B",
-        parameters,
         said.line,
         _gpu_gib(text[:MAX_CHARS], facts),
         gpus,
