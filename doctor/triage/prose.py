@@ -148,7 +148,8 @@ _MEMORY_WORDS = lazy(
 )
 
 
-def _line_around(text: str, found: re.Match[str]) -> str:
+def line_around(text: str, found: re.Match[str]) -> str:
+    """The whole line of the text a match is in."""
     end = text.find("\n", found.end())
     return text[text.rfind("\n", 0, found.start()) + 1 : end if end >= 0 else len(text)]
 
@@ -412,7 +413,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
             (
                 g
                 for g in goals
-                if _INSTALL_LINE.search(_line_around(text, g)) is None
+                if _INSTALL_LINE.search(line_around(text, g)) is None
                 and _CPU_COMPLAINT.search(text, max(0, g.start() - 24), g.start()) is None
             ),
             None,

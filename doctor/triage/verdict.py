@@ -48,7 +48,7 @@ from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
-from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.prose import MAX_CHARS, line_around
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -957,9 +957,7 @@ def _pinned_stack(pasted: PastedText) -> bool:
         return True
     text = pasted.paste.text
     for found in _pinned_stack_pattern().finditer(text):
-        start = text.rfind("\n", 0, found.start()) + 1
-        end = text.find("\n", found.end())
-        if not INSTALL_COMMAND.match(text[start : end if end >= 0 else len(text)]):
+        if not INSTALL_COMMAND.match(line_around(text, found)):
             return True
     return False
 
