@@ -182,8 +182,12 @@ class Triage:
     unrecognised: ShownError | None = None
 
     def exit_problem(self) -> bool:
-        return self.unrecognised is not None or any(
-            v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in self.verdicts
+        """Exit 1: a cause is named (a warning that leads the answer is a problem found), an error no signature
+        knows is shown, or a check fails."""
+        return (
+            self.cause is not None
+            or self.unrecognised is not None
+            or any(v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in self.verdicts)
         )
 
 
