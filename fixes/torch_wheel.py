@@ -156,14 +156,31 @@ def _recommend(
                 installed or same[0].release.latest,
                 "keeps the installed torch version" + after(same[0]),
             )
-        best = candidates[0]
+        closest = _closest_upgrade(candidates, installed)
+        best = closest or candidates[0]
+        which = f"the release closest to torch {installed}" if closest else "the newest torch"
         return _from_candidate(
             best,
             best.release.latest,
-            f"the newest torch with kernels for compute capability {', '.join(sorted(set(capabilities)))}"
+            f"{which} with kernels for compute capability {', '.join(sorted(set(capabilities)))}"
             + (after(best) or f" on CUDA ≤ {driver_cuda}"),
         )
     return None
+
+
+def _closest_upgrade(candidates: list[Candidate], installed: str | None) -> Candidate | None:
+    """The oldest release at or after the installed torch's minor that works here: a project pinned to an old
+    torch (a 2022 repository's 1.7) moves as little as the GPU needs (1.13, not today's newest), since every
+    minor release between breaks some API. None when nothing installed is known or every candidate is older
+    (a downgrade: the newest that works is the closest)."""
+    if not installed:
+        return None
+    floor = version_key(installed.split("+")[0])[:2]
+    newer = [c for c in candidates if version_key(c.release.version)[:2] >= floor]
+    if not newer:
+        return None
+    oldest = newer[-1].release
+    return next(c for c in newer if c.release is oldest)
 
 
 def _no_driver(facts: Facts) -> bool:

@@ -117,16 +117,21 @@ SCENARIOS = [
     Scenario("gtx980-580-cu128", ("5.2",), "13.0", "2.8.0+cu128", "12.8", (P, P, P, F),
              swap("2.8.0", "0.23.0", "2.8.0", "cu126"), "Maxwell removed from cu128 builds in 2.8 (pytorch#158301)",
              says="Maxwell GPUs"),
+    Scenario("rtx3090-535-cu101-2020-project", ("8.6",), "12.2", "1.7.1+cu101", "10.1", (P, P, P, F),
+             f"{PIP} torch==1.7.1+cu110 torchvision==0.8.2+cu110 torchaudio==0.7.2 -f https://download.pytorch.org/whl/torch_stable.html",
+             "a 2020 project's 1.7.1 keeps its version: its cu110 build runs sm_86 through compute_80 PTX",
+             python="3.8.18"),
     Scenario("v100-580-cu128", ("7.0",), "13.0", "2.11.0+cu128", "12.8", (P, P, P, F),
              swap("2.11.0", "0.26.0", "2.11.0", "cu126"), "compat.md §7: cu128 lost sm_70 in 2.11"),
     Scenario("v100-580-2.15", ("7.0",), "13.0", "2.15.0", "13.2", (P, P, P, F),
              swap("2.14.1", "0.29.1", "2.11.0", "cu126"), "2.15 cu126 is unconfirmed (errata §6): 2.14.1 cu126"),
     Scenario("rtx5090-570-cu124", ("12.0",), "12.8", "2.5.1+cu124", "12.4", (P, P, P, F),
-             swap("2.10.0", "0.25.0", "2.10.0", "cu128"), "compat.md §7: RTX 5090 + 570 -> cu128 (2.10 PyPI default)"),
+             swap("2.8.0", "0.23.0", "2.8.0", "cu128"),
+             "compat.md §7: RTX 5090 + 570 -> 2.7-2.11 cu128; the confirmed one closest to 2.5 (2.7 cu128 is unconfirmed)"),
     Scenario("rtx5090-580-cu126", ("12.0",), "13.0", "2.13.0+cu126", "12.6", (P, P, P, F),
              swap("2.13.0", "0.28.0", "2.11.0", "cu130"), "2.13 cu126 has no sm_120; the cu130 default has"),
     Scenario("b200-570-cu124", ("10.0",), "12.8", "2.6.0+cu124", "12.4", (P, P, P, F),
-             swap("2.10.0", "0.25.0", "2.10.0", "cu128"), "2.10 pypi_default cu128 has sm_100"),
+             swap("2.8.0", "0.23.0", "2.8.0", "cu128"), "the confirmed cu128 closest to 2.6 has sm_100"),
     Scenario("mixed-3080-1080-cu130", ("8.6", "6.1"), "13.0", "2.13.0+cu130", "13.0", (P, P, P, F),
              swap("2.13.0", "0.28.0", "2.11.0", "cu126"), "one wheel for both: cu126 has sm_61 and sm_86"),
     # --- a build that cannot use NVIDIA GPUs at all ----------------------------------------------------------
@@ -197,6 +202,9 @@ def test_scenario(s: Scenario) -> None:
         assert shown == [], s.fact
     elif fix.target is Target.PYTHON_ENV:
         assert shown[0] == s.command, s.fact
+        if " -f https://download.pytorch.org/whl/torch_stable.html" in s.command:  # pre-1.13: pip's page only
+            assert len(shown) == 1, s.fact
+            return
         assert shown[1].startswith("uv pip install --python /venv/bin/python "), s.fact
         # uv chooses PyTorch's index itself: the same variant, named
         assert ("--index-url" in shown[0]) == ("--torch-backend" in shown[1]), s.fact
