@@ -62,6 +62,7 @@ IMPLICATIONS: dict[str, type] = {
     "cuda_available": bool,
     "visible_devices_problem": bool,
     "wsl": bool,
+    "macos": bool,  # a message only torch's MPS backend prints: Apple's GPU, so a Mac
     "container_without_gpus": bool,
     "nouveau_loaded": bool,
     "error": str,

@@ -698,9 +698,14 @@ def _paragraph_after(lines: list[str], number: int, most: int = 6) -> str:
 
 
 def _os_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
-    if implies.get("wsl") is not True or not isinstance(facts.os, Unavailable):
+    """A message only one platform prints: WSL's, or torch's MPS backend's (Apple's GPU, so a Mac)."""
+    if not isinstance(facts.os, Unavailable):
         return facts
-    return dataclasses.replace(facts, os=_pasted_os("Linux", wsl=True))
+    if implies.get("wsl") is True:
+        return dataclasses.replace(facts, os=_pasted_os("Linux", wsl=True))
+    if implies.get("macos") is True:
+        return dataclasses.replace(facts, os=_pasted_os("Darwin", wsl=False))
+    return facts
 
 
 def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where: str) -> Facts:

@@ -110,7 +110,9 @@ def header_lines(facts: Facts, said_torch: Said | None = None) -> list[str]:
         " · ".join(
             x
             for x in (
-                os_facts.distro_name if isinstance(os_facts.distro_name, str) else os_facts.system,
+                os_facts.distro_name
+                if isinstance(os_facts.distro_name, str)
+                else {"Darwin": "macOS"}.get(os_facts.system, os_facts.system),
                 _wsl_said(facts) if os_facts.is_wsl else "",
             )
             if x

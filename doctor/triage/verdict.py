@@ -329,6 +329,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = _with_own_causes(verdicts, pasted, titles)
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
     verdicts = _on_a_mac(verdicts, pasted, facts, titles)
+    verdicts = _none_on_a_mac(verdicts, facts)
     if (
         not k.about_torch
     ):  # another program's error (CUDA samples, JAX, Taichi...); a question in words is not
@@ -864,6 +865,26 @@ def _on_a_mac(
     lines = tuple(sorted({*([said] if said is not None else []), *(n for v in assumed for n in v.lines)}))
     kept = tuple(v for v in verdicts if v not in assumed and v.finding.check_id != "gpu.present")
     return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
+
+
+# What a Mac without an NVIDIA GPU cannot have: an NVIDIA driver and its log, CUDA, a Jetson's L4T
+_NOT_ON_A_MAC = NVIDIA_ONLY + tuple(LINUX_ONLY) + ("torch.nvidia_wheels", "torch.cuda_init")
+
+
+def _none_on_a_mac(verdicts: tuple[Verdict, ...], facts: Facts) -> tuple[Verdict, ...]:
+    """On a Mac that names no NVIDIA GPU, what the paste leaves open about an NVIDIA driver, CUDA or a Jetson
+    is not "unknown, run nvidia-smi there": no such thing exists there to ask."""
+    os_facts = facts.os
+    if isinstance(os_facts, Unavailable) or os_facts.system != "Darwin":
+        return verdicts
+    if any(isinstance(g.name, str) for g in facts.nvidia_gpus):
+        return verdicts
+    return tuple(
+        dataclasses.replace(v, kind=Kind.NOT_APPLICABLE, missing=(), find_out=None)
+        if v.kind == Kind.UNKNOWN and v.finding.check_id in _NOT_ON_A_MAC
+        else v
+        for v in verdicts
+    )
 
 
 # torch's C++ namespaces in a mangled symbol (c10::, at::, torch::): an extension of torch failed, even
