@@ -27,7 +27,7 @@ from torch_gpu_doctor.fixes.library_path import (
     windows_dll_fix,
     wsl_libcuda_fix,
 )
-from torch_gpu_doctor.fixes.target import python_command
+from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, python_command
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.records import dataclass
@@ -279,7 +279,7 @@ def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Fin
     words have several causes: the first that the errors and the facts show decides the summary and the fix."""
     cause = (
         _windows_dll(facts, failed)
-        or _extension_abi(failed, python_command(facts), _installed_versions(facts))
+        or _extension_abi(failed, python_command(facts), _installed_versions(facts), _torch_build(facts))
         or _driver_library(facts, failed)
         or _missing_library(facts, failed)
         or _cublas_status(facts, failed)
@@ -378,11 +378,11 @@ def _torch_in_user_site(facts: Facts) -> str | None:
 _PACKAGE = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)")
 # an undefined C++ symbol of torch's own namespaces (at::, c10::, torch::): the caller was built for another torch
 _TORCH_SYMBOL = lazy(r"^_ZNK?(?:2at|3c10|5torch)")
-_SO_PATH = lazy(r"(?P<path>/\S+?\.so(?:\.\d+)*): undefined symbol")
+_SO_PATH = lazy(r"(?P<path>/\S+?\.so(?:\.\d+)*): ?undefined symbol")
 # the module file alone, as Python's ImportError names one loaded by its name: "flash_attn_2_cuda.cpython-310-
 # x86_64-linux-gnu.so: undefined symbol: ..." (flash-attn 2 installs that module at site-packages' top level)
 _SO_MODULE = lazy(
-    r"(?<![\w/\\.-])(?P<module>[A-Za-z_]\w*)(?P<file>\.(?:cpython-\w+|abi3)[\w.-]*\.so): undefined symbol"
+    r"(?<![\w/\\.-])(?P<module>[A-Za-z_]\w*)(?P<file>\.(?:cpython-\w+|abi3)[\w.-]*\.so): ?undefined symbol"
 )
 
 
@@ -408,9 +408,23 @@ def _source_checkout(path: str) -> tuple[str, str] | None:
     return ("/".join(parts[:-2]), module) if module.isidentifier() else None
 
 
-def _extension_abi(failed: list[ReportedError], python: str, installed: dict[str, str]) -> _Cause | None:
+def _torch_build(facts: Facts) -> tuple[str, str] | None:
+    """The installed torch's major.minor and build as wheel pages name them ("2.1", "cu121"), where known."""
+    version, variant = installed_torch(facts), installed_variant(facts)
+    if version is None or variant is None:
+        return None
+    return ".".join(version.split(".")[:2]), variant
+
+
+def _extension_abi(
+    failed: list[ReportedError],
+    python: str,
+    installed: dict[str, str],
+    torch_build: tuple[str, str] | None = None,
+) -> _Cause | None:
     """An extension module compiled against another torch release: torch's C++ symbols are missing.
-    `installed`: the versions of the packages the facts list (name -> version)."""
+    `installed`: the versions of the packages the facts list (name -> version); `torch_build`: torch's
+    major.minor and build, for an extension's page of wheels per torch."""
     for error in failed:
         if error.kind != "undefined_symbol" or not _TORCH_SYMBOL.match(error.values.get("symbol", "")):
             continue
@@ -445,7 +459,9 @@ def _extension_abi(failed: list[ReportedError], python: str, installed: dict[str
             if package
             else f"A compiled extension was built for {built_for}"
         )
-        return _Cause(error, summary, extension_abi_fix(package, extension, cxx11, python, installed))
+        return _Cause(
+            error, summary, extension_abi_fix(package, extension, cxx11, python, installed, torch_build)
+        )
     return None
 
 

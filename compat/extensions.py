@@ -31,7 +31,15 @@ class Extension:
     built_for_one_torch: bool  # another torch build breaks it
     rebuild: str | None  # what a rebuild against the installed torch installs, where its wheels pin no torch
     wheels: str | None  # where its prebuilt wheels are, in one sentence
+    build_env: tuple[tuple[str, str], ...]  # what its source build needs set to compile: (VAR, value)
+    find_links: str | None  # its prebuilt wheels' page for one torch: {cuda} and {minor} filled in
     source: str
+
+    def wheel_page(self, torch_minor: str, cuda: str) -> str | None:
+        """The page of its wheels built for torch `torch_minor` ("2.1") and torch's build `cuda` ("cu121")."""
+        if self.find_links is None:
+            return None
+        return self.find_links.replace("{minor}", torch_minor).replace("{cuda}", cuda)
 
     @property
     def module(self) -> str:
@@ -88,6 +96,28 @@ def _optional(entry: dict[str, Any], key: str, where: str) -> str | None:
     return value
 
 
+_ENV_NAME = lazy(r"[A-Z][A-Z0-9_]*")
+
+
+def _build_env(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and _ENV_NAME.fullmatch(k) and isinstance(v, str) and v for k, v in value.items()
+    ):
+        raise CompatDataError(f"{where}: must be an object of VARIABLE: value strings ({{}} for none)")
+    return tuple(value.items())
+
+
+def _find_links(entry: dict[str, Any], where: str) -> str | None:
+    value = _optional(entry, "find_links", where)
+    if value is not None and (
+        not value.startswith("https://") or "{minor}" not in value or "{cuda}" not in value
+    ):
+        raise CompatDataError(
+            f"{where}.find_links: an https:// page with {{minor}} and {{cuda}} in it, or null"
+        )
+    return value
+
+
 def parse_extensions(data: Any) -> Extensions:
     rows = lst(obj(data, "extensions.json").get("packages"), "extensions.json.packages", non_empty=True)
     packages = []
@@ -111,6 +141,8 @@ def parse_extensions(data: Any) -> Extensions:
                 built_for_one_torch=_flag(entry, "built_for_one_torch", where),
                 rebuild=_optional(entry, "rebuild", where),
                 wheels=_optional(entry, "wheels", where),
+                build_env=_build_env(entry.get("build_env"), f"{where}.build_env"),
+                find_links=_find_links(entry, where),
                 source=text(entry, "source", where),
             )
         )

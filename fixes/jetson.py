@@ -50,3 +50,24 @@ def jetson_torch_remediation(facts: Facts) -> Remediation:
         needs_network=True,
         target=Target.PYTHON_ENV,
     )
+
+
+def openblas_core_type_fix() -> Remediation:
+    """'Illegal instruction (core dumped)' at import on a Jetson: numpy's bundled OpenBLAS (numpy 1.19.5's
+    wheel, numpy/numpy#18131) picks a kernel for a CPU core the Jetson's Cortex-A57 is not, so every import of
+    numpy, and of torch and torchvision through it, dies, whatever torch build is installed."""
+    return Remediation(
+        text="numpy's OpenBLAS chooses a CPU core type the Jetson's CPU is not and executes an instruction it "
+        "lacks: every script that imports numpy, torch among them, dies at import. Tell OpenBLAS the core type "
+        "in the shell that starts the program (add the line to ~/.bashrc, or the service's environment, to keep "
+        "it; a new user account needs it too), or install another numpy release than 1.19.5 "
+        "(`pip3 install numpy==1.19.4`).",
+        commands=(
+            Command(
+                ("export", "OPENBLAS_CORETYPE=ARMV8"),
+                note="then run the program again from this shell",
+                runs_here=False,
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )

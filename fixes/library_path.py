@@ -357,11 +357,36 @@ def extension_abi_fix(
     cxx11: bool = False,
     python: str = "python",
     installed: dict[str, str] | None = None,
+    torch_build: tuple[str, str] | None = None,
 ) -> Remediation:
     """A compiled extension (vLLM's _C, flash-attn, xformers) was built against another torch release; with
-    `cxx11`, against the other C++ ABI (a `__cxx11` std::string in the missing symbol)."""
+    `cxx11`, against the other C++ ABI (a `__cxx11` std::string in the missing symbol). `torch_build`: the
+    installed torch's major.minor and build ("1.5", "cu102"), where known: an extension with a page of prebuilt
+    wheels per torch (mmcv-full, PyG's) installs the one built for it, no compiler needed."""
     pip_name = unpinned_extension(package)
     row = load_extensions().by_module(package)
+    page = row.wheel_page(*torch_build) if row is not None and torch_build is not None else None
+    if pip_name is not None and page is not None and "/" not in pip_name:
+        spec, known = _rebuilt_version(pip_name, installed or {})
+        name = extension_name(package) or pip_name
+        wanted = spec if known else spec.split("==")[0]
+        return Remediation(
+            text=f"{name} ships C++ code ({extension or 'a compiled module'}) built against one exact torch "
+            f"release, and the installed torch (torch {torch_build[0] if torch_build else ''}, "
+            f"{torch_build[1] if torch_build else ''}) is another: its C++ symbols do not match. {name} pins no "
+            "torch, so pip never noticed. Install its wheel built for this torch from its own page (no compiler "
+            "needed); --no-deps keeps pip from replacing torch.",
+            commands=(
+                Command(
+                    (python, "-m", "pip", "install", "--no-cache-dir", "--force-reinstall", "--no-deps", wanted,
+                     "-f", page),
+                    note="its wheel built for the installed torch and CUDA"
+                    + ("" if known else " (the newest there; pin the version your project needs with ==)"),
+                ),
+            ),
+            needs_network=True,
+            target=Target.PYTHON_ENV,
+        )  # fmt: skip
     wheels = f" {row.wheels}" if row is not None and row.wheels is not None else ""
     name = extension_name(package) or "the extension"
     if cxx11:
@@ -394,8 +419,10 @@ def extension_abi_fix(
     )
     if pip_name is not None:  # it does not pin torch: pip check has nothing to say, the rebuild is the fix
         spec, known = _rebuilt_version(pip_name, installed or {})
+        build_env = row.build_env if row is not None else ()
         rebuild = Command(
             (
+                *_with_env(build_env),
                 python,
                 "-m",
                 "pip",
@@ -408,6 +435,11 @@ def extension_abi_fix(
             ),
             note="builds it against the installed torch (needs the CUDA toolkit of torch's CUDA); --no-deps keeps "
             "--force-reinstall from replacing torch itself"
+            + (
+                f"; {' '.join(f'{k}={v}' for k, v in build_env)} makes it compile rather than fetch a prebuilt binary"
+                if build_env
+                else ""
+            )
             + (
                 ""
                 if known
@@ -434,9 +466,16 @@ def extension_abi_fix(
     )
 
 
+def _with_env(build_env: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """`env VAR=value` before a command, for what a source build needs set (compat/extensions.json)."""
+    return ("env", *(f"{k}={v}" for k, v in build_env)) if build_env else ()
+
+
 def in_place_rebuild_fix(module: str, root: str, python: str = "python") -> Remediation:
     """A compiled module built in its source tree against another torch (a checkout installed with `-e .` or
     build_ext --inplace, then torch changed): rebuild it there, against the installed torch."""
+    row = load_extensions().by_module(module)
+    build_env = row.build_env if row is not None else ()
     return Remediation(
         text=f"{module}'s compiled module was built in its source folder ({root}) against another torch than the "
         "one installed now (torch was upgraded after the build, or pip's build isolation built it against a "
@@ -444,8 +483,23 @@ def in_place_rebuild_fix(module: str, root: str, python: str = "python") -> Reme
         "deleting the old build (the build/ folder and the .so files in the tree).",
         commands=(
             Command(
-                (python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", root),
-                note="builds it against the torch this Python imports (needs the CUDA toolkit of torch's CUDA)",
+                (
+                    *_with_env(build_env),
+                    python,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--no-build-isolation",
+                    "--no-deps",
+                    "-e",
+                    root,
+                ),
+                note="builds it against the torch this Python imports (needs the CUDA toolkit of torch's CUDA)"
+                + (
+                    f"; {' '.join(f'{k}={v}' for k, v in build_env)}: what its build needs to compile its ops"
+                    if build_env
+                    else ""
+                ),
             ),
         ),
         needs_network=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.model import Library
@@ -36,6 +37,12 @@ _Q_KEYS = {
 }
 # package names may start with "_" (conda's _libgcc_mutex, _pytorch_select)
 _PIP_ROW = lazy(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)(?:\s+(?P<where>\S.*))?$")
+# `pip list`'s rows pasted without its header: a name, spaces, a version, then nothing or an editable
+# install's folder ("mmdet   2.7.0   /home/ray/mmdetection"); read only as a run of several rows with torch in it
+_BARE_PIP_ROW = lazy(
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*) +(?P<version>\d+(?:\.\d+)+[\w.+!-]*)(?: +(?P<where>(?:/|[A-Za-z]:\\)\S*))?$"
+)
+_BARE_LIST_ROWS = 5
 _FREEZE = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<version>\S+)$")
 _CONDA_ROW = lazy(
     r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)\s+(?P<build>\S+)(?:\s+(?P<channel>\S+))?\s*$"
@@ -151,9 +158,32 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
 
     freeze: list[Library] = []
     freeze_lines: list[int] = []
+    bare: list[tuple[int, re.Match[str], str]] = []  # a run of rows that look like `pip list`'s, no header
+
+    def close_bare() -> None:
+        if len(bare) >= _BARE_LIST_ROWS and any(row["name"].lower() == "torch" for _, row, _ in bare):
+            kept = [(n, row, raw) for n, row, raw in bare if _relevant(row["name"])]
+            listings.append(
+                PackageListing(
+                    "pip",
+                    tuple(
+                        Library("pip", _normal(row["name"]), row["version"], None, raw)
+                        for _, row, raw in kept
+                    ),
+                    tuple(n for n, _, _ in kept),
+                )
+            )
+        bare.clear()
+
     for number, raw in enumerate(lines, start=1):
         line = _cells(raw).lstrip("> ").strip()
         lowered = line.lower()
+        if mode is None:
+            row = _BARE_PIP_ROW.match(line)
+            if row is not None:
+                bare.append((number, row, raw))
+                continue
+            close_bare()
         if re.match(r"^package\s+version\b", lowered) or _PIP_LIST_COMMAND.search(lowered):
             close()  # the header, or the command itself: "$ pip list | grep torch" prints no header
             mode, found, used = "pip", [], [number]
@@ -166,12 +196,12 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             continue
         pinned = _FREEZE.match(line)
         if pinned is not None:
-            if _RELEVANT.match(pinned["name"]):
+            if _relevant(pinned["name"]):
                 freeze.append(Library("pip", _normal(pinned["name"]), pinned["version"], None, raw))
                 freeze_lines.append(number)
             continue
         orphan = _CONDA_ROW.match(line) if mode is None else None
-        if orphan is not None and _RELEVANT.match(orphan["name"]) and _conda_row(orphan):
+        if orphan is not None and _relevant(orphan["name"]) and _conda_row(orphan):
             listings.append(
                 PackageListing(
                     "conda",
@@ -187,14 +217,21 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             close()
             mode = None
             continue
-        if _RELEVANT.match(row["name"]):
+        if _relevant(row["name"]):
             build = row["build"] if mode == "conda" else None
             found.append(Library(mode, _normal(row["name"]), row["version"], build, raw))
             used.append(number)
     close()
+    close_bare()
     if freeze:
         listings.append(PackageListing("pip", tuple(freeze), tuple(freeze_lines)))
     return tuple(listings)
+
+
+def _relevant(name: str) -> bool:
+    """torch's family and what picks its variant, or a package compiled against torch (compat/extensions.json:
+    mmcv-full, flash-attn, detectron2), whose version a rebuild or its wheel page needs."""
+    return _RELEVANT.match(name) is not None or load_extensions().by_pip_name(name) is not None
 
 
 def _conda_row(row: re.Match[str]) -> bool:

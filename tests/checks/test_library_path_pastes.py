@@ -486,3 +486,49 @@ def test_a_bare_module_nobody_knows_stays_unnamed_and_reads_well() -> None:
 def test_the_rebuild_keeps_the_installed_release(package: str, installed: dict[str, str], spec: str) -> None:
     fix = extension_abi_fix(package, f"{package}.so", installed=installed)
     assert fix.commands[0].argv[-1] == spec and fix.commands[0].runs_here is True
+
+
+@pytest.mark.parametrize(
+    ("package", "build_env"),
+    [
+        # flash-attn's setup.py downloads its release wheel again unless told to compile
+        ("flash_attn_2_cuda", ("env", "FLASH_ATTENTION_FORCE_BUILD=TRUE")),
+        ("mmcv", ("env", "MMCV_WITH_OPS=1", "FORCE_CUDA=1")),  # mmcv 1.x builds no ops without it
+        ("detectron2", ()),
+    ],
+)
+def test_a_rebuild_sets_what_the_package_needs_to_compile(package: str, build_env: tuple[str, ...]) -> None:
+    argv = extension_abi_fix(package, f"{package}.so").commands[0].argv
+    assert argv[: len(build_env)] == build_env and argv[len(build_env)] == "python"
+
+
+def test_an_extension_with_a_wheel_page_per_torch_installs_the_one_built_for_it() -> None:
+    fix = extension_abi_fix(
+        "mmcv", "mmcv/_ext.so", installed={"mmcv-full": "1.2.3"}, torch_build=("1.5", "cu102")
+    )
+    assert fix.commands[0].argv[-3:] == (
+        "mmcv-full==1.2.3",
+        "-f",
+        "https://download.openmmlab.com/mmcv/dist/cu102/torch1.5.0/index.html",
+    )
+    assert "--no-build-isolation" not in fix.commands[0].argv  # a wheel: no compiler needed
+    unknown = extension_abi_fix("torch_scatter", "torch_scatter/_scatter.so", torch_build=("2.1", "cu121"))
+    assert unknown.commands[0].argv[-3:] == (
+        "torch-scatter",
+        "-f",
+        "https://data.pyg.org/whl/torch-2.1.0+cu121.html",
+    )
+
+
+def test_a_module_path_glued_to_its_error_is_still_named() -> None:
+    # open-mmlab/mmcv issues: "..._ext.cpython-37m-x86_64-linux-gnu.so:undefined symbol: ..." with no space
+    text = (
+        "/home/u/miniconda3/envs/py37/lib/python3.7/site-packages/mmcv/_ext.cpython-37m-x86_64-linux-gnu.so"
+        ":undefined symbol: _ZN3c106Symbol14fromQualStringERKSs"
+    )
+    f = library_path(
+        facts(
+            reported_errors=(error("undefined_symbol", text, symbol="_ZN3c106Symbol14fromQualStringERKSs"),)
+        )
+    )
+    assert f.summary.startswith("mmcv's compiled extension (mmcv/_ext.cpython-37m-x86_64-linux-gnu.so)")
