@@ -8,7 +8,7 @@ from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import TorchRuntime
-from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
+from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation, openblas_core_type_fix
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -43,6 +43,17 @@ def platform_jetson(facts: Facts) -> Finding:
     board, in_sentence = board_line(jetson), board_line(jetson, mid=True)
     evidence = _evidence(jetson)
     packages, runtime = facts.torch_packages, facts.torch
+    if not isinstance(runtime, Unavailable) and runtime.outcome == "crashed" and "SIGILL" in runtime.message:
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"Python dies on an illegal instruction importing torch or numpy on this Jetson ({in_sentence}): "
+            "numpy's OpenBLAS, not the torch build, is the usual cause.",
+            details="numpy 1.19.5's OpenBLAS picks a kernel for another ARM core and every import of numpy "
+            "crashes the same way (numpy/numpy#18131); a script that never imports torch dies too.",
+            evidence=evidence,
+            remediation=openblas_core_type_fix(),
+        )
     soname = missing_cuda_library(facts)
     if soname is not None and _torch_failed(runtime):
         return Finding(

@@ -15,7 +15,7 @@ from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
-from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
+from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation, openblas_core_type_fix
 from torch_gpu_doctor.fixes.target import on_windows, python_command, target_platform
 from torch_gpu_doctor.fixes.torch_wheel import (
     driver_remediation,
@@ -699,6 +699,14 @@ def torch_cuda_init(facts: Facts) -> Finding:
     evidence = (Evidence("stderr (last lines)", runtime.stderr_tail or "(empty)", "torch_runtime probe"),)
     if runtime.outcome != "ok":
         where = f" during {runtime.failed_stage}" if runtime.failed_stage else ""
+        if runtime.outcome == "crashed" and "SIGILL" in runtime.message and facts.jetson_board is not None:
+            return Finding(  # platform.jetson names the cause: numpy's OpenBLAS, never a reinstall of torch
+                cid,
+                Status.FAIL,
+                f"Importing torch crashed{where}: {runtime.message} (see platform.jetson: numpy's OpenBLAS).",
+                evidence=evidence,
+                remediation=openblas_core_type_fix(),
+            )
         return Finding(
             cid,
             Status.FAIL,

@@ -44,7 +44,7 @@ from torch_gpu_doctor.triage.facts import (
     wsl_without_gpu,
 )
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import ProseFacts
+from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts
 from torch_gpu_doctor.triage.tool_output import PackageListing
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -70,7 +70,25 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_shown_environment(facts, pasted)
     facts = _with_words(facts, pasted)
     facts = _with_windows_build(facts, pasted)
+    facts = _with_listed_distributions(facts, pasted.packages)
     return _with_unnamed_gpu(facts, pasted)
+
+
+def _with_listed_distributions(facts: Facts, listings: tuple[PackageListing, ...]) -> Facts:
+    """The pip list's packages beside a torch another part named (an untagged `torch 1.5.1` row says no build,
+    so the words or a traceback give torch): an extension's fix installs the version listed (mmcv-full 1.2.3)."""
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.distributions:
+        return facts
+    listed = tuple(
+        Distribution(lib.name, lib.version, None, ())
+        for listing in listings
+        for lib in listing.packages
+        if lib.manager == "pip"
+    )
+    if not listed:
+        return facts
+    return dataclasses.replace(facts, torch_packages=dataclasses.replace(packages, distributions=listed))
 
 
 def _with_words(facts: Facts, pasted: PastedText) -> Facts:
@@ -131,14 +149,24 @@ def _with_windows_build(facts: Facts, pasted: PastedText) -> Facts:
     return dataclasses.replace(facts, os=dataclasses.replace(os_facts, has_dxg=False), wsl=wsl)
 
 
+# torch installed from PyPI by name ("pip3 install torch", "pip install torch==1.9.0"): not NVIDIA's Jetson build
+_PYPI_TORCH = lazy(r"\bpip3?\s+install\s+(?:-\S+\s+)*torch\b(?![\w./-]*\.whl)")
+
+
 def _with_said_failure(facts: Facts, pasted: PastedText) -> Facts:
     """torch's failure said in words, where no message or report line gives torch's state: CUDA is not available
     ("is_available() returns False"), or, on a Jetson, import killed by an illegal instruction."""
     fails = pasted.prose.torch_fails
     if fails is None or not pasted.said_torch_fails or not isinstance(facts.torch, Unavailable):
         return facts
-    # no message to keep: the person's sentence is not torch's, and says nothing of why (an illegal instruction
-    # on a Jetson: PyPI's aarch64 torch, whose CUDA is not there for the board either way)
+    if fails.value == "illegal_instruction" and _PYPI_TORCH.search(pasted.paste.text, 0, MAX_CHARS) is None:
+        # on a Jetson: the import died as the live probe sees it, by SIGILL (numpy's OpenBLAS, platform.jetson);
+        # beside `pip3 install torch` the words name PyPI's aarch64 torch, not NVIDIA's build, as what runs
+        crashed = dataclasses.replace(
+            _runtime(facts), outcome="crashed", failed_stage="import", message="killed by SIGILL (signal 4)"
+        )
+        return dataclasses.replace(facts, torch=crashed)
+    # no message to keep: the person's sentence is not torch's, and says nothing of why
     return dataclasses.replace(facts, torch=dataclasses.replace(_runtime(facts), cuda_available=False))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories import facts, python_facts
+from tests.factories import facts, python_facts, torch_runtime
 from tests.fixes.hosts import diagnose_fixture
 from torch_gpu_doctor.checks.platform_jetson import platform_jetson
 from torch_gpu_doctor.compat.jetson import load_jetson
@@ -119,3 +119,23 @@ def test_the_header_lines_name_the_integrated_gpu_and_the_l4t_release() -> None:
     assert "GPUs: Jetson Orin (integrated GPU) · L4T 36.4.3 (CUDA 12.6)" in header_lines(report)
     line = machine_line(report.facts, 0)
     assert "Jetson Orin (integrated GPU)" in line and "L4T 36.4.3 (CUDA 12.6)" in line
+
+
+def test_an_import_killed_by_sigill_on_a_jetson_is_numpys_openblas_not_the_torch_build() -> None:
+    """numpy 1.19.5's OpenBLAS dies on a Jetson's CPU (numpy/numpy#18131): the live probe sees the import killed
+    by SIGILL; both torch.cuda_init and platform.jetson point to OPENBLAS_CORETYPE, never a torch reinstall."""
+    from torch_gpu_doctor.checks.torch_build import torch_cuda_init
+
+    nano = JetsonFacts("NVIDIA Jetson Nano Developer Kit", ("nvidia,tegra210",), "32.7.6", "t210ref", True)
+    crashed = torch_runtime(outcome="crashed", failed_stage="import", message="killed by SIGILL (signal 4)")
+    f = facts(jetson=nano, python=python_facts(machine="aarch64"), torch=crashed)
+    jetson, init = platform_jetson(f), torch_cuda_init(f)
+    assert jetson.status is Status.FAIL and "numpy's OpenBLAS" in jetson.summary
+    for finding in (jetson, init):
+        assert finding.remediation is not None
+        assert finding.remediation.commands[0].argv == ("export", "OPENBLAS_CORETYPE=ARMV8")
+    # the same signal on a desktop is not a Jetson's numpy: no Jetson answer is given there
+    desktop = torch_cuda_init(facts(torch=crashed))
+    assert desktop.remediation is not None and "OPENBLAS" not in " ".join(
+        desktop.remediation.commands[0].argv
+    )
