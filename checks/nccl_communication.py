@@ -17,6 +17,7 @@ CID = "nccl.communication"
 UNHANDLED_CUDA = "nccl_unhandled_cuda_error"  # the catalogue's "unhandled cuda error"
 # most specific first: the first found decides
 KINDS = (
+    "custom_all_reduce",  # vLLM's and sglang's own kernel, not NCCL: its own switch, never NCCL's settings
     "nccl_shm_permission",
     "nccl_shm_attach",
     "nccl_shm",
@@ -267,6 +268,17 @@ def nccl_communication(facts: Facts) -> Finding:
     kind = next(k for k in KINDS if any(e.kind == k for e in errors))
     decisive = next(e for e in errors if e.kind == kind)
     memlock = kind == "nccl_ib" and any(e.values.get("call") in MEMLOCK_CALLS for e in errors)
+    own = catalogue_fix(decisive)
+    if kind == "custom_all_reduce" and own is not None:
+        return Finding(
+            CID,
+            Status.FAIL,
+            "vLLM's custom all-reduce failed: it needs peer-to-peer access between the GPUs, which this "
+            "machine does not give (NCCL is not involved).",
+            details=decisive.means,
+            evidence=reported_evidence(errors),
+            remediation=own,
+        )
     why, fix = _memlock() if memlock else _fix(kind)
     if kind == "nccl_p2p" and _geforce_without_p2p(facts):
         why, fix = _no_p2p_geforce()
@@ -279,7 +291,7 @@ def nccl_communication(facts: Facts) -> Finding:
         why, fix = _wsl_cuda_call()
     elif kind == "nccl_p2p" and decisive.signature == CURED_BY_P2P_OFF:  # already confirmed: the lasting fix
         fix = dataclasses.replace(fix, commands=fix.commands[1:])
-    fix = catalogue_fix(decisive) or fix  # a message that names its own remedy (accelerate's RTX 40xx stop)
+    fix = own or fix  # a message that names its own remedy (accelerate's RTX 40xx stop)
     return Finding(
         CID,
         Status.FAIL,

@@ -897,11 +897,23 @@ _TORCH_CPP = lazy(r"_ZN[KS]?\d*(?:3c10|2at|5torch)")
 _TORCH_WORDS = lazy(r"RuntimeError: CUDA error: |CUDA kernel errors might be asynchronously reported")
 
 
+# The same words on a line of their own ("CUDA error: no kernel image is available ..." copied without its
+# exception's name), which ggml's CUDA backend (llama.cpp, whisper.cpp) prints too, then "current device:"
+_BARE_CUDA_ERROR = lazy(r"^[ \t]*CUDA error: [a-z]", re.MULTILINE)
+_GGML = lazy(r"\bggml|current device: \d|\bllama\.cpp\b|\bwhisper\.cpp\b", re.IGNORECASE)
+
+
 def mentions_torch(text: str) -> bool:
+    lowered = text.lower()
     return (
-        "torch" in text.lower()
+        "torch" in lowered
         or _TORCH_CPP.search(text) is not None
         or _TORCH_WORDS.search(text, 0, MAX_CHARS) is not None
+        or (
+            "cuda error: " in lowered
+            and _BARE_CUDA_ERROR.search(text, 0, MAX_CHARS) is not None
+            and _GGML.search(text, 0, MAX_CHARS) is None
+        )
     )
 
 
