@@ -95,7 +95,9 @@ _AMD = lazy(
 # Iris Xe, Arc, "我使用的是cpu". Never an error's own words ("No CUDA GPUs are available"), never "I don't have
 # another GPU to test with", never "works when I'm running on CPU".
 _NO_NVIDIA = lazy(
-    r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont|did[ \t]*n[o']?t|didn'?t)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b"
+    r"|\bI[ \t]+have[ \t]+no[ \t]+(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
     r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
     r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"

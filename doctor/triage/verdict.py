@@ -754,6 +754,17 @@ ASSUMES_NVIDIA = frozenset(
 )
 
 
+# An extension's report that its CUDA operators were not built: on a machine without an NVIDIA GPU that is
+# as it should be, and a CUDA rebuild is not the fix
+_OPS_WITHOUT_CUDA = frozenset(
+    {
+        "other_detectron2_ops_without_cuda",
+        "other_mmcv_ops_without_cuda",
+        "other_extension_not_compiled_with_gpu",
+    }
+)
+
+
 def _no_nvidia_gpu(
     verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
@@ -774,7 +785,16 @@ def _no_nvidia_gpu(
     )
     if pasted.smi is not None or not isinstance(nvml, Unavailable) or driver_said:
         return verdicts  # a driver answered there: whatever the words say, that machine has an NVIDIA GPU
-    assumed = [v for v in verdicts if v.kind == Kind.PROBLEM and v.finding.check_id in ASSUMES_NVIDIA]
+    built_without_cuda = {h.line for h in pasted.hits if h.signature.id in _OPS_WITHOUT_CUDA}
+    assumed = [
+        v
+        for v in verdicts
+        if v.kind == Kind.PROBLEM
+        and (
+            v.finding.check_id in ASSUMES_NVIDIA
+            or (v.finding.check_id == "torch.companions" and built_without_cuda.intersection(v.lines))
+        )
+    ]
     if not assumed:
         return verdicts
     intel = "intel" in said.value.lower() or "iris" in said.value.lower()
