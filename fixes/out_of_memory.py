@@ -96,3 +96,22 @@ def too_big_to_train(model: str, lora_gib: float, qlora_gib: float) -> Remediati
         ),
         target=Target.PYTHON_ENV,
     )
+
+
+def too_big_to_run(model: str, weights_gib: float, gpu_gib: float, int4_gib: float) -> Remediation:
+    """A model whose 16-bit weights alone fill the GPU: no serving setting makes room, a smaller form of it does.
+    `int4_gib` is what a 4-bit quantized build needs at batch 1 (fit's estimate)."""
+    return Remediation(
+        text=f"The {model} model's weights alone take about {weights_gib:.1f} GiB in 16-bit precision, and this "
+        f"GPU has {gpu_gib:.1f} GiB: no max_model_len, batch or gpu_memory_utilization setting leaves room for "
+        "the KV cache and activations. Run a quantized build of it (an AWQ or GPTQ 4-bit checkpoint needs about "
+        f"{int4_gib:.0f} GiB; fp8 halves the weights on Ada and Hopper GPUs), a smaller model, or split it over "
+        "several GPUs (tensor_parallel_size).",
+        commands=(
+            Command(
+                ("gpu-doctor", "fit", model, "--infer", "--precision", "int4"),
+                note="what the 4-bit build needs here; --precision bf16 or --gpus N for other plans",
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )

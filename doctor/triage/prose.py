@@ -143,6 +143,17 @@ _TRAINING = lazy(
 _ADAPTERS = lazy(r"\b(?:q?lora|peft|adapters?)\b|--use_lora|--lora_", re.IGNORECASE)
 # the job is inference, whatever was trained before: "loading the fine-tuned checkpoint for inference"
 _INFERENCE = lazy(r"\binference\b|\bgenerat(?:e|ion)\b|\bserv(?:e|ing)\b|推理", re.IGNORECASE)
+# The model is run, not trained: vLLM's LLM(...) or `vllm serve`, transformers' from_pretrained or pipeline, or
+# the words; a quantized model (AWQ, GPTQ, GGUF, 4-bit, fp8) is sized by its own format, so it is left out
+_RUNS_MODEL = lazy(
+    r"\bLLM\(|\bvllm[ \t]+serve\b|\bfrom_pretrained\(|\bpipeline\(|\binference\b|\bgenerat(?:e|ion)\b"
+    r"|\bserv(?:e|ing)\b|推理",
+    re.IGNORECASE,
+)
+_QUANTIZED = lazy(
+    r"awq|gptq|gguf|\bint[48]\b|[48][- ]?bit|bnb|bitsandbytes|\bfp8\b|\bq[2-8]_|quantiz|\bexl2\b",
+    re.IGNORECASE,
+)
 # GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
 _MEMORY_WORDS = lazy(
     r"\b(?:gpu|cuda|video|graphics)[ \t]+memory\b|\bvram\b|显存|\boom\b|out[ \t]+of[ \t]+memory|how[ \t]+much[ \t]+memory",
@@ -317,6 +328,9 @@ class ProseFacts:
     runs_on_windows: int | None = None
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
     batch_one: int | None = None  # the line that says the batch size is already 1
+    runs_model: Said | None = (
+        None  # a model run (not trained) in 16-bit, by its size in billions ("8"), and where
+    )
     trains_model: Said | None = None  # a model fully fine-tuned, by its size in billions ("7"), and where
     memory_asked: bool = False  # the words are about GPU memory
 
@@ -505,6 +519,16 @@ def read_prose(lines: list[str]) -> ProseFacts:
         sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
         trains_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
     memory_asked = trains_model is not None and _MEMORY_WORDS.search(text, 0, MAX_CHARS) is not None
+    runs_model = None
+    if (
+        trains_model is None
+        and "memory" in lowered
+        and _RUNS_MODEL.search(text, 0, MAX_CHARS) is not None
+        and _TRAINING.search(text, 0, MAX_CHARS) is None
+        and _QUANTIZED.search(text, 0, MAX_CHARS) is None
+    ):
+        sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
+        runs_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
         driver=_one(drivers),
@@ -528,6 +552,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         rebooted=rebooted,
         batch_one=batch_one,
         trains_model=trains_model,
+        runs_model=runs_model,
         memory_asked=memory_asked,
     )
 

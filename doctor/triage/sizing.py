@@ -88,3 +88,40 @@ def _gpu_gib(text: str, facts: Facts) -> float | None:
         return min(listed) / GIB
     words = _VRAM_SAID.search(text)
     return float(words["gb"]) if words is not None else None  # a GPU's "24GB" is 24 GiB (24576 MiB)
+
+
+# The GPUs a model is split over to run it: vLLM's tensor_parallel_size / --tensor-parallel-size / -tp
+_TENSOR_PARALLEL = lazy(
+    r"tensor[_-]parallel[_-]size[\"']?\s*[=:]\s*(?P<a>\d+)|(?:^|\s)(?:-tp|--tp)[= ](?P<b>\d+)"
+)
+
+
+@dataclass(frozen=True)
+class RunSize:
+    model: str  # "8B"
+    line: int
+    gpu_gib: float
+    gpus: int  # tensor parallel
+    weights_gib: float  # 16-bit weights on each GPU
+    int4_gib: float  # what a 4-bit quantized build of it needs to run at batch 1 (fit's estimate)
+
+
+def run_size(text: str, facts: Facts, prose: ProseFacts) -> RunSize | None:
+    """A model run in 16-bit (prose.runs_model) whose weights alone leave no room on the GPU: above 90% of it
+    with the CUDA context, what vLLM's default gpu_memory_utilization allows; None where it may fit."""
+    said = prose.runs_model
+    if said is None:
+        return None
+    parameters = int(float(said.value) * 1e9)
+    gpu_gib = _gpu_gib(text[:MAX_CHARS], facts)
+    if gpu_gib is None or not 0.1e9 <= parameters <= 1000e9:
+        return None
+    split = _TENSOR_PARALLEL.search(text, 0, MAX_CHARS)
+    gpus = max(1, int(next(v for v in split.groups() if v is not None))) if split is not None else 1
+    model = ModelSize(parameters, assumed_shape(parameters), True, f"{said.value}B in the paste")
+    bf16 = estimate(model, Workload("infer", "bf16", 1, 2048))
+    weights = bf16.part("weights") / gpus / GIB
+    if weights + bf16.part("cuda_context") / GIB <= 0.9 * gpu_gib:
+        return None
+    int4 = estimate(model, Workload("infer", "int4", 1, 2048)).per_gpu_bytes / GIB
+    return RunSize(f"{said.value}B", said.line, gpu_gib, gpus, weights, int4)

@@ -36,7 +36,12 @@ from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_m
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
-from torch_gpu_doctor.fixes.out_of_memory import too_big, too_big_at_batch_one, too_big_to_train
+from torch_gpu_doctor.fixes.out_of_memory import (
+    too_big,
+    too_big_at_batch_one,
+    too_big_to_run,
+    too_big_to_train,
+)
 from torch_gpu_doctor.fixes.target import on_windows, python_command
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build, program_floor_fix
@@ -53,7 +58,7 @@ from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 if TYPE_CHECKING:
-    from torch_gpu_doctor.triage.sizing import TrainingSize
+    from torch_gpu_doctor.triage.sizing import RunSize, TrainingSize
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
 CUDA_INIT = 'python -c "import torch; torch.cuda.init(); print(torch.cuda.get_device_name(0))"'
@@ -363,6 +368,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         sized_job = training_size(pasted.paste.text, facts, pasted.prose)
         if sized_job is not None:
             verdicts = _too_big_to_train(verdicts, pasted, sized_job, titles)
+    if pasted.prose.runs_model is not None:  # a model run in 16-bit: whether its weights leave any room
+        from torch_gpu_doctor.triage.sizing import run_size
+
+        too_big_model = run_size(pasted.paste.text, facts, pasted.prose)
+        if too_big_model is not None:
+            verdicts = _too_big_to_run(verdicts, too_big_model)
     hosted = _HOSTED_NOTEBOOK.search(pasted.paste.text, 0, MAX_CHARS) is not None
     if hosted and pasted.kernel_log is None:  # Colab, Kaggle; a kernel log is read on one's own machine
         verdicts = tuple(_on_a_hosted_notebook(v) for v in verdicts)
@@ -1530,6 +1541,29 @@ def _too_big_to_train(
         )
     finding = Finding(OOM, Status.WARN, summary, evidence=evidence, remediation=fix)
     return (*verdicts, Verdict(finding, titles.get(OOM, OOM), Kind.PROBLEM, (), None, (job.line,)))
+
+
+def _too_big_to_run(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Verdict, ...]:
+    """An out-of-memory error running a model whose 16-bit weights alone fill the GPU (blind set 16: an 8B
+    model on a 16 GiB card was told to lower max_model_len, which the weights leave no room for): the
+    arithmetic is the cause, and a smaller form of the model the fix."""
+    oom = next((v for v in verdicts if v.finding.check_id == OOM and v.finding.status is Status.FAIL), None)
+    if oom is None:
+        return verdicts
+    split = f" on each of its {job.gpus} GPUs" if job.gpus > 1 else ""
+    summary = (
+        f"The {job.model} model's weights alone take about {job.weights_gib:.1f} GiB in 16-bit precision{split}, "
+        f"of this GPU's {job.gpu_gib:.1f} GiB: nothing is left for the KV cache and activations."
+    )
+    fix = too_big_to_run(job.model, job.weights_gib, job.gpu_gib, job.int4_gib)
+    details = "A smaller batch or context shrinks only the KV cache and activations, never the weights."
+    finding = dataclasses.replace(oom.finding, summary=summary, details=details, remediation=fix)
+    return tuple(
+        dataclasses.replace(v, finding=finding, find_out=None, lines=tuple(sorted({*v.lines, job.line})))
+        if v is oom
+        else v
+        for v in verdicts
+    )
 
 
 def _at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
