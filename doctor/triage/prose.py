@@ -450,7 +450,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _CPU_BUILD_SAID.finditer(lowered):
             before = lowered[max(0, found.start() - 24) : found.start()]
             ends = _SENTENCE_STOP.search(lowered, found.end())
-            asked = (ends is not None and ends[0] in "?？") or _ASKED.search(before) is not None
+            asked = (
+                (ends is not None and ends[0] in "?？")
+                or _ASKED.search(before) is not None
+                or lowered[found.end() : found.end() + 2].lstrip().startswith(("吗", "嗎", "么", "麼"))
+            )  # "安装的是cpu版本的torch吗": Chinese asks with a particle, often with no question mark
             if here(found) and _NOT_THE_CPU_BUILD.search(before) is None and not asked:
                 torch_fails = Said(
                     "cpu_build", line_of(found)

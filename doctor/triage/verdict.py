@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import itertools
 import re
+import shlex
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
@@ -355,6 +356,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
+    if pasted.no_gpus_line is not None:  # their own `docker run`, with the GPUs added, in place of IMAGE
+        verdicts = tuple(_their_docker_run(v, pasted, pasted.no_gpus_line) for v in verdicts)
     if _ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         verdicts = tuple(_mismatch_in_a_container(v) for v in verdicts)
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
@@ -439,6 +442,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if cause is not None and cause.finding.check_id != "torch.cuda_init":
         # "is_available() is False, the paste does not say why" beside a cause that says why is a contradiction
         verdicts = tuple(_explained_false(v) for v in verdicts)
+    if cause is not None and cause.finding.check_id == "platform.container_gpus":
+        # "no driver" read inside a container started without the GPUs is that, not the host's missing driver
+        verdicts = tuple(_seen_from_the_container(v) for v in verdicts)
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     shown = pasted.shown_error
     known_lines = {h.line for h in pasted.hits}
@@ -695,6 +701,19 @@ def _index_variant(fix: Remediation | None) -> str | None:
             if arg.startswith(INDEX_URL) and variant.startswith("cu") and variant[2:].isdigit():
                 return f"CUDA {variant[2:-1]}.{variant[-1]}"
     return None
+
+
+def _seen_from_the_container(verdict: Verdict) -> Verdict:
+    finding = verdict.finding
+    if finding.check_id not in ("driver.installed", "torch.cuda_init") or finding.status is not Status.FAIL:
+        return verdict
+    if "container" in finding.summary:  # it says so already ("nvidia-smi inside the container reaches ...")
+        return verdict
+    said = (
+        "No NVIDIA driver answers inside the container: it was started without the GPUs (the most likely cause "
+        "above), whatever the host has."
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, summary=said, remediation=None))
 
 
 def _explained_false(verdict: Verdict) -> Verdict:
@@ -1618,6 +1637,47 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
         return verdict
     fix = init_error_fix(hit.signature.id, "forward_compat", facts, in_container=True)
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+
+
+# A `docker run` typed on one line, after whatever prompt precedes it (`D:\FacePoke>`, `$ `, `user@host:~$ `)
+_THEIR_RUN = lazy(
+    r"(?P<sudo>\bsudo[ \t]+)?\b(?P<tool>docker|podman)[ \t]+run[ \t]+(?P<rest>[^\n`^\\|;&<>$%]+?)[ \t]*$"
+)  # never one with a variable or a substitution ($(pwd), %CD%): quoted again, it would no longer expand
+
+
+def _their_docker_run(verdict: Verdict, pasted: PastedText, line: int) -> Verdict:
+    """The fix's `docker run --gpus all IMAGE` with the person's own command in place of IMAGE (blind set 16:
+    `docker run -p 8080:8080 facepoke` lost its port): their options and image, the GPUs added. A command
+    continued on other lines, or one the shell's rules cannot split, keeps the placeholder."""
+    fix = verdict.finding.remediation
+    if fix is None or not any(c.argv[-1:] == ("IMAGE",) and c.argv[1:2] == ("run",) for c in fix.commands):
+        return verdict
+    found = _THEIR_RUN.search(pasted.paste.text.split("\n")[line - 1])
+    if found is None:
+        return verdict
+    try:
+        theirs = tuple(shlex.split(found["rest"]))
+    except ValueError:
+        return verdict
+    if not theirs or theirs[-1].startswith("-"):
+        return verdict
+
+    def filled(command: Command) -> Command:
+        if command.argv[-1:] != ("IMAGE",) or command.argv[0] != found["tool"]:
+            return command
+        sudo = ("sudo",) if found["sudo"] else ()
+        return dataclasses.replace(
+            command,
+            argv=(*sudo, *command.argv[:-1], *theirs),
+            note="your `docker run`, with the GPUs passed in",
+        )
+
+    commands = tuple(filled(c) for c in fix.commands)
+    text = fix.text.replace(" (IMAGE is your image)", "")
+    finding = dataclasses.replace(
+        verdict.finding, remediation=dataclasses.replace(fix, text=text, commands=commands)
+    )
+    return dataclasses.replace(verdict, finding=finding)
 
 
 def _toolkit_explains_the_driver(pasted: PastedText) -> bool:

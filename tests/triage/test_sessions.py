@@ -58,7 +58,18 @@ def test_a_container_started_without_gpus_is_the_cause() -> None:
     cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
     assert cause is not None and "started without the GPUs" in cause.finding.summary
     fix = cause.finding.remediation
-    assert fix is not None and fix.commands[0].argv[:4] == ("docker", "run", "--gpus", "all")
+    # their own command (sudo, options, image, program), the GPUs passed in: no IMAGE placeholder to fill in
+    assert fix is not None and fix.commands[0].argv == (
+        "sudo", "docker", "run", "--gpus", "all", "-t", "-i", "floydhub/pytorch:latest-gpu-py3", "ipython"
+    )  # fmt: skip
+
+
+def test_a_docker_run_with_a_substitution_keeps_the_placeholder() -> None:
+    """`-v $(pwd):/data` quoted again would no longer expand: the command is not rebuilt from it."""
+    name = "pastes/e22_docker_gpu_flag_after_image_cactus.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    fix = cause.finding.remediation if cause is not None else None
+    assert fix is not None and fix.commands[0].argv == ("docker", "run", "--gpus", "all", "IMAGE")
 
 
 @pytest.mark.parametrize(
