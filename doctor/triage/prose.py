@@ -26,9 +26,11 @@ from torch_gpu_doctor.records import dataclass
 _CONSUMER = lazy(
     r"(?:geforce[ \t]+)?(?P<line>rtx|gtx|gts|gt|mx)[ \t-]?(?P<num>\d{3,4})(?!\d)"
     r"(?:[ \t]?(?P<suf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?:[ \t]?(?P<mobile>laptop|mobile)(?![a-z0-9])|(?P<m>m)(?![a-z0-9.]))?"
-    r"|(?P<bare>[1-5]0[5-9]0|16[56]0)[ \t]?(?P<baresuf>ti[ \t]super|ti|super)(?![a-z0-9])"
-    # a bare number after a word that makes it a card: "on the 5090", "my 3090" (never a year or a port alone)
-    r"|(?<![a-z])(?:the|my|a|our|new|two|dual|multiple|several|four|eight)[ \t]+(?P<card>[2-5]0[6-9]0)(?![\d.:/%-])"
+    r"|(?P<bare>[1-5]0[5-9]0|16[56]0|[79][5-8]0)[ \t]?(?P<baresuf>ti[ \t]super|ti|super)(?![a-z0-9])"  # "980 TI"
+    # a bare number after a word that makes it a card: "on the 5090", "my 3090", "a 2080ti" (never a year or a
+    # port alone)
+    r"|(?<![a-z])(?:the|my|a|our|new|two|dual|multiple|several|four|eight)[ \t]+(?P<card>[2-5]0[6-9]0)"
+    r"(?:[ \t]?(?P<cardsuf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?![\d.:/%-])"
     r"(?![ \t]*(?:mhz|mb|gb|w|rpm|ms|steps?|samples?|images?|iter\w*|epochs?|it/s|tokens?)\b)"
 )
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
@@ -37,6 +39,7 @@ _DATACENTER = lazy(
     r"(?P<name>gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
     r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
     r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
+    r"|(?<=[1-9][x×])(?P<counted>t4|l4|a10g?|a16|a30|a40|p40)\b"  # counted: "a 2xT4 machine", "8x A10G"
     # Kepler boards by their full names: "Tesla K40m", "tesla k40m的显卡", "K20Xm", "K40c" (a CJK letter after
     # one is no word boundary to `re`: only ASCII letters and digits may not follow)
     r"|(?:nvidia|tesla)[ \t](?P<kepler>k(?:10|20x?|40|80)(?:m|c)?)(?![a-z0-9])"
@@ -259,7 +262,8 @@ _LINUX_PATHS = lazy(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
 # but on our server...", "no access to A100s", "needs driver 525.60.13 or newer"
 _ELSEWHERE = lazy(
     r"(?<!to )\b(?:work(?:s|ed|ing)?|old|previous(?:ly)?|instead|vs\.?|versus|compared?|other|another|similar|used[ \t]+to"
-    r"|before|unlike|access|requires?|required|needs?|minimum|at[ \t]+least|or[ \t]+(?:newer|later|above)|upgrad\w*|updat\w*)\b"
+    r"|before|unlike|access|requires?|required|needs?|minimum|at[ \t]+least|or[ \t]+(?:newer|later|above)|upgrad\w*|updat\w*"
+    r"|buy|buying|purchas\w*)\b"  # "I would buy a 3090 if ...": not the card it runs on
 )
 
 
@@ -580,10 +584,10 @@ def _one(said: dict[str, int]) -> Said | None:
 
 def _consumer_name(found: re.Match[str]) -> str | None:
     if found["bare"]:
-        line = "GTX" if found["bare"].startswith("1") else "RTX"
+        line = "GTX" if found["bare"].startswith("1") or len(found["bare"]) == 3 else "RTX"
         return f"GeForce {line} {found['bare']} {_suffix(found['baresuf'])}"
     if found["card"]:
-        return f"GeForce RTX {found['card']}"
+        return f"GeForce RTX {found['card']}" + (f" {_suffix(found['cardsuf'])}" if found["cardsuf"] else "")
     line, num = found["line"].upper(), found["num"]
     if line == "RTX" and num in {"4000", "5000", "6000", "8000"}:  # workstation parts (_DATACENTER's)
         return None
@@ -598,7 +602,7 @@ def _datacenter_name(found: re.Match[str]) -> str:
         board = found["kepler"]
         model = board.rstrip("mc")
         return f"Tesla {model.upper()}{board[len(model) :]}"
-    name = re.sub(r"\s+", " ", found["name"] or found["short"]).upper()
+    name = re.sub(r"\s+", " ", found["name"] or found["short"] or found["counted"]).upper()
     return name.replace("ADA", "Ada").replace("XP", "Xp").replace("RTXA", "RTX A")
 
 

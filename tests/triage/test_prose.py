@@ -30,6 +30,15 @@ HERE = Path(__file__).parent
         ("on a rtx 4070 ti super", "GeForce RTX 4070 Ti SUPER", "8.9"),
         ("two rtx 4090s", "GeForce RTX 4090", "8.9"),  # a plural, not a SUPER
         ("my 1080ti", "GeForce GTX 1080 Ti", "6.1"),
+        # krita-ai-diffusion issue template: a Maxwell card by its bare number and suffix
+        ("GPU: 980 TI", "GeForce GTX 980 Ti", "5.2"),
+        # kohya-ss: "a 2080ti" is one card, not an RTX 2080 and a 2080 Ti
+        (
+            "I tried flux training on a 2080ti with 22GB of VRAM, but I keep getting an error:",
+            "GeForce RTX 2080 Ti",
+            "7.5",
+        ),
+        ("inference on a 2xT4 machine (kaggle)", "T4", "7.5"),  # counted, as people write cloud shapes
     ],
 )
 def test_a_gpu_named_in_words_has_its_capability(line: str, gpu: str, capability: str) -> None:
@@ -49,6 +58,7 @@ def test_a_gpu_named_in_words_has_its_capability(line: str, gpu: str, capability
         "Same script worked on my old RTX 3090, fails after upgrading the card",  # another time
         "I do not have access to A100 cards",  # another machine
         "we run it on an nvidia k8s cluster",  # not a T4-style short name
+        "(I would buy a 3090 if I didn't have to pay scalper prices)",  # a card not bought
     ],
 )
 def test_no_gpu_is_guessed(line: str) -> None:
@@ -161,6 +171,7 @@ def test_a_pinned_stack_gets_the_driver_not_another_torch() -> None:
         "I don't have any NVIDIA adapter on my laptop since it supports Intel",  # I2L-MeshNet#105
         "I'm using a integrated Intel GPU(iris xe graphics). os is win 11",  # lora-scripts#101
         "运行这一步时我使用的是cpu，请问有办法规避这个报错吗",  # AF-SfMLearner#39: "I am using the CPU"
+        "I installed pytorch with cpuonly,but still got the above error,even I didn't have gpu.",  # detectron2
     ],
 )
 def test_a_machine_said_to_have_no_nvidia_gpu_gets_no_driver_or_cuda_torch(words: str) -> None:
