@@ -277,6 +277,15 @@ _REBOOTED = lazy(
     r"|\bstill\b[^.\n]{0,40}?\bafter[ \t]+(?:a[ \t]+)?reboot",
     re.IGNORECASE,
 )
+# torch was installed again, and nothing changed: "I have installed a ton of new pytorch builds and yet it doesn't
+# work", "reinstalled torch several times, same error", "重装了好几次还是" (the install went to another Python)
+_REINSTALLED = lazy(
+    r"\b(?:re-?install\w*|installed[ \t]+(?:it[ \t]+)?(?:again|(?:a[ \t]+)?(?:ton|lot|bunch|number)[ \t]+of|many|several|numerous|"
+    r"multiple|different|various|every)\b)[^.\n]{0,80}?\b(?:still|same|yet|no[ \t]+(?:luck|change|difference)|nothing[ \t]+changed"
+    r"|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
+    r"|重装了?[^。\n]{0,20}?(?:还是|依然|仍然|没用)",
+    re.IGNORECASE,
+)
 # The batch is already one, said in words or a command's flag: "batch size is 1", "--batch_size 1", "bs=1",
 # "a batch of 1", "batch size设置为1", "배치 사이즈는 1로", "バッチサイズを1に" (never "batch size 16", never 1.5)
 _BATCH_ONE = lazy(
@@ -331,6 +340,7 @@ class ProseFacts:
     # named in words (not beside Linux or ssh)
     runs_on_windows: int | None = None
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
+    reinstalled: int | None = None  # the line that says installing torch again changed nothing
     batch_one: int | None = None  # the line that says the batch size is already 1
     runs_model: Said | None = (
         None  # a model run (not trained) in 16-bit, by its size in billions ("8"), and where
@@ -510,6 +520,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "reboot" in lowered:
         tried = _REBOOTED.search(text)
         rebooted = line_of(tried) if tried is not None else None
+    reinstalled = None
+    if "install" in lowered or "重装" in lowered:
+        again = _REINSTALLED.search(text, 0, MAX_CHARS)
+        reinstalled = line_of(again) if again is not None else None
     batch_one = None
     if any(word in lowered for word in ("batch", "bs", "배치", "バッチ", "批")) and not _BATCH_MORE.search(
         text
@@ -558,6 +572,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         torch_works=torch_works,
         runs_on_windows=windows,
         rebooted=rebooted,
+        reinstalled=reinstalled,
         batch_one=batch_one,
         trains_model=trains_model,
         runs_model=runs_model,

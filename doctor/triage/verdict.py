@@ -363,6 +363,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
+    if (
+        pasted.prose.reinstalled is not None
+    ):  # "installed a ton of builds, same error": another Python runs it
+        verdicts = tuple(_reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(_at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
     if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here
@@ -1503,6 +1507,31 @@ def _mismatch_in_a_container(verdict: Verdict) -> Verdict:
         "than the host's kernel module.",
         remediation=driver_libraries_in_image(),
         details=details,
+    )
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+_WHICH_PYTHON = Command(
+    (PYTHON, "-c", "import sys, torch; print(sys.executable, torch.__version__, torch.__file__)"),
+    note="run it the way the program runs (its venv, launcher or app folder): the install goes into that Python",
+)
+
+
+def _reinstalled_already(verdict: Verdict, line: int) -> Verdict:
+    """A torch install for an interpreter the paste does not show, where the person says installing again changed
+    nothing (blind set 16: "installed a ton of new pytorch builds ... same error"): those installs went into
+    another Python than the program's, so which Python runs it comes first, then the install with that path."""
+    fix = verdict.finding.remediation
+    if fix is None or not _installs_torch(fix) or not any(_plain_python(c.argv) for c in fix.commands):
+        return verdict
+    text = (
+        "Installing torch again changed nothing (line "
+        f"{line} of the paste): the installs went into another Python than the one the program runs. Print which "
+        "Python and torch the program gets, then install with that Python's full path. " + fix.text
+    )
+    commands = (_WHICH_PYTHON, *fix.commands)
+    finding = dataclasses.replace(
+        verdict.finding, remediation=dataclasses.replace(fix, text=text, commands=commands)
     )
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 

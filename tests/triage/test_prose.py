@@ -708,3 +708,21 @@ def test_jetpack_and_l4t_as_labels_and_beside_other_scripts(
     assert (said.l4t.value if said.l4t else None) == l4t
     assert (said.jetpack.value if said.jetpack else None) == jetpack
     assert said.jetson is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # deep-daze: the builds went into another Python than the program's
+        (
+            "I have installed a ton of new pytorch builds and yet it doesn't work and gives me the same error",
+            True,
+        ),
+        ("Reinstalled torch three times, still the same error.", True),
+        ("重装了好几次还是不行", True),
+        ("I reinstalled torch with the cu121 index and now it works.", False),
+        ("Please reinstall the driver.", False),
+    ],
+)
+def test_reinstalling_without_effect_is_read(text: str, said: bool) -> None:
+    assert (read_prose(text.split("\n")).reinstalled is not None) is said
