@@ -194,6 +194,19 @@ def _parse_legacy_build(entry: Any, where: str, versions: tuple[str, ...]) -> Le
         ):  # what a CUDA build's fix runs (ROCm and CPU commands are kept, never run)
             raise CompatDataError(f"{where}.install.{version}: not a pip command for torch {version}")
         install[version] = command
+    conda: dict[str, str] = {}
+    raw_conda = obj(entry.get("conda_install", {}), f"{where}.conda_install")
+    for version in raw_conda:
+        command = text(raw_conda, version, f"{where}.conda_install")
+        pinned = command.startswith(f"conda install pytorch=={version} ")
+        lts = (
+            command.startswith("conda install pytorch ") and " -c pytorch-lts" in command
+        )  # 1.8.2: its own channel
+        if version not in versions or not (pinned or lts):
+            raise CompatDataError(
+                f"{where}.conda_install.{version[:20]}: not a conda command for torch {version}"
+            )
+        conda[version] = command
     patched: dict[str, dict[str, tuple[str, ...]]] = {}
     for version, lists in obj(
         entry.get("arch_list_for_patches", {}), f"{where}.arch_list_for_patches"
@@ -207,7 +220,7 @@ def _parse_legacy_build(entry: Any, where: str, versions: tuple[str, ...]) -> Le
         patched[version] = _platform_map(
             lists.get("arch_list"), f"{patch_where}.arch_list", variant.platforms, _SM
         )
-    return LegacyBuild(variant=variant, install=install, arch_for_patches=patched)
+    return LegacyBuild(variant=variant, install=install, arch_for_patches=patched, conda_install=conda)
 
 
 def _parse_legacy(value: Any, oldest: str) -> tuple[LegacyRelease, ...]:

@@ -127,6 +127,9 @@ class LegacyBuild:
 
     variant: TorchVariant
     install: Mapping[str, str]  # version ("1.7.1") -> the previous-versions page's pip command, verbatim
+    # version -> the same page's conda command for this build on Linux, verbatim (conda's own torch is changed
+    # through conda)
+    conda_install: Mapping[str, str] = field(default_factory=dict)
     # version -> platform -> SASS targets, where a patch's build differs from `variant.arch_list`
     arch_for_patches: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
 

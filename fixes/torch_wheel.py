@@ -48,6 +48,7 @@ from torch_gpu_doctor.fixes.target import (
     target_platform,
 )
 from torch_gpu_doctor.fixes.torch_rocm import recommend_rocm
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Reason, Unavailable
@@ -431,6 +432,9 @@ def legacy_command(
     return (*words[:2], "--force-reinstall", *words[2:])
 
 
+_TORCH_PIN = lazy(r"\btorch==(?P<version>\d+(?:\.\d+)+)")
+
+
 def _legacy_install(
     facts: Facts, build: LegacyBuild, words: tuple[str, ...], lead: str, after: str
 ) -> Remediation:
@@ -441,6 +445,29 @@ def _legacy_install(
         if driver_max_cuda(facts) is None
         else None
     )
+    conda = None if isinstance(facts.python, Unavailable) else facts.python.conda_prefix
+    said = _TORCH_PIN.search(" ".join(words))
+    version = said["version"] if said is not None else None
+    line = build.conda_install.get(version or "") if isinstance(conda, str) else None
+    if isinstance(conda, str) and line is not None:  # conda installed torch: its build changes through conda
+        where = ("--prefix", conda) if conda else ()
+        active = "" if conda else "in the conda environment torch is in (`conda activate` it first)"
+        conda_words = line.split()
+        return Remediation(
+            text=lead
+            + (f" (it needs an NVIDIA driver ≥ {need})" if need else "")
+            + f"; conda installed this torch, so the command is pytorch.org's conda one for that build "
+            f"({PREVIOUS_VERSIONS}), after removing `cpuonly`, which holds the CPU build in place. {after}",
+            commands=(
+                Command(
+                    ("conda", "remove", *where, "cpuonly"),
+                    note="only if it is installed" + (f"; {active}" if active else ""),
+                ),
+                Command((*conda_words[:2], *where, *conda_words[2:]), note=active),
+            ),
+            needs_network=True,
+            target=Target.PYTHON_ENV,
+        )
     return Remediation(
         text=lead
         + (f" (it needs an NVIDIA driver ≥ {need})" if need else "")

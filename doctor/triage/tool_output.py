@@ -384,7 +384,8 @@ def _torch_owner(libraries: tuple[Library, ...]) -> Library | None:
     build, or conda's variant selectors (`cpuonly`, `pytorch-mutex`, `_pytorch_select`), which exist only
     beside conda's torch. None: no list names torch."""
     torches = [lib for lib in libraries if lib.name in ("torch", "pytorch")]
-    pip = [lib for lib in torches if lib.manager == "pip" or (lib.build or "").startswith("pypi")]
+    # conda lists pip's packages as `pypi_0`, older conda as `<pip>`
+    pip = [lib for lib in torches if lib.manager == "pip" or (lib.build or "").startswith(("pypi", "<pip>"))]
     conda = [
         lib
         for lib in libraries
@@ -393,6 +394,11 @@ def _torch_owner(libraries: tuple[Library, ...]) -> Library | None:
         and lib not in pip
         and lib.name in ("torch", "pytorch", *CONDA_VARIANT_SELECTORS)
     ]
+    built = [lib for lib in conda if lib.name in ("torch", "pytorch")]
+    if pip and built and all(p.manager == "pip" and p.version == built[0].version for p in pip):
+        # collect_env's "[pip3] torch==1.4.0" beside "[conda] pytorch 1.4.0 py3.8_cpu_0": pip lists the package
+        # conda installed (its metadata is in site-packages); conda's own build says who installed it
+        return built[0]
     return pip[0] if pip else conda[0] if conda else None
 
 

@@ -376,7 +376,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         if sized_job is not None:
             verdicts = _too_big_to_train(verdicts, pasted, sized_job, titles)
     if pasted.prose.runs_model is not None:  # a model run in 16-bit: whether its weights leave any room
-        from torch_gpu_doctor.triage.sizing import run_size
+        from torch_gpu_doctor.triage.sizing import run_size  # fit's estimate, for such a paste only
 
         too_big_model = run_size(pasted.paste.text, facts, pasted.prose)
         if too_big_model is not None:
