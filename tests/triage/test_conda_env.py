@@ -83,3 +83,13 @@ def test_a_pip_or_unknown_torch_goes_through_the_envs_own_pip(name: str, python:
     argv = _cause_commands(name)
     assert argv[0][:4] == (python, "-m", "pip", "install")
     assert not any(a[0] == "conda" for a in argv)
+
+
+def test_condas_own_old_torch_gets_pytorch_orgs_conda_command_for_its_cuda_build() -> None:
+    """espnet/espnet#2626: collect_env lists `[pip3] torch==1.4.0` (pip sees conda's package) beside `[conda]
+    pytorch 1.4.0 py3.8_cpu_0 [cpuonly]`: conda owns it, and the 1.4.0 CUDA build comes through conda."""
+    argv = _cause_commands("pastes/espnet-2626-cpu-wheel.txt")
+    assert argv[:2] == [
+        ("conda", "remove", "cpuonly"),
+        ("conda", "install", "pytorch==1.4.0", "torchvision==0.5.0", "cudatoolkit=10.1", "-c", "pytorch"),
+    ]

@@ -726,3 +726,13 @@ def test_jetpack_and_l4t_as_labels_and_beside_other_scripts(
 )
 def test_reinstalling_without_effect_is_read(text: str, said: bool) -> None:
     assert (read_prose(text.split("\n")).reinstalled is not None) is said
+
+
+def test_no_gpu_said_beside_an_extension_without_cuda_ops_is_the_device_setting() -> None:
+    """facebookresearch/detectron2#5: "even I didn't have gpu" with detectron2 built without CUDA: the program's
+    device setting, never a CUDA rebuild of detectron2."""
+    name = "pastes/detectron2-5-cpu-wheel.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.summary.startswith("The machine has no NVIDIA GPU")
+    fix = cause.finding.remediation
+    assert fix is not None and "MODEL.DEVICE" in fix.text and not fix.commands

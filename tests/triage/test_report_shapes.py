@@ -427,3 +427,16 @@ def test_vllms_version_row_without_a_release_lists_nothing() -> None:
     )  # "vLLM Version**: Latest (from PyPI)"
     assert not any(lib.name == "vllm" for lib in parse_report(text).libraries or ())
     assert not any(lib.name == "vllm" for lib in parse_report("vLLM Version: N/A\n").libraries or ())
+
+
+def test_a_pip_list_pasted_without_its_header_is_read() -> None:
+    """open-mmlab/mmdetection#4357: `pip list`'s rows with no "Package Version" header are read as a list (a run
+    of rows with torch among them), an extension compiled against torch (mmcv-full) included."""
+    from torch_gpu_doctor.triage.tool_output import parse_package_lists
+
+    name = "pastes/mmdetection-4357-ext-abi-mismatch.txt"
+    (listing,) = parse_package_lists(text_of(name).split("\n"))
+    assert {lib.name: lib.version for lib in listing.packages}["mmcv-full"] == "1.2.3"
+    assert {lib.name: lib.version for lib in listing.packages}["torch"] == "1.5.1"
+    # prose with a few "name 1.2" pairs is no list
+    assert parse_package_lists(["torch 1.5.1 and cuda 10.1", "python 3.7"]) == ()

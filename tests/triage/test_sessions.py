@@ -171,3 +171,22 @@ def test_a_windows_path_drops_the_linux_only_checks_a_linux_paste_keeps() -> Non
     }
     assert "driver.xid_errors" in ids[linux] and "platform.jetson" in ids[linux]
     assert not ids[windows] & {"driver.xid_errors", "platform.jetson", "driver.nvml", "driver.secure_boot"}
+
+
+def test_a_windows_docker_run_is_rebuilt_with_its_ports_and_no_driver_inside_is_the_container() -> None:
+    """facepoke#12: `D:\\FacePoke>docker run -p 8080:8080 facepoke` and NVIDIA's image's "driver was not
+    detected": the same command with the GPUs, and "no driver" is the container's view, not Windows'."""
+    name = "pastes/facepoke-12-container-no-gpu.txt"
+    result = diagnose_paste((HERE / name).read_bytes(), name).result
+    fix = result.cause.finding.remediation if result.cause is not None else None
+    assert fix is not None and fix.commands[0].argv == (
+        "docker",
+        "run",
+        "--gpus",
+        "all",
+        "-p",
+        "8080:8080",
+        "facepoke",
+    )
+    driver = next(v for v in result.verdicts if v.finding.check_id == "driver.installed")
+    assert "inside the container" in driver.finding.summary and "Windows" not in driver.finding.summary

@@ -283,3 +283,20 @@ def test_an_install_command_the_person_typed_is_no_evidence() -> None:
     assert [(h.signature.id, h.line) for h in hits] == [("other_torchvision_operator_missing", 3)]
     said = "PyTorch version: 2.7.0+cpu\n"  # the same words as output are evidence
     assert read_paste(decode_paste(said.encode(), "said.txt")).hits
+
+
+@pytest.mark.parametrize(
+    ("name", "starts"),
+    [
+        # the message on a line of its own, no RuntimeError before it: still known, still exit 1
+        ("pastes/comfyui-8984-mps-oom.txt", "The Mac's GPU reached the unified memory torch may use"),
+        # vLLM's custom all-reduce: its own switch, not NCCL's P2P settings (sgl-project/sglang#552)
+        ("pastes/sglang-552-p2p-custom-allreduce.txt", "vLLM's custom all-reduce failed"),
+        # a bare "CUDA error: no kernel image" is torch's wording: a torch build with sm_120, not "another program"
+        ("pastes/comfyui-7380-no-kernel-image-sm-120.txt", "torch has no kernels for GeForce RTX 5070"),
+    ],
+)
+def test_a_known_family_in_another_form_is_still_known(name: str, starts: str) -> None:
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    assert d.result.cause is not None and d.result.cause.finding.summary.startswith(starts)
+    assert d.result.exit_problem()

@@ -105,3 +105,28 @@ def test_full_training_over_several_gpus_is_sized_per_gpu() -> None:
         "Full fine-tuning of a 7B model needs about 1"
     )
     assert "GiB of GPU memory" in found.finding.summary and "116 GiB" not in found.finding.summary
+
+
+def test_a_16_bit_model_whose_weights_fill_the_gpu_is_the_cause_not_max_model_len() -> None:
+    """vllm-project/vllm#8372: Llama-3.1-8B in bf16 on a 16 GiB card; the weights alone leave no room."""
+    found = cause("vllm-8372-oom-model-too-big.txt")
+    assert found is not None and found.finding.check_id == "torch.out_of_memory"
+    assert found.finding.summary.startswith("The 8B model's weights alone take about 14.9 GiB")
+    fix = found.finding.remediation
+    assert fix is not None and "quantized" in fix.text and "max_model_len" not in fix.text.split(":")[0]
+    assert fix.commands[0].argv == ("gpu-doctor", "fit", "8B", "--infer", "--precision", "int4")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the same paste with a 4-bit checkpoint, or a GPU with room, is not "too big"
+        "LLM(model='TheBloke/Llama-2-13B-AWQ') fails: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
+        "total capacity of 15.59 GiB of which 9.12 MiB is free.",
+        "LLM(model='meta-llama/Llama-2-7b-hf') fails: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 9.12 MiB is free.",
+    ],
+)
+def test_a_quantized_model_or_a_gpu_with_room_is_not_too_big_to_run(text: str) -> None:
+    found = cause("inline.txt", text)
+    assert found is None or "weights alone" not in found.finding.summary
