@@ -14,6 +14,7 @@ from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
 
 CID = "nccl.communication"
+CUSTOM_ALL_REDUCE = "vLLM's custom all-reduce failed"  # not NCCL's: NCCL_DEBUG tells nothing of it
 UNHANDLED_CUDA = "nccl_unhandled_cuda_error"  # the catalogue's "unhandled cuda error"
 # most specific first: the first found decides
 KINDS = (
@@ -273,7 +274,7 @@ def nccl_communication(facts: Facts) -> Finding:
         return Finding(
             CID,
             Status.FAIL,
-            "vLLM's custom all-reduce failed: it needs peer-to-peer access between the GPUs, which this "
+            f"{CUSTOM_ALL_REDUCE}: it needs peer-to-peer access between the GPUs, which this "
             "machine does not give (NCCL is not involved).",
             details=decisive.means,
             evidence=reported_evidence(errors),

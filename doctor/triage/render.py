@@ -72,9 +72,10 @@ def _parts_line(pasted: PastedText) -> str:
     return (read or "nothing gpu-doctor knows") + unread
 
 
-def header_lines(facts: Facts, said_torch: Said | None = None) -> list[str]:
+def header_lines(facts: Facts, said_torch: Said | None = None, no_gpu_said: bool = False) -> list[str]:
     """What the paste shows, whichever part said it. `said_torch`: a version the words give where the facts
-    have none (untagged, on a platform whose default build is not known: the checks do not use it)."""
+    have none (untagged, on a platform whose default build is not known: the checks do not use it);
+    `no_gpu_said`: the words say the machine has no NVIDIA GPU, so none is assumed."""
     packages, driver, runtime = facts.torch_packages, facts.driver, facts.torch
     if isinstance(packages, Unavailable) and said_torch is not None:
         torch = f"torch {said_torch.value} (said on line {said_torch.line}; its build is not in the paste)"
@@ -125,7 +126,9 @@ def header_lines(facts: Facts, said_torch: Said | None = None) -> list[str]:
         for g in facts.gpus
         if isinstance(g.name, str)
     )
-    if not gpus and facts.gpus:  # the unnamed GPU a CUDA paste implies
+    if not gpus and no_gpu_said:
+        gpus = "none: the paste says the machine has no NVIDIA GPU"
+    elif not gpus and facts.gpus:  # the unnamed GPU a CUDA paste implies
         gpus = "none named in the paste (it is about CUDA, so an NVIDIA GPU is assumed)"
     if not gpus and facts.jetson_board is not None:  # its GPU is the SoC's: the board says which
         board = facts.jetson_board
@@ -211,7 +214,8 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         f"Everything a paste cannot show (PCIe, eGPU, modules, storage): run `{WHOLE_MACHINE}` there.\n"
     )
     out.write("\nWhat the paste shows\n")
-    out.writelines(f"  {line}\n" for line in header_lines(facts, pasted.prose.torch))
+    no_gpu = pasted.prose.no_nvidia is not None and not pasted.prose.asks_for_cpu
+    out.writelines(f"  {line}\n" for line in header_lines(facts, pasted.prose.torch, no_gpu))
     others = [v for v in result.verdicts if v.kind == Kind.PROBLEM and v is not cause]
     if others:
         out.write("\nAlso found\n")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
+from torch_gpu_doctor.checks.nccl_communication import CUSTOM_ALL_REDUCE
 from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
@@ -1814,6 +1815,8 @@ def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int,
     find_out = FIND_OUT.get(finding.check_id)
     if finding.summary.startswith(UNEXPLAINED_FALSE) and finding.remediation is not None:
         find_out = None  # its fix is the question to torch itself: asking it twice settles nothing more
+    if finding.summary.startswith(CUSTOM_ALL_REDUCE):
+        find_out = None  # vLLM's own kernel: NCCL_DEBUG=INFO would say nothing of it
     fix = finding.remediation
     if fix is not None and fix.commands and "--no-build-isolation" in fix.commands[0].argv:
         find_out = (
