@@ -357,6 +357,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
     if _in_container(pasted):  # a container's 803 is its image's libcuda, not a reboot the host missed
         verdicts = tuple(_in_container_fix(v, facts, pasted) for v in verdicts)
+    mmcv = _mmcv_said(pasted.paste.text) if "mmcv" in pasted.paste.text[:MAX_CHARS] else None
+    if mmcv is not None:  # "mmcv=1.1.5", "mmcv-full==1.5.0": the release a reinstall keeps
+        verdicts = tuple(_with_mmcv(v, *mmcv) for v in verdicts)
     if pasted.no_gpus_line is not None:  # their own `docker run`, with the GPUs added, in place of IMAGE
         verdicts = tuple(_their_docker_run(v, pasted, pasted.no_gpus_line) for v in verdicts)
     if _ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
@@ -1667,6 +1670,54 @@ def _in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
         return verdict
     fix = init_error_fix(hit.signature.id, "forward_compat", facts, in_container=True)
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+
+
+# mmcv's release as a person or a pip command writes it: "mmcv=1.1.5", "mmcv-full==1.5.0", "mmcv_full 1.3.9"; 1.x
+# with CUDA operators is the mmcv-full package, 2.x is mmcv
+_MMCV_SAID = lazy(
+    r"\bmmcv(?P<full>[-_]full)?[ \t]*(?:==?|:|[ \t])[ \t]*v?(?P<version>[12]\.\d{1,2}\.\d{1,2})\b",
+    re.IGNORECASE,
+)
+
+
+def _mmcv_said(text: str) -> tuple[str, str] | None:
+    """The mmcv package and release the paste names (one of them: two different ones name neither)."""
+    said = {
+        ("mmcv-full" if found["full"] or found["version"].startswith("1.") else "mmcv", found["version"])
+        for found in _MMCV_SAID.finditer(text, 0, MAX_CHARS)
+    }
+    return next(iter(said)) if len(said) == 1 else None
+
+
+def _with_mmcv(verdict: Verdict, name: str, version: str) -> Verdict:
+    """An mmcv reinstall (a rebuild against torch, mim's prebuilt wheel) for the release the paste names, under
+    its package name (mmcv 1.x is mmcv-full), in place of a placeholder or of mmcv 2.x."""
+    fix = verdict.finding.remediation
+    if fix is None:
+        return verdict
+
+    def named(command: Command) -> Command:
+        argv = tuple(
+            f"{name}=={version}"
+            if arg in ("mmcv==VERSION", "mmcv-full==VERSION")
+            or (arg == "mmcv>=2.0.0" and command.argv[:2] == ("mim", "install"))
+            else arg
+            for arg in command.argv
+        )
+        if argv == command.argv:
+            return command
+        note = (
+            f"the {name} {version} wheel built for the installed torch and CUDA"
+            if argv[:2] == ("mim", "install")
+            else command.note.split("; VERSION:")[0]  # the release is filled in: no VERSION to look up
+        )
+        return dataclasses.replace(command, argv=argv, note=note, runs_here=command.runs_here)
+
+    commands = tuple(named(c) for c in fix.commands)
+    if commands == fix.commands:
+        return verdict
+    finding = dataclasses.replace(verdict.finding, remediation=dataclasses.replace(fix, commands=commands))
+    return dataclasses.replace(verdict, finding=finding)
 
 
 # A `docker run` typed on one line, after whatever prompt precedes it (`D:\FacePoke>`, `$ `, `user@host:~$ `)

@@ -404,3 +404,27 @@ def test_a_source_build_that_recorded_no_rocm_is_never_no_problem() -> None:
         name,
     )
     assert real.result.cause is None or "without a usable ROCm" not in real.result.cause.finding.summary
+
+
+@pytest.mark.parametrize(
+    ("name", "argv_end"),
+    [
+        # "mmcv=1.1.5" in the words: mmcv 1.x is the mmcv-full package, rebuilt at that release
+        ("pastes/mmdetection-3991-ext-abi-mismatch.txt", "mmcv-full==1.1.5"),
+        # the same release in a pip list with no header (mmdetection#4357)
+        ("pastes/mmdetection-4357-ext-abi-mismatch.txt", "mmcv-full==1.2.3"),
+    ],
+)
+def test_an_mmcv_rebuild_names_the_release_the_paste_gives(name: str, argv_end: str) -> None:
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    fix = d.result.cause.finding.remediation if d.result.cause is not None else None
+    assert fix is not None and fix.commands[0].argv[-1] == argv_end
+    assert "VERSION" not in fix.commands[0].note
+
+
+def test_mmcv_full_built_without_cuda_gets_mims_mmcv_full_not_mmcv_2() -> None:
+    """mmdetection#11564: mmcv-full==1.5.0 installed, its ops without CUDA: mim installs that release's wheel."""
+    name = "pastes/mmdetection-11564-ext-built-without-cuda.txt"
+    d = diagnose_paste((HERE / name).read_bytes(), name)
+    fix = d.result.cause.finding.remediation if d.result.cause is not None else None
+    assert fix is not None and fix.commands[1].argv == ("mim", "install", "mmcv-full==1.5.0")
