@@ -84,10 +84,12 @@ def rocm_install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
 def gfx_target_fix() -> Remediation:
     """The target is not named, or the wheels have it: a build for it, and how to find the target."""
     return Remediation(
-        text="Install a ROCm torch built for this GPU (see the gfx targets each ROCm release supports). For a "
-        "consumer GPU of a supported family, HSA_OVERRIDE_GFX_VERSION (10.3.0 for RDNA2 cards such as "
-        "gfx1031/gfx1032, 11.0.0 for RDNA3) makes ROCm load a sibling's kernels: unsupported by AMD, but "
-        "what most users of such cards do. `rocminfo | grep gfx` names the GPU's target.",
+        text="A ROCm torch has kernels for a list of gfx targets, and this GPU's is not on it: `rocminfo | grep gfx` "
+        "names the target. Where a ROCm release builds it, install that torch. For a consumer or integrated GPU "
+        "of a family it builds a sibling of, HSA_OVERRIDE_GFX_VERSION makes ROCm load the sibling's kernels "
+        "(10.3.0 for RDNA2 cards such as gfx1031/gfx1032, 11.0.0 for RDNA3, 9.0.0 for the Vega GPUs of Ryzen "
+        "APUs such as gfx90c and gfx902, with a ROCm torch that still builds gfx900): unsupported by AMD, but what "
+        "most users of such cards do; an APU also needs enough memory set aside for its GPU (UMA frame buffer).",
         commands=(Command(("rocminfo",), note="the gfx target of each GPU (the 'Name: gfx...' lines)"),),
         target=Target.SYSTEM,
     )
