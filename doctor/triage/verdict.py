@@ -25,6 +25,7 @@ from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
+from torch_gpu_doctor.compat.app_pythons import AppPython, app_in
 from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
@@ -369,8 +370,11 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
     if (
         pasted.prose.reinstalled is not None
-    ):  # "installed a ton of builds, same error": another Python runs it
+    ):  # "installed a ton of builds, same error": another Python ran them
         verdicts = tuple(_reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
+    app = app_in(pasted.paste.text[:MAX_CHARS])
+    if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
+        verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(_at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
     if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here
@@ -1519,6 +1523,45 @@ _WHICH_PYTHON = Command(
     (PYTHON, "-c", "import sys, torch; print(sys.executable, torch.__version__, torch.__file__)"),
     note="run it the way the program runs (its venv, launcher or app folder): the install goes into that Python",
 )
+
+
+def _in_the_apps_python(verdict: Verdict, app: AppPython, pasted: PastedText) -> Verdict:
+    """A torch install for a bare `python`, in a paste about an application that runs its own Python
+    (compat/app_pythons.json): its portable build's Python where the paste shows that build, else which Python
+    the application runs, asked first (blind set 16: ComfyUI, Krita AI Diffusion's server)."""
+    fix = verdict.finding.remediation
+    first = fix.commands[0] if fix is not None and fix.commands else None
+    installs = first is not None and "install" in first.argv and "uninstall" not in first.argv
+    if (
+        fix is None
+        or first is None
+        or not installs
+        or not _installs_torch(dataclasses.replace(fix, commands=(first,)))
+    ):
+        return verdict  # an install of torch leads the fix, or this is not about where torch goes
+    if not _plain_python(first.argv) or pasted.interpreter is not None:
+        return verdict  # the paste shows the interpreter: the fix names it already
+    text = pasted.paste.text[:MAX_CHARS]
+    if app.portable_marker is not None and app.portable_python and app.portable_marker.search(text):
+        python = app.portable_python
+        commands = tuple(
+            dataclasses.replace(c, argv=_with_python(c.argv, python)) if _plain_python(c.argv) else c
+            for c in fix.commands
+        )
+        said = f"{app.name}'s portable build runs its own Python: {app.where}. "
+    elif fix.commands[:1] == (_WHICH_PYTHON,):
+        return verdict  # asked already (the words said reinstalling changed nothing)
+    else:
+        probe = dataclasses.replace(_WHICH_PYTHON, note=f"with {app.name}'s own Python: {app.where}")
+        commands = (probe, *fix.commands)
+        said = (
+            f"{app.name} runs its own Python ({app.where}), not the one on PATH: install with that Python's full "
+            "path in place of `python`. "
+        )
+    finding = dataclasses.replace(
+        verdict.finding, remediation=dataclasses.replace(fix, text=said + fix.text, commands=commands)
+    )
+    return dataclasses.replace(verdict, finding=finding)
 
 
 def _reinstalled_already(verdict: Verdict, line: int) -> Verdict:
