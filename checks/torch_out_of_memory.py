@@ -7,7 +7,15 @@ import re
 from torch_gpu_doctor.checks.support.signatures import reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.fixes.out_of_memory import fragmented, holder, kv_cache, memory_fraction, too_big
+from torch_gpu_doctor.fixes.out_of_memory import (
+    fragmented,
+    holder,
+    kv_cache,
+    memory_fraction,
+    one_large_input,
+    too_big,
+    too_big_beside_a_share,
+)
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Finding, Remediation, Status
 from torch_gpu_doctor.records import dataclass
@@ -201,7 +209,7 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         held = f"; it holds {_gib(used_by_torch)}" if used_by_torch is not None else ""
         return (
             f"it asked for {_gib(n.tried)} at once, with {_gib(n.free)} of the GPU's {_gib(n.total)} free{held}"
-        ), too_big()
+        ), one_large_input(_gib(n.tried))
     if n.total and used_by_torch is not None and n.free is not None:  # the rest is its context, a desktop
         outside = n.total - n.free - used_by_torch
         held = (
@@ -211,7 +219,7 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         )
         return (
             f"it holds {_gib(used_by_torch)} of the GPU's {_gib(n.total)}, and {_gib(n.free)} was left{held}"
-        ), too_big()
+        ), too_big_beside_a_share(_gib(outside)) if outside >= 1 << 30 else too_big()
     if n.total:
         return f"this program uses the GPU's whole {_gib(n.total)}", too_big()
     return "the program asked for more GPU memory than was free", too_big()

@@ -37,6 +37,28 @@ def too_big() -> Remediation:
     )
 
 
+def one_large_input(tried: str) -> Remediation:
+    """One request that is a large part of the GPU, where the job ran before: an input, not the model, grew."""
+    return Remediation(
+        text=f"One allocation of {tried} is a large part of this GPU: a single large input (an image at full "
+        "resolution, a long sequence, a large batch at once) needs it, rarely the model. Lower the input's size "
+        "(image size or resolution, maximum sequence length; crop or tile large inputs) or the batch, or run in "
+        "bf16/fp16. nvidia-smi run after the crash shows the memory free again: the process that held it ended.",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def too_big_beside_a_share(outside: str) -> Remediation:
+    """The program holds most of a small GPU and about a gigabyte is held outside it: its own CUDA context and,
+    on Windows and WSL2, the desktop and other programs, which the program cannot have."""
+    return Remediation(
+        text=f"The {outside} outside the program is not the program's to use: its CUDA context, and on a desktop "
+        "(Windows and WSL2 above all) the display and other programs' windows, browsers and games. Close the "
+        "programs that use the GPU, then fit the job into what is left. " + too_big().text,
+        target=Target.PYTHON_ENV,
+    )
+
+
 def kv_cache() -> Remediation:
     return Remediation(
         text="vLLM loaded the model but its share of GPU memory leaves no room for the KV cache. Give it more "

@@ -1667,8 +1667,12 @@ def _at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
     finding = verdict.finding
     reported = facts.reported_errors
     error = stated_most(reported) if not isinstance(reported, Unavailable) else None
-    if finding.check_id != "torch.out_of_memory" or finding.remediation != too_big() or error is None:
-        return verdict
+    fix = finding.remediation
+    sizes_the_job = fix is not None and (
+        fix.text.endswith(too_big().text) or fix.text.startswith("One allocation")
+    )
+    if finding.check_id != "torch.out_of_memory" or not sizes_the_job or error is None:
+        return verdict  # too_big, too_big_beside_a_share and one_large_input all offer a smaller batch
     finding = dataclasses.replace(
         finding,
         summary=f"{finding.summary.removesuffix('.')}, with the batch size already 1 (line {line}).",

@@ -77,6 +77,10 @@ def test_a_process_line_that_is_this_program_in_a_container_is_not_another_holde
         ("vllm-omni-276-free-memory-startup", "only 0.49 of 79.32 GiB was free", HOLDER_QUERY),
         # torch 2.1's "total capacty" (sic): 55.57 GiB asked of a 12 GiB GPU, no holder to stop
         ("neurolens-2-oom-55gib-on-12gib", "larger than the GPU's whole 12.00 GiB", None),
+        # one 4.46 GiB request of an 8 GiB card after training ran: a large input (semantic-segmentation#151)
+        ("semantic-segmentation-pytorch-151-oom", "it asked for 4.46 GiB at once", None),
+        # 1.04 GiB of a 6 GiB card outside the program: its context and the desktop, not its to free
+        ("pytorch-67971-oom-cuda-context", "1.04 GiB is held outside it", None),
     ],
 )
 def test_out_of_memory_names_whose_memory_it_was(
@@ -90,6 +94,10 @@ def test_out_of_memory_names_whose_memory_it_was(
         assert "expandable_segments:True" in f.remediation.text
     if "KV cache" in cause:
         assert "--gpu-memory-utilization" in f.remediation.text
+    elif "at once" in cause:  # one allocation: the input, not the model
+        assert f.remediation.text.startswith("One allocation of") and "image size" in f.remediation.text
+    elif "held outside" in cause:
+        assert "not the program's to use" in f.remediation.text and "batch size" in f.remediation.text
     elif first is None and "fragmented" not in cause and "was free" not in cause:
         assert "batch size" in f.remediation.text and "max_model_len" in f.remediation.text
 
