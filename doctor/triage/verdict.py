@@ -133,6 +133,7 @@ BY_MESSAGE_ONLY = frozenset(
     }
 )  # fmt: skip
 NVIDIA_ONLY = (
+    "platform.jetson",  # a Jetson's GPU is NVIDIA's: never asked of an AMD machine
     "gpu.present",
     "driver.installed",
     "driver.nouveau",
@@ -309,9 +310,7 @@ def _reported(facts: Facts, kind: str) -> bool:
 
 def triage(pasted: PastedText, facts: Facts) -> Triage:
     r = pasted.collect_env
-    amd = any(g.vendor == "amd" for g in facts.gpus) or (r is not None and r.rocm_build is not None)
-    amd = amd or any(h.signature.cls == "rocm" for h in pasted.hits)
-    amd = amd or (not isinstance(facts.torch_packages, Unavailable) and facts.torch_packages.hip is not None)
+    amd = _about_amd(facts, pasted) or (r is not None and r.rocm_build is not None)
     needs = AMD_CHECKS if amd else NVIDIA_CHECKS
     if on_windows(facts):
         needs = tuple(c for c in needs if c not in LINUX_ONLY)
@@ -1836,11 +1835,21 @@ def _container_said(pasted: PastedText) -> int | None:
     return None if said is None else pasted.paste.text.count("\n", 0, said.start()) + 1
 
 
+def _about_amd(facts: Facts, pasted: PastedText) -> bool:
+    """An AMD GPU, ROCm build or HIP error in the paste (triage's own choice of AMD_CHECKS, as one test)."""
+    packages = facts.torch_packages
+    return (
+        any(g.vendor == "amd" for g in facts.gpus)
+        or any(h.signature.cls == "rocm" for h in pasted.hits)
+        or (not isinstance(packages, Unavailable) and packages.hip is not None)
+    )
+
+
 def _not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     """A paste that never mentions torch is another program's error (a CUDA binary, JAX, llama.cpp): what
     settles it is nvidia-smi, not torch, and installing torch fixes nothing there."""
-    if verdict.find_out and "import torch" in verdict.find_out:
-        verdict = dataclasses.replace(verdict, find_out="nvidia-smi")
+    if verdict.find_out and "import torch" in verdict.find_out and not _about_amd(facts, pasted):
+        verdict = dataclasses.replace(verdict, find_out="nvidia-smi")  # an AMD machine has none: torch's own
     finding = verdict.finding
     if not _installs_torch(finding.remediation):
         return verdict
