@@ -14,6 +14,7 @@ from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.triage.render import render_text
 from torch_gpu_doctor.triage.tool_output import parse_session
+from torch_gpu_doctor.triage.verdict import Kind
 
 PASTES = Path(__file__).parent / "pastes"
 HERE = Path(__file__).parent
@@ -630,3 +631,13 @@ def test_tgis_flash_attention_2_warning_on_a_t4_says_ampere_for_flash_2_models()
     assert cause is not None and "compute capability 7.5" in cause.finding.summary
     assert cause.finding.remediation is not None
     assert "flash attention 2, which needs compute capability 8.0" in cause.finding.remediation.text
+
+
+def test_an_amd_paste_asks_nothing_of_nvidia_tools() -> None:
+    """nix-stable-diffusion#7: hipErrorNoBinaryForGpu on a Vega APU, torch never named: what stays unknown is
+    asked of torch, never of nvidia-smi or a Jetson's release file."""
+    name = "pastes/nix-stable-diffusion-7-rocm.txt"
+    result = diagnose_paste((HERE / name).read_bytes(), name).result
+    asked = {v.find_out for v in result.verdicts if v.kind == Kind.UNKNOWN}
+    assert not any("nvidia-smi" in (a or "") or "nv_tegra" in (a or "") for a in asked)
+    assert all(v.finding.check_id != "platform.jetson" for v in result.verdicts)
