@@ -43,7 +43,15 @@ def platform_jetson(facts: Facts) -> Finding:
     board, in_sentence = board_line(jetson), board_line(jetson, mid=True)
     evidence = _evidence(jetson)
     packages, runtime = facts.torch_packages, facts.torch
-    if not isinstance(runtime, Unavailable) and runtime.outcome == "crashed" and "SIGILL" in runtime.message:
+    pypi_build = (
+        not isinstance(packages, Unavailable) and packages.version is not None and packages.cuda is None
+    )
+    if (  # PyPI's aarch64 torch dies the same way: then the build is the cause (below), not numpy
+        not isinstance(runtime, Unavailable)
+        and runtime.outcome == "crashed"
+        and "SIGILL" in runtime.message
+        and not pypi_build
+    ):
         return Finding(
             CID,
             Status.FAIL,

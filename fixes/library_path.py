@@ -365,11 +365,18 @@ def extension_abi_fix(
     wheels per torch (mmcv-full, PyG's) installs the one built for it, no compiler needed."""
     pip_name = unpinned_extension(package)
     row = load_extensions().by_module(package)
-    page = row.wheel_page(*torch_build) if row is not None and torch_build is not None else None
-    if pip_name is not None and page is not None and "/" not in pip_name:
+    built = torch_build is not None and torch_build[1].startswith(
+        ("cu", "cpu")
+    )  # the pages have no ROCm builds
+    page = row.wheel_page(*torch_build) if row is not None and torch_build is not None and built else None
+    if pip_name is not None and page is not None and torch_build is not None and "/" not in pip_name:
         spec, known = _rebuilt_version(pip_name, installed or {})
+        if not known and pip_name == "mmcv" and torch_build[0].startswith("1."):
+            spec = (
+                "mmcv-full==VERSION"  # an mmcv with CUDA ops for torch 1.x is mmcv 1.x: the mmcv-full package
+            )
         name = extension_name(package) or pip_name
-        wanted = spec if known else spec.split("==")[0]
+        wanted = spec
         return Remediation(
             text=f"{name} ships C++ code ({extension or 'a compiled module'}) built against one exact torch "
             f"release, and the installed torch (torch {torch_build[0] if torch_build else ''}, "
@@ -378,10 +385,11 @@ def extension_abi_fix(
             "needed); --no-deps keeps pip from replacing torch.",
             commands=(
                 Command(
-                    (python, "-m", "pip", "install", "--no-cache-dir", "--force-reinstall", "--no-deps", wanted,
-                     "-f", page),
-                    note="its wheel built for the installed torch and CUDA"
-                    + ("" if known else " (the newest there; pin the version your project needs with ==)"),
+                    (python, "-m", "pip", "install", "--no-cache-dir", "--force-reinstall", "--no-deps",
+                     "--only-binary", ":all:", wanted, "-f", page),
+                    note="its wheel built for the installed torch and CUDA (--only-binary: never PyPI's source)"
+                    + ("" if known else f"; VERSION: the one installed now (`pip show {wanted.split('==')[0]}`)"),
+                    runs_here=known,
                 ),
             ),
             needs_network=True,
@@ -436,7 +444,7 @@ def extension_abi_fix(
             note="builds it against the installed torch (needs the CUDA toolkit of torch's CUDA); --no-deps keeps "
             "--force-reinstall from replacing torch itself"
             + (
-                f"; {' '.join(f'{k}={v}' for k, v in build_env)} makes it compile rather than fetch a prebuilt binary"
+                f"; {' '.join(f'{k}={v}' for k, v in build_env)}: what its source build needs to compile its CUDA code"
                 if build_env
                 else ""
             )

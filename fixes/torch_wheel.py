@@ -448,7 +448,8 @@ def _legacy_install(
     conda = None if isinstance(facts.python, Unavailable) else facts.python.conda_prefix
     said = _TORCH_PIN.search(" ".join(words))
     version = said["version"] if said is not None else None
-    line = build.conda_install.get(version or "") if isinstance(conda, str) else None
+    pixi = isinstance(conda, str) and "/.pixi/envs/" in conda  # a pixi project changes through its own file
+    line = build.conda_install.get(version or "") if isinstance(conda, str) and not pixi else None
     if isinstance(conda, str) and line is not None:  # conda installed torch: its build changes through conda
         where = ("--prefix", conda) if conda else ()
         active = "" if conda else "in the conda environment torch is in (`conda activate` it first)"
@@ -464,6 +465,9 @@ def _legacy_install(
                     note="only if it is installed" + (f"; {active}" if active else ""),
                 ),
                 Command((*conda_words[:2], *where, *conda_words[2:]), note=active),
+                Command(
+                    (python_command(facts), "-m", "pip", *words[1:]), note="or pip, into the same environment"
+                ),
             ),
             needs_network=True,
             target=Target.PYTHON_ENV,

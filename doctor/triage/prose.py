@@ -39,7 +39,7 @@ _DATACENTER = lazy(
     r"(?P<name>gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
     r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
     r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
-    r"|(?<=[1-9][x×])(?P<counted>t4|l4|a10g?|a16|a30|a40|p40)\b"  # counted: "a 2xT4 machine", "8x A10G"
+    r"|(?<=[1-9][x×])(?P<counted>t4|l4|a10g?|a16|a30|a40|p40)\b"  # counted, the x against the name: "a 2xT4 machine", "4xA10G"
     # Kepler boards by their full names: "Tesla K40m", "tesla k40m的显卡", "K20Xm", "K40c" (a CJK letter after
     # one is no word boundary to `re`: only ASCII letters and digits may not follow)
     r"|(?:nvidia|tesla)[ \t](?P<kepler>k(?:10|20x?|40|80)(?:m|c)?)(?![a-z0-9])"
@@ -98,10 +98,12 @@ _AMD = lazy(
 # Iris Xe, Arc, "我使用的是cpu". Never an error's own words ("No CUDA GPUs are available"), never "I don't have
 # another GPU to test with", never "works when I'm running on CPU".
 _NO_NVIDIA = lazy(
-    r"\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont|did[ \t]*n[o']?t|didn'?t)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
-    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b"
-    r"|\bI[ \t]+have[ \t]+no[ \t]+(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
-    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b"
+    # never what a program says of the machine ("torch says I have no GPU"), nor "no GPU memory left", "didn't
+    # have GPU issues before"
+    r"(?<!says )(?<!that )(?<!thinks )\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont|did[ \t]*n[o']?t|didn'?t)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
+    r"|(?<!says )(?<!that )(?<!thinks )\bI[ \t]+have[ \t]+no[ \t]+(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
     r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"
     # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
@@ -154,7 +156,7 @@ _RUNS_MODEL = lazy(
     re.IGNORECASE,
 )
 _QUANTIZED = lazy(
-    r"awq|gptq|gguf|\bint[48]\b|[48][- ]?bit|bnb|bitsandbytes|\bfp8\b|\bq[2-8]_|quantiz|\bexl2\b",
+    r"awq|gptq|gguf|\bint[48]\b|(?<!\d)[48][- ]?bit|bnb|bitsandbytes|\bfp8\b|\bq[2-8]_|quantiz|\bexl2\b",  # not "64-bit"
     re.IGNORECASE,
 )
 # GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
@@ -280,9 +282,12 @@ _REBOOTED = lazy(
 # torch was installed again, and nothing changed: "I have installed a ton of new pytorch builds and yet it doesn't
 # work", "reinstalled torch several times, same error", "重装了好几次还是" (the install went to another Python)
 _REINSTALLED = lazy(
-    r"\b(?:re-?install\w*|installed[ \t]+(?:it[ \t]+)?(?:again|(?:a[ \t]+)?(?:ton|lot|bunch|number)[ \t]+of|many|several|numerous|"
-    r"multiple|different|various|every)\b)[^.\n]{0,80}?\b(?:still|same|yet|no[ \t]+(?:luck|change|difference)|nothing[ \t]+changed"
-    r"|(?:does|did|do)(?:n'?t|[ \t]+not))\b"
+    # torch itself installed again (never the driver or CUDA), then that it did not help (never "don't know")
+    r"\b(?:re-?install\w*[ \t]+(?:(?:py)?torch|it|them|the[ \t]+(?:py)?torch)\b|installed[ \t]+(?:(?:py)?torch[ \t]+)?(?:again|(?:a[ \t]+)?(?:ton|lot|bunch|number)[ \t]+of"
+    r"|many|several|numerous|multiple|different|various|every)\b(?:[^.\n]{0,20}?\b(?:py)?torch)?)"
+    r"(?![^.\n]{0,40}?\b(?:driver|cuda[ \t]+toolkit|nvidia)\b)[^.\n]{0,80}?"
+    r"\b(?:still|same|yet[ \t]+it|no[ \t]+(?:luck|change|difference)|nothing[ \t]+changed"
+    r"|(?:does|did|do)(?:n'?t|[ \t]+not)[ \t]+(?:help|work|change|fix))\b"
     r"|重装了?[^。\n]{0,20}?(?:还是|依然|仍然|没用)",
     re.IGNORECASE,
 )

@@ -21,6 +21,7 @@ from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 from torch_gpu_doctor.triage.prose import Said
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.verdict import (
+    NO_NVIDIA_GPU,
     WHOLE_MACHINE,
     Confidence,
     Kind,
@@ -214,7 +215,8 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         f"Everything a paste cannot show (PCIe, eGPU, modules, storage): run `{WHOLE_MACHINE}` there.\n"
     )
     out.write("\nWhat the paste shows\n")
-    no_gpu = pasted.prose.no_nvidia is not None and not pasted.prose.asks_for_cpu
+    # the words' "no NVIDIA GPU", where the verdicts took it (never beside a driver that answered)
+    no_gpu = cause is not None and cause.finding.summary.startswith(NO_NVIDIA_GPU)
     out.writelines(f"  {line}\n" for line in header_lines(facts, pasted.prose.torch, no_gpu))
     others = [v for v in result.verdicts if v.kind == Kind.PROBLEM and v is not cause]
     if others:

@@ -92,7 +92,7 @@ def _gpu_gib(text: str, facts: Facts) -> float | None:
 
 # The GPUs a model is split over to run it: vLLM's tensor_parallel_size / --tensor-parallel-size / -tp
 _TENSOR_PARALLEL = lazy(
-    r"tensor[_-]parallel[_-]size[\"']?\s*[=:]\s*(?P<a>\d+)|(?:^|\s)(?:-tp|--tp)[= ](?P<b>\d+)"
+    r"tensor[_-]parallel[_-]size[\"']?(?:\s*[=:]\s*|[ \t]+)(?P<a>\d+)|(?:^|\s)(?:-tp|--tp)[= ](?P<b>\d+)"
 )
 
 

@@ -367,13 +367,13 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
+    app = app_in(pasted.paste.text[:MAX_CHARS])
+    if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
+        verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
     if (
         pasted.prose.reinstalled is not None
     ):  # "installed a ton of builds, same error": another Python ran them
         verdicts = tuple(_reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
-    app = app_in(pasted.paste.text[:MAX_CHARS])
-    if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
-        verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(_at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
     if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here
@@ -795,6 +795,7 @@ ASSUMES_NVIDIA = frozenset(
 )
 
 
+NO_NVIDIA_GPU = "The machine has no NVIDIA GPU"
 # An extension's report that its CUDA operators were not built: on a machine without an NVIDIA GPU that is
 # as it should be, and a CUDA rebuild is not the fix
 _OPS_WITHOUT_CUDA = frozenset(
@@ -868,8 +869,8 @@ def _no_nvidia_gpu(
             "The program asks for CUDA, and the paste asks to run it on the CPU: the program, not torch, has to "
             "choose the CPU."
             if wants_cpu
-            else "The machine has no NVIDIA GPU (the paste says so), and the program asks for CUDA, which only an "
-            "NVIDIA GPU runs.",
+            else f"{NO_NVIDIA_GPU} (the paste says so), and the program asks for CUDA, which only an NVIDIA GPU "
+            "runs.",
             details="Installing CUDA or a CUDA build of torch is not what is missing."
             if wants_cpu
             else "No driver and no CUDA build of torch can change that.",
@@ -1548,8 +1549,6 @@ def _in_the_apps_python(verdict: Verdict, app: AppPython, pasted: PastedText) ->
             for c in fix.commands
         )
         said = f"{app.name}'s portable build runs its own Python: {app.where}. "
-    elif fix.commands[:1] == (_WHICH_PYTHON,):
-        return verdict  # asked already (the words said reinstalling changed nothing)
     else:
         probe = dataclasses.replace(_WHICH_PYTHON, note=f"with {app.name}'s own Python: {app.where}")
         commands = (probe, *fix.commands)
@@ -1570,12 +1569,13 @@ def _reinstalled_already(verdict: Verdict, line: int) -> Verdict:
     fix = verdict.finding.remediation
     if fix is None or not _installs_torch(fix) or not any(_plain_python(c.argv) for c in fix.commands):
         return verdict
+    asked = fix.commands[0].argv == _WHICH_PYTHON.argv  # an application's own Python was asked for already
     text = (
         "Installing torch again changed nothing (line "
         f"{line} of the paste): the installs went into another Python than the one the program runs. Print which "
         "Python and torch the program gets, then install with that Python's full path. " + fix.text
     )
-    commands = (_WHICH_PYTHON, *fix.commands)
+    commands = fix.commands if asked else (_WHICH_PYTHON, *fix.commands)
     finding = dataclasses.replace(
         verdict.finding, remediation=dataclasses.replace(fix, text=text, commands=commands)
     )
@@ -1757,7 +1757,7 @@ def _with_mmcv(verdict: Verdict, name: str, version: str) -> Verdict:
             if argv[:2] == ("mim", "install")
             else command.note.split("; VERSION:")[0]  # the release is filled in: no VERSION to look up
         )
-        return dataclasses.replace(command, argv=argv, note=note, runs_here=command.runs_here)
+        return dataclasses.replace(command, argv=argv, note=note, runs_here=True)  # no placeholder is left
 
     commands = tuple(named(c) for c in fix.commands)
     if commands == fix.commands:
@@ -1768,7 +1768,8 @@ def _with_mmcv(verdict: Verdict, name: str, version: str) -> Verdict:
 
 # A `docker run` typed on one line, after whatever prompt precedes it (`D:\FacePoke>`, `$ `, `user@host:~$ `)
 _THEIR_RUN = lazy(
-    r"(?P<sudo>\bsudo[ \t]+)?\b(?P<tool>docker|podman)[ \t]+run[ \t]+(?P<rest>[^\n`^\\|;&<>$%]+?)[ \t]*$"
+    r"^(?:[^\n]*?[>$#%][ \t]*|[ \t]*)(?P<sudo>sudo[ \t]+)?(?P<tool>docker|podman)[ \t]+run[ \t]+"
+    r"(?P<rest>[^\n`^\\|;&<>$%]+?)[ \t]*$"
 )  # never one with a variable or a substitution ($(pwd), %CD%): quoted again, it would no longer expand
 
 
@@ -1836,7 +1837,8 @@ def _container_said(pasted: PastedText) -> int | None:
 
 
 def _about_amd(facts: Facts, pasted: PastedText) -> bool:
-    """An AMD GPU, ROCm build or HIP error in the paste (triage's own choice of AMD_CHECKS, as one test)."""
+    """An AMD GPU, a ROCm build of torch or a HIP error in the paste: what triage's AMD_CHECKS and the not-torch
+    rule both go by (triage adds a collect_env report's ROCm line, which only it reads)."""
     packages = facts.torch_packages
     return (
         any(g.vendor == "amd" for g in facts.gpus)

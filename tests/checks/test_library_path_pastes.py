@@ -512,12 +512,19 @@ def test_an_extension_with_a_wheel_page_per_torch_installs_the_one_built_for_it(
         "https://download.openmmlab.com/mmcv/dist/cu102/torch1.5.0/index.html",
     )
     assert "--no-build-isolation" not in fix.commands[0].argv  # a wheel: no compiler needed
+    assert "--only-binary" in fix.commands[0].argv  # never PyPI's newer source distribution
     unknown = extension_abi_fix("torch_scatter", "torch_scatter/_scatter.so", torch_build=("2.1", "cu121"))
     assert unknown.commands[0].argv[-3:] == (
-        "torch-scatter",
+        "torch-scatter==VERSION",
         "-f",
         "https://data.pyg.org/whl/torch-2.1.0+cu121.html",
     )
+    assert unknown.commands[0].runs_here is False  # VERSION is the person's to fill in
+    # mmcv for a torch 1.x without a version said is mmcv-full; a ROCm torch has no such page
+    old = extension_abi_fix("mmcv", "mmcv/_ext.so", torch_build=("1.4", "cu101"))
+    assert old.commands[0].argv[-3] == "mmcv-full==VERSION"
+    rocm = extension_abi_fix("mmcv", "mmcv/_ext.so", torch_build=("2.1", "rocm5.6"))
+    assert "-f" not in rocm.commands[0].argv
 
 
 def test_a_module_path_glued_to_its_error_is_still_named() -> None:

@@ -139,3 +139,16 @@ def test_an_import_killed_by_sigill_on_a_jetson_is_numpys_openblas_not_the_torch
     assert desktop.remediation is not None and "OPENBLAS" not in " ".join(
         desktop.remediation.commands[0].argv
     )
+
+
+def test_an_import_killed_by_sigill_with_pypis_aarch64_torch_is_the_build() -> None:
+    """PyPI's CPU aarch64 wheel installed (a live run sees it): the build is the cause, NVIDIA's the fix."""
+    from tests.factories import torch_packages
+
+    nano = JetsonFacts("NVIDIA Jetson Nano Developer Kit", ("nvidia,tegra210",), "32.7.6", "t210ref", True)
+    crashed = torch_runtime(outcome="crashed", failed_stage="import", message="killed by SIGILL (signal 4)")
+    pypi = torch_packages(version="2.1.0", cuda=None)
+    finding = platform_jetson(
+        facts(jetson=nano, python=python_facts(machine="aarch64"), torch=crashed, torch_packages=pypi)
+    )
+    assert finding.status is Status.FAIL and "OpenBLAS" not in finding.summary

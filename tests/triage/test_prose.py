@@ -185,6 +185,9 @@ def test_a_machine_said_to_have_no_nvidia_gpu_gets_no_driver_or_cuda_torch(words
     "words",
     [
         "I don't have another GPU to test with, so I can't tell if it is the card.",
+        "Now torch says I have no GPU, even though nvidia drivers are installed",  # the program's words, reported
+        "I didn't have GPU issues before the update",
+        "I have no GPU memory left after loading the model",
         "It works when I'm running on CPU, but with cuda it fails:",
         "The Intel GPU driver is also installed.",
     ],
@@ -721,6 +724,8 @@ def test_jetpack_and_l4t_as_labels_and_beside_other_scripts(
         ("Reinstalled torch three times, still the same error.", True),
         ("重装了好几次还是不行", True),
         ("I reinstalled torch with the cu121 index and now it works.", False),
+        ("I reinstalled the NVIDIA driver but I still get this", False),  # not torch
+        ("Should I reinstall torch? I don't know how", False),  # a question, no outcome
         ("Please reinstall the driver.", False),
     ],
 )

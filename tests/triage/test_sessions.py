@@ -190,3 +190,14 @@ def test_a_windows_docker_run_is_rebuilt_with_its_ports_and_no_driver_inside_is_
     )
     driver = next(v for v in result.verdicts if v.finding.check_id == "driver.installed")
     assert "inside the container" in driver.finding.summary and "Windows" not in driver.finding.summary
+
+
+def test_a_docker_run_inside_a_sentence_keeps_the_placeholder() -> None:
+    """Words after the command on the same line would become the container's arguments."""
+    text = (
+        "When I do docker run -p 8080:8080 facepoke it prints this and stops\n"
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
+    )
+    cause = diagnose_paste(text.encode(), "inline.txt").result.cause
+    fix = cause.finding.remediation if cause is not None else None
+    assert fix is not None and fix.commands[0].argv[-1] == "IMAGE"

@@ -130,3 +130,19 @@ def test_a_16_bit_model_whose_weights_fill_the_gpu_is_the_cause_not_max_model_le
 def test_a_quantized_model_or_a_gpu_with_room_is_not_too_big_to_run(text: str) -> None:
     found = cause("inline.txt", text)
     assert found is None or "weights alone" not in found.finding.summary
+
+
+def test_collect_envs_64_bit_runtime_is_not_a_4_bit_model() -> None:
+    """collect_env prints "(64-bit runtime)": no quantized model in that, the weights still fill the GPU."""
+    text = (PASTES / "vllm-8372-oom-model-too-big.txt").read_text() + (
+        "\nPython version: 3.10.14 (main, Mar 21 2024, 16:24:04) [GCC 11.2.0] (64-bit runtime)\n"
+    )
+    found = cause("vllm-8372-oom-model-too-big.txt", text)
+    assert found is not None and "weights alone" in found.finding.summary
+
+
+def test_tensor_parallel_in_vllm_serves_space_form_shares_the_weights() -> None:
+    from torch_gpu_doctor.triage.sizing import _TENSOR_PARALLEL
+
+    found = _TENSOR_PARALLEL.search("vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 4")
+    assert found is not None and found["a"] == "4"
