@@ -367,6 +367,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_module_not_loaded(v, facts, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
+    verdicts = tuple(_two_torches(v, facts, pasted) for v in verdicts)
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
@@ -1558,6 +1559,45 @@ def _in_the_apps_python(verdict: Verdict, app: AppPython, pasted: PastedText) ->
         )
     finding = dataclasses.replace(
         verdict.finding, remediation=dataclasses.replace(fix, text=said + fix.text, commands=commands)
+    )
+    return dataclasses.replace(verdict, finding=finding)
+
+
+# A CUDA build of torch by its version as pip or a person writes it: "2.0.1+cu117", "version 2.0.1 + cu117"
+# (never xFormers' "built for PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)": a build, not an install)
+_CUDA_TORCH_SAID = lazy(
+    r"(?<![\w.])(?P<version>\d\.\d{1,2}(?:\.\d{1,2})?)[ \t]*\+[ \t]*(?P<tag>cu\d{2,3})\b(?![ \t]+with[ \t]+CUDA)"
+)
+
+
+def _two_torches(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """A CPU build the program imports, beside a CUDA build the same paste shows elsewhere (`pip show torch` says
+    2.0.1+cu117, the program runs 2.0.0+cpu: blind set 16): two Pythons, and pip installs into the one the
+    program does not run, so which Python runs it comes first."""
+    finding, fix = verdict.finding, verdict.finding.remediation
+    packages = facts.torch_packages
+    if finding.check_id != "torch.cpu_build" or finding.status is not Status.FAIL or fix is None:
+        return verdict
+    if isinstance(packages, Unavailable) or packages.version is None or not _installs_torch(fix):
+        return verdict
+    if not fix.commands or not _plain_python(fix.commands[0].argv):
+        return verdict  # the paste names the interpreter: the install goes there already
+    text = pasted.paste.text
+    if "+" not in text or "requirement already satisfied" in text[:MAX_CHARS].lower():
+        return verdict  # pip kept the same version's CPU build: a forced reinstall, not another Python
+    other = _CUDA_TORCH_SAID.search(text, 0, MAX_CHARS)
+    # pip's own word for it (`pip show torch` gave it, `pip install torch==X+cuY` put it somewhere)
+    if other is None or "pip" not in line_around(text, other).lower():
+        return verdict
+    line = text.count("\n", 0, other.start()) + 1
+    said = (
+        f"The paste also shows torch {other['version']}+{other['tag']} (line {line}) beside the {packages.version} "
+        "the program runs: two Pythons, and the CUDA build is in the one the program does not use. Print which "
+        "Python and torch the program gets, then install with that Python's full path. "
+    )
+    commands = (_WHICH_PYTHON, *fix.commands)
+    finding = dataclasses.replace(
+        finding, remediation=dataclasses.replace(fix, text=said + fix.text, commands=commands)
     )
     return dataclasses.replace(verdict, finding=finding)
 

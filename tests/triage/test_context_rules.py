@@ -641,3 +641,23 @@ def test_an_amd_paste_asks_nothing_of_nvidia_tools() -> None:
     asked = {v.find_out for v in result.verdicts if v.kind == Kind.UNKNOWN}
     assert not any("nvidia-smi" in (a or "") or "nv_tegra" in (a or "") for a in asked)
     assert all(v.finding.check_id != "platform.jetson" for v in result.verdicts)
+
+
+@pytest.mark.parametrize(
+    ("name", "probe_first"),
+    [
+        # pytorch#102936: the program runs 2.0.0+cpu, `pip show torch` gives 2.0.1+cu117: two Pythons
+        ("pastes/pytorch-102936-cpu-wheel-two-envs.txt", True),
+        # "Requirement already satisfied" for the same version: a forced reinstall, not another Python
+        ("pastes/mistral-inference-59-xformers-you-have-cpu-torch.txt", False),
+        # xFormers' "built for PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)" is a build, not an install
+        ("pastes/e21_xformers_cpu_torch_windows.txt", False),
+    ],
+)
+def test_a_cuda_torch_pip_shows_beside_the_cpu_one_the_program_runs_is_two_pythons(
+    name: str, probe_first: bool
+) -> None:
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    fix = cause.finding.remediation if cause is not None else None
+    assert fix is not None
+    assert ("sys.executable" in " ".join(fix.commands[0].argv)) is probe_first
