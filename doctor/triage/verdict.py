@@ -1591,13 +1591,18 @@ def _two_torches(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
         return verdict
     line = text.count("\n", 0, other.start()) + 1
     said = (
-        f"The paste also shows torch {other['version']}+{other['tag']} (line {line}) beside the {packages.version} "
-        "the program runs: two Pythons, and the CUDA build is in the one the program does not use. Print which "
-        "Python and torch the program gets, then install with that Python's full path. "
+        "The CUDA build is in the Python the program does not use: print which Python and torch the program gets, "
+        "then install with that Python's full path. "
     )
     commands = (_WHICH_PYTHON, *fix.commands)
+    summary = (
+        f"Two Pythons: the program runs torch {packages.version}, a CPU-only build, while pip shows or installed "
+        f"{other['version']}+{other['tag']} (line {line}) in another."
+    )
     finding = dataclasses.replace(
-        finding, remediation=dataclasses.replace(fix, text=said + fix.text, commands=commands)
+        finding,
+        summary=summary,
+        remediation=dataclasses.replace(fix, text=said + fix.text, commands=commands),
     )
     return dataclasses.replace(verdict, finding=finding)
 

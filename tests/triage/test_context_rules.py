@@ -661,3 +661,4 @@ def test_a_cuda_torch_pip_shows_beside_the_cpu_one_the_program_runs_is_two_pytho
     fix = cause.finding.remediation if cause is not None else None
     assert fix is not None
     assert ("sys.executable" in " ".join(fix.commands[0].argv)) is probe_first
+    assert cause is not None and cause.finding.summary.startswith("Two Pythons") is probe_first
