@@ -37,10 +37,19 @@ def too_big() -> Remediation:
     )
 
 
+_LARGE_INPUT = "is a large part of this GPU: a single large input"
+
+
+def offers_a_smaller_job(fix: Remediation | None) -> bool:
+    """The fix is one of those that tell the job to need less (too_big, too_big_beside_a_share,
+    one_large_input), whose "smaller batch" a batch of one already rules out."""
+    return fix is not None and (fix.text.endswith(too_big().text) or _LARGE_INPUT in fix.text)
+
+
 def one_large_input(tried: str) -> Remediation:
     """One request that is a large part of the GPU, where the job ran before: an input, not the model, grew."""
     return Remediation(
-        text=f"One allocation of {tried} is a large part of this GPU: a single large input (an image at full "
+        text=f"One allocation of {tried} {_LARGE_INPUT} (an image at full "
         "resolution, a long sequence, a large batch at once) needs it, rarely the model. Lower the input's size "
         "(image size or resolution, maximum sequence length; crop or tile large inputs) or the batch, or run in "
         "bf16/fp16. nvidia-smi run after the crash shows the memory free again: the process that held it ended.",

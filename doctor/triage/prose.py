@@ -148,13 +148,9 @@ _TRAINING = lazy(
 _ADAPTERS = lazy(r"\b(?:q?lora|peft|adapters?)\b|--use_lora|--lora_", re.IGNORECASE)
 # the job is inference, whatever was trained before: "loading the fine-tuned checkpoint for inference"
 _INFERENCE = lazy(r"\binference\b|\bgenerat(?:e|ion)\b|\bserv(?:e|ing)\b|推理", re.IGNORECASE)
-# The model is run, not trained: vLLM's LLM(...) or `vllm serve`, transformers' from_pretrained or pipeline, or
-# the words; a quantized model (AWQ, GPTQ, GGUF, 4-bit, fp8) is sized by its own format, so it is left out
-_RUNS_MODEL = lazy(
-    r"\bLLM\(|\bvllm[ \t]+serve\b|\bfrom_pretrained\(|\bpipeline\(|\binference\b|\bgenerat(?:e|ion)\b"
-    r"|\bserv(?:e|ing)\b|推理",
-    re.IGNORECASE,
-)
+# The model is run, not trained: vLLM's LLM(...) or `vllm serve`, transformers' from_pretrained or pipeline (or
+# _INFERENCE's words); a quantized model (AWQ, GPTQ, GGUF, 4-bit, fp8) is sized by its own format, so it is left out
+_RUNS_MODEL = lazy(r"\bLLM\(|\bvllm[ \t]+serve\b|\bfrom_pretrained\(|\bpipeline\(", re.IGNORECASE)
 _QUANTIZED = lazy(
     r"awq|gptq|gguf|\bint[48]\b|(?<!\d)[48][- ]?bit|bnb|bitsandbytes|\bfp8\b|\bq[2-8]_|quantiz|\bexl2\b",  # not "64-bit"
     re.IGNORECASE,
@@ -550,7 +546,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if (
         trains_model is None
         and "memory" in lowered
-        and _RUNS_MODEL.search(text, 0, MAX_CHARS) is not None
+        and (_RUNS_MODEL.search(text, 0, MAX_CHARS) or _INFERENCE.search(text, 0, MAX_CHARS)) is not None
         and _TRAINING.search(text, 0, MAX_CHARS) is None
         and _QUANTIZED.search(text, 0, MAX_CHARS) is None
     ):

@@ -40,7 +40,7 @@ from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
-    too_big,
+    offers_a_smaller_job,
     too_big_at_batch_one,
     too_big_to_run,
     too_big_to_train,
@@ -371,9 +371,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
-    if (
-        pasted.prose.reinstalled is not None
-    ):  # "installed a ton of builds, same error": another Python ran them
+    if pasted.prose.reinstalled is not None:  # "a ton of builds, same error": they went to another Python
         verdicts = tuple(_reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(_at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
@@ -1520,6 +1518,9 @@ def _mismatch_in_a_container(verdict: Verdict) -> Verdict:
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
+_FIND_ITS_PYTHON = (
+    "Print which Python and torch the program gets, then install with that Python's full path. "
+)
 _WHICH_PYTHON = Command(
     (PYTHON, "-c", "import sys, torch; print(sys.executable, torch.__version__, torch.__file__)"),
     note="run it the way the program runs (its venv, launcher or app folder): the install goes into that Python",
@@ -1590,10 +1591,7 @@ def _two_torches(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     if other is None or "pip" not in line_around(text, other).lower():
         return verdict
     line = text.count("\n", 0, other.start()) + 1
-    said = (
-        "The CUDA build is in the Python the program does not use: print which Python and torch the program gets, "
-        "then install with that Python's full path. "
-    )
+    said = "The CUDA build is in the Python the program does not use. " + _FIND_ITS_PYTHON
     commands = (_WHICH_PYTHON, *fix.commands)
     summary = (
         f"Two Pythons: the program runs torch {packages.version}, a CPU-only build, while pip shows or installed "
@@ -1617,8 +1615,9 @@ def _reinstalled_already(verdict: Verdict, line: int) -> Verdict:
     asked = fix.commands[0].argv == _WHICH_PYTHON.argv  # an application's own Python was asked for already
     text = (
         "Installing torch again changed nothing (line "
-        f"{line} of the paste): the installs went into another Python than the one the program runs. Print which "
-        "Python and torch the program gets, then install with that Python's full path. " + fix.text
+        f"{line} of the paste): the installs went into another Python than the one the program runs. "
+        + _FIND_ITS_PYTHON
+        + fix.text
     )
     commands = fix.commands if asked else (_WHICH_PYTHON, *fix.commands)
     finding = dataclasses.replace(
@@ -1711,12 +1710,12 @@ def _at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
     finding = verdict.finding
     reported = facts.reported_errors
     error = stated_most(reported) if not isinstance(reported, Unavailable) else None
-    fix = finding.remediation
-    sizes_the_job = fix is not None and (
-        fix.text.endswith(too_big().text) or fix.text.startswith("One allocation")
-    )
-    if finding.check_id != "torch.out_of_memory" or not sizes_the_job or error is None:
-        return verdict  # too_big, too_big_beside_a_share and one_large_input all offer a smaller batch
+    if (
+        finding.check_id != "torch.out_of_memory"
+        or not offers_a_smaller_job(finding.remediation)
+        or error is None
+    ):
+        return verdict
     finding = dataclasses.replace(
         finding,
         summary=f"{finding.summary.removesuffix('.')}, with the batch size already 1 (line {line}).",
