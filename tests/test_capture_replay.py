@@ -49,3 +49,38 @@ def test_replayed_facts_equal_live_facts_except_the_host_name(tmp_path: Path) ->
         section["storage"].pop("space")
     assert replayed == live
     assert recorded.unexpected_commands == []
+
+
+def test_a_capture_has_no_dangling_links_and_none_into_the_capturing_process(tmp_path: Path) -> None:
+    """What the first real GPU capture needed mending by hand: a listed GPU's `driver` link is followed to its
+    directory (so it resolves in the capture), and /dev/stdin -> /proc/self/fd/0 is left out (it names the
+    capturing process's own files and dangles everywhere else)."""
+    from tests.facts.platform_tree import build
+    from torch_gpu_doctor.host.recording import RecordingHost
+
+    device = "/sys/bus/pci/devices/0000:00:06.0"
+    live = build(
+        tmp_path / "live",
+        files={"/sys/devices/pci0000:00/0000:00:06.0/vendor": "0x10de\n", "/dev/nvidia0": ""},
+        links={
+            device: "../../../devices/pci0000:00/0000:00:06.0",
+            "/sys/devices/pci0000:00/0000:00:06.0/driver": "../../../bus/pci/drivers/nvidia",
+            "/dev/stdin": "/proc/self/fd/0",
+            "/dev/fd": "/proc/self/fd",
+        },
+        dirs=("/sys/bus/pci/drivers/nvidia", "/proc/self/fd"),
+    )
+    recorder = RecordingHost(live, local_root=tmp_path / "live" / "root")
+    listed = recorder.listdir(device)
+    assert isinstance(listed, tuple) and "driver" in listed
+    assert recorder.readlink(device + "/driver") == "../../../bus/pci/drivers/nvidia"
+    dev = recorder.listdir("/dev")
+    assert isinstance(dev, tuple) and "stdin" in dev
+    recorder.write(tmp_path / "capture", "/usr/bin/python3")
+
+    root = tmp_path / "capture" / "root"
+    assert (root / "sys/devices/pci0000:00/0000:00:06.0/driver").resolve().is_dir()
+    assert not (root / "dev/stdin").is_symlink() and not (root / "dev/fd").is_symlink()
+    assert (root / "dev/nvidia0").exists()
+    replayed = RecordedHost(tmp_path / "capture")
+    assert replayed.readlink(device + "/driver") == "../../../bus/pci/drivers/nvidia"

@@ -275,15 +275,21 @@ class RecordingHost:
                 continue
             try:
                 if real.is_symlink():
-                    target.parent.mkdir(parents=True, exist_ok=True)
                     link = os.readlink(real)
-                    parent = posixpath.dirname(host_path)
-                    # Re-written relative to the capture so it can never point outside it.
+                    # Relative to the folder the link is in, which a link above it may have moved
+                    # (/sys/bus/pci/devices/X is a link to /sys/devices/pci0000:00/X).
+                    parent = self._physical(posixpath.dirname(host_path))
                     resolved = posixpath.normpath(
                         link if link.startswith("/") else posixpath.join(parent, link)
                     )
+                    if _of_the_capturing_process(resolved):
+                        return  # /dev/stdin -> /proc/self/fd/0 names the capture's own files
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    # Re-written relative to the capture so it can never point outside it.
                     target.symlink_to(posixpath.relpath(resolved, parent))
-                    if not leaf_only:  # a listed entry (/dev/stdout -> /proc/self/fd/1) is not followed
+                    if not leaf_only or real.is_dir():
+                        # A listed entry is followed only to a directory (a GPU's `driver` link to
+                        # /sys/bus/pci/drivers/nvidia), so that no link in the capture dangles.
                         self._replicate(root, resolved)
                 elif real.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
@@ -292,6 +298,18 @@ class RecordingHost:
                     target.touch()  # a marker (device node, listed file); read files get their content later
             except OSError:
                 continue
+
+    def _physical(self, host_path: str) -> str:
+        """`host_path` with every link in it followed, as a path on the captured machine."""
+        base = os.path.realpath(self.local_root)
+        physical = os.path.realpath(self.local_root / host_path.lstrip("/"))
+        if physical != base and not physical.startswith(base.rstrip("/") + "/"):
+            return host_path  # a link out of the captured tree: keep the path as written
+        return "/" + os.path.relpath(physical, base) if physical != base else "/"
+
+
+def _of_the_capturing_process(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in ("/proc/self", "/proc/thread-self"))
 
 
 def _unavailable_json(value: Unavailable) -> dict[str, Any]:
