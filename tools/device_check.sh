@@ -27,28 +27,28 @@ step() { echo; echo "=== $* ($(date +%T))"; }
     nvidia-smi nvlink -s >"$RAW/nvidia-smi-nvlink-s.txt" 2>&1
     cat /proc/driver/nvidia/version >"$RAW/proc-driver-nvidia-version.txt" 2>&1
     uname -a >"$RAW/uname.txt"
-    timeout 120 "$PY" -m torch.utils.collect_env >"$RAW/collect_env.txt" 2>&1
+    timeout 60 "$PY" -m torch.utils.collect_env >"$RAW/collect_env.txt" 2>&1
     head -60 "$RAW/collect_env.txt"
     tar czf "$OUT/raw.tgz" -C /tmp raw
     fi
 
     step capture with the smoke test and measurements
-    timeout 240 gpu-doctor capture --python "$PY" --smoke --measure /tmp/capture
+    timeout 150 gpu-doctor capture --python "$PY" --smoke --measure /tmp/capture
     tar czf "$OUT/capture.tgz" -C /tmp capture
     timeout 60 gpu-doctor --root /tmp/capture --smoke --plain -v >"$OUT/report.txt" 2>&1
     echo "report: exit $?"; head -80 "$OUT/report.txt"
 
     step pytest -m gpu
-    timeout 240 python3 -m pytest -o addopts= -ra -m gpu -p no:cacheprovider -q tests/test_real_gpu.py
+    timeout 150 python3 -m pytest -o addopts= -ra -m gpu -p no:cacheprovider -q tests/test_real_gpu.py
 
     step smoke accuracy
-    timeout 240 python3 benchmarks/smoke_accuracy.py --python "$PY" --doctor /tmp/site/bin/gpu-doctor
+    timeout 150 python3 benchmarks/smoke_accuracy.py --python "$PY" --doctor /tmp/site/bin/gpu-doctor
 
     step transfer timing
-    timeout 120 "$PY" benchmarks/transfer_timing.py
+    timeout 60 "$PY" benchmarks/transfer_timing.py
 
     step the TUI smoke view, Pilot
-    timeout 200 python3 tools/tui_smoke_pilot.py --python "$PY" --out "$OUT" --limit 180
+    timeout 120 python3 tools/tui_smoke_pilot.py --python "$PY" --out "$OUT" --limit 100
 
     if command -v tmux >/dev/null; then
         step the TUI smoke view, tmux, quick mode
@@ -64,11 +64,11 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 
     [ -n "${SKIP_MODES:-}" ] && { step done; exit 0; }
     step quick smoke, JSON
-    timeout 120 gpu-doctor smoke --mode quick --json --python "$PY" --yes >/tmp/quick.json 2>/tmp/quick.err
+    timeout 90 gpu-doctor smoke --mode quick --json --python "$PY" --yes >/tmp/quick.json 2>/tmp/quick.err
     python3 -c "import json,sys; d=json.load(open('/tmp/quick.json')); print(json.dumps(d.get('smoke'), indent=1)[:6000]); [print(f['status'], f['check_id'], f['summary']) for f in d['findings']]"
 
     step deep smoke, JSON
-    timeout 200 gpu-doctor smoke --mode deep --json --python "$PY" --yes >/tmp/deep.json 2>/tmp/deep.err
+    timeout 120 gpu-doctor smoke --mode deep --json --python "$PY" --yes >/tmp/deep.json 2>/tmp/deep.err
     python3 -c "import json,sys; d=json.load(open('/tmp/deep.json')); s=d.get('smoke') or {}; print(json.dumps(s, indent=1)[:6000]); [print(f['status'], f['check_id'], f['summary']) for f in d['findings']]"
     tar czf "$OUT/smoke-json.tgz" -C /tmp quick.json deep.json quick.err deep.err
     step done
