@@ -79,3 +79,57 @@ def test_an_interrupted_run_leaves_no_child_running(tmp_path: Path, sig: signal.
             os.kill(pid, signal.SIGKILL)
         if doctor.poll() is None:
             os.killpg(doctor.pid, signal.SIGKILL)
+
+
+def test_the_last_stop_waits_for_a_child_being_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race behind a rare leftover child: a probe thread inside Popen when the interrupt's stop ran had its
+    child forked but not yet registered, and gpu-doctor exited before the thread saw it was stopping. The final
+    stop now returns only when every spawn in flight has settled, its child killed."""
+    import threading
+
+    from torch_gpu_doctor.host import process
+
+    forked = threading.Event()
+    go_on = threading.Event()
+    real_popen = subprocess.Popen
+
+    def slow_popen(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        forked.set()
+        go_on.wait(10)  # the thread is held between the fork and its registration
+        return proc  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(process.subprocess, "Popen", slow_popen)
+    result: list[object] = []
+    starter = threading.Thread(
+        target=lambda: result.append(process.spawn(["sleep", "30.5"], {"PATH": "/usr/bin:/bin"}))
+    )
+    process.allow_children()
+    try:
+        starter.start()
+        assert forked.wait(10)
+        pid = [p for p in os.listdir("/proc") if p.isdigit() and _our_sleep(int(p))]
+        assert len(pid) == 1
+        threading.Timer(0.3, go_on.set).start()
+        process.stop_all_children(grace_s=0.5, final=True)
+        assert go_on.is_set(), "the stop returned while a spawn was still between its fork and registration"
+        # and the child is gone, killed by its own spawn, which saw gpu-doctor stopping
+        for _ in range(50):
+            if not _alive(int(pid[0])):
+                break
+            time.sleep(0.02)
+        assert not _alive(int(pid[0]))
+        starter.join(10)
+        assert isinstance(result[0], process.NotStarted)
+    finally:
+        go_on.set()
+        process.allow_children()
+
+
+def _our_sleep(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+        ours = int(stat.split(")", 1)[1].split()[1]) == os.getpid()
+        return ours and Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x0030.5\x00"
+    except (OSError, ValueError):
+        return False

@@ -43,6 +43,10 @@ def spawn(
     stderr: int | IO[bytes] | None = subprocess.PIPE,
 ) -> Child | NotStarted:
     """Start argv with no stdin in a new session (its own process group), or say why it did not start."""
+    with _SETTLED:
+        if _STATE["stopping"]:
+            return _not_now(argv)
+        _STATE["starting"] += 1
     try:
         proc = subprocess.Popen(
             tuple(argv),
@@ -54,18 +58,34 @@ def spawn(
             start_new_session=True,  # a timeout or a cancel stops the children it starts too
         )
     except FileNotFoundError:
-        return NotStarted(CommandStatus.NOT_FOUND, f"{argv[0]}: command not found")
+        return _settle(None, NotStarted(CommandStatus.NOT_FOUND, f"{argv[0]}: command not found"))
     except PermissionError as exc:
-        return NotStarted(CommandStatus.PERMISSION_DENIED, f"{argv[0]}: {exc.strerror or exc}")
+        return _settle(None, NotStarted(CommandStatus.PERMISSION_DENIED, f"{argv[0]}: {exc.strerror or exc}"))
     except OSError as exc:
-        return NotStarted(CommandStatus.FAILED, f"{argv[0]}: {exc.strerror or exc}")
-    with _LIVE_LOCK:
+        return _settle(None, NotStarted(CommandStatus.FAILED, f"{argv[0]}: {exc.strerror or exc}"))
+    except BaseException:
+        _settle(None, _not_now(argv))
+        raise
+    return _settle(proc, _not_now(argv))
+
+
+def _settle(proc: Child | None, otherwise: NotStarted) -> Child | NotStarted:
+    """A spawn has ended, started or not: a started child is one to stop on the way out, unless gpu-doctor is
+    already stopping (a probe thread started it after the interrupt): then it must not outlive us."""
+    with _SETTLED:
+        _STATE["starting"] -= 1
+        _SETTLED.notify_all()  # once the lock is let go: the child is registered or already killed
+        if proc is None:
+            return otherwise
         if not _STATE["stopping"]:
             _LIVE.add(proc)
             return proc
-    # gpu-doctor is on its way out (a probe thread started this after the interrupt): it must not outlive us
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return otherwise
+
+
+def _not_now(argv: Sequence[str]) -> NotStarted:
     return NotStarted(CommandStatus.FAILED, f"{argv[0]}: not started, gpu-doctor is stopping")
 
 
@@ -84,9 +104,15 @@ def wait(proc: Child, timeout: float | None) -> int | None:
 # of reach of the terminal's Ctrl-C, so gpu-doctor stops them itself when it is interrupted or quits.
 _LIVE: set[Child] = set()
 _LIVE_LOCK = threading.Lock()
-# "stopping": set by stop_all_children(final=True): nothing new starts while gpu-doctor ends
-_STATE = {"stopping": False}
+# "stopping": set by stop_all_children(final=True): nothing new starts while gpu-doctor ends.
+# "starting": spawns between their check of "stopping" and their child's registration (inside Popen): the
+# last stop waits for them, or a child forked just before gpu-doctor exits would be left running, unseen.
+_STATE = {"stopping": False, "starting": 0}
+_SETTLED = threading.Condition(_LIVE_LOCK)
 STOP_GRACE_S = 2.0  # between SIGTERM and SIGKILL
+STARTING_WAIT_S = (
+    2.0  # the longest a final stop waits for spawns in flight (a fork and exec take milliseconds)
+)
 
 
 def allow_children() -> None:
@@ -99,8 +125,10 @@ def stop_all_children(grace_s: float = STOP_GRACE_S, final: bool = True) -> int:
     """SIGTERM every live child's process group, then SIGKILL those still there after `grace_s`: on Ctrl-C,
     SIGTERM or SIGHUP, and when the interactive doctor quits. `final`: nothing starts after it (a probe
     thread still running would otherwise start the next probe). How many groups were signalled."""
-    with _LIVE_LOCK:
+    with _SETTLED:
         _STATE["stopping"] = _STATE["stopping"] or final
+        if final:  # those in flight settle now: each kills its own child (see _settle)
+            _SETTLED.wait_for(lambda: _STATE["starting"] == 0, timeout=STARTING_WAIT_S)
         children = list(_LIVE)
         _LIVE.clear()
     for proc in children:
