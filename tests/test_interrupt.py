@@ -99,7 +99,7 @@ def test_the_last_stop_waits_for_a_child_being_started(monkeypatch: pytest.Monke
         go_on.wait(10)  # the thread is held between the fork and its registration
         return proc  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(process.subprocess, "Popen", slow_popen)
+    monkeypatch.setattr(subprocess, "Popen", slow_popen)
     result: list[object] = []
     starter = threading.Thread(
         target=lambda: result.append(process.spawn(["sleep", "30.5"], {"PATH": "/usr/bin:/bin"}))
