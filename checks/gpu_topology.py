@@ -66,8 +66,10 @@ def path(topo: TopologyFacts, pair: GpuPair) -> str:
         return "NVLink"
     if pair.p2p_read is P2pStatus.OK and pair.p2p_write is P2pStatus.OK:
         return "peer-to-peer over PCIe"
-    if isinstance(pair.p2p_read, Unavailable) or isinstance(pair.p2p_write, Unavailable):
-        return "unknown"
+    if _unanswered(pair):
+        # NCCL's own cutoff stops peer-to-peer short of the link between CPU sockets (NCCL_P2P_LEVEL: PHB by
+        # default, "SYS: use P2P between NUMA nodes" only when asked): whatever the GPUs allow
+        return "host memory" if pair.common_ancestor is Ancestor.SYSTEM else "unknown"
     return "host memory"
 
 
@@ -130,6 +132,10 @@ def _down_links(topo: TopologyFacts) -> list[GpuLinks]:
     ]
 
 
+def _unanswered(pair: GpuPair) -> bool:
+    return isinstance(pair.p2p_read, Unavailable) or isinstance(pair.p2p_write, Unavailable)
+
+
 def _first_reason(pairs: list[GpuPair]) -> str:
     for pair in pairs:
         for value in (pair.p2p_read, pair.p2p_write, pair.common_ancestor):
@@ -167,13 +173,15 @@ def topology(facts: Facts) -> Finding:
     put GPUs that work together under one CPU or PCIe switch. Across CPU sockets, keep a job's GPUs on one
     socket where it can, and bind each process to its GPU's NUMA node.
     """
-    nvml = facts.nvml
-    count = len(nvml.devices) if not isinstance(nvml, Unavailable) else 0
+    nvml, topo = facts.nvml, facts.topology
+    count = max(
+        len(nvml.devices) if not isinstance(nvml, Unavailable) else 0,
+        len(topo.gpus) if not isinstance(topo, Unavailable) else 0,  # a pasted matrix, without NVML's list
+    )
     if count < 2:
         return Finding(
             ID, Status.SKIP, "Fewer than two NVIDIA GPUs: there is no connection between GPUs to check."
         )
-    topo = facts.topology
     if isinstance(topo, Unavailable):
         return Finding(
             ID,
@@ -195,7 +203,7 @@ def topology(facts: Facts) -> Finding:
         return Finding(
             ID,
             Status.UNKNOWN,
-            f"NVML did not say whether GPUs {_names(unknown)} can reach each other directly "
+            f"Whether GPUs {_names(unknown)} can reach each other directly is not known "
             f"({_first_reason(unknown)}).",
             evidence=evidence,
             remediation=Remediation("Run these on the machine to see the connections.", (TOPO, P2P)),
@@ -288,7 +296,8 @@ def _summary(topo: TopologyFacts, pairs: tuple[GpuPair, ...]) -> str:
 
 def _advice(topo: TopologyFacts, pairs: tuple[GpuPair, ...]) -> str:
     lines = []
-    host = [p for p in pairs if path(topo, p) == "host memory"]
+    # pairs NVML refused peer-to-peer; across sockets with no answer, the sockets' line below says it
+    host = [p for p in pairs if path(topo, p) == "host memory" and not _unanswered(p)]
     if host and all(P2pStatus.GPU_NOT_SUPPORTED in (p.p2p_read, p.p2p_write) for p in host):
         lines.append(
             "These GPUs do not support peer-to-peer (NVIDIA leaves it off on GeForce cards), so NCCL copies "

@@ -25,6 +25,7 @@ from torch_gpu_doctor.triage.tool_output import (
     PythonShown,
     SessionAnswers,
     SmiOutput,
+    TopologyShown,
     XformersInfo,
     container_shell_line,
     parse_built_for,
@@ -35,6 +36,7 @@ from torch_gpu_doctor.triage.tool_output import (
     parse_package_lists,
     parse_python_shown,
     parse_session,
+    parse_topology,
     parse_xformers_info,
     run_without_gpus_line,
     windows_path_line,
@@ -71,6 +73,7 @@ class PastedText:
     prose: ProseFacts = field(default_factory=ProseFacts)  # the GPU, driver and platform named in words
     interpreter: InterpreterShown | None = None  # the Python a site-packages path belongs to
     shown_error: ShownError | None = None  # the failure the paste shows, known to a signature or not
+    topology: TopologyShown | None = None  # a pasted `nvidia-smi topo -m` with two GPUs or more
 
     @property
     def empty(self) -> bool:
@@ -78,6 +81,7 @@ class PastedText:
         return (
             self.collect_env is None
             and self.smi is None
+            and self.topology is None
             and not self.packages
             and not self.hits
             and (
@@ -98,6 +102,7 @@ class PastedText:
         return (
             self.collect_env is None
             and self.smi is None
+            and self.topology is None
             and not self.packages
             and not self.hits
             and self.kernel_log is None
@@ -141,6 +146,9 @@ def read_paste(paste: Paste) -> PastedText:
             used.update({n: "collect_env" for n, line in enumerate(lines, start=1) if line == lib.raw})
     if smi is not None:
         used.update(dict.fromkeys(smi.lines, "nvidia_smi"))
+    topology = parse_topology(lines)
+    if topology is not None:
+        used.update(dict.fromkeys(topology.lines, "nvidia_smi_topo"))
     for listing in packages:
         kind = "conda_list" if listing.manager == "conda" else "pip_list"
         used.update(dict.fromkeys(listing.lines, kind))
@@ -198,6 +206,7 @@ def read_paste(paste: Paste) -> PastedText:
         prose,
         parse_interpreter_shown(lines),
         shown_error,
+        topology,
     )
 
 

@@ -24,6 +24,7 @@ from torch_gpu_doctor.facts.nvml import NvmlErrorInfo, NvmlFacts
 from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.facts.topology import Ancestor, GpuLinks, GpuPair, NvLink, TopologyFacts
 from torch_gpu_doctor.facts.torch import (
     CompanionPackage,
     Distribution,
@@ -71,7 +72,39 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_words(facts, pasted)
     facts = _with_windows_build(facts, pasted)
     facts = _with_listed_distributions(facts, pasted.packages)
+    facts = _with_topology(facts, pasted)
     return _with_unnamed_gpu(facts, pasted)
+
+
+TOPO_P2P = Unavailable(
+    Reason.NOT_RECORDED, "`nvidia-smi topo -m` does not show it: `nvidia-smi topo -p2p rw` does"
+)
+_ANCESTORS = {
+    "PIX": Ancestor.SINGLE,
+    "PXB": Ancestor.MULTIPLE,
+    "PHB": Ancestor.HOSTBRIDGE,
+    "NODE": Ancestor.NODE,
+    "SYS": Ancestor.SYSTEM,
+}
+
+
+def _with_topology(facts: Facts, pasted: PastedText) -> Facts:
+    """A pasted `nvidia-smi topo -m`: each pair's PCIe level or NVLinks, as NVML's answers would give them, so
+    that gpu.topology judges it as on the machine. Its NVLinks are joined by the matrix's GPU names (no PCI
+    address is shown); peer-to-peer is not in the matrix."""
+    shown = pasted.topology
+    if shown is None or not shown.complete:  # a cut matrix would count a GPU's links short
+        return facts
+    links: dict[int, list[NvLink]] = {i: [] for i in shown.gpus}
+    pairs = []
+    for (first, second), cell in sorted(shown.cells.items()):
+        count = int(cell[2:]) if cell.startswith("NV") else 0
+        links[first] += [NvLink(f"GPU{second}", "gpu")] * count
+        links[second] += [NvLink(f"GPU{first}", "gpu")] * count
+        level = _ANCESTORS.get(cell, Unavailable(Reason.NOT_RECORDED, "NVLink, not the PCIe path, is shown"))
+        pairs.append(GpuPair(first, second, level, TOPO_P2P, TOPO_P2P))
+    gpus = tuple(GpuLinks(i, f"GPU{i}", tuple(links[i])) for i in shown.gpus)
+    return dataclasses.replace(facts, topology=TopologyFacts(gpus, tuple(pairs)))
 
 
 def _with_listed_distributions(facts: Facts, listings: tuple[PackageListing, ...]) -> Facts:

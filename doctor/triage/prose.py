@@ -156,6 +156,12 @@ _QUANTIZED = lazy(
     re.IGNORECASE,
 )
 # GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
+# the person finds work between GPUs slow: what a pasted topology matrix may explain
+_SLOW = lazy(
+    r"\b(?:slow(?:er|ly|s|down)?|performance|bandwidth|throughput|(?:inference|training)[ \t]+speed|bottleneck|"
+    r"degrad\w*)\b|很慢|变慢|性能",
+    re.IGNORECASE,
+)
 _MEMORY_WORDS = lazy(
     r"\b(?:gpu|cuda|video|graphics)[ \t]+memory\b|\bvram\b|显存|\boom\b|out[ \t]+of[ \t]+memory|how[ \t]+much[ \t]+memory",
     re.IGNORECASE,
@@ -348,6 +354,7 @@ class ProseFacts:
     )
     trains_model: Said | None = None  # a model fully fine-tuned, by its size in billions ("7"), and where
     memory_asked: bool = False  # the words are about GPU memory
+    slow: int | None = None  # the line that says the work is slow (or its bandwidth, its performance)
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -552,6 +559,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
     ):
         sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
         runs_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
+    slow = _SLOW.search(text, 0, MAX_CHARS)
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
         driver=_one(drivers),
@@ -578,6 +586,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         trains_model=trains_model,
         runs_model=runs_model,
         memory_asked=memory_asked,
+        slow=line_of(slow) if slow is not None else None,
     )
 
 

@@ -42,6 +42,7 @@ PART_NAMES = {
     "ldd": "ldd output",
     "session": "a Python session",
     "xformers_info": "python -m xformers.info output",
+    "nvidia_smi_topo": "nvidia-smi topo -m output",
     "error": "known error messages",
     "unknown_error": "an error it does not know",
 }

@@ -141,6 +141,78 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
     return SmiOutput(driver, cuda, tuple(gpus), tuple(used))
 
 
+# `nvidia-smi topo -m`: a header naming the devices (GPU0 GPU1 ... NIC0 ..., then "CPU Affinity" and, since
+# about driver 450, "NUMA Affinity"), then one row per device: its name, one cell per device, its affinities.
+# Terminals underline the header (ESC[4m ... ESC[0m); SOC is the word drivers before 384 print for SYS.
+_TOPO_DEVICE = lazy(r"^(?:GPU\d+|NIC\d+|mlx\d+_\d+)$")
+_TOPO_CELL = lazy(r"^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
+_ESCAPE = lazy(r"\x1b\[[0-9;]*[A-Za-z]")
+TOPO_WORDS = {"PIX": "PIX", "PXB": "PXB", "PHB": "PHB", "NODE": "NODE", "SYS": "SYS", "SOC": "SYS"}
+
+
+@dataclass(frozen=True)
+class TopologyShown:
+    """A pasted `nvidia-smi topo -m`: the cell of every pair of GPUs ("NV12", "PIX", ..., "SYS"), and each
+    GPU's NUMA node and CPUs as the matrix's affinity columns give them."""
+
+    gpus: tuple[int, ...]
+    cells: dict[tuple[int, int], str]  # (a, b) with a < b
+    numa: dict[int, str]  # GPU index -> its NUMA Affinity ("0"), where the matrix has the column
+    cpus: dict[int, str]  # GPU index -> its CPU Affinity ("0-55,112-167")
+    lines: tuple[int, ...]
+    complete: bool = True  # a row for every GPU of the header (a paste cut inside the matrix has not)
+
+
+def parse_topology(lines: list[str]) -> TopologyShown | None:
+    """The first `nvidia-smi topo -m` matrix in the paste with two GPUs or more; None when there is none."""
+    for number, raw in enumerate(lines, start=1):
+        head = _ESCAPE.sub("", raw).strip().strip("`").split()
+        if len(head) < 2 or head[:2] != ["GPU0", "GPU1"]:
+            continue
+        devices = []
+        for word in head:
+            if not _TOPO_DEVICE.match(word):
+                break
+            devices.append(word)
+        rest = " ".join(head[len(devices) :]).lower()
+        has_numa = "numa affinity" in rest
+        found = _topology_rows(lines, number, devices, has_numa)
+        if found is not None:
+            return found
+    return None
+
+
+def _topology_rows(lines: list[str], head: int, devices: list[str], has_numa: bool) -> TopologyShown | None:
+    cells: dict[tuple[int, int], str] = {}
+    numa: dict[int, str] = {}
+    cpus: dict[int, str] = {}
+    used = [head]
+    for number in range(head + 1, min(len(lines), head + 1 + 2 * len(devices) + 2) + 1):
+        words = _ESCAPE.sub("", lines[number - 1]).strip().strip("`").split()
+        if not words or not words[0].startswith("GPU") or words[0] not in devices:
+            continue
+        row = words[1 : 1 + len(devices)]
+        if len(row) < len(devices) or not all(_TOPO_CELL.match(c) for c in row):
+            continue
+        index = int(words[0][3:])
+        for device, cell in zip(devices, row, strict=True):
+            if device.startswith("GPU") and int(device[3:]) != index and cell != "X":
+                other = int(device[3:])
+                cells[min(index, other), max(index, other)] = TOPO_WORDS.get(cell, cell)
+        after = words[1 + len(devices) :]
+        if after and re.fullmatch(r"[\d,-]+", after[0]):
+            cpus[index] = after[0]
+            if has_numa and len(after) > 1 and re.fullmatch(r"[\d,-]+", after[1]):
+                numa[index] = after[1]
+        used.append(number)
+    shown = sorted({i for pair in cells for i in pair})
+    if len(shown) < 2:
+        return None
+    rows = len(used) - 1
+    complete = rows == sum(1 for d in devices if d.startswith("GPU"))
+    return TopologyShown(tuple(shown), cells, numa, cpus, tuple(used), complete)
+
+
 _PIP_LIST_COMMAND = lazy(r"(?:^|[$#>%]\s*)(?:python3?\s+-m\s+)?pip3?\s+list\b")
 
 

@@ -58,6 +58,7 @@ from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_around
 from torch_gpu_doctor.triage.shown_error import ShownError
+from torch_gpu_doctor.triage.topology import slow_across_sockets
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ CAUSE_ORDER = (
     "torch.cuda_init",
     "torch.out_of_memory",
     "nccl.communication",
+    "gpu.topology",  # a pasted `nvidia-smi topo -m` only
     "torch.companions",
     "gpu.present",
     "compat.data_age",
@@ -141,6 +143,7 @@ NVIDIA_ONLY = (
     "driver.nvml",
     "torch.driver_compat",
     "torch.arch_compat",
+    "gpu.topology",
 )
 AMD_CHECKS = tuple(c for c in CAUSE_ORDER if c not in NVIDIA_ONLY)
 # What only a Linux machine has (a kernel module and its log, Secure Boot's module signing, nouveau, Jetson's
@@ -152,6 +155,7 @@ LINUX_ONLY = frozenset(
     }
 )  # fmt: skip
 NVIDIA_CHECKS = tuple(c for c in CAUSE_ORDER if not c.startswith("amd."))
+TOPOLOGY = "gpu.topology"
 WHOLE_MACHINE = "gpu-doctor --json"  # everything a paste never has (PCIe, eGPU, storage, ...)
 
 
@@ -331,7 +335,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             lines_of[f.check_id],
         )
         for f in report.findings
-        if f.check_id not in BY_MESSAGE_ONLY or lines_of[f.check_id] or f.status in (Status.FAIL, Status.WARN)
+        if (
+            f.check_id not in BY_MESSAGE_ONLY
+            or lines_of[f.check_id]
+            or f.status in (Status.FAIL, Status.WARN)
+        )
+        and (f.check_id != TOPOLOGY or not isinstance(facts.topology, Unavailable))
     )
     verdicts = _with_own_causes(verdicts, pasted, titles)
     verdicts = _no_nvidia_gpu(verdicts, pasted, facts, titles)
@@ -368,6 +377,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(_rebooted_already(v, pasted) for v in verdicts)
     verdicts = tuple(_two_torches(v, facts, pasted) for v in verdicts)
+    if (
+        pasted.topology is not None and pasted.prose.slow is not None
+    ):  # "slower than one card" beside the matrix
+        verdicts = tuple(_slow_between_sockets(v, pasted) for v in verdicts)
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
@@ -1701,6 +1714,16 @@ def _too_big_to_run(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Verdic
         if v is oom
         else v
         for v in verdicts
+    )
+
+
+def _slow_between_sockets(verdict: Verdict, pasted: PastedText) -> Verdict:
+    finding = slow_across_sockets(verdict.finding, pasted) if verdict.finding.check_id == TOPOLOGY else None
+    if finding is None or pasted.topology is None or pasted.prose.slow is None:
+        return verdict
+    lines = {*verdict.lines, pasted.prose.slow, *pasted.topology.lines}
+    return dataclasses.replace(
+        verdict, finding=finding, kind=Kind.PROBLEM, missing=(), find_out=None, lines=tuple(sorted(lines))
     )
 
 
