@@ -7,7 +7,7 @@ import re
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation
+from torch_gpu_doctor.fixes.jetson import cudss_fix, jetson_torch_remediation
 from torch_gpu_doctor.fixes.library_path import (
     ctranslate2_cublas_fix,
     driver_library_fix,
@@ -507,6 +507,9 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
                 "outside torch's RPATH"
             )
             return _Cause(error, summary, split_site_packages_fix(library, torch_site, wheels_site))
+        if facts.jetson_board is not None and library.startswith("libcudss"):
+            summary = f"torch's import could not find {library}: NVIDIA's torch 2.8 for JetPack needs cuDSS"
+            return _Cause(error, summary, cudss_fix(facts.jetson_board.l4t))
         if facts.jetson_board is not None:  # its CUDA is the JetPack's: no nvidia-* wheels (platform.jetson)
             summary = f"torch's import could not find {library}: torch was built for another JetPack's CUDA"
             return _Cause(error, summary, jetson_torch_remediation(facts))

@@ -71,3 +71,37 @@ def openblas_core_type_fix() -> Remediation:
         ),
         target=Target.PYTHON_ENV,
     )
+
+
+# NVIDIA's CUDA repository for JetPack 6 (Ubuntu 22.04 on arm64), whose cudss package holds libcudss.so.0
+CUDA_KEYRING_JP6 = (
+    "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/arm64/cuda-keyring_1.1-1_all.deb"
+)
+
+
+def cudss_fix(l4t: str | None) -> Remediation:
+    """torch 2.8 for JetPack 6 (pypi.jetson-ai-lab) links cuDSS, which JetPack does not install: its import
+    fails on libcudss.so.0 (NVIDIA/Isaac-GR00T#343, where installing NVIDIA's cudss package fixed it; torch 2.7
+    did not need it)."""
+    jetpack6 = l4t is not None and l4t.startswith("36.")
+    text = (
+        "NVIDIA's torch 2.8 for JetPack 6 needs cuDSS, which JetPack does not install: add NVIDIA's CUDA "
+        "repository and install its cudss package, or stay on the torch 2.7 wheel, which does not need it."
+    )
+    if not jetpack6:
+        return Remediation(
+            text=text + " The package comes from NVIDIA's CUDA repository for this board's "
+            "Ubuntu release (arm64).",
+            target=Target.SYSTEM,
+        )
+    return Remediation(
+        text=text,
+        commands=(
+            Command(("wget", CUDA_KEYRING_JP6), note="NVIDIA's CUDA repository key for Ubuntu 22.04 (arm64)"),
+            Command(("sudo", "dpkg", "-i", "cuda-keyring_1.1-1_all.deb")),
+            Command(("sudo", "apt-get", "update")),
+            Command(("sudo", "apt-get", "-y", "install", "cudss"), note="libcudss.so.0, for torch 2.8"),
+        ),
+        needs_network=True,
+        target=Target.SYSTEM,
+    )

@@ -707,6 +707,15 @@ def _cc_of(implies: dict[str, str | bool]) -> str | None:
     return f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else None
 
 
+# torch's own import on the stack: its frames, the line `import torch` that raised, or words that say so
+# ("when I try to import torch, I get"); not "import torch works, but ..."
+_IMPORTING_TORCH = lazy(
+    r"torch[/\\]__init__\.py|from torch\._C import|^\s*(?:>>>\s*)?import torch\s*$|"
+    r"\b(?:try(?:ing)? to|when(?: I)?|while|on)\s+import(?:ing)? torch\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
     """What the known error messages imply, added where the paste's other parts said nothing better."""
     errors: list[ReportedError] = []
@@ -714,6 +723,9 @@ def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
     for hit in pasted.hits:
         implies, where = hit.implies, f"line {hit.line} of the paste"
         kind = implies.get("error")
+        if kind == "missing_library" and _IMPORTING_TORCH.search(_paragraph_before(lines, hit.line, 12)):
+            # a traceback through torch/__init__.py, or "when I import torch" just above: torch's own import
+            implies = {**implies, "torch_import_failed": True}
         if implies.get("container_without_gpus") is True:
             kind = "container_runtime"
         elif implies.get("visible_devices_problem") is True and kind is None:

@@ -1,0 +1,58 @@
+"""A CUDA library that cannot be found is torch's own import failing when the traceback runs through
+torch/__init__.py, or the person says it happened importing torch; only then is torch's build the suspect
+(blind set 17: two Jetson pastes were told "torch's import is not what failed"). Real pastes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torch_gpu_doctor.facts.torch import TorchRuntime
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+
+HERE = Path(__file__).parent
+CUDSS = "pastes/isaac-gr00t-343-jetson-missing-lib.txt"  # "try to import torch, i get ... libcudss.so.0"
+L4T_CONTAINER = (
+    "pastes/jetson-containers-126-jetson-l4t-container-mismatch.txt"  # frames in torch/__init__.py
+)
+
+
+def diagnosed(name: str, text: str | None = None) -> PasteDiagnosis:
+    data = (HERE / name).read_bytes() if text is None else text.encode()
+    return diagnose_paste(data, name)
+
+
+def _import_failed(d: PasteDiagnosis) -> bool:
+    runtime = d.facts.torch
+    return (
+        isinstance(runtime, TorchRuntime) and runtime.outcome == "failed" and runtime.failed_stage == "import"
+    )
+
+
+def test_frames_or_words_put_torch_import_on_the_stack() -> None:
+    assert _import_failed(diagnosed(L4T_CONTAINER))
+    assert _import_failed(diagnosed(CUDSS))
+
+
+def test_words_that_say_torch_imports_do_not() -> None:
+    text = (HERE / CUDSS).read_text().replace("try to import torch", "import torch works, but run the policy")
+    d = diagnosed(CUDSS, text)
+    assert not _import_failed(d)
+    cause = d.result.cause
+    assert cause is not None and "torch's import is not what failed" in cause.finding.summary
+
+
+def test_torch_for_jetpack_6_without_cudss_gets_nvidias_cudss_package() -> None:
+    cause = diagnosed(CUDSS).result.cause
+    assert cause is not None and cause.finding.check_id == "platform.jetson"
+    assert "libcudss.so.0, which JetPack does not install" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None
+    assert fix.commands[0].argv[1].endswith("/ubuntu2204/arm64/cuda-keyring_1.1-1_all.deb")
+    assert fix.commands[-1].argv == ("sudo", "apt-get", "-y", "install", "cudss")
+    # no line of the answer asks for another torch: the build is NVIDIA's, its library is what is missing
+    assert all(
+        "--index-url" not in " ".join(c.argv)
+        for v in diagnosed(CUDSS).result.verdicts
+        if v.finding.remediation
+        for c in v.finding.remediation.commands
+    )
