@@ -144,6 +144,7 @@ NVIDIA_ONLY = (
     "torch.driver_compat",
     "torch.arch_compat",
     "gpu.topology",
+    "driver.xid_errors",  # the NVIDIA driver's kernel log: `dmesg | grep NVRM` says nothing of an AMD GPU
 )
 AMD_CHECKS = tuple(c for c in CAUSE_ORDER if c not in NVIDIA_ONLY)
 # What only a Linux machine has (a kernel module and its log, Secure Boot's module signing, nouveau, Jetson's
@@ -154,6 +155,16 @@ LINUX_ONLY = frozenset(
         "driver.xid_errors", "platform.jetson", "platform.wsl_gpu",
     }
 )  # fmt: skip
+# WSL's GPU is Windows' driver seen through /dev/dxg: no NVIDIA kernel module, no NVRM log, no Jetson
+NOT_ON_WSL = frozenset(
+    {
+        "driver.secure_boot",
+        "driver.nouveau",
+        "driver.kernel_module_build",
+        "driver.xid_errors",
+        "platform.jetson",
+    }
+)
 NVIDIA_CHECKS = tuple(c for c in CAUSE_ORDER if not c.startswith("amd."))
 TOPOLOGY = "gpu.topology"
 WHOLE_MACHINE = "gpu-doctor --json"  # everything a paste never has (PCIe, eGPU, storage, ...)
@@ -318,6 +329,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     needs = AMD_CHECKS if amd else NVIDIA_CHECKS
     if on_windows(facts):
         needs = tuple(c for c in needs if c not in LINUX_ONLY)
+    elif not isinstance(facts.os, Unavailable) and facts.os.is_wsl:
+        needs = tuple(c for c in needs if c not in NOT_ON_WSL)
     loaded = {c.spec.id: c for c in load_checks(plugins=False, only=needs).checks}
     chosen = [loaded[c] for c in needs if c in loaded]
     report = judge(facts, chosen)
@@ -359,6 +372,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_hidden_by_the_program(_answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(_nccl_log_shown(v, pasted) for v in verdicts)
+    verdicts = tuple(_no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)
     owner = _runtime_owner(pasted)
@@ -1717,6 +1731,19 @@ def _too_big_to_run(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Verdic
     )
 
 
+# the library errors whose cause is two packages' versions, which `pip check` compares
+_VERSION_CONFLICTS = frozenset({"undefined_symbol", "cudnn", "cublas"})
+
+
+def _no_pip_check_for_the_loader(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """`pip check` compares the versions packages declare: it says nothing of a library the loader cannot
+    find, a Windows DLL that does not load or a compiler too old (blind set 17), so it is no question to ask."""
+    if verdict.finding.check_id != "env.library_path" or verdict.find_out != FIND_OUT["env.library_path"]:
+        return verdict
+    kinds = {h.implies.get("error") for h in pasted.hits if h.signature.check == "env.library_path"}
+    return verdict if not kinds or kinds & _VERSION_CONFLICTS else dataclasses.replace(verdict, find_out=None)
+
+
 def _slow_between_sockets(verdict: Verdict, pasted: PastedText) -> Verdict:
     finding = slow_across_sockets(verdict.finding, pasted) if verdict.finding.check_id == TOPOLOGY else None
     if finding is None or pasted.topology is None or pasted.prose.slow is None:
@@ -1917,6 +1944,10 @@ def _about_amd(facts: Facts, pasted: PastedText) -> bool:
 def _not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     """A paste that never mentions torch is another program's error (a CUDA binary, JAX, llama.cpp): what
     settles it is nvidia-smi, not torch, and installing torch fixes nothing there."""
+    check_id = verdict.finding.check_id
+    if verdict.kind == Kind.UNKNOWN and (check_id.startswith("torch.") or check_id == "compat.data_age"):
+        # what torch would say is no question for a program without it (nvidia-smi answers none of these)
+        return dataclasses.replace(verdict, kind=Kind.NOT_APPLICABLE, missing=(), find_out=None)
     if verdict.find_out and "import torch" in verdict.find_out and not _about_amd(facts, pasted):
         verdict = dataclasses.replace(verdict, find_out="nvidia-smi")  # an AMD machine has none: torch's own
     finding = verdict.finding
