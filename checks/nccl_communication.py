@@ -204,6 +204,37 @@ def _fix(kind: str) -> tuple[str, Remediation]:
     return "NCCL failed without saying why in this output", Remediation(text=DEBUG, target=Target.SYSTEM)
 
 
+BETWEEN_MACHINES = "NCCL could not connect the machines"
+
+
+def between_machines() -> tuple[str, Remediation]:
+    """NCCL's generic failure in a job that spans machines while one machine alone works: the network between
+    them (the interface NCCL picked, InfiniBand that does not work there), not /dev/shm (pytorch/pytorch#20313:
+    two nodes failed, one node with the same code worked)."""
+    return BETWEEN_MACHINES, Remediation(
+        text="Across machines NCCL also needs a path between them, and that is what fails when one machine "
+        "alone runs the same job: NCCL picked an interface the other node cannot reach (docker0, a VPN, a second "
+        "network card), or InfiniBand that does not work between them. Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on (the one "
+        "holding the address MASTER_ADDR points to) on every node, and NCCL_IB_DISABLE=1 where InfiniBand is "
+        "absent or down; NCCL_DEBUG=INFO prints the interface and transport each rank chose (its NET lines).",
+        commands=(
+            Command(("ip", "-brief", "address"), note="each interface and its address, on every node"),
+            Command(
+                (
+                    "env",
+                    "NCCL_SOCKET_IFNAME=IFACE",
+                    "NCCL_DEBUG=INFO",
+                    "NCCL_DEBUG_SUBSYS=INIT,NET",
+                    "PROGRAM",
+                ),
+                note="IFACE: that interface (eth0, ens5, ib0); PROGRAM: the failing launch, on every node",
+                runs_here=False,
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def _under_wsl(facts: Facts) -> bool:
     return not isinstance(facts.os, Unavailable) and facts.os.is_wsl
 

@@ -156,6 +156,21 @@ _QUANTIZED = lazy(
     re.IGNORECASE,
 )
 # GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
+# the machine was updated before it broke: "after recent ubuntu update", "ran some updates", "apt upgrade"
+# (not an update of torch or another package: those are pip's)
+_UPDATED = lazy(
+    r"\bafter[ \t]+(?:an?[ \t]+|the[ \t]+|my[ \t]+|some[ \t]+)?(?:recent[ \t]+)?"
+    r"(?:ubuntu|system|apt|os|driver|kernel|nvidia|security|software)[ \t]+(?:update|upgrade)s?\b"
+    r"|\bran[ \t]+(?:some[ \t]+)?updates?[ \t]+(?:in|on)[ \t]+(?:ubuntu|linux|debian|the system)\b"
+    r"|\bapt(?:-get)?[ \t]+(?:dist-|full-)?upgrade\b|\bsystem[ \t]+(?:update|upgrade)[ \t]+(?:broke|yesterday)",
+    re.IGNORECASE,
+)
+# the job spans machines and one of them alone works: "works on 1 node", "single node is fine", "two nodes"
+_ACROSS_NODES = lazy(
+    r"\b(?:multi-?node|multiple[ \t]+(?:nodes|machines|servers)|(?:two|2|several)[ \t]+(?:nodes|machines|servers)"
+    r"|across[ \t]+(?:nodes|machines)|--nnodes[= ]?[2-9]|nnodes[ \t]*=[ \t]*[2-9])",
+    re.IGNORECASE,
+)
 # the person finds work between GPUs slow: what a pasted topology matrix may explain
 _SLOW = lazy(
     r"\b(?:slow(?:er|ly|s|down)?|performance|bandwidth|throughput|(?:inference|training)[ \t]+speed|bottleneck|"
@@ -355,6 +370,8 @@ class ProseFacts:
     trains_model: Said | None = None  # a model fully fine-tuned, by its size in billions ("7"), and where
     memory_asked: bool = False  # the words are about GPU memory
     slow: int | None = None  # the line that says the work is slow (or its bandwidth, its performance)
+    updated: int | None = None  # the line that says the system or its driver was updated before it broke
+    across_nodes: int | None = None  # the line that says the job spans several machines
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -560,6 +577,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
         runs_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
     slow = _SLOW.search(text, 0, MAX_CHARS)
+    updated = _UPDATED.search(text, 0, MAX_CHARS) if "updat" in lowered or "upgrad" in lowered else None
+    nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
         driver=_one(drivers),
@@ -587,6 +606,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         runs_model=runs_model,
         memory_asked=memory_asked,
         slow=line_of(slow) if slow is not None else None,
+        updated=line_of(updated) if updated is not None else None,
+        across_nodes=line_of(nodes) if nodes is not None else None,
     )
 
 

@@ -746,6 +746,18 @@ _CONTINUED = ("\\", "`", "^")
 MAX_CONTINUED = 60  # lines of one command: a longer run of continuations is not one person's command
 
 
+# docker compose's log lines: the service's container name ("worker_1" in compose 1, "worker-1" in 2), a bar
+_COMPOSE_LOG = lazy(r"^\s*(?P<service>[a-z0-9][\w.-]*[-_]\d+)\s+\|(?:\s|$)")
+COMPOSE_LOG_LINES = 3  # one line of that shape could be a table's
+
+
 def container_shell_line(lines: list[str]) -> int | None:
-    """The first line that shows the commands ran in a container."""
-    return next((n for n, raw in enumerate(lines, start=1) if _CONTAINER_SHELL.search(raw)), None)
+    """The first line that shows the commands ran in a container: its shell, or docker compose's log lines."""
+    shell = next((n for n, raw in enumerate(lines, start=1) if _CONTAINER_SHELL.search(raw)), None)
+    services: dict[str, list[int]] = {}
+    for number, raw in enumerate(lines, start=1):
+        logged = _COMPOSE_LOG.match(raw)
+        if logged is not None:
+            services.setdefault(logged["service"], []).append(number)
+    compose = min((n[0] for n in services.values() if len(n) >= COMPOSE_LOG_LINES), default=None)
+    return min((n for n in (shell, compose) if n is not None), default=None)

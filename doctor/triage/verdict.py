@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
-from torch_gpu_doctor.checks.nccl_communication import CUSTOM_ALL_REDUCE
+from torch_gpu_doctor.checks.nccl_communication import CUSTOM_ALL_REDUCE, between_machines
 from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
@@ -373,6 +373,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(_nccl_log_shown(v, pasted) for v in verdicts)
     verdicts = tuple(_no_pip_check_for_the_loader(v, pasted) for v in verdicts)
+    if pasted.prose.across_nodes is not None:  # "works on 1 node": the network between the machines
+        verdicts = tuple(_across_machines(v, facts, pasted.prose.across_nodes) for v in verdicts)
+    if pasted.prose.updated is not None and not _in_container(pasted):  # "after recent ubuntu update"
+        verdicts = tuple(_updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
     verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
     verdicts = tuple(_rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)
     owner = _runtime_owner(pasted)
@@ -1728,6 +1732,47 @@ def _too_big_to_run(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Verdic
         if v is oom
         else v
         for v in verdicts
+    )
+
+
+def _across_machines(verdict: Verdict, facts: Facts, line: int) -> Verdict:
+    """NCCL's unexplained failure ("unhandled system error") in a job said to span machines: the connection
+    between them comes before /dev/shm, which one machine alone would have hit too (blind set 17)."""
+    errors = facts.reported_errors
+    kinds = {e.kind for e in errors} if not isinstance(errors, Unavailable) else set()
+    if verdict.finding.check_id != "nccl.communication" or verdict.kind != Kind.PROBLEM:
+        return verdict
+    if not kinds & {"nccl_system", "nccl"} or kinds & {"nccl_shm", "nccl_shm_permission", "nccl_shm_attach"}:
+        return verdict
+    cause, fix = between_machines()
+    finding = dataclasses.replace(
+        verdict.finding, summary=f"{cause}: the job spans several machines (line {line}).", remediation=fix
+    )
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
+    )
+
+
+def _updated_then_804(verdict: Verdict, pasted: PastedText, line: int) -> Verdict:
+    """Error 804 right after the system was updated, outside a container: the driver's packages moved on while
+    the old kernel module still runs (blind set 17: "after recent ubuntu update"); a reboot loads the new one."""
+    if verdict.finding.check_id != "torch.cuda_init" or not any(
+        h.signature.id.startswith("forward_compat_804") for h in pasted.hits
+    ):
+        return verdict
+    finding = dataclasses.replace(
+        verdict.finding,
+        summary=(
+            f"CUDA fails with error 804 since the system was updated (line {line}): the driver's libraries were "
+            "upgraded while the old kernel module still runs."
+        ),
+        remediation=reload_after_upgrade(),
+    )
+    return dataclasses.replace(
+        verdict,
+        finding=finding,
+        find_out="cat /proc/driver/nvidia/version   # the module that runs, against the driver installed",
+        lines=tuple(sorted({*verdict.lines, line})),
     )
 
 

@@ -662,3 +662,56 @@ def test_a_cuda_torch_pip_shows_beside_the_cpu_one_the_program_runs_is_two_pytho
     assert fix is not None
     assert ("sys.executable" in " ".join(fix.commands[0].argv)) is probe_first
     assert cause is not None and cause.finding.summary.startswith("Two Pythons") is probe_first
+
+
+# blind set 17: a clue in the paste picks the branch of a many-branched error
+
+
+def test_error_804_after_a_system_update_is_a_module_still_running() -> None:
+    d = diagnosed("pytorch-40671-cuda-804-forward-compat.txt")  # "after recent ubuntu update"
+    assert d.pasted.prose.updated == 3
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.startswith(
+        "CUDA fails with error 804 since the system"
+    )
+    assert first_commands(d)[0] == "systemctl reboot"
+    inside = (PASTES / "pytorch-40671-cuda-804-forward-compat.txt").read_text()
+    in_docker = diagnose_paste(("I run it in a docker container.\n" + inside).encode(), "in-docker.txt")
+    container = in_docker.result.cause  # a container's 804 is its image's CUDA, not a reboot the host missed
+    assert container is not None and "since the system was updated" not in container.finding.summary
+
+
+def test_a_pip_upgrade_is_not_a_system_update() -> None:
+    assert read_prose(["after the torch upgrade it fails", "pip install --upgrade torch"]).updated is None
+    assert read_prose(["It broke after sudo apt upgrade last night"]).updated == 1
+
+
+def test_nccl_failing_across_machines_is_the_network_between_them() -> None:
+    d = diagnosed("pytorch-20313-nccl-unhandled-system-error.txt")  # 2 nodes fail, 1 node works
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.startswith("NCCL could not connect the machines")
+    assert first_commands(d)[0] == "ip -brief address"
+    assert "NCCL_SOCKET_IFNAME=IFACE" in first_commands(d)[1]
+    one = diagnose_paste(
+        (PASTES / "pytorch-20313-nccl-unhandled-system-error.txt")
+        .read_text()
+        .replace("2 nodes", "4 GPUs")
+        .replace("inside 1 nodes", "with 1 GPU")
+        .replace("both node", "the machine")
+        .encode(),
+        "one-node.txt",
+    )
+    assert one.pasted.prose.across_nodes is None
+    stays = one.result.cause
+    assert stays is not None and not stays.finding.summary.startswith("NCCL could not connect the machines")
+
+
+def test_docker_compose_log_lines_put_the_program_in_a_container() -> None:
+    d = diagnosed("cosmos-169-docker-no-gpu-runtime.txt")  # "detect_worker_1  | Found no NVIDIA driver"
+    assert d.pasted.container_line == 3
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.startswith(
+        "No NVIDIA driver answers inside this container"
+    )
+    fix = cause.finding.remediation
+    assert fix is not None and "Docker Compose" in fix.text
