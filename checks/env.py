@@ -7,6 +7,7 @@ import re
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
+from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu
 from torch_gpu_doctor.fixes.jetson import cudss_fix, jetson_torch_remediation
 from torch_gpu_doctor.fixes.library_path import (
     ctranslate2_cublas_fix,
@@ -181,17 +182,7 @@ def cuda_visible_devices(facts: Facts) -> Finding:
             f"The program asked CUDA for a GPU that it does not see ({wrong[0].where}).",
             details=wrong[0].means,
             evidence=reported_evidence(wrong),
-            remediation=Remediation(
-                text="Compare the GPU index the program uses (or CUDA_VISIBLE_DEVICES, a `--gpus` or `device=` "
-                "setting) with the GPUs that exist: indices count from 0 within CUDA_VISIBLE_DEVICES, and a MIG "
-                "instance is addressed by its MIG-... UUID. Unset CUDA_VISIBLE_DEVICES or list existing ones.",
-                commands=(
-                    Command(
-                        ("nvidia-smi", "-L"), note="the GPUs (and MIG instances) that exist, with their UUIDs"
-                    ),
-                ),
-                target=Target.SYSTEM,
-            ),
+            remediation=asked_for_a_missing_gpu(),
         )
     usable = [g for g in facts.nvidia_gpus if g.nvml_index is not None]
     if value is None:

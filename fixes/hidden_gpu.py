@@ -4,11 +4,13 @@ Replacing a CUDA build with the CPU wheel is the right advice for a machine with
 when the GPU is only hidden: an eGPU enclosure that is not authorized (or whose firmware forbids PCIe
 tunnels) shows no PCI device at all; WSL2 and containers reach the GPU through the driver, not the PCI bus.
 The fix there is the enclosure, the Windows driver or the run flag (see egpu.*, platform.*), not torch.
+Likewise a program that asks for a GPU index it does not see needs its index or its visible list changed.
 """
 
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
 
@@ -31,3 +33,17 @@ def hidden_gpu_reason(facts: Facts) -> str | None:
         if os_facts.container is not None:
             return f"a {os_facts.container} container sees a GPU only when it is passed in"
     return None
+
+
+def asked_for_a_missing_gpu() -> Remediation:
+    """A program that asked CUDA for a device index it does not see ("invalid device ordinal")."""
+    return Remediation(
+        text="Compare the GPU index the program uses (or CUDA_VISIBLE_DEVICES, a `--gpus` or `device=` setting, "
+        "a launcher's GPUs-per-node count) with the GPUs that exist: indices count from 0 within "
+        "CUDA_VISIBLE_DEVICES, and a MIG instance is addressed by its MIG-... UUID. Unset CUDA_VISIBLE_DEVICES "
+        "or list existing ones, and start as many processes per node as GPUs are visible.",
+        commands=(
+            Command(("nvidia-smi", "-L"), note="the GPUs (and MIG instances) that exist, with their UUIDs"),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -76,6 +76,7 @@ class SmiOutput:
     cuda_version: str | None  # "CUDA Version" in nvidia-smi's header: the newest CUDA the driver supports
     gpus: tuple[SmiGpu, ...]
     lines: tuple[int, ...]  # the line numbers read (1-based)
+    cut: int | None = None  # the last GPU row, where the paste stops inside the table: more GPUs may follow
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
     gpus: list[SmiGpu] = []
     q_name: str | None = None
     q_bus: str | None = None
+    gpu_rows: list[int] = []
     for number, raw in enumerate(lines, start=1):
         line = _cells(raw)
         head = _SMI_HEAD.search(line)
@@ -108,6 +110,7 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
         if row is not None:
             gpus.append(SmiGpu(int(row["index"]), row["name"].strip(), row["bus"]))
             used.append(number)
+            gpu_rows.append(number)
             continue
         memory = _SMI_MEMORY.search(line)
         if memory is not None and gpus and gpus[-1].memory_total_mib is None and number - 1 in used:
@@ -138,7 +141,7 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
         gpus.append(SmiGpu(None, q_name, None))
     if driver is None and not gpus:
         return None
-    return SmiOutput(driver, cuda, tuple(gpus), tuple(used))
+    return SmiOutput(driver, cuda, tuple(gpus), tuple(used), _cut_after(lines, gpu_rows))
 
 
 # `nvidia-smi topo -m`: a header naming the devices (GPU0 GPU1 ... NIC0 ..., then "CPU Affinity" and, since
@@ -211,6 +214,16 @@ def _topology_rows(lines: list[str], head: int, devices: list[str], has_numa: bo
     rows = len(used) - 1
     complete = rows == sum(1 for d in devices if d.startswith("GPU"))
     return TopologyShown(tuple(shown), cells, numa, cpus, tuple(used), complete)
+
+
+def _cut_after(lines: list[str], gpu_rows: list[int]) -> int | None:
+    """The last GPU row when no border closes its block: the paste (or the thread's excerpt) stops inside the
+    table, and the GPUs after it are not shown. Each block is two or three rows, then a `+---` border."""
+    if not gpu_rows:
+        return None
+    last = gpu_rows[-1]
+    after = [_cells(line) for line in lines[last : last + 4]]
+    return None if any(a.startswith(("+-", "|=", "+=")) for a in after) else last
 
 
 _PIP_LIST_COMMAND = lazy(r"(?:^|[$#>%]\s*)(?:python3?\s+-m\s+)?pip3?\s+list\b")

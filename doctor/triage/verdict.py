@@ -36,6 +36,7 @@ from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kub
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
+from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
@@ -373,6 +374,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(_nccl_log_shown(v, pasted) for v in verdicts)
     verdicts = tuple(_no_pip_check_for_the_loader(v, pasted) for v in verdicts)
+    if pasted.smi is not None and pasted.smi.cut is not None:  # the table stops inside a GPU's block
+        verdicts = tuple(_gpus_past_the_cut(v, pasted.smi.cut) for v in verdicts)
     if pasted.prose.across_nodes is not None:  # "works on 1 node": the network between the machines
         verdicts = tuple(_across_machines(v, facts, pasted.prose.across_nodes) for v in verdicts)
     if pasted.prose.updated is not None and not _in_container(pasted):  # "after recent ubuntu update"
@@ -1732,6 +1735,23 @@ def _too_big_to_run(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Verdic
         if v is oom
         else v
         for v in verdicts
+    )
+
+
+def _gpus_past_the_cut(verdict: Verdict, cut: int) -> Verdict:
+    """An index past the GPUs of an nvidia-smi table cut after its row `cut` may well exist (blind set 17: "'1'
+    is not a GPU index (0-0)" read from a table cut after GPU 0): what is known is only that the program asked
+    CUDA for one it does not see."""
+    finding = verdict.finding
+    if finding.check_id != "env.cuda_visible_devices" or "is not a GPU index" not in finding.summary:
+        return verdict
+    summary = (
+        f"The program asked CUDA for a GPU it does not see; the paste's nvidia-smi table stops after the GPU on "
+        f"line {cut}, so how many GPUs the machine has is not shown."
+    )
+    finding = dataclasses.replace(finding, summary=summary, remediation=asked_for_a_missing_gpu())
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, cut}))
     )
 
 

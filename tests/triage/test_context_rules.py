@@ -13,7 +13,7 @@ from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.triage.render import render_text
-from torch_gpu_doctor.triage.tool_output import parse_session
+from torch_gpu_doctor.triage.tool_output import parse_nvidia_smi, parse_session
 from torch_gpu_doctor.triage.verdict import Kind
 
 PASTES = Path(__file__).parent / "pastes"
@@ -715,3 +715,22 @@ def test_docker_compose_log_lines_put_the_program_in_a_container() -> None:
     )
     fix = cause.finding.remediation
     assert fix is not None and "Docker Compose" in fix.text
+
+
+def test_an_nvidia_smi_table_cut_inside_gives_no_gpu_count() -> None:
+    """The thread's excerpt stops after GPU 0's row: GPU 1 may exist, so "'1' is not a GPU index" is not
+    known, only that the program asked for a GPU it does not see (its launcher started 8 ranks)."""
+    d = diagnosed("minicpm-v-356-cuda-visible-devices-ordinal.txt")
+    assert d.pasted.smi is not None and d.pasted.smi.cut == 26
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "env.cuda_visible_devices"
+    assert cause.finding.summary.startswith("The program asked CUDA for a GPU it does not see")
+    assert "is not a GPU index" not in cause.finding.summary
+    # a value that hides every GPU is wrong whatever the table hides
+    hidden = diagnosed("examples-115-cuda-visible-devices-2-single-gpu.txt")
+    assert hidden.pasted.smi is not None and hidden.pasted.smi.cut is not None
+    kept = hidden.result.cause
+    assert kept is not None and kept.finding.summary == "CUDA_VISIBLE_DEVICES='2' hides every GPU from torch."
+    cut = (HERE / "pastes" / "minicpm-v-356-cuda-visible-devices-ordinal.txt").read_text().split("\n")
+    whole = parse_nvidia_smi([*cut, "+----+"])
+    assert whole is not None and whole.cut is None
