@@ -182,12 +182,19 @@ def _fix(kind: str) -> tuple[str, Remediation]:
             "a collective waited for the whole timeout: one rank stalled or took another path",
             Remediation(
                 text="One rank never reached the collective: find which (the ranks missing from the timeout lines, "
-                "or py-spy dump on the stuck processes), then why: an Xid or ECC error on its GPU (`dmesg`), a data "
-                "loader that stalled, uneven batches or a branch only some ranks take. Run with NCCL_DEBUG=INFO and "
-                "TORCH_NCCL_TRACE_BUFFER_SIZE=1000 for the flight recorder. Raise the timeout only when a step is "
-                "legitimately that slow.",
+                "or py-spy dump on the stuck processes), then why: a branch or an evaluation only some ranks run, "
+                "uneven batches, a data loader that stalled, or an Xid or ECC error on its GPU (`dmesg`). "
+                "TORCH_DISTRIBUTED_DEBUG=DETAIL reports collectives the ranks called out of step, and NCCL_DEBUG=INFO "
+                "with TORCH_NCCL_TRACE_BUFFER_SIZE=1000 keeps the flight recorder. Raise the timeout only when a "
+                "step is legitimately that slow.",
                 commands=(
+                    # after the watchdog the processes are gone: the kernel log still has a GPU's fault
                     Command(("sudo", "dmesg", "--level=err,warn"), note="Xid or ECC errors on the stuck GPU"),
+                    Command(
+                        ("py-spy", "dump", "--pid", "PID"),
+                        note="next time it hangs, for each rank's PID: the one not inside the collective is stuck",
+                        runs_here=False,
+                    ),
                 ),
                 target=Target.SYSTEM,
             ),

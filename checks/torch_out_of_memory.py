@@ -8,6 +8,7 @@ from torch_gpu_doctor.checks.support.signatures import reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.out_of_memory import (
+    first_allocation,
     fragmented,
     holder,
     kv_cache,
@@ -203,6 +204,12 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
             f"{_gib(n.free)} was free, far more than the {_gib(n.tried)} asked for: the memory is there, not in "
             "one piece"
         ), fragmented()
+    if n.total and n.free is not None and used_by_torch == 0:  # nothing allocated yet: the first step failed
+        outside = n.total - n.free
+        return (
+            f"its first allocation failed: the program holds nothing yet, and {_gib(n.free)} of the GPU's "
+            f"{_gib(n.total)} was free ({_gib(outside)} held outside it)"
+        ), first_allocation(_gib(n.free), _gib(outside))
     if (
         n.total and n.tried and n.free is not None and n.tried > 0.25 * n.total
     ):  # one request a large part of it

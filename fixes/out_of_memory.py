@@ -57,6 +57,19 @@ def one_large_input(tried: str) -> Remediation:
     )
 
 
+def first_allocation(free: str, outside: str) -> Remediation:
+    """Out of memory with nothing allocated by PyTorch yet: the program's first step (loading the model, mostly)
+    needs more than the GPU has free, so no smaller input helps (blind set 17: an app on a 4 GiB card)."""
+    return Remediation(
+        text=f"The program had allocated nothing when it failed: its first step, loading the model as a rule, "
+        f"needs more than the {free} that was free, so a smaller input or batch does not help. Run it in its "
+        "low-memory or offloading mode (ComfyUI and web UIs: --lowvram; diffusers: enable_model_cpu_offload(); "
+        'transformers: device_map="auto"), with a smaller, 16-bit or quantized model, on the CPU, or on a GPU '
+        f"with more memory; closing what holds the {outside} outside it gives that much more.",
+        target=Target.PYTHON_ENV,
+    )
+
+
 def too_big_beside_a_share(outside: str) -> Remediation:
     """The program holds most of a small GPU and about a gigabyte is held outside it: its own CUDA context and,
     on Windows and WSL2, the desktop and other programs, which the program cannot have."""

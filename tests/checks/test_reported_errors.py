@@ -81,6 +81,8 @@ def test_a_process_line_that_is_this_program_in_a_container_is_not_another_holde
         ("semantic-segmentation-pytorch-151-oom", "it asked for 4.46 GiB at once", None),
         # 1.04 GiB of a 6 GiB card outside the program: its context and the desktop, not its to free
         ("pytorch-67971-oom-cuda-context", "1.04 GiB is held outside it", None),
+        # "0 bytes is allocated by PyTorch" on a 4 GiB card: loading the model failed (blind set 17)
+        ("ootdiffusion-167-out-of-memory", "its first allocation failed", None),
     ],
 )
 def test_out_of_memory_names_whose_memory_it_was(
@@ -94,6 +96,8 @@ def test_out_of_memory_names_whose_memory_it_was(
         assert "expandable_segments:True" in f.remediation.text
     if "KV cache" in cause:
         assert "--gpu-memory-utilization" in f.remediation.text
+    elif "first allocation" in cause:  # nothing held yet: no smaller input helps
+        assert "does not help" in f.remediation.text and "--lowvram" in f.remediation.text
     elif "at once" in cause:  # one allocation: the input, not the model
         assert f.remediation.text.startswith("One allocation of") and "image size" in f.remediation.text
     elif "held outside" in cause:
