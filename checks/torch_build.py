@@ -380,7 +380,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
             f"torch {_shown(packages)}has no kernels for this GPU's architecture: CUDA said so ({said[0].where}).",
             details=said[0].means,
             evidence=reported_evidence(said),
-            remediation=_for_this_gpu(),
+            remediation=_for_this_gpu(facts),
         )
     if not gpus:
         return Finding(cid, Status.SKIP, "No NVIDIA GPU with a known compute capability.")
@@ -628,13 +628,32 @@ def _shown(packages: TorchPackages | Unavailable) -> str:
     return f"{packages.version} "
 
 
-def _for_this_gpu() -> Remediation:
+# torch's own answer: the GPU, its compute capability and the architectures this build has kernels for. A
+# "no kernel image" error comes after CUDA started, so torch can say it; nvidia-smi's compute_cap field is
+# missing before driver 510 (blind set 17: a 2020 report told to query it)
+ARCH_QUESTION = (
+    "import torch; print(torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0), "
+    "torch.cuda.get_arch_list())"
+)
+
+
+def _for_this_gpu(facts: Facts) -> Remediation:
+    if isinstance(facts.torch_packages, Unavailable):  # no torch shown (an app of its own): the driver says
+        return Remediation(
+            text="Install a build whose compiled architectures include this GPU's compute capability. "
+            "`nvidia-smi --query-gpu=name,compute_cap --format=csv` names the GPU and its capability (drivers "
+            "510 and newer; `nvidia-smi -L` names the GPU on older ones); gpu-doctor on that machine picks the "
+            "build and prints its pip command.",
+            commands=(Command(("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv")),),
+            target=Target.SYSTEM,
+        )
     return Remediation(
-        text="Install a torch build whose compiled architectures include this GPU's compute capability. "
-        "`nvidia-smi --query-gpu=name,compute_cap --format=csv` names the GPU and its capability; gpu-doctor "
-        "on that machine picks the build and prints its pip command.",
-        commands=(Command(("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv")),),
-        target=Target.SYSTEM,
+        text="Install a torch build whose compiled architectures include this GPU's compute capability: the "
+        "command below prints the GPU, its capability and the architectures the installed build has. Then "
+        "rebuild what was compiled against the old torch (detectron2, mmcv, custom ops); gpu-doctor on that "
+        "machine picks the build and prints its pip command.",
+        commands=(Command((python_command(facts), "-c", ARCH_QUESTION)),),
+        target=Target.PYTHON_ENV,
     )
 
 
