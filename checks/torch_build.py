@@ -16,6 +16,7 @@ from torch_gpu_doctor.facts.torch import TorchPackages
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.jetson import jetson_torch_remediation, openblas_core_type_fix
+from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.target import on_windows, python_command, target_platform
 from torch_gpu_doctor.fixes.torch_wheel import (
     driver_remediation,
@@ -429,15 +430,28 @@ def torch_arch_compat(facts: Facts) -> Finding:
             evidence=evidence,
             remediation=_install_fix(facts),
         )
-    if said:  # the architectures cover it on paper (PTX, say), yet an operation found no kernel: it happened
+    if said:  # torch's architectures cover the GPU, yet an operation found no kernel
+        cc = str(gpus[0].compute_capability)
+        if not any(cubin_runs_on(a, cc, data.device_rule) for a in arch if a.startswith("sm_")):
+            # only PTX reaches it: kernels written for an architecture (cutlass attention) have nothing to run
+            return Finding(
+                cid,
+                Status.FAIL,
+                f"An operation of torch {_shown(packages)}has no kernel for {gpu_label(gpus[0])} (compute "
+                f"capability {cc}): its architectures ({' '.join(arch)}) reach it only through PTX.",
+                details=said[0].means,
+                evidence=(*evidence, *reported_evidence(said)),
+                remediation=_install_fix(facts),
+            )
         return Finding(
             cid,
             Status.FAIL,
-            f"An operation of torch {_shown(packages)}has no kernel for {gpu_label(gpus[0])} (compute capability "
-            f"{gpus[0].compute_capability}), although its architectures ({' '.join(arch)}) suggest it would.",
+            f"An operation found no kernel for {gpu_label(gpus[0])} (compute capability {cc}), although torch "
+            f"{_shown(packages)}has kernels for it ({' '.join(arch)}): the kernel that is missing is in a compiled "
+            f"extension the program loads, not in torch.",
             details=said[0].means,
             evidence=(*evidence, *reported_evidence(said)),
-            remediation=_install_fix(facts),
+            remediation=extension_arch_fix(EXTENSION_IN_TRACEBACK, cc),
         )
     if warned:  # torch itself warns: a cubin of the same major runs (cosmetic), PTX alone does not count
         ptx_only = [
@@ -628,6 +642,9 @@ def _shown(packages: TorchPackages | Unavailable) -> str:
     return f"{packages.version} "
 
 
+EXTENSION_IN_TRACEBACK = (
+    "the compiled extension the traceback names (the program's own ops, flash-attn, xformers)"
+)
 # torch's own answer: the GPU, its compute capability and the architectures this build has kernels for. A
 # "no kernel image" error comes after CUDA started, so torch can say it; nvidia-smi's compute_cap field is
 # missing before driver 510 (blind set 17: a 2020 report told to query it)

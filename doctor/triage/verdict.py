@@ -1062,6 +1062,20 @@ def _engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
     if floor is not None and capabilities and all(cc is not None and cc < floor for cc in capabilities):
         fix = program_floor_fix(name, floor)
         return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+    if finding.summary.endswith("not in torch."):  # torch has the GPU's kernels: the engine's own lack them
+        cc = next((str(g.compute_capability) for g in facts.nvidia_gpus), "X.Y")
+        fix = Remediation(
+            text=f"torch has kernels for this GPU; {name}'s own compiled kernels (its _C extension, its attention "
+            f"and MoE kernels) were built without compute capability {cc}. Install {name}'s release built for it "
+            f"(its newest, on the CUDA its torch uses), or build {name} from source with TORCH_CUDA_ARCH_LIST={cc}; "
+            "reinstalling torch changes nothing.",
+            commands=(
+                Command(("python", "-m", "pip", "install", "--upgrade", engine), note=f"{name}'s newest"),
+            ),
+            needs_network=True,
+            target=Target.PYTHON_ENV,
+        )
+        return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
     if not _installs_torch(finding.remediation):
         return verdict
     fix = Remediation(

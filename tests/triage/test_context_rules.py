@@ -734,3 +734,19 @@ def test_an_nvidia_smi_table_cut_inside_gives_no_gpu_count() -> None:
     cut = (HERE / "pastes" / "minicpm-v-356-cuda-visible-devices-ordinal.txt").read_text().split("\n")
     whole = parse_nvidia_smi([*cut, "+----+"])
     assert whole is not None and whole.cut is None
+
+
+def test_no_kernel_although_torch_has_the_gpus_cubin_is_an_extensions_gap() -> None:
+    """torch 2.7.0+cu128 lists sm_120 and an RTX 5090 D found no kernel: the gap is a compiled extension, and
+    reinstalling the same torch is no fix (blind set 17). A source build whose list reaches sm_86 only through
+    PTX (compute_75) is torch's own gap."""
+    covered = diagnosed("vllm-19018-no-kernel-image-sm120.txt").result.cause
+    assert covered is not None and covered.finding.summary.endswith(
+        "in a compiled extension the program loads, not in torch."
+    )
+    assert covered.finding.remediation is not None
+    assert "TORCH_CUDA_ARCH_LIST=12.0" in covered.finding.remediation.text
+    assert not any("install" in c.argv for c in covered.finding.remediation.commands)
+    ptx = diagnosed("kaggle-docker-1411-rtx3070-sm86-fmha-fatal.txt").result.cause
+    assert ptx is not None and ptx.finding.summary.endswith("reach it only through PTX.")
+    assert ptx.finding.remediation is not None and "install" in ptx.finding.remediation.commands[0].argv
