@@ -747,6 +747,20 @@ def test_no_kernel_although_torch_has_the_gpus_cubin_is_an_extensions_gap() -> N
     assert covered.finding.remediation is not None
     assert "TORCH_CUDA_ARCH_LIST=12.0" in covered.finding.remediation.text
     assert not any("install" in c.argv for c in covered.finding.remediation.commands)
+    text = (PASTES / "vllm-19018-no-kernel-image-sm120.txt").read_text() + "\nvLLM Version: 0.9.0\n"
+    engine = diagnose_paste(text.encode(), "with-vllm.txt").result.cause  # vLLM's collect_env names itself
+    assert engine is not None and engine.finding.remediation is not None
+    assert engine.finding.remediation.text.startswith(
+        "torch has kernels for this GPU; vLLM's own compiled kernels"
+    )
+    assert engine.finding.remediation.commands[0].argv == (
+        "python",
+        "-m",
+        "pip",
+        "install",
+        "--upgrade",
+        "vllm",
+    )
     ptx = diagnosed("kaggle-docker-1411-rtx3070-sm86-fmha-fatal.txt").result.cause
     assert ptx is not None and ptx.finding.summary.endswith("reach it only through PTX.")
     assert ptx.finding.remediation is not None and "install" in ptx.finding.remediation.commands[0].argv
