@@ -412,6 +412,21 @@ def amd_gfx_target(facts: Facts) -> Finding:
             if named is not None
             else gfx_target_fix(),
         )
+    failed = reported(facts, "rocm_hip_error")
+    named = _named_gfx(facts, []) if failed else None
+    if named is not None and named[0] not in TORCH_WHEEL_TARGETS and override_for(named[1]) is not None:
+        # any HIP call can fail on a target the wheels lack: the sibling's kernels are the usual way out
+        override = override_for(named[1])
+        assert override is not None
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"ROCm's torch wheels have no kernels for {named[0]}, this GPU's gfx target, the usual reason for a "
+            f"HIP error on it ({failed[0].where}).",
+            details=failed[0].means,
+            evidence=reported_evidence(failed),
+            remediation=_override_fix(named[0], override),
+        )
     skip = not_applicable(facts, cid)
     if skip is not None:
         return skip

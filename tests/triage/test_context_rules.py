@@ -764,3 +764,18 @@ def test_no_kernel_although_torch_has_the_gpus_cubin_is_an_extensions_gap() -> N
     ptx = diagnosed("kaggle-docker-1411-rtx3070-sm86-fmha-fatal.txt").result.cause
     assert ptx is not None and ptx.finding.summary.endswith("reach it only through PTX.")
     assert ptx.finding.remediation is not None and "install" in ptx.finding.remediation.commands[0].argv
+
+
+def test_a_hip_error_on_a_card_the_rocm_wheels_lack_is_its_gfx_target() -> None:
+    """RX 6700 XT (gfx1031) with torch 2.1.2+rocm5.6 and "HIP error: the operation cannot be performed in the
+    present state" (blind set 17): the wheels have gfx1030's kernels, and the override is the usual way out.
+    The same error on a card the wheels include is not blamed on its target."""
+    name = "invokeai-5738-rocm-version-mismatch.txt"
+    cause = diagnosed(name).result.cause
+    assert cause is not None and cause.finding.check_id == "amd.gfx_target"
+    assert cause.finding.summary.startswith("ROCm's torch wheels have no kernels for gfx1031")
+    assert first_commands(diagnosed(name))[0].startswith("env HSA_OVERRIDE_GFX_VERSION=10.3.0")
+    text = (PASTES / name).read_text().replace("RX 6700 XT", "RX 7900 XTX")
+    supported = diagnose_paste(text.encode(), "rx7900.txt").result
+    gfx = next(v for v in supported.verdicts if v.finding.check_id == "amd.gfx_target")
+    assert "no kernels for gfx" not in gfx.finding.summary
