@@ -86,6 +86,30 @@ def mismatch_after_reboot() -> Remediation:
     )
 
 
+def gpu_lost_again(line: int) -> Remediation:
+    """A GPU that dropped off the bus again, or on a second card too: another reboot will not stop it, and a
+    fault shared by the cards is the machine's, power first (blind set 17: two RTX 3090s in a cold room)."""
+    return Remediation(
+        text=f"It came back (line {line} of the paste), so a reboot only buys time. A GPU that drops off the bus "
+        "under load on more than one card points first at power: the supply's capacity and its load spikes "
+        "(an RTX 3090 peaks well above its 350 W rating), shared or daisy-chained PCIe power cables, risers. "
+        "Cap the cards' power while testing; if it stops, the supply is the cause. Then the memory's "
+        "temperature, a reseat, and last the card itself; the kernel log's Xid 79 and PCIe (AER) lines say "
+        "when and which GPU.",
+        commands=(
+            Command(
+                ("sudo", "nvidia-smi", "-pl", "WATTS"),
+                note="WATTS: well below the card's limit (250 for an RTX 3090); does it still happen?",
+                runs_here=False,
+            ),
+            Command(
+                ("sudo", "dmesg", "--level=err,warn"), note="Xid 79 and PCIe errors, with the GPU's bus id"
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def gpu_lost() -> Remediation:
     return Remediation(
         text="Reboot; if it happens again check power cables, risers and temperatures (kernel log: Xid 79).",

@@ -171,6 +171,13 @@ _ACROSS_NODES = lazy(
     r"|across[ \t]+(?:nodes|machines)|--nnodes[= ]?[2-9]|nnodes[ \t]*=[ \t]*[2-9])",
     re.IGNORECASE,
 )
+# the failure came back, or came on another card too: "happened again", "both cards", "又停了", "两张3090"
+_RECURS = lazy(
+    r"\b(?:happen(?:s|ed)?[ \t]+again|again[ \t]+and[ \t]+again|keeps?[ \t]+(?:happening|crashing|dropping)|"
+    r"both[ \t]+(?:gpus|cards)|(?:the[ \t]+)?other[ \t]+(?:gpu|card)[ \t]+(?:too|as[ \t]+well)|"
+    r"on[ \t]+(?:every|each)[ \t]+(?:gpu|card))\b|又(?:停|挂|掉|出现)|再次出现|两张\S{0,6}卡|两张\d{4}",
+    re.IGNORECASE,
+)
 # the person finds work between GPUs slow: what a pasted topology matrix may explain
 _SLOW = lazy(
     r"\b(?:slow(?:er|ly|s|down)?|performance|bandwidth|throughput|(?:inference|training)[ \t]+speed|bottleneck|"
@@ -372,6 +379,7 @@ class ProseFacts:
     slow: int | None = None  # the line that says the work is slow (or its bandwidth, its performance)
     updated: int | None = None  # the line that says the system or its driver was updated before it broke
     across_nodes: int | None = None  # the line that says the job spans several machines
+    recurs: int | None = None  # the line that says the failure came back, or on another GPU too
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -577,6 +585,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
         runs_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
     slow = _SLOW.search(text, 0, MAX_CHARS)
+    recurs = _RECURS.search(text, 0, MAX_CHARS)
     updated = _UPDATED.search(text, 0, MAX_CHARS) if "updat" in lowered or "upgrad" in lowered else None
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
@@ -608,6 +617,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         slow=line_of(slow) if slow is not None else None,
         updated=line_of(updated) if updated is not None else None,
         across_nodes=line_of(nodes) if nodes is not None else None,
+        recurs=line_of(recurs) if recurs is not None else None,
     )
 
 

@@ -37,7 +37,7 @@ from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
 from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu
-from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
+from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
@@ -378,6 +378,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(_gpus_past_the_cut(v, pasted.smi.cut) for v in verdicts)
     if pasted.prose.across_nodes is not None:  # "works on 1 node": the network between the machines
         verdicts = tuple(_across_machines(v, facts, pasted.prose.across_nodes) for v in verdicts)
+    if pasted.prose.recurs is not None:  # "it stopped again, on the other card"
+        verdicts = tuple(_lost_again(v, pasted.prose.recurs) for v in verdicts)
     if pasted.prose.updated is not None and not _in_container(pasted):  # "after recent ubuntu update"
         verdicts = tuple(_updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
     verdicts = tuple(_rocm_on_wsl(v, facts, pasted) for v in verdicts)
@@ -1767,6 +1769,14 @@ def _gpus_past_the_cut(verdict: Verdict, cut: int) -> Verdict:
     return dataclasses.replace(
         verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, cut}))
     )
+
+
+def _lost_again(verdict: Verdict, line: int) -> Verdict:
+    finding = verdict.finding
+    if finding.check_id != "driver.xid_errors" or "fell off the bus" not in finding.summary:
+        return verdict
+    finding = dataclasses.replace(finding, remediation=gpu_lost_again(line))
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
 
 def _across_machines(verdict: Verdict, facts: Facts, line: int) -> Verdict:

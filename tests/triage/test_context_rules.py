@@ -779,3 +779,21 @@ def test_a_hip_error_on_a_card_the_rocm_wheels_lack_is_its_gfx_target() -> None:
     supported = diagnose_paste(text.encode(), "rx7900.txt").result
     gfx = next(v for v in supported.verdicts if v.finding.check_id == "amd.gfx_target")
     assert "no kernels for gfx" not in gfx.finding.summary
+
+
+def test_a_gpu_lost_again_on_a_second_card_is_power_first() -> None:
+    """ "Unable to determine the device handle ... Unknown Error" that came back on the other RTX 3090 (blind set
+    17): another reboot is no fix, the supply is the first suspect."""
+    name = "chatglm-finetuning-95-gpu-fallen-off-bus.txt"
+    d = diagnosed(name)
+    assert d.pasted.prose.recurs == 18
+    assert first_commands(d)[0] == "sudo nvidia-smi -pl WATTS"
+    lines = (PASTES / name).read_text().split("\n")
+    lines[17] = "有一张3090，训练时停了一次。"  # one card, stopped once
+    once = "\n".join(lines)
+    single = diagnose_paste(once.encode(), "once.txt")
+    assert single.pasted.prose.recurs is None
+    cause = single.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert cause.finding.remediation.text.startswith("Reboot; if it happens again")
+    assert read_prose(["It happened again on the other GPU too."]).recurs == 1
