@@ -32,6 +32,8 @@ _CONSUMER = lazy(
     r"|(?<![a-z])(?:the|my|a|our|new|two|dual|multiple|several|four|eight)[ \t]+(?P<card>[2-5]0[6-9]0)"
     r"(?:[ \t]?(?P<cardsuf>ti[ \t]super|ti|super)(?![a-z0-9]))?(?![\d.:/%-])"
     r"(?![ \t]*(?:mhz|mb|gb|w|rpm|ms|steps?|samples?|images?|iter\w*|epochs?|it/s|tokens?)\b)"
+    # a bare number that Chinese calls a card: "一张3090显卡", "两张3090卡", "3090ti显卡"
+    r"|(?P<cjk>[2-5]0[6-9]0)(?:[ \t]?(?P<cjksuf>ti[ \t]super|ti|super))?(?=[ \t]*(?:显卡|卡))"
 )
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
 # where they cannot be a hex digit pair, a paper size or a row of a table.
@@ -644,6 +646,8 @@ def _consumer_name(found: re.Match[str]) -> str | None:
         return f"GeForce {line} {found['bare']} {_suffix(found['baresuf'])}"
     if found["card"]:
         return f"GeForce RTX {found['card']}" + (f" {_suffix(found['cardsuf'])}" if found["cardsuf"] else "")
+    if found["cjk"]:
+        return f"GeForce RTX {found['cjk']}" + (f" {_suffix(found['cjksuf'])}" if found["cjksuf"] else "")
     line, num = found["line"].upper(), found["num"]
     if line == "RTX" and num in {"4000", "5000", "6000", "8000"}:  # workstation parts (_DATACENTER's)
         return None

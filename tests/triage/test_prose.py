@@ -21,6 +21,7 @@ HERE = Path(__file__).parent
     ("line", "gpu", "capability"),
     [
         ("在5060ti上运行报错", "GeForce RTX 5060 Ti", "12.0"),  # lmdeploy#3844: CJK around the name
+        ("使用一张3090显卡，参数设置如下", "GeForce RTX 3090", "8.6"),  # blind set 17: a bare number called a card
         ("       product: GP107 [GeForce GTX 1050 Ti]", "GeForce GTX 1050 Ti", "6.1"),  # lshw
         ("- 显卡型号: GeForce GTX 1650", "GeForce GTX 1650", "7.5"),
         ("I'm on 4xRTX 4090 and it hangs", "GeForce RTX 4090", "8.9"),
@@ -689,6 +690,8 @@ def test_what_the_words_say_in_passing(
         ("my 3090 runs hot", "GeForce RTX 3090"),
         ("port 5090 is open", None),  # a bare number alone is not a card
         ("the 4090 MHz clock", None),
+        ("有两张3090卡", "GeForce RTX 3090"),  # Chinese calls it a card
+        ("端口3090上", None),
     ],
 )
 def test_a_bare_card_number_after_an_article_is_a_card(text: str, gpu: str | None) -> None:
