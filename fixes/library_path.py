@@ -11,6 +11,7 @@ these say what to type.
 from __future__ import annotations
 
 from torch_gpu_doctor.compat.extensions import load_extensions
+from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
@@ -314,6 +315,47 @@ def windows_dll_fix(
                 ("python", "-m", "pip", "show", "torch"), note="Version: 2.4.0 is the release that needs it"
             )
         )
+    if not init_failed and user_site is None and _loads_after_c10(dll):
+        # torch loads torch\lib's DLLs in name order: c10.dll, which needs the Visual C++ runtime, came first
+        python = global_python or "python"
+        driver = dll.lower().startswith(
+            "caffe2_nvrtc"
+        )  # it links nvcuda.dll, which the NVIDIA driver installs
+        parts.append(
+            f"torch loads its DLLs in name order, and c10.dll, which needs the Visual C++ runtime, loaded before "
+            f"{dll}: the runtime is there, and what {dll} needs is missing: "
+            + (
+                "it links nvcuda.dll, the NVIDIA driver's own DLL, so first see that a driver answers (no "
+                "NVIDIA GPU or driver: install the CPU build), then "
+                if driver
+                else ""
+            )
+            + "a torch install cut short or two builds over each other: reinstall torch cleanly with the "
+            "program's Python, from the index of its CUDA build (`pip show torch`: the +cuXXX of its version). "
+            f"The Visual C++ Redistributable ({VC_REDIST_URL}) only if that does not help."
+        )
+        if driver:
+            commands.append(Command(("nvidia-smi",), note="the driver answers: nvcuda.dll is there"))
+        commands += [
+            Command((python, "-m", "pip", "uninstall", "-y", "torch")),
+            Command(
+                (
+                    python,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--no-cache-dir",
+                    "torch",
+                    "--index-url",
+                    INDEX_URL + "cuXXX",
+                ),
+                note="cuXXX: the CUDA build it had (cu118, cu121, cu126, ...); torchvision and torchaudio with it",
+                runs_here=False,
+            ),
+        ]
+        return Remediation(
+            text=" ".join(parts), commands=tuple(commands), needs_network=True, target=Target.PYTHON_ENV
+        )
     parts.append(
         f"{dll or 'A torch DLL'} or a DLL it needs does not load: install the Microsoft Visual C++ 2015-2022 "
         f"Redistributable (x64, {VC_REDIST_URL}) and open a new terminal."
@@ -333,6 +375,16 @@ def windows_dll_fix(
         needs_network=True,
         destructive=user_site is not None,
         target=Target.SYSTEM,
+    )
+
+
+def _loads_after_c10(dll: str) -> bool:
+    """One of torch's CUDA DLLs (cuDNN's, cuBLAS's, torch_cuda.dll), which torch loads after c10.dll."""
+    name = dll.lower()
+    return (
+        name.endswith(".dll")
+        and name > "c10.dll"
+        and name.startswith(("c10_", "cu", "nv", "torch_cuda", "caffe2"))
     )
 
 

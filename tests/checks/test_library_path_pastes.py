@@ -116,10 +116,11 @@ def shown(f: Finding) -> str:
             "python -m pip show torch",
             "libomp140.x86_64.dll",
         ),
+        # caffe2_nvrtc.dll loads after c10.dll (so the VC++ runtime is there) and links the driver's nvcuda.dll
         (
             "oobabooga-3104-winerror126-caffe2-nvrtc",
             "Windows could not load torch's caffe2_nvrtc.dll",
-            VC_REDIST,
+            "nvidia-smi",
             "not a venv's",
         ),
         # (e) an extension's _C built for another torch release

@@ -797,3 +797,14 @@ def test_a_gpu_lost_again_on_a_second_card_is_power_first() -> None:
     assert cause is not None and cause.finding.remediation is not None
     assert cause.finding.remediation.text.startswith("Reboot; if it happens again")
     assert read_prose(["It happened again on the other GPU too."]).recurs == 1
+
+
+def test_a_cuda_dll_of_torch_that_fails_after_c10_is_the_install_not_the_vc_runtime() -> None:
+    """torch loads torch\\lib's DLLs in name order: when cudnn_cnn_infer64_8.dll fails, c10.dll (which needs the
+    Visual C++ runtime) had loaded, so the install is what is broken (blind set 17); c10.dll itself failing
+    is still the runtime."""
+    late = first_commands(diagnosed("chatglm3-69-windows-dll.txt"))
+    assert late[0] == "D:\\python\\python.exe -m pip uninstall -y torch"
+    assert "--index-url https://download.pytorch.org/whl/cuXXX" in late[1]
+    early = first_commands(diagnosed("diffusers-5247-windows-dll.txt"))
+    assert early[0].startswith("winget install Microsoft.VCRedist")

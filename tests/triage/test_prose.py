@@ -21,7 +21,11 @@ HERE = Path(__file__).parent
     ("line", "gpu", "capability"),
     [
         ("在5060ti上运行报错", "GeForce RTX 5060 Ti", "12.0"),  # lmdeploy#3844: CJK around the name
-        ("使用一张3090显卡，参数设置如下", "GeForce RTX 3090", "8.6"),  # blind set 17: a bare number called a card
+        (
+            "使用一张3090显卡，参数设置如下",
+            "GeForce RTX 3090",
+            "8.6",
+        ),  # blind set 17: a bare number called a card
         ("       product: GP107 [GeForce GTX 1050 Ti]", "GeForce GTX 1050 Ti", "6.1"),  # lshw
         ("- 显卡型号: GeForce GTX 1650", "GeForce GTX 1650", "7.5"),
         ("I'm on 4xRTX 4090 and it hangs", "GeForce RTX 4090", "8.9"),
