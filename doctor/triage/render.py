@@ -219,7 +219,13 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
     # the words' "no NVIDIA GPU", where the verdicts took it (never beside a driver that answered)
     no_gpu = cause is not None and cause.finding.summary.startswith(NO_NVIDIA_GPU)
     out.writelines(f"  {line}\n" for line in header_lines(facts, pasted.prose.torch, no_gpu))
-    others = [v for v in result.verdicts if v.kind == Kind.PROBLEM and v is not cause]
+    others = [
+        v
+        for v in result.verdicts
+        if v.kind == Kind.PROBLEM
+        and v is not cause
+        and not _said_already(v, cause, result.verdicts, pasted.paste.text.split("\n"))
+    ]
     if others:
         out.write("\nAlso found\n")
         for v in others:
@@ -236,6 +242,27 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
     fine = [v.finding.check_id for v in result.verdicts if v.kind == Kind.FINE]
     if fine and (cause is not None or result.unrecognised is not None):  # else listed as what it rules out
         out.write(f"\nFine: {', '.join(fine)}\n")
+
+
+def _said_already(
+    verdict: Verdict, cause: Verdict | None, verdicts: tuple[Verdict, ...], lines: list[str]
+) -> bool:
+    """Another check's reading of the cause's own error (its lines, or their text quoted in its summary), or the
+    cause's fix again (blind set 17: a Jetson's missing libcudss.so.0 as the cause, then as the library check,
+    then as an import failure to reinstall): the cause already says it."""
+    if cause is None:
+        return False
+    fix = cause.finding.remediation
+
+    def same_fix(v: Verdict) -> bool:
+        return fix is not None and v.finding.remediation == fix
+
+    # the lines the cause stands for: its own and those of the checks that give its very fix
+    covered = {n for v in verdicts if v is cause or same_fix(v) for n in v.lines}
+    quoted = [lines[n - 1].strip() for n in sorted(covered) if 0 < n <= len(lines)]
+    same_lines = bool(verdict.lines) and set(verdict.lines) <= covered
+    same_error = not verdict.lines and any(len(q) > 20 and q in verdict.finding.summary for q in quoted)
+    return same_fix(verdict) or same_lines or same_error
 
 
 # passing checks that describe the machine (which torch, which GPUs, how new the data is) but rule nothing out

@@ -56,3 +56,19 @@ def test_torch_for_jetpack_6_without_cudss_gets_nvidias_cudss_package() -> None:
         if v.finding.remediation
         for c in v.finding.remediation.commands
     )
+
+
+def test_the_cause_is_not_said_again_under_also_found() -> None:
+    """The same missing library read by the library check and as an import failure of torch's is the cause
+    again, not another problem: the answer says it once (blind set 17's second review)."""
+    import io
+
+    from torch_gpu_doctor.triage.render import render_text
+
+    d = diagnosed(CUDSS)
+    problems = [v.finding.check_id for v in d.result.verdicts if v.kind == "problem"]
+    assert {"platform.jetson", "env.library_path", "torch.cuda_init"} <= set(problems)
+    out = io.StringIO()
+    render_text(d, "paste", out)
+    text = out.getvalue()
+    assert "Also found" not in text and text.count("apt-get -y install cudss") == 1
