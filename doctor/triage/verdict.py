@@ -166,6 +166,19 @@ NOT_ON_WSL = frozenset(
         "platform.jetson",
     }
 )
+# a Jetson's GPU has no desktop driver or NVML to ask, and its CUDA is its L4T's (platform.jetson)
+NOT_ON_A_JETSON = frozenset(
+    {
+        "driver.installed",
+        "driver.nvml",
+        "driver.nouveau",
+        "driver.secure_boot",
+        "driver.kernel_module_build",
+        "torch.driver_compat",
+    }
+)
+# an x86-64 machine (collect_env's platform, lscpu, a wheel's or a library folder's tag): never a Jetson
+_X86 = lazy(r"x86_64|\bamd64\b|win_amd64|\bx64\b", re.IGNORECASE)
 NVIDIA_CHECKS = tuple(c for c in CAUSE_ORDER if not c.startswith("amd."))
 TOPOLOGY = "gpu.topology"
 WHOLE_MACHINE = "gpu-doctor --json"  # everything a paste never has (PCIe, eGPU, storage, ...)
@@ -332,6 +345,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         needs = tuple(c for c in needs if c not in LINUX_ONLY)
     elif not isinstance(facts.os, Unavailable) and facts.os.is_wsl:
         needs = tuple(c for c in needs if c not in NOT_ON_WSL)
+    if facts.jetson_board is not None:  # no nvidia-smi, no desktop driver: platform.jetson judges the GPU
+        needs = tuple(c for c in needs if c not in NOT_ON_A_JETSON)
+    elif _X86.search(pasted.paste.text, 0, MAX_CHARS) or any(
+        isinstance(g.bdf, str) for g in facts.nvidia_gpus
+    ):  # an x86 machine or a GPU on the PCI bus: a Jetson's file is no question there
+        needs = tuple(c for c in needs if c != "platform.jetson")
     loaded = {c.spec.id: c for c in load_checks(plugins=False, only=needs).checks}
     chosen = [loaded[c] for c in needs if c in loaded]
     report = judge(facts, chosen)

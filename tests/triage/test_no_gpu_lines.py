@@ -52,7 +52,9 @@ def driver(facts: Facts) -> DriverFacts:
 
 
 def verdict_kind(d: PasteDiagnosis, check_id: str) -> str:
-    return next(v.kind for v in d.result.verdicts if v.finding.check_id == check_id)
+    """The check's kind of verdict; a check left out for this machine (a Jetson's desktop-driver checks) is
+    not applicable."""
+    return next((v.kind for v in d.result.verdicts if v.finding.check_id == check_id), Kind.NOT_APPLICABLE)
 
 
 def cause_id(d: PasteDiagnosis) -> str | None:

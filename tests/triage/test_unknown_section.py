@@ -41,3 +41,15 @@ def test_pip_check_is_no_question_for_a_library_that_does_not_load() -> None:
         v for v in diagnosed(WINDOWS_DLL).result.verdicts if v.finding.check_id == "env.library_path"
     )
     assert verdict.kind == Kind.PROBLEM and verdict.find_out is None
+
+
+def test_an_x86_machine_is_not_asked_for_a_jetson_file_nor_a_jetson_for_nvidia_smi() -> None:
+    x86 = {
+        v.finding.check_id for v in diagnosed("pastes/vllm-19018-no-kernel-image-sm120.txt").result.verdicts
+    }
+    assert "platform.jetson" not in x86 and "driver.installed" in x86  # collect_env's platform: x86_64
+    jetson = {
+        v.finding.check_id for v in diagnosed("pastes/isaac-gr00t-343-jetson-missing-lib.txt").result.verdicts
+    }
+    assert "platform.jetson" in jetson
+    assert not jetson & {"driver.installed", "driver.nvml", "torch.driver_compat"}
