@@ -393,6 +393,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(_cpu_environment(_not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(_nccl_log_shown(v, pasted) for v in verdicts)
     verdicts = tuple(_no_pip_check_for_the_loader(v, pasted) for v in verdicts)
+    runtime = facts.torch
+    if not isinstance(runtime, Unavailable) and runtime.outcome != "ok" and runtime.failed_stage == "import":
+        verdicts = tuple(_without_importing_torch(v) for v in verdicts)
     if pasted.smi is not None and pasted.smi.cut is not None:  # the table stops inside a GPU's block
         verdicts = tuple(_gpus_past_the_cut(v, pasted.smi.cut) for v in verdicts)
     if pasted.prose.across_nodes is not None:  # "works on 1 node": the network between the machines
@@ -1837,6 +1840,18 @@ def _updated_then_804(verdict: Verdict, pasted: PastedText, line: int) -> Verdic
         find_out="cat /proc/driver/nvidia/version   # the module that runs, against the driver installed",
         lines=tuple(sorted({*verdict.lines, line})),
     )
+
+
+def _without_importing_torch(verdict: Verdict) -> Verdict:
+    """torch's import fails in the paste: a question that imports torch gets that error again (blind set 17's
+    second review), so pip says which torch is installed, and what needs torch running waits for the fix."""
+    ask = verdict.find_out
+    if verdict.kind != Kind.UNKNOWN or not ask or "import torch" not in ask:
+        return verdict
+    python = ask.split(" -c ", 1)[0]
+    if verdict.finding.check_id in ("torch.installed", "torch.cpu_build", "compat.data_age"):
+        return dataclasses.replace(verdict, find_out=f"{python} -m pip show torch")
+    return dataclasses.replace(verdict, kind=Kind.NOT_APPLICABLE, missing=(), find_out=None)
 
 
 # the library errors whose cause is two packages' versions, which `pip check` compares

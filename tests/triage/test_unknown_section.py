@@ -53,3 +53,9 @@ def test_an_x86_machine_is_not_asked_for_a_jetson_file_nor_a_jetson_for_nvidia_s
     }
     assert "platform.jetson" in jetson
     assert not jetson & {"driver.installed", "driver.nvml", "torch.driver_compat"}
+
+
+def test_a_torch_that_does_not_import_is_not_asked_to_import() -> None:
+    asked = _asked(diagnosed("pastes/isaac-gr00t-343-jetson-missing-lib.txt"))  # ImportError: libcudss.so.0
+    assert asked["torch.installed"] == "python -m pip show torch"
+    assert not any("import torch" in (q or "") for q in asked.values())
