@@ -347,9 +347,11 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         needs = tuple(c for c in needs if c not in NOT_ON_WSL)
     if facts.jetson_board is not None:  # no nvidia-smi, no desktop driver: platform.jetson judges the GPU
         needs = tuple(c for c in needs if c not in NOT_ON_A_JETSON)
-    elif _X86.search(pasted.paste.text, 0, MAX_CHARS) or any(
-        isinstance(g.bdf, str) for g in facts.nvidia_gpus
-    ):  # an x86 machine or a GPU on the PCI bus: a Jetson's file is no question there
+    elif (
+        _X86.search(pasted.paste.text, 0, MAX_CHARS)
+        or any(isinstance(g.bdf, str) for g in facts.nvidia_gpus)
+        or pasted.topology is not None  # GPUs connected to each other: a Jetson has one, on its chip
+    ):  # an x86 machine or GPUs on the PCI bus: a Jetson's file is no question there
         needs = tuple(c for c in needs if c != "platform.jetson")
     loaded = {c.spec.id: c for c in load_checks(plugins=False, only=needs).checks}
     chosen = [loaded[c] for c in needs if c in loaded]

@@ -94,3 +94,7 @@ def test_across_sockets_without_a_peer_to_peer_answer_is_host_memory() -> None:
         assert path(TopologyFacts((), (pair,)), pair) == want
     ok = GpuPair(0, 1, Ancestor.SYSTEM, P2pStatus.OK, P2pStatus.OK)
     assert path(TopologyFacts((), (ok,)), ok) == "peer-to-peer over PCIe"
+
+
+def test_gpus_in_a_matrix_are_no_jetson() -> None:
+    assert all(v.finding.check_id != "platform.jetson" for v in diagnosed(CROSS_NUMA).result.verdicts)
