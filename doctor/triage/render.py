@@ -151,6 +151,9 @@ def header_lines(facts: Facts, said_torch: Said | None = None, no_gpu_said: bool
         available = {True: "True", False: "False", None: _ABSENT}[runtime.cuda_available]
         if runtime.outcome != "ok":
             available = f"torch failed to import: {runtime.message}"
+    topology = facts.topology
+    if not gpus and not isinstance(topology, Unavailable):  # a matrix counts them, without their names
+        gpus = f"{len(topology.gpus)} in the topology matrix (their names are not in the paste)"
     lines = [
         " · ".join(x for x in (torch, py) if x),
         where,

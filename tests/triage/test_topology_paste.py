@@ -98,3 +98,13 @@ def test_across_sockets_without_a_peer_to_peer_answer_is_host_memory() -> None:
 
 def test_gpus_in_a_matrix_are_no_jetson() -> None:
     assert all(v.finding.check_id != "platform.jetson" for v in diagnosed(CROSS_NUMA).result.verdicts)
+
+
+def test_the_header_counts_the_gpus_a_matrix_shows() -> None:
+    import io
+
+    from torch_gpu_doctor.triage.render import render_text
+
+    out = io.StringIO()
+    render_text(diagnosed(CROSS_NUMA), "paste", out)
+    assert "GPUs: 8 in the topology matrix (their names are not in the paste)" in out.getvalue()
