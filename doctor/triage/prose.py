@@ -241,10 +241,13 @@ _NOT_THE_CPU_BUILD = lazy(
 # "pyTorch version (v1.10.1)", "- **PyTorch:** 2.9.1+cu130", "Torch: 2.0.1+cu118". Never `torch==X` (an install
 # command typed is not what is installed) nor "torchvision 0.16" (the lookbehind and the word's end).
 _TORCH_SAID = lazy(
-    r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]|\(v?)"
+    r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]*\.{3,}[ \t]*|[ \t]|\(v?)"
     r"v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)(?!\w|\.\w)",
     re.IGNORECASE,
 )
+# what a package was built against, not what is installed: DeepSpeed's ds_report "deepspeed wheel compiled w.
+# ...... torch 1.9, cuda 11.1"
+_BUILT_AGAINST = lazy(r"\b(?:compiled|built)[ \t]+(?:w\.|with|against)[ \t.]*$", re.IGNORECASE)
 # A pin with its build's tag, in words or a requirements line: "The requirement in the txt file,
 # torch==1.7.1+cu101, is too low for this card". The tag names the build the project installs; an untagged pin
 # does not (its build is the index's), and a pin in an install command is what was typed, not what is there.
@@ -516,7 +519,9 @@ def read_prose(lines: list[str]) -> ProseFacts:
     torch: dict[str, int] = {}
     if "torch" in lowered:
         for found in _TORCH_SAID.finditer(text):
-            if here(found) or ":" in found[0] or "：" in found[0]:  # a label is what is installed
+            if _BUILT_AGAINST.search(text, max(0, found.start() - 40), found.start()):
+                continue  # ds_report's "deepspeed wheel compiled w. ...... torch 1.9": not the one installed
+            if here(found) or ":" in found[0] or "：" in found[0] or "..." in found[0]:  # a label: installed
                 torch.setdefault(found["version"].lower(), line_of(found))
     if "torch" in lowered and ("+cpu" in lowered or "+cu" in lowered or "+rocm" in lowered) and not torch:
         for found in _TORCH_TOLD.finditer(text):

@@ -748,3 +748,21 @@ def test_no_gpu_said_beside_an_extension_without_cuda_ops_is_the_device_setting(
     assert cause is not None and cause.finding.summary.startswith("The machine has no NVIDIA GPU")
     fix = cause.finding.remediation
     assert fix is not None and "MODEL.DEVICE" in fix.text and not fix.commands
+
+
+@pytest.mark.parametrize(
+    ("text", "torch"),
+    [
+        # DeepSpeed's ds_report (deepspeed#4576, blind set 17): the installed torch, then the one the wheel was
+        # built against, which is not installed
+        (
+            "torch version .................... 1.13.1+cu117 , and deepspeed wheel compiled w. ...... torch 1.9, "
+            "cuda 11.1",
+            "1.13.1+cu117",
+        ),
+        ("deepspeed wheel compiled w. ...... torch 1.9, cuda 11.1", None),
+    ],
+)
+def test_ds_reports_torch_is_the_installed_one(text: str, torch: str | None) -> None:
+    said = read_prose([text]).torch
+    assert (said.value if said else None) == torch
