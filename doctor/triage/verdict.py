@@ -30,6 +30,7 @@ from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL, parse_cc, version_key
+from torch_gpu_doctor.compat.wrappers import Wrapper, wrapper_in
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kubernetes_shm, pass_gpus
@@ -431,6 +432,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
+    wrapper = wrapper_in(pasted.paste.text[:MAX_CHARS])
+    if wrapper is not None:  # LLaMA-Factory, verl: vLLM's options under their own names
+        verdicts = tuple(_in_the_wrappers_words(v, wrapper) for v in verdicts)
     if pasted.prose.reinstalled is not None:  # "a ton of builds, same error": they went to another Python
         verdicts = tuple(_reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
@@ -1854,6 +1858,31 @@ def _without_importing_torch(verdict: Verdict) -> Verdict:
     if verdict.finding.check_id in ("torch.installed", "torch.cpu_build", "compat.data_age"):
         return dataclasses.replace(verdict, find_out=f"{python} -m pip show torch")
     return dataclasses.replace(verdict, kind=Kind.NOT_APPLICABLE, missing=(), find_out=None)
+
+
+# vLLM's options as a fix names them (its LLM(...) keywords, its command-line flags)
+VLLM_OPTIONS = {
+    "max_model_len": lazy(r"max_model_len|--max-model-len"),
+    "gpu_memory_utilization": lazy(r"gpu_memory_utilization|--gpu-memory-utilization"),
+    "dtype": lazy(r"--dtype\b"),
+}
+
+
+def _in_the_wrappers_words(verdict: Verdict, wrapper: Wrapper) -> Verdict:
+    """A fix in vLLM's words for a program that runs vLLM under its own settings (blind set 17: LLaMA-Factory's
+    vllm_maxlen, verl's actor_rollout_ref.rollout.dtype): its names lead, vLLM's follow as they are."""
+    fix = verdict.finding.remediation
+    if fix is None or verdict.kind != Kind.PROBLEM:
+        return verdict
+    named = [
+        (ours, theirs) for ours, theirs in wrapper.options.items() if VLLM_OPTIONS[ours].search(fix.text)
+    ]
+    if not named:
+        return verdict
+    said = "; ".join(f"{theirs} for vLLM's {ours}" for ours, theirs in named)
+    text = f"{wrapper.name} sets vLLM's options under its own names, {wrapper.how}: {said}. {fix.text}"
+    finding = dataclasses.replace(verdict.finding, remediation=dataclasses.replace(fix, text=text))
+    return dataclasses.replace(verdict, finding=finding)
 
 
 # the library errors whose cause is two packages' versions, which `pip check` compares
