@@ -432,6 +432,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
+    listed = {_dist_name(lib.name): lib.version for listing in pasted.packages for lib in listing.packages}
+    if listed:  # `flash-attn==VERSION` where the paste's pip freeze says flash-attn==2.3.0
+        verdicts = tuple(_versions_from_the_list(v, listed) for v in verdicts)
     wrapper = wrapper_in(pasted.paste.text[:MAX_CHARS])
     if wrapper is not None:  # LLaMA-Factory, verl: vLLM's options under their own names
         verdicts = tuple(_in_the_wrappers_words(v, wrapper) for v in verdicts)
@@ -1858,6 +1861,36 @@ def _without_importing_torch(verdict: Verdict) -> Verdict:
     if verdict.finding.check_id in ("torch.installed", "torch.cpu_build", "compat.data_age"):
         return dataclasses.replace(verdict, find_out=f"{python} -m pip show torch")
     return dataclasses.replace(verdict, kind=Kind.NOT_APPLICABLE, missing=(), find_out=None)
+
+
+_UNKNOWN_PIN = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)==VERSION$")
+_VERSION_NOTE = lazy(r";?\s*VERSION: [^;]*")
+
+
+def _dist_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503: flash_attn and flash-attn are one distribution
+
+
+def _versions_from_the_list(verdict: Verdict, listed: dict[str, str]) -> Verdict:
+    """A fix's `PACKAGE==VERSION` placeholder, where the paste's package list names the version (blind set 17:
+    `flash-attn==VERSION` beside a pip freeze with flash-attn==2.3.0): the rebuild keeps that release."""
+    fix = verdict.finding.remediation
+    if fix is None or not any("==VERSION" in a for c in fix.commands for a in c.argv):
+        return verdict
+    commands = []
+    for command in fix.commands:
+        argv = []
+        for arg in command.argv:
+            pin = _UNKNOWN_PIN.match(arg)
+            version = listed.get(_dist_name(pin["name"])) if pin is not None else None
+            argv.append(f"{pin['name']}=={version}" if pin is not None and version else arg)
+        filled = tuple(argv) != command.argv
+        note = _VERSION_NOTE.sub("", command.note) if filled else command.note
+        commands.append(dataclasses.replace(command, argv=tuple(argv), note=note))
+    finding = dataclasses.replace(
+        verdict.finding, remediation=dataclasses.replace(fix, commands=tuple(commands))
+    )
+    return dataclasses.replace(verdict, finding=finding)
 
 
 # vLLM's options as a fix names them (its LLM(...) keywords, its command-line flags)

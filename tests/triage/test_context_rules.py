@@ -808,3 +808,21 @@ def test_a_cuda_dll_of_torch_that_fails_after_c10_is_the_install_not_the_vc_runt
     assert "--index-url https://download.pytorch.org/whl/cuXXX" in late[1]
     early = first_commands(diagnosed("diffusers-5247-windows-dll.txt"))
     assert early[0].startswith("winget install Microsoft.VCRedist")
+
+
+def test_a_version_placeholder_is_filled_from_the_pastes_package_list() -> None:
+    """`flash-attn==VERSION` beside a pip freeze that lists flash-attn==2.3.0 (blind set 17): the rebuild keeps
+    that release, and the note no longer explains the placeholder."""
+    d = diagnosed("flash-attention-966-extension-abi-mismatch.txt")
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    command = cause.finding.remediation.commands[0]
+    assert command.argv[-1] == "flash-attn==2.3.0" and "VERSION" not in command.note
+    text = (
+        (PASTES / "flash-attention-966-extension-abi-mismatch.txt")
+        .read_text()
+        .replace("flash-attn==2.3.0", "")
+    )
+    unlisted = diagnose_paste(text.encode(), "unlisted.txt").result.cause
+    assert unlisted is not None and unlisted.finding.remediation is not None
+    assert unlisted.finding.remediation.commands[0].argv[-1] == "flash-attn==VERSION"
