@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
-from torch_gpu_doctor.compat.json_fields import lst, obj, text
+from torch_gpu_doctor.compat.json_fields import lst, obj, regex, text
 from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
@@ -26,13 +26,7 @@ class AppPython:
 
 
 def _pattern(entry: dict[str, Any], key: str, where: str) -> re.Pattern[str] | None:
-    value = entry.get(key)
-    if value is None:
-        return None
-    try:
-        return re.compile(text(entry, key, where), re.IGNORECASE)
-    except re.error as error:
-        raise CompatDataError(f"{where}.{key}: not a regular expression ({error})") from None
+    return None if entry.get(key) is None else regex(entry, key, where)
 
 
 def parse_app_pythons(data: Any) -> tuple[AppPython, ...]:

@@ -45,6 +45,14 @@ def opt_text(
     return text(entry, key, where, pattern)
 
 
+def regex(entry: dict[str, Any], key: str, where: str) -> re.Pattern[str]:
+    """A regular expression, matched case-insensitively (the words that name a program in a paste)."""
+    try:
+        return re.compile(text(entry, key, where), re.IGNORECASE)
+    except re.error as error:
+        raise CompatDataError(f"{where}.{key}: not a regular expression ({error})") from None
+
+
 def texts(value: Any, where: str, pattern: re.Pattern[str], non_empty: bool = False) -> tuple[str, ...]:
     items = lst(value, where, non_empty)
     out: list[str] = []

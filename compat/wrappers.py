@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from torch_gpu_doctor.compat import CompatDataError
-from torch_gpu_doctor.compat.json_fields import lst, obj, text
+from torch_gpu_doctor.compat.json_fields import lst, obj, regex, text
 from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
@@ -29,10 +29,7 @@ def parse_wrappers(data: Any) -> tuple[Wrapper, ...]:
     for i, raw in enumerate(rows):
         where = f"wrappers.json.wrappers[{i}]"
         entry = obj(raw, where)
-        try:
-            words = re.compile(text(entry, "words", where), re.IGNORECASE)
-        except re.error as error:
-            raise CompatDataError(f"{where}.words: not a regular expression ({error})") from None
+        words = regex(entry, "words", where)
         options = obj(entry.get("options"), f"{where}.options")
         if not options or not all(
             isinstance(k, str) and isinstance(v, str) and v for k, v in options.items()
