@@ -13,6 +13,7 @@ from torch_gpu_doctor.fixes.library_path import (
     ctranslate2_cublas_fix,
     driver_library_fix,
     extension_abi_fix,
+    extension_cuda_fix,
     extension_name,
     foreign_version_fix,
     in_place_rebuild_fix,
@@ -507,6 +508,16 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
         summary = f"torch's import could not find {library}, one of its own nvidia-* wheel libraries"
         return _Cause(error, summary, torch_wheel_library_fix(library))
     dlopened = any(_DLOPEN.search(e.text) for e in failed)
+    other_cuda = _other_cuda_runtime(library, facts)
+    if other_cuda is not None and not dlopened:
+        library_cuda, torch_cuda = other_cuda
+        summary = (
+            f"{library} is CUDA {library_cuda}'s runtime, and torch is a CUDA {torch_cuda} build: a compiled "
+            f"extension built for CUDA {library_cuda} asked for it, not torch"
+        )
+        return _Cause(
+            error, summary, extension_cuda_fix(library, library_cuda, torch_cuda, python_command(facts))
+        )
     summary = (
         f"A program with its own CUDA build (CTranslate2/faster-whisper, TensorFlow, ONNX Runtime) asked for "
         f"{library}, which is not on the loader path; torch is not the one asking"
@@ -517,6 +528,23 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
     return _Cause(
         error, summary, program_library_fix(library, _cuda_major(facts, failed), _torch_cudnn(facts))
     )
+
+
+_CUDART = lazy(r"^libcudart\.so\.(?P<version>\d+(?:\.\d+)?)$")
+
+
+def _other_cuda_runtime(library: str, facts: Facts) -> tuple[str, str] | None:
+    """(the library's CUDA, torch's CUDA) where a CUDA runtime torch's import did not ask for is another
+    release's than torch's: cudart's soname is major.minor before CUDA 11 (libcudart.so.10.1), the major after
+    (libcudart.so.11.0 serves every 11.x)."""
+    found = _CUDART.match(library)
+    packages = facts.torch_packages
+    if found is None or isinstance(packages, Unavailable) or not packages.cuda:
+        return None
+    version, torch_cuda = found["version"], packages.cuda
+    major = version.split(".")[0]
+    same = torch_cuda.split(".")[0] == major if int(major) >= 11 else torch_cuda == version
+    return None if same else (version, torch_cuda)
 
 
 def _torch_import_failed(facts: Facts) -> bool:

@@ -378,6 +378,27 @@ def windows_dll_fix(
     )
 
 
+def extension_cuda_fix(library: str, library_cuda: str, torch_cuda: str, python: str) -> Remediation:
+    """A CUDA runtime of another release than torch's, asked for by a compiled extension built for it (mmcv-full
+    built for CUDA 10.1 beside a cu102 torch, mmdetection3d#651): the extension's build for torch's CUDA."""
+    return Remediation(
+        text=f"Install the build of the extension that asked for {library} made for CUDA {torch_cuda} and the "
+        "installed torch: OpenMMLab's mmcv-full with `mim install mmcv-full` (mim picks the wheel for the "
+        "installed torch and CUDA), a package built from source (detectron2, custom ops) rebuilt against the "
+        f"installed torch with CUDA_HOME at a CUDA {torch_cuda} toolkit. Putting CUDA {library_cuda}'s runtime on "
+        "LD_LIBRARY_PATH instead only makes two CUDA runtimes share one process.",
+        commands=(
+            Command(
+                (python, "-m", "pip", "list"),
+                note=f"the compiled extensions installed (mmcv-full, detectron2, apex...): the one built for CUDA "
+                f"{library_cuda} is the one to reinstall",
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+
+
 def _loads_after_c10(dll: str) -> bool:
     """One of torch's CUDA DLLs (cuDNN's, cuBLAS's, torch_cuda.dll), which torch loads after c10.dll."""
     name = dll.lower()

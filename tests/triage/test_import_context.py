@@ -72,3 +72,19 @@ def test_the_cause_is_not_said_again_under_also_found() -> None:
     render_text(d, "paste", out)
     text = out.getvalue()
     assert "Also found" not in text and text.count("apt-get -y install cudss") == 1
+
+
+def test_another_cuda_releases_runtime_is_an_extensions_build() -> None:
+    """libcudart.so.10.1 missing beside a CUDA 10.2 torch (mmdetection3d#651, blind set 17): an extension built
+    for CUDA 10.1 (mmcv-full there) asked for it; its build for torch's CUDA is the fix, not CUDA 10.1."""
+    cause = diagnosed("pastes/mmdetection3d-651-mmcv-cuda-mismatch.txt").result.cause
+    assert cause is not None and cause.finding.summary.startswith(
+        "libcudart.so.10.1 is CUDA 10.1's runtime, and torch is a CUDA 10.2 build"
+    )
+    assert cause.finding.remediation is not None and "mim install mmcv-full" in cause.finding.remediation.text
+    from torch_gpu_doctor.checks.env import _other_cuda_runtime
+    from torch_gpu_doctor.facts.model import Facts
+
+    facts = diagnosed("pastes/mmdetection3d-651-mmcv-cuda-mismatch.txt").facts
+    assert isinstance(facts, Facts)
+    assert _other_cuda_runtime("libcudart.so.10.2", facts) is None  # torch's own release: not another's
