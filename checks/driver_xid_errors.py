@@ -22,6 +22,7 @@ from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 CID = "driver.xid_errors"
+FELL_OFF_THE_BUS = "fell off the bus or stopped answering"  # triage reads it: lost again is power first
 SHOWN_LINES = 5
 _CAUSED_BY = lazy(r"caused by previous Xid (\d+)")
 _RANK = {XidSeverity.INFO: 0, XidSeverity.PROGRAM: 1, XidSeverity.ATTENTION: 2, XidSeverity.FAULT: 3}
@@ -126,11 +127,7 @@ def driver_xid_errors(facts: Facts) -> Finding:
             CID,
             Status.FAIL,
             "The GPU "
-            + (
-                "fell off the bus or stopped answering"
-                if lost
-                else "reported a hardware memory or driver fault"
-            )
+            + (FELL_OFF_THE_BUS if lost else "reported a hardware memory or driver fault")
             + f" ({faults[0].where}).",
             details=faults[0].means,
             evidence=reported_evidence(faults),

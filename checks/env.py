@@ -127,6 +127,9 @@ def library_path(facts: Facts) -> Finding:
     )
 
 
+NOT_A_GPU_INDEX = "is not a GPU index"  # triage reads it: an index past a cut nvidia-smi table may exist
+
+
 def visible_devices(value: str, count: int, uuids: list[str]) -> tuple[list[int], str | None]:
     """The GPU indices CUDA will expose for CUDA_VISIBLE_DEVICES=value, and the first problem if any.
 
@@ -141,7 +144,7 @@ def visible_devices(value: str, count: int, uuids: list[str]) -> tuple[list[int]
             if not 0 <= index < count:
                 return (
                     shown,
-                    f"{token!r} is not a GPU index (0-{count - 1}); it and everything after it are ignored",
+                    f"{token!r} {NOT_A_GPU_INDEX} (0-{count - 1}); it and everything after it are ignored",
                 )
         elif token.startswith(("GPU-", "MIG-")):
             matches = [i for i, u in enumerate(uuids) if u.startswith(token)]

@@ -447,8 +447,7 @@ def torch_arch_compat(facts: Facts) -> Finding:
             cid,
             Status.FAIL,
             f"An operation found no kernel for {gpu_label(gpus[0])} (compute capability {cc}), although torch "
-            f"{_shown(packages)}has kernels for it ({' '.join(arch)}): the kernel that is missing is in a compiled "
-            f"extension the program loads, not in torch.",
+            f"{_shown(packages)}has kernels for it ({' '.join(arch)}): {IN_AN_EXTENSION}.",
             details=said[0].means,
             evidence=(*evidence, *reported_evidence(said)),
             remediation=extension_arch_fix(EXTENSION_IN_TRACEBACK, cc),
@@ -642,6 +641,8 @@ def _shown(packages: TorchPackages | Unavailable) -> str:
     return f"{packages.version} "
 
 
+# the end of the summary when torch has the GPU's kernels: triage names a serving engine's own kernels then
+IN_AN_EXTENSION = "the kernel that is missing is in a compiled extension the program loads, not in torch"
 EXTENSION_IN_TRACEBACK = (
     "the compiled extension the traceback names (the program's own ops, flash-attn, xformers)"
 )

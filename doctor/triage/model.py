@@ -3,6 +3,7 @@ keeps the line(s) it came from."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import field
 
 from torch_gpu_doctor.records import dataclass
@@ -22,6 +23,11 @@ class GpuLine:
     name: str
     raw: str
     capability: str | None = None  # detectron2's "(arch=7.5)": what torch.cuda.get_device_capability() said
+
+
+def distribution_name(name: str) -> str:
+    """A package's name as PEP 503 compares it: flash_attn, Flash-Attn and flash.attn are one distribution."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True)

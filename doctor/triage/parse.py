@@ -13,7 +13,14 @@ import re
 
 from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.triage.model import CollectEnvReport, GpuLine, Library, ReportLine, TorchWarnings
+from torch_gpu_doctor.triage.model import (
+    CollectEnvReport,
+    GpuLine,
+    Library,
+    ReportLine,
+    TorchWarnings,
+    distribution_name,
+)
 
 # Canonical key → label as collect_env prints it (torch 1.0 to today). Labels of one word need a colon.
 LABELS: tuple[tuple[str, str], ...] = (
@@ -301,15 +308,11 @@ def _library(manager: str, rest: str, raw: str) -> Library | None:
     kind = "conda" if manager.lower() == "conda" else "pip"
     pinned = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*==\s*(\S+)", rest)
     if pinned is not None:
-        return Library(kind, _normal(pinned.group(1)), pinned.group(2), None, raw)
+        return Library(kind, distribution_name(pinned.group(1)), pinned.group(2), None, raw)
     parts = rest.split()
     if len(parts) >= 2 and _VERSION.match(parts[1]):
-        return Library(kind, _normal(parts[0]), parts[1], parts[2] if len(parts) > 2 else None, raw)
+        return Library(kind, distribution_name(parts[0]), parts[1], parts[2] if len(parts) > 2 else None, raw)
     return None  # a cut-off line ("[pip3] to") or a package without a version
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _value(found: dict[str, ReportLine], key: str) -> str | None:

@@ -14,7 +14,7 @@ import re
 from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
-from torch_gpu_doctor.triage.model import Library
+from torch_gpu_doctor.triage.model import Library, distribution_name
 
 # | NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |
 _SMI_HEAD = lazy(
@@ -252,7 +252,7 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
                 PackageListing(
                     "pip",
                     tuple(
-                        Library("pip", _normal(row["name"]), row["version"], None, raw)
+                        Library("pip", distribution_name(row["name"]), row["version"], None, raw)
                         for _, row, raw in kept
                     ),
                     tuple(n for n, _, _ in kept),
@@ -282,7 +282,7 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
         pinned = _FREEZE.match(line)
         if pinned is not None:
             if _relevant(pinned["name"]):
-                freeze.append(Library("pip", _normal(pinned["name"]), pinned["version"], None, raw))
+                freeze.append(Library("pip", distribution_name(pinned["name"]), pinned["version"], None, raw))
                 freeze_lines.append(number)
             continue
         orphan = _CONDA_ROW.match(line) if mode is None else None
@@ -290,7 +290,15 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             listings.append(
                 PackageListing(
                     "conda",
-                    (Library("conda", _normal(orphan["name"]), orphan["version"], orphan["build"], raw),),
+                    (
+                        Library(
+                            "conda",
+                            distribution_name(orphan["name"]),
+                            orphan["version"],
+                            orphan["build"],
+                            raw,
+                        ),
+                    ),
                     (number,),
                 )
             )
@@ -304,7 +312,7 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             continue
         if _relevant(row["name"]):
             build = row["build"] if mode == "conda" else None
-            found.append(Library(mode, _normal(row["name"]), row["version"], build, raw))
+            found.append(Library(mode, distribution_name(row["name"]), row["version"], build, raw))
             used.append(number)
     close()
     close_bare()
@@ -321,10 +329,6 @@ def _relevant(name: str) -> bool:
 
 def _conda_row(row: re.Match[str]) -> bool:
     return row["channel"] in _CONDA_CHANNELS or bool(_CONDA_BUILD.match(row["build"]))
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # ldd's output for a CUDA library: "\tlibnvJitLink.so.12 => /usr/local/cuda-12.1/lib64/libnvJitLink.so.12 (0x...)"

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
+from torch_gpu_doctor.checks.driver_xid_errors import FELL_OFF_THE_BUS
+from torch_gpu_doctor.checks.env import NOT_A_GPU_INDEX
 from torch_gpu_doctor.checks.nccl_communication import CUSTOM_ALL_REDUCE, between_machines
 from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
-from torch_gpu_doctor.checks.torch_build import JETSON_BUILDS_ONLY
+from torch_gpu_doctor.checks.torch_build import IN_AN_EXTENSION, JETSON_BUILDS_ONLY
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
 from torch_gpu_doctor.compat.app_pythons import AppPython, app_in
 from torch_gpu_doctor.compat.extensions import load_extensions
@@ -56,6 +58,7 @@ from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Stat
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
+from torch_gpu_doctor.triage.model import distribution_name
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_around
@@ -432,7 +435,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(_in_the_apps_python(v, app, pasted) for v in verdicts)
-    listed = {_dist_name(lib.name): lib.version for listing in pasted.packages for lib in listing.packages}
+    listed = {lib.name: lib.version for listing in pasted.packages for lib in listing.packages}  # normalised
     if listed:  # `flash-attn==VERSION` where the paste's pip freeze says flash-attn==2.3.0
         verdicts = tuple(_versions_from_the_list(v, listed) for v in verdicts)
     wrapper = wrapper_in(pasted.paste.text[:MAX_CHARS])
@@ -1095,7 +1098,9 @@ def _engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
     if floor is not None and capabilities and all(cc is not None and cc < floor for cc in capabilities):
         fix = program_floor_fix(name, floor)
         return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
-    if finding.summary.endswith("not in torch."):  # torch has the GPU's kernels: the engine's own lack them
+    if finding.summary.endswith(
+        f"{IN_AN_EXTENSION}."
+    ):  # torch has the GPU's kernels: the engine's own lack them
         cc = next((str(g.compute_capability) for g in facts.nvidia_gpus), "X.Y")
         fix = Remediation(
             text=f"torch has kernels for this GPU; {name}'s own compiled kernels (its _C extension, its attention "
@@ -1790,7 +1795,7 @@ def _gpus_past_the_cut(verdict: Verdict, cut: int) -> Verdict:
     is not a GPU index (0-0)" read from a table cut after GPU 0): what is known is only that the program asked
     CUDA for one it does not see."""
     finding = verdict.finding
-    if finding.check_id != "env.cuda_visible_devices" or "is not a GPU index" not in finding.summary:
+    if finding.check_id != "env.cuda_visible_devices" or NOT_A_GPU_INDEX not in finding.summary:
         return verdict
     summary = (
         f"The program asked CUDA for a GPU it does not see; the paste's nvidia-smi table stops after the GPU on "
@@ -1804,7 +1809,7 @@ def _gpus_past_the_cut(verdict: Verdict, cut: int) -> Verdict:
 
 def _lost_again(verdict: Verdict, line: int) -> Verdict:
     finding = verdict.finding
-    if finding.check_id != "driver.xid_errors" or "fell off the bus" not in finding.summary:
+    if finding.check_id != "driver.xid_errors" or FELL_OFF_THE_BUS not in finding.summary:
         return verdict
     finding = dataclasses.replace(finding, remediation=gpu_lost_again(line))
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
@@ -1867,8 +1872,9 @@ _UNKNOWN_PIN = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)==VERSION$")
 _VERSION_NOTE = lazy(r";?\s*VERSION: [^;]*")
 
 
-def _dist_name(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503: flash_attn and flash-attn are one distribution
+def _without_version_note(note: str) -> str:
+    """A command's note without its explanation of the VERSION placeholder, once the release is filled in."""
+    return _VERSION_NOTE.sub("", note)
 
 
 def _versions_from_the_list(verdict: Verdict, listed: dict[str, str]) -> Verdict:
@@ -1882,10 +1888,10 @@ def _versions_from_the_list(verdict: Verdict, listed: dict[str, str]) -> Verdict
         argv = []
         for arg in command.argv:
             pin = _UNKNOWN_PIN.match(arg)
-            version = listed.get(_dist_name(pin["name"])) if pin is not None else None
+            version = listed.get(distribution_name(pin["name"])) if pin is not None else None
             argv.append(f"{pin['name']}=={version}" if pin is not None and version else arg)
         filled = tuple(argv) != command.argv
-        note = _VERSION_NOTE.sub("", command.note) if filled else command.note
+        note = _without_version_note(command.note) if filled else command.note
         commands.append(dataclasses.replace(command, argv=tuple(argv), note=note))
     finding = dataclasses.replace(
         verdict.finding, remediation=dataclasses.replace(fix, commands=tuple(commands))
@@ -2036,7 +2042,7 @@ def _with_mmcv(verdict: Verdict, name: str, version: str) -> Verdict:
         note = (
             f"the {name} {version} wheel built for the installed torch and CUDA"
             if argv[:2] == ("mim", "install")
-            else command.note.split("; VERSION:")[0]  # the release is filled in: no VERSION to look up
+            else _without_version_note(command.note)  # the release is filled in: no VERSION to look up
         )
         return dataclasses.replace(command, argv=argv, note=note, runs_here=True)  # no placeholder is left
 
