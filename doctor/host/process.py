@@ -110,9 +110,8 @@ _LIVE_LOCK = threading.Lock()
 _STATE = {"stopping": False, "starting": 0}
 _SETTLED = threading.Condition(_LIVE_LOCK)
 STOP_GRACE_S = 2.0  # between SIGTERM and SIGKILL
-STARTING_WAIT_S = (
-    2.0  # the longest a final stop waits for spawns in flight (a fork and exec take milliseconds)
-)
+# the longest a final stop waits for spawns in flight (a fork and exec take milliseconds)
+STARTING_WAIT_S = 2.0
 
 
 def allow_children() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from torch_gpu_doctor.checks.gpu_topology import LEVEL_WORDS
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.builds import Build
 from torch_gpu_doctor.facts.bdf import normalize_bdf
@@ -24,7 +25,7 @@ from torch_gpu_doctor.facts.nvml import NvmlErrorInfo, NvmlFacts
 from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.facts.topology import Ancestor, GpuLinks, GpuPair, NvLink, TopologyFacts
+from torch_gpu_doctor.facts.topology import GpuLinks, GpuPair, NvLink, TopologyFacts
 from torch_gpu_doctor.facts.torch import (
     CompanionPackage,
     Distribution,
@@ -79,13 +80,7 @@ def paste_facts(pasted: PastedText) -> Facts:
 TOPO_P2P = Unavailable(
     Reason.NOT_RECORDED, "`nvidia-smi topo -m` does not show it: `nvidia-smi topo -p2p rw` does"
 )
-_ANCESTORS = {
-    "PIX": Ancestor.SINGLE,
-    "PXB": Ancestor.MULTIPLE,
-    "PHB": Ancestor.HOSTBRIDGE,
-    "NODE": Ancestor.NODE,
-    "SYS": Ancestor.SYSTEM,
-}
+_ANCESTORS = {word: level for level, (word, _) in LEVEL_WORDS.items()}  # "PHB" -> Ancestor.HOSTBRIDGE
 
 
 def _with_topology(facts: Facts, pasted: PastedText) -> Facts:

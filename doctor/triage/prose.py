@@ -157,7 +157,6 @@ _QUANTIZED = lazy(
     r"awq|gptq|gguf|\bint[48]\b|(?<!\d)[48][- ]?bit|bnb|bitsandbytes|\bfp8\b|\bq[2-8]_|quantiz|\bexl2\b",  # not "64-bit"
     re.IGNORECASE,
 )
-# GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
 # the machine was updated before it broke: "after recent ubuntu update", "ran some updates", "apt upgrade"
 # (not an update of torch or another package: those are pip's)
 _UPDATED = lazy(
@@ -180,12 +179,15 @@ _RECURS = lazy(
     r"on[ \t]+(?:every|each)[ \t]+(?:gpu|card))\b|又(?:停|挂|掉|出现)|再次出现|两张\S{0,6}卡|两张\d{4}",
     re.IGNORECASE,
 )
+_RECURS_WORDS = ("again", "both", "other", "every", "each", "keep", "又", "再次", "两张")  # one is needed
 # the person finds work between GPUs slow: what a pasted topology matrix may explain
 _SLOW = lazy(
     r"\b(?:slow(?:er|ly|s|down)?|performance|bandwidth|throughput|(?:inference|training)[ \t]+speed|bottleneck|"
     r"degrad\w*)\b|很慢|变慢|性能",
     re.IGNORECASE,
 )
+_SLOW_WORDS = ("slow", "perform", "bandwidth", "throughput", "speed", "bottleneck", "degrad", "慢", "性能")
+# GPU memory asked about in words: "how much GPU memory need to fine tuning", "显存不够", "OOM"
 _MEMORY_WORDS = lazy(
     r"\b(?:gpu|cuda|video|graphics)[ \t]+memory\b|\bvram\b|显存|\boom\b|out[ \t]+of[ \t]+memory|how[ \t]+much[ \t]+memory",
     re.IGNORECASE,
@@ -591,8 +593,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
     ):
         sized = _MODEL_SIZE.search(text, 0, MAX_CHARS)
         runs_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
-    slow = _SLOW.search(text, 0, MAX_CHARS)
-    recurs = _RECURS.search(text, 0, MAX_CHARS)
+    slow = _SLOW.search(text, 0, MAX_CHARS) if any(w in lowered for w in _SLOW_WORDS) else None
+    recurs = _RECURS.search(text, 0, MAX_CHARS) if any(w in lowered for w in _RECURS_WORDS) else None
     updated = _UPDATED.search(text, 0, MAX_CHARS) if "updat" in lowered or "upgrad" in lowered else None
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others

@@ -222,12 +222,11 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
     # the words' "no NVIDIA GPU", where the verdicts took it (never beside a driver that answered)
     no_gpu = cause is not None and cause.finding.summary.startswith(NO_NVIDIA_GPU)
     out.writelines(f"  {line}\n" for line in header_lines(facts, pasted.prose.torch, no_gpu))
+    lines = pasted.paste.text.split("\n")
     others = [
         v
         for v in result.verdicts
-        if v.kind == Kind.PROBLEM
-        and v is not cause
-        and not _said_already(v, cause, result.verdicts, pasted.paste.text.split("\n"))
+        if v.kind == Kind.PROBLEM and v is not cause and not _said_already(v, cause, result.verdicts, lines)
     ]
     if others:
         out.write("\nAlso found\n")

@@ -146,11 +146,11 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
 
 # `nvidia-smi topo -m`: a header naming the devices (GPU0 GPU1 ... NIC0 ..., then "CPU Affinity" and, since
 # about driver 450, "NUMA Affinity"), then one row per device: its name, one cell per device, its affinities.
-# Terminals underline the header (ESC[4m ... ESC[0m); SOC is the word drivers before 384 print for SYS.
+# Terminals underline the header, and triage.decode has removed those escapes; SOC is the word drivers before
+# 384 print for SYS.
 _TOPO_DEVICE = lazy(r"^(?:GPU\d+|NIC\d+|mlx\d+_\d+)$")
 _TOPO_CELL = lazy(r"^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
-_ESCAPE = lazy(r"\x1b\[[0-9;]*[A-Za-z]")
-TOPO_WORDS = {"PIX": "PIX", "PXB": "PXB", "PHB": "PHB", "NODE": "NODE", "SYS": "SYS", "SOC": "SYS"}
+_AFFINITY = lazy(r"[\d,-]+")
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,9 @@ class TopologyShown:
 def parse_topology(lines: list[str]) -> TopologyShown | None:
     """The first `nvidia-smi topo -m` matrix in the paste with two GPUs or more; None when there is none."""
     for number, raw in enumerate(lines, start=1):
-        head = _ESCAPE.sub("", raw).strip().strip("`").split()
+        if "GPU1" not in raw:  # most lines of most pastes: no split for them
+            continue
+        head = raw.strip().strip("`").split()
         if len(head) < 2 or head[:2] != ["GPU0", "GPU1"]:
             continue
         devices = []
@@ -191,7 +193,7 @@ def _topology_rows(lines: list[str], head: int, devices: list[str], has_numa: bo
     cpus: dict[int, str] = {}
     used = [head]
     for number in range(head + 1, min(len(lines), head + 1 + 2 * len(devices) + 2) + 1):
-        words = _ESCAPE.sub("", lines[number - 1]).strip().strip("`").split()
+        words = lines[number - 1].strip().strip("`").split()
         if not words or not words[0].startswith("GPU") or words[0] not in devices:
             continue
         row = words[1 : 1 + len(devices)]
@@ -201,11 +203,11 @@ def _topology_rows(lines: list[str], head: int, devices: list[str], has_numa: bo
         for device, cell in zip(devices, row, strict=True):
             if device.startswith("GPU") and int(device[3:]) != index and cell != "X":
                 other = int(device[3:])
-                cells[min(index, other), max(index, other)] = TOPO_WORDS.get(cell, cell)
+                cells[min(index, other), max(index, other)] = "SYS" if cell == "SOC" else cell
         after = words[1 + len(devices) :]
-        if after and re.fullmatch(r"[\d,-]+", after[0]):
+        if after and _AFFINITY.fullmatch(after[0]):
             cpus[index] = after[0]
-            if has_numa and len(after) > 1 and re.fullmatch(r"[\d,-]+", after[1]):
+            if has_numa and len(after) > 1 and _AFFINITY.fullmatch(after[1]):
                 numa[index] = after[1]
         used.append(number)
     shown = sorted({i for pair in cells for i in pair})

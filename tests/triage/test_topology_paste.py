@@ -41,7 +41,8 @@ def test_the_matrix_gives_each_pair_and_each_gpus_socket() -> None:
 
 
 def test_one_gpu_or_a_cut_matrix_is_no_topology_to_judge() -> None:
-    assert parse_topology(H200_SINGLE.split("\n")) is None
+    single = diagnose_paste(H200_SINGLE.encode(), "h200-topo.txt")  # decoded first: the underline goes
+    assert single.pasted.topology is None and parse_topology(single.pasted.paste.text.split("\n")) is None
     cut = diagnosed(CUT_MATRIX)
     assert cut.pasted.topology is not None and not cut.pasted.topology.complete
     # counting the NVLinks of a GPU whose row is missing would call a link down
