@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.checks.support.jetson import CUDSS
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
@@ -502,7 +503,7 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
                 "outside torch's RPATH"
             )
             return _Cause(error, summary, split_site_packages_fix(library, torch_site, wheels_site))
-        if facts.jetson_board is not None and library.startswith("libcudss"):
+        if facts.jetson_board is not None and library.startswith(CUDSS):
             summary = f"torch's import could not find {library}: NVIDIA's torch 2.8 for JetPack needs cuDSS"
             return _Cause(error, summary, cudss_fix(facts.jetson_board.l4t))
         if facts.jetson_board is not None:  # its CUDA is the JetPack's: no nvidia-* wheels (platform.jetson)

@@ -3,12 +3,10 @@ its integrated GPU (NVIDIA's build for that JetPack, never PyPI's)."""
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.support.jetson import board_line, missing_cuda_library
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.jetson import board_line, missing_cuda_library, missing_cudss
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import TorchRuntime
 from torch_gpu_doctor.fixes.jetson import cudss_fix, jetson_torch_remediation, openblas_core_type_fix
 from torch_gpu_doctor.model import Evidence, Finding, Status
@@ -64,12 +62,12 @@ def platform_jetson(facts: Facts) -> Finding:
             evidence=evidence,
             remediation=openblas_core_type_fix(),
         )
-    cudss = next((e for e in reported(facts, "missing_library") if _library(e).startswith("libcudss")), None)
+    cudss = missing_cudss(facts)
     if cudss is not None and _torch_failed(runtime):
         return Finding(
             CID,
             Status.FAIL,
-            f"torch's import looks for {_library(cudss)}, which JetPack does not install: NVIDIA's torch 2.8 "
+            f"torch's import looks for {cudss}, which JetPack does not install: NVIDIA's torch 2.8 "
             f"for Jetson links cuDSS. {board}.",
             evidence=evidence,
             remediation=cudss_fix(jetson.l4t),
@@ -165,7 +163,3 @@ def _evidence(jetson: JetsonFacts) -> tuple[Evidence, ...]:
             )
         )
     return tuple(rows)
-
-
-def _library(error: ReportedError) -> str:
-    return error.values.get("library", "")

@@ -41,3 +41,19 @@ def missing_cuda_library(facts: Facts) -> str | None:
             continue  # the board's own CUDA names it so: a broken or incomplete CUDA install, not another JetPack
         return library
     return None
+
+
+def missing_cudss(facts: Facts) -> str | None:
+    """libcudss.so.0 that torch's import could not open: NVIDIA's torch 2.8 for JetPack 6 links cuDSS, which
+    JetPack does not install (NVIDIA/Isaac-GR00T#343)."""
+    return next(
+        (
+            lib
+            for e in reported(facts, "missing_library")
+            if (lib := e.values.get("library", "")).startswith(CUDSS)
+        ),
+        None,
+    )
+
+
+CUDSS = "libcudss"
