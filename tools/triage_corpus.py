@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from torch_gpu_doctor.triage.outcome import Kind  # noqa: E402
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste  # noqa: E402
-from torch_gpu_doctor.triage.verdict import Kind  # noqa: E402
 
 CORPUS = (ROOT / "tests" / "triage" / "reports", ROOT / "tests" / "triage" / "pastes")
 PINS = ROOT / "tests" / "triage" / "corpus_expected.json"

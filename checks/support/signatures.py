@@ -94,7 +94,7 @@ class Signature:
     needle_any: tuple[str, ...] = ()
     # For an error no check turns into a finding from what it implies (a program's bug, a build tool's
     # refusal, another program's CUDA error): the cause in one sentence and its fix, so that a paste that
-    # holds it never reads "no problem found" (triage.verdict). None: the check it names decides.
+    # holds it never reads "no problem found" (triage.wording.with_own_causes). None: the check it names decides.
     cause: str | None = None
     fix: Remediation | None = None
     # signatures whose failure this one's cause explains (a CUDA_HOME that is a list explains an extension

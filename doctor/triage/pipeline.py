@@ -5,9 +5,10 @@ from __future__ import annotations
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.decode import decode_paste
+from torch_gpu_doctor.triage.outcome import Triage
 from torch_gpu_doctor.triage.paste import PastedText, read_paste
 from torch_gpu_doctor.triage.paste_facts import paste_facts
-from torch_gpu_doctor.triage.verdict import Triage, triage
+from torch_gpu_doctor.triage.verdict import triage
 
 NOTHING_KNOWN = (
     "gpu-doctor found nothing it knows in this text: no collect_env report, no nvidia-smi output, no package "

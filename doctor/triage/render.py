@@ -15,20 +15,14 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Remediation, Status, escape_controls
 from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.build_env import extension_probe
+from torch_gpu_doctor.triage.interpreter import interpreter_shown
+from torch_gpu_doctor.triage.outcome import WHOLE_MACHINE, Confidence, Kind, Triage, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 from torch_gpu_doctor.triage.prose import Said
 from torch_gpu_doctor.triage.shown_error import ShownError
-from torch_gpu_doctor.triage.verdict import (
-    NO_NVIDIA_GPU,
-    WHOLE_MACHINE,
-    Confidence,
-    Kind,
-    Triage,
-    Verdict,
-    interpreter_shown,
-)
+from torch_gpu_doctor.triage.where import NO_NVIDIA_GPU
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TRIAGE_SCHEMA = "gpu-doctor triage v2"

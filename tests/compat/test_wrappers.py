@@ -12,7 +12,7 @@ import pytest
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.wrappers import load_wrappers, parse_wrappers, wrapper_in
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
-from torch_gpu_doctor.triage.verdict import VLLM_OPTIONS
+from torch_gpu_doctor.triage.whose import VLLM_OPTIONS
 
 PASTES = Path(__file__).resolve().parents[1] / "triage" / "pastes"
 

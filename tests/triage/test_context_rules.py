@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
+from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.triage.render import render_text
 from torch_gpu_doctor.triage.tool_output import parse_nvidia_smi, parse_session
-from torch_gpu_doctor.triage.verdict import Kind
 
 PASTES = Path(__file__).parent / "pastes"
 HERE = Path(__file__).parent

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
-from torch_gpu_doctor.triage.verdict import Kind, mentions_torch
+from torch_gpu_doctor.triage.whose import mentions_torch
 
 HERE = Path(__file__).parent
 PINS: dict[str, dict[str, Any]] = json.loads((HERE / "corpus_expected.json").read_text(encoding="utf-8"))

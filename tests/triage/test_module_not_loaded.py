@@ -14,7 +14,7 @@ from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
-from torch_gpu_doctor.triage.verdict import NOT_LOADED_FIND_OUT
+from torch_gpu_doctor.triage.told import NOT_LOADED_FIND_OUT
 
 PASTES = Path(__file__).parent / "pastes"
 OTHER_KERNEL_WORKS = (

@@ -12,8 +12,8 @@ import pytest
 
 from torch_gpu_doctor.facts.driver import DriverFacts
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
-from torch_gpu_doctor.triage.verdict import Kind
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 HERE = Path(__file__).parent

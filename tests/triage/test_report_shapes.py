@@ -15,10 +15,10 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import TorchPackages, TorchRuntime
 from torch_gpu_doctor.model import Status
 from torch_gpu_doctor.triage.facts import listed_build
+from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.parse import parse_report
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.render import header_lines
-from torch_gpu_doctor.triage.verdict import Kind
 from torch_gpu_doctor.unavailable import Unavailable
 
 HERE = Path(__file__).parent

@@ -23,9 +23,9 @@ from torch_gpu_doctor.checks.support.signatures import (
     parse_catalogue,
 )
 from torch_gpu_doctor.triage.decode import decode_paste
+from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.paste import read_paste
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
-from torch_gpu_doctor.triage.verdict import Kind
 
 HERE = Path(__file__).parent
 CATALOGUE = load_catalogue()

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
-from torch_gpu_doctor.triage.verdict import Verdict
 
 PASTES = Path(__file__).parent / "pastes"
 ALPACA = "stanford_alpaca-218-oom-model-too-big-for-the-gpu.txt"  # OOM, llama-7b-hf, --bf16 True, RTX 3060

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from torch_gpu_doctor.facts.topology import Ancestor, GpuPair, P2pStatus, TopologyFacts
 from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.tool_output import parse_topology
-from torch_gpu_doctor.triage.verdict import Kind
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 HERE = Path(__file__).parent

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from torch_gpu_doctor.cli import main
+from torch_gpu_doctor.triage.outcome import Kind, Triage
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
-from torch_gpu_doctor.triage.verdict import Kind, Triage
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 HERE = Path(__file__).parent

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from torch_gpu_doctor.catalog import builtin_modules
-from torch_gpu_doctor.triage.verdict import CAUSE_ORDER
+from torch_gpu_doctor.triage.outcome import CAUSE_ORDER
 
 PASTE = Path(__file__).parent / "pastes"
 RUN = """

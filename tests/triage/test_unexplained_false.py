@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from torch_gpu_doctor.triage.outcome import UNEXPLAINED_FALSE, Confidence
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
-from torch_gpu_doctor.triage.verdict import UNEXPLAINED_FALSE, Confidence
 
 PASTES = Path(__file__).parent / "pastes"
 WORDS_ONLY = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
-from torch_gpu_doctor.triage.verdict import Kind
 
 HERE = Path(__file__).parent
 JAVA_ON_WSL = "pastes/wsl-8447-wsl-multigpu-cuda-init.txt"  # cudaGetDeviceCount through JNA: no torch

@@ -1,0 +1,421 @@
+"""What the paste tells beyond the facts the checks read: what the person already tried (a reboot, a reinstall),
+what they say happens (slow, again, across nodes, at batch size 1), what the program already printed. Each moves a
+verdict's next step so it never asks for what the paste already answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import TYPE_CHECKING
+
+from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
+from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
+from torch_gpu_doctor.checks.driver_xid_errors import FELL_OFF_THE_BUS
+from torch_gpu_doctor.checks.env import NOT_A_GPU_INDEX
+from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
+from torch_gpu_doctor.checks.nccl_communication import between_machines
+from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
+from torch_gpu_doctor.facts.container import ContainerRuntime
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.container_gpus import pass_gpus
+from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu
+from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
+from torch_gpu_doctor.fixes.module_build import load_or_build
+from torch_gpu_doctor.fixes.out_of_memory import (
+    offers_a_smaller_job,
+    too_big_at_batch_one,
+    too_big_to_run,
+    too_big_to_train,
+)
+from torch_gpu_doctor.fixes.target import on_windows
+from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.triage.outcome import FIND_OUT, TOPOLOGY, TORCH_VERSION, Kind, Verdict
+from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.topology import slow_across_sockets
+from torch_gpu_doctor.triage.where import in_container
+from torch_gpu_doctor.unavailable import Unavailable
+
+if TYPE_CHECKING:
+    from torch_gpu_doctor.triage.sizing import RunSize, TrainingSize
+
+
+# Questions to torch whose answers a paste can show (collect_env, a pip list, torch's version line)
+_TORCH_PROBES = frozenset(
+    {
+        "import torch; print(torch.version.cuda)",
+        "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)",
+    }
+)
+
+
+def answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
+    """A fix that asks torch what the paste already shows (its version, the CUDA it was built with) says the
+    answer instead, so the first command is the fix (blind set 11: 'print(torch.version.cuda)' under a paste
+    that says torch 1.13.0+cu117). Windows gets the toolkit's own folder."""
+    fix = verdict.finding.remediation
+    packages = facts.torch_packages
+    if fix is None or isinstance(packages, Unavailable) or not packages.version or not packages.cuda:
+        return verdict
+    asked = [c for c in fix.commands if len(c.argv) == 3 and c.argv[1] == "-c" and c.argv[2] in _TORCH_PROBES]
+    if not asked:
+        return verdict
+    windows = on_windows(facts)
+    where = (
+        f" On Windows NVIDIA's installer puts it in C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{packages.cuda}."
+        if windows
+        else ""
+    )
+    fix = dataclasses.replace(
+        fix,
+        text=f"The paste shows torch {packages.version}, built with CUDA {packages.cuda}. {fix.text}{where}",
+        commands=tuple(c for c in fix.commands if c not in asked),
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
+
+
+GREP_VISIBLE = ("grep", "-rn", "CUDA_VISIBLE_DEVICES", ".")
+
+
+# The program's own "no GPU" errors, by the catalogue's entry: torch's, and CUDA's error 100 (38 in old torch)
+_NO_GPU_IN_PROGRAM = {
+    "no_visible_gpu_no_cuda_gpus_available": "No CUDA GPUs are available",
+    "no_driver_no_cuda_capable_device": "no CUDA-capable device is detected",
+}
+
+
+def hidden_by_the_program(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """'No CUDA GPUs are available' from a program, in a paste that says is_available() is True elsewhere (a
+    plain shell, another repository): the program itself hides the GPU, most often a CUDA_VISIBLE_DEVICES set
+    in its code or config to a GPU that does not exist here (blind set 11's e11; set 7's thread of a hard-coded
+    '3' on a one-GPU machine)."""
+    finding = verdict.finding
+    works = pasted.prose.torch_works
+    if works is None or finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL:
+        return verdict
+    said = next(
+        (_NO_GPU_IN_PROGRAM[h.signature.id] for h in pasted.hits if h.signature.id in _NO_GPU_IN_PROGRAM),
+        None,
+    )
+    if said is None:
+        return verdict
+    fix = Remediation(
+        text="torch sees the GPU outside this program, so the program hides it: find where it sets "
+        "CUDA_VISIBLE_DEVICES (its code, a config file, a launcher script) and set it to a GPU this machine has "
+        "(`0` on a machine with one), or remove it. A job scheduler or container that gives the program no GPU "
+        "does the same: run `nvidia-smi -L` where the program runs.",
+        commands=(
+            Command(GREP_VISIBLE, note="in the program's folder: where it sets the variable"),
+            Command(("nvidia-smi", "-L"), note="the GPUs there, numbered from 0"),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+    summary = (
+        f"The program hides the GPU: it finds none ({said}), while torch sees one outside it "
+        f"(line {works} of the paste says is_available() is True)."
+    )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix), find_out=None
+    )
+
+
+# NCCL's own log lines (NCCL_DEBUG=INFO was set): "host:1354:1354 [0] NCCL INFO Bootstrap : Using eth0"
+_NCCL_LOG = lazy(r"\] NCCL (?:INFO|WARN) ")
+
+
+def nccl_log_shown(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """NCCL's INFO log is already in the paste: asking to rerun with NCCL_DEBUG=INFO asks for what is there.
+    Its WARN lines are what to read; where the fix was only that request, it says so."""
+    finding = verdict.finding
+    if finding.check_id != "nccl.communication" or _NCCL_LOG.search(pasted.paste.text, 0, MAX_CHARS) is None:
+        return verdict
+    details = finding.details.replace(" " + NCCL_DEBUG, "").replace(NCCL_DEBUG, "")
+    fix = finding.remediation
+    if fix is not None and fix.text == NCCL_DEBUG:
+        fix = dataclasses.replace(
+            fix,
+            text="The paste holds NCCL's INFO log already: the 'NCCL WARN' lines just before the error (and a "
+            "'Last error:' line) name the cause. Paste the log from the first 'NCCL WARN' to the error.",
+        )
+    finding = dataclasses.replace(finding, details=details, remediation=fix)
+    asked = verdict.find_out is not None and verdict.find_out.startswith("NCCL_DEBUG=INFO")
+    return dataclasses.replace(verdict, finding=finding, find_out=None if asked else verdict.find_out)
+
+
+def not_asked_again(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """A problem's "to be sure" that asks what the paste already shows is left out (nvidia-smi beside
+    nvidia-smi's own output, torch's version and build beside a report that shows them, the arch list beside
+    torch's warning that lists it): the person's turn is not spent on an answer they gave."""
+    ask = verdict.find_out
+    if verdict.kind != Kind.PROBLEM or ask is None:
+        return verdict
+    packages, runtime = facts.torch_packages, facts.torch
+    shown = (
+        (ask == "nvidia-smi" and pasted.smi is not None)
+        or (
+            ask.endswith(TORCH_VERSION.removeprefix("python "))
+            and not isinstance(packages, Unavailable)
+            and packages.version is not None
+            and (packages.cuda is not None or packages.hip is not None)
+        )
+        or (
+            "get_arch_list()" in ask
+            and "get_device_capability()" in ask
+            and not isinstance(runtime, Unavailable)
+            and bool(runtime.arch_list)
+            and all(isinstance(g.compute_capability, str) for g in facts.nvidia_gpus)
+        )
+    )
+    return dataclasses.replace(verdict, find_out=None) if shown else verdict
+
+
+# The person says the kernel changed, or that another kernel works: the module was not built for this one.
+_KERNEL_CHANGED = lazy(
+    r"\bkernel\b[^.\n]{0,40}\b(?:update|upgrade)|\b(?:update|upgrade)\w*\b[^.\n]{0,40}\bkernel\b"
+    r"|\b(?:new|newer|updated|another|other|different|previous|older|old)\s+kernel\b"
+    r"|(?<!n't )(?<!not )\bwork(?:s|ed|ing)?\b[^.\n]{0,60}\bkernel\b(?![ \t]*modules?\b)",
+    re.IGNORECASE,
+)
+
+
+NOT_LOADED_FIND_OUT = "dkms status; uname -r   # the kernels the module is built for, and the running one"
+
+
+def module_not_loaded(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """nvidia-smi's own failure is in the paste, so asking for nvidia-smi again settles nothing: DKMS's list
+    against the running kernel does. Where the person says the kernel changed, building comes first."""
+    finding = verdict.finding
+    if finding.check_id != "driver.installed" or not finding.summary.startswith(INSTALLED_NOT_LOADED):
+        return verdict
+    if in_container(pasted):  # an image's own nvidia-smi: the kernel module is the host's business
+        finding = dataclasses.replace(
+            finding,
+            summary="nvidia-smi inside the container reaches no NVIDIA driver: the container has no GPU passed "
+            "in, or the host's driver does not answer.",
+            details="A container uses the host's kernel module and driver, passed in with the GPUs by the NVIDIA "
+            "Container Toolkit (`docker run --gpus all`); an nvidia-smi the image brings cannot reach a driver "
+            "on its own. If `nvidia-smi` fails on the host too, the host's driver is the problem.",
+            remediation=pass_gpus(ContainerRuntime.DOCKER),
+        )
+        return dataclasses.replace(verdict, finding=finding, find_out="nvidia-smi   # on the host")
+    if _KERNEL_CHANGED.search(pasted.paste.text, 0, MAX_CHARS) is not None:
+        finding = dataclasses.replace(finding, remediation=load_or_build(facts.os, kernel_changed=True))
+    return dataclasses.replace(verdict, finding=finding, find_out=NOT_LOADED_FIND_OUT)
+
+
+def words_only_lines(pasted: PastedText) -> frozenset[int]:
+    """The lines where only a words signature (the person's sentence, "_in_words") was read."""
+    words = {h.line for h in pasted.hits if h.signature.id.endswith("_words")}
+    shown = {h.line for h in pasted.hits if not h.signature.id.endswith("_words")}
+    return frozenset(words - shown)
+
+
+def only_words(verdict: Verdict, said: frozenset[int]) -> bool:
+    return bool(verdict.lines) and all(line in said for line in verdict.lines)
+
+
+def shown_by_a_program(verdict: Verdict, said: frozenset[int]) -> bool:
+    """The verdict rests on a line a program printed (not only the person's words, nor the tables alone)."""
+    return any(line not in said for line in verdict.lines)
+
+
+def rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A library/module mismatch the person says a reboot did not clear: find the module that loads (not asking
+    again for the running module's version where the paste shows /proc/driver/nvidia/version)."""
+    finding = verdict.finding
+    if finding.remediation != reload_after_upgrade():
+        return verdict
+    fix = mismatch_after_reboot()
+    if "NVRM version:" in pasted.paste.text:  # the running module's version is in the paste already
+        asked = tuple(c for c in fix.commands if c.argv != ("cat", "/proc/driver/nvidia/version"))
+        fix = dataclasses.replace(fix, commands=asked)
+    details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was
+    finding = dataclasses.replace(finding, remediation=fix, details=details)
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+OOM = "torch.out_of_memory"
+
+
+_NO_SETTING_FITS = (
+    "A smaller batch, bf16 and gradient checkpointing shrink only the activations: the weights, gradients and "
+    "optimizer states of full training stay, and alone they outgrow this GPU."
+)
+
+
+def too_big_to_train_here(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, job: TrainingSize, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """Full fine-tuning of a model whose weights, gradients and AdamW states alone outgrow the GPU (blind set
+    15: a 7B model on a 12 GiB RTX 3060 was told to use bf16, which its command already set). An out-of-memory
+    verdict gets that arithmetic as its cause; a paste that only asks how much memory it needs gets it as the
+    answer. A GPU large enough (or not said, beside an error) leaves the verdicts as they are."""
+    fits = job.gpu_gib is not None and job.full_gib <= job.gpu_gib
+    oom = next((v for v in verdicts if v.finding.check_id == OOM and v.finding.status is Status.FAIL), None)
+    if fits or (oom is not None and job.gpu_gib is None):
+        return verdicts
+    failed = any(v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in verdicts)
+    if oom is None and (not pasted.prose.memory_asked or failed):  # an answer, not beside another failure
+        return verdicts
+    gpu = f"; this GPU has {job.gpu_gib:.1f} GiB" if job.gpu_gib is not None else ""
+    summary = (
+        f"Full fine-tuning of a {job.model} model needs about {job.full_gib:.0f} GiB of GPU memory"
+        + (f" on each of its {job.gpus} GPUs" if job.gpus > 1 else "")
+        + " even at batch size 1 with gradient checkpointing (weights, gradients and AdamW states: 16 bytes a "
+        f"parameter){gpu}."
+    )
+    fix = too_big_to_train(job.model, job.lora_gib, job.qlora_gib)
+    evidence = (Evidence("model", job.model, f"line {job.line} of the paste"),)
+    if oom is not None:
+        finding = dataclasses.replace(oom.finding, summary=summary, details=_NO_SETTING_FITS, remediation=fix)
+        # the arithmetic decides it: no process list to ask for
+        return tuple(
+            dataclasses.replace(v, finding=finding, find_out=None) if v is oom else v for v in verdicts
+        )
+    finding = Finding(OOM, Status.WARN, summary, evidence=evidence, remediation=fix)
+    return (*verdicts, Verdict(finding, titles.get(OOM, OOM), Kind.PROBLEM, (), None, (job.line,)))
+
+
+def too_big_to_run_here(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Verdict, ...]:
+    """An out-of-memory error running a model whose 16-bit weights alone fill the GPU (blind set 16: an 8B
+    model on a 16 GiB card was told to lower max_model_len, which the weights leave no room for): the
+    arithmetic is the cause, and a smaller form of the model the fix."""
+    oom = next((v for v in verdicts if v.finding.check_id == OOM and v.finding.status is Status.FAIL), None)
+    if oom is None:
+        return verdicts
+    split = f" on each of its {job.gpus} GPUs" if job.gpus > 1 else ""
+    summary = (
+        f"The {job.model} model's weights alone take about {job.weights_gib:.1f} GiB in 16-bit precision{split}, "
+        f"of this GPU's {job.gpu_gib:.1f} GiB: nothing is left for the KV cache and activations."
+    )
+    fix = too_big_to_run(job.model, job.weights_gib, job.gpu_gib, job.int4_gib)
+    details = "A smaller batch or context shrinks only the KV cache and activations, never the weights."
+    finding = dataclasses.replace(oom.finding, summary=summary, details=details, remediation=fix)
+    return tuple(
+        dataclasses.replace(v, finding=finding, find_out=None, lines=tuple(sorted({*v.lines, job.line})))
+        if v is oom
+        else v
+        for v in verdicts
+    )
+
+
+def gpus_past_the_cut(verdict: Verdict, cut: int) -> Verdict:
+    """An index past the GPUs of an nvidia-smi table cut after its row `cut` may well exist (blind set 17: "'1'
+    is not a GPU index (0-0)" read from a table cut after GPU 0): what is known is only that the program asked
+    CUDA for one it does not see."""
+    finding = verdict.finding
+    if finding.check_id != "env.cuda_visible_devices" or NOT_A_GPU_INDEX not in finding.summary:
+        return verdict
+    summary = (
+        f"The program asked CUDA for a GPU it does not see; the paste's nvidia-smi table stops after the GPU on "
+        f"line {cut}, so how many GPUs the machine has is not shown."
+    )
+    finding = dataclasses.replace(finding, summary=summary, remediation=asked_for_a_missing_gpu())
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, cut}))
+    )
+
+
+def lost_again(verdict: Verdict, line: int) -> Verdict:
+    finding = verdict.finding
+    if finding.check_id != "driver.xid_errors" or FELL_OFF_THE_BUS not in finding.summary:
+        return verdict
+    finding = dataclasses.replace(finding, remediation=gpu_lost_again(line))
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
+
+
+def across_machines(verdict: Verdict, facts: Facts, line: int) -> Verdict:
+    """NCCL's unexplained failure ("unhandled system error") in a job said to span machines: the connection
+    between them comes before /dev/shm, which one machine alone would have hit too (blind set 17)."""
+    errors = facts.reported_errors
+    kinds = {e.kind for e in errors} if not isinstance(errors, Unavailable) else set()
+    if verdict.finding.check_id != "nccl.communication" or verdict.kind != Kind.PROBLEM:
+        return verdict
+    if not kinds & {"nccl_system", "nccl"} or kinds & {"nccl_shm", "nccl_shm_permission", "nccl_shm_attach"}:
+        return verdict
+    cause, fix = between_machines()
+    finding = dataclasses.replace(
+        verdict.finding, summary=f"{cause}: the job spans several machines (line {line}).", remediation=fix
+    )
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
+    )
+
+
+def updated_then_804(verdict: Verdict, pasted: PastedText, line: int) -> Verdict:
+    """Error 804 right after the system was updated, outside a container: the driver's packages moved on while
+    the old kernel module still runs (blind set 17: "after recent ubuntu update"); a reboot loads the new one."""
+    if verdict.finding.check_id != "torch.cuda_init" or not any(
+        h.signature.id.startswith("forward_compat_804") for h in pasted.hits
+    ):
+        return verdict
+    finding = dataclasses.replace(
+        verdict.finding,
+        summary=(
+            f"CUDA fails with error 804 since the system was updated (line {line}): the driver's libraries were "
+            "upgraded while the old kernel module still runs."
+        ),
+        remediation=reload_after_upgrade(),
+    )
+    return dataclasses.replace(
+        verdict,
+        finding=finding,
+        find_out="cat /proc/driver/nvidia/version   # the module that runs, against the driver installed",
+        lines=tuple(sorted({*verdict.lines, line})),
+    )
+
+
+def without_importing_torch(verdict: Verdict) -> Verdict:
+    """torch's import fails in the paste: a question that imports torch gets that error again (blind set 17's
+    second review), so pip says which torch is installed, and what needs torch running waits for the fix."""
+    ask = verdict.find_out
+    if verdict.kind != Kind.UNKNOWN or not ask or "import torch" not in ask:
+        return verdict
+    python = ask.split(" -c ", 1)[0]
+    if verdict.finding.check_id in ("torch.installed", "torch.cpu_build", "compat.data_age"):
+        return dataclasses.replace(verdict, find_out=f"{python} -m pip show torch")
+    return dataclasses.replace(verdict, kind=Kind.NOT_APPLICABLE, missing=(), find_out=None)
+
+
+# the library errors whose cause is two packages' versions, which `pip check` compares
+_VERSION_CONFLICTS = frozenset({"undefined_symbol", "cudnn", "cublas"})
+
+
+def no_pip_check_for_the_loader(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """`pip check` compares the versions packages declare: it says nothing of a library the loader cannot
+    find, a Windows DLL that does not load or a compiler too old (blind set 17), so it is no question to ask."""
+    if verdict.finding.check_id != "env.library_path" or verdict.find_out != FIND_OUT["env.library_path"]:
+        return verdict
+    kinds = {h.implies.get("error") for h in pasted.hits if h.signature.check == "env.library_path"}
+    return verdict if not kinds or kinds & _VERSION_CONFLICTS else dataclasses.replace(verdict, find_out=None)
+
+
+def slow_between_sockets(verdict: Verdict, pasted: PastedText) -> Verdict:
+    finding = slow_across_sockets(verdict.finding, pasted) if verdict.finding.check_id == TOPOLOGY else None
+    if finding is None or pasted.topology is None or pasted.prose.slow is None:
+        return verdict
+    lines = {*verdict.lines, pasted.prose.slow, *pasted.topology.lines}
+    return dataclasses.replace(
+        verdict, finding=finding, kind=Kind.PROBLEM, missing=(), find_out=None, lines=tuple(sorted(lines))
+    )
+
+
+def at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
+    """Out of memory at batch size 1, said in words: no smaller batch exists. Without figures, what holds the
+    memory comes first (blind set 13: 6 GB held before the run started); with them, the model or one input."""
+    finding = verdict.finding
+    reported = facts.reported_errors
+    error = stated_most(reported) if not isinstance(reported, Unavailable) else None
+    if (
+        finding.check_id != "torch.out_of_memory"
+        or not offers_a_smaller_job(finding.remediation)
+        or error is None
+    ):
+        return verdict
+    finding = dataclasses.replace(
+        finding,
+        summary=f"{finding.summary.removesuffix('.')}, with the batch size already 1 (line {line}).",
+        remediation=too_big_at_batch_one(sized(error)),
+    )
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))

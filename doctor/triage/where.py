@@ -1,0 +1,497 @@
+"""Where the failing program runs, as the paste shows it (a container started without the GPUs, a pod, a hosted
+notebook, a Mac, WSL, a machine with no NVIDIA GPU, an environment named for the CPU), and how that changes a
+verdict: the live checks judge the machine they run on; a paste's machine may be any of these."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from typing import TYPE_CHECKING
+
+from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
+from torch_gpu_doctor.compat.torch_releases import INDEX_URL
+from torch_gpu_doctor.facts.container import ContainerRuntime
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kubernetes_shm, pass_gpus
+from torch_gpu_doctor.fixes.cuda_init import init_error_fix
+from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
+from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
+from torch_gpu_doctor.fixes.target import on_windows
+from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
+from torch_gpu_doctor.triage.outcome import (
+    FALSE_IN_A_CONTAINER,
+    LINUX_ONLY,
+    NVIDIA_ONLY,
+    Kind,
+    Verdict,
+    error_reported,
+)
+from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.paste_facts import WORDS
+from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.unavailable import Unavailable
+
+if TYPE_CHECKING:
+    pass
+
+
+def seen_from_the_container(verdict: Verdict) -> Verdict:
+    finding = verdict.finding
+    if finding.check_id not in ("driver.installed", "torch.cuda_init") or finding.status is not Status.FAIL:
+        return verdict
+    if "container" in finding.summary:  # it says so already ("nvidia-smi inside the container reaches ...")
+        return verdict
+    said = (
+        "No NVIDIA driver answers inside the container: it was started without the GPUs (the most likely cause "
+        "above), whatever the host has."
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, summary=said, remediation=None))
+
+
+# Checks whose failure on a paste assumes an NVIDIA GPU is there to use (a driver to load, a CUDA torch to install)
+ASSUMES_NVIDIA = frozenset(
+    {
+        "driver.installed",
+        "driver.nvml",
+        "torch.cpu_build",
+        "torch.driver_compat",
+        "torch.cuda_init",
+        "torch.arch_compat",
+    }
+)
+
+
+NO_NVIDIA_GPU = "The machine has no NVIDIA GPU"
+
+
+# An extension's report that its CUDA operators were not built: on a machine without an NVIDIA GPU that is
+# as it should be, and a CUDA rebuild is not the fix
+_OPS_WITHOUT_CUDA = frozenset(
+    {
+        "other_detectron2_ops_without_cuda",
+        "other_mmcv_ops_without_cuda",
+        "other_extension_not_compiled_with_gpu",
+    }
+)
+
+
+def no_nvidia_gpu(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """The person says the machine has no NVIDIA GPU (triage/prose.py: "I don't have any NVIDIA adapter", an
+    integrated Intel GPU) and nothing in the paste names one or shows a driver answering: a driver to install or
+    a CUDA torch would change nothing. What fails is the program asking
+    for CUDA on a machine without it; that is the cause, in place of every verdict that assumed a GPU."""
+    said = pasted.prose.no_nvidia
+    if (
+        said is None
+        or pasted.prose.gpu is not None
+        or any(isinstance(g.name, str) for g in facts.nvidia_gpus)
+    ):
+        return verdicts
+    driver, nvml = facts.driver, facts.nvml
+    driver_said = not isinstance(driver, Unavailable) and (
+        isinstance(driver.version, str) or isinstance(driver.cuda_version, str)
+    )
+    if pasted.smi is not None or not isinstance(nvml, Unavailable) or driver_said:
+        return verdicts  # a driver answered there: whatever the words say, that machine has an NVIDIA GPU
+    built_without_cuda = {h.line for h in pasted.hits if h.signature.id in _OPS_WITHOUT_CUDA}
+    assumed = [
+        v
+        for v in verdicts
+        if v.kind == Kind.PROBLEM
+        and (
+            v.finding.check_id in ASSUMES_NVIDIA
+            or (v.finding.check_id == "torch.companions" and built_without_cuda.intersection(v.lines))
+        )
+    ]
+    if not assumed:
+        return verdicts
+    intel = "intel" in said.value.lower() or "iris" in said.value.lower()
+    device = (  # detectron2's configs default MODEL.DEVICE to 'cuda' (its defaults.py)
+        "its device option, e.g. `--device cpu`, detectron2's cfg.MODEL.DEVICE = 'cpu'"
+        if "detectron2" in pasted.paste.text[:MAX_CHARS]
+        else "its device option, e.g. `--device cpu`"
+    )
+    ways = f"on the CPU ({device}, or device='cpu' / no `.cuda()` in its code), " + (
+        "on the Intel GPU with torch's XPU build (device 'xpu') where the program supports it, "
+        if intel
+        else ""
+    )
+    xpu = (
+        (
+            Command(
+                ("python", "-m", "pip", "install", "torch", "--index-url", f"{INDEX_URL}xpu"),
+                note="torch's "
+                "build for Intel GPUs: the program must ask for the device 'xpu' instead of 'cuda'",
+            ),
+        )
+        if intel
+        else ()
+    )
+    wants_cpu = pasted.prose.asks_for_cpu  # "How can I run this code on CPU": whatever GPU the machine has
+    finding = printable(
+        Finding(
+            "gpu.present",
+            Status.FAIL,
+            "The program asks for CUDA, and the paste asks to run it on the CPU: the program, not torch, has to "
+            "choose the CPU."
+            if wants_cpu
+            else f"{NO_NVIDIA_GPU} (the paste says so), and the program asks for CUDA, which only an NVIDIA GPU "
+            "runs.",
+            details="Installing CUDA or a CUDA build of torch is not what is missing."
+            if wants_cpu
+            else "No driver and no CUDA build of torch can change that.",
+            evidence=(Evidence("said", said.value, f"line {said.line} of the paste"),),
+            remediation=Remediation(
+                text=f"Run the program {ways}or on a machine with an NVIDIA GPU.",
+                commands=xpu,
+                target=Target.PYTHON_ENV,
+            ),
+        )
+    )
+    lines = tuple(sorted({said.line, *(n for v in assumed for n in v.lines)}))
+    kept = tuple(v for v in verdicts if v not in assumed and v.finding.check_id != "gpu.present")
+    return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
+
+
+def on_a_mac(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """The paste is from a Mac (its OS line, or the person says so: "在Mac M1上面运行") and names no NVIDIA GPU:
+    PyTorch's macOS builds have no CUDA and Macs of the last years have no NVIDIA GPU, so a verdict that
+    assumes one (a driver, a CUDA torch) or xFormers' CUDA kernels not loading is answered by that. torch.cpu_build
+    keeps its own Mac answer (MPS)."""
+    os_facts = facts.os
+    if isinstance(os_facts, Unavailable) or os_facts.system != "Darwin":
+        return verdicts
+    if any(isinstance(g.name, str) for g in facts.nvidia_gpus):
+        return verdicts  # an older Mac with an NVIDIA GPU: the verdicts about it stand
+    xformers = {h.line for h in pasted.hits if "xformers" in h.signature.id}
+    assumed = [
+        v
+        for v in verdicts
+        if v.kind == Kind.PROBLEM
+        and (
+            (v.finding.check_id in ASSUMES_NVIDIA and v.finding.check_id != "torch.cpu_build")
+            or v.finding.check_id == "env.cuda_visible_devices"  # accelerate's "requires a GPU (not 'mps')"
+            or (v.finding.check_id == "torch.companions" and xformers.intersection(v.lines))
+        )
+    ]
+    if not assumed:
+        return verdicts
+    said = pasted.prose.macos
+    finding = Finding(
+        "gpu.present",
+        Status.FAIL,
+        "This is a Mac: it has no NVIDIA GPU and PyTorch's macOS builds have no CUDA, so what asks for CUDA "
+        + ("(xFormers' CUDA kernels here) " if xformers else "")
+        + "cannot run on it.",
+        details="No driver, CUDA toolkit or torch build changes that. Apple's GPU runs torch through its MPS "
+        "backend (device 'mps'), where the program supports it.",
+        evidence=(Evidence("said", "a Mac", f"line {said} of the paste"),) if said is not None else (),
+        remediation=no_cuda_on_a_mac(bool(xformers)),
+    )
+    lines = tuple(sorted({*([said] if said is not None else []), *(n for v in assumed for n in v.lines)}))
+    kept = tuple(v for v in verdicts if v not in assumed and v.finding.check_id != "gpu.present")
+    return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
+
+
+# What a Mac without an NVIDIA GPU cannot have: an NVIDIA driver and its log, CUDA, a Jetson's L4T
+_NOT_ON_A_MAC = NVIDIA_ONLY + tuple(LINUX_ONLY) + ("torch.nvidia_wheels", "torch.cuda_init")
+
+
+def none_on_a_mac(verdicts: tuple[Verdict, ...], facts: Facts) -> tuple[Verdict, ...]:
+    """On a Mac that names no NVIDIA GPU, what the paste leaves open about an NVIDIA driver, CUDA or a Jetson
+    is not "unknown, run nvidia-smi there": no such thing exists there to ask."""
+    os_facts = facts.os
+    if isinstance(os_facts, Unavailable) or os_facts.system != "Darwin":
+        return verdicts
+    if any(isinstance(g.name, str) for g in facts.nvidia_gpus):
+        return verdicts
+    return tuple(
+        dataclasses.replace(v, kind=Kind.NOT_APPLICABLE, missing=(), find_out=None)
+        if v.kind == Kind.UNKNOWN and v.finding.check_id in _NOT_ON_A_MAC
+        else v
+        for v in verdicts
+    )
+
+
+# A shell prompt with an activated environment: "(vllm-cpu) root@gpu-3090:~/oss#", "(cpu-env) PS C:\\work>"
+_ENV_PROMPT = lazy(
+    r"^[ \t>`]*\((?P<env>[\w.-]{1,60})\)[ \t]+(?:\S+@\S+|PS[ \t]|[A-Za-z]:\\|~|/)", re.MULTILINE
+)
+
+
+_CPU_WORD = lazy(r"(?:^|[-_.])cpu(?:$|[-_.])", re.IGNORECASE)
+
+
+GPU_ENV = "gpu-env"
+
+
+def cpu_environment(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """A CPU-only build in an environment named for the CPU ("(vllm-cpu) root@gpu-3090"): the CPU build is what
+    that environment is for, and replacing torch in it would break what it serves (blind set 11's e20). The GPU
+    gets an environment of its own."""
+    finding = verdict.finding
+    if (
+        finding.check_id != "torch.cpu_build"
+        or finding.status is not Status.FAIL
+        or finding.remediation is None
+    ):
+        return verdict
+    env = next(
+        (
+            m["env"]
+            for m in _ENV_PROMPT.finditer(pasted.paste.text, 0, MAX_CHARS)
+            if _CPU_WORD.search(m["env"])
+        ),
+        None,
+    )
+    if env is None:
+        return verdict
+    fix = finding.remediation
+    old_python = next((c.argv[0] for c in fix.commands if c.argv[1:3] == ("-m", "pip")), None)
+    windows = on_windows(facts)
+    new_python = f"{GPU_ENV}\\Scripts\\python.exe" if windows else f"{GPU_ENV}/bin/python"
+    commands = tuple(
+        dataclasses.replace(c, argv=tuple(new_python if a == old_python else a for a in c.argv))
+        for c in fix.commands
+    )
+    fix = dataclasses.replace(
+        fix,
+        text=f"The environment ({env}) is named for the CPU, and its CPU build is what it is for: replacing torch "
+        f"there would break what it serves. For the GPU, make an environment of its own and install the CUDA "
+        f"build there. {fix.text}",
+        commands=(
+            Command(("python", "-m", "venv", GPU_ENV), note=f"a new environment; {env} keeps its CPU build"),
+            *commands,
+        ),
+    )
+    summary = f"{finding.summary.rstrip('.')}, in an environment named for the CPU ({env})."
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+    )
+
+
+ROCM_ON_WSL = (
+    "https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/wsl/howto_wsl.html"
+)
+
+
+def rocm_on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """A ROCm error ("No HIP GPUs are available") under WSL2: WSL has no /dev/kfd, its GPU comes through /dev/dxg,
+    so a native ROCm install and the stock ROCm wheel's own HSA runtime cannot see it, and render groups, device
+    passthrough or HSA_OVERRIDE_GFX_VERSION change nothing (blind set 11's e18). AMD's WSL setup is the fix."""
+    finding = verdict.finding
+    wsl = not isinstance(facts.os, Unavailable) and facts.os.is_wsl
+    if not wsl or finding.status is not Status.FAIL or not finding.check_id.startswith("amd."):
+        return verdict
+    if not any(h.signature.cls == "rocm" and h.signature.check == finding.check_id for h in pasted.hits):
+        return verdict
+    fix = Remediation(
+        text="ROCm under WSL2 works only through AMD's WSL support: a current AMD Adrenalin driver on Windows, then "
+        f"AMD's ROCm-for-WSL setup inside the distribution and the PyTorch it names ({ROCM_ON_WSL}). WSL has no "
+        "/dev/kfd: the render and video groups, passing /dev/kfd, and HSA_OVERRIDE_GFX_VERSION do not apply here, "
+        "and the stock ROCm wheel's bundled HSA runtime does not see a WSL GPU.",
+        commands=(
+            Command(("ls", "-l", "/dev/dxg", "/dev/kfd"), note="WSL2: /dev/dxg is there, /dev/kfd is not"),
+        ),
+        needs_network=True,
+        target=Target.SYSTEM,
+    )
+    summary = (
+        "ROCm finds no AMD GPU under WSL2: the GPU reaches WSL through /dev/dxg, which only AMD's WSL setup uses; "
+        "a native ROCm install and the stock ROCm wheel do not."
+    )
+    details = (
+        "The paste runs under WSL2 (its kernel or words say so). There the render groups, /dev/kfd and the gfx "
+        "override that a native Linux install needs are beside the point: ROCm reaches the GPU only through "
+        "AMD's WSL runtime."
+    )
+    finding = dataclasses.replace(finding, summary=summary, details=details, remediation=fix)
+    return dataclasses.replace(verdict, finding=finding)
+
+
+# the words of a container run: its driver is the host's (a shell prompt is container_shell_line's); no \b,
+# which a CJK letter beside the word defeats ("进入docker内部": inside docker)
+_CONTAINER_WORDS = lazy(
+    r"(?<![A-Za-z])(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|containers?)(?![A-Za-z])|容器",
+    re.IGNORECASE,
+)
+
+
+# a container started with the GPUs: `--gpus`, the nvidia runtime, a device request or a Kubernetes limit
+GPUS_PASSED = lazy(
+    r"--gpus\b|--runtime[= ]nvidia\b|--device[= ]nvidia\.com/gpu|nvidia\.com/gpu\b|capabilities:\s*\[\s*gpu"
+)
+
+
+KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
+
+
+# A hosted notebook: Colab's /content folder in a traceback or its module, Kaggle's /kaggle folders
+# (the machine's own paths or modules, never the word "Colab": "runs fine on Colab, but on our own server")
+HOSTED_NOTEBOOK = lazy(r"File \"/content/|\bgoogle\.colab\b|File \"/kaggle/|/kaggle/working\b")
+
+
+GPU_FAULTS = frozenset({"driver.xid_errors", "gpu.memory_errors"})
+
+
+def on_a_hosted_notebook(verdict: Verdict) -> Verdict:
+    """A GPU fault on Colab or Kaggle (blind set 15: reset steps for an uncorrectable ECC error on Colab): a
+    new runtime is the only fix there."""
+    finding = verdict.finding
+    if finding.check_id not in GPU_FAULTS or finding.status is not Status.FAIL:
+        return verdict
+    fix = hosted_notebook_gpu()
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix), find_out=None)
+
+
+_INSIDE_WORDS = lazy(
+    r"\b(?:inside|in|within)[ \t]+(?:the|a|my|our)[ \t]+(?:docker[ \t]+)?container\b|在容器[内里中]", re.I
+)
+
+
+# The paste puts the failure on the host, or shows the container started with its GPUs and a variable that
+# hides them: "on the host: $ nvidia-smi", `--gpus all`, CUDA_VISIBLE_DEVICES set
+_HOST_SIDE = lazy(r"\bon[ \t]+the[ \t]+host\b|--gpus\b|CUDA_VISIBLE_DEVICES\s*=", re.IGNORECASE)
+
+
+def ran_inside_a_container(pasted: PastedText) -> bool:
+    """The failing commands ran in a container's own shell (its prompt, or words that put them inside one);
+    never nvidia-container-cli's relay of the host's NVML error, which is the host's own."""
+    text = pasted.paste.text[:MAX_CHARS]
+    if "nvidia-container-cli" in text:
+        return False  # the toolkit relays the host's NVML
+    if pasted.container_line is not None:  # its own prompt shows it
+        return True
+    # words only: unless the person shows it on the host, or a container started with its GPUs
+    return _INSIDE_WORDS.search(text) is not None and _HOST_SIDE.search(text) is None
+
+
+def mismatch_in_a_container(verdict: Verdict) -> Verdict:
+    """NVML's driver/library mismatch where the paste shows or says a container: the image's own driver
+    libraries against the host's module (blind sets 13 and 14), not a host that missed a reboot."""
+    finding = verdict.finding
+    if finding.remediation not in (reload_after_upgrade(), mismatch_after_reboot()):
+        return verdict
+    details = finding.details.removesuffix(MISSED_REBOOT)  # the host's upgrade story does not apply
+    finding = dataclasses.replace(
+        finding,
+        summary="Driver/library version mismatch inside a container: its NVIDIA libraries are another version "
+        "than the host's kernel module.",
+        remediation=driver_libraries_in_image(),
+        details=details,
+    )
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+def in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
+    """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`."""
+    finding = verdict.finding
+    if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
+        return verdict
+    if not error_reported(facts, "nccl_shm"):
+        return verdict
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=kubernetes_shm()))
+
+
+def in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """torch.cuda_init's fix for error 803 or 804 as it reads inside a container; for a False with no error,
+    `nvidia-smi` in the container is what settles it (no GPU there: the container; one there: torch)."""
+    finding = verdict.finding
+    if finding.check_id == "torch.cuda_init" and finding.summary.startswith(FALSE_IN_A_CONTAINER):
+        return dataclasses.replace(verdict, find_out="nvidia-smi   # inside the container")
+    no_driver = next((h for h in pasted.hits if h.signature.cls in ("no_driver", "no_visible_gpu")), None)
+    if (
+        finding.check_id in ("torch.cuda_init", "driver.installed")
+        and finding.status is Status.FAIL
+        and no_driver
+        and ran_inside_a_container(
+            pasted
+        )  # a container's own prompt or "inside the container", not a mention
+    ):
+        # "Found no NVIDIA driver" or no GPU in a container's shell: its libcuda comes from the host through the
+        # NVIDIA runtime, so the container was started without the GPUs (the host's own nvidia-smi may well work)
+        passed = pass_gpus(
+            ContainerRuntime.DOCKER
+        )  # a shell prompt says a container, as the other fixes here
+        return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=passed))
+    hit = next((h for h in pasted.hits if "803" in h.signature.id or "804" in h.signature.id), None)
+    if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:
+        return verdict
+    fix = init_error_fix(hit.signature.id, "forward_compat", facts, in_container=True)
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+
+
+# A `docker run` typed on one line, after whatever prompt precedes it (`D:\FacePoke>`, `$ `, `user@host:~$ `)
+_THEIR_RUN = lazy(
+    r"^(?:[^\n]*?[>$#%][ \t]*|[ \t]*)(?P<sudo>sudo[ \t]+)?(?P<tool>docker|podman)[ \t]+run[ \t]+"
+    r"(?P<rest>[^\n`^\\|;&<>$%]+?)[ \t]*$"
+)  # never one with a variable or a substitution ($(pwd), %CD%): quoted again, it would no longer expand
+
+
+def their_docker_run(verdict: Verdict, pasted: PastedText, line: int) -> Verdict:
+    """The fix's `docker run --gpus all IMAGE` with the person's own command in place of IMAGE (blind set 16:
+    `docker run -p 8080:8080 facepoke` lost its port): their options and image, the GPUs added. A command
+    continued on other lines, or one the shell's rules cannot split, keeps the placeholder."""
+    fix = verdict.finding.remediation
+    if fix is None or not any(c.argv[-1:] == ("IMAGE",) and c.argv[1:2] == ("run",) for c in fix.commands):
+        return verdict
+    found = _THEIR_RUN.search(pasted.paste.text.split("\n")[line - 1])
+    if found is None:
+        return verdict
+    try:
+        theirs = tuple(shlex.split(found["rest"]))
+    except ValueError:
+        return verdict
+    if not theirs or theirs[-1].startswith("-"):
+        return verdict
+
+    def filled(command: Command) -> Command:
+        if command.argv[-1:] != ("IMAGE",) or command.argv[0] != found["tool"]:
+            return command
+        sudo = ("sudo",) if found["sudo"] else ()
+        return dataclasses.replace(
+            command,
+            argv=(*sudo, *command.argv[:-1], *theirs),
+            note="your `docker run`, with the GPUs passed in",
+        )
+
+    commands = tuple(filled(c) for c in fix.commands)
+    text = fix.text.replace(" (IMAGE is your image)", "")
+    finding = dataclasses.replace(
+        verdict.finding, remediation=dataclasses.replace(fix, text=text, commands=commands)
+    )
+    return dataclasses.replace(verdict, finding=finding)
+
+
+def toolkit_explains_the_driver(pasted: PastedText) -> bool:
+    """The container toolkit's own error is in the paste: it says why no driver answers inside the container
+    (an image's own nvidia-smi, a device plugin without libnvidia-ml). Unless the driver's fault it relays is
+    the host's ("nvidia-container-cli: ... nvml error: driver/library version mismatch"): then the host's
+    driver stays the cause, and a reboot its fix."""
+    if not any(h.signature.check == "platform.container_gpus" for h in pasted.hits):
+        return False
+    return not any(h.signature.check == "driver.nvml" and "mismatch" in h.signature.id for h in pasted.hits)
+
+
+def in_container(pasted: PastedText) -> bool:
+    return container_said(pasted) is not None
+
+
+def gpu_listed_by_a_tool(facts: Facts) -> bool:
+    """A GPU named by a tool's output (nvidia-smi, collect_env), not only in the person's words: inside a
+    container, proof that the GPUs were passed in."""
+    return any(isinstance(g.name, str) and g.name_source != WORDS for g in facts.gpus)
+
+
+def container_said(pasted: PastedText) -> int | None:
+    """The first line that shows (a container's prompt) or says (its words) that this ran in a container."""
+    if pasted.container_line is not None:
+        return pasted.container_line
+    said = _CONTAINER_WORDS.search(pasted.paste.text, 0, MAX_CHARS)
+    return None if said is None else pasted.paste.text.count("\n", 0, said.start()) + 1
