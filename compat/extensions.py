@@ -28,6 +28,7 @@ class Extension:
     cuda_suffixed: bool  # published as NAME-cuXYZ
     csrc: bool  # its CUDA sources live under <module>/csrc
     ops_frames: bool  # its operator modules' frames call straight into its kernels
+    kernel_check: bool  # its ops raise "<Op> failed with error code <CUDA error>" (FlashInfer's wording)
     built_for_one_torch: bool  # another torch build breaks it
     rebuild: str | None  # what a rebuild against the installed torch installs, where its wheels pin no torch
     wheels: str | None  # where its prebuilt wheels are, in one sentence
@@ -138,6 +139,7 @@ def parse_extensions(data: Any) -> Extensions:
                 cuda_suffixed=_flag(entry, "cuda_suffixed", where),
                 csrc=_flag(entry, "csrc", where),
                 ops_frames=_flag(entry, "ops_frames", where),
+                kernel_check=_flag(entry, "kernel_check", where),
                 built_for_one_torch=_flag(entry, "built_for_one_torch", where),
                 rebuild=_optional(entry, "rebuild", where),
                 wheels=_optional(entry, "wheels", where),

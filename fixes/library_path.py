@@ -602,17 +602,28 @@ def _rebuilt_version(pip_name: str, installed: dict[str, str]) -> tuple[str, boo
     return (f"{pip_name}=={version}", True) if version else (f"{pip_name}==VERSION", False)
 
 
-def extension_arch_fix(extension: str, capability: str | None) -> Remediation:
+def extension_arch_fix(
+    extension: str, capability: str | None, wheels: str | None = None, pip_build: bool = True
+) -> Remediation:
     """'no kernel image' raised in a compiled extension (causal_conv1d_cuda, a custom op), not in torch: the
-    extension's binary has no kernels for this GPU's architecture, whatever torch's arch list."""
+    extension's binary has no kernels for this GPU's architecture, whatever torch's arch list. `wheels`: where
+    its own builds are (compat/extensions.json); `pip_build`: its source builds with pip and setuptools, where
+    TORCH_CUDA_ARCH_LIST picks the architectures (not sgl-kernel's CMake, nor FlashInfer's compiling at run time)."""
     arch = f"compute capability {capability}" if capability else "this GPU's compute capability"
     flags = capability or "X.Y"
+    where = f" {wheels}" if wheels else ""
+    build = (
+        f" Or build it from source for this GPU: in a checkout of {_project(extension)}, delete its build folder, "
+        f"then `TORCH_CUDA_ARCH_LIST={flags} pip install --no-build-isolation -e .` with the CUDA toolkit of "
+        "torch's CUDA."
+        if pip_build
+        else f" If none has kernels for {arch}, it does not support this GPU: ask its project, or run on a GPU it "
+        "supports."
+    )
     return Remediation(
         text=f"The kernel that fails is in {extension}, not in torch: its binary was built "
         f"without kernels for {arch}. Install a release of it built for this GPU (newer GPUs need its newest "
-        f"release), or build it from source for this GPU: in a checkout of {_project(extension)}, delete its "
-        f"build folder, then `TORCH_CUDA_ARCH_LIST={flags} pip install --no-build-isolation -e .` with the CUDA "
-        "toolkit of torch's CUDA. Reinstalling torch does not change the extension.",
+        f"release).{where}{build} Reinstalling torch does not change the extension.",
         commands=(
             Command(
                 ("python", "-c", "import torch; print(torch.__version__, torch.cuda.get_arch_list())"),

@@ -80,6 +80,14 @@ def _extension_patterns() -> tuple[frozenset[str], re.Pattern[str], re.Pattern[s
     return frozenset(table.names("csrc")), frame, installed
 
 
+@functools.cache
+def _kernel_check_named() -> re.Pattern[str]:
+    """A library that words its kernel failures as FlashInfer does, named in the paste (sgl-kernel, flashinfer)."""
+    return re.compile(
+        rf"(?<![\w-])(?:{load_extensions().pip_pattern('kernel_check')})(?![\w-])", re.IGNORECASE
+    )
+
+
 def failing_extension(pasted: PastedText) -> str | None:
     """The compiled extension a 'no kernel image' paste names as where it failed ("" when only words say it is
     a custom extension), or None."""
@@ -95,6 +103,10 @@ def failing_extension(pasted: PastedText) -> str | None:
         return called[0]
     checked = _OWN_KERNEL_CHECK.search(text, 0, MAX_CHARS)
     if checked is not None:  # torch never words it so: the op's own library (FlashInfer, sgl-kernel)
+        named = _kernel_check_named().search(text, 0, MAX_CHARS)
+        if named is not None:  # "the `gemma_rmsnorm` kernel in `sgl-kernel`": the one the paste names
+            row = load_extensions().by_pip_name(named[0])
+            return row.name if row is not None else named[0]
         return f"the library whose {checked['op']} kernel failed"
     framed = in_frame.search(text, 0, MAX_CHARS)
     if framed is not None:
@@ -131,7 +143,13 @@ def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdi
         )
         who = "The" + who[3:] if who.startswith("the ") else who  # the library named by its op's words
         summary = f"{who} has no kernels{summary[len(torch_said) :]}"
-    fix = extension_arch_fix(extension or "a compiled extension", capability)
+    row = load_extensions().by_pip_name(extension) if extension else None
+    fix = extension_arch_fix(
+        extension or "a compiled extension",
+        capability,
+        row.wheels if row is not None else None,
+        pip_build=row is None or not row.kernel_check,
+    )
     finding = dataclasses.replace(finding, summary=summary, remediation=fix)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 

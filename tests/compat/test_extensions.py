@@ -65,11 +65,21 @@ def test_the_pip_pattern_takes_either_separator_and_the_cuda_suffix() -> None:
     assert not pattern.match("torchvision")  # its operators' frames are not read as an extension's
 
 
+def test_the_libraries_that_word_kernel_failures_as_flashinfer_does() -> None:
+    import re
+
+    pattern = re.compile(rf"(?:{load_extensions().pip_pattern('kernel_check')})\Z")
+    for typed in ("sgl-kernel", "sgl_kernel", "flashinfer", "flashinfer-python"):
+        assert pattern.match(typed), typed
+    assert not pattern.match("sglang") and not pattern.match("flash-attn")
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda d: d["packages"][0].pop("source"), "source"),
         (lambda d: d["packages"][0].update(csrc="yes"), "csrc"),
+        (lambda d: d["packages"][0].pop("kernel_check"), "kernel_check"),
         (lambda d: d["packages"][0].update(modules=["not a module"]), "modules"),
         (lambda d: d["packages"][0].update(name="Flash_Attn"), "name"),
         (lambda d: d["packages"][1].update(modules=d["packages"][0]["modules"]), "two rows"),

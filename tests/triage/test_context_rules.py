@@ -472,6 +472,19 @@ def test_a_librarys_own_kernel_check_names_the_library_not_torch() -> None:
     )
 
 
+def test_a_kernel_check_beside_the_librarys_name_names_it_and_its_wheels() -> None:
+    """sgl-project/sglang#24302: "GemmaRMSNorm failed with error code no kernel image ..." and "the
+    `gemma_rmsnorm` kernel in `sgl-kernel` is compiled only for sm80+": the library is sgl-kernel, whose builds
+    come from its own wheel index and CMake, so no setuptools TORCH_CUDA_ARCH_LIST rebuild is offered."""
+    cause = diagnosed("sglang-24302-no-kernel-image-extension.txt").result.cause
+    assert cause is not None and cause.finding.summary.startswith(
+        "sgl-kernel (a compiled extension, not torch)"
+    )
+    fix = cause.finding.remediation
+    assert fix is not None and "https://docs.sglang.ai/whl/cu" in fix.text
+    assert "TORCH_CUDA_ARCH_LIST" not in fix.text
+
+
 COLAB_ECC = "pastes/fast-stable-diffusion-702-xid-ecc-uncorrectable-ecc.txt"  # /content/gdrive/... tracebacks
 
 
