@@ -42,7 +42,7 @@ DRIVER_LIBRARIES = ("libcuda", "libnvidia-ml")  # come from the driver, wherever
 OWN_LIBRARY = lazy(r"/(site|dist)-packages/(nvidia|torch)/")
 
 
-@check("env.library_path", "torch loads its CUDA libraries from its own wheels", "env")
+@check("env.library_path", "torch and its extensions load the CUDA libraries they were built with", "env")
 def library_path(facts: Facts) -> Finding:
     """
     ## What it checks

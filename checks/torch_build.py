@@ -322,7 +322,11 @@ def torch_driver_compat(facts: Facts) -> Finding:
 JETSON_BUILDS_ONLY = "; only NVIDIA's Jetson builds of torch target it"
 
 
-@check("torch.arch_compat", "torch has kernels for every GPU's architecture", "torch")
+@check(
+    "torch.arch_compat",
+    "torch and its compiled extensions have kernels for every GPU's architecture",
+    "torch",
+)
 def torch_arch_compat(facts: Facts) -> Finding:
     """
     ## What it checks

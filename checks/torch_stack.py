@@ -39,7 +39,7 @@ def _cuda_tag(version: str | None) -> str | None:
     return f"{match.group(1)}.{match.group(2)}" if match else None
 
 
-@check("torch.companions", "torchvision and torchaudio match torch", "torch")
+@check("torch.companions", "torchvision, torchaudio and other packages built for torch match it", "torch")
 def torch_companions(facts: Facts) -> Finding:
     """
     ## What it checks
