@@ -59,12 +59,23 @@ class GpuFamily:
 
 
 @dataclass(frozen=True)
+class ReportedCuda:
+    """A branch's early driver that already reports a CUDA its toolkit's GA minimum is above (525.60.11: 12.0)."""
+
+    system: str  # "linux" | "windows"
+    from_driver: str
+    cuda: str
+    source: str
+
+
+@dataclass(frozen=True)
 class CompatMatrix:
     data_date: str
     toolkits: tuple[CudaToolkit, ...]
     gpus: tuple[GpuModel, ...]
     sm_to_arch: dict[str, str]
     families: tuple[GpuFamily, ...] = ()
+    reported: tuple[ReportedCuda, ...] = ()
 
     def max_cuda_for_driver(self, driver: str, system: str = "linux") -> str | None:
         """The newest CUDA toolkit whose bundled driver is at most `driver` (what nvidia-smi shows as CUDA Version)."""
@@ -90,6 +101,18 @@ class CompatMatrix:
             cuda = _version(tk.cuda)
             if ok and cuda is not None and (best is None or cuda > best[0]):
                 best = (cuda, tk.cuda)
+        for row in self.reported:  # its branch's first drivers report the CUDA their toolkit came with
+            start = _version(row.from_driver)
+            cuda = _version(row.cuda)
+            if (
+                row.system == system
+                and start is not None
+                and cuda is not None
+                and installed.major == start.major
+                and installed >= start
+                and (best is None or cuda > best[0])
+            ):
+                best = (cuda, row.cuda)
         if best is None and system != "linux":
             # NVIDIA printed no Windows minimum before CUDA 7.0; the branches are shared, so an older Windows
             # driver is placed by the Linux minimums (R340 is CUDA 6.5 on both)
@@ -234,7 +257,23 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
                 if not pattern.search(example):
                     raise CompatDataError(f"{where}: its example {example!r} does not match")
         families.append(family)
-    return CompatMatrix(_str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm), tuple(families))
+    reported = []
+    for i, entry in enumerate(_list(data, "driver_reported_cuda")):
+        where = f"driver_reported_cuda[{i}]"
+        row = ReportedCuda(
+            _str(entry, "system", where),
+            _str(entry, "from_driver", where),
+            _str(entry, "cuda", where),
+            _str(entry, "source", where),
+        )
+        if row.system not in ("linux", "windows") or _version(row.from_driver) is None:
+            raise CompatDataError(f"{where}: needs system linux or windows and a driver version")
+        if not re.fullmatch(r"\d+\.\d+", row.cuda):
+            raise CompatDataError(f"{where}: CUDA {row.cuda!r} is not like '12.0'")
+        reported.append(row)
+    return CompatMatrix(
+        _str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm), tuple(families), tuple(reported)
+    )
 
 
 @functools.cache

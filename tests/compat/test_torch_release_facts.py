@@ -494,6 +494,21 @@ def test_old_cuda_rows(cuda: str, release: str, linux: str, windows: str) -> Non
     assert "Table 3" in row.source
 
 
+@pytest.mark.parametrize(
+    ("driver", "system", "cuda"),
+    [
+        ("525.60.11", "linux", "12.0"),  # nvidia-smi says 12.0, though CUDA 12.0 GA bundles 525.60.13
+        ("525.60.02", "linux", "12.0"),  # WSL's Linux-side version of Windows 526.98
+        ("520.56.06", "linux", "11.8"),  # 11.8 GA bundles 520.61.05
+        ("526.98", "windows", "12.0"),
+        ("525.53", "linux", "11.8"),  # the branch, but before its first driver that reports 12.0
+        ("530.30.02", "linux", "12.1"),  # a later branch: the toolkit rows decide
+    ],
+)
+def test_a_branchs_first_drivers_report_their_toolkits_cuda(driver: str, system: str, cuda: str) -> None:
+    assert load_matrix().max_cuda_for_driver(driver, system) == cuda
+
+
 def test_old_rows_answer_old_drivers() -> None:
     matrix = load_matrix()
     assert matrix.max_cuda_for_driver("440.33") == "10.2"
