@@ -35,7 +35,8 @@ MEANINGS = (
     Meaning(
         "error 804",
         "CUDA forward compatibility was attempted on a GPU that does not support it (only data-centre GPUs "
-        "do): the program's CUDA (a container image's, or a cuda-compat package's) is newer than the driver.",
+        "do): a forward-compatibility libcuda (a cuda-compat package's, a container image's) was loaded in place "
+        "of the driver's, or a driver was updated without a reboot.",
     ),
     Meaning(
         "error 802",
