@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.driver_update import driver_update
-from torch_gpu_doctor.fixes.target import driver_max_cuda
+from torch_gpu_doctor.fixes.target import driver_max_cuda, driver_system
 from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.unavailable import Unavailable
 
 FABRIC_MANAGER = "nvidia-fabricmanager"
 
@@ -62,6 +64,30 @@ def init_error_fix(
             commands=(Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA this driver runs"),),
             needs_network=True,
             target=Target.SYSTEM,
+        )
+    packages = facts.torch_packages if facts is not None else None
+    build_known = (
+        packages is not None and not isinstance(packages, Unavailable) and packages.version is not None
+    )
+    if cls == "no_visible_gpu" and "lightning" in signature_id and not build_known:
+        # Lightning's words mean only that torch.cuda.is_available() was False: a CPU build as often as no GPU
+        return Remediation(
+            text="Lightning found no GPU because torch.cuda.is_available() is False there; whether that torch is "
+            "a CPU build (a +cpu version, torch.version.cuda None: install the CUDA build into that same "
+            "environment) or a CUDA build that sees no GPU (0 devices: CUDA_VISIBLE_DEVICES, the container, the "
+            "driver) is one line away, run where Lightning runs (the notebook's own kernel):",
+            commands=(
+                Command(
+                    (
+                        "python",
+                        "-c",
+                        "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), "
+                        "torch.cuda.device_count())",
+                    ),
+                    note="in the environment Lightning runs in (a notebook: a cell of it)",
+                ),
+            ),
+            target=Target.PYTHON_ENV,
         )
     if cls == "no_visible_gpu":
         return Remediation(
@@ -121,17 +147,63 @@ def _newer_driver(facts: Facts, *, in_container: bool) -> Remediation:
 
 
 def _no_forward_compat(facts: Facts, *, in_container: bool) -> Remediation:
-    """Error 804 where the driver's CUDA is known: the program's CUDA is newer, and this GPU has no forward
-    compatibility to bridge it. The driver (where it lives) is the step, not `nvidia-smi` again."""
-    cuda = driver_max_cuda(facts)
-    return driver_update(
-        facts,
-        plan_driver(facts),
-        f"Error 804: the program's CUDA is newer than the driver's (CUDA ≤ {cuda}), and this GPU (GeForce and most "
-        "workstation cards) has no forward compatibility to bridge it.",
-        alternative=f"Or use a build or an image for CUDA ≤ {cuda}; outside a container, a cuda-compat folder "
-        "(.../compat) on LD_LIBRARY_PATH or in /etc/ld.so.conf.d is what tried the bridge: remove it.",
-        in_container=in_container,
+    """Error 804 where the driver's CUDA is known. The error is only raised by a forward-compatibility libcuda
+    (cuda-compat, a CUDA image's own) loaded in place of the driver's: without one, a program too new for the
+    driver fails with 'driver too old' instead. So the step is taking it off the library path; the driver's
+    CUDA says whether a newer driver is needed after that (blind set 18: Fooocus on a GTX 1070 with a 535
+    driver, vLLM's v0.15 image under WSL)."""
+    driver = facts.driver
+    own = (  # the driver's own CUDA by its version: under a compat libcuda nvidia-smi reports the compat's
+        load_matrix().max_cuda_for_driver(driver.version, driver_system(facts))
+        if not isinstance(driver, Unavailable) and isinstance(driver.version, str)
+        else None
+    )
+    cuda = own or driver_max_cuda(facts)
+    assert cuda is not None  # the caller's condition
+    packages = facts.torch_packages
+    program = packages.cuda if not isinstance(packages, Unavailable) else None
+    driver_major = int(cuda.split(".")[0])
+    if (program is not None and int(program.split(".")[0]) > driver_major) or (
+        program is None and driver_major < 12
+    ):
+        # a program of a newer CUDA major (or, unsaid, today's CUDA 12 and 13 builds on an older driver): minor
+        # version compatibility cannot bridge a major, so without the compat library it fails anyway
+        return driver_update(
+            facts,
+            plan_driver(facts),
+            f"Error 804: the program's CUDA is newer than the driver's (CUDA ≤ {cuda}), and this GPU (GeForce and "
+            "most workstation cards) has no forward compatibility to bridge it.",
+            alternative=f"Or use a build or an image for CUDA ≤ {cuda}; outside a container, a cuda-compat folder "
+            "(.../compat) on LD_LIBRARY_PATH or in /etc/ld.so.conf.d is what tried the bridge: remove it.",
+            in_container=in_container,
+        )
+    where = (
+        "the image's /etc/ld.so.conf.d/cuda-compat.conf, or a .../compat folder on its LD_LIBRARY_PATH, as CUDA "
+        "images such as vLLM's register it"
+        if in_container
+        else "the cuda-compat package, or a .../compat folder on LD_LIBRARY_PATH or in /etc/ld.so.conf.d"
+    )
+    remove = (
+        "Start the container with that file removed and `ldconfig` run before the program (or that folder left "
+        "off LD_LIBRARY_PATH)"
+        if in_container
+        else "Take it off the library path (`sudo apt remove cuda-compat-*`, or the folder out of "
+        "LD_LIBRARY_PATH or /etc/ld.so.conf.d, then `sudo ldconfig`)"
+    )
+    return Remediation(
+        text=f"Error 804: a CUDA forward-compatibility libcuda ({where}) was loaded in place of the driver's own, "
+        f"and this GPU (GeForce and most workstation cards) cannot use one. {remove}: a program built for CUDA "
+        f"≤ {cuda} then runs on the driver itself; one built for a newer CUDA needs a newer driver instead, or a "
+        f"build for CUDA ≤ {cuda}.",
+        commands=(
+            Command(
+                ("ldconfig", "-p"),
+                note="a libcuda.so.1 under .../compat is the one to take off the path"
+                + (" (run it in the container)" if in_container else ""),
+            ),
+            Command(("printenv", "LD_LIBRARY_PATH"), note="a .../compat folder here is loaded first"),
+        ),
+        target=Target.SYSTEM,
     )
 
 
