@@ -282,7 +282,9 @@ def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Fin
         or _Cause(
             failed[0],
             "A CUDA library of another version was loaded before the one torch was built with",
-            foreign_version_fix(_on_windows(facts, failed)),
+            foreign_version_fix(
+                _on_windows(facts, failed), " ".join(f"{e.text} {e.context}".lower() for e in failed)
+            ),
         )
     )
     shown = [cause.error, *(e for e in failed if e is not cause.error)]

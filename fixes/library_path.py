@@ -83,8 +83,9 @@ def export_library_path(folder: str) -> Command:
     )
 
 
-def foreign_version_fix(windows: bool) -> Remediation:
-    """Another copy of a CUDA library comes first on the search path than the one torch was built with."""
+def foreign_version_fix(windows: bool, library: str = "") -> Remediation:
+    """Another copy of a CUDA library comes first on the search path than the one torch was built with.
+    `library`: the one the error names, where it names one (cuDNN and cuBLAS are tested by running them)."""
     if windows:
         return Remediation(
             text="An older or newer copy of the library is found first: a CUDA toolkit's bin folder on PATH, or "
@@ -99,7 +100,7 @@ def foreign_version_fix(windows: bool) -> Remediation:
         "LD_LIBRARY_PATH unset; if that works, remove the CUDA folders from it for good. With pip's torch, "
         "the nvidia-* wheels must be the versions torch requires (`pip check`).",
         commands=(
-            WITHOUT_LIBRARY_PATH,
+            RUN_WITHOUT_LIBRARY_PATH if "cudnn" in library or "cublas" in library else WITHOUT_LIBRARY_PATH,
             PIP_CHECK,
             Command(("ldconfig", "-p"), note="which copies of the CUDA libraries the loader finds"),
         ),
@@ -111,6 +112,22 @@ def foreign_version_fix(windows: bool) -> Remediation:
 WITHOUT_LIBRARY_PATH = Command(
     ("env", "-u", "LD_LIBRARY_PATH", "python", "-c", "import torch; print(torch.cuda.is_available())"),
     note="True: a folder on LD_LIBRARY_PATH holds the other copy; take it out of LD_LIBRARY_PATH for good",
+)
+# cuDNN and cuBLAS load their sub-libraries (libcudnn_cnn_*, libcublasLt) only when first used, so for them
+# the test runs a convolution and a matrix multiply: is_available() alone loads neither (blind set 18: a system
+# cuDNN 8 in /usr/local/cuda/lib64 beside the cu121 wheel's, failing only in training)
+RUN_WITHOUT_LIBRARY_PATH = Command(
+    (
+        "env",
+        "-u",
+        "LD_LIBRARY_PATH",
+        "python",
+        "-c",
+        'import torch; x = torch.ones(1, 1, 8, 8, device="cuda"); '
+        "print(torch.nn.functional.conv2d(x, x[..., :3, :3]).sum().item(), (x[0, 0] @ x[0, 0]).sum().item())",
+    ),
+    note="two numbers: torch's own cuDNN and cuBLAS load and run without LD_LIBRARY_PATH, so a folder on it holds "
+    "the other copy; take it out of LD_LIBRARY_PATH for good",
 )
 
 
