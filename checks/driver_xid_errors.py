@@ -14,6 +14,8 @@ from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.driver_update import driver_update
 from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost
 from torch_gpu_doctor.lazy_re import lazy
@@ -170,7 +172,11 @@ def driver_xid_errors(facts: Facts) -> Finding:
             f"The NVIDIA driver logged GPU faults since boot (Xid {numbers}).",
             details=details,
             evidence=evidence,
-            remediation=gpu_lost() if 79 in groups else _reset(),
+            remediation=gpu_lost()
+            if 79 in groups
+            else _firmware(facts)
+            if all(x in FIRMWARE_XIDS for x in groups if xid_meaning(x).severity is XidSeverity.FAULT)
+            else _reset(),
         )
     if worst is XidSeverity.INFO:
         return Finding(
@@ -223,6 +229,24 @@ def _ecc() -> Remediation:
         ),
         requires_root=True,
         target=Target.SYSTEM,
+    )
+
+
+# The GPU's own firmware halting or not answering (micro-controller halt, GSP RPC timeout, GSP error): the
+# firmware ships inside the driver, so another driver release is the lasting fix (NVIDIA's Xid catalog; blind
+# set 18: Xid 62 then 45 on an RTX 5070 Ti with 580.82.07)
+FIRMWARE_XIDS = frozenset({62, 119, 120})
+
+
+def _firmware(facts: Facts) -> Remediation:
+    return driver_update(
+        facts,
+        plan_driver(facts),
+        "The GPU's firmware (its micro-controller, the GSP on recent GPUs) halted: a driver or firmware fault, "
+        "not the program's. The firmware comes with the driver, so install another driver release (the newest "
+        "of its branch, or a newer branch); a reboot brings the GPU back meanwhile (a reset cannot, on the GPU "
+        "that drives the display). If it returns on the newest driver, send `sudo nvidia-bug-report.sh`'s "
+        "file to NVIDIA.",
     )
 
 

@@ -73,7 +73,10 @@ XID_CATALOG: dict[int, XidMeaning] = {
         XidSeverity.ATTENTION,
     ),
     62: XidMeaning(
-        "Internal micro-controller halt", "the GPU's firmware halted: reset the GPU", XidSeverity.FAULT
+        "Internal micro-controller halt",
+        "the GPU's firmware halted (a driver or firmware fault): reboot, and install another driver release if "
+        "it returns",
+        XidSeverity.FAULT,
     ),
     63: XidMeaning(
         "ECC page retirement or row remapping recording event",
