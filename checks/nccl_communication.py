@@ -153,6 +153,10 @@ def _fix(kind: str) -> tuple[str, Remediation]:
                     runs_here=False,
                 ),
                 Command(("nvidia-smi", "topo", "-m"), note="how each pair of GPUs is connected"),
+                Command(
+                    ("nvidia-smi", "topo", "-p2p", "r"),
+                    note="whether the driver allows peer reads between each pair (OK, or why not: CNS, NS)",
+                ),
             ),
             target=Target.SYSTEM,
         )
