@@ -30,9 +30,10 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.rocm import KFD_NODES, KfdAgent, RocmFacts, gfx_version_tuple
 from torch_gpu_doctor.fixes.recommendation import as_installed
-from torch_gpu_doctor.fixes.target import target_platform
+from torch_gpu_doctor.fixes.target import on_windows, target_platform
 from torch_gpu_doctor.fixes.torch_rocm import (
     ROCM_PLATFORM,
+    directml_or_cpu,
     gfx_target_fix,
     recommend_rocm,
     rocm_install_remediation,
@@ -217,14 +218,16 @@ def amd_torch_rocm(facts: Facts) -> Finding:
         )
     build = f"a CUDA {packages.cuda} build" if packages.cuda else "a CPU-only build"
     summary = f"torch {packages.version} is {build}: it cannot use the AMD GPU here."
-    platform = target_platform(facts)
+    platform = target_platform(facts) or ("windows" if on_windows(facts) else None)
     if platform is not None and platform != ROCM_PLATFORM:
         return Finding(
             cid,
             Status.FAIL,
             summary,
-            details=f"PyTorch publishes ROCm wheels only for Linux x86_64; this interpreter is {platform}.",
+            details="PyTorch publishes ROCm wheels only for Linux x86_64; "
+            + ("this machine runs Windows." if platform == "windows" else f"this interpreter is {platform}."),
             evidence=evidence,
+            remediation=directml_or_cpu() if platform == "windows" else None,
         )
     found = recommend_rocm(facts)
     rec = None if found is None else as_installed(found, facts.torch_packages)
@@ -373,6 +376,35 @@ def _named_gfx(facts: Facts, said: list[ReportedError]) -> tuple[str, tuple[int,
     return _parse_gfx(product) if product is not None else None
 
 
+def _unlisted_card_without_gpu(facts: Facts) -> Finding | None:
+    """A card named without its KFD topology (a report, a paste) whose target the wheels lack and a sibling's
+    override covers, beside a torch that finds no GPU: the missing target is the usual reason (an RX 6700 XT,
+    gfx1031, under ROCm torch: is_available() False, or a crash at the first kernel)."""
+    runtime, rocm, packages = facts.torch, facts.rocm, facts.torch_packages
+    if not isinstance(rocm, Unavailable) and not isinstance(rocm.agents, Unavailable):
+        return None  # the machine's own targets: judged below
+    if isinstance(runtime, Unavailable) or runtime.cuda_available is not False:
+        return None
+    if not isinstance(packages, Unavailable) and packages.version is not None and packages.hip is None:
+        return None  # not a ROCm build: amd.torch_rocm says so
+    named = _named_gfx(facts, [])
+    if named is None or named[0] in TORCH_WHEEL_TARGETS:
+        return None
+    override = override_for(named[1])
+    if override is None:
+        return None
+    return Finding(
+        "amd.gfx_target",
+        Status.FAIL,
+        f"ROCm's torch wheels have no kernels for {named[0]}, this GPU's gfx target: most often why torch finds "
+        "no GPU on it (torch.cuda.is_available() is False).",
+        details=f"PyTorch's ROCm wheels are built for a list of gfx targets; {named[0]} is not on it, so ROCm "
+        "finds no code object for the card and torch reports no GPU, or the first kernel crashes.",
+        evidence=(fact("torch.cuda.is_available()", "False", "the paste"),),
+        remediation=_override_fix(named[0], override),
+    )
+
+
 @check("amd.gfx_target", "ROCm and torch support the AMD GPU's gfx target", "amd")
 def amd_gfx_target(facts: Facts) -> Finding:
     """
@@ -427,6 +459,9 @@ def amd_gfx_target(facts: Facts) -> Finding:
             evidence=reported_evidence(failed),
             remediation=_override_fix(named[0], override),
         )
+    unlisted = _unlisted_card_without_gpu(facts) if not failed else None
+    if unlisted is not None:
+        return unlisted
     skip = not_applicable(facts, cid)
     if skip is not None:
         return skip

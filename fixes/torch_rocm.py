@@ -93,3 +93,16 @@ def gfx_target_fix() -> Remediation:
         commands=(Command(("rocminfo",), note="the gfx target of each GPU (the 'Name: gfx...' lines)"),),
         target=Target.SYSTEM,
     )
+
+
+def directml_or_cpu() -> Remediation:
+    """An AMD GPU under Windows, where PyTorch publishes no ROCm wheel: DirectML, the CPU, or Linux."""
+    return Remediation(
+        text="PyTorch's ROCm wheels are for Linux only. On Windows, torch reaches an AMD GPU through DirectML: "
+        "install the torch-directml package and run a program that supports it (it asks for torch_directml.device(), "
+        "not 'cuda'; ComfyUI's `--directml`). Otherwise run the program on the CPU, or use the GPU from Linux with "
+        "a ROCm build where ROCm supports the card.",
+        commands=(Command(("python", "-m", "pip", "install", "torch-directml")),),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
