@@ -47,3 +47,25 @@ def asked_for_a_missing_gpu() -> Remediation:
         ),
         target=Target.SYSTEM,
     )
+
+
+def run_on_the_larger_gpu(larger: str, smaller: str) -> Remediation:
+    """Two different GPUs in one machine, and the job failing as it would on the smaller one (out of memory,
+    a capability warning): pin it to the larger by its nvidia-smi index. CUDA numbers GPUs fastest first unless
+    CUDA_DEVICE_ORDER=PCI_BUS_ID, so an index from nvidia-smi needs that order too."""
+    return Remediation(
+        text=f"Run the program on the {larger} only: set CUDA_DEVICE_ORDER=PCI_BUS_ID (so CUDA numbers the GPUs as "
+        f"nvidia-smi does) and CUDA_VISIBLE_DEVICES to the {larger}'s index in `nvidia-smi -L`, and check that "
+        f"nothing in the program or its launcher sets another device. The {smaller} cannot hold what the {larger} "
+        "can, and a library that reads the first visible GPU (bitsandbytes' capability check, a device_map) "
+        "takes it for the machine's.",
+        commands=(
+            Command(("nvidia-smi", "-L"), note=f"the {larger}'s index"),
+            Command(
+                ("env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=N", "PROGRAM"),
+                note="N: that index; PROGRAM: the failing command",
+                runs_here=False,
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )

@@ -159,3 +159,23 @@ def too_big_to_run(model: str, weights_gib: float, gpu_gib: float, int4_gib: flo
         ),
         target=Target.PYTHON_ENV,
     )
+
+
+def watermark_not_reached(line: int) -> Remediation:
+    """The Mac's out-of-memory error still shows its limit where line `line` of the paste lifts it: the setting
+    never reached the failing process, and a smaller step comes before lifting it again."""
+    return Remediation(
+        text=f"Line {line} sets PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0, yet the error still reports a limit (max "
+        "allowed): the variable did not reach the process that failed (set in another shell, or after Python "
+        "started, or dropped by a launcher or notebook kernel). Lower what one step needs first: a smaller "
+        "batch, image size or context length, gradient accumulation, 16-bit weights; lifting the limit lets "
+        "macOS swap and can freeze the Mac when far more is needed. If you still lift it, set it where the "
+        "program starts and check it from inside:",
+        commands=(
+            Command(
+                ("python", "-c", 'import os; print(os.environ.get("PYTORCH_MPS_HIGH_WATERMARK_RATIO"))'),
+                note="run the way the program runs: None means the setting never reaches it",
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )

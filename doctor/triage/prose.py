@@ -40,6 +40,7 @@ _CONSUMER = lazy(
 _DATACENTER = lazy(
     r"(?P<name>gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
     r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
+    r"|(?<![\w-])(?P<ampere>a[2-6][05]00)(?![\w-])"  # Ampere's workstation cards without their RTX: "A6000"
     r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
     r"|(?<=[1-9][x×])(?P<counted>t4|l4|a10g?|a16|a30|a40|p40)\b"  # counted, the x against the name: "a 2xT4 machine", "4xA10G"
     # Kepler boards by their full names: "Tesla K40m", "tesla k40m的显卡", "K20Xm", "K40c" (a CJK letter after
@@ -74,13 +75,16 @@ _DRIVER = lazy(
 )
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
 _JETSON = lazy(
-    r"\bJetson[ \t]+(?:AGX[ \t]+|NX[ \t]+)?(?P<model>Orin|Xavier|Nano|TX2|TX1|Thor)\b"
+    r"\bJetson[ \t_-]+(?:AGX[ \t_-]+|NX[ \t_-]+)?(?P<model>Orin|Xavier|Nano|TX2|TX1|Thor)\b"  # a host name too
     r"|\b(?P<kit>JetBot|Jetracer)\b"  # NVIDIA's robot kits, on a Jetson Nano
     r"|\bJetson[ \t]+(?P<family>AGX|NX)\b"  # "jetson NX": the Xavier NX, "Jetson AGX": the AGX Xavier
     r"|\b(?:AGX|NX)[ \t]+(?P<model2>Orin|Xavier|Thor)\b"
     r"|\bJet[Pp]ack(?:[ \t]+Version)?[ \t*:]*(?P<jetpack>\d+(?:\.\d+){0,2})"  # "**JetPack Version:** 5.1.2"
     r"|\bJet[Pp]ack[ \t]*(?:[<>]=?|v(?=\d))[ \t]*\d"  # "Jetpack<6": a Jetson, its release not said
-    r"|\bL4T(?:[ \t]+Release)?[ \t*:]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)",  # "**L4T Release:** R35.4.1"
+    r"|\bL4T(?:[ \t]+Release)?[ \t*:]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)"  # "**L4T Release:** R35.4.1"
+    # NVIDIA's L4T container images by their tag ("nvcr.io/nvidia/l4t-pytorch:r32.4.2-pth1.5-py3"): a Jetson,
+    # and the L4T release the image was built for, which need not be the host's
+    r"|\bl4t-[a-z0-9-]+:r(?P<image>\d{2}\.\d+(?:\.\d+)?)",
     re.IGNORECASE | re.ASCII,  # ASCII word edges: "我的Xavier是JETPACK5.1.5" names JetPack beside CJK letters
 )
 # The boards by how they are written ("jetson NX" is the Xavier NX; an AGX without its chip, the AGX Xavier)
@@ -124,6 +128,8 @@ _TORCH_FAILS = lazy(
     r"|(?<![A-Za-z0-9_.])(?:torch\.)?cuda\.is_available(?![\w(])[^\n]{0,60}?(?<![a-z])false\b"  # without ()
     r"|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bno[ \t]+cuda[ \t]+(?:is[ \t]+)?avai?lable"
+    # "No CUDA Environment found", "no cuda device detected": never "CUDA toolkit not found" (nvcc, a build)
+    r"|\bno[ \t]+cuda[ \t]+(?:environment|devices?|gpus?)[ \t]+(?:was[ \t]+|were[ \t]+)?(?:found|detected)\b"
     # "I'm not able to train on GPU", "can't use the GPU", "unable to run it on cuda"
     # the GPU as the clause's end, not "cannot use CUDA graphs", "unable to use GPU 1", "cannot use cuda:1"
     r"|\b(?:not[ \t]+able[ \t]+to|unable[ \t]+to|can'?t|cannot)[ \t]+(?:use|train[ \t]+on|run[ \t]+(?:it[ \t]+)?on)"
@@ -272,6 +278,12 @@ _PIN_UNUSED = lazy(
 _INSTALL_LINE = lazy(r"\b(?:pip3?|conda|mamba|uv)\b[^\n]*\binstall\b", re.IGNORECASE)
 # Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
 _WINDOWS_PLATFORM = lazy(r"\bWindows-(?:10|11|2016Server|2019Server|2022Server)-10\.0\.\d{5}")
+# `nvcc --version` of Windows' CUDA toolkit names its build's time zone in full ("Built on Fri_Jun_14_16:44:19_
+# Pacific_Daylight_Time_2024"); Linux's abbreviates it ("..._PDT_2024")
+_WINDOWS_NVCC = lazy(
+    r"^Built on \w+_\w+_+\d+_[\d:]+_(?:Pacific|Eastern|Central|Mountain)_(?:Daylight|Standard)_Time_\d{4}$",
+    re.M,
+)
 # Windows 10 or 11 named in words: "I am running windows 10", "本地win10机器" (a CJK letter before it is fine)
 _WINDOWS_WORDS = lazy(r"(?<![A-Za-z0-9_-])(?:windows|win)[ \t]?(?:10|11)(?![A-Za-z0-9_.])", re.IGNORECASE)
 # CUDA working, said in words: "got True when I run ... torch.cuda.is_available()", "is_available() returns True",
@@ -355,12 +367,16 @@ class ProseFacts:
     """What the paste's words say of the machine (None: not said, or said two ways)."""
 
     gpu: Said | None = None  # a GPU model, as the GPU table spells it ("GeForce RTX 5060 Ti", "H100")
+    gpus: tuple[Said, ...] = ()  # every model named, where the words name two or more ("A6000 and GT1030")
     driver: Said | None = None  # the NVIDIA driver's version ("470.223.02")
     wsl: int | None = None  # the line that says WSL
     macos: int | None = None  # the line with a macOS path or name
     jetson: Said | None = None  # the Jetson's model as written ("Jetson orin agx"), or "Jetson"
     jetpack: Said | None = None  # its JetPack version ("6.2")
     l4t: Said | None = None  # or its L4T release ("35.3.1")
+    l4t_image: Said | None = (
+        None  # the L4T release of an L4T container image run ("32.4.2" of l4t-pytorch:r32.4.2)
+    )
     amd_gpu: Said | None = None  # an AMD card as written ("rx6600", "Radeon 780M")
     no_nvidia: Said | None = None  # the person says there is no NVIDIA GPU ("integrated Intel GPU", "on CPU")
     asks_for_cpu: bool = (
@@ -447,10 +463,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _DRIVER.finditer(text):
             if (found["said"] is None and found["said2"] is None) or here(found):  # a tool's label: installed
                 drivers.setdefault(next(v for v in found.groups() if v is not None), line_of(found))
-    jetson: dict[str, dict[str, int]] = {"model": {}, "jetpack": {}, "l4t": {}}
+    jetson: dict[str, dict[str, int]] = {"model": {}, "jetpack": {}, "l4t": {}, "image": {}}
     if any(word in lowered for word in ("jet", "l4t", "orin", "xavier")):
         for found in _JETSON.finditer(text):
-            if found["jetpack"] or found["l4t"]:
+            if found["image"]:
+                jetson["image"].setdefault(found["image"], line_of(found))
+            elif found["jetpack"] or found["l4t"]:
                 kind = "jetpack" if found["jetpack"] else "l4t"
                 jetson[kind].setdefault(found[kind], line_of(found))
             else:
@@ -493,7 +511,18 @@ def read_prose(lines: list[str]) -> ProseFacts:
     torch_fails = None
     if any(
         word in lowered
-        for word in ("avail", "illegal", "able to", "can't", "cant", "cannot", "false", "count")
+        for word in (
+            "avail",
+            "illegal",
+            "able to",
+            "can't",
+            "cant",
+            "cannot",
+            "false",
+            "count",
+            "found",
+            "detected",
+        )
     ):
         fails = _TORCH_FAILS.search(lowered)
         if fails is not None:
@@ -543,6 +572,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "windows-" in lowered:
         said_windows = _WINDOWS_PLATFORM.search(text)
         windows = line_of(said_windows) if said_windows is not None else None
+    if (
+        windows is None and "_time_" in lowered
+    ):  # nvcc built for Windows: "Built on ..._Pacific_Daylight_Time_2024"
+        nvcc = _WINDOWS_NVCC.search(text)
+        windows = line_of(nvcc) if nvcc is not None else None
     linux_named = any(w in lowered for w in ("linux", "ubuntu", "centos", "debian", "ssh ")) or bool(
         _LINUX_PATHS.search(text)
     )  # "I only use my Windows 10 laptop to ssh in": the job runs on Linux
@@ -599,16 +633,19 @@ def read_prose(lines: list[str]) -> ProseFacts:
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
+        gpus=tuple(Said(name, line) for name, line in gpus.items()) if len(gpus) > 1 else (),
         driver=_one(drivers),
         wsl=wsl,
         macos=macos,
         jetson=_one(jetson["model"])
         or (Said("Jetson", min(jetson["jetpack"].values())) if jetson["jetpack"] else None)
+        or (Said("Jetson", min(jetson["image"].values())) if jetson["image"] else None)  # an L4T image
         or (
             Said("Jetson", min(jetson["l4t"].values())) if jetson["l4t"] else None
         ),  # L4T runs only on Jetsons
         jetpack=_one(jetson["jetpack"]),
         l4t=_one(jetson["l4t"]),
+        l4t_image=_one(jetson["image"]),
         amd_gpu=_one(amd),
         no_nvidia=no_nvidia,
         asks_for_cpu=asks_for_cpu,
@@ -669,6 +706,8 @@ def _datacenter_name(found: re.Match[str]) -> str:
         board = found["kepler"]
         model = board.rstrip("mc")
         return f"Tesla {model.upper()}{board[len(model) :]}"
+    if found["ampere"]:
+        return f"RTX {found['ampere'].upper()}"
     name = re.sub(r"\s+", " ", found["name"] or found["short"] or found["counted"]).upper()
     return name.replace("ADA", "Ada").replace("XP", "Xp").replace("RTXA", "RTX A")
 

@@ -182,7 +182,12 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
     cause = result.cause
     windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"  # cmd's quotes, not sh's
     if cause is None and result.unrecognised is not None:
-        out.writelines(f"{line}\n" for line in unrecognised_lines(result.unrecognised, facts))
+        out.writelines(
+            f"{line}\n"
+            for line in unrecognised_lines(
+                result.unrecognised, facts, reported=pasted.collect_env is not None
+            )
+        )
     elif cause is None:
         out.write(f"No problem found in what this paste shows{_STILL_FAILS if pasted.hits else _NO_ERROR}\n")
         ruled_out = _ruled_out(result)
@@ -281,10 +286,26 @@ _NO_ERROR = ", and no failing program's error. If something fails, paste the err
 _STILL_FAILS = ". If something still fails, paste the error's last lines too."
 
 
-def unrecognised_lines(shown: ShownError, facts: Facts) -> list[str]:
-    """What triage says of a failure no signature knows: the line, what is missing, what to paste."""
+def unrecognised_lines(shown: ShownError, facts: Facts, *, reported: bool = False) -> list[str]:
+    """What triage says of a failure no signature knows: the line, what is missing, what to paste. Beside a
+    collect_env report (`reported`), not that report again: nvidia-smi where the driver is not shown."""
     text = escape_controls(shown.text if len(shown.text) <= 300 else shown.text[:300] + "…")
-    ask = f"{interpreter_shown(facts) or 'python'} -m torch.utils.collect_env"
+    driver = facts.driver
+    driver_shown = not isinstance(driver, Unavailable) and isinstance(driver.version, str)
+    ask = (
+        f"{interpreter_shown(facts) or 'python'} -m torch.utils.collect_env"
+        if not reported
+        else "nvidia-smi"
+        if not driver_shown
+        else None
+    )
+    if ask is None:
+        return [
+            f"The paste shows an error gpu-doctor does not know (line {shown.line}):",
+            f"  {text}",
+            "  Nothing in the paste says why; the errors gpu-doctor knows are listed in its signature catalogue.",
+            "  Next: paste the whole error with the lines before it.",
+        ]
     if shown.cut:
         return [
             f"The paste shows a traceback cut before its last line (line {shown.line} is its last frame):",

@@ -35,6 +35,8 @@ _FAILED_LINE = lazy(
     r"(?:^|[\s:\]])(?:fatal[ \t]+)?error[ \t]*:[ \t]*\S"  # "collect2: error: ld ...", "fatal error: cuda.h: ..."
     r"|^(?:\S+[ \t]+)?(?:ERROR|FATAL)\b"  # a log level: "ERROR 03-02 ... failed", "[rank0]: FATAL ..."
     r"|\bfailed[ \t]+to[ \t]+(?:start|import|initiali[sz]e|load|launch|open|allocate|create)\b"
+    # "vllm start failed with CUDA driver error": a failure and the error it names, said in one clause
+    r"|\bfailed[ \t]+with[ \t]+(?:an?[ \t]+)?(?:[\w-]+[ \t]+){0,3}(?:error|exception)\b"
     r"|\bSegmentation[ \t]+fault\b|\(core[ \t]+dumped\)|^Killed[ \t]*$|\bAborted[ \t]+\(core",
 )
 _DIGITS = lazy(r"\d+")

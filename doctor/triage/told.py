@@ -15,10 +15,11 @@ from torch_gpu_doctor.checks.env import NOT_A_GPU_INDEX
 from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.nccl_communication import between_machines
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
+from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
-from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu
+from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu, run_on_the_larger_gpu
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
@@ -26,6 +27,7 @@ from torch_gpu_doctor.fixes.out_of_memory import (
     too_big_at_batch_one,
     too_big_to_run,
     too_big_to_train,
+    watermark_not_reached,
 )
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
@@ -72,6 +74,22 @@ def answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
         text=f"The paste shows torch {packages.version}, built with CUDA {packages.cuda}. {fix.text}{where}",
         commands=tuple(c for c in fix.commands if c not in asked),
     )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
+
+
+TOPOLOGY_MATRIX = ("nvidia-smi", "topo", "-m")
+
+
+def matrix_not_asked_again(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A fix that asks for the GPUs' connection matrix the paste already holds leaves that command out, so
+    its next one comes first (blind set 18: NCCL's P2P hang beside `nvidia-smi topo -m`'s own matrix)."""
+    fix = verdict.finding.remediation
+    if pasted.topology is None or fix is None or not any(c.argv == TOPOLOGY_MATRIX for c in fix.commands):
+        return verdict
+    commands = tuple(c for c in fix.commands if c.argv != TOPOLOGY_MATRIX)
+    if not commands:
+        return verdict  # the only step: kept, rather than a fix without one
+    fix = dataclasses.replace(fix, commands=commands)
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
 
 
@@ -209,6 +227,24 @@ def words_only_lines(pasted: PastedText) -> frozenset[int]:
     words = {h.line for h in pasted.hits if h.signature.id.endswith("_words")}
     shown = {h.line for h in pasted.hits if not h.signature.id.endswith("_words")}
     return frozenset(words - shown)
+
+
+# A logging framework's warning line ("WARNING 08-27 13:59:59 _custom_ops.py:15] ...", "WARNING:root:...",
+# "[WARN] ..."): the program went on after it. Never Python's own "UserWarning: ...", which torch uses for its
+# driver and capability warnings
+_LOGGED_WARNING = lazy(r"^\s*\[?(?:WARNING|WARN)\b[\] :]")
+# A Python exception's last line, as a traceback ends or a title quotes it ("# ValueError: Bfloat16 is only ...")
+_EXCEPTION = lazy(r"^\s*(?:#+\s*)?(?:[\w.]+\.)?\w*(?:Error|Exception)(?:\[\w+\])?: \S")
+
+
+def logged_warning_lines(pasted: PastedText) -> frozenset[int]:
+    """The lines with a known error that a logger printed as a warning."""
+    return frozenset(h.line for h in pasted.hits if _LOGGED_WARNING.match(h.text))
+
+
+def exception_lines(pasted: PastedText) -> frozenset[int]:
+    """The lines with a known error that are a Python exception's own line: what stopped the program."""
+    return frozenset(h.line for h in pasted.hits if _EXCEPTION.match(h.text))
 
 
 def only_words(verdict: Verdict, said: frozenset[int]) -> bool:
@@ -419,3 +455,56 @@ def at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
         remediation=too_big_at_batch_one(sized(error)),
     )
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
+
+
+def on_the_smaller_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """Out of memory where the words name two different NVIDIA GPUs ("two GPUs: A6000 and GT1030"): the job most
+    likely runs on the smaller one (blind set 18: bitsandbytes saw compute capability 6.1 beside an A6000), so
+    pinning it to the larger comes before any smaller job. The larger is the newer architecture."""
+    finding = verdict.finding
+    if (
+        finding.check_id != "torch.out_of_memory"
+        or finding.status is not Status.FAIL
+        or len(pasted.prose.gpus) < 2
+    ):
+        return verdict
+    matrix = load_matrix()
+    known = [(g, matrix.gpu_by_name(g.value)) for g in pasted.prose.gpus]
+    rated = sorted(
+        ((tuple(int(p) for p in m.compute_capability.split(".")), g) for g, m in known if m is not None),
+        key=lambda r: r[0],
+    )
+    if len(rated) < 2 or rated[0][0] == rated[-1][0]:
+        return verdict  # the same generation, or a name the table lacks: nothing says which is smaller
+    smaller, larger = rated[0][1], rated[-1][1]
+    finding = dataclasses.replace(
+        finding,
+        summary=f"{finding.summary.removesuffix('.')}: most likely on the {smaller.value}, the smaller of the "
+        f"machine's GPUs (the paste names {larger.value} and {smaller.value}).",
+        remediation=run_on_the_larger_gpu(larger.value, smaller.value),
+    )
+    lines = tuple(sorted({*verdict.lines, smaller.line, larger.line}))
+    return dataclasses.replace(verdict, finding=finding, lines=lines, find_out=None)
+
+
+_WATERMARK_SET = lazy(r"PYTORCH_MPS_HIGH_WATERMARK_RATIO[ \t]*=[ \t]*0(?:\.0)?\b")
+
+
+def watermark_already_set(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """The Mac's out-of-memory error, with its limit still in the message, where the paste says the limit was
+    lifted (`export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0` on another line): the variable never reached the
+    process, and lifting it is no longer the step to repeat (blind set 18, pytorch#130112)."""
+    finding = verdict.finding
+    mps = [h for h in pasted.hits if h.signature.id == "oom_mps_backend_out_of_memory"]
+    if finding.check_id != "torch.out_of_memory" or not mps:
+        return verdict
+    error_lines = {h.line for h in mps}
+    text = pasted.paste.text[:MAX_CHARS].split("\n")
+    said = next(
+        (n for n, line in enumerate(text, 1) if n not in error_lines and _WATERMARK_SET.search(line)), None
+    )
+    if said is None:
+        return verdict
+    remediation = watermark_not_reached(said)
+    finding = dataclasses.replace(finding, remediation=remediation)
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, said})))

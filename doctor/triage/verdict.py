@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.nccl_communication import CUSTOM_ALL_REDUCE
 from torch_gpu_doctor.compat.app_pythons import app_in
+from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
 from torch_gpu_doctor.compat.wrappers import wrapper_in
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.target import on_windows
@@ -58,13 +59,17 @@ from torch_gpu_doctor.triage.told import (
     across_machines,
     answered_probes,
     at_batch_one,
+    exception_lines,
     gpus_past_the_cut,
     hidden_by_the_program,
+    logged_warning_lines,
     lost_again,
+    matrix_not_asked_again,
     module_not_loaded,
     nccl_log_shown,
     no_pip_check_for_the_loader,
     not_asked_again,
+    on_the_smaller_gpu,
     only_words,
     rebooted_already,
     shown_by_a_program,
@@ -72,6 +77,7 @@ from torch_gpu_doctor.triage.told import (
     too_big_to_run_here,
     too_big_to_train_here,
     updated_then_804,
+    watermark_already_set,
     without_importing_torch,
     words_only_lines,
 )
@@ -80,6 +86,7 @@ from torch_gpu_doctor.triage.where import (
     KUBERNETES,
     cpu_environment,
     in_a_pod,
+    in_an_l4t_image,
     in_container,
     in_container_fix,
     mismatch_in_a_container,
@@ -100,6 +107,7 @@ from torch_gpu_doctor.triage.whose import (
     extension_not_torch,
     failing_extension,
     in_the_wrappers_words,
+    lists_torchs_stack,
     mentions_torch,
     mmcv_said,
     not_torch,
@@ -168,7 +176,7 @@ def known(pasted: PastedText, facts: Facts) -> Known:
         and (runtime.cuda_available is not None or runtime.outcome != "ok"),
         libraries=(r is not None and r.libraries is not None) or bool(pasted.packages),
         errors=not isinstance(facts.reported_errors, Unavailable),
-        about_torch=mentions_torch(pasted.paste.text) or pasted.words_only,
+        about_torch=mentions_torch(pasted.paste.text) or pasted.words_only or lists_torchs_stack(pasted),
     )
 
 
@@ -222,7 +230,9 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
     if check_id in BY_MESSAGE_ONLY:
         return []  # decided by a known error message, or left out
     if check_id == "amd.gfx_target":
-        return ["the GPU's gfx target (rocminfo)"]
+        # a card named in the paste ("RX 6700 XT") has a known target; otherwise rocminfo tells it
+        names = [g.name for g in facts.gpus if g.vendor == "amd" and isinstance(g.name, str)]
+        return [] if any(gfx_of_product(n) for n in names) else ["the GPU's gfx target (rocminfo)"]
     return []
 
 
@@ -282,7 +292,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(engine_not_torch(v, engine, facts) for v in verdicts)
     verdicts = tuple(hidden_by_the_program(answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
-    verdicts = tuple(nccl_log_shown(v, pasted) for v in verdicts)
+    verdicts = tuple(matrix_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     runtime = facts.torch
     if not isinstance(runtime, Unavailable) and runtime.outcome != "ok" and runtime.failed_stage == "import":
@@ -310,6 +320,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         verdicts = tuple(mismatch_in_a_container(v) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
+    if pasted.prose.l4t_image is not None:  # l4t-pytorch:r32.4.2: the image's release against the host's
+        verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
@@ -330,6 +342,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
+    if "WATERMARK" in pasted.paste.text[:MAX_CHARS]:  # the Mac's limit, said to be lifted already
+        verdicts = tuple(watermark_already_set(v, pasted) for v in verdicts)
+    if pasted.prose.gpus:  # "two GPUs: A6000 and GT1030": out of memory on the smaller one
+        verdicts = tuple(on_the_smaller_gpu(v, pasted) for v in verdicts)
     if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here
         from torch_gpu_doctor.triage.sizing import training_size  # fit's estimate, for such a paste only
 
@@ -367,6 +383,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         order.insert(0, "torch.arch_compat")
     said = words_only_lines(pasted)
     printed = any(shown_by_a_program(v, said) for v in verdicts if v.kind == Kind.PROBLEM)
+    warned = logged_warning_lines(pasted)
+    raised = exception_lines(pasted)
+    fatal = any(  # the program stopped on an exception that a verdict reads
+        v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL and raised.intersection(v.lines)
+        for v in verdicts
+    )
     windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
     ordered = sorted(
         (
@@ -380,6 +402,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             v.finding.status is not Status.FAIL,
             printed
             and only_words(v, said),  # beside what a program printed, what the person says comes after
+            # a warning the program logged and went on from comes after the exception that stopped it
+            fatal and bool(v.lines) and all(line in warned for line in v.lines),
             order.index(v.finding.check_id) if v.finding.check_id in order else len(order),
         ),
     )

@@ -84,13 +84,16 @@ def no_nvidia_gpu(
     integrated Intel GPU) and nothing in the paste names one or shows a driver answering: a driver to install or
     a CUDA torch would change nothing. What fails is the program asking
     for CUDA on a machine without it; that is the cause, in place of every verdict that assumed a GPU."""
-    said = pasted.prose.no_nvidia
+    said = (
+        pasted.prose.no_nvidia or pasted.prose.amd_gpu
+    )  # or its only GPU named is an AMD one ("Radeon 780M")
     if (
         said is None
         or pasted.prose.gpu is not None
         or any(isinstance(g.name, str) for g in facts.nvidia_gpus)
     ):
         return verdicts
+    amd = said is pasted.prose.amd_gpu
     driver, nvml = facts.driver, facts.nvml
     driver_said = not isinstance(driver, Unavailable) and (
         isinstance(driver.version, str) or isinstance(driver.cuda_version, str)
@@ -115,9 +118,19 @@ def no_nvidia_gpu(
         if "detectron2" in pasted.paste.text[:MAX_CHARS]
         else "its device option, e.g. `--device cpu`"
     )
+    comfy = "comfy" in pasted.paste.text[:MAX_CHARS].lower()
     ways = f"on the CPU ({device}, or device='cpu' / no `.cuda()` in its code), " + (
         "on the Intel GPU with torch's XPU build (device 'xpu') where the program supports it, "
         if intel
+        else (
+            "on the AMD GPU through DirectML (the torch-directml package"
+            + (", ComfyUI's `--directml`" if comfy else "")
+            + ") where the program supports it, "
+            if on_windows(facts)
+            else "on the AMD GPU with torch's ROCm build where ROCm supports the card (gpu-doctor there names "
+            "it), "
+        )
+        if amd
         else ""
     )
     xpu = (
@@ -139,6 +152,9 @@ def no_nvidia_gpu(
             "The program asks for CUDA, and the paste asks to run it on the CPU: the program, not torch, has to "
             "choose the CPU."
             if wants_cpu
+            else f"{NO_NVIDIA_GPU} (the paste names only an AMD GPU, {said.value}), and the program asks for CUDA, "
+            "which only an NVIDIA GPU runs."
+            if amd
             else f"{NO_NVIDIA_GPU} (the paste says so), and the program asks for CUDA, which only an NVIDIA GPU "
             "runs.",
             details="Installing CUDA or a CUDA build of torch is not what is missing."
@@ -495,3 +511,43 @@ def container_said(pasted: PastedText) -> int | None:
         return pasted.container_line
     said = _CONTAINER_WORDS.search(pasted.paste.text, 0, MAX_CHARS)
     return None if said is None else pasted.paste.text.count("\n", 0, said.start()) + 1
+
+
+def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """platform.jetson's "torch was built for another JetPack" where the paste runs an L4T container image
+    (l4t-pytorch:r32.4.2): the image's torch matches the image; before L4T R34 (JetPack 5) the image takes CUDA
+    from the host through the NVIDIA runtime, so the image's release must be the host's (blind set 18:
+    libnvToolsExt missing in r32.4.2 on a TX2 whose host had CUDA 10.0)."""
+    image = pasted.prose.l4t_image
+    finding = verdict.finding
+    if image is None or finding.check_id != "platform.jetson" or finding.status is not Status.FAIL:
+        return verdict
+    from torch_gpu_doctor.compat.jetson import load_jetson  # the Jetson data loads for a Jetson only
+
+    release = load_jetson().release(image.value)
+    jetpack = f" (JetPack {release.jetpack}, CUDA {release.cuda})" if release is not None else ""
+    mounted = int(image.value.split(".")[0]) < 34
+    finding = dataclasses.replace(
+        finding,
+        summary=f"The container image is built for L4T R{image.value}{jetpack} (line {image.line} of the paste)"
+        + (
+            ", and before L4T R34 an image takes CUDA from the host: the host runs another L4T release, so the "
+            "libraries its torch needs are missing."
+            if mounted
+            else ", and its torch is built for that release: the host's L4T release must match it."
+        ),
+        remediation=Remediation(
+            text="Run the image tag of the host's own L4T release (the same l4t-... image, tag rXX.Y.Z of "
+            f"/etc/nv_tegra_release on the host), or upgrade the host to L4T R{image.value}{jetpack} to keep "
+            "this image.",
+            commands=(
+                Command(
+                    ("cat", "/etc/nv_tegra_release"), note="on the host: its R and REVISION name the tag"
+                ),
+            ),
+            target=Target.SYSTEM,
+        ),
+    )
+    return dataclasses.replace(
+        verdict, finding=finding, lines=tuple(sorted({*verdict.lines, image.line})), find_out=None
+    )

@@ -186,6 +186,16 @@ def mentions_torch(text: str) -> bool:
     )
 
 
+# listed packages that say nothing of torch: other frameworks, NumPy, CUDA's own packages
+_NOT_TORCHS = lazy(r"^(?:jax|jaxlib|tensorflow.*|numpy|cupy.*|cuda-.*|nvidia-.*|cudatoolkit)$")
+
+
+def lists_torchs_stack(pasted: PastedText) -> bool:
+    """A pasted package list holds torch or a package built on it (accelerate, bitsandbytes, transformers):
+    the environment is torch's, even where the list was cut before torch's own row."""
+    return any(_NOT_TORCHS.match(lib.name) is None for listing in pasted.packages for lib in listing.packages)
+
+
 def installs_torch(fix: Remediation | None) -> bool:
     return fix is not None and any(
         arg == "torch" or arg.startswith("torch==") for c in fix.commands for arg in c.argv

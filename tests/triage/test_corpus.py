@@ -17,7 +17,7 @@ import pytest
 
 from torch_gpu_doctor.triage.outcome import Kind
 from torch_gpu_doctor.triage.pipeline import diagnose_paste
-from torch_gpu_doctor.triage.whose import mentions_torch
+from torch_gpu_doctor.triage.whose import lists_torchs_stack, mentions_torch
 
 HERE = Path(__file__).parent
 PINS: dict[str, dict[str, Any]] = json.loads((HERE / "corpus_expected.json").read_text(encoding="utf-8"))
@@ -80,9 +80,10 @@ def test_another_programs_error_is_never_answered_with_a_torch_install(path: Pat
     """A paste that never mentions torch, by name or by its own wording of a CUDA error, is another program's
     (a CUDA binary, llama.cpp, a container): no verdict may tell it to install torch, which changes nothing
     there (CHIA-Network/bladebit#431). A question in words alone ("can a new version support the Tesla
-    K40m?", pytorch#44253) has no other program in it: pasted into a PyTorch doctor, it is about torch."""
+    K40m?", pytorch#44253) has no other program in it: pasted into a PyTorch doctor, it is about torch; so is
+    a package list of torch's stack (accelerate, bitsandbytes) cut before torch's own row (LLaMA-Factory#5113)."""
     d = diagnose_paste(path.read_bytes(), path.name)
-    if d.pasted.words_only:
+    if d.pasted.words_only or lists_torchs_stack(d.pasted):
         return
     for verdict in d.result.verdicts:
         fix = verdict.finding.remediation

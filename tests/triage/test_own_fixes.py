@@ -277,14 +277,26 @@ def test_extension_reports_of_blind_set_9(name: str, first: str) -> None:
 
 def test_peer_access_not_supported_runs_with_p2p_off_first() -> None:
     """ray-project/ray_lightning#24: NCCL's P2P IPC 'peer access is not supported': NCCL_P2P_DISABLE=1 is the
-    step (slower, works); the topology is the second look."""
+    step (slower, works); the topology and the driver's peer-read matrix are the second look."""
     name = "pastes/e14_nccl_p2p_ipc_peer_access_not_supported.txt"
     cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
     assert cause is not None and cause.finding.remediation is not None
-    assert [c.argv[:2] for c in cause.finding.remediation.commands] == [
-        ("env", "NCCL_P2P_DISABLE=1"),
-        ("nvidia-smi", "topo"),
+    assert [c.argv for c in cause.finding.remediation.commands][1:] == [
+        ("nvidia-smi", "topo", "-m"),
+        ("nvidia-smi", "topo", "-p2p", "r"),
     ]
+    assert cause.finding.remediation.commands[0].argv[:2] == ("env", "NCCL_P2P_DISABLE=1")
+
+
+def test_a_p2p_hang_beside_its_own_matrix_asks_for_the_peer_reads_not_the_matrix() -> None:
+    """NVIDIA/nccl#2079: ncclAllReduce spins forever on two RTX 5880 Ada, "NCCL_P2P_DISABLE=1 ... resolves the
+    deadlock completely", with `nvidia-smi topo -m`'s matrix pasted: P2P is the cause, the person already ran
+    it without P2P, and the matrix is there, so the driver's peer-read matrix comes first."""
+    name = "pastes/nccl-2079-nccl-p2p-hang-acs-pcie.txt"
+    cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
+    assert cause is not None and cause.finding.check_id == "nccl.communication"
+    assert cause.finding.remediation is not None
+    assert cause.finding.remediation.commands[0].argv == ("nvidia-smi", "topo", "-p2p", "r")
 
 
 @pytest.mark.parametrize(
