@@ -18,6 +18,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.facts.torch import MappedLibrary, TorchRuntime
 from torch_gpu_doctor.fixes.library_path import (
+    RUN_WITHOUT_LIBRARY_PATH,
     WITHOUT_LIBRARY_PATH,
     extension_abi_fix,
     soversion_major,
@@ -257,8 +258,16 @@ def test_a_foreign_version_first_on_the_path_keeps_its_fix() -> None:
     ):
         f = triaged(paste)
         assert "of another version was loaded" in f.summary
-        # the decisive test first: the same import with LD_LIBRARY_PATH out of the way
-        assert first_command(f) == WITHOUT_LIBRARY_PATH.display()
+        # the decisive test first: torch with LD_LIBRARY_PATH out of the way, running cuDNN and cuBLAS (both
+        # load their sub-libraries on first use, so an import alone would not show the clash)
+        assert first_command(f) == RUN_WITHOUT_LIBRARY_PATH.display()
+
+
+def test_a_foreign_library_that_fails_the_import_is_tested_by_the_import() -> None:
+    """An undefined symbol in NCCL while torch imports: the import alone decides, nothing needs to run."""
+    f = triaged("returnn-1802-undefined-symbol-ncclMemFree-cu11-cu12")
+    assert "of another version was loaded" in f.summary
+    assert first_command(f) == WITHOUT_LIBRARY_PATH.display()
 
 
 # facts-level: the rules on their own, and the live doctor (no reported errors) unchanged
