@@ -376,7 +376,9 @@ def _torch_in_user_site(facts: Facts) -> str | None:
 _PACKAGE = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)")
 # an undefined C++ symbol of torch's own namespaces (at::, c10::, torch::): the caller was built for another torch
 _TORCH_SYMBOL = lazy(r"^_ZNK?(?:2at|3c10|5torch)")
-_SO_PATH = lazy(r"(?P<path>/\S+?\.so(?:\.\d+)*): ?undefined symbol")
+_OLD_ABI_STRING = lazy(r"(?<![a-z])Ss(?![a-z])")  # the pre-C++11 ABI's std::string in a mangled name
+# the path as the loader prints it, or as a markdown link an editor made of it ("[/opt/.../x.so](https://...)")
+_SO_PATH = lazy(r"(?P<path>/[^\s\[\]()]+?\.so(?:\.\d+)*)(?:\]\([^)\s]*\))?: ?undefined symbol")
 # the module file alone, as Python's ImportError names one loaded by its name: "flash_attn_2_cuda.cpython-310-
 # x86_64-linux-gnu.so: undefined symbol: ..." (flash-attn 2 installs that module at site-packages' top level)
 _SO_MODULE = lazy(
@@ -445,10 +447,15 @@ def _extension_abi(
             bare is not None and unpinned_extension(bare["module"]) is not None
         ):  # a known extension by its module
             package, extension = bare["module"], bare["module"] + bare["file"]
-        cxx11 = "__cxx11" in error.values.get("symbol", "")  # std::__cxx11::basic_string: the C++ ABI differs
+        symbol = error.values.get("symbol", "")
+        cxx11 = "__cxx11" in symbol  # std::__cxx11::basic_string: the C++ ABI differs
+        # the old ABI's std::string ("Ss": ..._14SourceLocationESs) also marks a build for a torch whose pip
+        # wheels used that ABI (before 2.7): the summary says both; a rebuild against the installed torch, or
+        # the torch an extension pins, fixes either
+        old_abi = _OLD_ABI_STRING.search(symbol) is not None
         built_for = (
             "another torch release, or the other C++ ABI, than the installed torch"
-            if cxx11
+            if cxx11 or old_abi
             else "another torch release than the one installed"
         )
         shown = extension_name(package)

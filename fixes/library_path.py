@@ -490,7 +490,8 @@ def extension_abi_fix(
     if cxx11:
         text = (
             f"{name} was built for another torch release or with the other C++ ABI (the missing symbol takes a "
-            "`std::__cxx11` string, which torch exports only when built with the new ABI). The command prints "
+            "std::string of one C++ ABI, `std::__cxx11` for the new and `Ss` for the old, and torch exports its "
+            "functions with only its own). The command prints "
             "both of torch's: install the build of the extension made for them (flash-attn's release wheels name "
             "the torch version and cxx11abiTRUE or cxx11abiFALSE), or build it against the installed torch "
             "(`pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps`)."

@@ -205,6 +205,23 @@ def wsl_without_gpu(version: int, unsaid: Unavailable) -> WslFacts:
     )
 
 
+def said_linux(name: str, *, wsl: bool = False) -> OsFacts:
+    """A Linux distribution named in the paste's words ("Ubuntu 22.04"), as far as the words say it."""
+    distro_id, like = _distro(name)
+    version = re.search(r"\d+(?:\.\d+)*", name)
+    return OsFacts(
+        system="Linux",
+        kernel_release=NOT_IN_REPORT,
+        kernel_version=NOT_IN_REPORT,
+        distro_id=distro_id if distro_id else NOT_IN_REPORT,
+        distro_name=name,
+        distro_version=version.group(0) if version else NOT_IN_REPORT,
+        distro_like=like,
+        is_wsl=wsl,
+        has_dxg=False,
+    )
+
+
 def _distro(name: str | None) -> tuple[str | None, tuple[str, ...]]:
     lowered = (name or "").lower()
     for prefix, (distro_id, like) in _DISTROS.items():

@@ -42,6 +42,7 @@ from torch_gpu_doctor.triage.facts import (
     listed_build,
     listed_torch,
     report_facts,
+    said_linux,
     shown_packages,
     wsl_without_gpu,
 )
@@ -140,6 +141,13 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
         isinstance(facts.os, Unavailable) and prose.runs_on_windows is not None
     ):  # "OS: Windows-11-10.0.26200-SP0"
         facts = dataclasses.replace(facts, os=_pasted_os("Windows", wsl=False))
+    if (
+        isinstance(facts.os, Unavailable)
+        and prose.distro is not None
+        and prose.runs_on_windows is None
+        and prose.macos is None
+    ):  # "I run ollama serve on Ubuntu 22.04.5 LTS": the driver's install commands are that distribution's
+        facts = dataclasses.replace(facts, os=said_linux(prose.distro.value, wsl=prose.wsl is not None))
     if prose.torch is not None and isinstance(facts.torch_packages, Unavailable):
         facts = _with_said_torch(facts, prose.torch.value, prose.torch.line)
     facts = _with_said_jetson(facts, prose)

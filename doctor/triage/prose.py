@@ -67,10 +67,25 @@ def _starts_a_name(text: str, at: int, also: str = "") -> bool:
 _DRIVER = lazy(
     r"Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"  # NVRM's line
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
-    r"|\bdriver(?:[ \t]+version)?(?:[ \t]*[:=])?[ \t]*(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b"
+    # "driver 535.54", "- **Driver**: 580.82.09", "**CUDA driver:** 580.105.08": markdown's emphasis around
+    # the label or its colon
+    r"|\bdriver(?:[ \t]+version)?(?:\*\*|__)?(?:[ \t]*[:=])?(?:\*\*|__)?[ \t]*"
+    r"(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b"
+    # an issue template's heading, its answer on a line below ("### NVIDIA Open GPU Kernel Modules Version")
+    r"|^\#{2,4}[ \t]+[^\n]*\b(?:Kernel Modules?|Driver) Version[ \t]*\n(?:[ \t]*\n)*[ \t]*"
+    r"(?P<heading>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)[ \t]*$"
     # "the nvidia driver vision of my machine is 381.22": a few words, then "is" and the version
     r"|\bdriver\b[^\n.\d,;]{1,40}?\b(?:is|was)[ \t]+(?P<said2>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b"
     r"(?![ \t]*(?:[KMGT]i?B|%|W|MHz|GHz)\b)",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A Linux distribution named with its release: "on Ubuntu 22.04.5 LTS", "Pop!_OS 24.04 LTS", "- **OS:** Ubuntu
+# 24.04" (the first words of triage.facts' distribution table; never an image tag such as ubuntu22.04)
+_DISTRO = lazy(
+    r"(?<![\w/:.-])(?P<name>Ubuntu|Debian(?:[ \t]+GNU/Linux)?|Fedora(?:[ \t]+Linux)?|Pop!_OS|Linux[ \t]+Mint"
+    r"|Rocky[ \t]+Linux|AlmaLinux|CentOS(?:[ \t]+Stream|[ \t]+Linux)?|Red[ \t]+Hat[ \t]+Enterprise[ \t]+Linux"
+    r"(?:[ \t]+Server)?|openSUSE[ \t]+Leap)[ \t]+(?P<version>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.])"
+    r"(?:[ \t]+LTS)?",
     re.IGNORECASE,
 )
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
@@ -378,6 +393,7 @@ class ProseFacts:
         None  # the L4T release of an L4T container image run ("32.4.2" of l4t-pytorch:r32.4.2)
     )
     amd_gpu: Said | None = None  # an AMD card as written ("rx6600", "Radeon 780M")
+    distro: Said | None = None  # a Linux distribution with its release ("Ubuntu 22.04", "Pop!_OS 24.04")
     no_nvidia: Said | None = None  # the person says there is no NVIDIA GPU ("integrated Intel GPU", "on CPU")
     asks_for_cpu: bool = (
         False  # what no_nvidia says is a request to run on the CPU ("how can I run it on CPU")
@@ -459,7 +475,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         if _starts_a_name(lowered, found.start()) and here(found):
             gpus.setdefault(_datacenter_name(found), line_of(found))
     drivers: dict[str, int] = {}
-    if "river" in lowered or "nvrm" in lowered:
+    if "river" in lowered or "nvrm" in lowered or "kernel module" in lowered:
         for found in _DRIVER.finditer(text):
             if (found["said"] is None and found["said2"] is None) or here(found):  # a tool's label: installed
                 drivers.setdefault(next(v for v in found.groups() if v is not None), line_of(found))
@@ -568,6 +584,26 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "true" in lowered or "cuda is available" in lowered:
         works = _TORCH_WORKS.search(lowered)
         torch_works = line_of(works) if works is not None else None
+    distros: dict[str, int] = {}
+    if any(
+        w in lowered
+        for w in (
+            "ubuntu",
+            "debian",
+            "fedora",
+            "pop!_os",
+            "mint",
+            "rocky",
+            "alma",
+            "centos",
+            "red hat",
+            "opensuse",
+        )
+    ):
+        for found in _DISTRO.finditer(text):
+            if here(found):
+                name = re.sub(r"\s+", " ", found["name"])
+                distros.setdefault(f"{name} {found['version']}", line_of(found))
     windows = None
     if "windows-" in lowered:
         said_windows = _WINDOWS_PLATFORM.search(text)
@@ -647,6 +683,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         l4t=_one(jetson["l4t"]),
         l4t_image=_one(jetson["image"]),
         amd_gpu=_one(amd),
+        distro=_one(distros),
         no_nvidia=no_nvidia,
         asks_for_cpu=asks_for_cpu,
         torch_fails=torch_fails,

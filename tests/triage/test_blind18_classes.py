@@ -12,6 +12,7 @@ import pytest
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.triage.render import render_text
+from torch_gpu_doctor.unavailable import Unavailable
 
 PASTES = Path(__file__).parent / "pastes"
 
@@ -213,3 +214,58 @@ def test_a_shadowed_cudnn_is_tested_by_running_it_not_by_is_available() -> None:
     """wetts#177: a system cuDNN 8 in /usr/local/cuda/lib64 on LD_LIBRARY_PATH beside the cu121 wheel's: cuDNN
     loads its sub-libraries on first use, so the test runs a convolution."""
     assert "conv2d" in first_command(diagnosed("wetts-177-ld-library-path-system-cudnn-shadows-torch.txt"))
+
+
+@pytest.mark.parametrize(
+    ("lines", "driver"),
+    [
+        (["- **Driver**: 580.82.09"], "580.82.09"),
+        (["- **CUDA driver:** 580.105.08 / CUDA 13.0"], "580.105.08"),
+        (
+            ["### NVIDIA Open GPU Kernel Modules Version", "", "580.82.07", "", "### Operating System"],
+            "580.82.07",
+        ),
+        (["### Driver Version", "", "not sure"], None),
+    ],
+)
+def test_a_driver_in_markdown_and_issue_templates(lines: list[str], driver: str | None) -> None:
+    said = read_prose(lines).driver
+    assert (said.value if said else None) == driver
+
+
+@pytest.mark.parametrize(
+    ("line", "distro"),
+    [
+        ("I run **ollama serve** on Ubuntu 22.04.5 LTS. If I do it", "Ubuntu 22.04.5"),
+        ("Pop!_OS 24.04 LTS", "Pop!_OS 24.04"),
+        ("- **OS:** Ubuntu 24.04", "Ubuntu 24.04"),
+        ("FROM nvidia/cuda:12.8.0-devel-ubuntu22.04", None),  # an image tag, not the machine
+        ("works on Ubuntu 20.04 and Debian 12", None),  # two: not one machine's
+    ],
+)
+def test_a_distribution_named_with_its_release(line: str, distro: str | None) -> None:
+    said = read_prose([line]).distro
+    assert (said.value if said else None) == distro
+
+
+def test_the_distribution_in_words_picks_the_drivers_install_command() -> None:
+    """open-gpu-kernel-modules#942's template names "Pop!_OS 24.04 LTS" and driver 580.82.07."""
+    d = diagnosed("open-gpu-kernel-modules-942-xid62-gsp-halt-blackwell-desktop.txt")
+    assert not isinstance(d.facts.os, Unavailable) and d.facts.os.distro_id == "pop"
+    driver = d.facts.driver
+    assert not isinstance(driver, Unavailable) and driver.version == "580.82.07"
+
+
+def test_an_extension_path_an_editor_made_into_a_markdown_link_still_names_it() -> None:
+    """flash-attention#854: "ImportError: [/opt/.../flash_attn_2_cuda...so](https://vscode-remote...so):
+    undefined symbol: _ZN2at4_ops5zeros4call...": flash-attn, rebuilt against the installed torch."""
+    d = diagnosed("flash-attention-854-extension-built-for-other-torch-version.txt")
+    cause = d.result.cause
+    assert cause is not None and cause.finding.summary.startswith("flash-attn's compiled extension")
+    assert "FLASH_ATTENTION_FORCE_BUILD=TRUE" in first_command(d)
+
+
+def test_the_old_abis_string_in_the_missing_symbol_says_the_abi_may_differ() -> None:
+    """flash-attention#1644: "_ZN3c105ErrorC2ENS_14SourceLocationESs": `Ss` is the pre-C++11 ABI's std::string."""
+    cause = diagnosed("flash-attention-1644-extension-cxx11-abi-mismatch.txt").result.cause
+    assert cause is not None and "or the other C++ ABI" in cause.finding.summary
