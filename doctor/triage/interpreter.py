@@ -12,10 +12,9 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Status
 from torch_gpu_doctor.triage.facts import PYTHON
-from torch_gpu_doctor.triage.outcome import Verdict
+from torch_gpu_doctor.triage.outcome import Verdict, installs_torch
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_around
-from torch_gpu_doctor.triage.whose import installs_torch
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.model import Finding, Remediation, Status
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.triage.shown_error import ShownError
@@ -211,3 +211,10 @@ class Triage:
 def error_reported(facts: Facts, kind: str) -> bool:
     errors = facts.reported_errors
     return not isinstance(errors, Unavailable) and any(e.kind == kind for e in errors)
+
+
+def installs_torch(fix: Remediation | None) -> bool:
+    """The fix's commands install a torch (a rule that moves the fix elsewhere, or drops it, reads this)."""
+    return fix is not None and any(
+        arg == "torch" or arg.startswith("torch==") for c in fix.commands for arg in c.argv
+    )

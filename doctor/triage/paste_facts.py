@@ -817,6 +817,10 @@ def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where:
 
 def _gpu_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
     name, cc = implies.get("gpu_name"), _cc_of(implies)
+    if isinstance(
+        name, str
+    ):  # a warning quoted in the person's words: '"NVIDIA GeForce RTX 5060 Ti with ...'
+        name = name.strip().strip("\"'`“”‘’").strip() or None
     if not isinstance(name, str) and cc is None:
         return facts
     listed = list(facts.gpus)

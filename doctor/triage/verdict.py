@@ -84,11 +84,13 @@ from torch_gpu_doctor.triage.told import (
 from torch_gpu_doctor.triage.where import (
     HOSTED_NOTEBOOK,
     KUBERNETES,
+    builds_an_image,
     cpu_environment,
     in_a_pod,
     in_an_l4t_image,
     in_container,
     in_container_fix,
+    in_the_image,
     mismatch_in_a_container,
     no_nvidia_gpu,
     none_on_a_mac,
@@ -320,6 +322,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         verdicts = tuple(mismatch_in_a_container(v) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
+    image = builds_an_image(pasted)
+    if image is not None:  # "installing using docker compose": a torch install goes into the image
+        verdicts = tuple(in_the_image(v, image) for v in verdicts)
     if pasted.prose.l4t_image is not None:  # l4t-pytorch:r32.4.2: the image's release against the host's
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot

@@ -27,6 +27,7 @@ from torch_gpu_doctor.triage.outcome import (
     Kind,
     Verdict,
     error_reported,
+    installs_torch,
 )
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS
@@ -551,3 +552,39 @@ def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(
         verdict, finding=finding, lines=tuple(sorted({*verdict.lines, image.line})), find_out=None
     )
+
+
+# The paste builds its own image: "installing using docker compose", a Dockerfile, `docker build`
+_BUILDS_AN_IMAGE = lazy(r"\bdocker[ \t-]compose\b|\bDockerfile\b|\bdocker[ \t]+build\b", re.IGNORECASE)
+
+
+def builds_an_image(pasted: PastedText) -> int | None:
+    """The line that says the program runs from an image the person builds (compose, a Dockerfile), or None."""
+    found = _BUILDS_AN_IMAGE.search(pasted.paste.text, 0, MAX_CHARS)
+    return pasted.paste.text.count("\n", 0, found.start()) + 1 if found is not None else None
+
+
+def in_the_image(verdict: Verdict, line: int) -> Verdict:
+    """A fix that installs another torch, where the program runs from an image the person builds: the install
+    belongs in the image, since a pip install inside a running container is gone when compose recreates it
+    (blind set 18: Kokoro-FastAPI's compose image with a torch that stops at sm_90 on an RTX 5060 Ti)."""
+    finding = verdict.finding
+    fix = finding.remediation
+    if verdict.kind != Kind.PROBLEM or fix is None or not installs_torch(fix):
+        return verdict
+    fix = dataclasses.replace(
+        fix,
+        text=f"The program runs from an image built with docker compose or a Dockerfile (line {line} of the paste): "
+        "make this change in the image (the Dockerfile's pip install line, or the project's image or tag built "
+        "for this GPU's CUDA where it publishes one) and rebuild it; a pip install inside the running container "
+        "is lost when it is recreated. " + fix.text,
+        commands=(
+            *fix.commands,
+            Command(
+                ("docker", "compose", "build", "--no-cache"),
+                note="after the change, in the project's folder",
+                runs_here=False,
+            ),
+        ),
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))

@@ -25,7 +25,7 @@ from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_ev
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Status, Target
 from torch_gpu_doctor.triage.model import distribution_name
-from torch_gpu_doctor.triage.outcome import TORCH_VERSION, Kind, Verdict
+from torch_gpu_doctor.triage.outcome import TORCH_VERSION, Kind, Verdict, installs_torch
 from torch_gpu_doctor.triage.paste import INSTALL_COMMAND, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_around
 from torch_gpu_doctor.triage.where import in_container
@@ -194,12 +194,6 @@ def lists_torchs_stack(pasted: PastedText) -> bool:
     """A pasted package list holds torch or a package built on it (accelerate, bitsandbytes, transformers):
     the environment is torch's, even where the list was cut before torch's own row."""
     return any(_NOT_TORCHS.match(lib.name) is None for listing in pasted.packages for lib in listing.packages)
-
-
-def installs_torch(fix: Remediation | None) -> bool:
-    return fix is not None and any(
-        arg == "torch" or arg.startswith("torch==") for c in fix.commands for arg in c.argv
-    )
 
 
 # A package built for one torch, as a paste shows it without a package list: a traceback's path into its

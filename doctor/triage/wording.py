@@ -20,12 +20,12 @@ from torch_gpu_doctor.triage.outcome import (
     UNEXPLAINED_FALSE,
     Kind,
     Verdict,
+    installs_torch,
 )
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.where import GPUS_PASSED, container_said, gpu_listed_by_a_tool
-from torch_gpu_doctor.triage.whose import installs_torch
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:

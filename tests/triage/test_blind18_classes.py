@@ -269,3 +269,15 @@ def test_the_old_abis_string_in_the_missing_symbol_says_the_abi_may_differ() -> 
     """flash-attention#1644: "_ZN3c105ErrorC2ENS_14SourceLocationESs": `Ss` is the pre-C++11 ABI's std::string."""
     cause = diagnosed("flash-attention-1644-extension-cxx11-abi-mismatch.txt").result.cause
     assert cause is not None and "or the other C++ ABI" in cause.finding.summary
+
+
+def test_a_torch_install_for_a_compose_image_goes_into_the_image() -> None:
+    """Kokoro-FastAPI#306: "installing using docker compose", and torch's capability warning quoted in words
+    ('"NVIDIA GeForce RTX 5060 Ti with CUDA capability sm_120 ...'): the GPU is named without the quote, and
+    the new torch belongs in the image, rebuilt."""
+    d = diagnosed("kokoro-fastapi-306-sm120-blackwell-old-torch-in-docker-image.txt")
+    cause = d.result.cause
+    assert cause is not None and "for NVIDIA GeForce RTX 5060 Ti (compute" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and fix.text.startswith("The program runs from an image built with docker compose")
+    assert fix.commands[-1].argv == ("docker", "compose", "build", "--no-cache")
