@@ -78,17 +78,31 @@ def answered_probes(verdict: Verdict, facts: Facts) -> Verdict:
 
 
 TOPOLOGY_MATRIX = ("nvidia-smi", "topo", "-m")
+GPU_LIST = ("nvidia-smi", "-L")
+# `nvidia-smi -L`'s own lines: "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-932bfb2c-...)"
+_GPU_LIST_LINE = lazy(
+    r"^[ \t#>]*(?:GPU[ \t]+\d+:[^\n]*\(UUID:[ \t]*GPU-|MIG[ \t]+\S+[ \t]+Device[ \t]+\d+:[ \t]*\(UUID:[ \t]*MIG-)",
+    re.MULTILINE,
+)
 
 
-def matrix_not_asked_again(verdict: Verdict, pasted: PastedText) -> Verdict:
-    """A fix that asks for the GPUs' connection matrix the paste already holds leaves that command out, so
-    its next one comes first (blind set 18: NCCL's P2P hang beside `nvidia-smi topo -m`'s own matrix)."""
+def shown_outputs_not_asked_again(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A fix command whose output the paste already holds is left out, so the step after it comes first: the
+    GPUs' connection matrix beside `nvidia-smi topo -m`'s own (blind set 18: NCCL's P2P hang), the GPU list
+    with UUIDs beside `nvidia-smi -L`'s own (the MIG device names two pastes got wrong)."""
     fix = verdict.finding.remediation
-    if pasted.topology is None or fix is None or not any(c.argv == TOPOLOGY_MATRIX for c in fix.commands):
+    if fix is None:
         return verdict
-    commands = tuple(c for c in fix.commands if c.argv != TOPOLOGY_MATRIX)
-    if not commands:
-        return verdict  # the only step: kept, rather than a fix without one
+    shown: set[tuple[str, ...]] = set()
+    if pasted.topology is not None:
+        shown.add(TOPOLOGY_MATRIX)
+    if any(c.argv == GPU_LIST for c in fix.commands) and _GPU_LIST_LINE.search(
+        pasted.paste.text, 0, MAX_CHARS
+    ):
+        shown.add(GPU_LIST)
+    commands = tuple(c for c in fix.commands if c.argv not in shown)
+    if len(commands) == len(fix.commands) or (not commands and TOPOLOGY_MATRIX in shown):
+        return verdict  # nothing shown; or the matrix, the only step: kept rather than a fix without one
     fix = dataclasses.replace(fix, commands=commands)
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))
 

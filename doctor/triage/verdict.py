@@ -64,7 +64,6 @@ from torch_gpu_doctor.triage.told import (
     hidden_by_the_program,
     logged_warning_lines,
     lost_again,
-    matrix_not_asked_again,
     module_not_loaded,
     nccl_log_shown,
     no_pip_check_for_the_loader,
@@ -73,6 +72,7 @@ from torch_gpu_doctor.triage.told import (
     only_words,
     rebooted_already,
     shown_by_a_program,
+    shown_outputs_not_asked_again,
     slow_between_sockets,
     too_big_to_run_here,
     too_big_to_train_here,
@@ -294,7 +294,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(engine_not_torch(v, engine, facts) for v in verdicts)
     verdicts = tuple(hidden_by_the_program(answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
-    verdicts = tuple(matrix_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
+    verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     runtime = facts.torch
     if not isinstance(runtime, Unavailable) and runtime.outcome != "ok" and runtime.failed_stage == "import":

@@ -281,3 +281,13 @@ def test_a_torch_install_for_a_compose_image_goes_into_the_image() -> None:
     fix = cause.finding.remediation
     assert fix is not None and fix.text.startswith("The program runs from an image built with docker compose")
     assert fix.commands[-1].argv == ("docker", "compose", "build", "--no-cache")
+
+
+def test_a_gpu_list_the_paste_holds_is_not_asked_for_again() -> None:
+    """vllm#41848: a MIG UUID read with int(); the paste lists `nvidia-smi -L` with the MIG device's UUID, so the
+    fix is the text alone, not that listing again."""
+    d = diagnosed("vllm-41848-mig-uuid-in-cuda-visible-devices.txt")
+    cause = d.result.cause
+    assert cause is not None and cause.finding.check_id == "env.cuda_visible_devices"
+    assert cause.finding.remediation is not None and not cause.finding.remediation.commands
+    assert "MIG-377e0049-554c-540b-93c6-d0976f8426cb" in cause.finding.remediation.text
