@@ -401,7 +401,25 @@ def _unlisted_card_without_gpu(facts: Facts) -> Finding | None:
         details=f"PyTorch's ROCm wheels are built for a list of gfx targets; {named[0]} is not on it, so ROCm "
         "finds no code object for the card and torch reports no GPU, or the first kernel crashes.",
         evidence=(fact("torch.cuda.is_available()", "False", "the paste"),),
-        remediation=_override_fix(named[0], override),
+        remediation=_with_device_access(_override_fix(named[0], override)),
+    )
+
+
+def _with_device_access(fix: Remediation) -> Remediation:
+    """The override, then the other usual reason ROCm torch sees no GPU: a user who may not open /dev/kfd."""
+    return dataclasses.replace(
+        fix,
+        text=fix.text
+        + " If torch still finds no GPU, this user may not open /dev/kfd: add it to the render and "
+        "video groups and log in again.",
+        commands=(
+            *fix.commands,
+            Command(
+                ("sudo", "usermod", "-aG", "render,video", "USER"),
+                note="USER: your login name; then log out and in",
+            ),
+        ),
+        requires_root=True,
     )
 
 

@@ -52,6 +52,8 @@ def test_a_named_card_off_the_wheels_list_beside_no_gpu_takes_its_siblings_kerne
     assert cause is not None and cause.finding.check_id == "amd.gfx_target"
     assert first_command(d) == "env HSA_OVERRIDE_GFX_VERSION=10.3.0 PROGRAM"
     assert d.result.confidence == "likely"  # the usual reason, not what the paste states
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[1].argv[:3] == ("sudo", "usermod", "-aG")  # then /dev/kfd's groups
 
 
 @pytest.mark.parametrize(
