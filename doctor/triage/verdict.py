@@ -86,6 +86,7 @@ from torch_gpu_doctor.triage.where import (
     KUBERNETES,
     builds_an_image,
     cpu_environment,
+    image_compat_on_wsl,
     in_a_pod,
     in_an_l4t_image,
     in_container,
@@ -322,6 +323,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         verdicts = tuple(mismatch_in_a_container(v) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(image_compat_on_wsl(v, facts, pasted) for v in verdicts)
     image = builds_an_image(pasted)
     if image is not None:  # "installing using docker compose": a torch install goes into the image
         verdicts = tuple(in_the_image(v, image) for v in verdicts)

@@ -588,3 +588,50 @@ def in_the_image(verdict: Verdict, line: int) -> Verdict:
         ),
     )
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+
+
+# A container image by its reference, as `docker run` or a title names it: "vllm/vllm-openai:v0.15.1"
+_IMAGE_REF = lazy(r"(?<![\w./-])(?:[\w.-]+/)+[\w.-]+:[\w][\w.-]*(?![\w/])")
+
+
+def image_compat_on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """No GPU for CUDA inside a container on WSL2, while nvidia-smi there lists them: CUDA images register their
+    forward-compatibility libcuda (/usr/local/cuda/compat) with the loader, and under WSL that copy is loaded in
+    place of WSL's own /usr/lib/wsl/lib/libcuda.so.1, which alone reaches the GPU (blind set 18: vLLM's
+    v0.15.1 image finds no GPU on two RTX 4090s where 0.10.1.1 works)."""
+    finding = verdict.finding
+    if (
+        finding.check_id != "torch.cuda_init"
+        or finding.status is not Status.FAIL
+        or isinstance(facts.os, Unavailable)
+        or not facts.os.is_wsl
+        or pasted.smi is None
+        or not any(h.signature.cls in ("no_visible_gpu", "forward_compat") for h in pasted.hits)
+    ):
+        return verdict
+    image = _IMAGE_REF.search(pasted.paste.text, 0, MAX_CHARS)
+    if image is None:
+        return verdict
+    line = pasted.paste.text.count("\n", 0, image.start()) + 1
+    finding = dataclasses.replace(
+        finding,
+        summary=f"CUDA finds no GPU in the {image[0]} container (line {line} of the paste) though nvidia-smi "
+        "lists them under WSL2: most likely the image's forward-compatibility libcuda is loaded in place of "
+        "WSL's.",
+        remediation=Remediation(
+            text="Under WSL2 only /usr/lib/wsl/lib/libcuda.so.1 reaches the GPU. CUDA images register their "
+            "forward-compatibility libcuda (/usr/local/cuda/compat, through a file in /etc/ld.so.conf.d) with the "
+            "loader, and where that copy comes first CUDA sees no GPU. Start the container with that file removed "
+            "and `ldconfig` run before the program (or /usr/lib/wsl/lib first on LD_LIBRARY_PATH), or use a "
+            "release of the image that does not register it.",
+            commands=(
+                Command(
+                    ("ldconfig", "-p"),
+                    note="in the container: a libcuda.so.1 under .../compat listed before /usr/lib/wsl/lib is the "
+                    "image's",
+                ),
+            ),
+            target=Target.SYSTEM,
+        ),
+    )
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))

@@ -53,7 +53,11 @@ def test_a_named_card_off_the_wheels_list_beside_no_gpu_takes_its_siblings_kerne
     assert first_command(d) == "env HSA_OVERRIDE_GFX_VERSION=10.3.0 PROGRAM"
     assert d.result.confidence == "likely"  # the usual reason, not what the paste states
     fix = cause.finding.remediation
-    assert fix is not None and fix.commands[1].argv[:3] == ("sudo", "usermod", "-aG")  # then /dev/kfd's groups
+    assert fix is not None and fix.commands[1].argv[:3] == (
+        "sudo",
+        "usermod",
+        "-aG",
+    )  # then /dev/kfd's groups
 
 
 @pytest.mark.parametrize(
@@ -293,3 +297,12 @@ def test_a_gpu_list_the_paste_holds_is_not_asked_for_again() -> None:
     assert cause is not None and cause.finding.check_id == "env.cuda_visible_devices"
     assert cause.finding.remediation is not None and not cause.finding.remediation.commands
     assert "MIG-377e0049-554c-540b-93c6-d0976f8426cb" in cause.finding.remediation.text
+
+
+def test_no_gpu_in_an_image_on_wsl_while_nvidia_smi_lists_them_is_the_images_compat_libcuda() -> None:
+    """vllm#34296: "vllm/vllm-openai:v0.15.1 No CUDA GPUs are available, 0.10.1.1 is ok" under WSL, with
+    nvidia-smi listing two RTX 4090s: the image's forward-compatibility libcuda shadows WSL's."""
+    d = diagnosed("vllm-34296-wsl-geforce-cuda-compat-libs-in-container.txt")
+    cause = d.result.cause
+    assert cause is not None and "vllm/vllm-openai:v0.15.1 container" in cause.finding.summary
+    assert cause.finding.remediation is not None and "/usr/lib/wsl/lib" in cause.finding.remediation.text
