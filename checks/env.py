@@ -268,6 +268,9 @@ class _Cause:
     error: ReportedError
     summary: str
     fix: Remediation
+    details: str = (
+        ""  # where the error's catalogue meaning is another sub-cause's (WinError 1455 under 126's)
+    )
 
 
 def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Finding:
@@ -292,7 +295,7 @@ def _library_failure(cid: str, facts: Facts, failed: list[ReportedError]) -> Fin
         cid,
         Status.FAIL,
         f"{cause.summary} ({cause.error.where}).",
-        details=cause.error.means,
+        details=cause.details or cause.error.means,
         evidence=reported_evidence(shown),
         remediation=cause.fix,
     )
@@ -343,6 +346,9 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
             "Windows ran out of virtual memory while loading torch's CUDA DLLs (WinError 1455: the page file "
             "is too small)",
             page_file_fix(),
+            details="WinError 1455 is not a missing DLL: Windows could not commit the virtual memory that mapping "
+            "torch's CUDA DLLs needs, and every process that imports torch with CUDA (each DataLoader worker too) "
+            "maps them again, backed by the page file.",
         )
     found = next((m for e in errors if (m := _DLL_PATH.search(_said(e))) is not None), None)
     path = found["path"] if found is not None else ""

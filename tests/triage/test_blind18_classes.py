@@ -306,3 +306,9 @@ def test_no_gpu_in_an_image_on_wsl_while_nvidia_smi_lists_them_is_the_images_com
     cause = d.result.cause
     assert cause is not None and "vllm/vllm-openai:v0.15.1 container" in cause.finding.summary
     assert cause.finding.remediation is not None and "/usr/lib/wsl/lib" in cause.finding.remediation.text
+
+
+def test_winerror_1455_is_explained_as_memory_not_as_a_missing_dll() -> None:
+    """yolov7#1036: WinError 1455 loading torch's DLLs: the explanation is the page file's, not WinError 126's."""
+    cause = diagnosed("yolov7-1036-windows-dll-load-winerror1455-pagefile.txt").result.cause
+    assert cause is not None and cause.finding.details.startswith("WinError 1455 is not a missing DLL")
