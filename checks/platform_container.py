@@ -69,17 +69,30 @@ def container_gpus(facts: Facts) -> Finding:
     """
     c = facts.container
     no_host_driver = reported(facts, "container_host_driver")
+    refused = reported(facts, "container_runtime")
+    unknown_runtime = [e for e in refused if e.signature == "container_docker_runtime_nvidia_unknown"]
     if no_host_driver:
+        # with Docker's own 'unknown runtime nvidia' beside it, the toolkit's setup broke too (an upgrade cut
+        # short): its registration is the step after the host's driver, not something that changes nothing
+        means = no_host_driver[0].means
         return Finding(
             ID,
             Status.FAIL,
             "The container toolkit could not load the host's NVIDIA driver library "
-            f"({no_host_driver[0].where}): the host driver is missing or not in its loader cache.",
-            details=no_host_driver[0].means,
-            evidence=reported_evidence(no_host_driver),
-            remediation=host_driver_for_toolkit(),
+            f"({no_host_driver[0].where}): the host driver is missing or not in its loader cache"
+            + (
+                f", and Docker no longer knows the nvidia runtime ({unknown_runtime[0].where})."
+                if unknown_runtime
+                else "."
+            ),
+            details=means.replace(" Installing or configuring the toolkit again changes nothing.", "")
+            + " "
+            + unknown_runtime[0].means
+            if unknown_runtime
+            else means,
+            evidence=reported_evidence([*no_host_driver, *unknown_runtime]),
+            remediation=host_driver_for_toolkit(reregister=bool(unknown_runtime)),
         )
-    refused = reported(facts, "container_runtime")
     if refused:
         return Finding(
             ID,

@@ -120,18 +120,38 @@ def _podman() -> Remediation:
     )
 
 
-def host_driver_for_toolkit() -> Remediation:
-    """The NVIDIA Container Toolkit runs but cannot load the host driver's libraries (libnvidia-ml.so.1)."""
+def host_driver_for_toolkit(*, reregister: bool = False) -> Remediation:
+    """The NVIDIA Container Toolkit runs but cannot load the host driver's libraries (libnvidia-ml.so.1).
+    `reregister`: Docker does not know the nvidia runtime either, so the toolkit's setup is redone after."""
+    again = (
+        " Docker no longer knows the nvidia runtime either (an upgrade cut short, by a power loss for one, "
+        "leaves both): once nvidia-smi works, reinstall nvidia-container-toolkit, register it with Docker and "
+        "restart Docker."
+        if reregister
+        else ""
+    )
     return Remediation(
         text="The NVIDIA Container Toolkit is installed (its nvidia-container-cli ran) but cannot load the host "
         "driver's NVML library: the host has no NVIDIA driver installed, or its libraries are not in the "
         "loader cache. On the host, `nvidia-smi` must work first: install the driver if it fails, run `sudo "
-        "ldconfig` if it works, then start the container with `--gpus all` again.",
+        f"ldconfig` if it works, then start the container with `--gpus all` again.{again}",
         commands=(
             Command(
                 ("nvidia-smi",), note=_ON_HOST + ": it fails too when the driver is missing", runs_here=False
             ),
             Command(("sudo", "ldconfig"), note=_ON_HOST + ", when nvidia-smi works", runs_here=False),
+            *(
+                (
+                    Command(
+                        ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker"),
+                        note=_ON_HOST + ", after reinstalling nvidia-container-toolkit",
+                        runs_here=False,
+                    ),
+                    Command(("sudo", "systemctl", "restart", "docker"), note=_ON_HOST, runs_here=False),
+                )
+                if reregister
+                else ()
+            ),
         ),
         requires_root=True,
         target=Target.SYSTEM,

@@ -312,3 +312,14 @@ def test_winerror_1455_is_explained_as_memory_not_as_a_missing_dll() -> None:
     """yolov7#1036: WinError 1455 loading torch's DLLs: the explanation is the page file's, not WinError 126's."""
     cause = diagnosed("yolov7-1036-windows-dll-load-winerror1455-pagefile.txt").result.cause
     assert cause is not None and cause.finding.details.startswith("WinError 1455 is not a missing DLL")
+
+
+def test_a_broken_toolkit_beside_unknown_runtime_nvidia_is_registered_again_after_the_host_driver() -> None:
+    """nvidia-container-toolkit#302: after a power outage, "Unknown runtime specified nvidia" and "load library
+    failed: libnvidia-ml.so.1": the host's nvidia-smi first, then the toolkit registered with Docker again."""
+    cause = diagnosed("nvidia-container-toolkit-302-container-toolkit-broken-after-outage.txt").result.cause
+    assert cause is not None and cause.finding.check_id == "platform.container_gpus"
+    fix = cause.finding.remediation
+    assert fix is not None and fix.commands[0].argv == ("nvidia-smi",)
+    assert ("sudo", "nvidia-ctk", "runtime") in [c.argv[:3] for c in fix.commands]
+    assert "changes nothing" not in cause.finding.details
