@@ -376,6 +376,9 @@ def _named_gfx(facts: Facts, said: list[ReportedError]) -> tuple[str, tuple[int,
     return _parse_gfx(product) if product is not None else None
 
 
+_GFX_TARGET = "amd.gfx_target"
+
+
 def _unlisted_card_without_gpu(facts: Facts) -> Finding | None:
     """A card named without its KFD topology (a report, a paste) whose target the wheels lack and a sibling's
     override covers, beside a torch that finds no GPU: the missing target is the usual reason (an RX 6700 XT,
@@ -394,7 +397,7 @@ def _unlisted_card_without_gpu(facts: Facts) -> Finding | None:
     if override is None:
         return None
     return Finding(
-        "amd.gfx_target",
+        _GFX_TARGET,
         Status.FAIL,
         f"ROCm's torch wheels have no kernels for {named[0]}, this GPU's gfx target: most often why torch finds "
         "no GPU on it (torch.cuda.is_available() is False).",
@@ -440,7 +443,7 @@ def amd_gfx_target(facts: Facts) -> Finding:
     family the community sets `HSA_OVERRIDE_GFX_VERSION` (e.g. 10.3.0 for gfx1031) so ROCm loads a sibling's
     kernels: unsupported, and it can fail in ways that are hard to see.
     """
-    cid = "amd.gfx_target"
+    cid = _GFX_TARGET
     said = reported(facts, "rocm_no_binary")
     if said:
         named = _named_gfx(facts, said)

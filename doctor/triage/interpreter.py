@@ -14,7 +14,7 @@ from torch_gpu_doctor.model import Command, Status
 from torch_gpu_doctor.triage.facts import PYTHON
 from torch_gpu_doctor.triage.outcome import Verdict, installs_torch
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import MAX_CHARS, line_around
+from torch_gpu_doctor.triage.prose import MAX_CHARS, line_around, line_number
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def two_torches(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     # pip's own word for it (`pip show torch` gave it, `pip install torch==X+cuY` put it somewhere)
     if other is None or "pip" not in line_around(text, other).lower():
         return verdict
-    line = text.count("\n", 0, other.start()) + 1
+    line = line_number(text, other)
     said = "The CUDA build is in the Python the program does not use. " + _FIND_ITS_PYTHON
     commands = (_WHICH_PYTHON, *fix.commands)
     summary = (

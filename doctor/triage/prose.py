@@ -215,6 +215,11 @@ _MEMORY_WORDS = lazy(
 )
 
 
+def line_number(text: str, found: re.Match[str]) -> int:
+    """The 1-based line of the text a match starts on."""
+    return text.count("\n", 0, found.start()) + 1
+
+
 def line_around(text: str, found: re.Match[str]) -> str:
     """The whole line of the text a match is in."""
     end = text.find("\n", found.end())

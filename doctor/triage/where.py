@@ -31,7 +31,7 @@ from torch_gpu_doctor.triage.outcome import (
 )
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS
-from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:
@@ -511,7 +511,7 @@ def container_said(pasted: PastedText) -> int | None:
     if pasted.container_line is not None:
         return pasted.container_line
     said = _CONTAINER_WORDS.search(pasted.paste.text, 0, MAX_CHARS)
-    return None if said is None else pasted.paste.text.count("\n", 0, said.start()) + 1
+    return None if said is None else line_number(pasted.paste.text, said)
 
 
 def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
@@ -561,7 +561,7 @@ _BUILDS_AN_IMAGE = lazy(r"\bdocker[ \t-]compose\b|\bDockerfile\b|\bdocker[ \t]+b
 def builds_an_image(pasted: PastedText) -> int | None:
     """The line that says the program runs from an image the person builds (compose, a Dockerfile), or None."""
     found = _BUILDS_AN_IMAGE.search(pasted.paste.text, 0, MAX_CHARS)
-    return pasted.paste.text.count("\n", 0, found.start()) + 1 if found is not None else None
+    return line_number(pasted.paste.text, found) if found is not None else None
 
 
 def in_the_image(verdict: Verdict, line: int) -> Verdict:
@@ -612,7 +612,7 @@ def image_compat_on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> V
     image = _IMAGE_REF.search(pasted.paste.text, 0, MAX_CHARS)
     if image is None:
         return verdict
-    line = pasted.paste.text.count("\n", 0, image.start()) + 1
+    line = line_number(pasted.paste.text, image)
     finding = dataclasses.replace(
         finding,
         summary=f"CUDA finds no GPU in the {image[0]} container (line {line} of the paste) though nvidia-smi "
