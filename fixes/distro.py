@@ -13,6 +13,7 @@ fixes/module_signing.py), the driver packages those of the distributions' own NV
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from enum import Enum
 
 from torch_gpu_doctor.facts.platform import OsFacts
@@ -24,6 +25,7 @@ from torch_gpu_doctor.unavailable import Unavailable
 
 class Family(str, Enum):
     UBUNTU = "ubuntu"
+    POP = "pop"  # Ubuntu's packages, System76's driver
     DEBIAN = "debian"
     FEDORA = "fedora"
     RHEL = "rhel"
@@ -35,7 +37,7 @@ class Family(str, Enum):
 # os-release ID (or an ID_LIKE entry) -> family
 _BY_ID = {
     "ubuntu": Family.UBUNTU,
-    "pop": Family.UBUNTU,
+    "pop": Family.POP,
     "linuxmint": Family.UBUNTU,
     "elementary": Family.UBUNTU,
     "zorin": Family.UBUNTU,
@@ -122,6 +124,29 @@ def _ubuntu_driver(plan: DriverPlan, version: int | None) -> DriverInstall:  # n
     return DriverInstall(
         (Command(("sudo", "apt", "update")), Command(("sudo", "apt", "install", package), note=note)),
         f"Install Ubuntu's {package} package, then reboot.",
+    )
+
+
+def _pop_driver(plan: DriverPlan, version: int | None) -> DriverInstall:  # noqa: ARG001 - one rule for all
+    # Pop!_OS carries NVIDIA's driver in its own repository (pop-os/nvidia-graphics-drivers) and installs it
+    # through System76's meta package, which follows the branch Pop ships (R595 since pop-os/system76-driver#355,
+    # 2026-05); the Kepler branch stays an Ubuntu package by its own name.
+    if plan.end_of_life and plan.branch:
+        package = f"nvidia-driver-{plan.branch}"
+        return DriverInstall(
+            (Command(("sudo", "apt", "update")), Command(("sudo", "apt", "install", package))),
+            f"Install the {package} package (the last branch for these GPUs), then reboot.",
+        )
+    return DriverInstall(
+        (
+            Command(("sudo", "apt", "update")),
+            Command(
+                ("sudo", "apt", "install", "system76-driver-nvidia"),
+                note="Pop!_OS's driver package: it brings the NVIDIA branch Pop!_OS ships"
+                + (f" (R{plan.branch} or newer is needed)" if plan.branch else ""),
+            ),
+        ),
+        "Install Pop!_OS's NVIDIA driver (system76-driver-nvidia), then reboot.",
     )
 
 
@@ -235,20 +260,29 @@ _DNF_HEADERS = Command(("sudo", "dnf", "install", "kernel-devel-{release}"))
 _DRACUT = Command(("sudo", "dracut", "--force"), note="Fedora, RHEL, openSUSE and most others")
 _RPM_OWNER = ("rpm", "-qf", "{path}")
 
+_UBUNTU = Recipe(
+    Family.UBUNTU,
+    source="help.ubuntu.com NVIDIA drivers installation; Ubuntu's linux-modules-nvidia packages",
+    driver=_ubuntu_driver,
+    headers=_APT_HEADERS,
+    prebuilt_modules="linux-modules-nvidia-{branch}-{release}",
+    builder=Builder.DKMS,
+    signing_builder=Builder.DKMS,
+    mok_certificate=UBUNTU_MOK,
+    initramfs=Command(("sudo", "update-initramfs", "-u")),
+    remove=("sudo", "apt-get", "purge"),
+    owner=Command(("dpkg", "-S", "{path}"), note="then: sudo apt-get purge <that package>"),
+    venv=Command(("sudo", "apt", "install", "python3-venv"), note="Debian and Ubuntu ship venv apart"),
+)
+
 RECIPES: dict[Family, Recipe] = {
-    Family.UBUNTU: Recipe(
-        Family.UBUNTU,
-        source="help.ubuntu.com NVIDIA drivers installation; Ubuntu's linux-modules-nvidia packages",
-        driver=_ubuntu_driver,
-        headers=_APT_HEADERS,
-        prebuilt_modules="linux-modules-nvidia-{branch}-{release}",
-        builder=Builder.DKMS,
-        signing_builder=Builder.DKMS,
-        mok_certificate=UBUNTU_MOK,
-        initramfs=Command(("sudo", "update-initramfs", "-u")),
-        remove=("sudo", "apt-get", "purge"),
-        owner=Command(("dpkg", "-S", "{path}"), note="then: sudo apt-get purge <that package>"),
-        venv=Command(("sudo", "apt", "install", "python3-venv"), note="Debian and Ubuntu ship venv apart"),
+    Family.UBUNTU: _UBUNTU,
+    Family.POP: replace(
+        _UBUNTU,
+        family=Family.POP,
+        prebuilt_modules=None,  # Ubuntu's linux-modules-nvidia-* are built for Ubuntu's kernels, not Pop's
+        source="Ubuntu's recipe; the driver from System76's docs (content/install-pop.md: sudo apt install system76-driver-nvidia)",
+        driver=_pop_driver,
     ),
     Family.DEBIAN: Recipe(
         Family.DEBIAN,

@@ -82,3 +82,29 @@ def test_a_linux_driver_inside_wsl_is_removed_with_the_familys_tool(
     )
     fix = remove_linux_driver(os_facts, ("nvidia-driver-550",), ())
     assert [c.argv for c in fix.commands] == [(*remove, "nvidia-driver-550")]
+
+
+def test_pop_os_installs_system76s_driver_package_not_ubuntus() -> None:
+    """Pop!_OS ships NVIDIA's driver from its own repository through system76-driver-nvidia (System76's docs);
+    Ubuntu's per-branch package and its prebuilt modules for Ubuntu's kernels are not the way there."""
+    from torch_gpu_doctor.facts.platform import OsFacts
+    from torch_gpu_doctor.fixes.distro import family, recipe
+
+    pop = OsFacts(
+        system="Linux",
+        kernel_release="6.12.10-76061203-generic",
+        kernel_version="#202501201141~1737580285~24.04~0bc4ff7 SMP PREEMPT_DYNAMIC",
+        distro_id="pop",
+        distro_name="Pop!_OS 24.04 LTS",
+        distro_version="24.04",
+        distro_like=("ubuntu", "debian"),
+        is_wsl=False,
+        has_dxg=False,
+    )
+    assert family(pop) is Family.POP
+    install = recipe(pop).driver(PLAN, 24)
+    assert [c.argv for c in install.commands][-1] == ("sudo", "apt", "install", "system76-driver-nvidia")
+    assert recipe(pop).prebuilt_modules is None
+    assert recipe(pop).initramfs.argv == ("sudo", "update-initramfs", "-u")
+    kepler = recipe(pop).driver(DriverPlan("470", 470, "1.12.1", "cu113", False, "", ("Kepler",)), 24)
+    assert kepler.commands[-1].argv == ("sudo", "apt", "install", "nvidia-driver-470")
