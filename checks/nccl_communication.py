@@ -25,6 +25,7 @@ KINDS = (
     "nccl_p2p",
     "nccl_ib",
     "nccl_wsl",
+    "nccl_timeout_sync",  # a one-element collective: ranks waiting at a barrier, not gradient traffic
     "nccl_timeout",
     "nccl_system",
     "nccl",
@@ -180,6 +181,29 @@ def _fix(kind: str) -> tuple[str, Remediation]:
                 ),
             ),
             target=Target.PYTHON_ENV,
+        )
+    if kind == "nccl_timeout_sync":
+        return (
+            "the ranks waited at a synchronisation point (a one-element collective) longer than the timeout: "
+            "one rank was still busy with work of its own, or had failed",
+            Remediation(
+                text="Look at what the log shows just before the timeout lines. If one rank was doing a long step "
+                "of its own (preprocessing, clustering, tokenising or mapping a dataset, evaluating, saving a "
+                "checkpoint), the process-group timeout is simply shorter than that step: raise it where the "
+                'group is created, `torch.distributed.init_process_group(backend="nccl", '
+                "timeout=datetime.timedelta(hours=2))` (Hugging Face Trainer: `--ddp_timeout 7200`; accelerate: "
+                "`InitProcessGroupKwargs(timeout=...)`), or let every rank share that work or cache its result. "
+                "If no such step was running, that rank crashed or hung: its own log, then `dmesg` for an Xid or "
+                "ECC error on its GPU.",
+                commands=(
+                    Command(
+                        ("py-spy", "dump", "--pid", "PID"),
+                        note="next time, for each rank's PID while the others wait: what the busy rank is doing",
+                        runs_here=False,
+                    ),
+                ),
+                target=Target.SYSTEM,
+            ),
         )
     if kind == "nccl_timeout":
         return (
