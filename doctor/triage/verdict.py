@@ -84,6 +84,7 @@ from torch_gpu_doctor.triage.told import (
 from torch_gpu_doctor.triage.where import (
     HOSTED_NOTEBOOK,
     KUBERNETES,
+    OPERATION_NOT_SUPPORTED,
     builds_an_image,
     cpu_environment,
     image_compat_on_wsl,
@@ -97,6 +98,7 @@ from torch_gpu_doctor.triage.where import (
     none_on_a_mac,
     on_a_hosted_notebook,
     on_a_mac,
+    on_a_vgpu_profile,
     ran_inside_a_container,
     rocm_on_wsl,
     seen_from_the_container,
@@ -297,6 +299,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
+    if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
+        verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)
     runtime = facts.torch
     if not isinstance(runtime, Unavailable) and runtime.outcome != "ok" and runtime.failed_stage == "import":
         verdicts = tuple(without_importing_torch(v) for v in verdicts)

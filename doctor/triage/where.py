@@ -635,3 +635,60 @@ def image_compat_on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> V
         ),
     )
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
+
+
+# An NVIDIA vGPU profile's name: the board (GRID A16, V100D, L40S, H100XM, RTX6000-Ada), then "-<frame buffer in
+# GB><series>"; the series says what the profile may run (NVIDIA's vGPU user guide: A virtual applications,
+# B virtual PC, Q RTX Virtual Workstation, C compute). compat/cuda_matrix.json's families note spells the same.
+_VGPU_PROFILE = lazy(
+    r"(?<![\w-])(?:GRID[ \t]+)?(?P<board>(?:A(?:2|10|16|30|40|100|800)|L(?:4|20|40S?)|H(?:20|100|200|800)|T4"
+    r"|V100|P(?:4|6|40|100)|M(?:10|60)|RTX[ \t]?A?\d{4}(?:-Ada)?)[A-Z]{0,2})-(?P<fb>\d{1,3})(?P<series>[ABCQ])\b"
+)
+_SERIES = {"A": "virtual applications", "B": "virtual PC", "C": "compute", "Q": "RTX Virtual Workstation"}
+OPERATION_NOT_SUPPORTED = "other_cuda_operation_not_supported"
+
+
+def on_a_vgpu_profile(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """CUDA's "operation not supported" beside the vGPU profile the paste names: an A- or B-series profile
+    runs no CUDA, so that is the answer, with no `nvidia-smi -L` to learn the name it already shows; a Q- or
+    C-series one does, which leaves the allocator (blind set 18: "NVidia A16-8A" in ComfyUI#6843)."""
+    finding = verdict.finding
+    if finding.remediation is None or not any(
+        h.signature.id == OPERATION_NOT_SUPPORTED and h.line in verdict.lines for h in pasted.hits
+    ):
+        return verdict
+    named = _VGPU_PROFILE.search(pasted.paste.text, 0, MAX_CHARS)
+    if named is None:
+        return verdict
+    profile, series = named.group(0), named.group("series")
+    board, size = named.group("board"), named.group("fb")
+    line = line_number(pasted.paste.text, named)
+    if series in "AB":
+        summary = (
+            f"The GPU is the vGPU profile {profile} (line {line}), a {_SERIES[series]} ({series}-series) profile: "
+            "those run no CUDA, so every CUDA call fails with 'operation not supported'."
+        )
+        fix = Remediation(
+            text=f"Ask the VM's administrator for a CUDA profile of the same board: {board}-{size}Q (RTX Virtual "
+            "Workstation) or one of its C-series (compute) profiles, with the vGPU guest driver of the host's "
+            "release. NVIDIA's "
+            "vGPU documentation lists CUDA for the Q- and C-series profiles only. Until then the program runs on "
+            "the CPU only.",
+            target=Target.SYSTEM,
+        )
+    else:
+        summary = (
+            f"CUDA refused an operation on the vGPU profile {profile} (line {line}): a {_SERIES[series]} profile "
+            "runs CUDA, so it is an operation this vGPU does not offer, most often CUDA's asynchronous allocator "
+            "(cudaMallocAsync) or unified memory."
+        )
+        fix = Remediation(
+            text="Run without CUDA's asynchronous allocator: ComfyUI's --disable-cuda-malloc, or "
+            "PYTORCH_CUDA_ALLOC_CONF=backend:native in the program's environment for torch. Unified memory is off "
+            "on a vGPU unless the host enables it for the VM (the vGPU's enable_uvm setting): ask its "
+            "administrator if the program needs it.",
+            target=Target.SYSTEM,
+        )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+    )
