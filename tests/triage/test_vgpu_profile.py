@@ -34,7 +34,7 @@ def test_a_compute_profile_runs_cuda_so_the_operation_is_the_allocator() -> None
 
 
 def test_a_model_name_shaped_like_a_profile_is_not_one() -> None:
-    """"T5-3B" and "Qwen2-7B" are models, not vGPU profiles: the catalogue's general answer stays."""
+    """Model names like "T5-3B" and "Qwen2-7B" are models, not vGPU profiles: the catalogue's general answer stays."""
     d = diagnosed(PASTE.read_bytes().replace(b"NVidia A16-8A", b"model T5-3B, Qwen2-7B"))
     cause = d.result.cause
     assert cause is not None and "vGPU profile" not in cause.finding.summary
