@@ -339,7 +339,9 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
     ]
     if not errors:
         return None
-    paging = next((e for e in errors if "WinError 1455" in _said(e)), None)
+    paging = next(
+        (e for e in errors if "WinError 1455" in _said(e) or "paging file is too small" in _said(e)), None
+    )
     if paging is not None:  # "the paging file is too small": memory, not a missing DLL
         return _Cause(
             paging,

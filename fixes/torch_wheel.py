@@ -525,6 +525,9 @@ def gpus_older_than_every_build(facts: Facts, data: TorchCompat | None = None) -
     return all(tuple(int(x) for x in cc.split(".")[:2]) < oldest for cc in capabilities)
 
 
+FIRST_CUDA_WITHOUT_FERMI = 9  # nvcc 9.0 dropped sm_20/sm_21 (compat/cuda_matrix.json, Fermi's row)
+
+
 def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | None:
     """When every GPU is older than the oldest architecture any build in the data compiles for, no driver and
     no wheel helps: say so, and offer the CPU build."""
@@ -535,7 +538,9 @@ def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | Non
     names = ", ".join(sorted(set(capabilities)))
     toolkits = [t for t in (data.last_codegen_major(cc) for cc in sorted(set(capabilities))) if t is not None]
     source = (
-        f" A build from source still can: TORCH_CUDA_ARCH_LIST={';'.join(sorted(set(capabilities)))} with a CUDA "
+        ""
+        if toolkits and min(toolkits) < FIRST_CUDA_WITHOUT_FERMI  # torch's own source needs a newer CUDA
+        else f" A build from source still can: TORCH_CUDA_ARCH_LIST={';'.join(sorted(set(capabilities)))} with a CUDA "
         f"{min(toolkits)}.x toolkit, the last that compiles for it, and a torch release that still supports that CUDA."
         if toolkits
         else ""
@@ -543,7 +548,13 @@ def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | Non
     return Remediation(
         text=f"No PyTorch build in gpu-doctor's data (torch {data.releases[-1].version} and later) has kernels for "
         f"compute capability {names}: the oldest architecture any of them reaches is {oldest[0]}.{oldest[1]}, and "
-        "current releases start at Maxwell (5.0); only much older releases shipped kernels for it. No driver "
+        "current releases start at Maxwell (5.0)"
+        + (
+            f"; the last CUDA that compiles for it is {min(toolkits)}.x, older than every release here"
+            if toolkits and min(toolkits) < FIRST_CUDA_WITHOUT_FERMI
+            else "; only much older releases shipped kernels for it"
+        )
+        + ". No driver "
         f"changes that. Run PyTorch on the CPU build, or use a newer GPU.{source}",
         commands=(
             Command(

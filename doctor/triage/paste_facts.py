@@ -157,9 +157,16 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
         return facts
     if prose.gpu is None and prose.amd_gpu is not None:  # its gfx target comes from its name (amd.gfx_target)
         return dataclasses.replace(facts, gpus=(_said_gpu("amd", f"AMD {prose.amd_gpu.value}", None),))
+    if (
+        prose.gpu is None and prose.gpu_cc is not None
+    ):  # "GM630m => cuda capability 2.1": the capability decides
+        return dataclasses.replace(facts, gpus=(_said_gpu("nvidia", "an NVIDIA GPU", prose.gpu_cc.value),))
     if prose.gpu is None:
         return facts
-    return dataclasses.replace(facts, gpus=(_named_nvidia_gpu(prose.gpu.value),))
+    gpu = _named_nvidia_gpu(prose.gpu.value)
+    if prose.gpu_cc is not None and isinstance(gpu.compute_capability, Unavailable):  # a name the table lacks
+        gpu = _said_gpu("nvidia", prose.gpu.value, prose.gpu_cc.value)
+    return dataclasses.replace(facts, gpus=(gpu,))
 
 
 def _with_said_torch(facts: Facts, version: str, line: int) -> Facts:

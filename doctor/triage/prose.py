@@ -49,6 +49,22 @@ _DATACENTER = lazy(
 )
 
 
+# A compute capability said in words: "cuda capability 2.1", "compute capability: 6.1", "GT 630M => cuda
+# capability 2.1" (torch's own warnings say it too; they are the catalogue's, and agree)
+_CAPABILITY = lazy(
+    r"\b(?:cuda|compute)[ \t]+capabilit(?:y|ies)[ \t]*(?:of[ \t]+|is[ \t]+|[:=][ \t]*|\(CC\)[ \t]*)?"
+    r"(?P<cc>[1-9]\.\d)(?![\d.])",
+    re.IGNORECASE,
+)
+# ...unless it is a capability a program needs or supports, not this GPU's ("requires compute capability 7.0 or
+# higher", "supports CUDA capability 3.5 and up"): "my old graphics card => cuda capability 2.1" is the GPU's
+_CAPABILITY_NEEDED = lazy(
+    r"\b(?:requires?|required|needs?|minimum|at[ \t]+least|supports?|supported|min)\b[^\n.]{0,30}$"
+    r"|^[ \t]*(?:\+|or[ \t]+(?:newer|later|above|higher)|and[ \t]+(?:up|above|newer|higher))",
+    re.IGNORECASE,
+)
+
+
 # Words before a bare card number that make it the card that left: "replaced the 3090", "sold my 2080"
 _GONE_CARD = lazy(r"\b(?:replac\w*|swapp\w*|sold|from)[ \t]+(?:the|my|a|our)[ \t]+$")
 
@@ -387,6 +403,7 @@ class ProseFacts:
     """What the paste's words say of the machine (None: not said, or said two ways)."""
 
     gpu: Said | None = None  # a GPU model, as the GPU table spells it ("GeForce RTX 5060 Ti", "H100")
+    gpu_cc: Said | None = None  # the GPU's compute capability said in words ("cuda capability 2.1")
     gpus: tuple[Said, ...] = ()  # every model named, where the words name two or more ("A6000 and GT1030")
     driver: Said | None = None  # the NVIDIA driver's version ("470.223.02")
     wsl: int | None = None  # the line that says WSL
@@ -672,8 +689,18 @@ def read_prose(lines: list[str]) -> ProseFacts:
     recurs = _RECURS.search(text, 0, MAX_CHARS) if any(w in lowered for w in _RECURS_WORDS) else None
     updated = _UPDATED.search(text, 0, MAX_CHARS) if "updat" in lowered or "upgrad" in lowered else None
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
+    capabilities: dict[str, int] = {}
+    if "capabilit" in lowered:
+        for found in _CAPABILITY.finditer(text, 0, MAX_CHARS):
+            before = text[max(0, found.start() - 40) : found.start()]
+            if not (
+                _CAPABILITY_NEEDED.search(before)
+                or _CAPABILITY_NEEDED.search(text, found.end(), found.end() + 20)
+            ):
+                capabilities.setdefault(found["cc"], line_of(found))
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),
+        gpu_cc=_one(capabilities),
         gpus=tuple(Said(name, line) for name, line in gpus.items()) if len(gpus) > 1 else (),
         driver=_one(drivers),
         wsl=wsl,
