@@ -92,6 +92,11 @@ CAUSE_ORDER = (
 )
 
 
+# Catalogue entries that only report another failure (a launcher's "a worker failed"): any other problem in the
+# paste is what failed, so a verdict made of these alone comes after it
+FAILURE_REPORTS = frozenset({"launcher_child_failed"})
+
+
 # Checks a paste decides only through a known error message: without one they are left out, not "unknown"
 BY_MESSAGE_ONLY = frozenset(
     {

@@ -38,6 +38,7 @@ from torch_gpu_doctor.triage.outcome import (
     AMD_CHECKS,
     BY_MESSAGE_ONLY,
     CAUSE_ORDER,
+    FAILURE_REPORTS,
     FALSE_IN_A_CONTAINER,
     FIND_OUT,
     LINUX_ONLY,
@@ -396,6 +397,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     printed = any(shown_by_a_program(v, said) for v in verdicts if v.kind == Kind.PROBLEM)
     warned = logged_warning_lines(pasted)
     raised = exception_lines(pasted)
+    # a launcher's report that a worker failed (torchrun's ChildFailedError) says only that another error
+    # came first: any other problem the paste shows is that error
+    reports = {h.line for h in pasted.hits if h.signature.id in FAILURE_REPORTS}
     fatal = any(  # the program stopped on an exception that a verdict reads
         v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL and raised.intersection(v.lines)
         for v in verdicts
@@ -415,6 +419,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             and only_words(v, said),  # beside what a program printed, what the person says comes after
             # a warning the program logged and went on from comes after the exception that stopped it
             fatal and bool(v.lines) and all(line in warned for line in v.lines),
+            bool(v.lines) and all(line in reports for line in v.lines),
             order.index(v.finding.check_id) if v.finding.check_id in order else len(order),
         ),
     )

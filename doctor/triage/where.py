@@ -446,9 +446,10 @@ def in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verd
 
 # A `docker run` typed on one line, after whatever prompt precedes it (`D:\FacePoke>`, `$ `, `user@host:~$ `)
 _THEIR_RUN = lazy(
-    r"^(?:[^\n]*?[>$#%][ \t]*|[ \t]*)(?P<sudo>sudo[ \t]+)?(?P<tool>docker|podman)[ \t]+run[ \t]+"
-    r"(?P<rest>[^\n`^\\|;&<>$%]+?)[ \t]*$"
-)  # never one with a variable or a substitution ($(pwd), %CD%): quoted again, it would no longer expand
+    r"(?:^(?:[^\n]*?[>$#%][ \t]*|[ \t]*)|(?<=`))(?P<sudo>sudo[ \t]+)?(?P<tool>docker|podman)[ \t]+run[ \t]+"
+    r"(?P<rest>[^\n`^\\|;&<>$%]+?)(?:[ \t]*$|(?=`))"
+)  # a prompt's line or markdown's `inline code`; never one with a variable or a substitution ($(pwd), %CD%):
+# quoted again, it would no longer expand
 
 
 def their_docker_run(verdict: Verdict, pasted: PastedText, line: int) -> Verdict:

@@ -1,0 +1,98 @@
+"""Blind set 19's classes, each on its real paste (tests/triage/pastes, MANIFEST.json): errors triage found
+nothing in (old torch's 'invalid device function', 'busy or unavailable', NVRM's reset-required, WinError 1455 in
+a title, a shell without nvidia-smi), a capability said in words, and failures said only in words (one GPU works
+and several do not, a communication test that hangs, a job across machines, a launcher's report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+
+PASTES = Path(__file__).parent / "pastes"
+
+
+def diagnosed(name: str) -> PasteDiagnosis:
+    return diagnose_paste((PASTES / name).read_bytes(), name)
+
+
+def cause_of(d: PasteDiagnosis) -> tuple[str, str, str]:
+    """The cause's check, its summary, and its first command (or "" without one)."""
+    cause = d.result.cause
+    assert cause is not None
+    fix = cause.finding.remediation
+    first = fix.commands[0].display() if fix is not None and fix.commands else ""
+    return cause.finding.check_id, cause.finding.summary, first
+
+
+def test_old_torchs_invalid_device_function_with_a_capability_in_words_is_a_gpu_no_build_serves() -> None:
+    """pytorch.github.io#72: 'cuda runtime error (8) : invalid device function' on 'GM630m => cuda capability
+    2.1': Fermi, which no release in the data builds for (and CUDA 8 was the last to compile for it)."""
+    check, summary, first = cause_of(diagnosed("pytorch.github.io-72-fermi-cc21-unsupported.txt"))
+    assert check == "torch.arch_compat" and "compute capability 2.1" in summary
+    assert first.endswith("--index-url https://download.pytorch.org/whl/cpu")
+    fix = diagnosed("pytorch.github.io-72-fermi-cc21-unsupported.txt").result.cause
+    assert fix is not None and fix.finding.remediation is not None
+    assert "build from source" not in fix.finding.remediation.text  # torch's source needs a newer CUDA
+
+
+def test_a_gpu_that_needs_a_reset_is_read_from_nvrm_beside_busy_or_unavailable() -> None:
+    """sichek#51: 'CUDA-capable device(s) is/are busy or unavailable' on GPU1, dmesg -T's NVRM lines with
+    NV_ERR_RESET_REQUIRED: the GPU needs a reset, not another program."""
+    d = diagnosed("sichek-51-gsp-reset-required-kernel-log.txt")
+    check, _, _ = cause_of(d)
+    assert check == "driver.xid_errors"
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert "nvidia-smi -r -i" in cause.finding.remediation.text
+
+
+def test_winerror_1455_in_a_title_cut_before_its_dll_is_the_page_file() -> None:
+    check, summary, _ = cause_of(diagnosed("yolo-v8-object-detection-7-winerror1455-pagefile.txt"))
+    assert check == "env.library_path" and "page file" in summary
+
+
+def test_a_container_shell_without_nvidia_smi_is_a_container_started_without_gpus() -> None:
+    """anomalib#584: `docker run -it test` (in markdown's inline code), then 'bash: nvidia-smi: command not
+    found' at a root@<id> prompt: their own run, with the GPUs added."""
+    _, summary, first = cause_of(diagnosed("anomalib-584-container-without-gpus.txt"))
+    assert "started without the GPUs" in summary
+    assert first == "docker run --gpus all -it test"
+
+
+def test_one_gpu_works_and_two_do_not_said_in_chinese_is_the_path_between_them() -> None:
+    """LlamaFactory#4322: '指定单卡...是正常的，通过多卡微调也是一样的报错'."""
+    check, _, first = cause_of(diagnosed("llamafactory-4322-multi-gpu-fails-single-ok.txt"))
+    assert check == "nccl.communication" and first == "env NCCL_P2P_DISABLE=1 PROGRAM"
+
+
+def test_a_communication_test_that_hangs_is_the_p2p_path() -> None:
+    """accelerate#1209: '"accelerate test" hangs after initialization and then timeouts' on 6 RTX A6000."""
+    check, _, first = cause_of(diagnosed("accelerate-1209-nccl-hang-multi-gpu.txt"))
+    assert check == "nccl.communication" and first == "env NCCL_P2P_DISABLE=1 PROGRAM"
+
+
+def test_a_failure_on_two_nodes_said_in_a_title_is_the_network_between_them() -> None:
+    """accelerate#1606: 'Accelerate test failed on 2 nodes with 8x A800'."""
+    check, summary, first = cause_of(diagnosed("accelerate-1606-multinode-a800-deepspeed.txt"))
+    assert check == "nccl.communication" and "spans several machines" in summary
+    assert first == "ip -brief address"
+
+
+def test_a_launchers_failed_report_points_at_the_error_before_it() -> None:
+    """LlamaFactory#6118: '.../launcher.py FAILED' in the title, no traceback in the excerpt."""
+    _, summary, first = cause_of(diagnosed("llamafactory-6118-h20-launcher-failed.txt"))
+    assert "launcher's own report is not the error" in summary
+    assert first == "env CUDA_VISIBLE_DEVICES=0 PROGRAM"
+
+
+def test_a_launchers_report_comes_after_the_error_the_paste_shows() -> None:
+    """pipedream#76: NCCL's bus error (a /dev/shm too small in Docker), then ChildFailedError: the bus error."""
+    check, _, first = cause_of(diagnosed("pipedream-76-nccl-bus-error-docker-shm.txt"))
+    assert check == "memory.shm" and first == "df -h /dev/shm"
+
+
+def test_a_worker_killed_with_sigkill_is_host_memory() -> None:
+    """AMVUR#2: 'exitcode: -9', 'signal 9 (SIGKILL) received by PID': the kernel's OOM killer."""
+    _, summary, first = cause_of(diagnosed("amvur-2-torchrun-worker-sigkill-host-memory.txt"))
+    assert "host memory (RAM)" in summary and first == "sudo dmesg -T"
