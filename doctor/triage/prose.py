@@ -115,7 +115,8 @@ _JETSON = lazy(
     r"|\bL4T(?:[ \t]+Release)?[ \t*:]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)"  # "**L4T Release:** R35.4.1"
     # NVIDIA's L4T container images by their tag ("nvcr.io/nvidia/l4t-pytorch:r32.4.2-pth1.5-py3"): a Jetson,
     # and the L4T release the image was built for, which need not be the host's
-    r"|\bl4t-[a-z0-9-]+:r(?P<image>\d{2}\.\d+(?:\.\d+)?)",
+    # (dustynv's own images put the release after their name: "ros:noetic-pytorch-l4t-r32.5.0")
+    r"|\bl4t-(?:[a-z0-9-]+:)?r(?P<image>\d{2}\.\d+(?:\.\d+)?)",
     re.IGNORECASE | re.ASCII,  # ASCII word edges: "我的Xavier是JETPACK5.1.5" names JetPack beside CJK letters
 )
 # The boards by how they are written ("jetson NX" is the Xavier NX; an AGX without its chip, the AGX Xavier)

@@ -332,7 +332,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     image = builds_an_image(pasted)
     if image is not None:  # "installing using docker compose": a torch install goes into the image
         verdicts = tuple(in_the_image(v, image) for v in verdicts)
-    if pasted.prose.l4t_image is not None:  # l4t-pytorch:r32.4.2: the image's release against the host's
+    if facts.jetson_board is not None:  # a Jetson's container takes CUDA from the host (before JetPack 5)
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)

@@ -516,43 +516,90 @@ def container_said(pasted: PastedText) -> int | None:
 
 
 def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
-    """platform.jetson's "torch was built for another JetPack" where the paste runs an L4T container image
-    (l4t-pytorch:r32.4.2): the image's torch matches the image; before L4T R34 (JetPack 5) the image takes CUDA
-    from the host through the NVIDIA runtime, so the image's release must be the host's (blind set 18:
-    libnvToolsExt missing in r32.4.2 on a TX2 whose host had CUDA 10.0)."""
+    """platform.jetson's "torch was built for another JetPack" where torch fails inside a container: the image's
+    torch matches the image, and before L4T R34 (JetPack 5) the container takes CUDA from the host through
+    NVIDIA's runtime, so it needs `--runtime nvidia` and the host's own L4T release (blind set 18: libnvToolsExt
+    missing in l4t-pytorch:r32.4.2 on a TX2; set 19: libcurand.so.10 in ros:noetic-pytorch-l4t-r32.5.0, and in
+    jetson-inference after the host updated itself while torch still worked on the host)."""
     image = pasted.prose.l4t_image
     finding = verdict.finding
-    if image is None or finding.check_id != "platform.jetson" or finding.status is not Status.FAIL:
+    if finding.check_id != "platform.jetson" or finding.status is not Status.FAIL:
+        return verdict
+    if image is None and not (
+        pasted.container_line or _IN_A_CONTAINER_SAID.search(pasted.paste.text, 0, MAX_CHARS)
+    ):
         return verdict
     from torch_gpu_doctor.compat.jetson import load_jetson  # the Jetson data loads for a Jetson only
 
-    release = load_jetson().release(image.value)
+    release = load_jetson().release(image.value) if image is not None else None
     jetpack = f" (JetPack {release.jetpack}, CUDA {release.cuda})" if release is not None else ""
-    mounted = int(image.value.split(".")[0]) < 34
+    mounted = image is None or int(image.value.split(".")[0]) < L4T_OWN_CUDA
+    # their `docker run` has the runtime already (jetson-containers#9, #126): only the host's release is left
+    with_runtime = _NVIDIA_RUNTIME.search(pasted.paste.text, 0, MAX_CHARS) is not None
+    runtime = Command(
+        ("docker", "run", "--runtime", "nvidia", "IMAGE"),
+        note='IMAGE: the image and its options as you run them; or "default-runtime": "nvidia" in '
+        "/etc/docker/daemon.json",
+        runs_here=False,
+    )
+    host = Command(
+        ("cat", "/etc/nv_tegra_release"), note="on the host: its R and REVISION name the image tag"
+    )
+    if image is None:
+        summary = (
+            "torch fails inside a container on a Jetson: before JetPack 5 a container takes CUDA from the host "
+            "through NVIDIA's runtime, so without `--runtime nvidia`, or with an image for another L4T release "
+            "than the host's (after the host updated), the libraries torch needs are missing."
+        )
+        text = (
+            'Start the container with NVIDIA\'s runtime (`--runtime nvidia`, or "default-runtime": "nvidia" '
+            "in the host's /etc/docker/daemon.json), and use the image tag of the host's own L4T release "
+            "(/etc/nv_tegra_release on the host; the project's run script picks it)."
+        )
+        commands: tuple[Command, ...] = (host,) if with_runtime else (runtime, host)
+    else:
+        summary = (
+            f"The container image is built for L4T R{image.value}{jetpack} (line {image.line} of the paste)"
+            + (
+                ", and before L4T R34 an image takes CUDA from the host through NVIDIA's runtime: "
+                + (
+                    "the host runs another L4T release"
+                    if with_runtime
+                    else "it was started without `--runtime nvidia`, or the host runs another L4T release"
+                )
+                + ", so the libraries its torch needs are missing."
+                if mounted
+                else ", and its torch is built for that release: the host's L4T release must match it."
+            )
+        )
+        text = (
+            (
+                'Start it with `--runtime nvidia` (or "default-runtime": "nvidia" in /etc/docker/daemon.json). '
+                if mounted and not with_runtime
+                else ""
+            )
+            + "Run the image tag of the host's own L4T release (the same image, tag rXX.Y.Z of "
+            f"/etc/nv_tegra_release on the host), or upgrade the host to L4T R{image.value}{jetpack} to keep "
+            "this image."
+        )
+        commands = (runtime, host) if mounted and not with_runtime else (host,)
     finding = dataclasses.replace(
         finding,
-        summary=f"The container image is built for L4T R{image.value}{jetpack} (line {image.line} of the paste)"
-        + (
-            ", and before L4T R34 an image takes CUDA from the host: the host runs another L4T release, so the "
-            "libraries its torch needs are missing."
-            if mounted
-            else ", and its torch is built for that release: the host's L4T release must match it."
-        ),
-        remediation=Remediation(
-            text="Run the image tag of the host's own L4T release (the same l4t-... image, tag rXX.Y.Z of "
-            f"/etc/nv_tegra_release on the host), or upgrade the host to L4T R{image.value}{jetpack} to keep "
-            "this image.",
-            commands=(
-                Command(
-                    ("cat", "/etc/nv_tegra_release"), note="on the host: its R and REVISION name the tag"
-                ),
-            ),
-            target=Target.SYSTEM,
-        ),
+        summary=summary,
+        details="",  # "install the build for this board's JetPack": not inside an image whose torch is its own
+        remediation=Remediation(text=text, commands=commands, target=Target.SYSTEM),
     )
-    return dataclasses.replace(
-        verdict, finding=finding, lines=tuple(sorted({*verdict.lines, image.line})), find_out=None
-    )
+    lines = {*verdict.lines, image.line} if image is not None else set(verdict.lines)
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted(lines)), find_out=None)
+
+
+_NVIDIA_RUNTIME = lazy(r"--runtime[ \t=]+nvidia\b|\bdefault-runtime\b")
+L4T_OWN_CUDA = 34  # from L4T R34 (JetPack 5) a container brings its own CUDA instead of the host's
+# "in the jetson-inference container", "inside docker": the person says torch fails in a container
+_IN_A_CONTAINER_SAID = lazy(
+    r"\b(?:in|inside|from)[ \t]+(?:the[ \t]+|a[ \t]+|my[ \t]+)?(?:[\w-]+[ \t]+)?(?:container|docker)\b",
+    re.IGNORECASE,
+)
 
 
 # The paste builds its own image: "installing using docker compose", a Dockerfile, `docker build`

@@ -96,3 +96,29 @@ def test_a_worker_killed_with_sigkill_is_host_memory() -> None:
     """AMVUR#2: 'exitcode: -9', 'signal 9 (SIGKILL) received by PID': the kernel's OOM killer."""
     _, summary, first = cause_of(diagnosed("amvur-2-torchrun-worker-sigkill-host-memory.txt"))
     assert "host memory (RAM)" in summary and first == "sudo dmesg -T"
+
+
+def test_a_jetson_image_started_without_nvidias_runtime_misses_the_hosts_cuda() -> None:
+    """jetson-containers#93: libcurand.so.10 missing in dustynv/ros:noetic-pytorch-l4t-r32.5.0 (the release
+    after the image's name): before JetPack 5 the runtime mounts CUDA from the host, so `--runtime nvidia`."""
+    check, summary, first = cause_of(diagnosed("jetson-containers-93-jetson-container-runtime.txt"))
+    assert check == "platform.jetson" and "L4T R32.5.0" in summary and "--runtime nvidia" in summary
+    assert first == "docker run --runtime nvidia IMAGE"
+
+
+def test_torch_failing_in_a_jetson_container_but_not_on_its_host_is_the_container() -> None:
+    """jetson-inference#1400: 'import torch works well from the host', fails in the container after the host
+    updated itself: not another torch to install."""
+    d = diagnosed("jetson-inference-1400-jetson-container-after-update.txt")
+    _, summary, first = cause_of(d)
+    assert "inside a container on a Jetson" in summary and first == "docker run --runtime nvidia IMAGE"
+    cause = d.result.cause
+    assert cause is not None and cause.finding.details == ""  # no "install the build for this JetPack"
+
+
+def test_a_jetson_run_with_the_runtime_already_leaves_the_hosts_release() -> None:
+    """jetson-containers#126: `docker run ... --runtime nvidia ... l4t-r32.5.0`: the runtime is there, so the
+    host's own L4T release is what differs."""
+    _, summary, first = cause_of(diagnosed("jetson-containers-126-jetson-l4t-container-mismatch.txt"))
+    assert "the host runs another L4T release" in summary and "started without" not in summary
+    assert first == "cat /etc/nv_tegra_release"
