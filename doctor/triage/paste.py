@@ -92,6 +92,7 @@ class PastedText:
             and self.xformers is None
             and self.shown_error is None
             and self.prose.gpu is None  # a GPU named in words is enough to judge its architecture
+            and self.prose.torch is None  # a tool's environment report names torch and its build
             and not self.prose.memory_asked  # the memory a model's full fine-tuning needs: an answer
         )
 

@@ -143,6 +143,13 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
         facts = dataclasses.replace(facts, os=_pasted_os("Windows", wsl=False))
     if (
         isinstance(facts.os, Unavailable)
+        and prose.linux_kernel is not None
+        and prose.runs_on_windows is None
+        and prose.macos is None
+    ):  # an environment report's "Platform: Linux-3.10.0-1160.102.1.el7.x86_64-x86_64-with-glibc2.17"
+        facts = dataclasses.replace(facts, os=_linux_of_kernel(prose.linux_kernel.value, prose))
+    if (
+        isinstance(facts.os, Unavailable)
         and prose.distro is not None
         and prose.runs_on_windows is None
         and prose.macos is None
@@ -157,6 +164,8 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
         return facts
     if prose.gpu is None and prose.amd_gpu is not None:  # its gfx target comes from its name (amd.gfx_target)
         return dataclasses.replace(facts, gpus=(_said_gpu("amd", f"AMD {prose.amd_gpu.value}", None),))
+    if prose.gpu is None and prose.tool_gpu is not None:  # "- GPU type: NVIDIA A100-PCIE-40GB"
+        return dataclasses.replace(facts, gpus=(_named_nvidia_gpu(prose.tool_gpu.value),))
     if (
         prose.gpu is None and prose.gpu_cc is not None
     ):  # "GM630m => cuda capability 2.1": the capability decides
@@ -233,6 +242,30 @@ def _with_said_jetson(facts: Facts, prose: ProseFacts) -> Facts:
     model = f"NVIDIA Jetson {prose.jetson.value}" if prose.jetson.value != "Jetson" else None
     board = JetsonFacts(model=model, compatible=(), l4t=l4t, board=None, nvgpu=True)
     return dataclasses.replace(facts, jetson=board, gpus=())
+
+
+# Enterprise Linux kernels name their release: "3.10.0-1160.102.1.el7.x86_64" is RHEL (or CentOS) 7
+_EL_KERNEL = lazy(r"\.el(?P<major>\d+)(?:_\d+)?(?:\.|$)")
+
+
+def _linux_of_kernel(kernel: str, prose: ProseFacts) -> OsFacts:
+    """Linux from its platform string's kernel release: WSL's own kernel, an Enterprise Linux release, or the
+    distribution the words name; the rest is not in the paste."""
+    wsl = "microsoft" in kernel.lower()
+    if prose.distro is not None:
+        return dataclasses.replace(said_linux(prose.distro.value, wsl=wsl), kernel_release=kernel)
+    enterprise = _EL_KERNEL.search(kernel)
+    return OsFacts(
+        "Linux",
+        kernel,
+        NOT_IN_PASTE,
+        "rhel" if enterprise else NOT_IN_PASTE,
+        f"Enterprise Linux {enterprise['major']}" if enterprise else NOT_IN_PASTE,
+        enterprise["major"] if enterprise else NOT_IN_PASTE,
+        (),
+        wsl,
+        wsl,
+    )
 
 
 def _pasted_os(system: str, *, wsl: bool) -> OsFacts:

@@ -314,6 +314,17 @@ _PIN_UNUSED = lazy(
 )
 _INSTALL_LINE = lazy(r"\b(?:pip3?|conda|mamba|uv)\b[^\n]*\binstall\b", re.IGNORECASE)
 # Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
+# The GPU line of an environment report other than torch's (llamafactory-cli env, accelerate env, a template):
+# "- GPU type: NVIDIA A100-PCIE-40GB", "- `GPU type`: Tesla V100"; the name as NVML gives it
+_TOOL_GPU = lazy(
+    r"^[ \t>*-]*`?GPU[ \t]+(?:type|name|model)`?[ \t]*[:：][ \t]*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce)[ \t][^\n,;()]{1,60}?)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Python's platform string of a Linux machine, as environment reports print it: "Linux-3.10.0-1160.102.1.el7.
+# x86_64-x86_64-with-glibc2.17", "Linux-5.15.153.1-microsoft-standard-WSL2-x86_64-with-glibc2.35"
+_LINUX_PLATFORM = lazy(
+    r"\bLinux-(?P<kernel>\d+\.\d+\.\d+[\w.+-]*?)-(?:x86_64|aarch64|ppc64le)-with-(?:glibc|libc)"
+)
 _WINDOWS_PLATFORM = lazy(r"\bWindows-(?:10|11|2016Server|2019Server|2022Server)-10\.0\.\d{5}")
 # `nvcc --version` of Windows' CUDA toolkit names its build's time zone in full ("Built on Fri_Jun_14_16:44:19_
 # Pacific_Daylight_Time_2024"); Linux's abbreviates it ("..._PDT_2024")
@@ -426,6 +437,8 @@ class ProseFacts:
     torch_fails: Said | None = None
     windows_build: Said | None = None  # Windows 10/11's build number ("19042" of "Version 10.0.19042.1052")
     torch: Said | None = None  # torch's version said in words or a system-info line ("1.5.0", "2.9.1+cu130")
+    tool_gpu: Said | None = None  # an environment report's own GPU line ("- GPU type: NVIDIA A100-PCIE-40GB")
+    linux_kernel: Said | None = None  # Python's platform string of a Linux machine: its kernel release
     torch_works: int | None = None  # the line that says is_available() is True (in some shell, some time)
     # the line that says the job runs on Windows: Python's platform string of a Windows machine, or Windows 10/11
     # named in words (not beside Linux or ssh)
@@ -603,6 +616,14 @@ def read_prose(lines: list[str]) -> ProseFacts:
             line = kept[at - 1]
             if not _INSTALL_LINE.search(line) and not _PIN_UNUSED.search(line) and here(found):
                 torch.setdefault(found["version"].lower(), at)
+    tool_gpus = (
+        {f["name"]: line_of(f) for f in _TOOL_GPU.finditer(text, 0, MAX_CHARS)} if "gpu" in lowered else {}
+    )
+    kernels = (
+        {f["kernel"]: line_of(f) for f in _LINUX_PLATFORM.finditer(text, 0, MAX_CHARS)}
+        if "linux-" in lowered
+        else {}
+    )
     torch_works = None
     if "true" in lowered or "cuda is available" in lowered:
         works = _TORCH_WORKS.search(lowered)
@@ -722,6 +743,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         torch_fails=torch_fails,
         windows_build=windows_build,
         torch=_one(torch),
+        tool_gpu=_one(tool_gpus),
+        linux_kernel=_one(kernels),
         torch_works=torch_works,
         runs_on_windows=windows,
         rebooted=rebooted,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.unavailable import Unavailable
 
 PASTES = Path(__file__).parent / "pastes"
 
@@ -122,3 +123,21 @@ def test_a_jetson_run_with_the_runtime_already_leaves_the_hosts_release() -> Non
     _, summary, first = cause_of(diagnosed("jetson-containers-126-jetson-l4t-container-mismatch.txt"))
     assert "the host runs another L4T release" in summary and "started without" not in summary
     assert first == "cat /etc/nv_tegra_release"
+
+
+def test_an_environment_report_alone_is_read_and_a_bare_worknccl_is_the_watchdog() -> None:
+    """LlamaFactory#6269: '# WorkNCCL' over llamafactory-cli env, nothing else: its GPU type, platform and
+    torch are facts, and WorkNCCL is the watchdog's timeout."""
+    d = diagnosed("llamafactory-6269-nccl-watchdog-timeout.txt")
+    check, summary, _ = cause_of(d)
+    assert check == "nccl.communication" and "timeout" in summary
+    facts = d.facts
+    assert [g.name for g in facts.gpus] == ["NVIDIA A100-PCIE-40GB"]
+    assert [g.compute_capability for g in facts.gpus] == ["8.0"]
+    os_facts = facts.os
+    assert not isinstance(os_facts, Unavailable)
+    assert (os_facts.system, os_facts.distro_id, os_facts.kernel_release) == (
+        "Linux",
+        "rhel",
+        "3.10.0-1160.102.1.el7.x86_64",
+    )
