@@ -121,6 +121,7 @@ def in_the_apps_python(verdict: Verdict, app: AppPython, pasted: PastedText) -> 
 
 # A CUDA build of torch by its version as pip or a person writes it: "2.0.1+cu117", "version 2.0.1 + cu117"
 # (never xFormers' "built for PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)": a build, not an install)
+_CUDA_TAG = lazy(r"\+cu\d{2,3}\b")
 _CUDA_TORCH_SAID = lazy(
     r"(?<![\w.])(?P<version>\d\.\d{1,2}(?:\.\d{1,2})?)[ \t]*\+[ \t]*(?P<tag>cu\d{2,3})\b(?![ \t]+with[ \t]+CUDA)"
 )
@@ -139,6 +140,35 @@ def two_torches(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     if not fix.commands or not _plain_python(fix.commands[0].argv):
         return verdict  # the paste names the interpreter: the install goes there already
     text = pasted.paste.text
+    session = pasted.session
+    works = (
+        session.lines[0]
+        if session is not None and session.available is True and session.lines
+        else pasted.prose.torch_works
+    )
+    if (
+        works is not None
+        and _CUDA_TAG.search(packages.version)
+        and any(h.signature.cls == "cpu_build" for h in pasted.hits)
+    ):  # "Torch not compiled with CUDA enabled", while the Python shown has a CUDA torch that works
+        summary = (
+            f"Two Pythons: the program's torch is a CPU-only build (it says 'Torch not compiled with CUDA'), while "
+            f"the Python shown has torch {packages.version} with CUDA available (line {works}): the program runs "
+            "another environment (a launcher's, pipx's or another conda environment's)."
+        )
+        said = (
+            _FIND_ITS_PYTHON
+            + "A command-line tool installed with pipx or `uv tool` has an environment of its own (`pipx runpip "
+            "TOOL install ...` installs there). "
+        )
+        finding = dataclasses.replace(
+            finding,
+            summary=summary,
+            remediation=dataclasses.replace(
+                fix, text=said + fix.text, commands=(_WHICH_PYTHON, *fix.commands)
+            ),
+        )
+        return dataclasses.replace(verdict, finding=finding)
     if "+" not in text or "requirement already satisfied" in text[:MAX_CHARS].lower():
         return verdict  # pip kept the same version's CPU build: a forced reinstall, not another Python
     other = _CUDA_TORCH_SAID.search(text, 0, MAX_CHARS)

@@ -142,6 +142,12 @@ _NO_NVIDIA = lazy(
     r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
     r"|(?<!says )(?<!that )(?<!thinks )\bI[ \t]+have[ \t]+no[ \t]+(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
     r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
+    # "my system doesn't have Nvidia GPU", "this laptop has no dedicated GPU", "there is no NVIDIA card"
+    r"|(?<!says )(?<!that )\b(?:my|this|the|our)[ \t]+(?:system|machine|computer|laptop|pc|server|device|box)[ \t]+"
+    r"(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no|lacks)[ \t]+(?:an?[ \t]+|any[ \t]+)?"
+    r"(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?(?:gpus?|graphics[ \t]+cards?|cards?)\b"
+    r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
+    r"|\bthere[ \t]+is[ \t]+no[ \t]+(?:nvidia|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
     r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"
     # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
@@ -337,8 +343,9 @@ _WINDOWS_WORDS = lazy(r"(?<![A-Za-z0-9_-])(?:windows|win)[ \t]?(?:10|11)(?![A-Za
 # CUDA working, said in words: "got True when I run ... torch.cuda.is_available()", "is_available() returns True",
 # "CUDA is available": beside a program's error, a contrast (the program hides what the shell sees)
 _TORCH_WORKS = lazy(
-    r"is_available\(\)[^\n]{0,60}?(?<![a-z])true\b|\bgot[ \t]+true\b[^\n]{0,60}?is_available"
+    r"(?m)is_available\(\)[^\n]{0,60}?(?<![a-z])true\b|\bgot[ \t]+true\b[^\n]{0,60}?is_available"
     r"|(?<![a-z])(?<!not )\bcuda[ \t]+is[ \t]+available\b"
+    r"|^[ \t>]*is[ \t]+cuda[ \t]+available[ \t]*:[ \t]*true\b"  # a print's label: "Is CUDA available: True"
 )
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
 _WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")

@@ -78,6 +78,11 @@ _OPS_WITHOUT_CUDA = frozenset(
 )
 
 
+_CUDA_LIBRARY = lazy(
+    r"\b(?:libcu\w+|libcudnn\w*|cudnn\w*|cublas\w*|cudart\w*|libnv\w+|nvcuda)", re.IGNORECASE
+)
+
+
 def no_nvidia_gpu(
     verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
@@ -109,6 +114,11 @@ def no_nvidia_gpu(
         and (
             v.finding.check_id in ASSUMES_NVIDIA
             or (v.finding.check_id == "torch.companions" and built_without_cuda.intersection(v.lines))
+            # a CUDA library a program cannot find (cuDNN for faster-whisper): it asked for CUDA there
+            or (
+                v.finding.check_id == "env.library_path"
+                and _CUDA_LIBRARY.search(v.finding.summary) is not None
+            )
         )
     ]
     if not assumed:

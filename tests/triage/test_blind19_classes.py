@@ -141,3 +141,22 @@ def test_an_environment_report_alone_is_read_and_a_bare_worknccl_is_the_watchdog
         "rhel",
         "3.10.0-1160.102.1.el7.x86_64",
     )
+
+
+def test_a_machine_said_to_have_no_nvidia_gpu_is_not_sent_to_install_cudnn() -> None:
+    """whisper-standalone-win#171: 'my system doesn't have Nvidia GPU', the program ran on CUDA and wanted
+    libcudnn_ops_infer.so.8: run it on the CPU (the thread's answer: --device=cpu)."""
+    d = diagnosed("whisper-standalone-win-171-wsl-no-gpu-cudnn-missing.txt")
+    _, summary, first = cause_of(d)
+    assert "no NVIDIA GPU" in summary and first == ""
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert "--device cpu" in cause.finding.remediation.text
+
+
+def test_not_compiled_with_cuda_beside_a_working_cuda_torch_is_another_python() -> None:
+    """insanely-fast-whisper#41: the program says 'Torch not compiled with CUDA enabled' while the person's
+    Python prints 2.1.0+cu121 and 'Is CUDA available: True': the program runs another environment."""
+    _, summary, first = cause_of(diagnosed("insanely-fast-whisper-41-torch-not-compiled-two-envs.txt"))
+    assert summary.startswith("Two Pythons") and "2.1.0+cu121" in summary
+    assert first.startswith("python -c 'import sys, torch; print(sys.executable")
