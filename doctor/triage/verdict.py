@@ -85,6 +85,7 @@ from torch_gpu_doctor.triage.told import (
 from torch_gpu_doctor.triage.where import (
     HOSTED_NOTEBOOK,
     KUBERNETES,
+    LAUNCH_FAILURE,
     OPERATION_NOT_SUPPORTED,
     builds_an_image,
     cpu_environment,
@@ -94,6 +95,7 @@ from torch_gpu_doctor.triage.where import (
     in_container,
     in_container_fix,
     in_the_image,
+    launch_failure_on_a_server,
     mismatch_in_a_container,
     no_nvidia_gpu,
     none_on_a_mac,
@@ -302,6 +304,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)
+    if LAUNCH_FAILURE in (h.signature.id for h in pasted.hits):  # a server does not sleep: its Xid decides
+        verdicts = tuple(launch_failure_on_a_server(v, pasted, facts) for v in verdicts)
     runtime = facts.torch
     if not isinstance(runtime, Unavailable) and runtime.outcome != "ok" and runtime.failed_stage == "import":
         verdicts = tuple(without_importing_torch(v) for v in verdicts)

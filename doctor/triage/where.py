@@ -750,3 +750,48 @@ def on_a_vgpu_profile(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
     )
+
+
+# Data-centre GPUs by name (NVML's, or the words'): servers that never suspend, where a lost context is the GPU's
+# or the program's fault, told apart by the driver's Xid
+_DATACENTER_GPU = lazy(
+    r"\b(?:Tesla|[ABHL]\d{2,3}[A-Z]?(?:-(?:SXM|PCIE|NVL)\w*)?|GH200|GB200|B200|H20|A800|H800)\b",
+    re.IGNORECASE,
+)
+_SMI_ERR = lazy(r"\bERR!")
+LAUNCH_FAILURE = "unknown_error_unspecified_launch_failure"
+
+
+def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """CUDA's "unspecified launch failure" on a data-centre GPU or beside nvidia-smi's ERR!: the catalogue's
+    suspend-and-resume lead fits a laptop, not a server that never sleeps; the driver's Xid says whether the
+    program or the GPU failed (blind set 19: vLLM on 8x A100-SXM4 with ERR! in nvidia-smi)."""
+    finding = verdict.finding
+    if finding.remediation is None or not any(
+        h.signature.id == LAUNCH_FAILURE and h.line in verdict.lines for h in pasted.hits
+    ):
+        return verdict
+    names = " ".join(g.name for g in facts.nvidia_gpus if isinstance(g.name, str))
+    erred = _SMI_ERR.search(pasted.paste.text, 0, MAX_CHARS) is not None
+    if not erred and not _DATACENTER_GPU.search(names):
+        return verdict
+    summary = (
+        "A GPU kernel failed (unspecified launch failure) and nvidia-smi shows ERR! for the GPU: the GPU itself "
+        "is in an error state, and the driver's Xid line in the kernel log says why."
+        if erred
+        else "A GPU kernel failed (unspecified launch failure) on a data-centre GPU, which does not sleep: the "
+        "driver's Xid line in the kernel log says whether the program or the GPU failed."
+    )
+    fix = Remediation(
+        text="Read the driver's Xid lines for that time (`sudo dmesg -T | grep -i xid`): 13, 31 and 43 are the "
+        "program's own faults (CUDA_LAUNCH_BLOCKING=1 finds the call); 48, 63, 64, 79, 94 and 95 are the GPU's, "
+        "as is nvidia-smi's ERR!: stop what runs on that GPU and reset it (`sudo nvidia-smi -r -i <index>`) or "
+        "reboot, check its memory (`nvidia-smi -q -d ECC,ROW_REMAPPER`), and take it out of service if it "
+        "returns.",
+        commands=(Command(("sudo", "dmesg", "--level=err,warn"), note="the driver's 'NVRM: Xid' lines"),),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+    )

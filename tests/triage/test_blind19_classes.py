@@ -160,3 +160,16 @@ def test_not_compiled_with_cuda_beside_a_working_cuda_torch_is_another_python() 
     _, summary, first = cause_of(diagnosed("insanely-fast-whisper-41-torch-not-compiled-two-envs.txt"))
     assert summary.startswith("Two Pythons") and "2.1.0+cu121" in summary
     assert first.startswith("python -c 'import sys, torch; print(sys.executable")
+
+
+def test_a_launch_failure_beside_nvidia_smis_err_is_the_gpus_not_a_suspend() -> None:
+    """vllm#27430: 'unspecified launch failure' and 'persistent ERR! state in nvidia-smi' on 8x A100-SXM4: the
+    Xid first, not nvidia_uvm after a suspend a server never had."""
+    _, summary, first = cause_of(diagnosed("vllm-27430-xid-unspecified-launch-failure.txt"))
+    assert "ERR!" in summary and first == "sudo dmesg --level=err,warn"
+
+
+def test_a_launch_failure_with_no_gpu_named_keeps_the_suspend_lead() -> None:
+    """cupy#7774: a cupy session whose second call fails, nothing named (the thread: after sleep)."""
+    _, _, first = cause_of(diagnosed("cupy-7774-launch-failure-after-sleep.txt"))
+    assert first == "sudo rmmod nvidia_uvm"
