@@ -34,7 +34,7 @@ from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.outcome import FIND_OUT, TOPOLOGY, TORCH_VERSION, Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
 from torch_gpu_doctor.triage.topology import slow_across_sockets
 from torch_gpu_doctor.triage.where import in_container
 from torch_gpu_doctor.unavailable import Unavailable
@@ -173,6 +173,50 @@ def nccl_log_shown(verdict: Verdict, pasted: PastedText) -> Verdict:
     finding = dataclasses.replace(finding, details=details, remediation=fix)
     asked = verdict.find_out is not None and verdict.find_out.startswith("NCCL_DEBUG=INFO")
     return dataclasses.replace(verdict, finding=finding, find_out=None if asked else verdict.find_out)
+
+
+# NCCL's bootstrap: ncclGetUniqueId (the root rank's socket) or its "bootstrap" lines, where it failed
+_BOOTSTRAP = lazy(r"\bncclGetUniqueId\b|\bbootstrap(?:Net|Create|Init)?\b")
+
+
+def nccl_bootstrap(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """NCCL's "unhandled system error" where the paste shows it failing in its bootstrap (ncclGetUniqueId): that
+    step opens a socket on a network interface and touches no shared memory, so the interface comes before
+    /dev/shm (blind set 19: nccl-tests in an NGC container; the thread's WARN was 'Address family not supported
+    by protocol')."""
+    finding = verdict.finding
+    if finding.check_id != "nccl.communication" or "unhandled system error" not in finding.summary:
+        return verdict
+    found = _BOOTSTRAP.search(pasted.paste.text, 0, MAX_CHARS)
+    if found is None or "Bus error" in pasted.paste.text[:MAX_CHARS]:  # a bus error there is /dev/shm's
+        return verdict
+    line = line_number(pasted.paste.text, found)
+    fix = Remediation(
+        text="NCCL failed in its bootstrap, which opens a socket on a network interface for the ranks to find "
+        "each other: the interface it picked, or sockets in the container, not /dev/shm. NCCL_DEBUG=INFO prints "
+        "the interface and the failing call ('NCCL WARN'). In a container, run it with --net=host (and --ipc=host, "
+        "which NCCL's shared memory wants next) or set NCCL_SOCKET_IFNAME to an interface that exists there "
+        "(eth0); 'Address family not supported by protocol' "
+        "means IPv6 is off there: NCCL_SOCKET_FAMILY=AF_INET.",
+        commands=(
+            Command(
+                ("env", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET", "PROGRAM"),
+                note="PROGRAM: the failing command; its NET lines name the interface, its WARN line the failure",
+                runs_here=False,
+            ),
+            Command(("ip", "-brief", "address"), note="the interfaces where it runs"),
+        ),
+        target=Target.SYSTEM,
+    )
+    summary = (
+        f"NCCL failed in its bootstrap (line {line}: {found[0]}), which opens a socket on a network interface: "
+        "the interface or the container's network, not /dev/shm."
+    )
+    # the catalogue's "in containers /dev/shm size is the usual culprit" is not this step's
+    finding = dataclasses.replace(finding, summary=summary, details="", remediation=fix)
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
+    )
 
 
 def not_asked_again(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:

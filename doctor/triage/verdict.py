@@ -66,6 +66,7 @@ from torch_gpu_doctor.triage.told import (
     logged_warning_lines,
     lost_again,
     module_not_loaded,
+    nccl_bootstrap,
     nccl_log_shown,
     no_pip_check_for_the_loader,
     not_asked_again,
@@ -301,6 +302,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(hidden_by_the_program(answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
+    verdicts = tuple(nccl_bootstrap(v, pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)

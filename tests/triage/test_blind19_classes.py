@@ -173,3 +173,14 @@ def test_a_launch_failure_with_no_gpu_named_keeps_the_suspend_lead() -> None:
     """cupy#7774: a cupy session whose second call fails, nothing named (the thread: after sleep)."""
     _, _, first = cause_of(diagnosed("cupy-7774-launch-failure-after-sleep.txt"))
     assert first == "sudo rmmod nvidia_uvm"
+
+
+def test_unhandled_system_error_in_ncclgetuniqueid_is_the_bootstrap_socket() -> None:
+    """nccl-tests#14: 'unhandled system error' at ncclGetUniqueId in an NGC container: the bootstrap's socket
+    (the thread: 'Address family not supported by protocol', --net=host), not /dev/shm."""
+    d = diagnosed("nccl-tests-14-nccl-unhandled-system-error-docker.txt")
+    _, summary, first = cause_of(d)
+    assert "bootstrap" in summary and "not /dev/shm" in summary
+    assert first == "env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET PROGRAM"
+    cause = d.result.cause
+    assert cause is not None and "/dev/shm size is the usual culprit" not in cause.finding.details
