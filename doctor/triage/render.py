@@ -170,6 +170,9 @@ def _fix_lines(fix: Remediation | None, indent: str, windows: bool = False) -> l
     return lines
 
 
+KNOWN_SHOWN = 3  # known messages explained beside "no problem found"
+
+
 def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
     pasted, facts, result = diagnosis.pasted, diagnosis.facts, diagnosis.result
     out.write(f"{TOOL_NAME} triage · {source}\n")
@@ -190,6 +193,10 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         )
     elif cause is None:
         out.write(f"No problem found in what this paste shows{_STILL_FAILS if pasted.hits else _NO_ERROR}\n")
+        known = list({h.signature.id: h for h in pasted.hits}.values())[:KNOWN_SHOWN]
+        if known:  # a message it knows that is no problem (WSL's ldconfig warning) is still explained
+            out.write("  What the messages it knows mean:\n")
+            out.writelines(f"    - line {h.line}: {escape_controls(h.signature.means)}\n" for h in known)
         ruled_out = _ruled_out(result)
         if ruled_out:  # what the paste does settle: where the failure it does not show cannot be
             out.write("  What it rules out:\n")

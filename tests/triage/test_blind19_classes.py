@@ -184,3 +184,19 @@ def test_unhandled_system_error_in_ncclgetuniqueid_is_the_bootstrap_socket() -> 
     assert first == "env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET PROGRAM"
     cause = d.result.cause
     assert cause is not None and "/dev/shm size is the usual culprit" not in cause.finding.details
+
+
+def test_a_harmless_message_it_knows_is_explained_beside_no_problem_found() -> None:
+    """ArchWSL#248: only WSL's 'libcuda.so.1 is not a symbolic link': no problem, but the answer says what the
+    line means and how to silence it, not a bare 'No problem found'."""
+    import io
+
+    from torch_gpu_doctor.triage.render import render_text
+
+    d = diagnosed("archwsl-248-wsl-libcuda-not-symlink.txt")
+    assert d.result.cause is None
+    out = io.StringIO()
+    render_text(d, "paste", out)
+    text = out.getvalue()
+    assert "No problem found" in text and "- line 4: ldconfig warning under WSL2" in text
+    assert "mklink libcuda.so.1 libcuda.so.1.1" in text
