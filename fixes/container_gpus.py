@@ -182,6 +182,33 @@ def toolkit_on_host() -> Remediation:
     )
 
 
+def kubernetes_runtime() -> Remediation:
+    """Pods without GPUs where the node's own `docker run --gpus` has them: the device plugin and the pods go
+    through the runtime Kubernetes uses (containerd or CRI-O, not the docker CLI's), which must have NVIDIA's
+    runtime as its default (NVIDIA Container Toolkit's install guide, "Configuring containerd (for Kubernetes)")."""
+    return Remediation(
+        text="Kubernetes starts pods through its own container runtime (containerd or CRI-O), not the docker "
+        "command on the node, so `docker run --gpus all` working there proves only the driver and the toolkit. "
+        "Make NVIDIA's runtime that runtime's default on each GPU node, restart it, then restart the device "
+        "plugin's pod: the node then advertises nvidia.com/gpu and pods that request it get the GPU.",
+        commands=(
+            Command(
+                ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=containerd", "--set-as-default"),
+                note="on each GPU node (CRI-O: --runtime=crio)",
+                runs_here=False,
+            ),
+            Command(("sudo", "systemctl", "restart", "containerd"), note="on each GPU node", runs_here=False),
+            Command(
+                ("kubectl", "describe", "node", "NODE"),
+                note="NODE: a GPU node; its Capacity and Allocatable must list nvidia.com/gpu",
+                runs_here=False,
+            ),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
 def kubernetes_shm() -> Remediation:
     """A pod's shared memory too small: the runtime's 64 MB default, raised by a memory-backed emptyDir."""
     return Remediation(

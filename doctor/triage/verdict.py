@@ -379,7 +379,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     hosted = HOSTED_NOTEBOOK.search(pasted.paste.text, 0, MAX_CHARS) is not None
     if hosted and pasted.kernel_log is None:  # Colab, Kaggle; a kernel log is read on one's own machine
         verdicts = tuple(on_a_hosted_notebook(v) for v in verdicts)
-    if KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None:  # a pod's /dev/shm is set in its spec
+    if KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None or any(
+        h.signature.id.startswith("container_k8s") for h in pasted.hits
+    ):  # a pod's /dev/shm is set in its spec, its GPUs come through Kubernetes' own runtime
         verdicts = tuple(in_a_pod(v, facts) for v in verdicts)
     extension = failing_extension(pasted)
     if (

@@ -13,7 +13,12 @@ from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.container_gpus import driver_libraries_in_image, kubernetes_shm, pass_gpus
+from torch_gpu_doctor.fixes.container_gpus import (
+    driver_libraries_in_image,
+    kubernetes_runtime,
+    kubernetes_shm,
+    pass_gpus,
+)
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
@@ -417,8 +422,17 @@ def mismatch_in_a_container(verdict: Verdict) -> Verdict:
 
 
 def in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
-    """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`."""
+    """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`; a pod without
+    its GPUs: the runtime Kubernetes uses, not docker's (blind set 19: k8s-device-plugin#250)."""
     finding = verdict.finding
+    if (
+        finding.check_id == "platform.container_gpus"
+        and finding.status is Status.FAIL
+        and error_reported(facts, "container_runtime")
+    ):
+        return dataclasses.replace(
+            verdict, finding=dataclasses.replace(finding, remediation=kubernetes_runtime())
+        )
     if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
         return verdict
     if not error_reported(facts, "nccl_shm"):

@@ -200,3 +200,17 @@ def test_a_harmless_message_it_knows_is_explained_beside_no_problem_found() -> N
     text = out.getvalue()
     assert "No problem found" in text and "- line 4: ldconfig warning under WSL2" in text
     assert "mklink libcuda.so.1 libcuda.so.1.1" in text
+
+
+def test_gpus_in_docker_but_not_in_pods_is_the_runtime_kubernetes_uses() -> None:
+    """k8s-device-plugin#250: `docker run --gpus all` works on the node, pods through the device plugin get no
+    GPU: containerd's default runtime, not docker's."""
+    check, _, first = cause_of(diagnosed("k8s-device-plugin-250-k8s-device-plugin-vgpu.txt"))
+    assert check == "platform.container_gpus"
+    assert first == "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default"
+
+
+def test_the_schedulers_insufficient_gpu_gets_kubernetes_runtime_not_dockers() -> None:
+    """k8s-device-plugin#852: 'Insufficient nvidia.com/gpu' from the scheduler: the node's containerd."""
+    _, _, first = cause_of(diagnosed("k8s-dp-852-insufficient-gpu.txt"))
+    assert first == "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default"
