@@ -100,7 +100,7 @@ _DRIVER = lazy(
 _DISTRO = lazy(
     r"(?<![\w/:.-])(?P<name>Ubuntu|Debian(?:[ \t]+GNU/Linux)?|Fedora(?:[ \t]+Linux)?|Pop!_OS|Linux[ \t]+Mint"
     r"|Rocky[ \t]+Linux|AlmaLinux|CentOS(?:[ \t]+Stream|[ \t]+Linux)?|Red[ \t]+Hat[ \t]+Enterprise[ \t]+Linux"
-    r"(?:[ \t]+Server)?|openSUSE[ \t]+Leap)[ \t]+(?P<version>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.])"
+    r"(?:[ \t]+Server)?|openSUSE[ \t]+Leap)[ \t]*(?P<version>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.])"
     r"(?:[ \t]+LTS)?",
     re.IGNORECASE,
 )
@@ -321,9 +321,10 @@ _PIN_UNUSED = lazy(
 _INSTALL_LINE = lazy(r"\b(?:pip3?|conda|mamba|uv)\b[^\n]*\binstall\b", re.IGNORECASE)
 # Python's platform.platform() in an app's system-info block: "OS: Windows-11-10.0.26200-SP0"
 # The GPU line of an environment report other than torch's (llamafactory-cli env, accelerate env, a template):
-# "- GPU type: NVIDIA A100-PCIE-40GB", "- `GPU type`: Tesla V100"; the name as NVML gives it
+# "- GPU type: NVIDIA A100-PCIE-40GB", "- `GPU type`: Tesla V100", "- GPU: Quadro RTX 8000"; the name as NVML
+# gives it
 _TOOL_GPU = lazy(
-    r"^[ \t>*-]*`?GPU[ \t]+(?:type|name|model)`?[ \t]*[:：][ \t]*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce)[ \t][^\n,;()]{1,60}?)[ \t]*$",
+    r"^[ \t>*-]*`?GPU(?:[ \t]+(?:type|name|model))?`?[ \t]*[:：][ \t]*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce)[ \t][^\n,;()]{1,60}?)[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 # Python's platform string of a Linux machine, as environment reports print it: "Linux-3.10.0-1160.102.1.el7.

@@ -214,3 +214,16 @@ def test_the_schedulers_insufficient_gpu_gets_kubernetes_runtime_not_dockers() -
     """k8s-device-plugin#852: 'Insufficient nvidia.com/gpu' from the scheduler: the node's containerd."""
     _, _, first = cause_of(diagnosed("k8s-dp-852-insufficient-gpu.txt"))
     assert first == "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default"
+
+
+def test_autocasts_bf16_refusal_is_the_programs_dtype_and_the_template_is_read() -> None:
+    """openvla#103: torch.autocast's 'Current CUDA Device does not support bfloat16' on a Quadro RTX 8000 named
+    in an issue template ('- GPU: Quadro RTX 8000', '- OS: Ubuntu20.04')."""
+    d = diagnosed("openvla-103-bf16-unsupported-turing.txt")
+    check, _, _ = cause_of(d)
+    assert check == "gpu.precision"
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert "dtype=torch.float16" in cause.finding.remediation.text
+    assert [(g.name, g.compute_capability) for g in d.facts.gpus] == [("Quadro RTX 8000", "7.5")]
+    assert not isinstance(d.facts.os, Unavailable) and d.facts.os.distro_id == "ubuntu"
