@@ -377,6 +377,8 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
             "exit_code": exit_code,
             "problems": sum(1 for v in result.verdicts if v.kind == Kind.PROBLEM),
             "unknown": sum(1 for v in result.verdicts if v.kind == Kind.UNKNOWN),
+            # an error the catalogue does not know is a failure shown too: exit code 1 counts it
+            "errors_not_known": 0 if result.unrecognised is None else 1,
         },
     }
     return json_document(document)

@@ -227,3 +227,29 @@ def test_autocasts_bf16_refusal_is_the_programs_dtype_and_the_template_is_read()
     assert "dtype=torch.float16" in cause.finding.remediation.text
     assert [(g.name, g.compute_capability) for g in d.facts.gpus] == [("Quadro RTX 8000", "7.5")]
     assert not isinstance(d.facts.os, Unavailable) and d.facts.os.distro_id == "ubuntu"
+
+
+def test_a_uuid_in_cuda_visible_devices_said_in_a_title_is_the_programs_parsing() -> None:
+    """vllm#20939: '[Bug]: pydantic crash when CUDA_VISIBLE_DEVICES uses UUIDs', the traceback cut before its
+    message: the title says what breaks."""
+    check, _, first = cause_of(diagnosed("vllm-20939-cuda-visible-devices-uuid.txt"))
+    assert check == "env.cuda_visible_devices" and first == "env -u CUDA_VISIBLE_DEVICES PROGRAM"
+
+
+def test_an_error_it_does_not_know_is_counted_in_the_json_summary() -> None:
+    """An unknown error exits 1 with no problem verdict: the summary says why (blind set 19's review: rc 1
+    beside problems: 0)."""
+    import contextlib
+    import io
+    import json
+
+    from torch_gpu_doctor.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            ["triage", "--json", str(PASTES / "flash-attention-224-flash-attn-wheel-build-fails.txt")]
+        )
+    summary = json.loads(out.getvalue())["summary"]
+    assert code == summary["exit_code"] == 1
+    assert (summary["problems"], summary["errors_not_known"]) == (0, 1)
