@@ -485,6 +485,53 @@ def no_pip_check_for_the_loader(verdict: Verdict, pasted: PastedText) -> Verdict
     return verdict if not kinds or kinds & _VERSION_CONFLICTS else dataclasses.replace(verdict, find_out=None)
 
 
+CUDA_INIT = "torch.cuda_init"
+IDLE_PCT = 1  # GPU-Util at or below this, in the table pasted beside "slow": the job is not running there
+
+
+def idle_while_slow(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """The person says the job is slow and the pasted nvidia-smi shows its largest GPU idle (GPU-Util 0%, next to
+    no memory used): the job is not running on the GPU, whatever the driver's health (blind set 19: training
+    'very slow', the TITAN V at 0% in P8 beside a display card). Only where nothing else was found."""
+    smi, slow = pasted.smi, pasted.prose.slow
+    if smi is None or slow is None or any(v.kind == Kind.PROBLEM for v in verdicts):
+        return verdicts
+    sized = [g for g in smi.gpus if g.memory_total_mib is not None and g.utilization_pct is not None]
+    if not sized:
+        return verdicts
+    largest = max(sized, key=lambda g: g.memory_total_mib or 0)
+    if (largest.utilization_pct or 0) > IDLE_PCT:
+        return verdicts
+    finding = Finding(
+        CUDA_INIT,
+        Status.WARN,
+        f"The job is slow (line {slow}) while nvidia-smi shows {largest.name} idle ({largest.utilization_pct}% "
+        f"busy, {largest.memory_used_mib} MiB used): the job is most likely not running on the GPU.",
+        details="The driver answers and the GPU is there; a job that ran on it would keep it busy and hold its "
+        "memory. The framework runs on the CPU (a CPU-only build, no device chosen) or another GPU, or the job "
+        "spends its time loading data.",
+        remediation=Remediation(
+            text="While the job runs, see which processes use the GPU: the job's own process must be listed "
+            "with memory on it. If it is not, check that its framework sees the GPU (torch: "
+            "torch.cuda.is_available() and the model's device; TensorFlow: tf.config.list_physical_devices('GPU')) "
+            "and install its CUDA build; if it is there but idle, the input pipeline is the bottleneck (more "
+            "DataLoader workers, data on a local disk).",
+            commands=(
+                Command(
+                    ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"),
+                    note="while the job runs: it must be listed",
+                ),
+            ),
+            target=Target.SYSTEM,
+        ),
+    )
+    lines = tuple(sorted({slow, *smi.lines}))
+    added = Verdict(finding, titles.get(CUDA_INIT, CUDA_INIT), Kind.PROBLEM, (), None, lines)
+    return (added, *verdicts)
+
+
 def slow_between_sockets(verdict: Verdict, pasted: PastedText) -> Verdict:
     finding = slow_across_sockets(verdict.finding, pasted) if verdict.finding.check_id == TOPOLOGY else None
     if finding is None or pasted.topology is None or pasted.prose.slow is None:

@@ -26,7 +26,7 @@ _SMI_GPU = lazy(
     r"^\|\s*(?P<index>\d{1,3})\s+(?P<name>.+?)\s+(?:On|Off|N/A)\s*\|\s*(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\b"
 )
 # | 30%   35C    P8    22W / 350W |    5MiB / 24576MiB |      0%      Default |
-_SMI_MEMORY = lazy(r"\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|")
+_SMI_MEMORY = lazy(r"\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|(?:\s*(?P<util>\d{1,3})%)?")
 _SMI_Q = lazy(r"^(?P<key>[A-Za-z][A-Za-z0-9 .()/-]{1,40}?)\s*:\s*(?P<value>.*)$")
 _Q_KEYS = {
     "driver version": "driver",
@@ -68,6 +68,7 @@ class SmiGpu:
     bus_id: str | None  # as nvidia-smi prints it: 00000000:01:00.0
     memory_used_mib: int | None = None
     memory_total_mib: int | None = None
+    utilization_pct: int | None = None  # GPU-Util, when the table shows it
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,10 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
         memory = _SMI_MEMORY.search(line)
         if memory is not None and gpus and gpus[-1].memory_total_mib is None and number - 1 in used:
             last = gpus[-1]
-            gpus[-1] = SmiGpu(last.index, last.name, last.bus_id, int(memory["used"]), int(memory["total"]))
+            util = int(memory["util"]) if memory["util"] else None
+            gpus[-1] = SmiGpu(
+                last.index, last.name, last.bus_id, int(memory["used"]), int(memory["total"]), util
+            )
             used.append(number)
             continue
         q = _SMI_Q.match(line)

@@ -63,6 +63,7 @@ from torch_gpu_doctor.triage.told import (
     exception_lines,
     gpus_past_the_cut,
     hidden_by_the_program,
+    idle_while_slow,
     logged_warning_lines,
     lost_again,
     module_not_loaded,
@@ -343,6 +344,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
+    if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
+        verdicts = idle_while_slow(verdicts, pasted, titles)
     if (
         pasted.topology is not None and pasted.prose.slow is not None
     ):  # "slower than one card" beside the matrix

@@ -253,3 +253,14 @@ def test_an_error_it_does_not_know_is_counted_in_the_json_summary() -> None:
     summary = json.loads(out.getvalue())["summary"]
     assert code == summary["exit_code"] == 1
     assert (summary["problems"], summary["errors_not_known"]) == (0, 1)
+
+
+def test_slow_training_beside_an_idle_gpu_is_a_job_not_on_the_gpu() -> None:
+    """3D-Deepbox#44: 'very slow', and the pasted table shows the TITAN V at 0% (P8, 320 MiB) beside a Quadro
+    K620 at 2% driving the display: the largest GPU is idle, so the job is not on it."""
+    d = diagnosed("3d-deepbox-44-gpu-idle-healthy-env.txt")
+    assert d.pasted.smi is not None
+    assert [(g.name, g.utilization_pct) for g in d.pasted.smi.gpus] == [("TITAN V", 0), ("Quadro K620", 2)]
+    _, summary, first = cause_of(d)
+    assert "TITAN V idle" in summary and first.startswith("nvidia-smi --query-compute-apps=")
+    assert d.result.confidence == "likely"
