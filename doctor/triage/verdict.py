@@ -109,6 +109,7 @@ from torch_gpu_doctor.triage.where import (
     seen_from_the_container,
     their_docker_run,
     toolkit_explains_the_driver,
+    under_zluda,
 )
 from torch_gpu_doctor.triage.whose import (
     about_amd,
@@ -321,6 +322,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.prose.updated is not None and not in_container(pasted):  # "after recent ubuntu update"
         verdicts = tuple(updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
     verdicts = tuple(rocm_on_wsl(v, facts, pasted) for v in verdicts)
+    if "zluda" in pasted.paste.text[:MAX_CHARS].lower():  # AMD's GPU behind CUDA's names
+        verdicts = tuple(under_zluda(v, pasted) for v in verdicts)
     verdicts = tuple(rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)
     owner = runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's

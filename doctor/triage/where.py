@@ -809,3 +809,48 @@ def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Fact
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
     )
+
+
+# ZLUDA: a CUDA build of torch run on an AMD GPU (Windows), its DLLs standing in for NVIDIA's
+_ZLUDA = lazy(r"\bzluda\b", re.IGNORECASE)
+_UNDER_ZLUDA_CHECKS = frozenset(
+    {
+        "env.library_path",
+        "torch.cuda_init",
+        "driver.installed",
+        "driver.nvml",
+        "torch.driver_compat",
+        "gpu.present",
+    }
+)
+
+
+def under_zluda(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A paste that runs torch through ZLUDA (ComfyUI-Zluda, SD.Next's --use-zluda): the GPU is AMD's, the CUDA
+    DLLs torch loads are ZLUDA's and the HIP SDK's, so a DLL that does not load, or no CUDA device, is the HIP
+    SDK's PATH or ZLUDA's patch, never an NVIDIA driver (blind set 19: caffe2_nvrtc.dll on a 7900 XTX)."""
+    finding = verdict.finding
+    if verdict.kind != Kind.PROBLEM or finding.check_id not in _UNDER_ZLUDA_CHECKS:
+        return verdict
+    said = _ZLUDA.search(pasted.paste.text, 0, MAX_CHARS)
+    if said is None:
+        return verdict
+    line = line_number(pasted.paste.text, said)
+    summary = (
+        f"torch's CUDA build runs on an AMD GPU through ZLUDA (line {line}): the CUDA libraries it loads are "
+        "ZLUDA's stand-ins and the HIP SDK's, so what fails is the HIP SDK on PATH or ZLUDA's patch, not an NVIDIA "
+        "driver."
+    )
+    fix = Remediation(
+        text="Put the HIP SDK's bin folder on PATH (%HIP_PATH%bin, e.g. C:\\Program Files\\AMD\\ROCm\\5.7\\bin, "
+        "with HIP_PATH set) and open a new terminal; then run the project's ZLUDA install or patch step again, "
+        "which copies ZLUDA's cublas, cusparse, nvrtc and nvcuda DLLs over torch's. Keep the install in a short "
+        "path (a folder at the drive's root): long nested paths break its DLL loading. No NVIDIA driver or "
+        "reinstalled torch helps.",
+        commands=(Command(("where", "hipinfo"), note="found: the HIP SDK is on PATH; then run hipinfo"),),
+        target=Target.SYSTEM,
+    )
+    finding = dataclasses.replace(finding, summary=summary, details="", remediation=fix)
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
+    )

@@ -264,3 +264,9 @@ def test_slow_training_beside_an_idle_gpu_is_a_job_not_on_the_gpu() -> None:
     _, summary, first = cause_of(d)
     assert "TITAN V idle" in summary and first.startswith("nvidia-smi --query-compute-apps=")
     assert d.result.confidence == "likely"
+
+
+def test_a_dll_that_does_not_load_under_zluda_is_the_hip_sdk_not_an_nvidia_driver() -> None:
+    """ComfyUI-Zluda#9: caffe2_nvrtc.dll with WinError 126 on a 7900 XTX with ROCm 5.7, in E:\\ComfyUI-Zluda."""
+    check, summary, first = cause_of(diagnosed("comfyui-zluda-9-winerror126-rocm-zluda.txt"))
+    assert check == "env.library_path" and "through ZLUDA" in summary and first == "where hipinfo"
