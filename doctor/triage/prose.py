@@ -750,7 +750,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         asks_for_cpu=asks_for_cpu,
         torch_fails=torch_fails,
         windows_build=windows_build,
-        torch=_one(torch),
+        torch=_one_version(torch),
         tool_gpu=_one(tool_gpus),
         linux_kernel=_one(kernels),
         torch_works=torch_works,
@@ -776,6 +776,25 @@ def _one_chip(amd: dict[str, int]) -> dict[str, int]:
         first = min(amd, key=amd.__getitem__)
         return {first: amd[first]}
     return amd
+
+
+def _same_release(a: str, b: str) -> bool:
+    """ "2.8" and "2.8.0+cu128" name one release (the shorter says less); "2.8.0+cu128" and "2.8.0+cu126" do not."""
+    (base_a, _, tag_a), (base_b, _, tag_b) = a.partition("+"), b.partition("+")
+    if tag_a and tag_b and tag_a != tag_b:
+        return False
+    return f"{base_a}.".startswith(f"{base_b}.") or f"{base_b}.".startswith(f"{base_a}.")
+
+
+def _one_version(said: dict[str, int]) -> Said | None:
+    """One torch version, where every version said names the same release: the most specific of them ("the
+    default is PyTorch 2.8" beside "PyTorch：2.8.0+cu128")."""
+    if not said:
+        return None
+    fullest = max(said, key=len)
+    if not all(_same_release(fullest, other) for other in said):
+        return None
+    return Said(fullest, said[fullest])
 
 
 def _one(said: dict[str, int]) -> Said | None:

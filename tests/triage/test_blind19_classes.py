@@ -270,3 +270,11 @@ def test_a_dll_that_does_not_load_under_zluda_is_the_hip_sdk_not_an_nvidia_drive
     """ComfyUI-Zluda#9: caffe2_nvrtc.dll with WinError 126 on a 7900 XTX with ROCm 5.7, in E:\\ComfyUI-Zluda."""
     check, summary, first = cause_of(diagnosed("comfyui-zluda-9-winerror126-rocm-zluda.txt"))
     assert check == "env.library_path" and "through ZLUDA" in summary and first == "where hipinfo"
+
+
+def test_a_torch_version_said_twice_at_two_precisions_is_kept_by_the_fix() -> None:
+    """index-tts#815: 'PyTorch：2.8.0+cu128' in the template and 'PyTorch 2.8 + CUDA 12.8' in the words: one
+    release, so the fix keeps 2.8.0 and changes only the CUDA variant (cu126 still has sm_60)."""
+    _, summary, first = cause_of(diagnosed("index-tts-815-pascal-sm60-dropped-cu128.txt"))
+    assert summary.startswith("torch 2.8.0+cu128 has no kernels for Tesla P100")
+    assert first.startswith("python -m pip install torch==2.8.0+cu126 ")
