@@ -16,7 +16,7 @@ from torch_gpu_doctor.model import Command
     ("distro_id", "like", "expected"),
     [
         ("ubuntu", ("debian",), Family.UBUNTU),
-        ("pop", ("ubuntu", "debian"), Family.UBUNTU),
+        ("pop", ("ubuntu", "debian"), Family.POP),  # its own driver package (fixes/distro.py)
         ("debian", (), Family.DEBIAN),
         ("rocky", ("rhel", "centos", "fedora"), Family.RHEL),
         ("fedora", (), Family.FEDORA),
