@@ -38,6 +38,7 @@ from torch_gpu_doctor.fixes.torch_rocm import (
     recommend_rocm,
     rocm_install_remediation,
 )
+from torch_gpu_doctor.fixes.torch_wheel import INDEX_CPU
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
@@ -316,19 +317,27 @@ def _override_fix(gfx: str, override: str) -> Remediation:
 
 def _source_build_fix(gfx: str) -> Remediation:
     """The paste names a target no PyTorch ROCm wheel builds and no wheel target shares its family with (RDNA1's
-    gfx1010, Vega APUs' gfx90c): asking rocminfo for it again settles nothing. PyTorch built for it does."""
+    gfx1010, Vega APUs' gfx90c): asking rocminfo for it again settles nothing, and no supported install runs
+    on it. Torch built for it is the one way to the GPU (ROCm's own libraries need the target too); the CPU
+    build the other answer."""
     return Remediation(
         text=f"No PyTorch ROCm wheel has kernels for {gfx}, and none for a sibling of the same family that "
-        "HSA_OVERRIDE_GFX_VERSION could stand in for. Build torch from source for it: in a PyTorch checkout, "
-        f"`python tools/amd_build/build_amd.py`, then the build with PYTORCH_ROCM_ARCH={gfx} (PyTorch's README, "
-        "'AMD ROCm Support'); or run on a GPU ROCm supports.",
+        "HSA_OVERRIDE_GFX_VERSION could stand in for: no supported install runs torch on this GPU. The one way to "
+        f"it is building torch from source for it (in a PyTorch checkout, `python tools/amd_build/build_amd.py`, "
+        f"then the build with PYTORCH_ROCM_ARCH={gfx}; PyTorch's README, 'AMD ROCm Support'), and ROCm's own "
+        "libraries (rocBLAS, MIOpen) must have kernels for it as well; otherwise the CPU build, or a GPU ROCm "
+        "supports.",
         commands=(
             Command(
                 ("env", f"PYTORCH_ROCM_ARCH={gfx}", "python", "setup.py", "develop"),
                 note="in a PyTorch source checkout, after python tools/amd_build/build_amd.py",
                 runs_here=False,
             ),
+            Command(
+                ("python", "-m", "pip", "install", "torch", "--index-url", INDEX_CPU), note="or the CPU build"
+            ),
         ),
+        needs_network=True,
         target=Target.PYTHON_ENV,
     )
 

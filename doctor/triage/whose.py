@@ -522,6 +522,10 @@ def about_amd(facts: Facts, pasted: PastedText) -> bool:
     )
 
 
+# amd.gfx_target's fix for a target no wheel builds and no sibling stands in for (checks/amd.py)
+_NO_ROCM_TARGET = lazy(r"No PyTorch ROCm wheel has kernels for (gfx\w+), and none for a sibling")
+
+
 def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     """A paste that never mentions torch is another program's error (a CUDA binary, JAX, llama.cpp): what
     settles it is nvidia-smi, not torch, and installing torch fixes nothing there."""
@@ -548,7 +552,19 @@ def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
             remediation=init_error_fix("", "driver_too_old", facts, in_container=in_container(pasted)),
         )
     elif finding.check_id == "amd.gfx_target":  # a ROCm library's gap: its ROCm release, not a torch
-        finding = dataclasses.replace(finding, remediation=gfx_target_fix())
+        fix = finding.remediation
+        gfx = _NO_ROCM_TARGET.match(fix.text) if fix is not None else None
+        finding = dataclasses.replace(
+            finding,
+            remediation=gfx_target_fix()
+            if gfx is None
+            else Remediation(  # a target no ROCm release builds, named already: rocminfo would say it again
+                text=f"No ROCm build has kernels for {gfx[1]}, and no sibling of its family can stand in for it "
+                "(HSA_OVERRIDE_GFX_VERSION): this program cannot use this GPU through ROCm. Run it on the CPU "
+                "(its device option) or on a GPU ROCm supports.",
+                target=Target.SYSTEM,
+            ),
+        )
     else:
         fix = finding.remediation
         assert fix is not None

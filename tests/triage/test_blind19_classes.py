@@ -278,3 +278,15 @@ def test_a_torch_version_said_twice_at_two_precisions_is_kept_by_the_fix() -> No
     _, summary, first = cause_of(diagnosed("index-tts-815-pascal-sm60-dropped-cu128.txt"))
     assert summary.startswith("torch 2.8.0+cu128 has no kernels for Tesla P100")
     assert first.startswith("python -m pip install torch==2.8.0+cu126 ")
+
+
+def test_a_rocm_target_nothing_builds_in_a_paste_without_torch_is_not_a_torch_build() -> None:
+    """legacy-rocm-build#1525: hipErrorNoBinaryForGpu on gfx1012 (Navi 14) with rocminfo, no program named: no
+    ROCm release builds it and no sibling stands in, so neither a torch source build nor rocminfo again."""
+    d = diagnosed("legacy-rocm-build-1525-rocm-no-binary-navi14.txt")
+    check, summary, first = cause_of(d)
+    assert check == "amd.gfx_target" and "gfx1012" in summary and first == ""
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert "cannot use this GPU through ROCm" in cause.finding.remediation.text
+    assert "Set HSA_OVERRIDE_GFX_VERSION to a supported compatible target" not in cause.finding.details
