@@ -140,6 +140,11 @@ if TYPE_CHECKING:
 
 # an x86-64 machine (collect_env's platform, lscpu, a wheel's or a library folder's tag): never a Jetson
 _X86 = lazy(r"x86_64|\bamd64\b|win_amd64|\bx64\b", re.IGNORECASE)
+# Anything that could be a Jetson: without one of these a paste's machine is not asked for its L4T release
+_MAYBE_A_JETSON = lazy(
+    r"jetson|tegra|\bl4t\b|jetpack|aarch64|arm64|\borin\b|xavier|\bnano\b|\bagx\b", re.IGNORECASE
+)
+IN_WORDS = "_in_words"  # the catalogue's entries for what a person says happens
 
 
 @dataclass(frozen=True)
@@ -262,6 +267,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         or any(isinstance(g.bdf, str) for g in facts.nvidia_gpus)
         or pasted.topology is not None  # GPUs connected to each other: a Jetson has one, on its chip
     ):  # an x86 machine or GPUs on the PCI bus: a Jetson's file is no question there
+        needs = tuple(c for c in needs if c != "platform.jetson")
+    elif not _MAYBE_A_JETSON.search(pasted.paste.text, 0, MAX_CHARS):  # nothing says ARM or Jetson
         needs = tuple(c for c in needs if c != "platform.jetson")
     loaded = {c.spec.id: c for c in load_checks(plugins=False, only=needs).checks}
     chosen = [loaded[c] for c in needs if c in loaded]
@@ -468,7 +475,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     shown = pasted.shown_error
     known_lines = {h.line for h in pasted.hits}
     unrecognised = shown if cause is None and shown is not None and shown.line not in known_lines else None
-    return Triage(report, verdicts, not_in, cause, _confidence(cause, facts) if cause else None, unrecognised)
+    return Triage(
+        report, verdicts, not_in, cause, _confidence(cause, facts, pasted) if cause else None, unrecognised
+    )
 
 
 def _first_command(verdict: Verdict) -> str | None:
@@ -480,9 +489,13 @@ def _first_command(verdict: Verdict) -> str | None:
 _HEDGED = lazy(r"\b(?:most likely|most often)\b", re.IGNORECASE)
 
 
-def _confidence(cause: Verdict, facts: Facts) -> str:
+def _confidence(cause: Verdict, facts: Facts, pasted: PastedText) -> str:
     summary = cause.finding.summary
     if summary.startswith((UNEXPLAINED_FALSE, FALSE_IN_A_CONTAINER)) or _HEDGED.search(summary):
+        return Confidence.LIKELY
+    said = {h.line for h in pasted.hits if h.signature.id.endswith(IN_WORDS)}
+    if cause.lines and all(line in said for line in cause.lines):
+        # a symptom the person describes ("hangs on two GPUs"): the paste says what happens, not why
         return Confidence.LIKELY
     if cause.lines:
         return Confidence.STATED

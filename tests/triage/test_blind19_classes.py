@@ -290,3 +290,11 @@ def test_a_rocm_target_nothing_builds_in_a_paste_without_torch_is_not_a_torch_bu
     assert cause is not None and cause.finding.remediation is not None
     assert "cannot use this GPU through ROCm" in cause.finding.remediation.text
     assert "Set HSA_OVERRIDE_GFX_VERSION to a supported compatible target" not in cause.finding.details
+
+
+def test_a_symptom_said_in_words_is_likely_not_stated_and_no_jetson_is_asked_of_an_x86_paste() -> None:
+    """accelerate#1209's hang is what the person says happens, not why: 'likely'; nothing in it says ARM or
+    Jetson, so /etc/nv_tegra_release is not among what to run."""
+    d = diagnosed("accelerate-1209-nccl-hang-multi-gpu.txt")
+    assert d.result.confidence == "likely"
+    assert "platform.jetson" not in {v.finding.check_id for v in d.result.verdicts}
