@@ -107,6 +107,19 @@ class Remediation:
     needs_network: bool = False
     target: Target = Target.SYSTEM
 
+    def __post_init__(self) -> None:
+        """A command list that runs `sudo` or reboots says so in the flags too: the flags a fix declares and
+        the commands it shows never disagree (the JSON's requires_reboot false beside `systemctl reboot`)."""
+        if not self.requires_root and any(c.argv[:1] == ("sudo",) for c in self.commands):
+            object.__setattr__(self, "requires_root", True)
+        if not self.requires_reboot and any(c.argv in _REBOOTS for c in self.commands):
+            object.__setattr__(self, "requires_reboot", True)
+
+
+_REBOOTS = frozenset(
+    {("systemctl", "reboot"), ("sudo", "systemctl", "reboot"), ("reboot",), ("sudo", "reboot")}
+)
+
 
 def flag_words(fix: Remediation) -> list[str]:
     """The remediation's safety flags as words, in one order everywhere: [needs root] [needs reboot] ..."""

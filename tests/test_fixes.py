@@ -189,3 +189,17 @@ def test_debian_13_has_no_kepler_driver_package() -> None:
     assert "Debian 13 packages no R470 driver" in fix.text
     bookworm = driver_install(replace(os_facts("debian", ()), distro_version="12"), plan("3.7", "debian"))
     assert "nvidia-tesla-470-driver" in bookworm.commands[-1].argv
+
+
+def test_a_fix_that_shows_sudo_or_a_reboot_says_so_in_its_flags() -> None:
+    """The flags are derived where a fix forgot them: set 19's review found `systemctl reboot` listed beside
+    requires_reboot false in the JSON; a fix that declares them keeps them."""
+    from torch_gpu_doctor.model import Command, Remediation, flag_words
+
+    fix = Remediation("reload", (Command(("sudo", "rmmod", "nvidia_uvm")), Command(("systemctl", "reboot"))))
+    assert (fix.requires_root, fix.requires_reboot) == (True, True)
+    assert flag_words(fix)[:2] == ["needs root", "needs reboot"]
+    plain = Remediation("look", (Command(("nvidia-smi",)),))
+    assert (plain.requires_root, plain.requires_reboot) == (False, False)
+    declared = Remediation("reboot later", requires_reboot=True)
+    assert declared.requires_reboot and not declared.requires_root
