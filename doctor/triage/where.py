@@ -614,6 +614,8 @@ def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
         remediation=Remediation(text=text, commands=commands, target=Target.SYSTEM),
     )
     lines = {*verdict.lines, image.line} if image is not None else set(verdict.lines)
+    # the library torch's import could not find is what the container lacks: this cause stands for that line
+    lines |= {h.line for h in pasted.hits if h.signature.cls == "missing_library"}
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted(lines)), find_out=None)
 
 

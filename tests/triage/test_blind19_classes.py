@@ -298,3 +298,16 @@ def test_a_symptom_said_in_words_is_likely_not_stated_and_no_jetson_is_asked_of_
     d = diagnosed("accelerate-1209-nccl-hang-multi-gpu.txt")
     assert d.result.confidence == "likely"
     assert "platform.jetson" not in {v.finding.check_id for v in d.result.verdicts}
+
+
+def test_a_jetson_containers_cause_stands_for_the_missing_library_so_nothing_contradicts_it() -> None:
+    """jetson-containers#93 (set 19 after-review): the container's CUDA is the cause, so the library check's
+    'install NVIDIA's torch for this L4T' is not listed beside it."""
+    import io
+
+    from torch_gpu_doctor.triage.render import render_text
+
+    out = io.StringIO()
+    render_text(diagnosed("jetson-containers-93-jetson-container-runtime.txt"), "paste", out)
+    text = out.getvalue()
+    assert "Also found" not in text and "Install NVIDIA's torch built for this board" not in text
