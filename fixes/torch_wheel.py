@@ -114,6 +114,10 @@ def _recommend(
         if any(g.vendor == "amd" for g in facts.gpus):
             return recommend_rocm(facts, data)
         kept = _keep_hidden_gpu_build(facts, data, installed)
+        if kept is None and any(g.vendor == "nvidia" for g in facts.gpus):
+            return (
+                None  # an NVIDIA GPU whose capability is not known ("NVIDIA Graphics Device"): no blind pick
+            )
         return kept or _cpu_recommendation(data, python, installed, installed_variant(facts) == "cpu")
     assumed = driver_cuda is None  # no driver, or one we cannot read: choose for the driver these GPUs need
     if driver_cuda is None:

@@ -311,3 +311,11 @@ def test_a_jetson_containers_cause_stands_for_the_missing_library_so_nothing_con
     render_text(diagnosed("jetson-containers-93-jetson-container-runtime.txt"), "paste", out)
     text = out.getvalue()
     assert "Also found" not in text and "Install NVIDIA's torch built for this board" not in text
+
+
+def test_a_gpu_named_without_its_capability_gets_no_cpu_build_recommended() -> None:
+    """accelerate#1606: 'GPU type: NVIDIA Graphics Device' (a driver that does not know the A800) and CUDA
+    available: the JSON's recommended install was the CPU build; with the capability unknown nothing is picked."""
+    d = diagnosed("accelerate-1606-multinode-a800-deepspeed.txt")
+    assert [g.name for g in d.facts.gpus] == ["NVIDIA Graphics Device"]
+    assert d.result.report.recommended_install is None
