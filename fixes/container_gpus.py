@@ -190,7 +190,10 @@ def kubernetes_runtime() -> Remediation:
         text="Kubernetes starts pods through its own container runtime (containerd or CRI-O), not the docker "
         "command on the node, so `docker run --gpus all` working there proves only the driver and the toolkit. "
         "Make NVIDIA's runtime that runtime's default on each GPU node, restart it, then restart the device "
-        "plugin's pod: the node then advertises nvidia.com/gpu and pods that request it get the GPU.",
+        "plugin's pod: the node then advertises nvidia.com/gpu and pods that request it get the GPU. Before "
+        "Kubernetes 1.24 a node could run pods through Docker itself (dockershim): there the default is Docker's, "
+        '"default-runtime": "nvidia" in /etc/docker/daemon.json (`nvidia-ctk runtime configure --runtime=docker '
+        "--set-as-default`).",
         commands=(
             Command(
                 ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=containerd", "--set-as-default"),
