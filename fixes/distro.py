@@ -256,6 +256,11 @@ def _any_driver(plan: DriverPlan, version: int | None) -> DriverInstall:  # noqa
 
 
 _APT_HEADERS = Command(("sudo", "apt", "install", "linux-headers-{release}"))
+# what Debian and the distributions built on it share: the initramfs tool, dpkg, apt's purge, venv apart
+_UPDATE_INITRAMFS = Command(("sudo", "update-initramfs", "-u"))
+_APT_PURGE = ("sudo", "apt-get", "purge")
+_DPKG_OWNER = Command(("dpkg", "-S", "{path}"), note="then: sudo apt-get purge <that package>")
+_APT_VENV = Command(("sudo", "apt", "install", "python3-venv"), note="Debian and Ubuntu ship venv apart")
 _DNF_HEADERS = Command(("sudo", "dnf", "install", "kernel-devel-{release}"))
 _DRACUT = Command(("sudo", "dracut", "--force"), note="Fedora, RHEL, openSUSE and most others")
 _RPM_OWNER = ("rpm", "-qf", "{path}")
@@ -269,10 +274,10 @@ _UBUNTU = Recipe(
     builder=Builder.DKMS,
     signing_builder=Builder.DKMS,
     mok_certificate=UBUNTU_MOK,
-    initramfs=Command(("sudo", "update-initramfs", "-u")),
-    remove=("sudo", "apt-get", "purge"),
-    owner=Command(("dpkg", "-S", "{path}"), note="then: sudo apt-get purge <that package>"),
-    venv=Command(("sudo", "apt", "install", "python3-venv"), note="Debian and Ubuntu ship venv apart"),
+    initramfs=_UPDATE_INITRAMFS,
+    remove=_APT_PURGE,
+    owner=_DPKG_OWNER,
+    venv=_APT_VENV,
 )
 
 RECIPES: dict[Family, Recipe] = {
@@ -293,10 +298,10 @@ RECIPES: dict[Family, Recipe] = {
         builder=Builder.DKMS,
         signing_builder=Builder.DKMS,
         mok_certificate=DKMS_MOK,
-        initramfs=Command(("sudo", "update-initramfs", "-u")),
-        remove=("sudo", "apt-get", "purge"),
-        owner=Command(("dpkg", "-S", "{path}"), note="then: sudo apt-get purge <that package>"),
-        venv=Command(("sudo", "apt", "install", "python3-venv"), note="Debian and Ubuntu ship venv apart"),
+        initramfs=_UPDATE_INITRAMFS,
+        remove=_APT_PURGE,
+        owner=_DPKG_OWNER,
+        venv=_APT_VENV,
     ),
     Family.FEDORA: Recipe(
         Family.FEDORA,
