@@ -108,8 +108,9 @@ class Remediation:
     target: Target = Target.SYSTEM
 
     def __post_init__(self) -> None:
-        """A command list that runs `sudo` or reboots says so in the flags too: the flags a fix declares and
-        the commands it shows never disagree (the JSON's requires_reboot false beside `systemctl reboot`)."""
+        """A command list that runs `sudo` or reboots says so in the flags too, at construction: a fix never
+        shows `systemctl reboot` beside requires_reboot false (a rule that later drops such a command with
+        dataclasses.replace keeps the flag: more caution, never less)."""
         if not self.requires_root and any(c.argv[:1] == ("sudo",) for c in self.commands):
             object.__setattr__(self, "requires_root", True)
         if not self.requires_reboot and any(c.argv in _REBOOTS for c in self.commands):

@@ -121,6 +121,7 @@ def in_the_apps_python(verdict: Verdict, app: AppPython, pasted: PastedText) -> 
 
 # A CUDA build of torch by its version as pip or a person writes it: "2.0.1+cu117", "version 2.0.1 + cu117"
 # (never xFormers' "built for PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)": a build, not an install)
+NOT_COMPILED = "cpu_build_torch_not_compiled_with_cuda"  # the words the summary quotes
 _CUDA_TAG = lazy(r"\+cu\d{2,3}\b")
 _CUDA_TORCH_SAID = lazy(
     r"(?<![\w.])(?P<version>\d\.\d{1,2}(?:\.\d{1,2})?)[ \t]*\+[ \t]*(?P<tag>cu\d{2,3})\b(?![ \t]+with[ \t]+CUDA)"
@@ -149,7 +150,7 @@ def two_torches(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     if (
         works is not None
         and _CUDA_TAG.search(packages.version)
-        and any(h.signature.cls == "cpu_build" for h in pasted.hits)
+        and any(h.signature.id == NOT_COMPILED for h in pasted.hits)
     ):  # "Torch not compiled with CUDA enabled", while the Python shown has a CUDA torch that works
         summary = (
             f"Two Pythons: the program's torch is a CPU-only build (it says 'Torch not compiled with CUDA'), while "

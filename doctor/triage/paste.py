@@ -93,6 +93,8 @@ class PastedText:
             and self.shown_error is None
             and self.prose.gpu is None  # a GPU named in words is enough to judge its architecture
             and self.prose.torch is None  # a tool's environment report names torch and its build
+            and self.prose.tool_gpu is None  # ... or its GPU ("- GPU type: NVIDIA A100-PCIE-40GB")
+            and self.prose.gpu_cc is None  # a capability said in words judges the GPU too
             and not self.prose.memory_asked  # the memory a model's full fine-tuning needs: an answer
         )
 

@@ -53,7 +53,7 @@ _DATACENTER = lazy(
 # capability 2.1" (torch's own warnings say it too; they are the catalogue's, and agree)
 _CAPABILITY = lazy(
     r"\b(?:cuda|compute)[ \t]+capabilit(?:y|ies)[ \t]*(?:of[ \t]+|is[ \t]+|[:=][ \t]*|\(CC\)[ \t]*)?"
-    r"(?P<cc>[1-9]\.\d)(?![\d.])",
+    r"(?P<cc>1[0-2]\.\d|[1-9]\.\d)(?![\d.])",
     re.IGNORECASE,
 )
 # ...unless it is a capability a program needs or supports, not this GPU's ("requires compute capability 7.0 or
@@ -146,8 +146,9 @@ _NO_NVIDIA = lazy(
     r"|(?<!says )(?<!that )\b(?:my|this|the|our)[ \t]+(?:system|machine|computer|laptop|pc|server|device|box)[ \t]+"
     r"(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no|lacks)[ \t]+(?:an?[ \t]+|any[ \t]+)?"
     r"(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?(?:gpus?|graphics[ \t]+cards?|cards?)\b"
-    r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
-    r"|\bthere[ \t]+is[ \t]+no[ \t]+(?:nvidia|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
+    r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found))"
+    r"|(?<!says )(?<!that )\bthere[ \t]+is[ \t]+no[ \t]+(?:nvidia|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
+    r"(?![ \t]+(?:drivers?|installed|visible|detected|found))"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
     r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"
     # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
@@ -723,10 +724,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "capabilit" in lowered:
         for found in _CAPABILITY.finditer(text, 0, MAX_CHARS):
             before = text[max(0, found.start() - 40) : found.start()]
-            if not (
-                _CAPABILITY_NEEDED.search(before)
-                or _CAPABILITY_NEEDED.search(text, found.end(), found.end() + 20)
-            ):
+            after = text[found.end() : found.end() + 20]  # match(), not search(text, pos): "^" is its start
+            if not (_CAPABILITY_NEEDED.search(before) or _CAPABILITY_NEEDED.match(after)):
                 capabilities.setdefault(found["cc"], line_of(found))
     return ProseFacts(  # by name: a field added in the middle cannot shift the others
         gpu=_one(gpus),

@@ -486,6 +486,7 @@ def no_pip_check_for_the_loader(verdict: Verdict, pasted: PastedText) -> Verdict
 
 
 CUDA_INIT = "torch.cuda_init"
+IDLE_MIB, IDLE_SHARE = 512, 0.05  # memory a desktop or an idle context holds, not a job's
 IDLE_PCT = 1  # GPU-Util at or below this, in the table pasted beside "slow": the job is not running there
 
 
@@ -502,8 +503,9 @@ def idle_while_slow(
     if not sized:
         return verdicts
     largest = max(sized, key=lambda g: g.memory_total_mib or 0)
-    if (largest.utilization_pct or 0) > IDLE_PCT:
-        return verdicts
+    used, total = largest.memory_used_mib or 0, largest.memory_total_mib or 1
+    if (largest.utilization_pct or 0) > IDLE_PCT or used > max(IDLE_MIB, total * IDLE_SHARE):
+        return verdicts  # busy, or holding a job's memory (a model loaded, waiting): not idle
     finding = Finding(
         CUDA_INIT,
         Status.WARN,

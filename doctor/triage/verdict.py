@@ -474,6 +474,15 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     shown = pasted.shown_error
     known_lines = {h.line for h in pasted.hits}
+    if (
+        cause is not None
+        and shown is not None
+        and not shown.cut  # a traceback cut before its message says less than the words
+        and shown.line not in known_lines
+        and cause.lines
+        and all(line in _only_reports_or_words(pasted) for line in cause.lines)
+    ):  # "works on one GPU, fails on four with:" and the exception it shows: that exception is what to read
+        cause = None
     unrecognised = shown if cause is None and shown is not None and shown.line not in known_lines else None
     return Triage(
         report, verdicts, not_in, cause, _confidence(cause, facts, pasted) if cause else None, unrecognised
@@ -487,6 +496,14 @@ def _first_command(verdict: Verdict) -> str | None:
 
 # A finding that says it is the usual cause, not the one the paste shows
 _HEDGED = lazy(r"\b(?:most likely|most often)\b", re.IGNORECASE)
+
+
+def _only_reports_or_words(pasted: PastedText) -> set[int]:
+    """The lines of hits that say only that something failed: a person's account of a symptom, a launcher's
+    report of a worker's failure."""
+    return {
+        h.line for h in pasted.hits if h.signature.id.endswith(IN_WORDS) or h.signature.id in FAILURE_REPORTS
+    }
 
 
 def _confidence(cause: Verdict, facts: Facts, pasted: PastedText) -> str:

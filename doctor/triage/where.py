@@ -84,7 +84,9 @@ _OPS_WITHOUT_CUDA = frozenset(
 
 
 _CUDA_LIBRARY = lazy(
-    r"\b(?:libcu\w+|libcudnn\w*|cudnn\w*|cublas\w*|cudart\w*|libnv\w+|nvcuda)", re.IGNORECASE
+    r"\b(?:libcuda\b|libcudart|libcublas|libcudnn|libcufft|libcurand|libcusparse|libcusolver|libnv\w+|cudnn|cublas"
+    r"|cudart|nvcuda)",
+    re.IGNORECASE,
 )
 
 
@@ -430,8 +432,10 @@ def in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
         and finding.status is Status.FAIL
         and error_reported(facts, "container_runtime")
     ):
-        return dataclasses.replace(
-            verdict, finding=dataclasses.replace(finding, remediation=kubernetes_runtime())
+        return dataclasses.replace(  # docker's own check would prove nothing of the pods: the node's advertising does
+            verdict,
+            finding=dataclasses.replace(finding, remediation=kubernetes_runtime()),
+            find_out="kubectl describe node NODE   # Capacity and Allocatable list nvidia.com/gpu",
         )
     if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
         return verdict
@@ -549,6 +553,8 @@ def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
     finding = verdict.finding
     if finding.check_id != "platform.jetson" or finding.status is not Status.FAIL:
         return verdict
+    if image is None and _own_cuda_release(pasted):  # JetPack 5 and later: the image brings its own CUDA
+        return verdict
     if image is None and not (
         pasted.container_line or _IN_A_CONTAINER_SAID.search(pasted.paste.text, 0, MAX_CHARS)
     ):
@@ -619,11 +625,25 @@ def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted(lines)), find_out=None)
 
 
-_NVIDIA_RUNTIME = lazy(r"--runtime[ \t=]+nvidia\b|\bdefault-runtime\b")
+_NVIDIA_RUNTIME = lazy(r"--runtime[ \t=]+nvidia\b|\"default-runtime\"[ \t]*:[ \t]*\"nvidia\"")
+
+
+def _own_cuda_release(pasted: PastedText) -> bool:
+    """The words name a JetPack 5+ or L4T R34+ host, where containers bring their own CUDA."""
+    l4t, jetpack = pasted.prose.l4t, pasted.prose.jetpack
+    jetpack_major = jetpack.value.split(".")[0] if jetpack is not None else ""
+    return (l4t is not None and int(l4t.value.split(".")[0]) >= L4T_OWN_CUDA) or (
+        jetpack_major.isdigit() and int(jetpack_major) >= JETPACK_OWN_CUDA
+    )
+
+
+JETPACK_OWN_CUDA = 5
 L4T_OWN_CUDA = 34  # from L4T R34 (JetPack 5) a container brings its own CUDA instead of the host's
 # "in the jetson-inference container", "inside docker": the person says torch fails in a container
 _IN_A_CONTAINER_SAID = lazy(
-    r"\b(?:in|inside|from)[ \t]+(?:the[ \t]+|a[ \t]+|my[ \t]+)?(?:[\w-]+[ \t]+)?(?:container|docker)\b",
+    # never "not in docker", "from docker hub"
+    r"(?<!not )(?<!never )(?<!n't )\b(?:in|inside)[ \t]+(?:the[ \t]+|a[ \t]+|my[ \t]+)?(?:[\w-]+[ \t]+)?"
+    r"(?:container|docker)\b",
     re.IGNORECASE,
 )
 
@@ -771,9 +791,9 @@ def on_a_vgpu_profile(verdict: Verdict, pasted: PastedText) -> Verdict:
 # Data-centre GPUs by name (NVML's, or the words'): servers that never suspend, where a lost context is the GPU's
 # or the program's fault, told apart by the driver's Xid
 _DATACENTER_GPU = lazy(
-    r"\b(?:Tesla|[ABHL]\d{2,3}[A-Z]?(?:-(?:SXM|PCIE|NVL)\w*)?|GH200|GB200|B200|H20|A800|H800)\b",
-    re.IGNORECASE,
+    r"\b(?:Tesla|GH200|GB200|(?<!RTX )[ABHL]\d{1,3}[A-Z]?(?:-(?:SXM|PCIE|NVL)\w*)?)\b", re.IGNORECASE
 )
+_PORTABLE = lazy(r"\b(?:Laptop|Mobile|Max-Q)\b", re.IGNORECASE)
 _SMI_ERR = lazy(r"\bERR!")
 LAUNCH_FAILURE = "unknown_error_unspecified_launch_failure"
 
@@ -787,7 +807,9 @@ def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Fact
         h.signature.id == LAUNCH_FAILURE and h.line in verdict.lines for h in pasted.hits
     ):
         return verdict
-    names = " ".join(g.name for g in facts.nvidia_gpus if isinstance(g.name, str))
+    names = " ".join(
+        g.name for g in facts.nvidia_gpus if isinstance(g.name, str) and not _PORTABLE.search(g.name)
+    )
     erred = _SMI_ERR.search(pasted.paste.text, 0, MAX_CHARS) is not None
     if not erred and not _DATACENTER_GPU.search(names):
         return verdict
@@ -814,7 +836,8 @@ def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Fact
 
 
 # ZLUDA: a CUDA build of torch run on an AMD GPU (Windows), its DLLs standing in for NVIDIA's
-_ZLUDA = lazy(r"\bzluda\b", re.IGNORECASE)
+# ZLUDA in use, not just named: a folder of it in a path, its launch switch, its device suffix ("[ZLUDA]")
+_ZLUDA = lazy(r"[\\/][\w.-]*zluda|\bzluda[\\/]|--use-zluda\b|\[ZLUDA\]", re.IGNORECASE)
 _UNDER_ZLUDA_CHECKS = frozenset(
     {
         "env.library_path",
@@ -835,7 +858,7 @@ def under_zluda(verdict: Verdict, pasted: PastedText) -> Verdict:
     if verdict.kind != Kind.PROBLEM or finding.check_id not in _UNDER_ZLUDA_CHECKS:
         return verdict
     said = _ZLUDA.search(pasted.paste.text, 0, MAX_CHARS)
-    if said is None:
+    if said is None or pasted.prose.gpu is not None:  # an NVIDIA card named: ZLUDA is not what runs there
         return verdict
     line = line_number(pasted.paste.text, said)
     summary = (
