@@ -243,7 +243,19 @@ def not_asked_again(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdi
             and all(isinstance(g.compute_capability, str) for g in facts.nvidia_gpus)
         )
     )
+    if ask == "nvidia-smi" and any(h.signature.id == SMI_NOT_FOUND for h in pasted.hits):
+        # the paste shows this shell has no nvidia-smi: ask where it would answer, or whether a GPU is there
+        where = "on the host (the container's shell has none)" if pasted.container_line else None
+        return dataclasses.replace(
+            verdict,
+            find_out=f"nvidia-smi   # {where}"
+            if where
+            else "lspci -nn | grep -i nvidia   # is an NVIDIA GPU there",
+        )
     return dataclasses.replace(verdict, find_out=None) if shown else verdict
+
+
+SMI_NOT_FOUND = "no_driver_nvidia_smi_command_not_found"
 
 
 # The person says the kernel changed, or that another kernel works: the module was not built for this one.

@@ -763,11 +763,15 @@ def on_a_vgpu_profile(verdict: Verdict, pasted: PastedText) -> Verdict:
             "those run no CUDA, so every CUDA call fails with 'operation not supported'."
         )
         fix = Remediation(
-            text=f"Ask the VM's administrator for a CUDA profile of the same board: {board}-{size}Q (RTX Virtual "
-            "Workstation) or one of its C-series (compute) profiles, with the vGPU guest driver of the host's "
-            "release. NVIDIA's "
-            "vGPU documentation lists CUDA for the Q- and C-series profiles only. Until then the program runs on "
-            "the CPU only.",
+            text=(
+                f"Ask the VM's administrator for the board's 8Q profile ({board}-8Q): on Maxwell boards (M10, M60) "
+                "only the 8Q profile runs CUDA, and they have no C-series"
+                if board.upper().startswith("M")
+                else f"Ask the VM's administrator for a CUDA profile of the same board: {board}-{size}Q (RTX "
+                "Virtual Workstation) or one of its C-series (compute) profiles"
+            )
+            + ", with the vGPU guest driver of the host's release. NVIDIA's vGPU documentation lists CUDA for the "
+            "Q- and C-series profiles only. Until then the program runs on the CPU only.",
             target=Target.SYSTEM,
         )
     else:

@@ -319,3 +319,11 @@ def test_a_gpu_named_without_its_capability_gets_no_cpu_build_recommended() -> N
     d = diagnosed("accelerate-1606-multinode-a800-deepspeed.txt")
     assert [g.name for g in d.facts.gpus] == ["NVIDIA Graphics Device"]
     assert d.result.report.recommended_install is None
+
+
+def test_a_shell_without_nvidia_smi_is_not_asked_to_run_nvidia_smi_there() -> None:
+    """anomalib#584: 'bash: nvidia-smi: command not found' in the container: the host is where it answers."""
+    cause = diagnosed("anomalib-584-container-without-gpus.txt").result.cause
+    assert (
+        cause is not None and cause.find_out == "nvidia-smi   # on the host (the container's shell has none)"
+    )
