@@ -113,6 +113,7 @@ from torch_gpu_doctor.triage.where import (
 )
 from torch_gpu_doctor.triage.whose import (
     about_amd,
+    conda_pin_without_build,
     driver_not_torch,
     engine_not_torch,
     extension_not_torch,
@@ -366,6 +367,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     listed = {lib.name: lib.version for listing in pasted.packages for lib in listing.packages}  # normalised
     if listed:  # `flash-attn==VERSION` where the paste's pip freeze says flash-attn==2.3.0
         verdicts = tuple(versions_from_the_list(v, listed) for v in verdicts)
+    if "pytorch-cuda" in listed:  # conda's CPU pytorch beside a CUDA pin its version has no build for
+        verdicts = tuple(conda_pin_without_build(v, pasted) for v in verdicts)
     wrapper = wrapper_in(pasted.paste.text[:MAX_CHARS])
     if wrapper is not None:  # LLaMA-Factory, verl: vLLM's options under their own names
         verdicts = tuple(in_the_wrappers_words(v, wrapper) for v in verdicts)

@@ -588,3 +588,63 @@ def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
             ),
         )
     return dataclasses.replace(verdict, finding=finding)
+
+
+# PyTorch's own conda channel built pytorch for the same CUDA versions as its wheels (pytorch.github.io's
+# previous-versions page: 2.5.1 with pytorch-cuda 11.8, 12.1 and 12.4, the cu118/cu121/cu124 wheels) and ended
+# with 2.5: a pytorch-cuda pin the version has no build for leaves conda only the CPU build.
+LAST_CONDA_CHANNEL_RELEASE = (2, 5)
+
+
+def conda_pin_without_build(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """conda's CPU pytorch beside a pytorch-cuda pin that version was never built for (blind set 19: pytorch
+    2.5.1 py3.12_cpu_0 beside pytorch-cuda 11.7, from DiT's environment.yml): the pin is why, and changing it to
+    a CUDA the version has is the fix, through conda as it was installed."""
+    finding = verdict.finding
+    if finding.check_id != "torch.cpu_build" or finding.status is not Status.FAIL:
+        return verdict
+    conda = {
+        lib.name: lib for listing in pasted.packages for lib in listing.packages if lib.manager == "conda"
+    }
+    torch, pin = conda.get("pytorch"), conda.get("pytorch-cuda")
+    if torch is None or pin is None or "cpu" not in (torch.build or ""):
+        return verdict
+    release = load_torch_releases().release(torch.version)
+    if release is None or tuple(int(p) for p in release.minor.split(".")) > LAST_CONDA_CHANNEL_RELEASE:
+        return verdict
+    built = sorted(
+        {v.cuda for v in release.variants if v.cuda is not None},
+        key=lambda c: tuple(int(p) for p in c.split(".")),
+    )
+    if not built or pin.version in built:
+        return verdict
+    best = built[-1]
+    summary = (
+        f"conda installed pytorch {torch.version}'s CPU build because the environment pins pytorch-cuda "
+        f"{pin.version}, and PyTorch's conda channel built {torch.version} only for CUDA {', '.join(built)}."
+    )
+    fix = Remediation(
+        text=f"Change the pin to a CUDA that pytorch {torch.version} has (pytorch-cuda={best}; "
+        f"{', '.join(built[:-1])} as well), in the environment file too, so that a rebuild does not fall back to "
+        "the CPU build again; the driver must support that CUDA (nvidia-smi's 'CUDA Version').",
+        commands=(
+            Command(
+                (
+                    "conda",
+                    "install",
+                    f"pytorch=={torch.version}",
+                    f"pytorch-cuda={best}",
+                    "-c",
+                    "pytorch",
+                    "-c",
+                    "nvidia",
+                ),
+                note="in the environment torch is in (`conda activate` it first)",
+            ),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+    )

@@ -327,3 +327,11 @@ def test_a_shell_without_nvidia_smi_is_not_asked_to_run_nvidia_smi_there() -> No
     assert (
         cause is not None and cause.find_out == "nvidia-smi   # on the host (the container's shell has none)"
     )
+
+
+def test_a_pytorch_cuda_pin_the_version_was_never_built_for_is_why_conda_took_the_cpu_build() -> None:
+    """DiT#109's conda list: pytorch 2.5.1 py3.12_cpu_0 beside pytorch-cuda 11.7 (2.5.1 was built for 11.8,
+    12.1 and 12.4): change the pin, through conda."""
+    _, summary, first = cause_of(diagnosed("dit-109-conda-cpu-build-yml.txt"))
+    assert "pins pytorch-cuda 11.7" in summary and "11.8, 12.1, 12.4" in summary
+    assert first == "conda install pytorch==2.5.1 pytorch-cuda=12.4 -c pytorch -c nvidia"
