@@ -476,7 +476,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(seen_from_the_container(v) for v in verdicts)
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     shown = pasted.shown_error
-    known_lines = {h.line for h in pasted.hits}
+    known_lines = {h.line for h in pasted.hits if h.signature.check in needs}  # read by a check that ran
     if (
         cause is not None
         and shown is not None

@@ -149,3 +149,17 @@ def test_a_jetpack_5_host_is_not_told_its_container_takes_cuda_from_it() -> None
     )
     cause = diagnose_paste(text, "edited").result.cause
     assert cause is not None and "before JetPack 5" not in cause.finding.summary
+
+
+def test_a_known_error_whose_check_does_not_run_is_still_an_error_shown() -> None:
+    """An NVIDIA-only catalogue entry on an AMD paste (its check does not run there): the error line is not
+    'known', so the answer is the error it shows (exit 1), never 'No problem found' (the review's B7 class)."""
+    text = (
+        b"torch 1.13.1+rocm5.2 on an RX 6700 XT\n"
+        b"Traceback (most recent call last):\n"
+        b'  File "a.py", line 1, in <module>\n'
+        b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
+    result = diagnose_paste(text, "amd").result
+    assert result.cause is None and result.unrecognised is not None
+    assert "no kernel image" in result.unrecognised.text
