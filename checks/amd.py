@@ -372,6 +372,16 @@ def _parse_gfx(text: str) -> tuple[str, tuple[int, int, int]] | None:
     return found[0], (int(found["major"]), int(found["minor"], 16), int(found["stepping"], 16))
 
 
+def target_without_build(facts: Facts) -> str | None:
+    """The gfx target a "no code object" error names where no PyTorch ROCm wheel builds it and no sibling's
+    override stands in for it (RDNA1's gfx1012): no supported install runs there."""
+    said = reported(facts, "rocm_no_binary")
+    named = _named_gfx(facts, said) if said else None
+    if named is None or named[0] in TORCH_WHEEL_TARGETS or override_for(named[1]) is not None:
+        return None
+    return named[0]
+
+
 def _named_gfx(facts: Facts, said: list[ReportedError]) -> tuple[str, tuple[int, int, int]] | None:
     """The gfx target the error (or a listed GPU's name, "RX 5700 XT (gfx1010:xnack-)") names, parsed; else
     the target of the card the error's line or a listed GPU names ("i have an rx 6600")."""

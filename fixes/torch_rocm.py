@@ -81,6 +81,17 @@ def rocm_install_remediation(facts: Facts, rec: Recommendation) -> Remediation:
     )
 
 
+def no_rocm_target_fix(gfx: str) -> Remediation:
+    """A target no ROCm release builds and no sibling stands in for, in a program that is not torch: nothing to
+    install, and rocminfo would name the target again."""
+    return Remediation(
+        text=f"No ROCm build has kernels for {gfx}, and no sibling of its family can stand in for it "
+        "(HSA_OVERRIDE_GFX_VERSION): this program cannot use this GPU through ROCm. Run it on the CPU (its "
+        "device option) or on a GPU ROCm supports.",
+        target=Target.SYSTEM,
+    )
+
+
 def gfx_target_fix() -> Remediation:
     """The target is not named, or the wheels have it: a build for it, and how to find the target."""
     return Remediation(

@@ -10,6 +10,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
+from torch_gpu_doctor.checks.support.signatures import reported
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
@@ -22,6 +23,7 @@ from torch_gpu_doctor.fixes.container_gpus import (
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
+from torch_gpu_doctor.fixes.library_path import wheel_of
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
@@ -83,13 +85,6 @@ _OPS_WITHOUT_CUDA = frozenset(
 )
 
 
-_CUDA_LIBRARY = lazy(
-    r"\b(?:libcuda\b|libcudart|libcublas|libcudnn|libcufft|libcurand|libcusparse|libcusolver|libnv\w+|cudnn|cublas"
-    r"|cudart|nvcuda)",
-    re.IGNORECASE,
-)
-
-
 def no_nvidia_gpu(
     verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
@@ -114,6 +109,9 @@ def no_nvidia_gpu(
     if pasted.smi is not None or not isinstance(nvml, Unavailable) or driver_said:
         return verdicts  # a driver answered there: whatever the words say, that machine has an NVIDIA GPU
     built_without_cuda = {h.line for h in pasted.hits if h.signature.id in _OPS_WITHOUT_CUDA}
+    cuda_library_missing = any(  # one of NVIDIA's CUDA libraries (fixes/library_path.py's wheel families)
+        wheel_of(e.values.get("library", "")) is not None for e in reported(facts, "missing_library")
+    )
     assumed = [
         v
         for v in verdicts
@@ -122,10 +120,7 @@ def no_nvidia_gpu(
             v.finding.check_id in ASSUMES_NVIDIA
             or (v.finding.check_id == "torch.companions" and built_without_cuda.intersection(v.lines))
             # a CUDA library a program cannot find (cuDNN for faster-whisper): it asked for CUDA there
-            or (
-                v.finding.check_id == "env.library_path"
-                and _CUDA_LIBRARY.search(v.finding.summary) is not None
-            )
+            or (v.finding.check_id == "env.library_path" and cuda_library_missing)
         )
     ]
     if not assumed:

@@ -20,7 +20,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
-from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix
+from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix, no_rocm_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build, program_floor_fix
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Status, Target
@@ -522,10 +522,6 @@ def about_amd(facts: Facts, pasted: PastedText) -> bool:
     )
 
 
-# amd.gfx_target's fix for a target no wheel builds and no sibling stands in for (checks/amd.py)
-_NO_ROCM_TARGET = lazy(r"No PyTorch ROCm wheel has kernels for (gfx\w+), and none for a sibling")
-
-
 def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     """A paste that never mentions torch is another program's error (a CUDA binary, JAX, llama.cpp): what
     settles it is nvidia-smi, not torch, and installing torch fixes nothing there."""
@@ -552,18 +548,13 @@ def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
             remediation=init_error_fix("", "driver_too_old", facts, in_container=in_container(pasted)),
         )
     elif finding.check_id == "amd.gfx_target":  # a ROCm library's gap: its ROCm release, not a torch
-        fix = finding.remediation
-        gfx = _NO_ROCM_TARGET.match(fix.text) if fix is not None else None
+        from torch_gpu_doctor.checks.amd import (
+            target_without_build,
+        )  # an AMD paste's check, loaded for it only
+
+        gfx = target_without_build(facts)
         finding = dataclasses.replace(
-            finding,
-            remediation=gfx_target_fix()
-            if gfx is None
-            else Remediation(  # a target no ROCm release builds, named already: rocminfo would say it again
-                text=f"No ROCm build has kernels for {gfx[1]}, and no sibling of its family can stand in for it "
-                "(HSA_OVERRIDE_GFX_VERSION): this program cannot use this GPU through ROCm. Run it on the CPU "
-                "(its device option) or on a GPU ROCm supports.",
-                target=Target.SYSTEM,
-            ),
+            finding, remediation=gfx_target_fix() if gfx is None else no_rocm_target_fix(gfx)
         )
     else:
         fix = finding.remediation
