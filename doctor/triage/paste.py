@@ -219,6 +219,16 @@ INSTALL_COMMAND = lazy(
     r"^[\s`$>#]*(?:sudo\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*|uv\s+pip|conda|mamba|micromamba)\s+install\b",
     re.IGNORECASE,
 )
+IN_WORDS = "_in_words"  # the catalogue's entries for what a person says happens
+_SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
+# in the matched sentence: a question, or "no errors"; anywhere in the line: asking how, or a plan
+_NOT_AN_ACCOUNT = lazy(
+    r"\?|\bno[ \t]+(?:errors?|timeouts?|problems?|issues?)\b|\bwithout[ \t]+(?:errors?|problems?|issues?)\b",
+    re.IGNORECASE,
+)
+_ASKS_OR_PLANS = lazy(
+    r"\bhow[ \t]+(?:do|can|to|should)\b|\bwould[ \t]+like\b|\bwant[ \t]+to\b|\bplan[ \t]+to\b", re.IGNORECASE
+)
 WRAP_FROM = 60  # a line this long may go on in the next one: terminals and setup.py wrap at about 80 columns
 
 
@@ -251,7 +261,23 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
             if found:
                 continued.add(i + 2)
         hits.extend(found)
-    return tuple(hits), continued
+    # a person's words that plan, ask or deny ("now I would like to try 2 gpus", "multinode works, no errors")
+    # are no account of a failure: the catalogue's entries for what a person says skip them
+    said = [h for h in hits if not (h.signature.id.endswith(IN_WORDS) and not _an_account(h))]
+    return tuple(said), continued
+
+
+def _an_account(hit: Hit) -> bool:
+    """The sentence a words entry matched in (its line may hold several) tells of a failure: it does not ask,
+    plan or deny."""
+    text = hit.text
+    found = hit.signature.pattern.search(text)
+    if found is None or _ASKS_OR_PLANS.search(text):
+        return found is None
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
+    after = _SENTENCE_END.search(text, found.end())
+    sentence = text[starts[-1] if starts else 0 : after.end() if after else len(text)]
+    return _NOT_AN_ACCOUNT.search(sentence) is None
 
 
 def _line_numbers(lines: list[str], item: ReportLine) -> list[int]:

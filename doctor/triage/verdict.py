@@ -54,7 +54,7 @@ from torch_gpu_doctor.triage.outcome import (
     Verdict,
     error_reported,
 )
-from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.paste import IN_WORDS, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.told import (
     across_machines,
@@ -145,7 +145,6 @@ _X86 = lazy(r"x86_64|\bamd64\b|win_amd64|\bx64\b", re.IGNORECASE)
 _MAYBE_A_JETSON = lazy(
     r"jetson|tegra|\bl4t\b|jetpack|aarch64|arm64|\borin\b|xavier|\bnano\b|\bagx\b", re.IGNORECASE
 )
-IN_WORDS = "_in_words"  # the catalogue's entries for what a person says happens
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,17 @@ PASTES = Path(__file__).parent / "pastes"
 
 
 def ids(line: str) -> set[str]:
-    return {h.signature.id for h in match_line(line, 1)}
+    """What triage reads in a one-line paste: the catalogue's matches, less a person's words that ask, plan or
+    deny (triage/paste.py)."""
+    return {h.signature.id for h in diagnose_paste(line.encode(), "line").pasted.hits}
+
+
+def test_a_question_after_the_account_in_one_line_keeps_the_account() -> None:
+    """hivemind#509: 'one gpu is lost during the training. ... Have ever encountered that issue?': the question
+    is another sentence of the same line."""
+    line = "I face the situation where one gpu is lost during the training. Have ever encountered that issue?"
+    assert "gpu_lost_in_words" in ids(line)
+    assert "gpu_lost_in_words" in {h.signature.id for h in match_line(line, 1)}
 
 
 @pytest.mark.parametrize(
