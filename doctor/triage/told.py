@@ -185,7 +185,9 @@ def nccl_bootstrap(verdict: Verdict, pasted: PastedText) -> Verdict:
     /dev/shm (blind set 19: nccl-tests in an NGC container; the thread's WARN was 'Address family not supported
     by protocol')."""
     finding = verdict.finding
-    if finding.check_id != "nccl.communication" or "unhandled system error" not in finding.summary:
+    if finding.check_id != "nccl.communication" or not any(
+        h.implies.get("error") == "nccl_system" and h.line in verdict.lines for h in pasted.hits
+    ):  # the verdict reads NCCL's "unhandled system error" (the catalogue's nccl_system kind)
         return verdict
     found = _BOOTSTRAP.search(pasted.paste.text, 0, MAX_CHARS)
     if found is None or "Bus error" in pasted.paste.text[:MAX_CHARS]:  # a bus error there is /dev/shm's
