@@ -152,15 +152,20 @@ def report_machine(report: CollectEnvReport, system: str | None) -> str | None:
     return None
 
 
+def wsl_of_kernel(kernel: str) -> tuple[bool, bool]:
+    """Whether a Linux kernel release (or Python's platform string around it) is WSL's, and whether that WSL
+    has the GPU's /dev/dxg: WSL 1's kernel is Windows' own ("4.4.0-19041-Microsoft"), with no GPU."""
+    wsl = "microsoft" in kernel.lower()
+    return wsl, wsl and _WSL1.search(kernel) is None
+
+
 def _os(report: CollectEnvReport) -> Maybe[OsFacts]:
     system = report_system(report)
     if system is None:
         return NOT_IN_REPORT
     platform = report.python_platform or ""
-    wsl = "microsoft" in platform.lower() and system == "Linux"
+    wsl, dxg = wsl_of_kernel(platform) if system == "Linux" else (False, False)
     release = platform.split("-")[1] if system == "Linux" and platform.count("-") >= 2 else None
-    # WSL 1's kernel is Windows' own ("Linux-4.4.0-19041-Microsoft-x86_64"): no /dev/dxg, no GPU
-    wsl1 = wsl and _WSL1.search(platform) is not None
     name = report.os_name
     distro_id, like = _distro(name) if system == "Linux" else (None, ())
     version = re.search(r"\d+(?:\.\d+)*", name or "")
@@ -173,8 +178,7 @@ def _os(report: CollectEnvReport) -> Maybe[OsFacts]:
         distro_version=version.group(0) if version and system == "Linux" else NOT_IN_REPORT,
         distro_like=like,
         is_wsl=wsl,
-        has_dxg=wsl
-        and not wsl1,  # collect_env listed the GPU through the Windows driver only if /dev/dxg worked
+        has_dxg=dxg,  # collect_env listed the GPU through the Windows driver only if /dev/dxg worked
     )
 
 

@@ -44,6 +44,7 @@ from torch_gpu_doctor.triage.facts import (
     report_facts,
     said_linux,
     shown_packages,
+    wsl_of_kernel,
     wsl_without_gpu,
 )
 from torch_gpu_doctor.triage.paste import PastedText
@@ -251,9 +252,10 @@ _EL_KERNEL = lazy(r"\.el(?P<major>\d+)(?:_\d+)?(?:\.|$)")
 def _linux_of_kernel(kernel: str, prose: ProseFacts) -> OsFacts:
     """Linux from its platform string's kernel release: WSL's own kernel, an Enterprise Linux release, or the
     distribution the words name; the rest is not in the paste."""
-    wsl = "microsoft" in kernel.lower()
+    wsl, dxg = wsl_of_kernel(kernel)
     if prose.distro is not None:
-        return dataclasses.replace(said_linux(prose.distro.value, wsl=wsl), kernel_release=kernel)
+        said = said_linux(prose.distro.value, wsl=wsl)
+        return dataclasses.replace(said, kernel_release=kernel, has_dxg=dxg)
     enterprise = _EL_KERNEL.search(kernel)
     return OsFacts(
         "Linux",
@@ -264,7 +266,7 @@ def _linux_of_kernel(kernel: str, prose: ProseFacts) -> OsFacts:
         enterprise["major"] if enterprise else NOT_IN_PASTE,
         (),
         wsl,
-        wsl,
+        dxg,
     )
 
 
