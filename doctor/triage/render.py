@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.checks.support.signatures import Hit
 from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.model import Remediation, Status, escape_controls
@@ -193,7 +194,10 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         )
     elif cause is None:
         out.write(f"No problem found in what this paste shows{_STILL_FAILS if pasted.hits else _NO_ERROR}\n")
-        known = list({h.signature.id: h for h in pasted.hits}.values())[:KNOWN_SHOWN]
+        first: dict[str, Hit] = {}
+        for hit in pasted.hits:  # each entry once, at the first line it matched
+            first.setdefault(hit.signature.id, hit)
+        known = list(first.values())[:KNOWN_SHOWN]
         if known:  # a message it knows that is no problem (WSL's ldconfig warning) is still explained
             out.write("  What the messages it knows mean:\n")
             out.writelines(f"    - line {h.line}: {escape_controls(h.signature.means)}\n" for h in known)
