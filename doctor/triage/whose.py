@@ -548,9 +548,8 @@ def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
             remediation=init_error_fix("", "driver_too_old", facts, in_container=in_container(pasted)),
         )
     elif finding.check_id == "amd.gfx_target":  # a ROCm library's gap: its ROCm release, not a torch
-        from torch_gpu_doctor.checks.amd import (
-            target_without_build,
-        )  # an AMD paste's check, loaded for it only
+        # an AMD paste's check module, loaded for it only (start-up time of every other triage)
+        from torch_gpu_doctor.checks.amd import target_without_build
 
         gfx = target_without_build(facts)
         finding = dataclasses.replace(
