@@ -72,10 +72,11 @@ def test_a_capture_has_no_dangling_links_and_none_into_the_capturing_process(tmp
         links={
             device: "../../../devices/pci0000:00/0000:00:06.0",
             "/sys/devices/pci0000:00/0000:00:06.0/driver": "../../../bus/pci/drivers/nvidia",
+            "/sys/bus/pci/drivers/nvidia/0000:00:06.0": "../../../../devices/pci0000:00/0000:00:06.0",
             "/dev/stdin": "/proc/self/fd/0",
             "/dev/fd": "/proc/self/fd",
         },
-        dirs=("/sys/bus/pci/drivers/nvidia", "/proc/self/fd"),
+        dirs=("/proc/self/fd",),
     )
     recorder = RecordingHost(live, local_root=tmp_path / "live" / "root")
     listed = recorder.listdir(device)
@@ -87,6 +88,9 @@ def test_a_capture_has_no_dangling_links_and_none_into_the_capturing_process(tmp
 
     root = tmp_path / "capture" / "root"
     assert (root / "sys/devices/pci0000:00/0000:00:06.0/driver").resolve().is_dir()
+    # The driver's folder keeps its link back to the GPU (the real capture's folder was empty: git drops it).
+    back = root / "sys/bus/pci/drivers/nvidia/0000:00:06.0"
+    assert back.is_symlink() and back.resolve() == (root / "sys/devices/pci0000:00/0000:00:06.0").resolve()
     assert not (root / "dev/stdin").is_symlink() and not (root / "dev/fd").is_symlink()
     assert (root / "dev/nvidia0").exists()
     replayed = RecordedHost(tmp_path / "capture")

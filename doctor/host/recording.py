@@ -291,6 +291,12 @@ class RecordingHost:
                         # A listed entry is followed only to a directory (a GPU's `driver` link to
                         # /sys/bus/pci/drivers/nvidia), so that no link in the capture dangles.
                         self._replicate(root, resolved)
+                        if parts[i] == "driver":
+                            # The driver's folder lists its devices (nvidia/0000:00:06.0 -> the GPU):
+                            # that link is kept too, or the folder is empty and git drops it.
+                            back = posixpath.join(resolved, posixpath.basename(parent))
+                            if (self.local_root / back.lstrip("/")).is_symlink():
+                                self._replicate(root, back, leaf_only=True)
                 elif real.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
                 elif real.exists() and i == len(parts) - 1:
