@@ -97,11 +97,17 @@ def transfer_figures(facts: Facts, run: SmokeRun) -> list[Figure]:
             figures.append(_pageable(run, step, label, value))
             continue
         link = device_link(facts, _device(run, step.device))
-        figures.append(_pinned(step.variant, step.device, label, value, link))
+        best = step.numbers.get("best_gbytes_per_s")
+        figures.append(_pinned(step.variant, step.device, label, value, link, best))
     return figures
 
 
-def _pinned(key: str, device: int | None, label: str, value: float, link: Link) -> Figure:
+def _pinned(
+    key: str, device: int | None, label: str, value: float, link: Link, best: float | None = None
+) -> Figure:
+    """The median copy against the link. Where the median is below the expectation but the best copy of the same
+    timed batch is above it, the link carried the rate and is not the bottleneck: something slowed some copies
+    (on an H200 in a VM, 2026-11-27: copies right after the memory step read 45 GB/s, the best 55, Gen5 x16)."""
     expected = link.expected_min
     if expected is None:
         sentence = f"{label} {_num(value)} GB/s (no PCIe link figure to compare with)"
@@ -112,6 +118,12 @@ def _pinned(key: str, device: int | None, label: str, value: float, link: Link) 
         source = f"{link.words} carries {_num(link.gbytes_per_s)} GB/s per direction"
     sentence = f"{label} {_num(value)} GB/s on {link.words} (expect ≥ {_num(expected)} GB/s)"
     status = Status.PASS if value >= expected else Status.WARN
+    if status is Status.WARN and best is not None and best >= expected:
+        sentence += (
+            f"; the best copy ran at {_num(best)} GB/s, so the link carries the rate: "
+            "some copies were slowed by something else (other work on the GPU or the host)"
+        )
+        return Figure(key, device, label, value, "GB/s", expected, source, Status.PASS, sentence)
     if status is Status.WARN:
         sentence += (
             ": the tunnel is slower than Thunderbolt 3 allows — see egpu.*"
