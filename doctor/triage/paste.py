@@ -96,6 +96,7 @@ class PastedText:
             and self.prose.tool_gpu is None  # ... or its GPU ("- GPU type: NVIDIA A100-PCIE-40GB")
             and self.prose.gpu_cc is None  # a capability said in words judges the GPU too
             and not self.prose.memory_asked  # the memory a model's full fine-tuning needs: an answer
+            and (self.prose.cuda is None or self.prose.asks_build is None)  # a build for their CUDA: one
         )
 
     @property

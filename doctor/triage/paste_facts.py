@@ -133,7 +133,7 @@ def _with_words(facts: Facts, pasted: PastedText) -> Facts:
         version = prose.driver.value
         if isinstance(driver, Unavailable) or isinstance(driver.cuda_version, Unavailable):
             cuda, source = _table_cuda(version, _system(facts))
-            facts = dataclasses.replace(facts, driver=_driver(version, cuda, source, WORDS))
+            facts = dataclasses.replace(facts, driver=pasted_driver(version, cuda, source, WORDS))
         else:  # torch's own warning said the driver's CUDA: it stays
             reading = DriverVersionReading("nvidia-smi", WORDS, version)
             said_driver = dataclasses.replace(driver, version=version, readings=(reading,))
@@ -572,6 +572,7 @@ def _with_unnamed_gpu(facts: Facts, pasted: PastedText) -> Facts:
         cuda_build
         or asked
         or said_false
+        or (pasted.prose.cuda is not None and pasted.prose.asks_build is not None)  # a build for their CUDA
         or any(
             h.signature.cls in _NVIDIA_CLASSES and not set(h.signature.implies) <= {"wsl"}
             for h in pasted.hits
@@ -627,7 +628,7 @@ def _blank() -> Facts:
     )
 
 
-def _driver(
+def pasted_driver(
     version: str | Unavailable, cuda: str | Unavailable, source: str | None, origin: str
 ) -> DriverFacts:
     readings = (DriverVersionReading("nvidia-smi", origin, version),) if isinstance(version, str) else ()
@@ -673,7 +674,7 @@ def _with_smi(facts: Facts, pasted: PastedText) -> Facts:
             else _table_cuda(smi.driver_version, _system(facts))
         )
         facts = dataclasses.replace(
-            facts, driver=_driver(smi.driver_version, cuda, source, "nvidia-smi (pasted)")
+            facts, driver=pasted_driver(smi.driver_version, cuda, source, "nvidia-smi (pasted)")
         )
     elif (
         smi.cuda_version
@@ -833,14 +834,14 @@ def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where:
         number = cuda if "." in cuda else f"{int(cuda) // 1000}.{(int(cuda) % 1000) // 10}"
         source = "torch warning (cudaDriverGetVersion)"
         if isinstance(driver, Unavailable):
-            facts = dataclasses.replace(facts, driver=_driver(NOT_IN_PASTE, number, source, where))
+            facts = dataclasses.replace(facts, driver=pasted_driver(NOT_IN_PASTE, number, source, where))
         elif driver.cuda_version_source != source:
             facts = dataclasses.replace(
                 facts, driver=dataclasses.replace(driver, cuda_version=number, cuda_version_source=source)
             )
     if implies.get("driver_loaded") is False and isinstance(facts.driver, Unavailable):
         gone = Unavailable(Reason.NOT_FOUND, f'{where}: "{text}"')
-        facts = dataclasses.replace(facts, driver=_driver(gone, NOT_IN_PASTE, None, where))
+        facts = dataclasses.replace(facts, driver=pasted_driver(gone, NOT_IN_PASTE, None, where))
     nvml_error = implies.get("nvml_error") or (
         "LibRmVersionMismatch" if implies.get("error") == "api_mismatch" else None
     )

@@ -80,6 +80,32 @@ def _starts_a_name(text: str, at: int, also: str = "") -> bool:
 
 
 # The driver's version, said in words: the kernel module's banner, nvidia-smi's label anywhere, "driver 535.104.05"
+# The CUDA the person says their machine has, owned ("I have CUDA 11.4 installed", "I am using cuda11.4", "my
+# CUDA version is 12.1"), a driver's ("the drivers for that is cuda 11.4", "driver supports CUDA 11.4") or an
+# issue template's answer ("* CUDA/cuDNN version: 11.4"); never a build's ("compatible with CUDA 11.3", "torch
+# built with CUDA 12.1": no owner before it)
+_CUDA_OWNED = lazy(
+    r"(?:\b(?:i|i'm|i've|we|we're|my|our)\b|\b(?:pc|machine|system|server|computer|laptop)\b|\bdrivers?\b)"
+    r"[^\n.;?!]{0,40}?\b(?:using|use|have|has|had|installed|running|run|got|is|supports?|for)\b[^\n.;?!]{0,16}?"
+    r"\bcuda[ \t_-]?(?:version[ \t]*|toolkit[ \t]*)?(?:is[ \t]+|[:=][ \t]*)?v?(?P<cuda>1[0-3]\.\d)\b(?!\.\d{3})"
+    r"|^[ \t*#-]*cuda(?:[ \t]*/[ \t]*cudnn)?[ \t]+version[^\n:：]{0,20}[:：][ \t]*v?(?P<template>1[0-3]\.\d)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Asking for, or missing, a build for that CUDA ("Could you build one with this version?", "which you do not
+# provide install doc on this version cuda", "is CUDA 11.4 supported?", "which torch version should I install")
+_ASKS_BUILD = lazy(
+    r"\bbuild[ \t]+(?:one|it|pytorch|torch|a[ \t]+(?:version|wheel|binary))[ \t]+(?:with|for)\b"
+    r"|\b(?:do(?:es)?[ \t]*n[o']?t|don't|doesn't)[ \t]+(?:provide|have|offer|support|ship)\b[^\n?]{0,40}"
+    r"\b(?:this[ \t]+version|cuda)"
+    r"|\b(?:is|does|will)[ \t]+(?:pytorch|torch|it)?[ \t]*(?:support(?:ed)?|compatible|available)\b[^\n.?]{0,30}"
+    r"\bcuda[ \t_-]?1[0-3]\.\d[^\n.?]{0,20}\?"
+    r"|\bwhich[ \t]+(?:pytorch|torch)?[ \t]*(?:version|build|wheel)\b[^\n.?]{0,40}(?:install|use|download)"
+    # "the PyTorch just seems compatible with CUDA 11.3 and nothing else", "Build PyTorch to be supported by Cuda"
+    r"|\b(?:pytorch|torch)\b[^\n.?]{0,30}\b(?:only|just)\b[^\n.?]{0,20}"
+    r"\b(?:compatible|supports?|available|provides?)\b[^\n.?]{0,10}\bcuda"
+    r"|\bbuild[ \t]+(?:pytorch|torch)\b[^\n.?]{0,30}\bcuda",
+    re.IGNORECASE,
+)
 _DRIVER = lazy(
     r"Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"  # NVRM's line
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
@@ -427,6 +453,8 @@ class ProseFacts:
     gpu_cc: Said | None = None  # the GPU's compute capability said in words ("cuda capability 2.1")
     gpus: tuple[Said, ...] = ()  # every model named, where the words name two or more ("A6000 and GT1030")
     driver: Said | None = None  # the NVIDIA driver's version ("470.223.02")
+    cuda: Said | None = None  # the CUDA the person says the machine has ("11.4"): theirs, not a build's
+    asks_build: int | None = None  # the line that asks for (or misses) a torch build for a CUDA version
     wsl: int | None = None  # the line that says WSL
     macos: int | None = None  # the line with a macOS path or name
     jetson: Said | None = None  # the Jetson's model as written ("Jetson orin agx"), or "Jetson"
@@ -633,6 +661,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
         if "linux-" in lowered
         else {}
     )
+    cudas: dict[str, int] = {}
+    asked_build = None
+    if "cuda" in lowered:
+        for found in _CUDA_OWNED.finditer(text, 0, MAX_CHARS):  # what it is used for is asked below
+            cudas.setdefault(found["cuda"] or found["template"], line_of(found))
+        asked_build = _ASKS_BUILD.search(text, 0, MAX_CHARS) if cudas else None
     torch_works = None
     if "true" in lowered or "cuda is available" in lowered:
         works = _TORCH_WORKS.search(lowered)
@@ -753,6 +787,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         tool_gpu=_one(tool_gpus),
         linux_kernel=_one(kernels),
         torch_works=torch_works,
+        cuda=_one(cudas),
+        asks_build=line_of(asked_build) if asked_build is not None else None,
         runs_on_windows=windows,
         rebooted=rebooted,
         reinstalled=reinstalled,

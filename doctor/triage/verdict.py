@@ -26,6 +26,7 @@ from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.records import dataclass
+from torch_gpu_doctor.triage.asked import NO_BUILD_NEEDED, build_for_said_cuda
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.interpreter import (
     asked_with,
@@ -356,6 +357,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
+    if pasted.prose.asks_build is not None:  # "I have CUDA 11.4, could you build one for it?"
+        verdicts = build_for_said_cuda(verdicts, pasted, facts, titles)
     if (
         pasted.topology is not None and pasted.prose.slow is not None
     ):  # "slower than one card" beside the matrix
@@ -512,6 +515,8 @@ def _confidence(cause: Verdict, facts: Facts, pasted: PastedText) -> str:
     summary = cause.finding.summary
     if summary.startswith((UNEXPLAINED_FALSE, FALSE_IN_A_CONTAINER)) or _HEDGED.search(summary):
         return Confidence.LIKELY
+    if summary.startswith(NO_BUILD_NEEDED):  # the data's answer to the CUDA the person says they have
+        return Confidence.INFERRED
     said = {h.line for h in pasted.hits if h.signature.id.endswith(IN_WORDS)}
     if cause.lines and all(line in said for line in cause.lines):
         # a symptom the person describes ("hangs on two GPUs"): the paste says what happens, not why
