@@ -19,6 +19,7 @@ UNHANDLED_CUDA = "nccl_unhandled_cuda_error"  # the catalogue's "unhandled cuda 
 # most specific first: the first found decides
 KINDS = (
     "custom_all_reduce",  # vLLM's and sglang's own kernel, not NCCL: its own switch, never NCCL's settings
+    "nccl_nvml",  # NCCL's 'Last error:' says it could not load NVML: the driver's library, not the network
     "nccl_shm_permission",
     "nccl_shm_attach",
     "nccl_shm",
@@ -336,6 +337,15 @@ def nccl_communication(facts: Facts) -> Finding:
     decisive = next(e for e in errors if e.kind == kind)
     memlock = kind == "nccl_ib" and any(e.values.get("call") in MEMLOCK_CALLS for e in errors)
     own = catalogue_fix(decisive)
+    if kind == "nccl_nvml" and own is not None:
+        return Finding(
+            CID,
+            Status.FAIL,
+            "NCCL failed: it could not load NVML (libnvidia-ml.so.1), the driver's library, where the program runs.",
+            details=decisive.means,
+            evidence=reported_evidence(errors),
+            remediation=own,
+        )
     if kind == "custom_all_reduce" and own is not None:
         return Finding(
             CID,

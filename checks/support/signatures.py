@@ -36,7 +36,7 @@ CLASSES = frozenset(
 )  # fmt: skip
 ERRORS = frozenset(
     {
-        "oom", "custom_all_reduce", "nccl_shm", "nccl_shm_permission", "nccl_shm_attach", "nccl", "nccl_p2p", "nccl_ib", "nccl_wsl", "nccl_system", "nccl_timeout", "nccl_timeout_sync", "fabric_manager_mismatch", "gpu_lost", "ecc", "xid", "no_kernel_image", "torch_arch_warning",
+        "oom", "custom_all_reduce", "nccl_nvml", "nccl_shm", "nccl_shm_permission", "nccl_shm_attach", "nccl", "nccl_p2p", "nccl_ib", "nccl_wsl", "nccl_system", "nccl_timeout", "nccl_timeout_sync", "fabric_manager_mismatch", "gpu_lost", "ecc", "xid", "no_kernel_image", "torch_arch_warning",
         "illegal_address", "cublas", "cudnn", "rocm_no_binary", "rocm_hip_error", "mig", "secure_boot_refused",
         "driver_unsupported_gpu", "api_mismatch", "missing_library", "undefined_symbol", "companion_mismatch",
         "container_runtime", "container_no_gpus", "container_host_driver", "visible_devices",

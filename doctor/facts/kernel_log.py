@@ -34,8 +34,10 @@ MAX_SIGNATURE_LINES = 20
 MAX_DRIVER_LINES = 40
 MAX_LINE = 300
 
+# NVRM's prefix may be cut off where a person quotes the line (an issue's title: "Xid (PCI:0000:2b:00): 31 MMU
+# Fault: ...", NVIDIA/open-gpu-kernel-modules#1030); "Xid (PCI:" is the driver's alone either way
 _XID = lazy(
-    r"NVRM: Xid \((?:PCI:)?(?P<address>[0-9a-fA-F:.]{4,20})\): (?P<xid>\d{1,4})\b,?\s*(?P<detail>.*)$"
+    r"(?:NVRM: )?\bXid \((?:PCI:)?(?P<address>[0-9a-fA-F:.]{4,20})\): (?P<xid>\d{1,4})\b,?\s*(?P<detail>.*)$"
 )
 _SIGNATURE = lazy(
     r"Lockdown: [^:]{1,64}: unsigned module loading is restricted"

@@ -45,6 +45,7 @@ from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 _KERNEL = lazy(
     r"\bNVRM:|\bnvidia(?:_uvm|_drm|_modeset)?: |Lockdown: |Key was rejected|module verification failed"
+    r"|\bXid \(PCI:"  # NVRM's Xid line quoted without its prefix (a title)
 )
 _NOISE = lazy(r"^(```.*|~~~.*|</?details>.*|<summary>.*|#+\s.*|[-=+|_*\s]*|>\s*)$", re.IGNORECASE)
 PASTED_LOG = "the pasted kernel log"

@@ -92,6 +92,7 @@ from torch_gpu_doctor.triage.where import (
     OPERATION_NOT_SUPPORTED,
     builds_an_image,
     cpu_environment,
+    driver_of_a_vgpu_guest,
     image_compat_on_wsl,
     in_a_pod,
     in_an_l4t_image,
@@ -314,6 +315,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
     verdicts = tuple(nccl_bootstrap(v, pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
+    verdicts = tuple(driver_of_a_vgpu_guest(v, pasted) for v in verdicts)  # a guest's driver is its host's
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)
     if LAUNCH_FAILURE in (h.signature.id for h in pasted.hits):  # a server does not sleep: its Xid decides

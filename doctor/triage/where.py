@@ -787,6 +787,29 @@ def on_a_vgpu_profile(verdict: Verdict, pasted: PastedText) -> Verdict:
     )
 
 
+def driver_of_a_vgpu_guest(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A driver too old for the program's CUDA on a vGPU guest (the GPU is a profile: GRID T4-8C): the guest's
+    driver comes with the host's vGPU software release and cannot be upgraded alone, nor from the distribution
+    (blind set 20: FasterTransformer#406 on a GRID T4-8C with guest driver 450.102.04)."""
+    finding = verdict.finding
+    if finding.check_id != "torch.driver_compat" or finding.status is not Status.FAIL:
+        return verdict
+    named = _VGPU_PROFILE.search(pasted.paste.text, 0, MAX_CHARS)
+    if named is None or named.group("series") not in "CQ":
+        return verdict
+    fix = Remediation(
+        text=f"The GPU is the vGPU profile {named.group(0)} (line {line_number(pasted.paste.text, named)}): a "
+        "guest's driver must be the guest driver of the vGPU software release the host runs, so it is not "
+        "upgraded alone or from the distribution's packages. Ask the host's administrator for a newer vGPU "
+        "software release (the host's vGPU manager and this guest driver together, from NVIDIA's licensing "
+        "portal), or use a build of the program for a CUDA no newer than the guest driver's (nvidia-smi's 'CUDA "
+        "Version').",
+        commands=(Command(("nvidia-smi", "-q"), note="'Driver Version' and the vGPU software licence"),),
+        target=Target.SYSTEM,
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+
+
 # Data-centre GPUs by name (NVML's, or the words'): servers that never suspend, where a lost context is the GPU's
 # or the program's fault, told apart by the driver's Xid
 _DATACENTER_GPU = lazy(

@@ -532,8 +532,9 @@ def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     if verdict.find_out and "import torch" in verdict.find_out and not about_amd(facts, pasted):
         verdict = dataclasses.replace(verdict, find_out="nvidia-smi")  # an AMD machine has none: torch's own
     finding = verdict.finding
-    if not installs_torch(finding.remediation):
-        return verdict
+    driver_too_old = finding.check_id == "torch.driver_compat" and finding.status is Status.FAIL
+    if not installs_torch(finding.remediation) and not driver_too_old:
+        return verdict  # (a driver too old for another program's CUDA is said as such, whatever the fix was)
     if finding.check_id == "torch.driver_compat":
         driver = facts.driver
         cuda = (
