@@ -9,13 +9,14 @@ from packaging.version import InvalidVersion, Version
 from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported, reported_evidence
 from torch_gpu_doctor.checks.support.torch_state import no_cuda_torch
 from torch_gpu_doctor.compat.builds import UNKNOWN_DEFAULT, companion_default_cuda, tag_build
+from torch_gpu_doctor.compat.library_bugs import library_bugs
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution
-from torch_gpu_doctor.fixes.target import target_platform
+from torch_gpu_doctor.fixes.target import python_command, target_platform
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Unavailable
@@ -259,7 +260,8 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
 
     ## How to fix
     Reinstall torch (which reinstalls its pinned nvidia-* wheels) and uninstall the packages of the other
-    CUDA family.
+    CUDA family. A library version with a known bug on this GPU (compat/library_bugs.json: cuBLAS before 12.3
+    on the H20) gets the version that ends it.
     """
     cid = "torch.nvidia_wheels"
     packages = facts.torch_packages
@@ -286,6 +288,9 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
             evidence=evidence,
             remediation=fix_for_torch(facts),
         )
+    buggy = known_library_bug(facts, packages.cuda, dists)
+    if buggy is not None:
+        return buggy
     count = sum(1 for d in packages.distributions if d.name.startswith("nvidia-"))
     if count == 0:
         return Finding(
@@ -296,6 +301,53 @@ def torch_nvidia_wheels(facts: Facts) -> Finding:
         )
     wheels = "1 nvidia-* wheel, as" if count == 1 else f"{count} nvidia-* wheels, all as"
     return Finding(cid, Status.PASS, f"{wheels} torch requires.", evidence=evidence)
+
+
+KNOWN_BUG = "has a known bug"
+
+
+def known_library_bug(facts: Facts, cuda: str, dists: dict[str, Distribution]) -> Finding | None:
+    """A bundled library's version with a known bug on one of these GPUs: the pip list's version where it is
+    known, else the one torch's CUDA build pins (torch 2.4.0+cu121 brings cuBLAS 12.1)."""
+    for bug in library_bugs():
+        gpu = next((g.name for g in facts.nvidia_gpus if isinstance(g.name, str) and bug.on(g.name)), None)
+        if gpu is None:
+            continue
+        have = dists.get(bug.distribution)
+        try:
+            affected = (
+                Version(have.version) < Version(bug.fixed_in) if have is not None else cuda in bug.torch_cuda
+            )
+        except InvalidVersion:
+            affected = False
+        if not affected:
+            continue
+        which = (
+            f"The installed {bug.distribution} {have.version}"
+            if have is not None
+            else f"The {bug.distribution} that torch's CUDA {cuda} build brings"
+        )
+        return Finding(
+            "torch.nvidia_wheels",
+            Status.WARN,
+            f"{which} {KNOWN_BUG} on the {gpu}: {bug.symptom}.",
+            details=f"Fixed in {bug.distribution} {bug.fixed_in}; found in {', '.join(bug.sources[:2])}.",
+            evidence=(
+                Evidence(bug.distribution, have.version if have else f"torch CUDA {cuda}", "pip / torch"),
+            ),
+            remediation=Remediation(
+                text=f"Install {bug.distribution} {bug.install} into torch's environment (pip warns that torch pinned "
+                "an older one; the newer library still serves it), or a torch built for a newer CUDA.",
+                commands=(
+                    Command(
+                        (python_command(facts), "-m", "pip", "install", f"{bug.distribution}=={bug.install}")
+                    ),
+                ),
+                needs_network=True,
+                target=Target.PYTHON_ENV,
+            ),
+        )
+    return None
 
 
 def _unmet_requirements(requires: tuple[str, ...], dists: dict[str, Distribution]) -> list[str]:

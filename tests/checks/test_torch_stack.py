@@ -4,7 +4,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from tests.factories import facts, python_facts, torch_packages
+from tests.factories import facts, gpu, python_facts, torch_packages
 from torch_gpu_doctor.checks.env import library_path
 from torch_gpu_doctor.checks.torch_stack import (
     _cudnn_text,
@@ -213,3 +213,22 @@ def test_library_from_a_system_toolkit_warns() -> None:
     assert f.status is Status.WARN
     assert "libcudnn from /usr/local/cuda/lib64/libcudnn.so.8.9.7" in f.summary
     assert "LD_LIBRARY_PATH='/usr/local/cuda/lib64'" in f.details
+
+
+def test_cublas_before_12_3_on_an_h20_is_its_known_sigfpe() -> None:
+    """compat/library_bugs.json: torch's cu121 builds bring cuBLAS 12.1, which dies of SIGFPE on the H20
+    (vllm-project/vllm#4392); decided from the build where no pip list is known, from the list where it is."""
+    h20 = gpu(name="NVIDIA H20", cc="9.0")
+    cu121 = torch_packages("2.4.0+cu121", "12.1")
+    finding = torch_nvidia_wheels(facts(gpus=(h20,), torch_packages=cu121))
+    assert finding.status is Status.WARN and "has a known bug on the NVIDIA H20" in finding.summary
+    assert finding.remediation is not None
+    assert finding.remediation.commands[0].argv[-1] == "nvidia-cublas-cu12==12.4.5.8"
+    listed = replace(cu121, distributions=(Distribution("nvidia-cublas-cu12", "12.1.3.1", None, ()),))
+    assert torch_nvidia_wheels(facts(gpus=(h20,), torch_packages=listed)).status is Status.WARN
+    fixed = replace(cu121, distributions=(Distribution("nvidia-cublas-cu12", "12.4.5.8", None, ()),))
+    assert torch_nvidia_wheels(facts(gpus=(h20,), torch_packages=fixed)).status is Status.PASS
+    h200 = gpu(name="NVIDIA H200", cc="9.0")
+    assert torch_nvidia_wheels(facts(gpus=(h200,), torch_packages=cu121)).status is Status.PASS
+    cu124 = torch_packages("2.5.1+cu124", "12.4")
+    assert torch_nvidia_wheels(facts(gpus=(h20,), torch_packages=cu124)).status is Status.PASS
