@@ -427,6 +427,49 @@ def _unlisted_card_without_gpu(facts: Facts) -> Finding | None:
     )
 
 
+def _listed_card_without_gpu(facts: Facts) -> Finding | None:
+    """A card named without its KFD topology whose target the ROCm wheels do build, beside a ROCm torch that
+    finds no GPU: the target is not why, and the usual reason left is a user who may not open /dev/kfd and
+    /dev/dri (blind set 20: legacy-rocm-build#3072, an RX 7900 XTX whose owner was not in render and video)."""
+    runtime, rocm, packages = facts.torch, facts.rocm, facts.torch_packages
+    if not isinstance(rocm, Unavailable) and not isinstance(rocm.agents, Unavailable):
+        return None  # the machine's own targets: judged below
+    if not isinstance(facts.os, Unavailable) and facts.os.is_wsl:
+        return None  # WSL has no /dev/kfd: amd.torch_rocm names AMD's WSL setup
+    if isinstance(runtime, Unavailable) or runtime.cuda_available is not False:
+        return None
+    if isinstance(packages, Unavailable) or packages.hip is None:
+        return None  # the build is not known to be ROCm's: amd.torch_rocm says what it is
+    named = _named_gfx(facts, [])
+    if named is None or named[0] not in TORCH_WHEEL_TARGETS:
+        return None
+    return Finding(
+        _GFX_TARGET,
+        Status.FAIL,
+        f"torch (a ROCm build) finds no GPU although its wheels build {named[0]}, this GPU's target: most often "
+        "this user may not open /dev/kfd and /dev/dri (not in the render and video groups).",
+        details="ROCm reaches the GPU through /dev/kfd and /dev/dri/renderD*, which belong to the render (and "
+        "video) group; a user outside them gets no GPU from ROCm, with no error. The GPU's target is among the "
+        "ones PyTorch's ROCm wheels are built for, so no override is needed.",
+        evidence=(fact("torch.cuda.is_available()", "False", "the paste"),),
+        remediation=Remediation(
+            text="Add the user to the render and video groups and log in again (a container needs --device "
+            "/dev/kfd --device /dev/dri and those groups too); then torch.cuda.is_available() is True.",
+            commands=(
+                Command(
+                    ("ls", "-l", "/dev/kfd", "/dev/dri"), note="their group (render, video) and this user's"
+                ),
+                Command(
+                    ("sudo", "usermod", "-aG", "render,video", "USER"),
+                    note="USER: your login name; then log out and in",
+                ),
+            ),
+            requires_root=True,
+            target=Target.SYSTEM,
+        ),
+    )
+
+
 def _with_device_access(fix: Remediation) -> Remediation:
     """The override, then the other usual reason ROCm torch sees no GPU: a user who may not open /dev/kfd."""
     return dataclasses.replace(
@@ -502,6 +545,9 @@ def amd_gfx_target(facts: Facts) -> Finding:
     unlisted = _unlisted_card_without_gpu(facts) if not failed else None
     if unlisted is not None:
         return unlisted
+    access = _listed_card_without_gpu(facts) if not failed else None
+    if access is not None:
+        return access
     skip = not_applicable(facts, cid)
     if skip is not None:
         return skip

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import InvalidVersion, Version
+
 from torch_gpu_doctor.checks.support.jetson import CUDSS
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.model import Facts
@@ -23,6 +25,7 @@ from torch_gpu_doctor.fixes.library_path import (
     program_library_fix,
     soversion_major,
     split_site_packages_fix,
+    system_cuda_library_fix,
     torch_cublas_fix,
     torch_wheel_library_fix,
     unpinned_extension,
@@ -30,7 +33,7 @@ from torch_gpu_doctor.fixes.library_path import (
     windows_dll_fix,
     wsl_libcuda_fix,
 )
-from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, python_command
+from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, python_command, python_minor
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.records import dataclass
@@ -526,6 +529,12 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
         if facts.jetson_board is not None:  # its CUDA is the JetPack's: no nvidia-* wheels (platform.jetson)
             summary = f"torch's import could not find {library}: torch was built for another JetPack's CUDA"
             return _Cause(error, summary, jetson_torch_remediation(facts))
+        if _before_nvidia_wheels(facts):
+            summary = (
+                f"torch's import could not find {library}: this torch (older than 1.13) loads it from the CUDA "
+                "installed on the machine, not from nvidia-* wheels"
+            )
+            return _Cause(error, summary, system_cuda_library_fix(library))
         summary = f"torch's import could not find {library}, one of its own nvidia-* wheel libraries"
         return _Cause(error, summary, torch_wheel_library_fix(library))
     dlopened = any(_DLOPEN.search(e.text) for e in failed)
@@ -549,6 +558,19 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
     return _Cause(
         error, summary, program_library_fix(library, _cuda_major(facts, failed), _torch_cudnn(facts))
     )
+
+
+def _before_nvidia_wheels(facts: Facts) -> bool:
+    """A torch older than 1.13, the first whose Linux wheels depend on nvidia-* packages: its version, or a
+    Python older than 3.7, which no later torch supports."""
+    version = installed_torch(facts)
+    if version is not None:
+        try:
+            return Version(version) < Version("1.13")
+        except InvalidVersion:
+            return False
+    minor = python_minor(facts)
+    return minor is not None and tuple(int(p) for p in minor.split(".")) < (3, 7)
 
 
 _CUDART = lazy(r"^libcudart\.so\.(?P<version>\d+(?:\.\d+)?)$")

@@ -52,6 +52,10 @@ def decode_paste(data: bytes, name: str) -> Paste:
     if cleaned != text:
         notes.append("terminal escape sequences (colours) were removed")
     cleaned = _CONTROL.sub("", cleaned)
+    unquoted = _unquote(cleaned)
+    if unquoted != cleaned:
+        notes.append("quoted lines ('> ') were read without their quote marks")
+        cleaned = unquoted
     lines = cleaned.split("\n")
     if len(lines) > MAX_LINES:
         cleaned = "\n".join(lines[:MAX_LINES])
@@ -72,6 +76,26 @@ def _decode(data: bytes) -> tuple[str, str]:
     if len(sample) >= 4 and even.count(0) > 0.3 * len(even) and odd.count(0) < 0.05 * len(odd):
         return "utf-16-be", data.decode("utf-16-be", errors="replace")
     return "utf-8", data.decode("utf-8", errors="replace")
+
+
+# A markdown or e-mail quote: "> File ...", ">     from x import y", "> ImportError: ..." (blind set 20: a
+# traceback quoted that way got "No problem found")
+_QUOTE = lazy(r"^(?:>(?!>>)[ \t]?)+")  # never a Python prompt (">>> import torch")
+
+
+def _unquote(text: str) -> str:
+    """Each block of two or more lines in a row that start with '>' loses its quote marks: what a program
+    printed, quoted in an issue, is read as printed. A lone '>' line (a shell's continuation prompt, a reply's
+    single quoted sentence) stays."""
+    if "\n>" not in text and not text.startswith(">"):
+        return text
+    lines = text.split("\n")
+    quoted = [bool(_QUOTE.match(line)) for line in lines]
+    out = []
+    for i, line in enumerate(lines):
+        block = quoted[i] and ((i > 0 and quoted[i - 1]) or (i + 1 < len(lines) and quoted[i + 1]))
+        out.append(_QUOTE.sub("", line, count=1) if block else line)
+    return "\n".join(out)
 
 
 def _mostly_control(text: str) -> bool:

@@ -38,7 +38,7 @@ _CONSUMER = lazy(
 # Data-centre and workstation parts by their names; the short ones (T4, L4, A10, P40) only after NVIDIA or Tesla,
 # where they cannot be a hex digit pair, a paper size or a row of a table.
 _DATACENTER = lazy(
-    r"(?P<name>gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
+    r"(?P<name>gb10|gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
     r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
     r"|(?<![\w-])(?P<ampere>a[2-6][05]00)(?![\w-])"  # Ampere's workstation cards without their RTX: "A6000"
     r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
@@ -104,6 +104,30 @@ _ASKS_BUILD = lazy(
     r"|\b(?:pytorch|torch)\b[^\n.?]{0,30}\b(?:only|just)\b[^\n.?]{0,20}"
     r"\b(?:compatible|supports?|available|provides?)\b[^\n.?]{0,10}\bcuda"
     r"|\bbuild[ \t]+(?:pytorch|torch)\b[^\n.?]{0,30}\bcuda",
+    re.IGNORECASE,
+)
+# The person says the thing fails, with no error shown: "vllm serve can not work on two 3090", "It turned out
+# to errors related to NCCL", "the web UI shows no CUDA support and 0 VRAM", "单机多卡运行报错" (blind set 20: seven
+# such pastes got "No problem found" and exit 0)
+_FAILS = lazy(
+    r"\b(?:can[ \t]?not|can't|cannot|could[ \t]?not|couldn't|unable[ \t]+to|fails?[ \t]+to|failed[ \t]+to)[ \t]+"
+    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|use|detect|find|see|recogni[sz]e)\b"
+    r"|\b(?:does[ \t]?n[o']?t|doesn't|did[ \t]?n[o']?t|didn't|do[ \t]?n[o']?t|don't|is[ \t]?n[o']?t|isn't)[ \t]+"
+    r"(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see)\b"
+    r"|\berrors?[ \t]+(?:related|about|with|when|in|on|from|occur\w*)\b"
+    r"|\b(?:get|got|getting|throws?|raises?|gives?|see|shows?|hit|encounter\w*|face)[ \t]+"
+    r"(?:an?[ \t]+|the[ \t]+|this[ \t]+|that[ \t]+|some[ \t]+)?(?:[\w-]+[ \t]+)?errors?\b"
+    r"|报错|出错|失败|运行不了|跑不起来|无法运行"
+    r"|\b(?:prints?|returns?|gives?|shows?)[ \t]+`?False\b"
+    r"|\bno[ \t]+CUDA[ \t]+support\b|(?<![\w.])0[ \t]*VRAM\b",
+    re.IGNORECASE,
+)
+# what a shown `print(torch.cuda.is_available())` gives, in words: "but pytorch-1.4 prints False"
+_PRINTS_FALSE = lazy(r"\b(?:prints?|printed|returns?|returned|gives?|shows?)[ \t]+`?false\b")
+# ... never where it says there is none, or only supposes one
+_NO_FAILURE = lazy(
+    r"\b(?:no|without(?:[ \t]+any)?|zero)[ \t]+errors?\b|\berror[ \t-]?free\b|\bif[ \t]+it[ \t]+fails\b"
+    r"|\bworks?[ \t]+(?:fine|well|perfectly)\b",
     re.IGNORECASE,
 )
 _DRIVER = lazy(
@@ -191,7 +215,10 @@ _TORCH_FAILS = lazy(
     # "false" without \b: in "为false" the CJK letter before it is a word character to `re`
     r"(?<![A-Za-z0-9_.])(?:torch\.)?(?:cuda\.)?is_available\(\)[^\n]{0,60}?(?<![a-z])false\b"
     r"|(?<![A-Za-z0-9_.])(?:torch\.)?cuda\.is_available(?![\w(])[^\n]{0,60}?(?<![a-z])false\b"  # without ()
-    r"|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"
+    # the answer on a line of its own, after the call's line ends ("...is_available())\"" then "False"), or a
+    # few lines below (a fenced `print(...)` and then `False`)
+    r"|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"  # "torch.cuda.is_available()" / "i get false"
+    r"|is_available\(\)[^\n]{0,24}(?:\n[^\n]{0,80}){0,3}?\n[ \t`>*]*false\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bno[ \t]+cuda[ \t]+(?:is[ \t]+)?avai?lable"
     # "No CUDA Environment found", "no cuda device detected": never "CUDA toolkit not found" (nvcc, a build)
     r"|\bno[ \t]+cuda[ \t]+(?:environment|devices?|gpus?)[ \t]+(?:was[ \t]+|were[ \t]+)?(?:found|detected)\b"
@@ -320,7 +347,14 @@ _NOT_THE_CPU_BUILD = lazy(
 # command typed is not what is installed) nor "torchvision 0.16" (the lookbehind and the word's end).
 _TORCH_SAID = lazy(
     r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]*\.{3,}[ \t]*|[ \t]|\(v?)"
-    r"v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)(?!\w|\.\w)",
+    r"`?v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)(?!\w|\.\w)",
+    re.IGNORECASE,
+)
+# a torch wheel's file name, as a URL writes it ("torch-2.6.0.dev20241016%2Brocm6.2-cp312-..."): its version and
+# build tag, where nothing else says which torch was installed
+_TORCH_WHEEL = lazy(
+    r"(?<![\w-])torch-(?P<version>[12]\.\d{1,2}\.\d{1,2}(?:\.dev\d+)?)(?:%2B|\+)(?P<tag>cu\d{2,3}|cpu|rocm\d+(?:\.\d+){0,2})"
+    r"-cp\d+",
     re.IGNORECASE,
 )
 # what a package was built against, not what is installed: DeepSpeed's ds_report "deepspeed wheel compiled w.
@@ -455,6 +489,7 @@ class ProseFacts:
     driver: Said | None = None  # the NVIDIA driver's version ("470.223.02")
     cuda: Said | None = None  # the CUDA the person says the machine has ("11.4"): theirs, not a build's
     asks_build: int | None = None  # the line that asks for (or misses) a torch build for a CUDA version
+    fails: Said | None = None  # the first line that says the thing fails, in words (its text): no error shown
     wsl: int | None = None  # the line that says WSL
     macos: int | None = None  # the line with a macOS path or name
     jetson: Said | None = None  # the Jetson's model as written ("Jetson orin agx"), or "Jetson"
@@ -618,6 +653,9 @@ def read_prose(lines: list[str]) -> ProseFacts:
             torch_fails = Said(
                 "illegal_instruction" if fails["illegal"] else "cuda_unavailable", line_of(fails)
             )
+        elif "is_available" in lowered:  # `print(torch.cuda.is_available())` shown, then "... prints False"
+            printed = _PRINTS_FALSE.search(lowered)
+            torch_fails = Said("cuda_unavailable", line_of(printed)) if printed is not None else None
     if "cpu" in lowered and "torch" in lowered:  # the build said: that is why CUDA is not available
         for found in _CPU_BUILD_SAID.finditer(lowered):
             before = lowered[max(0, found.start() - 24) : found.start()]
@@ -647,6 +685,9 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _TORCH_TOLD.finditer(text):
             if here(found):
                 torch.setdefault(found["version"].lower(), line_of(found))
+    if "torch-" in lowered and not torch:
+        for found in _TORCH_WHEEL.finditer(text, 0, MAX_CHARS):
+            torch.setdefault(f"{found['version']}+{found['tag']}".lower(), line_of(found))
     if "torch==" in lowered.replace(" ", "") and not torch:
         for found in _TORCH_PINNED.finditer(text):
             at = line_of(found)
@@ -661,6 +702,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
         if "linux-" in lowered
         else {}
     )
+    said_failing: Said | None = None
+    for found in _FAILS.finditer(text, 0, MAX_CHARS):
+        line = kept[line_of(found) - 1]
+        if not _NO_FAILURE.search(line):
+            said_failing = Said(line.strip(), line_of(found))
+            break
     cudas: dict[str, int] = {}
     asked_build = None
     if "cuda" in lowered:
@@ -788,6 +835,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         linux_kernel=_one(kernels),
         torch_works=torch_works,
         cuda=_one(cudas),
+        fails=said_failing,
         asks_build=line_of(asked_build) if asked_build is not None else None,
         runs_on_windows=windows,
         rebooted=rebooted,
@@ -810,6 +858,9 @@ def _one_chip(amd: dict[str, int]) -> dict[str, int]:
     if len(amd) > 1 and len(targets) == 1 and None not in targets:
         first = min(amd, key=amd.__getitem__)
         return {first: amd[first]}
+    said = {name: line for name, line in amd.items() if name.lower().startswith("gfx")}
+    if len(amd) > 1 and len({name.lower() for name in said}) == 1:
+        return said  # rocminfo's own target ("amdgcn-amd-amdhsa--gfx1102") over a product name's table guess
     return amd
 
 

@@ -192,6 +192,16 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
                 result.unrecognised, facts, reported=pasted.collect_env is not None
             )
         )
+        probe = (
+            extension_probe(pasted.collect_env, interpreter_shown(facts))
+            if result.unrecognised.said
+            else None
+        )
+        if probe is not None:  # an extension project's report: its own build is what such reports are about
+            out.write(
+                "  How this project's compiled operators were built is not in the report; this says:\n"
+                f"    $ {probe}\n"
+            )
     elif cause is None:
         out.write(f"No problem found in what this paste shows{_STILL_FAILS if pasted.hits else _NO_ERROR}\n")
         first: dict[str, Hit] = {}
@@ -310,6 +320,22 @@ def unrecognised_lines(shown: ShownError, facts: Facts, *, reported: bool = Fals
         if not driver_shown
         else None
     )
+    if shown.said:
+        nccl = "nccl" in shown.text.lower()
+        return [
+            f"The paste says it fails (line {shown.line}) but shows no error message:",
+            f"  {text}",
+            "  What failed and why is in the program's own error, which is not in the paste"
+            + (" (a screenshot of it cannot be read)." if shown.image else "."),
+            "  Next: paste the error's last lines as text"
+            + (
+                ", from a run with NCCL_DEBUG=INFO in its environment (NCCL then prints its reason)"
+                if nccl
+                else ""
+            )
+            + (", and the output of this from the same environment:" if ask else "."),
+            *([f"    $ {ask}"] if ask else []),
+        ]
     if ask is None:
         return [
             f"The paste shows an error gpu-doctor does not know (line {shown.line}):",

@@ -51,6 +51,8 @@ class ShownError:
     text: str  # the exception, or the failing line, as printed (without a log prefix)
     cut: bool = False  # a traceback that ends before its exception: `text` is its last frame
     first: int = 0  # 1-based: where its traceback starts (its "Traceback" line); 0: the line alone
+    said: bool = False  # no program printed it: the person's own words say it fails (prose.fails)
+    image: bool = False  # ... and the paste holds an image (the error as a screenshot)
 
 
 def parse_shown_error(lines: list[str]) -> ShownError | None:

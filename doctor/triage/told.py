@@ -629,3 +629,73 @@ def watermark_already_set(verdict: Verdict, pasted: PastedText) -> Verdict:
     remediation = watermark_not_reached(said)
     finding = dataclasses.replace(finding, remediation=remediation)
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, said})))
+
+
+# pip's answer when the installed version already satisfies the requirement: it keeps that build, whatever index
+# was named ("Requirement already satisfied: torch in /home/u/env/lib/python3.8/site-packages (2.0.1)")
+_KEPT = lazy(
+    r"^\s*Requirement already satisfied: (?P<name>torch|torchvision|torchaudio) in \S+ \((?P<version>[^)\s]+)\)",
+    re.MULTILINE,
+)
+# the install that asked for another build: `pip install torch ... --index-url https://download.pytorch.org/whl/cu118`
+_FROM_INDEX = lazy(
+    r"\bpip3?[ \t]+install\b[^\n]*\btorch\b[^\n]*--(?:extra-)?index-url[ \t=]+https://download\.pytorch\.org/whl/"
+    r"(?P<variant>cu\d{2,3}|cpu|rocm\d+(?:\.\d+){1,2})\b"
+)
+INSTALLED = "torch.installed"
+
+
+def pip_kept_torch(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """An install from a variant's index that pip answered with 'Requirement already satisfied: torch ... (2.0.1)':
+    pip keeps an installed version that satisfies the requirement, so the build asked for never came (blind set
+    20: pytorch#103246, cu118 asked for, torch 2.0.1 from PyPI (cu117) kept). Only where nothing else was found
+    and the kept build is not the one asked for."""
+    text = pasted.paste.text
+    if "already satisfied" not in text or any(v.kind == Kind.PROBLEM for v in verdicts):
+        return verdicts
+    asked = _FROM_INDEX.search(text, 0, MAX_CHARS)
+    kept = {m["name"]: (m["version"], m) for m in _KEPT.finditer(text, 0, MAX_CHARS)}
+    if asked is None or "torch" not in kept:
+        return verdicts
+    variant = asked["variant"]
+    version, found = kept["torch"]
+    if version.endswith(f"+{variant}"):
+        return verdicts  # the build asked for is the one there
+    base = {name: v.split("+")[0] for name, (v, _) in kept.items()}
+    pins = tuple(
+        f"{name}=={base[name]}+{variant}" for name in ("torch", "torchvision", "torchaudio") if name in base
+    )
+    line = line_number(text, found)
+    finding = Finding(
+        INSTALLED,
+        Status.FAIL,
+        f"pip kept the torch already installed ({version}, line {line}): an install from the {variant} index does "
+        f"not replace a torch whose version already satisfies the requirement, so the {variant} build never came.",
+        details="pip compares versions, not builds: 2.0.1 from PyPI satisfies 'torch' as well as 2.0.1+cu118 "
+        "would, so it answers 'Requirement already satisfied' and installs nothing. Pinning the local version "
+        "and forcing the reinstall replaces the build.",
+        remediation=Remediation(
+            text=f"Reinstall the {variant} builds by their exact local versions, in the same environment.",
+            commands=(
+                Command(
+                    (
+                        "python",
+                        "-m",
+                        "pip",
+                        "install",
+                        "--force-reinstall",
+                        *pins,
+                        "--index-url",
+                        f"https://download.pytorch.org/whl/{variant}",
+                    )
+                ),
+            ),
+            needs_network=True,
+            target=Target.PYTHON_ENV,
+        ),
+    )
+    lines = tuple(sorted({line, line_number(text, asked)}))
+    added = Verdict(finding, titles.get(INSTALLED, INSTALLED), Kind.PROBLEM, (), None, lines)
+    return (added, *verdicts)

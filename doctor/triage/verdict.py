@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.catalog import builtin_specs, load_checks
 from torch_gpu_doctor.checks.nccl_communication import CUSTOM_ALL_REDUCE
+from torch_gpu_doctor.checks.torch_stack import KNOWN_BUG, known_library_bug
 from torch_gpu_doctor.compat.app_pythons import app_in
 from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product
 from torch_gpu_doctor.compat.wrappers import wrapper_in
@@ -57,6 +58,7 @@ from torch_gpu_doctor.triage.outcome import (
 )
 from torch_gpu_doctor.triage.paste import IN_WORDS, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.told import (
     across_machines,
     answered_probes,
@@ -74,6 +76,7 @@ from torch_gpu_doctor.triage.told import (
     not_asked_again,
     on_the_smaller_gpu,
     only_words,
+    pip_kept_torch,
     rebooted_already,
     shown_by_a_program,
     shown_outputs_not_asked_again,
@@ -92,6 +95,7 @@ from torch_gpu_doctor.triage.where import (
     OPERATION_NOT_SUPPORTED,
     builds_an_image,
     cpu_environment,
+    docker_on_windows,
     driver_of_a_vgpu_guest,
     image_compat_on_wsl,
     in_a_pod,
@@ -106,6 +110,7 @@ from torch_gpu_doctor.triage.where import (
     on_a_hosted_notebook,
     on_a_mac,
     on_a_vgpu_profile,
+    on_wsl,
     ran_inside_a_container,
     rocm_on_wsl,
     seen_from_the_container,
@@ -198,6 +203,17 @@ def known(pasted: PastedText, facts: Facts) -> Known:
     )
 
 
+_GFX_NAMED = lazy(r"\bgfx[0-9a-f]{3,4}\b", re.IGNORECASE)
+
+
+def _library_bug_decided(facts: Facts) -> bool:
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.cuda is None:
+        return False
+    dists = {d.name: d for d in packages.distributions}
+    return known_library_bug(facts, packages.cuda, dists) is not None
+
+
 def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
     """What a check needs that this paste does not show. A check missing one is "unknown from this paste"
     whatever it concluded."""
@@ -243,6 +259,8 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
         return [] if k.available else [*build, "Is CUDA available"]
     if check_id == "torch.companions" and error_reported(facts, "companion_mismatch"):
         return []  # the paste's own output says a package does not match torch (xformers.info, its warning)
+    if check_id == "torch.nvidia_wheels" and _library_bug_decided(facts):
+        return []  # torch's CUDA build says which cuBLAS it brings: no pip list needed to name its bug
     if check_id in ("torch.companions", "torch.nvidia_wheels"):
         return torch + ([] if k.libraries else ["the list of installed packages (pip list)"])
     if check_id in BY_MESSAGE_ONLY:
@@ -250,7 +268,8 @@ def missing_fields(check_id: str, k: Known, facts: Facts) -> list[str]:
     if check_id == "amd.gfx_target":
         # a card named in the paste ("RX 6700 XT") has a known target; otherwise rocminfo tells it
         names = [g.name for g in facts.gpus if g.vendor == "amd" and isinstance(g.name, str)]
-        return [] if any(gfx_of_product(n) for n in names) else ["the GPU's gfx target (rocminfo)"]
+        known = any(gfx_of_product(n) or _GFX_NAMED.search(n) for n in names)  # "AMD gfx1102": rocminfo's own
+        return [] if known else ["the GPU's gfx target (rocminfo)"]
     return []
 
 
@@ -331,7 +350,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(lost_again(v, pasted.prose.recurs) for v in verdicts)
     if pasted.prose.updated is not None and not in_container(pasted):  # "after recent ubuntu update"
         verdicts = tuple(updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
-    verdicts = tuple(rocm_on_wsl(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(rocm_on_wsl(on_wsl(v, facts, pasted), facts, pasted) for v in verdicts)
+    verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
     if "zluda" in pasted.paste.text[:MAX_CHARS].lower():  # AMD's GPU behind CUDA's names
         verdicts = tuple(under_zluda(v, pasted) for v in verdicts)
     verdicts = tuple(rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)
@@ -359,6 +379,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
+    if "already satisfied" in pasted.paste.text[:MAX_CHARS]:  # pip kept the torch another index was asked for
+        verdicts = pip_kept_torch(verdicts, pasted, titles)
     if pasted.prose.asks_build is not None:  # "I have CUDA 11.4, could you build one for it?"
         verdicts = build_for_said_cuda(verdicts, pasted, facts, titles)
     if (
@@ -491,6 +513,11 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     ):  # "works on one GPU, fails on four with:" and the exception it shows: that exception is what to read
         cause = None
     unrecognised = shown if cause is None and shown is not None and shown.line not in known_lines else None
+    failing = pasted.prose.fails
+    if cause is None and unrecognised is None and failing is not None and not pasted.hits:
+        # the person says it fails and shows no error: never "No problem found" and exit 0
+        image = "<img" in pasted.paste.text[:MAX_CHARS] or "![" in pasted.paste.text[:MAX_CHARS]
+        unrecognised = ShownError(failing.line, failing.value, said=True, image=image)
     return Triage(
         report, verdicts, not_in, cause, _confidence(cause, facts, pasted) if cause else None, unrecognised
     )
@@ -536,6 +563,8 @@ def _confidence(cause: Verdict, facts: Facts, pasted: PastedText) -> str:
     if check == "torch.arch_compat" and any(
         g.compute_capability_source == "compat table" for g in facts.nvidia_gpus
     ):
+        return Confidence.INFERRED
+    if check == "torch.nvidia_wheels" and KNOWN_BUG in summary:  # compat/library_bugs.json's row
         return Confidence.INFERRED
     return Confidence.STATED
 

@@ -683,6 +683,111 @@ def in_the_image(verdict: Verdict, line: int) -> Verdict:
 _IMAGE_REF = lazy(r"(?<![\w./-])(?:[\w.-]+/)+[\w.-]+:[\w][\w.-]*(?![\w/])")
 
 
+NO_GPU_RUNTIME = "container_could_not_select_device_driver"
+
+
+def docker_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """Docker's missing GPU runtime where the host is Windows (Docker Desktop): there is no NVIDIA Container
+    Toolkit to install or systemctl to run on Windows; GPU containers need Docker Desktop's WSL 2 engine and the
+    Windows NVIDIA driver (blind set 20: nvidia-docker#1352, `--gpus all` on Windows 10 with driver 451.67)."""
+    finding = verdict.finding
+    if (
+        finding.check_id != "platform.container_gpus"
+        or finding.status is not Status.FAIL
+        or not on_windows(facts)
+        or not any(h.signature.id == NO_GPU_RUNTIME for h in pasted.hits)
+    ):  # with the runtime there, the container was started without the GPUs (facepoke#12): its own fix stands
+        return verdict
+    fix = Remediation(
+        text="On Windows, Docker Desktop gives containers the GPU only through its WSL 2 engine (Settings > General "
+        "> 'Use the WSL 2 based engine'), with a current NVIDIA driver for Windows, which brings CUDA into WSL 2; "
+        "no NVIDIA Container Toolkit and no Linux driver are installed on Windows. Hyper-V's engine (Windows "
+        "containers, or Linux ones without WSL 2) has no GPU support.",
+        commands=(
+            Command(
+                ("wsl.exe", "--update"),
+                note="in PowerShell: WSL 2 with GPU support, then Docker Desktop's WSL 2 engine",
+            ),
+            Command(
+                (
+                    "docker",
+                    "run",
+                    "--rm",
+                    "--gpus",
+                    "all",
+                    "nvcr.io/nvidia/k8s/cuda-sample:nbody",
+                    "nbody",
+                    "-gpu",
+                    "-benchmark",
+                ),
+                note="Docker's own GPU check for Docker Desktop",
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+    details = (
+        "Docker on Windows registers no NVIDIA runtime: its Linux containers reach the GPU through WSL 2."
+    )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, details=details, remediation=fix)
+    )
+
+
+BUSY = "other_cuda_devices_busy_or_unavailable"
+_WINDOWS_SIDE = Command(
+    ("wsl.exe", "--update"),
+    note="in Windows (PowerShell), then `wsl --shutdown`: WSL's kernel and GPU layer; update the Windows NVIDIA "
+    "driver and Windows too",
+    runs_here=False,
+)
+
+
+def on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """CUDA errors whose native-Linux reading has no meaning under WSL 2 (blind set 20): error 46 'busy or
+    unavailable' is not a compute mode or a GPU to reset there (WSL has neither; the GPU is Windows' through
+    /dev/dxg), it is the Windows side's GPU layer: microsoft/WSL#6014, CUDA broken on two machines by one Windows
+    Insider build. Error 801 is no vGPU profile there: WSL 2 lacks some CUDA features (its unified memory has
+    Windows' feature set, without full managed memory), and a program that needs one fails (rapidsai/cudf#11382)."""
+    finding = verdict.finding
+    if isinstance(facts.os, Unavailable) or not facts.os.is_wsl or finding.remediation is None:
+        return verdict
+    ids = {h.signature.id for h in pasted.hits if h.line in verdict.lines}
+    if BUSY in ids:
+        summary = (
+            "CUDA could not create a context on the GPU under WSL 2 (error 46, 'busy or unavailable'): WSL has no "
+            "compute mode or GPU reset of its own, so it is the Windows side's GPU layer that failed: a Windows or "
+            "WSL build whose GPU support is broken, or a Windows driver without it."
+        )
+        fix = Remediation(
+            text="Update WSL, the Windows NVIDIA driver and Windows itself, then restart WSL (wsl --shutdown). If it "
+            "began with a Windows update (an Insider build), the next build or rolling back is the fix; CUDA under "
+            "WSL needs no Linux driver, and none may be installed inside it.",
+            commands=(_WINDOWS_SIDE,),
+            target=Target.SYSTEM,
+        )
+    elif OPERATION_NOT_SUPPORTED in ids:
+        summary = (
+            "CUDA refused an operation under WSL 2 (error 801): WSL 2 does not offer every CUDA feature (its "
+            "unified memory has Windows' feature set, without full managed memory), and the program uses one it "
+            "lacks."
+        )
+        fix = Remediation(
+            text="Run the program on native Linux, or configure it without the feature (a library's managed-memory "
+            "pool or allocator option). Check the GPU too: libraries drop old GPUs (RAPIDS needs compute "
+            "capability 7.0 or newer from its 24.02 release).",
+            commands=(Command(("nvidia-smi", "-L"), note="the GPU, for its compute capability"),),
+            target=Target.SYSTEM,
+        )
+    else:
+        return verdict
+    details = (
+        "Under WSL 2 the GPU is Windows': CUDA reaches it through /dev/dxg and the Windows driver's libraries in "
+        "/usr/lib/wsl/lib; NVIDIA's CUDA on WSL user guide lists what WSL 2 does not support."
+    )
+    finding = dataclasses.replace(finding, summary=summary, details=details, remediation=fix)
+    return dataclasses.replace(verdict, finding=finding)
+
+
 def image_compat_on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     """No GPU for CUDA inside a container on WSL2, while nvidia-smi there lists them: CUDA images register their
     forward-compatibility libcuda (/usr/local/cuda/compat) with the loader, and under WSL that copy is loaded in

@@ -132,3 +132,172 @@ def test_sigfpe_is_cublas_on_h20(name: str) -> None:
 def test_pythons_floating_point_error_is_no_sigfpe() -> None:
     hits = said("FloatingPointError: overflow encountered in exp\nexitcode: -80\n").pasted.hits
     assert not any(h.signature.id == "sigfpe_cublas_gemm" for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("vllm-19045-mixed-gpu-tensor-parallel.txt", 1),  # "# [Bug]: vllm serve can not work on two 3090"
+        ("nccl-1504-nccl-error-container.txt", 1),  # "It turned out to errors related to NCCL"
+        ("comfyui-nvidia-docker-111-vgpu-q-profile-cuda.txt", 1),  # "i get the error in the image"
+        ("macos-egpu-17-egpu-tb2-macos.txt", None),  # "the Nvidia CUDA driver does not detect the GPU"
+    ],
+)
+def test_a_failure_said_in_words_with_no_error_shown_is_never_no_problem(name: str, line: int | None) -> None:
+    d = diagnosed(name)
+    assert d.result.cause is None
+    said_failing = d.result.unrecognised
+    assert said_failing is not None and said_failing.said
+    assert line is None or said_failing.line == line
+    assert d.result.exit_problem()  # exit code 1, not 0
+
+
+def test_the_nccl_words_ask_for_nccls_own_reason_and_a_screenshot_is_named() -> None:
+    import io  # only here: the other tests print nothing
+
+    from torch_gpu_doctor.triage.render import render_text
+
+    out = io.StringIO()
+    render_text(diagnosed("nccl-1504-nccl-error-container.txt"), "paste", out)
+    assert "NCCL_DEBUG=INFO" in out.getvalue() and "No problem found" not in out.getvalue()
+    out = io.StringIO()
+    render_text(diagnosed("comfyui-nvidia-docker-111-vgpu-q-profile-cuda.txt"), "paste", out)
+    assert "a screenshot of it cannot be read" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Training finished with no errors on both GPUs.\n",
+        "It works fine now, thanks.\n",
+        "What should I check if it fails to start?\n",  # a supposition, not an account
+    ],
+)
+def test_words_without_a_failure_stay_no_problem(words: str) -> None:
+    d = said("GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-1)\n" + words)
+    assert d.pasted.prose.fails is None
+    assert d.result.unrecognised is None
+
+
+def test_prints_false_beside_a_shown_is_available_is_cuda_unavailable() -> None:
+    """pytorch#32524: 'But pytorch-1.2 prints True and pytorch-1.4 prints False' after `print(torch.cuda.is_available())`."""
+    check, summary, first = cause_of(diagnosed("pytorch-32524-driver-too-old-cu101.txt"))
+    assert check == "torch.cuda_init" and "driver is older than the CUDA its build needs" in summary
+    assert first.startswith("nvidia-smi")
+
+
+def test_pip_that_kept_the_installed_torch_is_told_to_replace_the_build() -> None:
+    """pytorch#103246: `pip install torch ... --index-url .../cu118` answered 'Requirement already satisfied: torch
+    ... (2.0.1)': the cu118 build never came; the exact local versions, forced."""
+    check, summary, first = cause_of(diagnosed("pytorch-103246-pip-already-satisfied-wrong-variant.txt"))
+    assert check == "torch.installed" and summary.startswith("pip kept the torch already installed (2.0.1")
+    assert first == (
+        "python -m pip install --force-reinstall torch==2.0.1+cu118 torchvision==0.15.2+cu118 "
+        "torchaudio==2.0.2+cu118 --index-url https://download.pytorch.org/whl/cu118"
+    )
+
+
+def test_pip_that_kept_the_build_asked_for_or_installed_another_package_is_fine() -> None:
+    kept = (
+        "$ pip install torch --index-url https://download.pytorch.org/whl/cu118\n"
+        "Requirement already satisfied: torch in /home/u/env/lib/python3.10/site-packages (2.0.1+cu118)\n"
+    )
+    assert said(kept).result.cause is None
+    other = (
+        "$ pip install transformers\n"
+        "Requirement already satisfied: torch in /home/u/env/lib/python3.10/site-packages (2.0.1)\n"
+    )
+    assert said(other).result.cause is None
+
+
+def test_a_torch_version_in_backticks_and_a_gb10_are_read() -> None:
+    """transformerlab-app#1330: 'reports **PyTorch `2.9.1+cpu`**' on a DGX Spark (NVIDIA GB10)."""
+    d = diagnosed("transformerlab-app-1330-cpu-only-torch-aarch64.txt")
+    assert d.pasted.prose.torch is not None and d.pasted.prose.torch.value == "2.9.1+cpu"
+    assert [(g.name, g.compute_capability) for g in d.facts.gpus] == [("GB10", "12.1")]
+    check, _, first = cause_of(d)
+    assert check == "torch.cpu_build" and "+cu" in first
+
+
+def test_a_quoted_traceback_is_read_and_an_extension_built_before_torch_113_is_named() -> None:
+    """DeepAC#26: the traceback quoted with '> ', ending 'ImportError: .../libtorch_cuda_cu.so: cannot open
+    shared object file' (a library only torch 1.10-1.12 had)."""
+    d = diagnosed("deepac-26-extension-abi-mismatch.txt")
+    assert "quoted lines ('> ') were read without their quote marks" in d.pasted.paste.notes
+    check, summary, _ = cause_of(d)
+    assert check == "env.library_path"
+    assert summary.startswith("A compiled extension was built for a torch older than 1.13")
+
+
+def test_python_prompts_and_a_lone_quote_keep_their_marks() -> None:
+    from torch_gpu_doctor.triage.decode import decode_paste
+
+    text = ">>> import torch\n>>> torch.cuda.is_available()\nFalse\n> a lone reply\n"
+    decoded = decode_paste(text.encode(), "p")
+    assert decoded.text.split("\n")[:4] == [
+        ">>> import torch",
+        ">>> torch.cuda.is_available()",
+        "False",
+        "> a lone reply",
+    ]
+    assert not decoded.notes
+
+
+def test_an_old_torchs_missing_cuda_library_is_the_machines_cuda_not_a_wheel() -> None:
+    """PyTorch-Jetson-Nano#5: Python 3.6 (torch 1.7-1.10) cannot load libcurand.so.10: no nvidia-* wheels then."""
+    check, summary, first = cause_of(diagnosed("pytorch-jetson-nano-5-jetson-missing-cuda-libs.txt"))
+    assert check == "env.library_path" and "older than 1.13" in summary and "nvidia-* wheels" in summary
+    assert first == "ldconfig -p"
+
+
+def test_error_46_and_801_under_wsl_are_the_windows_side_not_a_compute_mode_or_a_vgpu() -> None:
+    _, summary46, first46 = cause_of(diagnosed("wsl-6014-wsl2-windows-build-regression.txt"))
+    assert "under WSL 2" in summary46 and "Exclusive_Process" not in summary46
+    assert first46 == "wsl.exe --update"
+    _, summary801, first801 = cause_of(diagnosed("cudf-11382-wsl2-pascal-unsupported.txt"))
+    assert "under WSL 2 (error 801)" in summary801 and "vGPU" not in summary801
+    assert first801 == "nvidia-smi -L"
+
+
+def test_error_46_on_linux_keeps_the_compute_mode() -> None:
+    d = said("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n")
+    _, summary, _ = cause_of(d)
+    assert "Exclusive_Process" in summary
+
+
+def test_dockers_missing_runtime_on_windows_is_docker_desktops_wsl2_engine() -> None:
+    d = diagnosed("nvidia-docker-1352-docker-windows-no-gpu-runtime.txt")
+    check, _, first = cause_of(d)
+    assert check == "platform.container_gpus" and first == "wsl.exe --update"
+    cause = d.result.cause
+    assert cause is not None and cause.finding.remediation is not None
+    assert "systemctl" not in " ".join(c.display() for c in cause.finding.remediation.commands)
+
+
+def test_a_rocm_torch_without_a_gpu_on_a_target_the_wheels_build_is_device_access() -> None:
+    """legacy-rocm-build#3072: RX 7900 XTX (gfx1100, built by the wheels), rocminfo works, torch prints False on
+    the line after the call: the user is not in render and video."""
+    check, summary, first = cause_of(diagnosed("legacy-rocm-build-3072-rocm-render-group-permission.txt"))
+    assert (
+        check == "amd.gfx_target" and "its wheels build gfx1100" in summary and "render and video" in summary
+    )
+    assert first == "ls -l /dev/kfd /dev/dri"
+
+
+def test_rocminfos_own_target_outranks_the_product_names_and_a_wheel_url_names_the_build() -> None:
+    """legacy-rocm-build#3910: 'Radeon 780M' (gfx1103 by the table) beside rocminfo's 'amdgcn-amd-amdhsa--gfx1102',
+    and torch installed from '.../torch-2.6.0.dev20241016%2Brocm6.2-cp312-...whl'."""
+    d = diagnosed("legacy-rocm-build-3910-rocm-unsupported-igpu.txt")
+    assert d.pasted.prose.amd_gpu is not None and d.pasted.prose.amd_gpu.value == "gfx1102"
+    assert d.pasted.prose.torch is not None and d.pasted.prose.torch.value == "2.6.0.dev20241016+rocm6.2"
+    check, _, _ = cause_of(d)
+    assert check == "amd.gfx_target"
+
+
+def test_a_render_node_the_process_may_not_open_is_read() -> None:
+    """ROCm/k8s-device-plugin#65: 'amdgpu_get_auth (1) failed (-1)' and access("/dev/dri/renderD128") = EPERM."""
+    check, summary, first = cause_of(diagnosed("k8s-device-plugin-65-k8s-rocm-device-permissions.txt"))
+    assert check == "amd.torch_rocm" and "render node" in summary
+    assert first == "ls -l /dev/kfd /dev/dri"
+    hits = said('access("/dev/dri/renderD128", F_OK) = 0\n').pasted.hits
+    assert not hits  # a node it may open is no error

@@ -185,7 +185,14 @@ def test_the_json_carries_the_unrecognised_error_and_the_exit_code_is_one() -> N
     assert proc.returncode == 1, proc.stderr
     document = json.loads(proc.stdout)
     assert document["cause"] is None
-    assert document["unrecognised_error"] == {"line": 3, "text": "ValueError: nope", "cut": False, "first": 1}
+    assert document["unrecognised_error"] == {
+        "line": 3,
+        "text": "ValueError: nope",
+        "cut": False,
+        "first": 1,
+        "said": False,
+        "image": False,
+    }
 
 
 def test_a_paste_with_no_error_says_so_and_asks_for_it() -> None:
