@@ -16,6 +16,7 @@ from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.nccl_communication import between_machines
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
 from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
@@ -698,4 +699,74 @@ def pip_kept_torch(
     )
     lines = tuple(sorted({line, line_number(text, asked)}))
     added = Verdict(finding, titles.get(INSTALLED, INSTALLED), Kind.PROBLEM, (), None, lines)
+    return (added, *verdicts)
+
+
+VISIBLE = "env.cuda_visible_devices"
+MIXED = "The machine mixes GPU models"  # how mixed_gpus' answer starts: the usual cause, not one shown
+
+
+def _cc(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor or 0)
+
+
+def mixed_gpus(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """A failure said or shown on a machine that mixes GPU models of different compute capabilities, where
+    nothing else was found: a job spread over all of them runs at the oldest one's features, or fails where the
+    program needs more (blind set 20: vLLM#19045, 'vllm serve can not work on two 3090' beside two GTX 1080 Ti,
+    Pascal, under vLLM's 7.0 floor). The step runs it on the newest model's GPUs, by the indices the paste shows:
+    a report lists them in CUDA's own order, nvidia-smi in PCI bus order."""
+    if any(v.kind == Kind.PROBLEM for v in verdicts) or (pasted.prose.fails is None and not pasted.hits):
+        return verdicts
+    named = [
+        (g.name, g.compute_capability, g.nvml_index)
+        for g in facts.nvidia_gpus
+        if isinstance(g.name, str) and isinstance(g.compute_capability, str) and isinstance(g.nvml_index, int)
+    ]
+    if len(named) < len(facts.nvidia_gpus) or len({cc for _, cc, _ in named}) < 2:
+        return verdicts
+    newest = max((cc for _, cc, _ in named), key=_cc)
+    chosen = [(name, index) for name, cc, index in named if cc == newest]
+    counts: dict[str, int] = {}
+    for name, cc, _ in named:
+        counts[f"{name} ({cc})"] = counts.get(f"{name} ({cc})", 0) + 1
+    listed = ", ".join(f"{n}x {label}" for label, n in counts.items())
+    lowered = pasted.paste.text[:MAX_CHARS].lower()
+    data = load_torch_releases()
+    oldest = min((_cc(cc) for _, cc, _ in named))
+    below = [
+        f"{data.program_names.get(program, program)} needs compute capability {major}.{minor} or newer"
+        for program, (major, minor) in data.program_floors.items()
+        if program in lowered and oldest < (major, minor)
+    ]
+    indices = ",".join(str(index) for _, index in chosen)
+    by_bus = pasted.smi is not None and pasted.collect_env is None  # nvidia-smi's numbers are PCI bus order
+    argv = (
+        "env",
+        *(("CUDA_DEVICE_ORDER=PCI_BUS_ID",) if by_bus else ()),
+        f"CUDA_VISIBLE_DEVICES={indices}",
+        "PROGRAM",
+    )
+    finding = Finding(
+        VISIBLE,
+        Status.WARN,
+        f"{MIXED} ({listed}): a job over all of them runs at the oldest one's features or "
+        "fails where the program needs more"
+        + (f" ({'; '.join(below)})" if below else "")
+        + f"; run it on the "
+        f"{chosen[0][0]} GPUs only.",
+        details="CUDA numbers the GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, which nvidia-smi uses: "
+        "the indices below are the paste's own, in the order it lists them.",
+        remediation=Remediation(
+            text=f"Make only the {chosen[0][0]} GPUs visible to the program (and set its GPU count, a "
+            "tensor-parallel size, to theirs).",
+            commands=(Command(argv, note="PROGRAM: the failing command", runs_here=False),),
+            target=Target.PYTHON_ENV,
+        ),
+    )
+    lines = tuple(sorted({pasted.prose.fails.line} if pasted.prose.fails is not None else set()))
+    added = Verdict(finding, titles.get(VISIBLE, VISIBLE), Kind.PROBLEM, (), None, lines)
     return (added, *verdicts)

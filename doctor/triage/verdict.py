@@ -60,6 +60,7 @@ from torch_gpu_doctor.triage.paste import IN_WORDS, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.told import (
+    MIXED,
     across_machines,
     answered_probes,
     at_batch_one,
@@ -69,6 +70,7 @@ from torch_gpu_doctor.triage.told import (
     idle_while_slow,
     logged_warning_lines,
     lost_again,
+    mixed_gpus,
     module_not_loaded,
     nccl_bootstrap,
     nccl_log_shown,
@@ -379,6 +381,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
+    if len({g.name for g in facts.nvidia_gpus}) > 1:  # "can not work on two 3090" beside two 1080 Ti
+        verdicts = mixed_gpus(verdicts, pasted, facts, titles)
     if "already satisfied" in pasted.paste.text[:MAX_CHARS]:  # pip kept the torch another index was asked for
         verdicts = pip_kept_torch(verdicts, pasted, titles)
     if pasted.prose.asks_build is not None:  # "I have CUDA 11.4, could you build one for it?"
@@ -546,6 +550,8 @@ def _confidence(cause: Verdict, facts: Facts, pasted: PastedText) -> str:
         return Confidence.LIKELY
     if summary.startswith(NO_BUILD_NEEDED):  # the data's answer to the CUDA the person says they have
         return Confidence.INFERRED
+    if summary.startswith(MIXED):  # the usual reason a job over mixed GPUs fails, not one the paste shows
+        return Confidence.LIKELY
     said = {h.line for h in pasted.hits if h.signature.id.endswith(IN_WORDS)}
     if cause.lines and all(line in said for line in cause.lines):
         # a symptom the person describes ("hangs on two GPUs"): the paste says what happens, not why

@@ -137,7 +137,6 @@ def test_pythons_floating_point_error_is_no_sigfpe() -> None:
 @pytest.mark.parametrize(
     ("name", "line"),
     [
-        ("vllm-19045-mixed-gpu-tensor-parallel.txt", 1),  # "# [Bug]: vllm serve can not work on two 3090"
         ("nccl-1504-nccl-error-container.txt", 1),  # "It turned out to errors related to NCCL"
         ("comfyui-nvidia-docker-111-vgpu-q-profile-cuda.txt", 1),  # "i get the error in the image"
         ("macos-egpu-17-egpu-tb2-macos.txt", None),  # "the Nvidia CUDA driver does not detect the GPU"
@@ -301,3 +300,34 @@ def test_a_render_node_the_process_may_not_open_is_read() -> None:
     assert first == "ls -l /dev/kfd /dev/dri"
     hits = said('access("/dev/dri/renderD128", F_OK) = 0\n').pasted.hits
     assert not hits  # a node it may open is no error
+
+
+def test_a_failure_on_mixed_gpu_models_runs_on_the_newest_ones_by_the_pastes_own_order() -> None:
+    """vLLM#19045: 'vllm serve can not work on two 3090' with collect_env listing two RTX 3090 and two GTX 1080 Ti
+    (Pascal, under vLLM's 7.0 floor): the 3090s, by the report's CUDA order (no PCI_BUS_ID)."""
+    d = diagnosed("vllm-19045-mixed-gpu-tensor-parallel.txt")
+    check, summary, first = cause_of(d)
+    assert check == "env.cuda_visible_devices" and summary.startswith("The machine mixes GPU models")
+    assert "vLLM needs compute capability 7.0 or newer" in summary
+    assert first == "env CUDA_VISIBLE_DEVICES=0,1 PROGRAM"
+
+
+def test_a_cause_found_on_mixed_gpus_stays_the_cause() -> None:
+    """3d-deepbox#44: a TITAN V beside a Quadro K620 in nvidia-smi, the job slow while the TITAN V idles: the idle
+    GPU is the answer, not the mix."""
+    check, summary, _ = cause_of(diagnosed("3d-deepbox-44-gpu-idle-healthy-env.txt"))
+    assert check == "torch.cuda_init" and "idle" in summary
+
+
+def test_mixed_gpus_without_a_failure_or_of_one_capability_are_no_cause() -> None:
+    report = (
+        "PyTorch version: 2.6.0+cu124\nIs debug build: False\nCUDA used to build PyTorch: 12.4\n"
+        "ROCM used to build PyTorch: N/A\nIs CUDA available: True\nGPU models and configuration: \n"
+        "GPU 0: NVIDIA GeForce RTX 3090\nGPU 1: NVIDIA GeForce GTX 1080 Ti\n"
+    )
+    assert said(report).result.cause is None  # nothing fails
+    same = report.replace("GTX 1080 Ti", "RTX 3090 Ti")  # both 8.6
+    cause = said("vllm serve can not work on these\n" + same).result.cause
+    assert cause is None or cause.finding.check_id != "env.cuda_visible_devices"
+    mixed = said("vllm serve can not work on these\n" + report).result.cause
+    assert mixed is not None and mixed.finding.check_id == "env.cuda_visible_devices"  # the same words, mixed
