@@ -44,6 +44,11 @@ DEBUG = (
     "Run it again with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) in its environment: NCCL then prints "
     "the real cause (a 'Last error:' or 'NCCL WARN' line) before it fails."
 )
+DEBUG_RUN = Command(
+    ("env", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET", "PROGRAM"),
+    note="PROGRAM: the failing command; NCCL prints its reason ('NCCL WARN', 'Last error:') before it fails",
+    runs_here=False,
+)
 
 
 # verbs calls that create resources: they fail when the locked-memory limit is too low, not when a port is down
@@ -234,7 +239,7 @@ def _fix(kind: str) -> tuple[str, Remediation]:
             + " In a container the usual cause is a /dev/shm too small (Docker's default is 64 MB): "
             "run it with `--ipc=host` or `--shm-size=16g`. Otherwise look at the 'NCCL WARN' line: a socket or "
             "network interface (NCCL_SOCKET_IFNAME), or P2P (NCCL_P2P_DISABLE=1 to confirm).",
-            commands=(SHM_SIZE,),
+            commands=(DEBUG_RUN, SHM_SIZE),  # NCCL's own reason first; a container's /dev/shm is one of many
             target=Target.SYSTEM,
         )
     return "NCCL failed without saying why in this output", Remediation(text=DEBUG, target=Target.SYSTEM)

@@ -770,3 +770,36 @@ def mixed_gpus(
     lines = tuple(sorted({pasted.prose.fails.line} if pasted.prose.fails is not None else set()))
     added = Verdict(finding, titles.get(VISIBLE, VISIBLE), Kind.PROBLEM, (), None, lines)
     return (added, *verdicts)
+
+
+DRIVER_COMPAT = "torch.driver_compat"
+
+
+def driver_for_the_toolkit(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A driver too old for the program's CUDA, where a pasted conda list names the environment's cudatoolkit and
+    no driver version is shown: the cause says which driver that CUDA needs, from NVIDIA's toolkit table
+    (blind set 20: mmaction#105, error 35 beside cudatoolkit 10.0.130, which needs 410.48 or newer)."""
+    finding = verdict.finding
+    if finding.check_id not in (DRIVER_COMPAT, CUDA_INIT) or finding.status is not Status.FAIL:
+        return verdict
+    if "driver" not in finding.summary.lower() or "older" not in finding.summary.lower():
+        return verdict
+    toolkit = next(
+        (lib.version for listing in pasted.packages for lib in listing.packages if lib.name == "cudatoolkit"),
+        None,
+    )
+    needs = load_matrix().min_driver_for(toolkit) if toolkit else None
+    if toolkit is None or needs is None or "needs driver" in finding.summary:
+        return verdict
+    cuda = ".".join(toolkit.split(".")[:2])
+    summary = finding.summary.rstrip(".") + (
+        f": the environment's cudatoolkit {toolkit} (CUDA {cuda}) needs driver {needs} or newer on Linux."
+    )
+    fix = finding.remediation
+    if fix is not None:
+        fix = dataclasses.replace(
+            fix, text=f"nvidia-smi shows the driver's version: below {needs}, update it. " + fix.text
+        )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+    )

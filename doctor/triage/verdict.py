@@ -64,6 +64,7 @@ from torch_gpu_doctor.triage.told import (
     across_machines,
     answered_probes,
     at_batch_one,
+    driver_for_the_toolkit,
     exception_lines,
     gpus_past_the_cut,
     hidden_by_the_program,
@@ -381,6 +382,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
+    if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
+        verdicts = tuple(driver_for_the_toolkit(v, pasted) for v in verdicts)  # its CUDA's minimum driver
     if len({g.name for g in facts.nvidia_gpus}) > 1:  # "can not work on two 3090" beside two 1080 Ti
         verdicts = mixed_gpus(verdicts, pasted, facts, titles)
     if "already satisfied" in pasted.paste.text[:MAX_CHARS]:  # pip kept the torch another index was asked for

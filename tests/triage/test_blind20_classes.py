@@ -331,3 +331,16 @@ def test_mixed_gpus_without_a_failure_or_of_one_capability_are_no_cause() -> Non
     assert cause is None or cause.finding.check_id != "env.cuda_visible_devices"
     mixed = said("vllm serve can not work on these\n" + report).result.cause
     assert mixed is not None and mixed.finding.check_id == "env.cuda_visible_devices"  # the same words, mixed
+
+
+def test_a_driver_too_old_beside_a_conda_cudatoolkit_names_the_driver_it_needs() -> None:
+    """mmaction#105: error 35 and a conda list with cudatoolkit 10.0.130: NVIDIA's table gives 410.48."""
+    _, summary, first = cause_of(diagnosed("mmaction-105-driver-insufficient-cuda10.txt"))
+    assert summary.endswith("cudatoolkit 10.0.130 (CUDA 10.0) needs driver 410.48 or newer on Linux.")
+    assert first.startswith("nvidia-smi")
+
+
+def test_ncclss_unhandled_system_error_asks_nccl_for_its_reason_first() -> None:
+    check, _, first = cause_of(diagnosed("nccl-tests-320-nccl-unhandled-system-error.txt"))
+    assert check == "nccl.communication"
+    assert first.startswith("env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET PROGRAM")
