@@ -133,6 +133,7 @@ _NO_FAILURE = lazy(
 _DRIVER = lazy(
     r"Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"  # NVRM's line
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
+    r"|NVIDIA-Linux-(?:x86_64|aarch64)-(?P<run>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)"  # its .run installer's name
     # "driver 535.54", "- **Driver**: 580.82.09", "**CUDA driver:** 580.105.08": markdown's emphasis around
     # the label or its colon
     r"|\bdriver(?:[ \t]+version)?(?:\*\*|__)?(?:[ \t]*[:=])?(?:\*\*|__)?[ \t]*"

@@ -96,6 +96,7 @@ from torch_gpu_doctor.triage.where import (
     KUBERNETES,
     LAUNCH_FAILURE,
     OPERATION_NOT_SUPPORTED,
+    UNKNOWN_AT_INIT,
     builds_an_image,
     cpu_environment,
     docker_on_windows,
@@ -120,6 +121,7 @@ from torch_gpu_doctor.triage.where import (
     their_docker_run,
     toolkit_explains_the_driver,
     under_zluda,
+    unknown_error_on_a_server,
 )
 from torch_gpu_doctor.triage.whose import (
     about_amd,
@@ -340,6 +342,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(driver_of_a_vgpu_guest(v, pasted) for v in verdicts)  # a guest's driver is its host's
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)
+    if UNKNOWN_AT_INIT.intersection(h.signature.id for h in pasted.hits):  # a server or VM does not sleep
+        verdicts = tuple(unknown_error_on_a_server(v, pasted, facts) for v in verdicts)
     if LAUNCH_FAILURE in (h.signature.id for h in pasted.hits):  # a server does not sleep: its Xid decides
         verdicts = tuple(launch_failure_on_a_server(v, pasted, facts) for v in verdicts)
     runtime = facts.torch

@@ -925,6 +925,70 @@ _SMI_ERR = lazy(r"\bERR!")
 LAUNCH_FAILURE = "unknown_error_unspecified_launch_failure"
 
 
+UNKNOWN_AT_INIT = frozenset(
+    {
+        "unknown_error_cuda_unknown_error_torch",
+        "unknown_error_999_legacy_runtime",
+        "unknown_error_999_driver_init",
+        "unknown_error_driver_api_cuda_error_unknown",
+    }
+)
+# a vGPU guest said: its GRID driver's installer ("NVIDIA-Linux-x86_64-390.75-grid.run"), "nvidia grid license",
+# the word vGPU; never a bare "License:" (pip show prints one for every package)
+_VGPU_GUEST = lazy(r"-grid\b|\bnvidia[ \t-]grid\b|\bGRID[ \t]+(?:driver|licen[cs]e)|\bvGPU\b", re.IGNORECASE)
+
+
+def unknown_error_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """CUDA's unknown error (999) at initialisation on a data-centre GPU or a vGPU guest: the catalogue's
+    suspend-and-resume lead fits a laptop, not a server or a VM that never sleeps (blind set 20: an L20 in a VM,
+    ComfyUI#9713; a GRID 390.75 guest, nvidia-docker#1510). There, nvidia_uvm not loaded (no /dev/nvidia-uvm,
+    common in VMs and containers) is the usual cause; on a vGPU guest, a guest driver that does not match the
+    host's vGPU release or an unlicensed vGPU."""
+    finding = verdict.finding
+    if finding.remediation is None or not any(
+        h.signature.id in UNKNOWN_AT_INIT and h.line in verdict.lines for h in pasted.hits
+    ):
+        return verdict
+    names = " ".join(
+        g.name for g in facts.nvidia_gpus if isinstance(g.name, str) and not _PORTABLE.search(g.name)
+    )
+    text = pasted.paste.text[:MAX_CHARS]
+    vgpu = _VGPU_PROFILE.search(text) is not None or _VGPU_GUEST.search(text) is not None
+    if not vgpu and not _DATACENTER_GPU.search(names):
+        return verdict
+    commands = [
+        Command(("ls", "-l", "/dev/nvidia-uvm"), note="missing: nvidia_uvm is not loaded"),
+        Command(
+            ("sudo", "nvidia-modprobe", "-u", "-c=0"), note="loads nvidia_uvm and creates its device nodes"
+        ),
+    ]
+    text_fix = (
+        "Load nvidia_uvm and create /dev/nvidia-uvm (nvidia-modprobe -u, or modprobe nvidia_uvm), then start the "
+        "program again; a container started before it existed must be restarted so it gets the node."
+    )
+    if vgpu:
+        text_fix += (
+            " On a vGPU guest, the guest driver must be the one of the host's vGPU software release, and the vGPU "
+            "licensed (nvidia-smi -q shows both); a program built for a newer CUDA than the guest driver runs needs "
+            "a newer vGPU release."
+        )
+        commands.append(
+            Command(("nvidia-smi", "-q"), note="'Driver Version' and 'vGPU Software Licensed Product'")
+        )
+    summary = (
+        "CUDA does not initialise (unknown error) on a "
+        + ("vGPU guest" if vgpu else "data-centre GPU")
+        + ", which does not sleep: most often nvidia_uvm is not loaded (no /dev/nvidia-uvm), as in VMs and "
+        "containers started before it"
+        + ("; or the guest driver does not match the host's vGPU release" if vgpu else "")
+        + "."
+    )
+    fix = Remediation(text=text_fix, commands=tuple(commands), requires_root=True, target=Target.SYSTEM)
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, details="", remediation=fix)
+    )
+
+
 def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
     """CUDA's "unspecified launch failure" on a data-centre GPU or beside nvidia-smi's ERR!: the catalogue's
     suspend-and-resume lead fits a laptop, not a server that never sleeps; the driver's Xid says whether the

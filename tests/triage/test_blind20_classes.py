@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.unavailable import Unavailable
 
 PASTES = Path(__file__).parent / "pastes"
 
@@ -45,11 +46,28 @@ def test_nvmls_phrase_quoted_on_its_own_is_the_mismatch() -> None:
     assert [h.signature.id for h in hits] == ["driver_library_container_cli_nvml_mismatch"]
 
 
-def test_torchs_cuda_unknown_error_in_a_title_is_read() -> None:
-    check, summary, _ = cause_of(
-        diagnosed("comfyui-9713-cuda-unknown-error-vm.txt")
-    )  # "# L20 RuntimeError: ..."
-    assert check == "torch.cuda_init" and "CUDA unknown error" in summary
+def test_torchs_cuda_unknown_error_in_a_title_is_read_and_a_server_gets_nvidia_uvm_not_suspend() -> None:
+    """ComfyUI#9713: '# L20 RuntimeError: CUDA unknown error' in a VM: the title is read, and a data-centre GPU
+    that never sleeps gets nvidia_uvm not loaded, not the laptop's suspend and resume."""
+    check, summary, first = cause_of(diagnosed("comfyui-9713-cuda-unknown-error-vm.txt"))
+    assert check == "torch.cuda_init" and "unknown error) on a data-centre GPU" in summary
+    assert "suspend" not in summary and first == "ls -l /dev/nvidia-uvm"
+
+
+def test_a_grid_guest_is_read_from_its_installer_and_a_bare_license_line_is_no_vgpu() -> None:
+    """nvidia-docker#1510: 'NVIDIA-Linux-x86_64-390.75-grid.run' names the driver (CUDA <= 9.1) and a vGPU guest;
+    `pip show torch`'s 'License: BSD-3' beside CUDA's unknown error (c13) is no vGPU."""
+    d = diagnosed("nvidia-docker-1510-vgpu-grid-old-driver.txt")
+    driver = d.facts.driver
+    assert not isinstance(driver, Unavailable) and driver.version == "390.75"
+    _, summary, _ = cause_of(d)
+    assert "on a vGPU guest" in summary
+    c13 = diagnose_paste(
+        (PASTES.parent / "reports" / "c13_pip_show_torch210_container_cuda_unknown_error.txt").read_bytes(),
+        "c13",
+    )
+    _, summary13, _ = cause_of(c13)
+    assert "vGPU" not in summary13
 
 
 def test_error_999_in_a_running_program_is_a_lost_gpu_state_not_a_bad_install() -> None:
