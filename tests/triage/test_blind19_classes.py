@@ -5,25 +5,8 @@ and several do not, a communication test that hangs, a job across machines, a la
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.unavailable import Unavailable
-
-PASTES = Path(__file__).parent / "pastes"
-
-
-def diagnosed(name: str) -> PasteDiagnosis:
-    return diagnose_paste((PASTES / name).read_bytes(), name)
-
-
-def cause_of(d: PasteDiagnosis) -> tuple[str, str, str]:
-    """The cause's check, its summary, and its first command (or "" without one)."""
-    cause = d.result.cause
-    assert cause is not None
-    fix = cause.finding.remediation
-    first = fix.commands[0].display() if fix is not None and fix.commands else ""
-    return cause.finding.check_id, cause.finding.summary, first
 
 
 def test_old_torchs_invalid_device_function_with_a_capability_in_words_is_a_gpu_no_build_serves() -> None:

@@ -5,31 +5,15 @@ error 217 and its missing NVML, SIGFPE in cuBLAS on H20, another program's drive
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.unavailable import Unavailable
-
-PASTES = Path(__file__).parent / "pastes"
-
-
-def diagnosed(name: str) -> PasteDiagnosis:
-    return diagnose_paste((PASTES / name).read_bytes(), name)
 
 
 def said(text: str) -> PasteDiagnosis:
     return diagnose_paste(text.encode(), "paste")
-
-
-def cause_of(d: PasteDiagnosis) -> tuple[str, str, str]:
-    """The cause's check, its summary, and its first command (or "" without one)."""
-    cause = d.result.cause
-    assert cause is not None
-    fix = cause.finding.remediation
-    first = fix.commands[0].display() if fix is not None and fix.commands else ""
-    return cause.finding.check_id, cause.finding.summary, first
 
 
 def test_nvmls_phrase_quoted_on_its_own_is_the_mismatch() -> None:
