@@ -443,6 +443,10 @@ def _listed_card_without_gpu(facts: Facts) -> Finding | None:
     named = _named_gfx(facts, [])
     if named is None or named[0] not in TORCH_WHEEL_TARGETS:
         return None
+    support = OFFICIAL_LINUX.get(named[0])
+    hip = tuple(int(p) for p in packages.hip.split(".")[:2] if p.isdigit())
+    if support is not None and len(hip) == 2 and hip < support.since_rocm:
+        return None  # this torch's ROCm predates the target (gfx1201 needs 6.4): not a question of access
     return Finding(
         _GFX_TARGET,
         Status.FAIL,

@@ -531,8 +531,8 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
             return _Cause(error, summary, jetson_torch_remediation(facts))
         if _before_nvidia_wheels(facts):
             summary = (
-                f"torch's import could not find {library}: this torch (older than 1.13) loads it from the CUDA "
-                "installed on the machine, not from nvidia-* wheels"
+                f"torch's import could not find {library}: this torch (older than 1.13) does not take it from "
+                "nvidia-* wheels, but from its own folder (a pip wheel) or the CUDA installed on the machine"
             )
             return _Cause(error, summary, system_cuda_library_fix(library))
         summary = f"torch's import could not find {library}, one of its own nvidia-* wheel libraries"

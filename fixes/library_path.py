@@ -135,11 +135,12 @@ def system_cuda_library_fix(library: str) -> Remediation:
     """torch's import could not find a CUDA library, where torch is older than 1.13 (or a Jetson build): such a
     torch brings no nvidia-* wheels; it loads the CUDA it was built against from the machine."""
     return Remediation(
-        text=f"A torch older than 1.13 (and every Jetson build) brings no nvidia-* wheels: it loads {library} from "
-        "the CUDA installed on the machine it was built for (JetPack's /usr/local/cuda on a Jetson; a CUDA "
-        "toolkit or conda's cudatoolkit elsewhere). Install that CUDA's libraries (on a Jetson: sudo apt install "
-        "nvidia-jetpack, or its JetPack's cuda-libraries package) and put their folder (/usr/local/cuda/lib64) on "
-        "the loader path; or install a torch built for the CUDA the machine has.",
+        text=f"A torch older than 1.13 brings no nvidia-* wheels. A pip wheel of one carries {library} in its own "
+        "torch/lib folder (reinstall it if the file is gone); a Jetson's, conda's or a source build loads it from "
+        "the CUDA installed on the machine (JetPack's /usr/local/cuda on a Jetson, conda's cudatoolkit). Install "
+        "that CUDA's libraries (on a Jetson: sudo apt install nvidia-jetpack, or its JetPack's cuda-libraries "
+        "package) and put their folder (/usr/local/cuda/lib64) on the loader path; or install a torch built for "
+        "the CUDA the machine has.",
         commands=(
             Command(("ldconfig", "-p"), note=f"must list {library}"),
             Command(

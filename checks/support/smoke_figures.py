@@ -105,9 +105,10 @@ def transfer_figures(facts: Facts, run: SmokeRun) -> list[Figure]:
 def _pinned(
     key: str, device: int | None, label: str, value: float, link: Link, best: float | None = None
 ) -> Figure:
-    """The median copy against the link. Where the median is below the expectation but the best copy of the same
-    timed batch is above it, the link carried the rate and is not the bottleneck: something slowed some copies
-    (on an H200 in a VM, 2026-11-27: copies right after the memory step read 45 GB/s, the best 55, Gen5 x16)."""
+    """The median copy against the link. Where the median is below the expectation (but above half of it) and the
+    best copy of the same timed batch reaches it, the link carried the rate and is not the bottleneck: something
+    slowed some copies (on an H200 in a VM, 2026-11-27: copies right after the memory step read 45 GB/s, the best
+    55, Gen5 x16)."""
     expected = link.expected_min
     if expected is None:
         sentence = f"{label} {_num(value)} GB/s (no PCIe link figure to compare with)"
@@ -118,7 +119,8 @@ def _pinned(
         source = f"{link.words} carries {_num(link.gbytes_per_s)} GB/s per direction"
     sentence = f"{label} {_num(value)} GB/s on {link.words} (expect ≥ {_num(expected)} GB/s)"
     status = Status.PASS if value >= expected else Status.WARN
-    if status is Status.WARN and best is not None and best >= expected:
+    if status is Status.WARN and best is not None and best >= expected and value >= 0.5 * expected:
+        # (a median under half the expectation is no passing variation: most copies were slow)
         sentence += (
             f"; the best copy ran at {_num(best)} GB/s, so the link carries the rate: "
             "some copies were slowed by something else (other work on the GPU or the host)"

@@ -79,7 +79,6 @@ def _starts_a_name(text: str, at: int, also: str = "") -> bool:
     return not (before.isascii() and (before.isalnum() or before in "_-" + also))
 
 
-# The driver's version, said in words: the kernel module's banner, nvidia-smi's label anywhere, "driver 535.104.05"
 # The CUDA the person says their machine has, owned ("I have CUDA 11.4 installed", "I am using cuda11.4", "my
 # CUDA version is 12.1"), a driver's ("the drivers for that is cuda 11.4", "driver supports CUDA 11.4") or an
 # issue template's answer ("* CUDA/cuDNN version: 11.4"); never a build's ("compatible with CUDA 11.3", "torch
@@ -111,10 +110,10 @@ _ASKS_BUILD = lazy(
 # such pastes got "No problem found" and exit 0)
 _FAILS = lazy(
     r"\b(?:can[ \t]?not|can't|cannot|could[ \t]?not|couldn't|unable[ \t]+to|fails?[ \t]+to|failed[ \t]+to)[ \t]+"
-    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|use|detect|find|see|recogni[sz]e)\b"
+    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e)\b"
     r"|\b(?:does[ \t]?n[o']?t|doesn't|did[ \t]?n[o']?t|didn't|do[ \t]?n[o']?t|don't|is[ \t]?n[o']?t|isn't)[ \t]+"
     r"(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see)\b"
-    r"|\berrors?[ \t]+(?:related|about|with|when|in|on|from|occur\w*)\b"
+    r"|\berrors?[ \t]+(?:related|about|with|when|occur\w*)\b"
     r"|\b(?:get|got|getting|throws?|raises?|gives?|see|shows?|hit|encounter\w*|face)[ \t]+"
     r"(?:an?[ \t]+|the[ \t]+|this[ \t]+|that[ \t]+|some[ \t]+)?(?:[\w-]+[ \t]+)?errors?\b"
     r"|报错|出错|失败|运行不了|跑不起来|无法运行"
@@ -127,9 +126,12 @@ _PRINTS_FALSE = lazy(r"\b(?:prints?|printed|returns?|returned|gives?|shows?)[ \t
 # ... never where it says there is none, or only supposes one
 _NO_FAILURE = lazy(
     r"\b(?:no|without(?:[ \t]+any)?|zero)[ \t]+errors?\b|\berror[ \t-]?free\b|\bif[ \t]+it[ \t]+fails\b"
-    r"|\bworks?[ \t]+(?:fine|well|perfectly)\b",
+    r"|\bworks?[ \t]+(?:fine|well|perfectly)\b"
+    r"|\b(?:didn'?t|did[ \t]+not|don'?t|do[ \t]+not|never)[ \t]+(?:get|see|have|hit)[ \t]+(?:any[ \t]+)?errors?\b"
+    r"|\bfeature[ \t]+request\b|\bnot[ \t]+a[ \t]+bug\b",
     re.IGNORECASE,
 )
+# The driver's version, said in words: the kernel module's banner, nvidia-smi's label anywhere, "driver 535.104.05"
 _DRIVER = lazy(
     r"Kernel Module(?:[ \t]+for[ \t]+\w+)?[ \t]+(?P<nvrm>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"  # NVRM's line
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
@@ -654,8 +656,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
             torch_fails = Said(
                 "illegal_instruction" if fails["illegal"] else "cuda_unavailable", line_of(fails)
             )
-        elif "is_available" in lowered:  # `print(torch.cuda.is_available())` shown, then "... prints False"
-            printed = _PRINTS_FALSE.search(lowered)
+        elif "cuda.is_available" in lowered:  # `print(torch.cuda.is_available())` shown, then "prints False"
+            printed = next(
+                (p for p in _PRINTS_FALSE.finditer(lowered) if "mps" not in kept[line_of(p) - 1].lower()),
+                None,
+            )  # never what another backend's call prints ("mps.is_available() returns False")
             torch_fails = Said("cuda_unavailable", line_of(printed)) if printed is not None else None
     if "cpu" in lowered and "torch" in lowered:  # the build said: that is why CUDA is not available
         for found in _CPU_BUILD_SAID.finditer(lowered):

@@ -33,8 +33,9 @@ from torch_gpu_doctor.fixes.out_of_memory import (
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.triage.asked import DRIVER_COMPAT
 from torch_gpu_doctor.triage.outcome import FIND_OUT, TOPOLOGY, TORCH_VERSION, Kind, Verdict
-from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.paste import INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
 from torch_gpu_doctor.triage.topology import slow_across_sockets
 from torch_gpu_doctor.triage.where import in_container
@@ -635,19 +636,29 @@ def watermark_already_set(verdict: Verdict, pasted: PastedText) -> Verdict:
 # pip's answer when the installed version already satisfies the requirement: it keeps that build, whatever index
 # was named ("Requirement already satisfied: torch in /home/u/env/lib/python3.8/site-packages (2.0.1)")
 _KEPT = lazy(
-    r"^\s*Requirement already satisfied: (?P<name>torch|torchvision|torchaudio) in \S+ \((?P<version>[^)\s]+)\)",
+    r"^[ \t]*Requirement already satisfied: (?P<name>torch|torchvision|torchaudio) in \S+ \((?P<version>[^)\s]+)\)",
     re.MULTILINE,
 )
 # the install that asked for another build: `pip install torch ... --index-url https://download.pytorch.org/whl/cu118`
+# (the index found first, then its own line checked: one pattern over both backtracks on a long line)
 _FROM_INDEX = lazy(
-    r"\bpip3?[ \t]+install\b[^\n]*\btorch\b[^\n]*--(?:extra-)?index-url[ \t=]+https://download\.pytorch\.org/whl/"
-    r"(?P<variant>cu\d{2,3}|cpu|rocm\d+(?:\.\d+){1,2})\b"
+    r"--(?:extra-)?index-url[ \t=]+https://download\.pytorch\.org/whl/(?P<variant>cu\d{2,3}|cpu|rocm\d+(?:\.\d+){1,2})\b"
 )
+_PIP_INSTALL_TORCH = lazy(r"\bpip3?[ \t]+install\b.*?\btorch\b")
+_MAX_INSTALL_LINE = 2000
 INSTALLED = "torch.installed"
 
 
+def _installs_torch(text: str, found: re.Match[str]) -> bool:
+    """The index URL's own line is a `pip install` of torch (a short line only: a notebook's JSON is one)."""
+    start = text.rfind("\n", 0, found.start()) + 1
+    if found.start() - start > _MAX_INSTALL_LINE:
+        return False
+    return _PIP_INSTALL_TORCH.search(text, start, found.start()) is not None
+
+
 def pip_kept_torch(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
     """An install from a variant's index that pip answered with 'Requirement already satisfied: torch ... (2.0.1)':
     pip keeps an installed version that satisfies the requirement, so the build asked for never came (blind set
@@ -656,17 +667,24 @@ def pip_kept_torch(
     text = pasted.paste.text
     if "already satisfied" not in text or any(v.kind == Kind.PROBLEM for v in verdicts):
         return verdicts
-    asked = _FROM_INDEX.search(text, 0, MAX_CHARS)
+    asked = next((m for m in _FROM_INDEX.finditer(text, 0, MAX_CHARS) if _installs_torch(text, m)), None)
     kept = {m["name"]: (m["version"], m) for m in _KEPT.finditer(text, 0, MAX_CHARS)}
     if asked is None or "torch" not in kept:
         return verdicts
     variant = asked["variant"]
     version, found = kept["torch"]
-    if version.endswith(f"+{variant}"):
-        return verdicts  # the build asked for is the one there
-    base = {name: v.split("+")[0] for name, (v, _) in kept.items()}
+    base = version.split("+")[0]
+    release = load_torch_releases().release(base)
+    default = release.pypi_default.get("linux_x86_64") if release is not None and "+" not in version else None
+    packages = facts.torch_packages
+    shown = None if isinstance(packages, Unavailable) else packages.version  # a report's or a list's own word
+    if version.endswith(f"+{variant}") or default == variant or (shown or "").endswith(f"+{variant}"):
+        return (
+            verdicts  # the build asked for is the one there (PyPI's own build of that version, or as shown)
+        )
+    bases = {name: v.split("+")[0] for name, (v, _) in kept.items()}
     pins = tuple(
-        f"{name}=={base[name]}+{variant}" for name in ("torch", "torchvision", "torchaudio") if name in base
+        f"{name}=={bases[name]}+{variant}" for name in ("torch", "torchvision", "torchaudio") if name in bases
     )
     line = line_number(text, found)
     finding = Finding(
@@ -674,9 +692,9 @@ def pip_kept_torch(
         Status.FAIL,
         f"pip kept the torch already installed ({version}, line {line}): an install from the {variant} index does "
         f"not replace a torch whose version already satisfies the requirement, so the {variant} build never came.",
-        details="pip compares versions, not builds: 2.0.1 from PyPI satisfies 'torch' as well as 2.0.1+cu118 "
-        "would, so it answers 'Requirement already satisfied' and installs nothing. Pinning the local version "
-        "and forcing the reinstall replaces the build.",
+        details=f"pip compares versions, not builds: the installed {version} satisfies 'torch' as well as "
+        f"{base}+{variant} would, so it answers 'Requirement already satisfied' and installs nothing. Pinning the "
+        "local version and forcing the reinstall replaces the build.",
         remediation=Remediation(
             text=f"Reinstall the {variant} builds by their exact local versions, in the same environment.",
             commands=(
@@ -719,7 +737,8 @@ def mixed_gpus(
     program needs more (blind set 20: vLLM#19045, 'vllm serve can not work on two 3090' beside two GTX 1080 Ti,
     Pascal, under vLLM's 7.0 floor). The step runs it on the newest model's GPUs, by the indices the paste shows:
     a report lists them in CUDA's own order, nvidia-smi in PCI bus order."""
-    if any(v.kind == Kind.PROBLEM for v in verdicts) or (pasted.prose.fails is None and not pasted.hits):
+    failed = pasted.prose.fails is not None or any(h.signature.id not in INFORMATIONAL for h in pasted.hits)
+    if any(v.kind == Kind.PROBLEM for v in verdicts) or not failed:
         return verdicts
     named = [
         (g.name, g.compute_capability, g.nvml_index)
@@ -743,13 +762,9 @@ def mixed_gpus(
         if program in lowered and oldest < (major, minor)
     ]
     indices = ",".join(str(index) for _, index in chosen)
-    by_bus = pasted.smi is not None and pasted.collect_env is None  # nvidia-smi's numbers are PCI bus order
-    argv = (
-        "env",
-        *(("CUDA_DEVICE_ORDER=PCI_BUS_ID",) if by_bus else ()),
-        f"CUDA_VISIBLE_DEVICES={indices}",
-        "PROGRAM",
-    )
+    # nvidia-smi numbers the GPUs in PCI bus order, and collect_env lists them with `nvidia-smi -L`: CUDA's own
+    # default is fastest first, so the numbers hold only with CUDA_DEVICE_ORDER=PCI_BUS_ID
+    argv = ("env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", f"CUDA_VISIBLE_DEVICES={indices}", "PROGRAM")
     finding = Finding(
         VISIBLE,
         Status.WARN,
@@ -758,8 +773,8 @@ def mixed_gpus(
         + (f" ({'; '.join(below)})" if below else "")
         + f"; run it on the "
         f"{chosen[0][0]} GPUs only.",
-        details="CUDA numbers the GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, which nvidia-smi uses: "
-        "the indices below are the paste's own, in the order it lists them.",
+        details="CUDA numbers the GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; nvidia-smi, and "
+        "collect_env through it, number them in PCI bus order: the indices below are those.",
         remediation=Remediation(
             text=f"Make only the {chosen[0][0]} GPUs visible to the program (and set its GPU count, a "
             "tensor-parallel size, to theirs).",
@@ -772,10 +787,11 @@ def mixed_gpus(
     return (added, *verdicts)
 
 
-DRIVER_COMPAT = "torch.driver_compat"
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
-def driver_for_the_toolkit(verdict: Verdict, pasted: PastedText) -> Verdict:
+def driver_for_the_toolkit(verdict: Verdict, pasted: PastedText, driver: str | None) -> Verdict:
     """A driver too old for the program's CUDA, where a pasted conda list names the environment's cudatoolkit and
     no driver version is shown: the cause says which driver that CUDA needs, from NVIDIA's toolkit table
     (blind set 20: mmaction#105, error 35 beside cudatoolkit 10.0.130, which needs 410.48 or newer)."""
@@ -791,6 +807,8 @@ def driver_for_the_toolkit(verdict: Verdict, pasted: PastedText) -> Verdict:
     needs = load_matrix().min_driver_for(toolkit) if toolkit else None
     if toolkit is None or needs is None or "needs driver" in finding.summary:
         return verdict
+    if isinstance(driver, str) and _version_tuple(driver) >= _version_tuple(needs):
+        return verdict  # the driver shown runs that CUDA: the program's own CUDA is another
     cuda = ".".join(toolkit.split(".")[:2])
     summary = finding.summary.rstrip(".") + (
         f": the environment's cudatoolkit {toolkit} (CUDA {cuda}) needs driver {needs} or newer on Linux."

@@ -56,7 +56,7 @@ from torch_gpu_doctor.triage.outcome import (
     Verdict,
     error_reported,
 )
-from torch_gpu_doctor.triage.paste import IN_WORDS, PastedText
+from torch_gpu_doctor.triage.paste import IN_WORDS, INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.told import (
@@ -96,6 +96,7 @@ from torch_gpu_doctor.triage.where import (
     KUBERNETES,
     LAUNCH_FAILURE,
     OPERATION_NOT_SUPPORTED,
+    SIGFPE,
     UNKNOWN_AT_INIT,
     builds_an_image,
     cpu_environment,
@@ -118,6 +119,7 @@ from torch_gpu_doctor.triage.where import (
     ran_inside_a_container,
     rocm_on_wsl,
     seen_from_the_container,
+    sigfpe_without_an_h20,
     their_docker_run,
     toolkit_explains_the_driver,
     under_zluda,
@@ -342,6 +344,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(driver_of_a_vgpu_guest(v, pasted) for v in verdicts)  # a guest's driver is its host's
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)
+    if any(h.signature.id == SIGFPE for h in pasted.hits):  # cuBLAS's H20 bug only where an H20 is
+        verdicts = tuple(sigfpe_without_an_h20(v, pasted, facts) for v in verdicts)
     if UNKNOWN_AT_INIT.intersection(h.signature.id for h in pasted.hits):  # a server or VM does not sleep
         verdicts = tuple(unknown_error_on_a_server(v, pasted, facts) for v in verdicts)
     if LAUNCH_FAILURE in (h.signature.id for h in pasted.hits):  # a server does not sleep: its Xid decides
@@ -387,11 +391,15 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
     if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
-        verdicts = tuple(driver_for_the_toolkit(v, pasted) for v in verdicts)  # its CUDA's minimum driver
+        version = facts.driver.version if not isinstance(facts.driver, Unavailable) else None
+        driver_version = version if isinstance(version, str) else None
+        verdicts = tuple(  # its CUDA's minimum driver, unless the driver shown meets it
+            driver_for_the_toolkit(v, pasted, driver_version) for v in verdicts
+        )  # its CUDA's minimum
     if len({g.name for g in facts.nvidia_gpus}) > 1:  # "can not work on two 3090" beside two 1080 Ti
         verdicts = mixed_gpus(verdicts, pasted, facts, titles)
     if "already satisfied" in pasted.paste.text[:MAX_CHARS]:  # pip kept the torch another index was asked for
-        verdicts = pip_kept_torch(verdicts, pasted, titles)
+        verdicts = pip_kept_torch(verdicts, pasted, facts, titles)
     if pasted.prose.asks_build is not None:  # "I have CUDA 11.4, could you build one for it?"
         verdicts = build_for_said_cuda(verdicts, pasted, facts, titles)
     if (
@@ -525,7 +533,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         cause = None
     unrecognised = shown if cause is None and shown is not None and shown.line not in known_lines else None
     failing = pasted.prose.fails
-    if cause is None and unrecognised is None and failing is not None and not pasted.hits:
+    errors = [h for h in pasted.hits if h.signature.id not in INFORMATIONAL]
+    if cause is None and unrecognised is None and failing is not None and not errors:
         # the person says it fails and shows no error: never "No problem found" and exit 0
         image = "<img" in pasted.paste.text[:MAX_CHARS] or "![" in pasted.paste.text[:MAX_CHARS]
         unrecognised = ShownError(failing.line, failing.value, said=True, image=image)

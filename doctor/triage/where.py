@@ -707,6 +707,7 @@ def docker_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
             Command(
                 ("wsl.exe", "--update"),
                 note="in PowerShell: WSL 2 with GPU support, then Docker Desktop's WSL 2 engine",
+                runs_here=False,
             ),
             Command(
                 (
@@ -923,6 +924,41 @@ _DATACENTER_GPU = lazy(
 _PORTABLE = lazy(r"\b(?:Laptop|Mobile|Max-Q)\b", re.IGNORECASE)
 _SMI_ERR = lazy(r"\bERR!")
 LAUNCH_FAILURE = "unknown_error_unspecified_launch_failure"
+
+
+SIGFPE = "sigfpe_cublas_gemm"
+_H20 = lazy(r"(?<![\w-])H20(?![\w-])", re.IGNORECASE)
+
+
+def sigfpe_without_an_h20(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """SIGFPE where no H20 is in the paste: the catalogue's cuBLAS-on-H20 cause does not hold (an RTX 4090, a
+    cu118 torch that another cuBLAS would only mix up); the backtrace names the library that divided by zero."""
+    finding = verdict.finding
+    if not any(h.signature.id == SIGFPE and h.line in verdict.lines for h in pasted.hits):
+        return verdict
+    names = " ".join(g.name for g in facts.nvidia_gpus if isinstance(g.name, str))
+    if _H20.search(names) or _H20.search(pasted.paste.text, 0, MAX_CHARS):
+        return verdict
+    fix = Remediation(
+        text="The signal's backtrace names the library where it happened: run the program again with Python's "
+        "fault handler on (it prints the Python stack at the signal), or under gdb for the native one; a crash "
+        "inside cublasLt on an NVIDIA H20 is cuBLAS 12.1's known bug, elsewhere report it to that library.",
+        commands=(
+            Command(
+                ("python", "-X", "faulthandler", "SCRIPT.py"),
+                note="SCRIPT.py: the failing program",
+                runs_here=False,
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+    summary = (
+        "The process died of SIGFPE (an integer division by zero in native code): the paste does not show where; "
+        "on an NVIDIA H20 it is cuBLAS 12.1's known bug, and no H20 is named here."
+    )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+    )
 
 
 UNKNOWN_AT_INIT = frozenset(

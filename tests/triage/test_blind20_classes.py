@@ -5,10 +5,13 @@ error 217 and its missing NVML, SIGFPE in cuBLAS on H20, another program's drive
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.unavailable import Unavailable
 
 
@@ -311,7 +314,7 @@ def test_a_failure_on_mixed_gpu_models_runs_on_the_newest_ones_by_the_pastes_own
     check, summary, first = cause_of(d)
     assert check == "env.cuda_visible_devices" and summary.startswith("The machine mixes GPU models")
     assert "vLLM needs compute capability 7.0 or newer" in summary
-    assert first == "env CUDA_VISIBLE_DEVICES=0,1 PROGRAM"
+    assert first == "env CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 PROGRAM"
 
 
 def test_a_cause_found_on_mixed_gpus_stays_the_cause() -> None:
@@ -346,3 +349,105 @@ def test_ncclss_unhandled_system_error_asks_nccl_for_its_reason_first() -> None:
     check, _, first = cause_of(diagnosed("nccl-tests-320-nccl-unhandled-system-error.txt"))
     assert check == "nccl.communication"
     assert first.startswith("env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET PROGRAM")
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "I applied the patch, it runs and I didn't get any error since.\n",  # the diff review's false positives
+        "I couldn't find it in the accelerate docs.\n",
+        "Feature request: show errors from all ranks, not only rank 0.\n",
+        "This is not a bug report; I can't find the option to pin the GPU.\n",
+    ],
+)
+def test_words_that_report_no_failure_are_not_read_as_one(words: str) -> None:
+    assert read_prose(words.split("\n")).fails is None
+
+
+def test_a_failure_said_beside_nvidia_smis_header_alone_is_still_said() -> None:
+    """nvidia-smi's header is read as a fact, not an error: 'can not work' beside it still gets exit 1."""
+    text = (
+        "vllm serve can not work on my 4090\n"
+        "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n"
+    )
+    d = said(text)
+    assert d.result.unrecognised is not None and d.result.unrecognised.said
+
+
+def test_another_backends_false_is_not_cudas() -> None:
+    text = (
+        "print(torch.cuda.is_available())  # True here\nbut torch.backends.mps.is_available() returns False\n"
+    )
+    assert read_prose(text.split("\n")).torch_fails is None
+
+
+def test_mixed_gpus_on_a_healthy_paste_are_no_cause() -> None:
+    text = (
+        "Training is fine on both.\n"
+        "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n"
+        "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1)\nGPU 1: NVIDIA GeForce GT 1030 (UUID: GPU-2)\n"
+    )
+    assert said(text).result.cause is None
+
+
+def test_pip_that_kept_pypis_own_build_of_the_variant_asked_for_is_fine() -> None:
+    """torch 2.1.2 from PyPI is the cu121 build: kept after an install from the cu121 index, nothing is wrong."""
+    text = (
+        "$ pip install torch --index-url https://download.pytorch.org/whl/cu121\n"
+        "Requirement already satisfied: torch in /home/u/env/lib/python3.10/site-packages (2.1.2)\n"
+    )
+    assert said(text).result.cause is None
+
+
+def test_an_index_url_on_a_very_long_line_is_not_taken_for_an_install_command() -> None:
+    """The diff review's hang: one 100k-character line of `pip install torch` before an index URL (a notebook's
+    JSON) made one pattern over the whole line backtrack for minutes. The URL is found alone now, and a line that
+    long is no command anyone typed: the rule leaves it."""
+    text = "pip install torch " * 6000 + "--index-url https://download.pytorch.org/whl/cu118\n"
+    text += "Requirement already satisfied: torch in /x (2.0.1)\n"
+    assert said(text).result.cause is None
+    short = "pip install torch --index-url https://download.pytorch.org/whl/cu118\n"
+    short += "Requirement already satisfied: torch in /x (2.0.1)\n"
+    cause = said(short).result.cause
+    assert cause is not None and cause.finding.summary.startswith("pip kept the torch already installed")
+
+
+def test_sigfpe_without_an_h20_asks_where_it_died() -> None:
+    d = said("GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1)\nFloating point exception (core dumped)\n")
+    _, summary, first = cause_of(d)
+    assert "no H20 is named here" in summary and "nvidia-cublas" not in first
+
+
+def test_torchs_own_cuda_unknown_error_is_not_a_running_programs() -> None:
+    hits = said("RuntimeError: CUDA error: unknown error\n").pasted.hits
+    assert "unknown_error_999_while_running" not in {h.signature.id for h in hits}
+
+
+def test_a_driver_that_meets_the_toolkits_minimum_is_not_blamed_for_it() -> None:
+    from torch_gpu_doctor.triage.told import (
+        driver_for_the_toolkit,  # the rule alone, on a verdict of the paste
+    )
+
+    d = diagnosed("mmaction-105-driver-insufficient-cuda10.txt")
+    cause = d.result.cause
+    assert cause is not None and "410.48" in cause.finding.summary
+    plain = dataclasses.replace(
+        cause,
+        finding=dataclasses.replace(
+            cause.finding, summary="The NVIDIA driver is older than the CUDA the program was built with."
+        ),
+    )
+    assert driver_for_the_toolkit(plain, d.pasted, "418.87") is plain
+    assert driver_for_the_toolkit(plain, d.pasted, "396.26") is not plain
+
+
+def test_a_rocm_older_than_the_target_is_not_told_to_fix_device_access() -> None:
+    """The diff review's probe: torch 2.3.1+rocm5.7 on an RX 9070 XT (gfx1201, which ROCm supports from 6.4)."""
+    text = "PyTorch version: 2.3.1+rocm5.7 on an RX 9070 XT\nprint(torch.cuda.is_available())\nFalse\n"
+    d = said(text)
+    assert d.pasted.prose.amd_gpu is not None
+    cause = d.result.cause
+    assert cause is None or "render and video" not in cause.finding.summary
+    text13 = text.replace("2.3.1+rocm5.7", "2.6.0+rocm6.4")  # the same card under a ROCm that has it
+    cause13 = said(text13).result.cause
+    assert cause13 is not None and "render and video" in cause13.finding.summary
