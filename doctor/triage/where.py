@@ -756,7 +756,7 @@ def on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
     if BUSY in ids:
         summary = (
             "CUDA could not create a context on the GPU under WSL 2 (error 46, 'busy or unavailable'): WSL has no "
-            "compute mode or GPU reset of its own, so it is the Windows side's GPU layer that failed: a Windows or "
+            "compute mode or GPU reset of its own, so most likely the Windows side's GPU layer failed: a Windows or "
             "WSL build whose GPU support is broken, or a Windows driver without it."
         )
         fix = Remediation(
