@@ -821,3 +821,60 @@ def driver_for_the_toolkit(verdict: Verdict, pasted: PastedText, driver: str | N
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
     )
+
+
+# NCCL_P2P_DISABLE=1 shown set, as a line of its own: an export, an env prefix, a YAML env map
+# ('  NCCL_P2P_DISABLE: "1"'), os.environ; never a message that asks for it ('Please set `NCCL_P2P_DISABLE="1"`')
+_P2P_OFF_SET = lazy(
+    r"""^[ \t>*-]*(?:export[ \t]+|env[ \t]+)?["']?NCCL_P2P_DISABLE["']?[ \t]*[:=][ \t]*["']?1\b"""
+    r"""|os\.environ\[["']NCCL_P2P_DISABLE["']\][ \t]*=[ \t]*["']1""",
+    re.MULTILINE,
+)
+_RAY = lazy(r"\bray\b|\bruntime_env\b", re.IGNORECASE)
+
+
+def p2p_off_not_inherited(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """NCCL's peer-to-peer failure where the paste already sets NCCL_P2P_DISABLE=1: the setting did not reach the
+    processes that run NCCL, so telling them to set it again is no answer (blind set 20: EasyR1#579, the variable
+    in Ray's runtime_env.yaml and 'peer access is not supported' in the workers)."""
+    finding = verdict.finding
+    if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
+        return verdict
+    fix = finding.remediation
+    if fix is None or not any("NCCL_P2P_DISABLE=1" in c.argv for c in fix.commands):
+        return verdict
+    found = _P2P_OFF_SET.search(pasted.paste.text, 0, MAX_CHARS)
+    if found is None:
+        return verdict
+    line = line_number(pasted.paste.text, found)
+    ray = _RAY.search(pasted.paste.text, 0, MAX_CHARS) is not None
+    summary = (
+        f"NCCL failed at peer-to-peer although the paste sets NCCL_P2P_DISABLE=1 (line {line}): the setting did not "
+        "reach the processes that run NCCL."
+    )
+    text = (
+        "Set it where the processes that run NCCL inherit it, and check it there: "
+        + (
+            "with Ray, export it before `ray start` on every node (or in the container's environment, docker run "
+            "-e NCCL_P2P_DISABLE=1): workers a framework starts itself, or ones already running, do not take a "
+            "job's runtime_env;"
+            if ray
+            else "export it in the shell that starts the launcher, or pass it to the container (docker run -e "
+            "NCCL_P2P_DISABLE=1);"
+        )
+        + " then print it from inside a worker: it must be 1 there."
+    )
+    command = (
+        Command(
+            ("env", "NCCL_P2P_DISABLE=1", "ray", "start", "--head"), note="and the same on every worker node"
+        )
+        if ray
+        else Command(
+            ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"), note="PROGRAM: the failing command", runs_here=False
+        )
+    )
+    remediation = dataclasses.replace(fix, text=text, commands=(command,))
+    details = finding.details.split(" Set NCCL_P2P_DISABLE=1")[0]  # set already: the details say what failed
+    lines = tuple(sorted({*verdict.lines, line}))
+    finding = dataclasses.replace(finding, summary=summary, details=details, remediation=remediation)
+    return dataclasses.replace(verdict, finding=finding, lines=lines)

@@ -79,6 +79,7 @@ from torch_gpu_doctor.triage.told import (
     not_asked_again,
     on_the_smaller_gpu,
     only_words,
+    p2p_off_not_inherited,
     pip_kept_torch,
     rebooted_already,
     shown_by_a_program,
@@ -340,6 +341,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
     verdicts = tuple(nccl_bootstrap(v, pasted) for v in verdicts)
+    if "NCCL_P2P_DISABLE" in pasted.paste.text[:MAX_CHARS]:  # set already, and the P2P failure is still there
+        verdicts = tuple(p2p_off_not_inherited(v, pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     verdicts = tuple(driver_of_a_vgpu_guest(v, pasted) for v in verdicts)  # a guest's driver is its host's
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides

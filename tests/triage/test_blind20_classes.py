@@ -451,3 +451,18 @@ def test_a_rocm_older_than_the_target_is_not_told_to_fix_device_access() -> None
     text13 = text.replace("2.3.1+rocm5.7", "2.6.0+rocm6.4")  # the same card under a ROCm that has it
     cause13 = said(text13).result.cause
     assert cause13 is not None and "render and video" in cause13.finding.summary
+
+
+def test_p2p_off_already_set_that_did_not_reach_the_workers_is_said_so() -> None:
+    """EasyR1#579: 'NCCL_P2P_DISABLE: "1"' in Ray's runtime_env.yaml and still 'peer access is not supported':
+    not 'set it' again, but where the workers inherit it."""
+    check, summary, first = cause_of(diagnosed("easyr1-579-p2p-not-supported.txt"))
+    assert check == "nccl.communication" and "although the paste sets NCCL_P2P_DISABLE=1 (line 22)" in summary
+    assert first == "env NCCL_P2P_DISABLE=1 ray start --head"
+
+
+def test_a_message_that_asks_for_p2p_off_is_not_a_setting() -> None:
+    """accelerate's own 'Please set `NCCL_P2P_DISABLE="1"`' (fluxgym, e22) keeps the message's own remedy."""
+    _, summary, first = cause_of(diagnosed("e22_fluxgym_rtx4000_p2p_ib_disable_typo.txt"))
+    assert "although the paste sets" not in summary
+    assert first.startswith("env NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1")
