@@ -25,6 +25,7 @@ from torch_gpu_doctor.compat.rocm_gfx import (
     gfx_of_product,
     override_for,
 )
+from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
@@ -444,7 +445,7 @@ def _listed_card_without_gpu(facts: Facts) -> Finding | None:
     if named is None or named[0] not in TORCH_WHEEL_TARGETS:
         return None
     support = OFFICIAL_LINUX.get(named[0])
-    hip = tuple(int(p) for p in packages.hip.split(".")[:2] if p.isdigit())
+    hip = version_key(packages.hip)[:2]
     if support is not None and len(hip) == 2 and hip < support.since_rocm:
         return None  # this torch's ROCm predates the target (gfx1201 needs 6.4): not a question of access
     return Finding(

@@ -8,6 +8,7 @@ from packaging.version import InvalidVersion, Version
 
 from torch_gpu_doctor.checks.support.jetson import CUDSS
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
+from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu
@@ -570,7 +571,7 @@ def _before_nvidia_wheels(facts: Facts) -> bool:
         except InvalidVersion:
             return False
     minor = python_minor(facts)
-    return minor is not None and tuple(int(p) for p in minor.split(".")) < (3, 7)
+    return minor is not None and version_key(minor) < (3, 7)
 
 
 _CUDART = lazy(r"^libcudart\.so\.(?P<version>\d+(?:\.\d+)?)$")

@@ -16,7 +16,9 @@ from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.nccl_communication import between_machines
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
 from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.precision import capability
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
+from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
@@ -724,11 +726,6 @@ VISIBLE = "env.cuda_visible_devices"
 MIXED = "The machine mixes GPU models"  # how mixed_gpus' answer starts: the usual cause, not one shown
 
 
-def _cc(text: str) -> tuple[int, int]:
-    major, _, minor = text.partition(".")
-    return int(major), int(minor or 0)
-
-
 def mixed_gpus(
     verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
@@ -747,7 +744,7 @@ def mixed_gpus(
     ]
     if len(named) < len(facts.nvidia_gpus) or len({cc for _, cc, _ in named}) < 2:
         return verdicts
-    newest = max((cc for _, cc, _ in named), key=_cc)
+    newest = max((cc for _, cc, _ in named), key=capability)
     chosen = [(name, index) for name, cc, index in named if cc == newest]
     counts: dict[str, int] = {}
     for name, cc, _ in named:
@@ -755,7 +752,7 @@ def mixed_gpus(
     listed = ", ".join(f"{n}x {label}" for label, n in counts.items())
     lowered = pasted.paste.text[:MAX_CHARS].lower()
     data = load_torch_releases()
-    oldest = min((_cc(cc) for _, cc, _ in named))
+    oldest = min(capability(cc) for _, cc, _ in named)
     below = [
         f"{data.program_names.get(program, program)} needs compute capability {major}.{minor} or newer"
         for program, (major, minor) in data.program_floors.items()
@@ -787,10 +784,6 @@ def mixed_gpus(
     return (added, *verdicts)
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split(".") if p.isdigit())
-
-
 def driver_for_the_toolkit(verdict: Verdict, pasted: PastedText, driver: str | None) -> Verdict:
     """A driver too old for the program's CUDA, where a pasted conda list names the environment's cudatoolkit and
     no driver version is shown: the cause says which driver that CUDA needs, from NVIDIA's toolkit table
@@ -807,7 +800,7 @@ def driver_for_the_toolkit(verdict: Verdict, pasted: PastedText, driver: str | N
     needs = load_matrix().min_driver_for(toolkit) if toolkit else None
     if toolkit is None or needs is None or "needs driver" in finding.summary:
         return verdict
-    if isinstance(driver, str) and _version_tuple(driver) >= _version_tuple(needs):
+    if isinstance(driver, str) and version_key(driver) >= version_key(needs):
         return verdict  # the driver shown runs that CUDA: the program's own CUDA is another
     cuda = ".".join(toolkit.split(".")[:2])
     summary = finding.summary.rstrip(".") + (

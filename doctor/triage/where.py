@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
 from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.compat.library_bugs import library_bugs
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
@@ -927,7 +928,6 @@ LAUNCH_FAILURE = "unknown_error_unspecified_launch_failure"
 
 
 SIGFPE = "sigfpe_cublas_gemm"
-_H20 = lazy(r"(?<![\w-])H20(?![\w-])", re.IGNORECASE)
 
 
 def sigfpe_without_an_h20(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
@@ -937,7 +937,10 @@ def sigfpe_without_an_h20(verdict: Verdict, pasted: PastedText, facts: Facts) ->
     if not any(h.signature.id == SIGFPE and h.line in verdict.lines for h in pasted.hits):
         return verdict
     names = " ".join(g.name for g in facts.nvidia_gpus if isinstance(g.name, str))
-    if _H20.search(names) or _H20.search(pasted.paste.text, 0, MAX_CHARS):
+    text = pasted.paste.text[:MAX_CHARS]
+    if any(
+        bug.on(names) or bug.on(text) for bug in library_bugs()
+    ):  # compat/library_bugs.json's GPU is there
         return verdict
     fix = Remediation(
         text="The signal's backtrace names the library where it happened: run the program again with Python's "
