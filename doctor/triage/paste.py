@@ -98,6 +98,7 @@ class PastedText:
             and self.prose.gpu_cc is None  # a capability said in words judges the GPU too
             and not self.prose.memory_asked  # the memory a model's full fine-tuning needs: an answer
             and (self.prose.cuda is None or self.prose.asks_build is None)  # a build for their CUDA: one
+            and self.prose.fails is None  # a failure said in words: named, with what to paste
         )
 
     @property

@@ -466,3 +466,12 @@ def test_a_message_that_asks_for_p2p_off_is_not_a_setting() -> None:
     _, summary, first = cause_of(diagnosed("e22_fluxgym_rtx4000_p2p_ib_disable_typo.txt"))
     assert "although the paste sets" not in summary
     assert first.startswith("env NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1")
+
+
+def test_a_failure_said_with_nothing_else_is_named_not_unreadable() -> None:
+    """Words alone ('it turned out to errors related to NCCL') were 'found nothing it knows' (exit 2) in the TUI's
+    paste view: the line is named, with what to paste, as beside a report."""
+    d = said("Hi! when I run pippy on one server with 4 GPUs it turned out to errors related to NCCL.\n")
+    assert not d.pasted.empty
+    assert d.result.unrecognised is not None and d.result.unrecognised.said and d.result.exit_problem()
+    assert said("Thanks, everything works fine now.\n").pasted.empty
