@@ -16,7 +16,7 @@ from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.driver_update import driver_update
-from torch_gpu_doctor.fixes.gpu_state import gpu_not_initialised
+from torch_gpu_doctor.fixes.gpu_state import NOT_ONE_PROGRAM, faults_in_every_program, gpu_not_initialised
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
@@ -27,6 +27,11 @@ CID = "driver.xid_errors"
 FELL_OFF_THE_BUS = "fell off the bus or stopped answering"  # triage reads it: lost again is power first
 SHOWN_LINES = 5
 _CAUSED_BY = lazy(r"caused by previous Xid (\d+)")
+# The process an Xid names: "NVRM: Xid (PCI:0000:ca:00): 31, pid=1587983, name=exe, Ch 0000000a, ..."
+_PROCESS = lazy(r"\bname=([^,\s][^,]{0,63}),")
+# The faults a program's own bug raises (NVIDIA: "if it repeats with different programs, run diagnostics"); 43
+# is not among them: it follows any program that was stopped or killed
+PROGRAM_FAULTS = frozenset({13, 31})
 _RANK = {XidSeverity.INFO: 0, XidSeverity.PROGRAM: 1, XidSeverity.ATTENTION: 2, XidSeverity.FAULT: 3}
 
 
@@ -62,6 +67,16 @@ def _summary_line(xid: int, count: int, where: list[str]) -> str:
     return f"Xid {xid} ({meaning.name}) {times} on {', '.join(sorted(set(where)))}: {meaning.meaning}."
 
 
+def faults_of_every_program(xids: list[int]) -> str:
+    """What program-level Xids mean when they are no one program's: no "usually the program's bug" beside it."""
+    named = ", ".join(f"Xid {x} ({xid_meaning(x).name})" for x in xids)
+    return (
+        f"{named}: a GPU program touched memory it does not own. One program's bug stays in that program; the "
+        "same fault in programs that share nothing but the GPU and its driver, or only on this system of the "
+        "machine, comes from the driver release (with this kernel) or the GPU."
+    )
+
+
 INIT_FAILED = "other_rm_init_adapter_failed"  # the signature of a GPU the driver found but could not start
 
 
@@ -80,7 +95,8 @@ def driver_xid_errors(facts: Facts) -> Finding:
     that cannot be read says nothing, so that is reported as unknown, never as "no errors".
 
     ## How to fix
-    Program-level Xids (13, 31, 43): fix or restart the program. Memory and firmware Xids: reset the GPU
+    Program-level Xids (13, 31, 43): fix or restart the program; the same fault (13, 31) from several programs
+    is the driver release or the GPU: install another driver release, then run the GPU's diagnostics. Memory and firmware Xids: reset the GPU
     (`sudo nvidia-smi -r -i <n>` with nothing running on it) or reboot. Xid 79 and repeated hardware Xids:
     check power cables, risers and cooling; contact the vendor if they return.
     """
@@ -185,6 +201,18 @@ def driver_xid_errors(facts: Facts) -> Finding:
             f"Only informational Xid lines since boot (Xid {numbers}).",
             details=details,
             evidence=evidence,
+        )
+    programs = sorted(
+        {p.group(1) for e in log.xid_events if e.xid in PROGRAM_FAULTS and (p := _PROCESS.search(e.detail))}
+    )
+    if worst is XidSeverity.PROGRAM and len(programs) > 1:
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"Xid {numbers} from {len(programs)} different programs ({', '.join(programs)}): {NOT_ONE_PROGRAM}.",
+            details=faults_of_every_program(ordered),
+            evidence=evidence,
+            remediation=faults_in_every_program(facts, plan_driver(facts)),
         )
     if worst is XidSeverity.PROGRAM:
         summary = f"Xid {numbers} since boot: errors raised by programs on the GPU, usually their own bugs."

@@ -3,6 +3,9 @@ comes first: the NVRM and Xid lines name the reason the user-space tools cannot 
 
 from __future__ import annotations
 
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.driver_plan import DriverPlan
+from torch_gpu_doctor.fixes.driver_update import driver_update
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT
 from torch_gpu_doctor.model import Command, Remediation, Target
 
@@ -33,6 +36,27 @@ def driver_hung() -> Remediation:
         requires_root=True,
         requires_reboot=True,
         target=Target.SYSTEM,
+    )
+
+
+NOT_ONE_PROGRAM = "the driver or the GPU, not one program's bug"
+
+
+def faults_in_every_program(facts: Facts, plan: DriverPlan) -> Remediation:
+    """A program's fault (Xid 13, 31: an illegal address) that every program meets, or that the same work never
+    meets on another system of the same machine: the driver release (with this kernel) or the GPU, not a bug to
+    find in each program (NVIDIA's Xid catalog: "if it repeats with different programs, run diagnostics")."""
+    return driver_update(
+        facts,
+        plan,
+        "The same memory fault in programs that share nothing but the GPU points at the driver release (with "
+        "this kernel) or the GPU itself. Install another driver release (the newest of its branch, or the "
+        "previous production branch) and run the same work again.",
+        # the open modules' HMM on new kernels is behind several such faults (open-gpu-kernel-modules#901, #1082)
+        alternative="With the open kernel modules, `options nvidia_uvm uvm_disable_hmm=1` in /etc/modprobe.d "
+        "(then reboot) turns off HMM, behind several such faults on new kernels. If it follows every driver "
+        "release, run the GPU's diagnostics (`dcgmi diag -r 3` where DCGM is installed, or the vendor's) and send "
+        "`sudo nvidia-bug-report.sh`'s file to NVIDIA.",
     )
 
 

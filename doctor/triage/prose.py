@@ -432,6 +432,18 @@ _ELSEWHERE = lazy(
 )
 
 
+# The same work runs on another system of this machine, or every program fails alike: "this is working fine under
+# windows", "works in Windows 11", "runs fine with the 550 driver", "any program that uses the GPU crashes"
+_FINE_ELSEWHERE = lazy(
+    r"\b(?:works?|working|worked|runs?|running|ran)\b[^.\n]{0,25}?\b(?:on|under|in|with)[ \t]+(?:the[ \t]+)?"
+    r"(?:windows|win[ \t]?1[01]\b|(?:an?[ \t]+)?(?:older|previous|earlier|other|another|different)[ \t]+"
+    r"(?:driver|kernel)\b|driver[ \t]+\d{3}\b|\d{3}(?:\.\d+)*[ \t]+driver\b|kernel[ \t]+\d\.\d)"
+    r"|\b(?:every|all|any|several|multiple|different|other)[ \t]+(?:cuda[ \t]+|gpu[ \t]+)?(?:programs?|applications?"
+    r"|apps)\b[^.\n]{0,40}?\b(?:crash\w*|fail\w*|errors?|freez\w*|hang\w*|same|too|also|as[ \t]+well)\b",
+    re.IGNORECASE,
+)
+
+
 # The person already rebooted, and it did not help: "Tried rebooting the system, but still doesn't work",
 # "even after a reboot", "rebooted twice, same error"
 _REBOOTED = lazy(
@@ -530,6 +542,9 @@ class ProseFacts:
     updated: int | None = None  # the line that says the system or its driver was updated before it broke
     across_nodes: int | None = None  # the line that says the job spans several machines
     recurs: int | None = None  # the line that says the failure came back, or on another GPU too
+    # the line that says the same work runs on another system of the machine (Windows, another driver or kernel),
+    # or that every program fails alike: what fails is below the programs
+    fine_elsewhere: int | None = None
 
 
 MAX_LINE = 2000  # a longer line is a flood (a base64 blob, a minified file), not a person's words
@@ -807,6 +822,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
     recurs = _RECURS.search(text, 0, MAX_CHARS) if any(w in lowered for w in _RECURS_WORDS) else None
     updated = _UPDATED.search(text, 0, MAX_CHARS) if "updat" in lowered or "upgrad" in lowered else None
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
+    fine = (
+        _FINE_ELSEWHERE.search(text, 0, MAX_CHARS)
+        if any(w in lowered for w in ("windows", "driver", "kernel", "program", "app"))
+        else None
+    )
     capabilities: dict[str, int] = {}
     if "capabilit" in lowered:
         for found in _CAPABILITY.finditer(text, 0, MAX_CHARS):
@@ -854,6 +874,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         updated=line_of(updated) if updated is not None else None,
         across_nodes=line_of(nodes) if nodes is not None else None,
         recurs=line_of(recurs) if recurs is not None else None,
+        fine_elsewhere=line_of(fine) if fine is not None else None,
     )
 
 

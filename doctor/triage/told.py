@@ -10,10 +10,15 @@ from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
-from torch_gpu_doctor.checks.driver_xid_errors import FELL_OFF_THE_BUS
+from torch_gpu_doctor.checks.driver_xid_errors import (
+    FELL_OFF_THE_BUS,
+    PROGRAM_FAULTS,
+    faults_of_every_program,
+)
 from torch_gpu_doctor.checks.env import NOT_A_GPU_INDEX
 from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.nccl_communication import between_machines
+from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.precision import capability
@@ -22,6 +27,8 @@ from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.gpu_state import NOT_ONE_PROGRAM, faults_in_every_program
 from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu, run_on_the_larger_gpu
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.module_build import load_or_build
@@ -452,6 +459,38 @@ def across_machines(verdict: Verdict, facts: Facts, line: int) -> Verdict:
     )
     return dataclasses.replace(
         verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
+    )
+
+
+def program_fault_below_the_programs(verdict: Verdict, facts: Facts, line: int) -> Verdict:
+    """A program's memory fault (Xid 13, 31) where the words say the same work runs under Windows or another
+    driver, or that every program fails alike: the driver release (with this kernel) or the GPU, not each
+    program's bug (blind set 20: an RTX 5090's Xid 31 in llama.cpp and ollama, fine under Windows)."""
+    finding = verdict.finding
+    log = facts.kernel_log
+    if (
+        finding.check_id != "driver.xid_errors"
+        or finding.status is not Status.WARN
+        or isinstance(log, Unavailable)
+    ):
+        return verdict
+    xids = {e.xid for e in log.xid_events}
+    if not xids & PROGRAM_FAULTS or any(
+        xid_meaning(x).severity not in (XidSeverity.PROGRAM, XidSeverity.INFO) for x in xids
+    ):
+        return verdict
+    numbers = ", ".join(str(x) for x in sorted(xids))
+    return dataclasses.replace(
+        verdict,
+        finding=dataclasses.replace(
+            finding,
+            status=Status.FAIL,
+            summary=f"Xid {numbers}, where the words say the same work runs elsewhere or every program fails "
+            f"(line {line} of the paste): most likely {NOT_ONE_PROGRAM}.",
+            details=faults_of_every_program(sorted(xids)),
+            remediation=faults_in_every_program(facts, plan_driver(facts)),
+        ),
+        find_out="nvidia-smi; uname -r   # the driver release and kernel the fault comes with",
     )
 
 

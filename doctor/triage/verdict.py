@@ -81,6 +81,7 @@ from torch_gpu_doctor.triage.told import (
     only_words,
     p2p_off_not_inherited,
     pip_kept_torch,
+    program_fault_below_the_programs,
     rebooted_already,
     shown_by_a_program,
     shown_outputs_not_asked_again,
@@ -360,6 +361,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(gpus_past_the_cut(v, pasted.smi.cut) for v in verdicts)
     if pasted.prose.across_nodes is not None:  # "works on 1 node": the network between the machines
         verdicts = tuple(across_machines(v, facts, pasted.prose.across_nodes) for v in verdicts)
+    if pasted.prose.fine_elsewhere is not None:  # "working fine under windows": not each program's bug
+        verdicts = tuple(
+            program_fault_below_the_programs(v, facts, pasted.prose.fine_elsewhere) for v in verdicts
+        )
     if pasted.prose.recurs is not None:  # "it stopped again, on the other card"
         verdicts = tuple(lost_again(v, pasted.prose.recurs) for v in verdicts)
     if pasted.prose.updated is not None and not in_container(pasted):  # "after recent ubuntu update"

@@ -76,6 +76,38 @@ def test_program_level_xids_warn_and_name_the_gpu() -> None:
     assert "Xid 31 (GPU memory page fault) 2× on NVIDIA GeForce RTX 4090 at 0000:01:00.0" in f.details
 
 
+# The form of an Xid line that names its process (NVRM's own: a gpu-health log and a vLLM report quote it so)
+VLLM_31 = (
+    "NVRM: Xid (PCI:0000:01:00): 31, pid=665187, name=VLLM::EngineCor, Ch 0000000a, intr 00000000. MMU Fault: "
+    "ENGINE GRAPHICS GPC0 GPCCLIENT_T1_9 faulted @ 0x17_00001000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ"
+)
+EXE_31 = (
+    "NVRM: Xid (PCI:0000:01:00): 31, pid=1587983, name=exe, Ch 0000000a, intr 00000000. MMU Fault: ENGINE "
+    "GRAPHICS GPC5 GPCCLIENT_T1_5 faulted @ 0x2ae1_d6600000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE"
+)
+
+
+def test_the_same_fault_in_different_programs_is_the_driver_or_the_gpu() -> None:
+    f = driver_xid_errors(facts(kernel_log=kernel_log((VLLM_31, EXE_31))))
+    assert f.status is Status.FAIL
+    assert f.summary == (
+        "Xid 31 from 2 different programs (VLLM::EngineCor, exe): the driver or the GPU, not one program's bug."
+    )
+    assert "usually the program's bug" not in f.details  # no line of it says the opposite
+    assert f.remediation is not None and "another driver release" in f.remediation.text
+
+
+def test_one_programs_faults_stay_its_own_bug() -> None:
+    """The same process name under several pids (a server restarted), and Xid 43 after programs were killed."""
+    again = EXE_31.replace("pid=1587983", "pid=1590012")
+    assert driver_xid_errors(facts(kernel_log=kernel_log((EXE_31, again)))).status is Status.WARN
+    killed = (
+        XID_45.replace(": 45,", ": 43,"),
+        XID_45.replace(": 45,", ": 43,").replace("name=python", "name=Xorg"),
+    )
+    assert driver_xid_errors(facts(kernel_log=kernel_log(killed))).status is Status.WARN
+
+
 def test_row_remap_recorded_is_a_warning_not_a_fault() -> None:
     f = driver_xid_errors(facts(kernel_log=kernel_log((XID_63,))))
     assert f.status is Status.WARN

@@ -108,6 +108,20 @@ def test_an_xid_line_without_nvrms_prefix_is_read_as_the_kernel_logs() -> None:
     assert check == "driver.xid_errors" and summary.startswith("Xid 31")
 
 
+def test_a_program_fault_that_windows_never_meets_is_the_driver() -> None:
+    """open-gpu-kernel-modules#1030: Xid 31 in llama.cpp and ollama, 'working fine under windows'."""
+    d = diagnosed("open-gpu-kernel-modules-1030-xid31-mmu-fault.txt")
+    check, summary, _ = cause_of(d)
+    assert check == "driver.xid_errors" and "the driver or the GPU, not one program's bug" in summary
+    assert d.result.cause is not None and d.result.confidence == "likely"  # the words, not a log, say so
+    fix = d.result.cause.finding.remediation
+    assert fix is not None and "another driver release" in fix.text
+    # the same Xid line without those words stays the program's own
+    title = (PASTES / "open-gpu-kernel-modules-1030-xid31-mmu-fault.txt").read_text().splitlines()[0]
+    alone = said(f"{title}\nIt happens when I run my training script.\n")
+    assert alone.result.cause is not None and "usually their own bugs" in alone.result.cause.finding.summary
+
+
 def test_nccls_own_form_of_error_217_is_peer_to_peer() -> None:
     check, summary, first = cause_of(diagnosed("easyr1-579-p2p-not-supported.txt"))
     assert check == "nccl.communication" and "peer-to-peer" in summary

@@ -98,6 +98,31 @@ def test_a_driver_named_elsewhere_is_not_taken(line: str) -> None:
     assert read_prose([line]).driver is None
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "There is an issue with the linux kernel driver. Can't run ollama, and this is working fine under windows.",
+        "The same model runs fine with the 550 driver.",
+        "It works in Windows 11 without any problem.",
+        "Every CUDA program crashes the same way.",
+    ],
+)
+def test_work_said_to_run_elsewhere(line: str) -> None:
+    assert read_prose([line]).fine_elsewhere == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I am running Windows 11 with WSL2.",
+        "Please close all applications before installing the driver.",
+        "It works on the GPU but slowly.",
+    ],
+)
+def test_no_elsewhere_is_read_into_plain_words(line: str) -> None:
+    assert read_prose([line]).fine_elsewhere is None
+
+
 def test_platforms_named_for_another_machine_are_not_taken() -> None:
     assert (
         read_prose(["Same code works fine under WSL2 on my laptop, but fails on our Ubuntu server"]).wsl
