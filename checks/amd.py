@@ -24,6 +24,7 @@ from torch_gpu_doctor.compat.rocm_gfx import (
     TORCH_WHEEL_TARGETS,
     gfx_of_product,
     override_for,
+    wheel_targets,
 )
 from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.describe import fact, gpu_label
@@ -399,6 +400,19 @@ def _named_gfx(facts: Facts, said: list[ReportedError]) -> tuple[str, tuple[int,
 _GFX_TARGET = "amd.gfx_target"
 
 
+def _installed_targets(facts: Facts) -> frozenset[str]:
+    """The targets the installed ROCm torch's variant carries (its `+rocm6.2` tag or its HIP version; every
+    variant's when neither is known): rocm6.2's wheels lack gfx1102 though rocm6.2.4's have it."""
+    packages = facts.torch_packages
+    return wheel_targets(packages.hip if not isinstance(packages, Unavailable) else None)
+
+
+def _variant(facts: Facts) -> str:
+    packages = facts.torch_packages
+    hip = packages.hip if not isinstance(packages, Unavailable) else None
+    return f"ROCm {hip} " if hip else ""
+
+
 def _unlisted_card_without_gpu(facts: Facts) -> Finding | None:
     """A card named without its KFD topology (a report, a paste) whose target the wheels lack and a sibling's
     override covers, beside a torch that finds no GPU: the missing target is the usual reason (an RX 6700 XT,
@@ -411,9 +425,22 @@ def _unlisted_card_without_gpu(facts: Facts) -> Finding | None:
     if not isinstance(packages, Unavailable) and packages.version is not None and packages.hip is None:
         return None  # not a ROCm build: amd.torch_rocm says so
     named = _named_gfx(facts, [])
-    if named is None or named[0] in TORCH_WHEEL_TARGETS:
+    installed = _installed_targets(facts)
+    if named is None or named[0] in installed:
         return None
-    override = override_for(named[1])
+    if named[0] in TORCH_WHEEL_TARGETS:  # a newer ROCm variant's wheels have it: that torch, not an override
+        return Finding(
+            _GFX_TARGET,
+            Status.FAIL,
+            f"This torch's {_variant(facts)}wheels have no kernels for {named[0]}, this GPU's gfx target (newer "
+            "ROCm variants have): most often why torch finds no GPU on it (torch.cuda.is_available() is False).",
+            details=f"PyTorch's ROCm wheels are built for a list of gfx targets that grows with each ROCm variant; "
+            f"{named[0]} is not on this one's, so ROCm finds no code object for the card and torch reports no GPU, "
+            "or the first kernel crashes.",
+            evidence=(fact("torch.cuda.is_available()", "False", "the paste"),),
+            remediation=_with_device_access(_wheel_fix(facts, named[0])),
+        )
+    override = override_for(named[1], installed)
     if override is None:
         return None
     return Finding(
@@ -442,7 +469,7 @@ def _listed_card_without_gpu(facts: Facts) -> Finding | None:
     if isinstance(packages, Unavailable) or packages.hip is None:
         return None  # the build is not known to be ROCm's: amd.torch_rocm says what it is
     named = _named_gfx(facts, [])
-    if named is None or named[0] not in TORCH_WHEEL_TARGETS:
+    if named is None or named[0] not in _installed_targets(facts):
         return None
     support = OFFICIAL_LINUX.get(named[0])
     hip = version_key(packages.hip)[:2]
@@ -534,9 +561,10 @@ def amd_gfx_target(facts: Facts) -> Finding:
         )
     failed = reported(facts, "rocm_hip_error")
     named = _named_gfx(facts, []) if failed else None
-    if named is not None and named[0] not in TORCH_WHEEL_TARGETS and override_for(named[1]) is not None:
+    installed = _installed_targets(facts)
+    if named is not None and named[0] not in installed and override_for(named[1], installed) is not None:
         # any HIP call can fail on a target the wheels lack: the sibling's kernels are the usual way out
-        override = override_for(named[1])
+        override = override_for(named[1], installed)
         assert override is not None
         return Finding(
             cid,

@@ -63,6 +63,42 @@ TORCH_WHEEL_TARGETS = frozenset(
 )
 
 
+# Each ROCm variant's own list: uv's LINUX_AMD_GPU_DRIVERS (crates/uv-torch/src/backend.rs, the 2026 copy with
+# rocm7.2; "the GPU architectures supported by each ROCm version, from torch.cuda.get_arch_list()"). rocm6.2 lacks
+# gfx1101 and gfx1102 although rocm6.1 has gfx1101; RDNA4 comes with rocm6.2.4, gfx950 with 7.0, gfx1150/1151 with 7.2.
+_BASE = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100")
+_RDNA3_4 = ("gfx1101", "gfx1102", "gfx1200", "gfx1201")
+WHEEL_TARGETS_BY_ROCM: dict[str, frozenset[str]] = {
+    "6.0": frozenset(_BASE),
+    "6.1": frozenset((*_BASE, "gfx1101")),
+    "6.2": frozenset(_BASE),
+    "6.2.4": frozenset((*_BASE, *_RDNA3_4)),
+    "6.3": frozenset((*_BASE, *_RDNA3_4)),
+    "6.4": frozenset((*_BASE, *_RDNA3_4)),
+    "7.0": frozenset((*_BASE, "gfx950", *_RDNA3_4)),
+    "7.1": frozenset((*_BASE, "gfx950", *_RDNA3_4)),
+    "7.2": frozenset((*_BASE, "gfx950", *_RDNA3_4, "gfx1150", "gfx1151")),
+}
+_ROCM_RELEASE = lazy(r"^(\d+)\.(\d+)(?:\.(?:(\d{1,2})|(?P<hip>\d{3,})))?(?!\d)")
+
+
+def wheel_targets(rocm: str | None) -> frozenset[str]:
+    """The targets the PyTorch wheels of one ROCm variant carry: "6.2" (a `+rocm6.2` wheel), "6.2.4"; a HIP
+    version ("6.2.41133-dd7f95766") names its minor release only, so it gets what any variant of that minor has.
+    Every variant's (TORCH_WHEEL_TARGETS) where the data has none of that release."""
+    found = _ROCM_RELEASE.match(rocm) if rocm else None
+    if found is None:
+        return TORCH_WHEEL_TARGETS
+    minor = f"{found[1]}.{found[2]}"
+    exact = None if found["hip"] else WHEEL_TARGETS_BY_ROCM.get(f"{minor}.{found[3]}" if found[3] else minor)
+    if exact is not None:
+        return exact
+    same_minor = [
+        t for key, t in WHEEL_TARGETS_BY_ROCM.items() if key == minor or key.startswith(f"{minor}.")
+    ]
+    return frozenset().union(*same_minor) if same_minor else TORCH_WHEEL_TARGETS
+
+
 def override_for(target: tuple[int, int, int], known: frozenset[str] = TORCH_WHEEL_TARGETS) -> str | None:
     """The HSA_OVERRIDE_GFX_VERSION value of the closest target the wheels do have: same major and minor, lowest
     stepping (gfx1031 -> "10.3.0" for gfx1030). None when no target of that family is built."""

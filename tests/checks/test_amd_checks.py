@@ -21,7 +21,7 @@ from tests.factories import (
     torch_runtime,
 )
 from torch_gpu_doctor.checks.amd import amd_gfx_target, amd_rocm_stack, amd_torch_rocm
-from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product, override_for
+from torch_gpu_doctor.compat.rocm_gfx import gfx_of_product, override_for, wheel_targets
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.rocm import KfdAgent, RocmFacts
@@ -279,6 +279,23 @@ def test_unreadable_topology_or_undecodable_target_is_unknown() -> None:
     denied = rocm(agents=Unavailable(Reason.PERMISSION_DENIED, "nodes"))
     assert amd_gfx_target(amd_machine(rocm=denied)).status is Status.UNKNOWN
     assert amd_gfx_target(amd_machine(rocm=rocm(agents=(agent(91600, None),)))).status is Status.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("rocm", "has", "lacks"),
+    [
+        ("6.2", "gfx1100", "gfx1102"),  # a `+rocm6.2` wheel: uv's table leaves out 1101 and 1102
+        ("6.1", "gfx1101", "gfx1102"),
+        ("6.2.4", "gfx1201", "gfx950"),
+        ("7.0.2", "gfx950", "gfx1151"),  # no 7.0.2 row: its minor's
+        ("7.2", "gfx1151", "gfx1103"),
+        ("6.2.41133-dd7f95766", "gfx1102", "gfx1151"),  # a HIP version names the minor: any 6.2 variant's
+        (None, "gfx1151", "gfx1103"),  # unknown: every variant's
+        ("5.7", "gfx1151", "gfx1103"),  # before the table: every variant's
+    ],
+)
+def test_each_rocm_variant_has_its_own_targets(rocm: str | None, has: str, lacks: str) -> None:
+    assert has in wheel_targets(rocm) and lacks not in wheel_targets(rocm)
 
 
 @pytest.mark.parametrize(

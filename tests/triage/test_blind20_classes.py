@@ -308,8 +308,15 @@ def test_rocminfos_own_target_outranks_the_product_names_and_a_wheel_url_names_t
     d = diagnosed("legacy-rocm-build-3910-rocm-unsupported-igpu.txt")
     assert d.pasted.prose.amd_gpu is not None and d.pasted.prose.amd_gpu.value == "gfx1102"
     assert d.pasted.prose.torch is not None and d.pasted.prose.torch.value == "2.6.0.dev20241016+rocm6.2"
-    check, _, _ = cause_of(d)
+    check, summary, first = cause_of(d)
     assert check == "amd.gfx_target"
+    # rocm6.2's wheels lack gfx1102 (rocm6.2.4's have it): the target, not the groups, and the newer variant
+    assert "ROCm 6.2 wheels have no kernels for gfx1102" in summary and "render" not in summary
+    assert "--index-url https://download.pytorch.org/whl/rocm" in first
+    # the same paste with a variant that has gfx1102 is the groups again
+    text = (PASTES / "legacy-rocm-build-3910-rocm-unsupported-igpu.txt").read_text()
+    check, summary, first = cause_of(said(text.replace("%2Brocm6.2", "%2Brocm6.3")))
+    assert check == "amd.gfx_target" and "render and video" in summary and first == "ls -l /dev/kfd /dev/dri"
 
 
 def test_a_render_node_the_process_may_not_open_is_read() -> None:
