@@ -844,6 +844,14 @@ _SERIES = {"A": "virtual applications", "B": "virtual PC", "C": "compute", "Q": 
 OPERATION_NOT_SUPPORTED = "other_cuda_operation_not_supported"
 
 
+# The driver API of CUDA's virtual memory management, named where it failed ("cuMemGetAllocationGranularity
+# returned CUDA_ERROR_NOT_SUPPORTED"): the operation a vGPU refused, not the allocator or unified memory
+_VMM_CALL = lazy(
+    r"\bcuMem(?:Create|Map|Unmap|AddressReserve|AddressFree|GetAllocationGranularity|SetAccess|Release"
+    r"|ExportToShareableHandle|ImportFromShareableHandle)\b"
+)
+
+
 def on_a_vgpu_profile(verdict: Verdict, pasted: PastedText) -> Verdict:
     """CUDA's "operation not supported" beside the vGPU profile the paste names: an A- or B-series profile
     runs no CUDA, so that is the answer, with no `nvidia-smi -L` to learn the name it already shows; a Q- or
@@ -874,6 +882,20 @@ def on_a_vgpu_profile(verdict: Verdict, pasted: PastedText) -> Verdict:
             )
             + ", with the vGPU guest driver of the host's release. NVIDIA's vGPU documentation lists CUDA for the "
             "Q- and C-series profiles only. Until then the program runs on the CPU only.",
+            target=Target.SYSTEM,
+        )
+    elif (vmm := _VMM_CALL.search(pasted.paste.text, 0, MAX_CHARS)) is not None:
+        summary = (
+            f"CUDA refused {vmm.group(0)} (line {line_number(pasted.paste.text, vmm)}) on the vGPU profile {profile}: "
+            "the program allocates through CUDA's virtual memory management (VMM) API, which this vGPU does not "
+            "offer, though its profile runs CUDA."
+        )
+        fix = Remediation(
+            text="Make the program allocate with plain cudaMalloc: for torch, leave expandable_segments out of "
+            "PYTORCH_CUDA_ALLOC_CONF (it maps memory through VMM); for a library that picks a VMM allocator by "
+            "itself (XGBoost 3.x, some memory pools), its release before that allocator, or an RMM pool it is "
+            "told to use. Or ask the VM's administrator whether the host's vGPU release offers VMM to this "
+            "profile.",
             target=Target.SYSTEM,
         )
     else:

@@ -38,3 +38,16 @@ def test_a_model_name_shaped_like_a_profile_is_not_one() -> None:
     d = diagnosed(PASTE.read_bytes().replace(b"NVidia A16-8A", b"model T5-3B, Qwen2-7B"))
     cause = d.result.cause
     assert cause is not None and "vGPU profile" not in cause.finding.summary
+
+
+def test_a_vmm_call_named_on_a_compute_profile_is_that_api_not_the_allocator() -> None:
+    """XGBoost#12217: 'cuMemGetAllocationGranularity' refused with CUDA_ERROR_NOT_SUPPORTED on an A40-48C: the
+    program's VMM allocator, so the fix is a plain cudaMalloc one, never --disable-cuda-malloc."""
+    real = Path(__file__).parent / "pastes" / "xgboost-12217-vgpu-vmm-not-supported.txt"
+    cause = diagnosed(real.read_bytes()).result.cause
+    assert cause is not None and "CUDA refused cuMemGetAllocationGranularity" in cause.finding.summary
+    fix = cause.finding.remediation
+    assert fix is not None and "expandable_segments" in fix.text and "disable-cuda-malloc" not in fix.text
+    # ComfyUI's C-series edit names no VMM call: still the asynchronous allocator
+    other = diagnosed(PASTE.read_bytes().replace(b"A16-8A", b"A16-8C")).result.cause
+    assert other is not None and "cuMem" not in other.finding.summary
