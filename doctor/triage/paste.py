@@ -225,7 +225,13 @@ INSTALL_COMMAND = lazy(
 IN_WORDS = "_in_words"  # the catalogue's entries for what a person says happens
 # entries that read a fact from a healthy tool's output (nvidia-smi's header, WSL's harmless ldconfig warning):
 # no failure on their own
-INFORMATIONAL = frozenset({"other_nvidia_smi_header_driver_version", "wsl_libcuda_not_symbolic_link"})
+INFORMATIONAL = frozenset(
+    {
+        "other_nvidia_smi_header_driver_version",
+        "wsl_libcuda_not_symbolic_link",
+        "other_bitsandbytes_duplicate_cudart_warning",  # one library's two names: no fault of its own
+    }
+)
 _SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
 # in the matched sentence: a question, or "no errors"; anywhere in the line: asking how, or a plan
 _NOT_AN_ACCOUNT = lazy(

@@ -22,7 +22,7 @@ from torch_gpu_doctor.triage.outcome import (
     Verdict,
     installs_torch,
 )
-from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.paste import INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.paste_facts import WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.where import GPUS_PASSED, container_said, gpu_listed_by_a_tool
@@ -161,7 +161,7 @@ def with_own_causes(
     refined = {i for i in ids if any(other.startswith(f"{i}_") for other in ids)}
     # a hit whose cause explains another's (CUDA_HOME a list → an extension built without CUDA) goes first
     hits = sorted(pasted.hits, key=lambda h: not ids.intersection(h.signature.explains))
-    for hit in (h for h in hits if h.signature.id not in refined):
+    for hit in (h for h in hits if h.signature.id not in refined and h.signature.id not in INFORMATIONAL):
         signature, told = hit.signature, hit.own_cause()
         check = signature.check
         says_only_error = set(signature.implies) <= {"error"}  # no fact the check could weigh: only the error
