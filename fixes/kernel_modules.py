@@ -111,8 +111,18 @@ def gpu_lost_again(line: int) -> Remediation:
 
 
 def gpu_lost() -> Remediation:
+    """The kernel log first: a reboot empties dmesg, and its Xid and PCIe lines say which GPU and why."""
     return Remediation(
-        text="Reboot; if it happens again check power cables, risers and temperatures (kernel log: Xid 79).",
+        text="Keep the kernel log before anything else (a reboot empties dmesg; its Xid 79 and PCIe lines name the "
+        "GPU and the time), then reboot; if it happens again check power cables, risers and temperatures.",
+        commands=(
+            Command(
+                ("sudo", "dmesg", "--level=err,warn"),
+                note="save it before the reboot: Xid 79 and PCIe errors, with the GPU's bus id",
+            ),
+            REBOOT,
+        ),
+        requires_root=True,
         requires_reboot=True,
         target=Target.SYSTEM,
     )
