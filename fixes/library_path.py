@@ -354,7 +354,8 @@ def windows_dll_fix(
         )
     if not init_failed and user_site is None and _loads_after_c10(dll):
         # torch loads torch\lib's DLLs in name order: c10.dll, which needs the Visual C++ runtime, came first
-        python = global_python or "python"
+        # the global Python's folder (C:\...\Python311): its interpreter is the python.exe in it, never the folder
+        python = f"{global_python.rstrip(chr(92))}\\python.exe" if global_python else "python"
         driver = dll.lower().startswith(
             "caffe2_nvrtc"
         )  # it links nvcuda.dll, which the NVIDIA driver installs
