@@ -49,6 +49,26 @@ def asked_for_a_missing_gpu() -> Remediation:
     )
 
 
+def run_on_a_free_gpu(busy: int, free: list[int]) -> Remediation:
+    """Out of memory on a GPU another job fills, beside GPUs nothing uses: move this job to a free one, by its
+    nvidia-smi index (with PCI_BUS_ID order, CUDA numbers them the same way)."""
+    choice = free[0]
+    return Remediation(
+        text=f"Run the job on a GPU nothing uses ({', '.join(map(str, free))} in the table): the program's own "
+        f"device option (--device {choice}, cuda:{choice}), or CUDA_VISIBLE_DEVICES={choice} with "
+        f"CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA numbers the GPUs as nvidia-smi does. GPU {busy} belongs to the other "
+        "job; a smaller batch there cannot make room it does not have.",
+        commands=(
+            Command(
+                ("env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", f"CUDA_VISIBLE_DEVICES={choice}", "PROGRAM"),
+                note="PROGRAM: the failing command, with its own device option left at 0 (the one GPU it sees)",
+                runs_here=False,
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+
+
 def run_on_the_larger_gpu(larger: str, smaller: str) -> Remediation:
     """Two different GPUs in one machine, and the job failing as it would on the smaller one (out of memory,
     a capability warning): pin it to the larger by its nvidia-smi index. CUDA numbers GPUs fastest first unless

@@ -4,9 +4,16 @@ the person says they have."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
+from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.driver_update import driver_update
+from torch_gpu_doctor.fixes.target import driver_system
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
@@ -18,6 +25,76 @@ SAID_CUDA = "the CUDA the person says the machine has"
 NO_BUILD_NEEDED = (
     "No torch build for CUDA"  # how the answer starts: the data's answer to words, not a message
 )
+
+
+# The CUDA an install command asks for: conda's `cudatoolkit=10.1` or `pytorch-cuda=12.1`, pip's `/whl/cu118`
+_ASKED_CUDA = lazy(
+    r"^[^\n]*\b(?:pip3?|conda|mamba)\b[^\n]*\binstall\b[^\n]*?"
+    r"(?:\b(?:cudatoolkit|pytorch-cuda)[ \t]*=+[ \t]*(?P<conda>\d{1,2}\.\d)\b|/whl/cu(?P<pip>\d{2,3})\b)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _asked_cuda(text: str) -> tuple[str, int] | None:
+    found = _ASKED_CUDA.search(text)
+    if found is None:
+        return None
+    line = text.count("\n", 0, found.start()) + 1
+    if found["conda"]:
+        return found["conda"], line
+    digits = found["pip"]
+    return f"{digits[:-1]}.{digits[-1]}", line
+
+
+def asked_cuda_got_another(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """The install command asked for one CUDA build (`conda install pytorch cudatoolkit=10.1 -c pytorch`) and the
+    report shows torch built for another: the installer settled on another build. Where the driver shown cannot
+    run the CUDA asked for, that is why no such build could be used, and the driver comes first (blind set 21:
+    cudatoolkit=10.1 asked, pytorch 1.0.0 for CUDA 9.0 installed, driver 398.36). Only where nothing else was
+    found."""
+    packages = facts.torch_packages
+    if (
+        any(v.kind == Kind.PROBLEM for v in verdicts)
+        or isinstance(packages, Unavailable)
+        or not packages.cuda
+    ):
+        return verdicts
+    asked = _asked_cuda(pasted.paste.text[:MAX_ASKED_CHARS])
+    if asked is None or version_key(asked[0])[:2] == version_key(packages.cuda)[:2]:
+        return verdicts
+    cuda, line = asked
+    driver = facts.driver
+    runs = driver.cuda_version if not isinstance(driver, Unavailable) else None
+    shown = f"torch {packages.version} is built for CUDA {packages.cuda}"
+    if isinstance(runs, str) and version_key(runs) < version_key(cuda):
+        version = driver.version if not isinstance(driver, Unavailable) else None
+        needed = load_matrix().min_driver_for(cuda, driver_system(facts))
+        summary = (
+            f"The install asked for CUDA {cuda} (line {line} of the paste) and {shown}: the driver"
+            + (f" {version}" if isinstance(version, str) else "")
+            + f" runs CUDA ≤ {runs}, so no CUDA {cuda} build can run here."
+        )
+        fix = driver_update(
+            facts,
+            plan_driver(facts),
+            f"Update the NVIDIA driver to one that runs CUDA {cuda}"
+            + (f" ({needed} or newer)" if needed else "")
+            + ", then install the CUDA build again.",
+        )
+    else:
+        summary = (
+            f"The install asked for CUDA {cuda} (line {line} of the paste) and {shown}: the installer found no "
+            f"build of that torch for CUDA {cuda} on this platform and Python, and settled on another."
+        )
+        fix = fix_for_torch(facts)
+    finding = Finding(DRIVER_COMPAT, Status.WARN, summary, remediation=fix)
+    added = Verdict(finding, titles.get(DRIVER_COMPAT, DRIVER_COMPAT), Kind.PROBLEM, (), None, (line,))
+    return (added, *verdicts)
+
+
+MAX_ASKED_CHARS = 512 * 1024  # where a person's install command is: before the logs they paste
 
 
 def build_for_said_cuda(

@@ -110,9 +110,11 @@ _ASKS_BUILD = lazy(
 # such pastes got "No problem found" and exit 0)
 _FAILS = lazy(
     r"\b(?:can[ \t]?not|can't|cannot|could[ \t]?not|couldn't|unable[ \t]+to|fails?[ \t]+to|failed[ \t]+to)[ \t]+"
-    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e)\b"
+    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e|enable|initiali[sz]e)\b"
     r"|\b(?:does[ \t]?n[o']?t|doesn't|did[ \t]?n[o']?t|didn't|do[ \t]?n[o']?t|don't|is[ \t]?n[o']?t|isn't)[ \t]+"
-    r"(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see)\b"
+    r"(?:being[ \t]+)?(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see|enabled?)\b"
+    r"|\b(?:ran|run|running|came)[ \t]+(?:into|across)[ \t]+(?:(?:the|this|a|an|same|similar)[ \t]+)?"
+    r"(?:problem|issue|error|bug)s?\b"
     r"|\berrors?[ \t]+(?:related|about|with|when|occur\w*)\b"
     r"|\b(?:get|got|getting|throws?|raises?|gives?|see|shows?|hit|encounter\w*|face)[ \t]+"
     r"(?:an?[ \t]+|the[ \t]+|this[ \t]+|that[ \t]+|some[ \t]+)?(?:[\w-]+[ \t]+)?errors?\b"
@@ -411,6 +413,8 @@ _TORCH_WORKS = lazy(
     r"(?m)is_available\(\)[^\n]{0,60}?(?<![a-z])true\b|\bgot[ \t]+true\b[^\n]{0,60}?is_available"
     r"|(?<![a-z])(?<!not )\bcuda[ \t]+is[ \t]+available\b"
     r"|^[ \t>]*is[ \t]+cuda[ \t]+available[ \t]*:[ \t]*true\b"  # a print's label: "Is CUDA available: True"
+    # a shown `print(torch.cuda.is_available())` whose first printed line, a few lines on, is True
+    r"|print\([^\n]{0,40}?is_available\(\)\)[^\n]*\n(?:[^\n]{0,30}\n){0,5}?[ \t\"'`>]*true[ \t\"'`]*$"
 )
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
 _WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")

@@ -7,12 +7,14 @@ never shows. What the paste showed, the other findings and what stays unknown fo
 
 from __future__ import annotations
 
+import re
 from typing import Any, TextIO
 
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.checks.support.signatures import Hit
 from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Remediation, Status, escape_controls
 from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.build_env import extension_probe
@@ -21,9 +23,10 @@ from torch_gpu_doctor.triage.outcome import WHOLE_MACHINE, Confidence, Kind, Tri
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
-from torch_gpu_doctor.triage.prose import Said
+from torch_gpu_doctor.triage.prose import MAX_CHARS, Said
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.where import NO_NVIDIA_GPU
+from torch_gpu_doctor.triage.whose import mentions_torch
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TRIAGE_SCHEMA = "gpu-doctor triage v2"
@@ -189,7 +192,11 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         out.writelines(
             f"{line}\n"
             for line in unrecognised_lines(
-                result.unrecognised, facts, reported=pasted.collect_env is not None
+                result.unrecognised,
+                facts,
+                reported=pasted.collect_env is not None,
+                python=_PYTHON_SHOWN.search(pasted.paste.text, 0, MAX_CHARS) is not None
+                or mentions_torch(pasted.paste.text[:MAX_CHARS]),
             )
         )
         probe = (
@@ -307,15 +314,22 @@ _NO_ERROR = ", and no failing program's error. If something fails, paste the err
 _STILL_FAILS = ". If something still fails, paste the error's last lines too."
 
 
-def unrecognised_lines(shown: ShownError, facts: Facts, *, reported: bool = False) -> list[str]:
+# a Python program in the paste: its traceback, or a command that runs python
+_PYTHON_SHOWN = lazy(r"Traceback \(most recent call last\)|\bpython[23]?(?:\.exe)?\b", re.IGNORECASE)
+
+
+def unrecognised_lines(
+    shown: ShownError, facts: Facts, *, reported: bool = False, python: bool = True
+) -> list[str]:
     """What triage says of a failure no signature knows: the line, what is missing, what to paste. Beside a
-    collect_env report (`reported`), not that report again: nvidia-smi where the driver is not shown."""
+    collect_env report (`reported`), not that report again, nor where the paste shows no Python program and
+    never names torch (`python`: llama.cpp, an app's own CUDA build): nvidia-smi where the driver is not shown."""
     text = escape_controls(shown.text if len(shown.text) <= 300 else shown.text[:300] + "…")
     driver = facts.driver
     driver_shown = not isinstance(driver, Unavailable) and isinstance(driver.version, str)
     ask = (
         f"{interpreter_shown(facts) or 'python'} -m torch.utils.collect_env"
-        if not reported
+        if not reported and python
         else "nvidia-smi"
         if not driver_shown
         else None

@@ -29,7 +29,11 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.gpu_state import NOT_ONE_PROGRAM, faults_in_every_program
-from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu, run_on_the_larger_gpu
+from torch_gpu_doctor.fixes.hidden_gpu import (
+    asked_for_a_missing_gpu,
+    run_on_a_free_gpu,
+    run_on_the_larger_gpu,
+)
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
@@ -591,6 +595,60 @@ def idle_while_slow(
     return (added, *verdicts)
 
 
+# the words a failure said of the GPU use: "GPU not recognized by torch", "my gpu can not enable"
+_ABOUT_THE_GPU = lazy(r"\b(?:gpu|cuda|device|nvidia)\b", re.IGNORECASE)
+
+
+def works_where_tested(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """The program says it has no GPU while the paste shows torch seeing it (`is_available()` True, printed in
+    the person's own test): the program runs another Python than the one tested (its own venv, conda env or
+    bundled interpreter), or hides the GPU itself. Only where nothing else was found (blind set 21: "GPU not
+    recognized by torch" from an app, True from the user's shell)."""
+    works, failing = pasted.prose.torch_works, pasted.prose.fails
+    if works is None or failing is None or any(v.kind == Kind.PROBLEM for v in verdicts):
+        return verdicts
+    if failing.line == works or not _ABOUT_THE_GPU.search(failing.value):
+        return verdicts
+    finding = Finding(
+        CUDA_INIT,
+        Status.WARN,
+        f"The program finds no GPU (line {failing.line} of the paste) while torch in the Python that was tested "
+        f"sees one (line {works}): the program most likely runs another Python environment than the one tested.",
+        details="A CUDA check in one shell says nothing of the environment a program starts in: its own venv or "
+        "conda env, an installer's bundled Python, a service's interpreter. There torch may be a CPU build or "
+        "missing, or the program hides the GPU (CUDA_VISIBLE_DEVICES in its configuration).",
+        remediation=Remediation(
+            text="Run the same check with the program's own interpreter (the python its launcher, script or "
+            "shortcut starts). A CPU build (+cpu) or False there: install the CUDA build of torch into that "
+            "environment with that interpreter's pip. True there too: the program hides the GPU; look for "
+            "CUDA_VISIBLE_DEVICES in its configuration.",
+            commands=(
+                Command(
+                    (
+                        "PYTHON",
+                        "-c",
+                        "import sys, torch; print(sys.executable, torch.__version__, torch.cuda.is_available())",
+                    ),
+                    note="PYTHON: the program's own interpreter, not the shell's",
+                    runs_here=False,
+                ),
+            ),
+            target=Target.PYTHON_ENV,
+        ),
+    )
+    added = Verdict(
+        finding,
+        titles.get(CUDA_INIT, CUDA_INIT),
+        Kind.PROBLEM,
+        (),
+        None,
+        tuple(sorted({failing.line, works})),
+    )
+    return (added, *verdicts)
+
+
 def slow_between_sockets(verdict: Verdict, pasted: PastedText) -> Verdict:
     finding = slow_across_sockets(verdict.finding, pasted) if verdict.finding.check_id == TOPOLOGY else None
     if finding is None or pasted.topology is None or pasted.prose.slow is None:
@@ -648,6 +706,36 @@ def on_the_smaller_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
         remediation=run_on_the_larger_gpu(larger.value, smaller.value),
     )
     lines = tuple(sorted({*verdict.lines, smaller.line, larger.line}))
+    return dataclasses.replace(verdict, finding=finding, lines=lines, find_out=None)
+
+
+FULL_SHARE = 0.8  # a GPU this full of another job's memory has no room for a second one
+FREE_MIB = 100  # a GPU holding no more than this runs nothing (the driver's own few MiB)
+
+
+def on_a_full_gpu_beside_free_ones(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """Out of memory where the pasted nvidia-smi shows one GPU (mostly) full and others holding nothing: another
+    job fills that GPU, and this one belongs on a free one (blind set 21: GPU 0 running a TensorFlow job at
+    15514 of 16130 MiB, GPUs 1-3 at 0 MiB, and `--device 0`)."""
+    finding, smi = verdict.finding, pasted.smi
+    if finding.check_id != OOM or finding.status is not Status.FAIL or smi is None:
+        return verdict
+    sized = [
+        g for g in smi.gpus if g.index is not None and g.memory_total_mib and g.memory_used_mib is not None
+    ]
+    full = [g for g in sized if (g.memory_used_mib or 0) >= FULL_SHARE * (g.memory_total_mib or 1)]
+    free = [g.index for g in sized if (g.memory_used_mib or 0) <= FREE_MIB and g.index is not None]
+    busy = full[0] if len(full) == 1 else None
+    if busy is None or busy.index is None or not free:
+        return verdict
+    finding = dataclasses.replace(
+        finding,
+        summary=f"{finding.summary.removesuffix('.')}: GPU {busy.index} is already {busy.memory_used_mib} of "
+        f"{busy.memory_total_mib} MiB full (another job), while GPU{'s' if len(free) > 1 else ''} "
+        f"{', '.join(map(str, free))} hold nothing.",
+        remediation=run_on_a_free_gpu(busy.index, [i for i in free if i is not None]),
+    )
+    lines = tuple(sorted({*verdict.lines, *smi.lines}))
     return dataclasses.replace(verdict, finding=finding, lines=lines, find_out=None)
 
 

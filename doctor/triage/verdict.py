@@ -27,7 +27,7 @@ from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.records import dataclass
-from torch_gpu_doctor.triage.asked import NO_BUILD_NEEDED, build_for_said_cuda
+from torch_gpu_doctor.triage.asked import NO_BUILD_NEEDED, asked_cuda_got_another, build_for_said_cuda
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.interpreter import (
     asked_with,
@@ -77,6 +77,7 @@ from torch_gpu_doctor.triage.told import (
     nccl_log_shown,
     no_pip_check_for_the_loader,
     not_asked_again,
+    on_a_full_gpu_beside_free_ones,
     on_the_smaller_gpu,
     only_words,
     p2p_off_not_inherited,
@@ -92,6 +93,7 @@ from torch_gpu_doctor.triage.told import (
     watermark_already_set,
     without_importing_torch,
     words_only_lines,
+    works_where_tested,
 )
 from torch_gpu_doctor.triage.where import (
     HOSTED_NOTEBOOK,
@@ -128,8 +130,10 @@ from torch_gpu_doctor.triage.where import (
     unknown_error_on_a_server,
 )
 from torch_gpu_doctor.triage.whose import (
+    LIBCUDA_NOT_FOUND,
     about_amd,
     conda_pin_without_build,
+    cuda_build_on_rocm,
     driver_not_torch,
     engine_not_torch,
     extension_not_torch,
@@ -337,7 +341,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(driver_not_torch(v, facts, pasted) for v in verdicts)
     engine = serving_engine(pasted)
     if engine is not None:  # no kernels under vLLM or SGLang: their release pins the torch, so it is theirs
-        verdicts = tuple(engine_not_torch(v, engine, facts) for v in verdicts)
+        # an error with its own fix (Triton's 'too old' on a Pascal card) keeps it: the engine's floor is the
+        # answer to a torch without the GPU's kernels, not to what that error says to do
+        own = {h.line for h in pasted.hits if h.signature.fix is not None}
+        verdicts = tuple(
+            v if v.lines and own.issuperset(v.lines) else engine_not_torch(v, engine, facts) for v in verdicts
+        )
     verdicts = tuple(hidden_by_the_program(answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
@@ -374,6 +383,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if "zluda" in pasted.paste.text[:MAX_CHARS].lower():  # AMD's GPU behind CUDA's names
         verdicts = tuple(under_zluda(v, pasted) for v in verdicts)
     verdicts = tuple(rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)
+    if any(h.signature.id == LIBCUDA_NOT_FOUND for h in pasted.hits):  # NVIDIA's library asked for under ROCm
+        verdicts = tuple(cuda_build_on_rocm(v, facts, pasted) for v in verdicts)
     owner = runtime_owner(pasted)
     if owner is not None:  # error 35 from CTranslate2, DALI...: their CUDA, not torch's
         verdicts = tuple(not_torchs_runtime(v, facts, pasted, owner) for v in verdicts)
@@ -398,6 +409,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
+    if pasted.prose.torch_works is not None and pasted.prose.fails is not None:  # "GPU not recognized", True
+        verdicts = works_where_tested(verdicts, pasted, titles)
     if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
         version = facts.driver.version if not isinstance(facts.driver, Unavailable) else None
         driver_version = version if isinstance(version, str) else None
@@ -408,6 +421,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = mixed_gpus(verdicts, pasted, facts, titles)
     if "already satisfied" in pasted.paste.text[:MAX_CHARS]:  # pip kept the torch another index was asked for
         verdicts = pip_kept_torch(verdicts, pasted, facts, titles)
+    if "install" in pasted.paste.text[:MAX_CHARS]:  # `cudatoolkit=10.1` asked, a CUDA 9.0 build installed
+        verdicts = asked_cuda_got_another(verdicts, pasted, facts, titles)
     if pasted.prose.asks_build is not None:  # "I have CUDA 11.4, could you build one for it?"
         verdicts = build_for_said_cuda(verdicts, pasted, facts, titles)
     if (
@@ -431,6 +446,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
     if "WATERMARK" in pasted.paste.text[:MAX_CHARS]:  # the Mac's limit, said to be lifted already
         verdicts = tuple(watermark_already_set(v, pasted) for v in verdicts)
+    if pasted.smi is not None and len(pasted.smi.gpus) > 1:  # one GPU full of another job, the others free
+        verdicts = tuple(on_a_full_gpu_beside_free_ones(v, pasted) for v in verdicts)
     if pasted.prose.gpus:  # "two GPUs: A6000 and GT1030": out of memory on the smaller one
         verdicts = tuple(on_the_smaller_gpu(v, pasted) for v in verdicts)
     if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here

@@ -348,7 +348,8 @@ def rocm_on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
 # the words of a container run: its driver is the host's (a shell prompt is container_shell_line's); no \b,
 # which a CJK letter beside the word defeats ("进入docker内部": inside docker)
 _CONTAINER_WORDS = lazy(
-    r"(?<![A-Za-z])(?:docker|podman|nvidia-container-cli|kubernetes|kubectl|containers?)(?![A-Za-z])|容器",
+    r"(?<![A-Za-z])(?:docker(?:file)?|podman|nvidia-container-cli|kubernetes|kubectl|k8s|containers?)(?![A-Za-z])"
+    r"|\bNVIDIA_(?:DISABLE_)?REQUIRE(?:_CUDA)?\b|容器",
     re.IGNORECASE,
 )
 

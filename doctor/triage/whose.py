@@ -395,6 +395,56 @@ def rocm_build_on_nvidia(verdict: Verdict, facts: Facts, about_torch: bool, past
     return dataclasses.replace(verdict, finding=finding, find_out=TORCH_VERSION if about_torch else None)
 
 
+# ROCm named as where the program runs: "in the rocm environment", a ROCm release, a +rocm build
+_ROCM_SAID = lazy(r"\brocm\b|\+rocm\d", re.IGNORECASE)
+LIBCUDA_NOT_FOUND = "no_driver_libcuda_not_found"
+
+
+def cuda_build_on_rocm(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """NVIDIA's driver library libcuda.so.1 not found where the paste says the machine runs ROCm and names no
+    NVIDIA GPU: a package built for CUDA was installed on an AMD machine, which has no NVIDIA driver to give
+    it; its ROCm build is the fix, never an NVIDIA driver (blind set 21: sgl-kernel's CUDA build under SGLang on
+    ROCm)."""
+    finding = verdict.finding
+    lines = {h.line for h in pasted.hits if h.signature.id == LIBCUDA_NOT_FOUND}
+    if finding.check_id != "driver.installed" or not lines.intersection(verdict.lines):
+        return verdict
+    if any(isinstance(g.name, str) for g in facts.nvidia_gpus) or not _ROCM_SAID.search(
+        pasted.paste.text, 0, MAX_CHARS
+    ):
+        return verdict
+    line = min(lines.intersection(verdict.lines))
+    finding = dataclasses.replace(
+        finding,
+        status=Status.FAIL,
+        summary=f"A package built for CUDA asked for NVIDIA's driver library libcuda.so.1 (line {line} of the paste) "
+        "on a ROCm (AMD) machine, which has no NVIDIA driver to give it.",
+        details="libcuda.so.1 comes only with an NVIDIA driver. Under ROCm the same package must be its ROCm (HIP) "
+        "build: the CUDA build was installed in its place (a plain `pip install` of a package whose PyPI wheels "
+        "are CUDA's).",
+        remediation=Remediation(
+            text="Uninstall the CUDA build of the package whose import failed and install its ROCm build, as the "
+            "program's ROCm instructions say (their ROCm image, or the package built from source for ROCm); "
+            "torch itself must be a ROCm build too (torch.version.hip set). No NVIDIA driver is needed or "
+            "wanted on this machine.",
+            commands=(
+                Command(
+                    (
+                        "python",
+                        "-c",
+                        "import torch; print(torch.__version__, torch.version.hip, torch.version.cuda)",
+                    ),
+                    note="torch's build: hip set, cuda None on ROCm",
+                ),
+                Command(("python", "-m", "pip", "list"), note="the package that brought a CUDA build"),
+            ),
+            needs_network=True,
+            target=Target.PYTHON_ENV,
+        ),
+    )
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
 def _program_cuda_build() -> Remediation:
     """A program's ROCm build on an NVIDIA machine, where the paste never names torch: the program's own
     installer or environment chose AMD; its NVIDIA (CUDA) build is the fix, not a torch command."""
