@@ -1,0 +1,226 @@
+"""Blind set 21's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was: an operator with no CUDA kernel, cuDNN's own load errors (Windows and Linux), NVIDIA's driver library asked
+for under ROCm, Triton's floor under a serving engine, launcher and pickling errors that are no GPU fault,
+DeepSpeed's toolkit, out of memory said in words (English, Chinese), memory held after a job was stopped, one
+GPU full beside free ones, a check that passes in another Python than the program's, an install that asked for
+one CUDA and got another, a harmless bitsandbytes warning, a Dockerfile's container, the global Python's
+interpreter, and what is asked of a paste with no Python in it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.triage.prose import read_prose
+from torch_gpu_doctor.triage.render import render_text
+
+
+def said(text: str) -> PasteDiagnosis:
+    return diagnose_paste(text.encode(), "paste")
+
+
+def rendered(d: PasteDiagnosis) -> str:
+    import io  # the text report, for the lines a person reads
+
+    out = io.StringIO()
+    render_text(d, "paste", out)
+    return out.getvalue()
+
+
+def test_an_operator_without_a_cuda_kernel_is_its_packages_build() -> None:
+    """vLLM#12441's title: "Could not run '_C::rms_norm' with arguments from the 'CUDA' backend"."""
+    check, summary, first = cause_of(diagnosed("vllm-12441-vllm-extension-built-without-cuda.txt"))
+    assert check == "torch.companions" and summary.startswith("The operator _C::rms_norm has no CUDA kernel")
+    assert first.startswith("python -c") and "torch.version.cuda" in first
+    # the CPU backend's form is another matter (a CUDA op asked on the CPU): not this entry
+    assert not said(
+        "NotImplementedError: Could not run 'aten::foo' with arguments from the 'CPU' backend.\n"
+    ).pasted.hits
+
+
+def test_cudnns_windows_load_error_126_is_its_missing_dependency() -> None:
+    """whisper-ctranslate2#41: 'Could not load library cudnn_cnn_infer64_8.dll. Error code 126'."""
+    check, summary, first = cause_of(diagnosed("whisper-ctranslate2-41-cudnn-zlib-missing-windows.txt"))
+    assert check == "env.library_path" and "zlibwapi.dll" in summary
+    assert first == "where zlibwapi.dll"
+
+
+def test_a_library_cudnn_opens_by_name_is_that_library_not_cudnn() -> None:
+    """sdnext#539: 'Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open ...'."""
+    check, summary, first = cause_of(diagnosed("sdnext-539-cudnn-needs-libnvrtc.txt"))
+    assert check == "env.library_path" and "opened libnvrtc.so by name" in summary
+    assert first.startswith("find / -name 'libnvrtc.so*'")
+    # cuDNN's own sub-library and the driver's libcuda keep their entries
+    line = "Could not load library libcudnn_cnn_infer.so.8. Error: {}: cannot open shared object file"
+    ids = {h.signature.id for h in said(line.format("libcudnn_ops_infer.so.8") + "\n").pasted.hits}
+    assert "missing_library_for_cudnn" not in ids and "missing_library_ctranslate2_cudnn" in ids
+    ids = {h.signature.id for h in said(line.format("libcuda.so") + "\n").pasted.hits}
+    assert ids == {"missing_library_libcuda_unversioned"}
+
+
+def test_nvidias_driver_library_asked_for_under_rocm_is_a_cuda_build_there() -> None:
+    """sglang#4778: 'libcuda.so.1: cannot open shared object file' from sgl-kernel 'in the rocm environment'."""
+    check, summary, first = cause_of(diagnosed("sglang-4778-cuda-only-package-on-rocm.txt"))
+    assert check == "driver.installed" and "on a ROCm (AMD) machine" in summary
+    assert "torch.version.hip" in first
+    # the same line with no ROCm in sight is no driver here, as before
+    line = "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    check, summary, _ = cause_of(said(line))
+    assert check == "driver.installed" and "ROCm" not in summary
+
+
+def test_tritons_floor_keeps_its_own_fix_under_a_serving_engine() -> None:
+    """pascal-pkgs-ci#23: Triton's 'too old' on a P40 under vLLM: run without Triton, not 'no vLLM runs here'."""
+    check, summary, first = cause_of(diagnosed("pascal-pkgs-ci-23-triton-needs-sm70-pascal.txt"))
+    assert check == "torch.arch_compat" and summary.startswith("The Tesla P40 is older than Triton supports")
+    assert "triton.__file__" in first
+
+
+@pytest.mark.parametrize(
+    ("name", "check", "words"),
+    [
+        (
+            "fastposegait-14-not-a-fault-launcher-usage.txt",
+            "nccl.communication",
+            "not a GPU or driver problem",
+        ),
+        ("llamafactory-7232-not-a-fault-library-version.txt", "torch.cuda_init", "not a GPU setup problem"),
+    ],
+)
+def test_errors_that_are_no_gpu_fault_say_so(name: str, check: str, words: str) -> None:
+    found, summary, _ = cause_of(diagnosed(name))
+    assert found == check and words in summary
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        (
+            "deepspeed-2902-cuda-toolkit-torch-mismatch-windows.txt",
+            "differs from the CUDA torch was built with",
+        ),
+        ("deepspeed-2055-cuda-home-points-elsewhere.txt", "in the CUDA_HOME torch's extension builder uses"),
+    ],
+)
+def test_deepspeeds_toolkit_errors_are_read(name: str, words: str) -> None:
+    check, summary, first = cause_of(diagnosed(name))
+    assert check == "torch.companions" and words in summary and "CUDA_HOME" in first
+
+
+@pytest.mark.parametrize(
+    "name", ["magicquill-57-oom-model-too-big-for-gpu.txt", "nanodet-147-oom-other-process-on-gpu.txt"]
+)
+def test_out_of_memory_said_in_words_is_out_of_memory(name: str) -> None:
+    """'# oom' over an idle T4's nvidia-smi; 'CUDA内存不足' with batchsize_per_gpu: 80."""
+    d = diagnosed(name)
+    check, _, _ = cause_of(d)
+    assert check == "torch.out_of_memory" and d.result.confidence == "likely"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "To avoid OOM I set the batch size to 1.",
+        "The OOM killer ended the process.",
+        "Memory usage: 10 GB of system RAM.",
+        "The room is cold.",
+    ],
+)
+def test_words_about_memory_are_not_an_out_of_memory(line: str) -> None:
+    assert "oom_said_in_words" not in {h.signature.id for h in said(line + "\n").pasted.hits}
+
+
+def test_memory_held_after_the_job_was_stopped_is_its_processes() -> None:
+    """PaddleOCR#2074: '启动训练进程之后直接kill主进程显卡不会释放显存', nvidia-smi lists no process."""
+    check, summary, first = cause_of(diagnosed("paddleocr-2074-orphan-processes-hold-gpu-memory.txt"))
+    assert check == "torch.out_of_memory" and "still holds the GPU's memory" in summary
+    assert first.startswith("sudo fuser -v /dev/nvidia")
+    # the catalogue's entry reads the Chinese forms of it too, never memory that was freed
+    for line in ("kill主进程显卡不会释放显存", "显存一直被占用"):
+        assert {h.signature.id for h in said(line + "\n").pasted.hits} == {"gpu_memory_held_after_exit"}
+    assert not said("训练结束后显存已经释放了\n").pasted.hits
+
+
+def test_one_gpu_full_of_another_job_beside_free_ones_moves_the_job() -> None:
+    """gpt2-chitchat#19: GPU 0 at 15514 of 16130 MiB (a TensorFlow job), GPUs 1-3 at 0 MiB, `--device 0`."""
+    name = "gpt2-chitchat-19-oom-other-process-on-gpu.txt"
+    check, summary, first = cause_of(diagnosed(name))
+    assert check == "torch.out_of_memory" and "GPUs 1, 2, 3 hold nothing" in summary
+    assert first.startswith("env CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1")
+    # every GPU busy: no free one to move to
+    text = (PASTES / name).read_text().replace("     0MiB / 16130MiB", " 15000MiB / 16130MiB")
+    _, summary, first = cause_of(said(text))
+    assert "hold nothing" not in summary and "CUDA_VISIBLE_DEVICES=1" not in first
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# bug: [nvidia gpu can not enable]",
+        "Why my Gpu isn't being recognized?",
+        "Hello, I ran into the problem as indicated in the title",
+    ],
+)
+def test_a_failure_said_in_these_words_is_one(line: str) -> None:
+    assert read_prose([line]).fails is not None
+
+
+def test_a_gpu_the_program_misses_while_the_users_test_sees_it_is_another_python() -> None:
+    """ebook2audiobook#847: 'GPU not recognized by torch' from the app; True printed by the user's own check."""
+    d = diagnosed("ebook2audiobook-847-not-a-fault-wrong-python-env.txt")
+    check, summary, first = cause_of(d)
+    assert check == "torch.cuda_init" and "another Python environment" in summary
+    assert first.startswith("PYTHON -c") and d.result.confidence == "likely"
+    # the check alone, with nothing said to fail, is no problem
+    quiet = said('python -c "import torch; print(torch.cuda.is_available())"\n\nTrue\n')
+    assert quiet.result.cause is None and quiet.pasted.prose.torch_works == 1
+
+
+def test_an_install_that_asked_for_one_cuda_and_got_another() -> None:
+    """pytorch#27745: `conda install pytorch torchvision cudatoolkit=10.1` gave pytorch 1.0.0 for CUDA 9.0 on
+    driver 398.36 (CUDA <= 9.2): the driver first."""
+    name = "pytorch-27745-conda-old-build-driver-too-old.txt"
+    d = diagnosed(name)
+    check, summary, _ = cause_of(d)
+    assert check == "torch.driver_compat" and "runs CUDA ≤ 9.2, so no CUDA 10.1 build can run here" in summary
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and "418.96" in fix.text
+    # a driver new enough: the installer's choice, not the driver
+    text = (
+        (PASTES / name).read_text().replace("Nvidia driver version: 398.36", "Nvidia driver version: 431.86")
+    )
+    _, summary, _ = cause_of(said(text))
+    assert "settled on another" in summary
+    # asked and installed the same CUDA: nothing to say
+    same = text.replace("cudatoolkit=10.1", "cudatoolkit=9.0")
+    assert said(same).result.cause is None
+
+
+def test_bitsandbytes_duplicate_runtime_warning_is_no_fault() -> None:
+    """bitsandbytes#573: 'Found duplicate [libcudart.so, libcudart.so.11.0 ...]': one library's two names."""
+    d = diagnosed("bitsandbytes-573-duplicate-cuda-runtime-libs.txt")
+    assert d.result.cause is None and not d.result.exit_problem()
+    assert "Harmless by itself" in rendered(d)
+
+
+def test_a_dockerfile_is_a_container() -> None:
+    """facechain#71: error 803 under a Dockerfile that sets NVIDIA_DISABLE_REQUIRE=true, on Kubernetes."""
+    d = diagnosed("facechain-71-err803-container-newer-than-driver.txt")
+    check, summary, first = cause_of(d)
+    assert check == "torch.cuda_init" and "Error 803" in summary and first == "nvidia-smi"
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and fix.text.startswith("Error 803 inside a container")
+
+
+def test_the_global_pythons_interpreter_is_its_python_exe() -> None:
+    """sunone_aimbot#66: torch in C:\\Users\\USER\\AppData\\Local\\Programs\\Python\\Python311: the commands run its
+    python.exe, never the folder."""
+    _, _, first = cause_of(diagnosed("sunone_aimbot-66-windows-dll-dependency-missing.txt"))
+    assert first.startswith("C:\\Users\\USER\\AppData\\Local\\Programs\\Python\\Python311\\python.exe -m pip")
+
+
+def test_an_unknown_error_of_a_program_without_python_asks_for_nvidia_smi() -> None:
+    """llama.cpp#4762: 'CUDA error: invalid device function' from a HIP build: no torch report to ask for."""
+    out = rendered(diagnosed("llama.cpp-4762-rocm-build-target-typo.txt"))
+    assert "$ nvidia-smi" in out and "torch.utils.collect_env" not in out
