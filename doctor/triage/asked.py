@@ -7,6 +7,7 @@ import dataclasses
 import re
 
 from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
@@ -14,7 +15,7 @@ from torch_gpu_doctor.fixes.driver_update import driver_update
 from torch_gpu_doctor.fixes.target import driver_system
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Finding, Remediation, Status
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, pasted_driver
@@ -95,6 +96,68 @@ def asked_cuda_got_another(
 
 
 MAX_ASKED_CHARS = 512 * 1024  # where a person's install command is: before the logs they paste
+CPU_BUILD = "torch.cpu_build"
+
+
+def asked_cuda_got_cpu(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """A CPU build installed by a command that asked for a CUDA build its torch release never had
+    (`conda install pytorch cudatoolkit=10.1` for pytorch 1.10, built for CUDA 10.2, 11.1 and 11.3): the installer
+    fell back to the CPU build, and the fix is a CUDA the release has, in the installer the person used (blind
+    set 21: conda's cpuonly plan for 1.10.0 on Windows)."""
+    finding, packages = verdict.finding, facts.torch_packages
+    if (
+        finding.check_id != CPU_BUILD
+        or finding.status is not Status.FAIL
+        or isinstance(packages, Unavailable)
+    ):
+        return verdict
+    if packages.cuda or not packages.version:
+        return verdict
+    asked = _asked_cuda(pasted.paste.text[:MAX_ASKED_CHARS])
+    if asked is None:
+        return verdict
+    cuda, line = asked
+    base = packages.version.split("+")[0]
+    data = load_torch_releases()
+    legacy = data.legacy_release(base)
+    modern = data.release(base) if legacy is None else None
+    builds = legacy.builds if legacy is not None else ()
+    variants = [b.variant for b in builds] + (list(modern.variants) if modern is not None else [])
+    cudas = sorted({v.cuda for v in variants if v.cuda}, key=version_key)
+    if not cudas or any(version_key(c)[:2] == version_key(cuda)[:2] for c in cudas):
+        return verdict  # the release has that CUDA: why the installer passed it by is not in the data
+    above = [c for c in cudas if version_key(c) >= version_key(cuda)]
+    pick = above[0] if above else cudas[-1]
+    conda = "conda" in pasted.paste.text.split("\n")[line - 1].lower()
+    build = next((b for b in builds if b.variant.cuda == pick), None)
+    said = (
+        (build.conda_install if conda else build.install).get(packages.version.split("+")[0])
+        if build
+        else None
+    )
+    summary = (
+        f"The install asked for CUDA {cuda} (line {line} of the paste), and torch {base} has no build for it (its "
+        f"CUDA builds: {', '.join(cudas)}): the installer fell back to the CPU build."
+    )
+    if said is None:
+        return dataclasses.replace(verdict, finding=dataclasses.replace(finding, summary=summary))
+    fix = Remediation(
+        text=f"Ask for a CUDA build torch {base} has: CUDA {pick}, which the driver must run (nvidia-smi's 'CUDA "
+        f"Version' at least {pick}), or a newer torch for the CUDA you wanted. Then check that the CUDA build, not "
+        "the CPU one, was installed"
+        + (" (conda's plan and `conda list pytorch` show a cuda build string, not cpu)." if conda else "."),
+        commands=(
+            Command(
+                tuple(said.split()), note=f"pytorch.org's command for its CUDA {pick} build", runs_here=False
+            ),
+            Command(("nvidia-smi",), note=f"'CUDA Version' must be {pick} or newer"),
+        ),
+        needs_network=True,
+        target=Target.PYTHON_ENV,
+    )
+    return dataclasses.replace(
+        verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix), lines=(line,)
+    )
 
 
 def build_for_said_cuda(

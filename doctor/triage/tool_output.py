@@ -49,6 +49,12 @@ _CONDA_ROW = lazy(
 )
 # a `conda list` row read without its header (`conda list | grep torch`, one row quoted): a channel of
 # torch's, or a build string of the pytorch channel ("py3.9_cpu_0", "py38_cu102", "cpu")
+# a row of conda's install plan ("The following NEW packages will be INSTALLED:"): the name, then
+# channel/subdir::name-version-build ("  pytorch   pytorch/win-64::pytorch-1.10.0-py3.6_cpu_0")
+_CONDA_PLAN_ROW = lazy(
+    r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+[\w.\-]+(?:/[\w.\-]+)*::(?P=name)-(?P<version>\d[^\s-]*)-(?P<build>[^\s-]+)"
+    r"(?:\s.*)?$"
+)
 _CONDA_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "nvidia", "conda-forge", "defaults"})
 _CONDA_BUILD = lazy(r"^(?:py\d\.?\d+_(?:cpu|cuda|cu\d)|cuda\d+(?:_|py)|cpu(?:_|$))")
 # packages whose lines are worth reading from a list: torch's family and the conda packages that pick its
@@ -290,6 +296,14 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             if _relevant(pinned["name"]):
                 freeze.append(Library("pip", distribution_name(pinned["name"]), pinned["version"], None, raw))
                 freeze_lines.append(number)
+            continue
+        planned = _CONDA_PLAN_ROW.match(line) if mode is None and "::" in line else None
+        if planned is not None:
+            if _relevant(planned["name"]):
+                library = Library(
+                    "conda", distribution_name(planned["name"]), planned["version"], planned["build"], raw
+                )
+                listings.append(PackageListing("conda", (library,), (number,)))
             continue
         orphan = _CONDA_ROW.match(line) if mode is None else None
         if orphan is not None and _relevant(orphan["name"]) and _conda_row(orphan):

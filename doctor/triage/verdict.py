@@ -27,7 +27,12 @@ from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.records import dataclass
-from torch_gpu_doctor.triage.asked import NO_BUILD_NEEDED, asked_cuda_got_another, build_for_said_cuda
+from torch_gpu_doctor.triage.asked import (
+    NO_BUILD_NEEDED,
+    asked_cuda_got_another,
+    asked_cuda_got_cpu,
+    build_for_said_cuda,
+)
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.interpreter import (
     asked_with,
@@ -423,6 +428,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = pip_kept_torch(verdicts, pasted, facts, titles)
     if "install" in pasted.paste.text[:MAX_CHARS]:  # `cudatoolkit=10.1` asked, a CUDA 9.0 build installed
         verdicts = asked_cuda_got_another(verdicts, pasted, facts, titles)
+        verdicts = tuple(asked_cuda_got_cpu(v, pasted, facts) for v in verdicts)
     if pasted.prose.asks_build is not None:  # "I have CUDA 11.4, could you build one for it?"
         verdicts = build_for_said_cuda(verdicts, pasted, facts, titles)
     if (

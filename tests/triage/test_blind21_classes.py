@@ -224,3 +224,24 @@ def test_an_unknown_error_of_a_program_without_python_asks_for_nvidia_smi() -> N
     """llama.cpp#4762: 'CUDA error: invalid device function' from a HIP build: no torch report to ask for."""
     out = rendered(diagnosed("llama.cpp-4762-rocm-build-target-typo.txt"))
     assert "$ nvidia-smi" in out and "torch.utils.collect_env" not in out
+
+
+def test_a_cpu_build_conda_chose_for_a_cuda_its_release_never_had() -> None:
+    """conda#11001: `conda install pytorch ... cudatoolkit=10.1 -c pytorch` planned
+    'pytorch/win-64::pytorch-1.10.0-py3.6_cpu_0': 1.10 was built for CUDA 10.2, 11.1 and 11.3, so conda fell
+    back to the CPU build; its plan row is read as the package list it is."""
+    name = "conda-11001-conda-cpuonly-no-matching-cuda-build.txt"
+    d = diagnosed(name)
+    torch = next(lib for listing in d.pasted.packages for lib in listing.packages if lib.name == "pytorch")
+    assert (torch.version, torch.build) == ("1.10.0", "py3.6_cpu_0")
+    check, summary, first = cause_of(d)
+    assert (
+        check == "torch.cpu_build"
+        and "torch 1.10.0 has no build for it (its CUDA builds: 10.2, 11.1, 11.3)" in summary
+    )
+    assert first.startswith("conda install pytorch==1.10.0") and "cudatoolkit=10.2" in first
+    # asked for a CUDA the release has: no such sentence (why the solver passed it by is not in the data)
+    _, summary, _ = cause_of(
+        said((PASTES / name).read_text().replace("cudatoolkit=10.1", "cudatoolkit=10.2"))
+    )
+    assert "has no build for it" not in summary
