@@ -164,6 +164,10 @@ if TYPE_CHECKING:
     pass
 
 
+# Windows' own refusals to load a DLL (not found, a function missing, its start-up failed)
+WINDOWS_DLL_ERRORS = frozenset(
+    {"missing_library_winerror126", "missing_library_winerror127", "missing_library_winerror1114"}
+)
 # an x86-64 machine (collect_env's platform, lscpu, a wheel's or a library folder's tag): never a Jetson
 _X86 = lazy(r"x86_64|\bamd64\b|win_amd64|\bx64\b", re.IGNORECASE)
 # Anything that could be a Jetson: without one of these a paste's machine is not asked for its L4T release
@@ -505,6 +509,14 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         for v in verdicts
     )
     windows = not isinstance(facts.os, Unavailable) and facts.os.system == "Windows"
+    # Windows refusing one of torch's DLLs stops its import before it could ask for a GPU: a CPU build beside
+    # it (often chosen on purpose, "torch==2.9.0+cpu") is the second question, not the cause. (A CUDA library a
+    # CPU build lacks, libcudart for vLLM's extension, is that build's doing: it stays first there.)
+    refused = {h.line for h in pasted.hits if h.signature.id in WINDOWS_DLL_ERRORS}
+    unloadable = any(
+        v.kind == Kind.PROBLEM and v.finding.check_id == "env.library_path" and refused.intersection(v.lines)
+        for v in verdicts
+    )
     ordered = sorted(
         (
             v
@@ -520,6 +532,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             # a warning the program logged and went on from comes after the exception that stopped it
             fatal and bool(v.lines) and all(line in warned for line in v.lines),
             bool(v.lines) and all(line in reports for line in v.lines),
+            unloadable and v.finding.check_id == "torch.cpu_build",
             order.index(v.finding.check_id) if v.finding.check_id in order else len(order),
         ),
     )

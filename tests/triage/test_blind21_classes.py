@@ -245,3 +245,25 @@ def test_a_cpu_build_conda_chose_for_a_cuda_its_release_never_had() -> None:
         said((PASTES / name).read_text().replace("cudatoolkit=10.1", "cudatoolkit=10.2"))
     )
     assert "has no build for it" not in summary
+
+
+def test_a_c_library_older_than_a_wheel_needs_is_the_distribution() -> None:
+    """vLLM#6562's title: 'Failed to import from vllm._C with ImportError("/lib64/libc.so.6: version `GLIBC_2.32'
+    not found' on CentOS 7: glibc, not an unbuilt source checkout; GLIBCXX keeps its own entry."""
+    check, summary, first = cause_of(diagnosed("vllm-6562-glibc-too-old-for-binary.txt"))
+    assert check == "env.library_path" and summary.startswith("A compiled module needs glibc 2.32 or newer")
+    assert first == "ldd --version"
+    ids = {h.signature.id for h in said("version `GLIBCXX_3.4.30' not found\n").pasted.hits}
+    assert ids == {"library_path_glibcxx_too_old"}
+
+
+def test_a_dll_that_does_not_load_comes_before_a_cpu_build_chosen_beside_it() -> None:
+    """timesfm#330: '# WinError 127 - Error loading "torch_python.dll"' over 'torch version: 2.9.0+cpu' from
+    /whl/cpu: the import that fails is the cause, never a CUDA build for a CPU user."""
+    d = diagnosed("timesfm-330-windows-torch-dll-127.txt")
+    check, summary, first = cause_of(d)
+    assert check == "env.library_path" and summary.startswith("Windows could not load torch_python.dll")
+    assert "whl/cu" not in first
+    assert any(v.finding.check_id == "torch.cpu_build" for v in d.result.verdicts if v.kind == "problem")
+    # the bare code in other words is no load error
+    assert not said("Exit code 127: command not found\n").pasted.hits
