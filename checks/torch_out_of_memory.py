@@ -10,6 +10,7 @@ from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.out_of_memory import (
     first_allocation,
     fragmented,
+    half_precision,
     holder,
     kv_cache,
     memory_fraction,
@@ -17,6 +18,7 @@ from torch_gpu_doctor.fixes.out_of_memory import (
     too_big,
     too_big_beside_a_share,
 )
+from torch_gpu_doctor.fixes.target import gpu_capabilities
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Finding, Remediation, Status
 from torch_gpu_doctor.records import dataclass
@@ -161,7 +163,7 @@ def _over_own_limit(n: OomNumbers) -> bool:
     return n.limit < n.total and n.allocated + n.tried > n.limit
 
 
-def _judge(error: ReportedError) -> tuple[str, Remediation]:
+def _judge(error: ReportedError, half: str) -> tuple[str, Remediation]:
     if error.signature == "oom_vllm_no_memory_for_cache_blocks":
         return "vLLM has no memory left for its KV cache after loading the model", kv_cache()
     if error.signature == "oom_vllm_free_memory_on_startup":
@@ -181,7 +183,7 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         return (
             f"one allocation of {_gib(n.tried)} is larger than the GPU's whole {_gib(n.total)} (an input or "
             "batch far too large for it)"
-        ), too_big()
+        ), too_big(half)
     if n.others is not None and n.total and n.others > 0.25 * n.total:
         return f"another process holds {_gib(n.others)} of the GPU's {_gib(n.total)}", holder()
     if n.total and n.free is not None and used_by_torch is not None:
@@ -216,7 +218,7 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         held = f"; it holds {_gib(used_by_torch)}" if used_by_torch is not None else ""
         return (
             f"it asked for {_gib(n.tried)} at once, with {_gib(n.free)} of the GPU's {_gib(n.total)} free{held}"
-        ), one_large_input(_gib(n.tried))
+        ), one_large_input(_gib(n.tried), half)
     if n.total and used_by_torch is not None and n.free is not None:  # the rest is its context, a desktop
         outside = n.total - n.free - used_by_torch
         held = (
@@ -226,10 +228,10 @@ def _judge(error: ReportedError) -> tuple[str, Remediation]:
         )
         return (
             f"it holds {_gib(used_by_torch)} of the GPU's {_gib(n.total)}, and {_gib(n.free)} was left{held}"
-        ), too_big_beside_a_share(_gib(outside)) if outside >= 1 << 30 else too_big()
+        ), too_big_beside_a_share(_gib(outside)) if outside >= 1 << 30 else too_big(half)
     if n.total:
-        return f"this program uses the GPU's whole {_gib(n.total)}", too_big()
-    return "the program asked for more GPU memory than was free", too_big()
+        return f"this program uses the GPU's whole {_gib(n.total)}", too_big(half)
+    return "the program asked for more GPU memory than was free", too_big(half)
 
 
 @check(CID, "The program's GPU memory suffices", "torch")
@@ -258,7 +260,7 @@ def torch_out_of_memory(facts: Facts) -> Finding:
     error = stated_most(reported)
     if error is None:
         return Finding(CID, Status.PASS, "No out-of-memory error was reported.")
-    why, fix = _judge(error)
+    why, fix = _judge(error, half_precision(gpu_capabilities(facts)))
     return Finding(
         CID,
         Status.FAIL,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.model import Command, Remediation, Target
 
 HOLDER_QUERY = ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv")
@@ -26,10 +27,22 @@ def fragmented() -> Remediation:
     )
 
 
-def too_big() -> Remediation:
+# The 16-bit precisions to name: bf16 needs compute capability 8.0 (Ampere); on older GPUs only fp16 is native
+HALF = "bf16 or fp16"
+HALF_BEFORE_AMPERE = "fp16 (this GPU has no native bf16)"
+
+
+def half_precision(capabilities: list[str]) -> str:
+    """What to call 16-bit training on GPUs of these compute capabilities ("7.5"): fp16 alone where every one
+    is older than Ampere (a T4, a V100); both where any is Ampere or newer, or none is known."""
+    parsed = [version_key(cc)[:2] for cc in capabilities]
+    return HALF_BEFORE_AMPERE if parsed and all(cc < (8, 0) for cc in parsed) else HALF
+
+
+def too_big(half: str = HALF) -> Remediation:
     return Remediation(
         text="The job needs more GPU memory than this GPU has: lower the batch size (keep the effective batch "
-        "with gradient accumulation), train in bf16 or fp16 (torch.autocast), use activation checkpointing, or "
+        f"with gradient accumulation), train in {half} with torch.autocast, use activation checkpointing, or "
         "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower max_model_len or "
         "max_num_seqs; for image-generation UIs (ComfyUI, Stable Diffusion web UIs) start them with --lowvram or "
         "--medvram, or use a smaller or quantized model.",
@@ -46,13 +59,13 @@ def offers_a_smaller_job(fix: Remediation | None) -> bool:
     return fix is not None and (fix.text.endswith(too_big().text) or _LARGE_INPUT in fix.text)
 
 
-def one_large_input(tried: str) -> Remediation:
+def one_large_input(tried: str, half: str = HALF) -> Remediation:
     """One request that is a large part of the GPU, where the job ran before: an input, not the model, grew."""
     return Remediation(
         text=f"One allocation of {tried} {_LARGE_INPUT} (an image at full "
         "resolution, a long sequence, a large batch at once) needs it, rarely the model. Lower the input's size "
-        "(image size or resolution, maximum sequence length; crop or tile large inputs) or the batch, or run in "
-        "bf16/fp16. nvidia-smi run after the crash shows the memory free again: the process that held it ended.",
+        f"(image size or resolution, maximum sequence length; crop or tile large inputs) or the batch, or run in "
+        f"{half}. nvidia-smi run after the crash shows the memory free again: the process that held it ended.",
         target=Target.PYTHON_ENV,
     )
 
@@ -90,12 +103,12 @@ def kv_cache() -> Remediation:
     )
 
 
-def too_big_at_batch_one(sized: bool) -> Remediation:
+def too_big_at_batch_one(sized: bool, half: str = HALF) -> Remediation:
     """The person says the batch is already 1: no smaller batch exists. Where the error's figures show the
     program itself holds the memory (`sized`), the model or one input is too large; where it states none, what
     holds the memory comes first (a run or notebook kernel left from earlier holds gigabytes unseen)."""
     smaller = (
-        "run it in bf16 or fp16 (torch.autocast), use activation checkpointing, make each input smaller (crop "
+        f"run it in {half} with torch.autocast, use activation checkpointing, make each input smaller (crop "
         "or tile images, shorter sequences), use a smaller or quantized model, or shard it over several GPUs "
         "(FSDP)."
     )

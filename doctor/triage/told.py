@@ -37,13 +37,14 @@ from torch_gpu_doctor.fixes.hidden_gpu import (
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
+    half_precision,
     offers_a_smaller_job,
     too_big_at_batch_one,
     too_big_to_run,
     too_big_to_train,
     watermark_not_reached,
 )
-from torch_gpu_doctor.fixes.target import on_windows
+from torch_gpu_doctor.fixes.target import gpu_capabilities, on_windows
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.asked import DRIVER_COMPAT
@@ -674,7 +675,7 @@ def at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
     finding = dataclasses.replace(
         finding,
         summary=f"{finding.summary.removesuffix('.')}, with the batch size already 1 (line {line}).",
-        remediation=too_big_at_batch_one(sized(error)),
+        remediation=too_big_at_batch_one(sized(error), half_precision(gpu_capabilities(facts))),
     )
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
