@@ -54,10 +54,11 @@ def run_on_a_free_gpu(busy: int, free: list[int]) -> Remediation:
     nvidia-smi index (with PCI_BUS_ID order, CUDA numbers them the same way)."""
     choice = free[0]
     return Remediation(
-        text=f"Run the job on a GPU nothing uses ({', '.join(map(str, free))} in the table): the program's own "
-        f"device option (--device {choice}, cuda:{choice}), or CUDA_VISIBLE_DEVICES={choice} with "
-        f"CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA numbers the GPUs as nvidia-smi does. GPU {busy} belongs to the other "
-        "job; a smaller batch there cannot make room it does not have.",
+        text=f"Run the job on a GPU nothing uses ({', '.join(map(str, free))} in the table): start it with "
+        f"CUDA_VISIBLE_DEVICES={choice} and CUDA_DEVICE_ORDER=PCI_BUS_ID (so CUDA numbers the GPUs as nvidia-smi "
+        "does), leaving its own device option at 0, the one GPU it then sees. A program's --device option alone "
+        f"may come too late (CUDA already started on GPU 0). GPU {busy} belongs to the other job; a smaller batch "
+        "there cannot make room it does not have.",
         commands=(
             Command(
                 ("env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", f"CUDA_VISIBLE_DEVICES={choice}", "PROGRAM"),

@@ -26,7 +26,7 @@ from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 from torch_gpu_doctor.triage.prose import MAX_CHARS, Said
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.where import NO_NVIDIA_GPU
-from torch_gpu_doctor.triage.whose import mentions_torch
+from torch_gpu_doctor.triage.whose import about_amd, mentions_torch
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
 TRIAGE_SCHEMA = "gpu-doctor triage v2"
@@ -197,6 +197,8 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
                 reported=pasted.collect_env is not None,
                 python=_PYTHON_SHOWN.search(pasted.paste.text, 0, MAX_CHARS) is not None
                 or mentions_torch(pasted.paste.text[:MAX_CHARS]),
+                amd=about_amd(facts, pasted)
+                or _AMD_SHOWN.search(pasted.paste.text, 0, MAX_CHARS) is not None,
             )
         )
         probe = (
@@ -315,11 +317,15 @@ _STILL_FAILS = ". If something still fails, paste the error's last lines too."
 
 
 # a Python program in the paste: its traceback, or a command that runs python
+# an AMD GPU's stack in the paste: ROCm, HIP, its override, a gfx target, a Radeon or Instinct card
+_AMD_SHOWN = lazy(
+    r"\b(?:rocm|hipblas|hsa_override_gfx_version|gfx\s?\d{3,4}|radeon|instinct)\b", re.IGNORECASE
+)
 _PYTHON_SHOWN = lazy(r"Traceback \(most recent call last\)|\bpython[23]?(?:\.exe)?\b", re.IGNORECASE)
 
 
 def unrecognised_lines(
-    shown: ShownError, facts: Facts, *, reported: bool = False, python: bool = True
+    shown: ShownError, facts: Facts, *, reported: bool = False, python: bool = True, amd: bool = False
 ) -> list[str]:
     """What triage says of a failure no signature knows: the line, what is missing, what to paste. Beside a
     collect_env report (`reported`), not that report again, nor where the paste shows no Python program and
@@ -330,6 +336,8 @@ def unrecognised_lines(
     ask = (
         f"{interpreter_shown(facts) or 'python'} -m torch.utils.collect_env"
         if not reported and python
+        else "rocminfo"  # an AMD GPU's own listing, with its gfx target
+        if amd
         else "nvidia-smi"
         if not driver_shown
         else None

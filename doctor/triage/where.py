@@ -466,7 +466,26 @@ def in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verd
     if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:
         return verdict
     fix = init_error_fix(hit.signature.id, "forward_compat", facts, in_container=True)
-    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+    details = (
+        "Inside a container the libcuda loaded is the host driver's (mounted by the NVIDIA Container Toolkit) "
+        "unless the image brings its own: CUDA's forward-compatibility libcuda of a newer CUDA than the host "
+        "driver runs is the usual one."
+    )
+    unchecked = _REQUIREMENT_OFF.search(pasted.paste.text, 0, MAX_CHARS)
+    if unchecked is not None and fix is not None:  # the toolkit's start-up check would have said so
+        line = line_number(pasted.paste.text, unchecked)
+        said = (
+            f"NVIDIA_DISABLE_REQUIRE (line {line} of the paste) turned off the container toolkit's check that the "
+            "host driver runs the image's CUDA, so the container started and CUDA failed inside it: remove it to "
+            "see that requirement at start-up, and run it on a host (a node) whose driver runs the image's CUDA."
+        )
+        fix = dataclasses.replace(fix, text=f"{said} {fix.text}")
+    finding = dataclasses.replace(finding, details=details, remediation=fix)
+    return dataclasses.replace(verdict, finding=finding)
+
+
+# the container toolkit's CUDA requirement switched off: `ENV NVIDIA_DISABLE_REQUIRE=true`, `-e NVIDIA_DISABLE_REQUIRE=1`
+_REQUIREMENT_OFF = lazy(r"\bNVIDIA_DISABLE_REQUIRE[ \t]*[=:][ \t]*[\"']?(?:true|1|yes)\b", re.IGNORECASE)
 
 
 # A `docker run` typed on one line, after whatever prompt precedes it (`D:\FacePoke>`, `$ `, `user@host:~$ `)

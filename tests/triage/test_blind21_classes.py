@@ -210,7 +210,9 @@ def test_a_dockerfile_is_a_container() -> None:
     check, summary, first = cause_of(d)
     assert check == "torch.cuda_init" and "Error 803" in summary and first == "nvidia-smi"
     fix = d.result.cause.finding.remediation if d.result.cause else None
-    assert fix is not None and fix.text.startswith("Error 803 inside a container")
+    # the Dockerfile's ENV line is named as what switched the toolkit's own check off
+    assert fix is not None and fix.text.startswith("NVIDIA_DISABLE_REQUIRE (line 9 of the paste)")
+    assert "Error 803 inside a container" in fix.text
 
 
 def test_the_global_pythons_interpreter_is_its_python_exe() -> None:
@@ -220,10 +222,18 @@ def test_the_global_pythons_interpreter_is_its_python_exe() -> None:
     assert first.startswith("C:\\Users\\USER\\AppData\\Local\\Programs\\Python\\Python311\\python.exe -m pip")
 
 
-def test_an_unknown_error_of_a_program_without_python_asks_for_nvidia_smi() -> None:
-    """llama.cpp#4762: 'CUDA error: invalid device function' from a HIP build: no torch report to ask for."""
-    out = rendered(diagnosed("llama.cpp-4762-rocm-build-target-typo.txt"))
-    assert "$ nvidia-smi" in out and "torch.utils.collect_env" not in out
+def test_an_unknown_error_of_a_program_without_python_asks_for_its_gpus_own_listing() -> None:
+    """llama.cpp#4762: 'CUDA error: invalid device function' from a HIP build on an AMD card: no torch report
+    and no nvidia-smi to ask for, rocminfo; the same words on an NVIDIA machine ask nvidia-smi."""
+
+    def asked(out: str) -> str:
+        lines = out.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith("Next:"))
+        return lines[at + 1].strip()
+
+    assert asked(rendered(diagnosed("llama.cpp-4762-rocm-build-target-typo.txt"))) == "$ rocminfo"
+    text = "./main -m model.gguf -ngl 50\nError: failed to load the model onto the device\n"
+    assert asked(rendered(said(text))) == "$ nvidia-smi"
 
 
 def test_a_cpu_build_conda_chose_for_a_cuda_its_release_never_had() -> None:
