@@ -67,7 +67,12 @@ def _summary_line(xid: int, count: int, where: list[str]) -> str:
     return f"Xid {xid} ({meaning.name}) {times} on {', '.join(sorted(set(where)))}: {meaning.meaning}."
 
 
-def faults_of_every_program(xids: list[int]) -> str:
+def _program(name: str) -> str:
+    """One program's processes under one name: vLLM's "VLLM::Worker_TP0" and "VLLM::Worker_TP1" are one run."""
+    return name.split("::", 1)[0].strip()
+
+
+def shared_fault_details(xids: list[int]) -> str:
     """What program-level Xids mean when they are no one program's: no "usually the program's bug" beside it."""
     named = ", ".join(f"Xid {x} ({xid_meaning(x).name})" for x in xids)
     return (
@@ -203,14 +208,18 @@ def driver_xid_errors(facts: Facts) -> Finding:
             evidence=evidence,
         )
     programs = sorted(
-        {p.group(1) for e in log.xid_events if e.xid in PROGRAM_FAULTS and (p := _PROCESS.search(e.detail))}
+        {
+            _program(p.group(1))
+            for e in log.xid_events
+            if e.xid in PROGRAM_FAULTS and (p := _PROCESS.search(e.detail)) and "unknown" not in p.group(1)
+        }
     )
     if worst is XidSeverity.PROGRAM and len(programs) > 1:
         return Finding(
             CID,
             Status.FAIL,
             f"Xid {numbers} from {len(programs)} different programs ({', '.join(programs)}): {NOT_ONE_PROGRAM}.",
-            details=faults_of_every_program(ordered),
+            details=shared_fault_details(ordered),
             evidence=evidence,
             remediation=faults_in_every_program(facts, plan_driver(facts)),
         )

@@ -117,8 +117,9 @@ def gpu_lost() -> Remediation:
         "GPU and the time), then reboot; if it happens again check power cables, risers and temperatures.",
         commands=(
             Command(
-                ("sudo", "dmesg", "--level=err,warn"),
-                note="save it before the reboot: Xid 79 and PCIe errors, with the GPU's bus id",
+                ("sudo", "dmesg", "-T"),
+                note="save it to a file before the reboot (its Xid 79 and PCIe lines name the GPU); after one, "
+                "`journalctl -k -b -1` still has it where the journal is kept",
             ),
             REBOOT,
         ),

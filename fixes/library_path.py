@@ -10,6 +10,8 @@ these say what to type.
 
 from __future__ import annotations
 
+from pathlib import PureWindowsPath
+
 from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR
@@ -355,7 +357,7 @@ def windows_dll_fix(
     if not init_failed and user_site is None and _loads_after_c10(dll):
         # torch loads torch\lib's DLLs in name order: c10.dll, which needs the Visual C++ runtime, came first
         # the global Python's folder (C:\...\Python311): its interpreter is the python.exe in it, never the folder
-        python = f"{global_python.rstrip(chr(92))}\\python.exe" if global_python else "python"
+        python = str(PureWindowsPath(global_python, "python.exe")) if global_python else "python"
         driver = dll.lower().startswith(
             "caffe2_nvrtc"
         )  # it links nvcuda.dll, which the NVIDIA driver installs

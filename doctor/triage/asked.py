@@ -8,7 +8,7 @@ import re
 
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import version_key
+from torch_gpu_doctor.compat.torch_releases import driver_runs_cuda, version_key
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.driver_update import driver_update
@@ -69,7 +69,7 @@ def asked_cuda_got_another(
     driver = facts.driver
     runs = driver.cuda_version if not isinstance(driver, Unavailable) else None
     shown = f"torch {packages.version} is built for CUDA {packages.cuda}"
-    if isinstance(runs, str) and version_key(runs) < version_key(cuda):
+    if isinstance(runs, str) and not driver_runs_cuda(runs, cuda):
         version = driver.version if not isinstance(driver, Unavailable) else None
         needed = load_matrix().min_driver_for(cuda, driver_system(facts))
         summary = (

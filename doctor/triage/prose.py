@@ -112,8 +112,9 @@ _FAILS = lazy(
     r"\b(?:can[ \t]?not|can't|cannot|could[ \t]?not|couldn't|unable[ \t]+to|fails?[ \t]+to|failed[ \t]+to)[ \t]+"
     r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e|enable|initiali[sz]e)\b"
     r"|\b(?:does[ \t]?n[o']?t|doesn't|did[ \t]?n[o']?t|didn't|do[ \t]?n[o']?t|don't|is[ \t]?n[o']?t|isn't)[ \t]+"
-    r"(?:being[ \t]+)?(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see|enabled?)\b"
-    r"|\b(?:ran|run|running|came)[ \t]+(?:into|across)[ \t]+(?:(?:the|this|a|an|same|similar)[ \t]+)?"
+    r"(?:being[ \t]+)?(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see)\b"
+    # "I ran into the problem", never a program's "If you run into issues, please report"
+    r"|(?<!if you )(?<!if you've )\b(?:ran|run|running|came)[ \t]+(?:into|across)[ \t]+(?:(?:the|this|a|an|same|similar)[ \t]+)?"
     r"(?:problem|issue|error|bug)s?\b"
     r"|\berrors?[ \t]+(?:related|about|with|when|occur\w*)\b"
     r"|\b(?:get|got|getting|throws?|raises?|gives?|see|shows?|hit|encounter\w*|face)[ \t]+"
@@ -413,8 +414,9 @@ _TORCH_WORKS = lazy(
     r"(?m)is_available\(\)[^\n]{0,60}?(?<![a-z])true\b|\bgot[ \t]+true\b[^\n]{0,60}?is_available"
     r"|(?<![a-z])(?<!not )\bcuda[ \t]+is[ \t]+available\b"
     r"|^[ \t>]*is[ \t]+cuda[ \t]+available[ \t]*:[ \t]*true\b"  # a print's label: "Is CUDA available: True"
-    # a shown `print(torch.cuda.is_available())` whose first printed line, a few lines on, is True
-    r"|print\([^\n]{0,40}?is_available\(\)\)[^\n]*\n(?:[^\n]{0,30}\n){0,5}?[ \t\"'`>]*true[ \t\"'`]*$"
+    # a shown `print(torch.cuda.is_available())` whose first printed True or False, a few lines on, is True
+    r"|print\([^\n]{0,40}?cuda\.is_available\(\)\)[^\n]*\n(?:(?![ \t\"'`>]*(?:true|false)[ \t\"'`]*$)[^\n]{0,30}\n){0,5}?"
+    r"[ \t\"'`>]*true[ \t\"'`]*$"
 )
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
 _WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
@@ -438,12 +440,22 @@ _ELSEWHERE = lazy(
 
 # The same work runs on another system of this machine, or every program fails alike: "this is working fine under
 # windows", "works in Windows 11", "runs fine with the 550 driver", "any program that uses the GPU crashes"
+_ELSEWHERE_SYSTEM = (
+    r"(?:on|under|in|with)[ \t]+(?:the[ \t]+)?(?:windows|win[ \t]?1[01]\b|(?:an?[ \t]+)?(?:older|previous|earlier"
+    r"|other|another|different)[ \t]+(?:driver|kernel)\b|driver[ \t]+\d{3}\b|\d{3}(?:\.\d+)*[ \t]+driver\b"
+    r"|kernel[ \t]+\d\.\d)"
+)
+_FINE = (
+    r"(?:fine|well|perfectly|normally|ok(?:ay)?|flawlessly"
+    r"|without[ \t]+(?:any[ \t]+)?(?:issues?|problems?|errors?|crash\w*))"
+)
+# ... always as a contrast: the work said to run fine there ("It does not work on Windows either", "running
+# with driver 550" are no such thing); every program failing alike, never "other programs work fine"
 _FINE_ELSEWHERE = lazy(
-    r"\b(?:works?|working|worked|runs?|running|ran)\b[^.\n]{0,25}?\b(?:on|under|in|with)[ \t]+(?:the[ \t]+)?"
-    r"(?:windows|win[ \t]?1[01]\b|(?:an?[ \t]+)?(?:older|previous|earlier|other|another|different)[ \t]+"
-    r"(?:driver|kernel)\b|driver[ \t]+\d{3}\b|\d{3}(?:\.\d+)*[ \t]+driver\b|kernel[ \t]+\d\.\d)"
-    r"|\b(?:every|all|any|several|multiple|different|other)[ \t]+(?:cuda[ \t]+|gpu[ \t]+)?(?:programs?|applications?"
-    r"|apps)\b[^.\n]{0,40}?\b(?:crash\w*|fail\w*|errors?|freez\w*|hang\w*|same|too|also|as[ \t]+well)\b",
+    rf"\b(?:works?|working|worked|runs?|running|ran)[ \t]+{_FINE}\b[^.\n]{{0,25}}?\b{_ELSEWHERE_SYSTEM}"
+    rf"|\b(?:works?|working|worked|runs?|running|ran)[ \t]+{_ELSEWHERE_SYSTEM}[^.\n]{{0,25}}?\b{_FINE}"
+    r"|\b(?:every|all|any|several|multiple|different)[ \t]+(?:cuda[ \t]+|gpu[ \t]+)?(?:programs?|applications?"
+    r"|apps)\b[^.\n]{0,40}?\b(?:crash\w*|fail\w*|errors?|freez\w*|hang\w*)\b",
     re.IGNORECASE,
 )
 

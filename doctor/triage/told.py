@@ -13,7 +13,7 @@ from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
 from torch_gpu_doctor.checks.driver_xid_errors import (
     FELL_OFF_THE_BUS,
     PROGRAM_FAULTS,
-    faults_of_every_program,
+    shared_fault_details,
 )
 from torch_gpu_doctor.checks.env import NOT_A_GPU_INDEX
 from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
@@ -492,7 +492,7 @@ def program_fault_below_the_programs(verdict: Verdict, facts: Facts, line: int) 
             status=Status.FAIL,
             summary=f"Xid {numbers}, where the words say the same work runs elsewhere or every program fails "
             f"(line {line} of the paste): most likely {NOT_ONE_PROGRAM}.",
-            details=faults_of_every_program(sorted(xids)),
+            details=shared_fault_details(sorted(xids)),
             remediation=faults_in_every_program(facts, plan_driver(facts)),
         ),
         find_out="nvidia-smi; uname -r   # the driver release and kernel the fault comes with",
@@ -596,8 +596,14 @@ def idle_while_slow(
     return (added, *verdicts)
 
 
-# the words a failure said of the GPU use: "GPU not recognized by torch", "my gpu can not enable"
-_ABOUT_THE_GPU = lazy(r"\b(?:gpu|cuda|device|nvidia)\b", re.IGNORECASE)
+# a failure said of finding the GPU: "GPU not recognized by torch", "my gpu can not enable", "no GPU found";
+# never what a running job does on it ("Training on the GPU fails after 3 epochs")
+_GPU_NOT_FOUND = lazy(
+    r"\b(?:gpu|cuda|device|nvidia)\b[^.\n]{0,40}?(?:\bnot|n't)[ \t]+(?:be(?:ing)?[ \t]+)?(?:detected|recogni[sz]ed"
+    r"|found|available|enabled|used|enable|detect|find|use)\b"
+    r"|\b(?:no|can'?t[ \t]+(?:find|see|detect|use))[ \t]+(?:the[ \t]+)?(?:gpu|cuda)\b",
+    re.IGNORECASE,
+)
 
 
 def works_where_tested(
@@ -610,7 +616,7 @@ def works_where_tested(
     works, failing = pasted.prose.torch_works, pasted.prose.fails
     if works is None or failing is None or any(v.kind == Kind.PROBLEM for v in verdicts):
         return verdicts
-    if failing.line == works or not _ABOUT_THE_GPU.search(failing.value):
+    if failing.line == works or not _GPU_NOT_FOUND.search(failing.value):
         return verdicts
     finding = Finding(
         CUDA_INIT,
@@ -711,29 +717,42 @@ def on_the_smaller_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
 
 
 FULL_SHARE = 0.8  # a GPU this full of another job's memory has no room for a second one
-FREE_MIB = 100  # a GPU holding no more than this runs nothing (the driver's own few MiB)
 
 
-def on_a_full_gpu_beside_free_ones(verdict: Verdict, pasted: PastedText) -> Verdict:
+def on_a_full_gpu_beside_free_ones(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
     """Out of memory where the pasted nvidia-smi shows one GPU (mostly) full and others holding nothing: another
     job fills that GPU, and this one belongs on a free one (blind set 21: GPU 0 running a TensorFlow job at
     15514 of 16130 MiB, GPUs 1-3 at 0 MiB, and `--device 0`)."""
     finding, smi = verdict.finding, pasted.smi
     if finding.check_id != OOM or finding.status is not Status.FAIL or smi is None:
         return verdict
-    sized = [
+    listed = [
         g for g in smi.gpus if g.index is not None and g.memory_total_mib and g.memory_used_mib is not None
     ]
-    full = [g for g in sized if (g.memory_used_mib or 0) >= FULL_SHARE * (g.memory_total_mib or 1)]
-    free = [g.index for g in sized if (g.memory_used_mib or 0) <= FREE_MIB and g.index is not None]
+    full = [g for g in listed if (g.memory_used_mib or 0) >= FULL_SHARE * (g.memory_total_mib or 1)]
+    # free: no more than a desktop's share, as idle_while_slow counts it (a display holds a few hundred MiB)
+    free = [
+        g.index
+        for g in listed
+        if (g.memory_used_mib or 0) <= max(IDLE_MIB, (g.memory_total_mib or 0) * IDLE_SHARE)
+        and g.index is not None
+    ]
     busy = full[0] if len(full) == 1 else None
     if busy is None or busy.index is None or not free:
         return verdict
+    reported = facts.reported_errors
+    error = stated_most(reported) if not isinstance(reported, Unavailable) else None
+    if error is not None and sized(error):
+        return verdict  # the error's own figures say whose memory fills it: torch.out_of_memory weighed them
     finding = dataclasses.replace(
         finding,
         summary=f"{finding.summary.removesuffix('.')}: GPU {busy.index} is already {busy.memory_used_mib} of "
-        f"{busy.memory_total_mib} MiB full (another job), while GPU{'s' if len(free) > 1 else ''} "
-        f"{', '.join(map(str, free))} hold nothing.",
+        f"{busy.memory_total_mib} MiB full (another job), while "
+        + (
+            f"GPUs {', '.join(map(str, free))} hold nothing."
+            if len(free) > 1
+            else f"GPU {free[0]} holds nothing."
+        ),
         remediation=run_on_a_free_gpu(busy.index, [i for i in free if i is not None]),
     )
     lines = tuple(sorted({*verdict.lines, *smi.lines}))

@@ -297,7 +297,8 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
                 freeze.append(Library("pip", distribution_name(pinned["name"]), pinned["version"], None, raw))
                 freeze_lines.append(number)
             continue
-        planned = _CONDA_PLAN_ROW.match(line) if mode is None and "::" in line else None
+        # (an UPDATED or DOWNGRADED row, "old --> new", names two builds: neither is read as the one installed)
+        planned = _CONDA_PLAN_ROW.match(line) if mode is None and "::" in line and "-->" not in line else None
         if planned is not None:
             if _relevant(planned["name"]):
                 library = Library(

@@ -166,7 +166,12 @@ if TYPE_CHECKING:
 
 # Windows' own refusals to load a DLL (not found, a function missing, its start-up failed)
 WINDOWS_DLL_ERRORS = frozenset(
-    {"missing_library_winerror126", "missing_library_winerror127", "missing_library_winerror1114"}
+    {
+        "missing_library_winerror126",
+        "missing_library_winerror127",
+        "missing_library_winerror1114",
+        "missing_library_torch_windows_dll",
+    }
 )
 # an x86-64 machine (collect_env's platform, lscpu, a wheel's or a library folder's tag): never a Jetson
 _X86 = lazy(r"x86_64|\bamd64\b|win_amd64|\bx64\b", re.IGNORECASE)
@@ -457,7 +462,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if "WATERMARK" in pasted.paste.text[:MAX_CHARS]:  # the Mac's limit, said to be lifted already
         verdicts = tuple(watermark_already_set(v, pasted) for v in verdicts)
     if pasted.smi is not None and len(pasted.smi.gpus) > 1:  # one GPU full of another job, the others free
-        verdicts = tuple(on_a_full_gpu_beside_free_ones(v, pasted) for v in verdicts)
+        verdicts = tuple(on_a_full_gpu_beside_free_ones(v, pasted, facts) for v in verdicts)
     if pasted.prose.gpus:  # "two GPUs: A6000 and GT1030": out of memory on the smaller one
         verdicts = tuple(on_the_smaller_gpu(v, pasted) for v in verdicts)
     if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here

@@ -396,7 +396,11 @@ def rocm_build_on_nvidia(verdict: Verdict, facts: Facts, about_torch: bool, past
 
 
 # ROCm named as where the program runs: "in the rocm environment", a ROCm release, a +rocm build
-_ROCM_SAID = lazy(r"\brocm\b|\+rocm\d", re.IGNORECASE)
+# (never collect_env's own "ROCM used to build PyTorch: N/A", which every report prints)
+_ROCM_SAID = lazy(
+    r"\brocm\b(?![ \t]+used[ \t]+to[ \t]+build)(?![ \t]+version[ \t]*:[ \t]*(?:N/A|Could))|\+rocm\d",
+    re.IGNORECASE,
+)
 LIBCUDA_NOT_FOUND = "no_driver_libcuda_not_found"
 
 

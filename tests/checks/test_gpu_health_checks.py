@@ -91,7 +91,7 @@ def test_the_same_fault_in_different_programs_is_the_driver_or_the_gpu() -> None
     f = driver_xid_errors(facts(kernel_log=kernel_log((VLLM_31, EXE_31))))
     assert f.status is Status.FAIL
     assert f.summary == (
-        "Xid 31 from 2 different programs (VLLM::EngineCor, exe): the driver or the GPU, not one program's bug."
+        "Xid 31 from 2 different programs (VLLM, exe): the driver or the GPU, not one program's bug."
     )
     assert "usually the program's bug" not in f.details  # no line of it says the opposite
     assert f.remediation is not None and "another driver release" in f.remediation.text

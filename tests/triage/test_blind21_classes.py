@@ -100,7 +100,7 @@ def test_errors_that_are_no_gpu_fault_say_so(name: str, check: str, words: str) 
             "deepspeed-2902-cuda-toolkit-torch-mismatch-windows.txt",
             "differs from the CUDA torch was built with",
         ),
-        ("deepspeed-2055-cuda-home-points-elsewhere.txt", "in the CUDA_HOME torch's extension builder uses"),
+        ("deepspeed-2055-cuda-home-points-elsewhere.txt", "where torch's extension builder looks"),
     ],
 )
 def test_deepspeeds_toolkit_errors_are_read(name: str, words: str) -> None:
@@ -137,7 +137,7 @@ def test_memory_held_after_the_job_was_stopped_is_its_processes() -> None:
     assert check == "torch.out_of_memory" and "still holds the GPU's memory" in summary
     assert first.startswith("sudo fuser -v /dev/nvidia")
     # the catalogue's entry reads the Chinese forms of it too, never memory that was freed
-    for line in ("kill主进程显卡不会释放显存", "显存一直被占用"):
+    for line in ("kill主进程显卡不会释放显存", "kill主进程后显存一直被占用"):
         assert {h.signature.id for h in said(line + "\n").pasted.hits} == {"gpu_memory_held_after_exit"}
     assert not said("训练结束后显存已经释放了\n").pasted.hits
 
@@ -277,3 +277,152 @@ def test_a_dll_that_does_not_load_comes_before_a_cpu_build_chosen_beside_it() ->
     assert any(v.finding.check_id == "torch.cpu_build" for v in d.result.verdicts if v.kind == "problem")
     # the bare code in other words is no load error
     assert not said("Exit code 127: command not found\n").pasted.hits
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Other programs work fine, only my training script crashes.",
+        "I am running with driver 550.54.",
+        "I closed all other applications, still the same error.",
+        "It does not work on Windows either.",
+    ],
+)
+def test_no_contrast_is_no_work_elsewhere(line: str) -> None:
+    """An Xid 31 beside these words stays the program's own (code review of blind set 21's rule)."""
+    assert read_prose([line]).fine_elsewhere is None
+    title = (PASTES / "open-gpu-kernel-modules-1030-xid31-mmu-fault.txt").read_text().splitlines()[0]
+    cause = said(f"{title}\n{line}\n").result.cause
+    assert cause is not None and "usually their own bugs" in cause.finding.summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "My training script ran out of RAM.",
+        "The worker got OOM-killed by the kernel.",
+        "It doesn't OOM anymore after the update.",
+        "为了避免显存不足我把batch改成了1",
+    ],
+)
+def test_memory_words_that_are_no_gpu_out_of_memory(line: str) -> None:
+    assert "oom_said_in_words" not in {h.signature.id for h in said(line + "\n").pasted.hits}
+
+
+def test_words_before_a_real_error_do_not_outrank_it() -> None:
+    text = (
+        "To avoid getting out of memory errors I lowered the batch size to 1.\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 3, in <module>\n'
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    check, _, _ = cause_of(said(text))
+    assert check != "torch.out_of_memory"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a running job's failure, not a GPU it cannot find
+        'python -c "import torch; print(torch.cuda.is_available())"\nTrue\nTraining on the GPU fails to run after '
+        "3 epochs, the loss becomes NaN.\n",
+        # MPS, not CUDA
+        "print(torch.backends.mps.is_available())\nTrue\nMy GPU is not detected by the app.\n",
+        # False printed first
+        "print(torch.cuda.is_available())\nFalse\nTrue\nMy GPU is not detected by the app.\n",
+    ],
+)
+def test_no_other_python_without_a_gpu_not_found_beside_a_cuda_true(text: str) -> None:
+    cause = said(text).result.cause
+    assert cause is None or "another Python environment" not in cause.finding.summary
+
+
+def test_collect_envs_rocm_label_is_no_rocm_machine() -> None:
+    """'ROCM used to build PyTorch: N/A' is in every report: libcuda.so.1 beside it is no driver, not ROCm."""
+    text = (
+        "PyTorch version: 2.3.0+cu121\nCUDA used to build PyTorch: 12.1\nROCM used to build PyTorch: N/A\n"
+        "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    )
+    check, summary, _ = cause_of(said(text))
+    assert check == "driver.installed" and "ROCm" not in summary
+
+
+def test_a_full_gpu_holding_this_jobs_own_memory_is_not_moved() -> None:
+    """When the error's own figures say this process holds the memory, moving to a free GPU is no answer."""
+    name = "gpt2-chitchat-19-oom-other-process-on-gpu.txt"
+    text = (
+        (PASTES / name)
+        .read_text()
+        .replace(
+            "RuntimeError: CUDA error: out of memory",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity "
+            "of 15.75 GiB of which 12.00 MiB is free. Including non-PyTorch memory, this process has 15.15 GiB "
+            "memory in use. Of the allocated memory 14.80 GiB is allocated by PyTorch, and 100.00 MiB is reserved "
+            "by PyTorch but unallocated.",
+        )
+    )
+    _, summary, _ = cause_of(said(text))
+    assert "hold nothing" not in summary
+
+
+@pytest.mark.parametrize(
+    ("line", "counted"),
+    [
+        ("NVRM: Xid (PCI:0000:01:00): 31, pid=1, name=<unknown>, Ch 0000000a, intr 0.", False),
+        ("NVRM: Xid (PCI:0000:01:00): 31, pid=2, name=VLLM::Worker_TP1, Ch 0000000a, intr 0.", False),
+        ("NVRM: Xid (PCI:0000:01:00): 31, pid=3, name=ollama, Ch 0000000a, intr 0.", True),
+    ],
+)
+def test_one_programs_processes_are_one_program(line: str, counted: bool) -> None:
+    first = "NVRM: Xid (PCI:0000:01:00): 31, pid=9, name=VLLM::Worker_TP0, Ch 0000000a, intr 0."
+    cause = said(f"{first}\n{line}\n").result.cause
+    assert cause is not None and ("not one program's bug" in cause.finding.summary) is counted
+
+
+def test_an_install_asked_for_a_cuda_the_driver_runs_by_minor_version_compatibility() -> None:
+    """pytorch-cuda=11.8 asked, 2.0.1+cu117 installed, driver 470 (CUDA 11.4): 11.8 runs there through minor
+    version compatibility, so the driver is not why."""
+    text = (
+        "conda install pytorch torchvision pytorch-cuda=11.8 -c pytorch -c nvidia\n"
+        "PyTorch version: 2.0.1+cu117\nCUDA used to build PyTorch: 11.7\nIs CUDA available: True\n"
+        "Nvidia driver version: 470.182.03\n"
+    )
+    cause = said(text).result.cause
+    assert cause is not None and "no CUDA 11.8 build can run here" not in cause.finding.summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NotImplementedError: Could not run 'aten::empty_strided' with arguments from the 'CUDA' backend.",
+        "训练的时候调用torch.cuda.empty_cache()也不能释放显存",
+        "Could not load library cudnn_ops64_9.dll. Error code 193",
+        "INFO: Flash attention is not enabled, using SDPA.",
+    ],
+)
+def test_lines_the_new_entries_must_not_read(line: str) -> None:
+    ids = {h.signature.id for h in said(line + "\n").pasted.hits}
+    assert not ids & {
+        "companion_op_without_cuda_kernel",
+        "gpu_memory_held_after_exit",
+        "missing_library_cudnn_windows_dll",
+    }
+
+
+def test_a_programs_info_line_is_no_failure_said() -> None:
+    assert read_prose(["INFO: Flash attention is not enabled, using SDPA."]).fails is None
+    assert read_prose(["If you run into issues, please report them."]).fails is None
+
+
+def test_a_conda_update_row_is_not_the_build_installed() -> None:
+    line = "  pytorch    pytorch::pytorch-1.9.0-py3.8_cuda11.1_cudnn8_0 --> pytorch::pytorch-1.10.0-py3.8_cpu_0\n"
+    assert not said(line).pasted.packages
+
+
+def test_windows_long_form_of_error_127_names_its_dll() -> None:
+    line = (
+        '[WinError 127] The specified procedure could not be found. Error loading "C:\\x\\torch\\lib\\'
+        'torch_python.dll" or one of its dependencies.\n'
+    )
+    hits = [h for h in said(line).pasted.hits if h.signature.id == "missing_library_winerror127"]
+    assert hits and hits[0].values["library"] == "torch_python.dll"

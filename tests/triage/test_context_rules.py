@@ -810,7 +810,7 @@ def test_a_gpu_lost_again_on_a_second_card_is_power_first() -> None:
     assert cause is not None and cause.finding.remediation is not None
     # once: the kernel log kept first (a reboot empties it), then the reboot
     assert cause.finding.remediation.text.startswith("Keep the kernel log before anything else")
-    assert first_commands(single)[:2] == ["sudo dmesg --level=err,warn", "systemctl reboot"]
+    assert first_commands(single)[:2] == ["sudo dmesg -T", "systemctl reboot"]
     assert read_prose(["It happened again on the other GPU too."]).recurs == 1
 
 
