@@ -374,6 +374,19 @@ def _parse_gfx(text: str) -> tuple[str, tuple[int, int, int]] | None:
     return found[0], (int(found["major"]), int(found["minor"], 16), int(found["stepping"], 16))
 
 
+def sibling_override(facts: Facts) -> Remediation | None:
+    """The override of a sibling target for the gfx target a "no code object" error names: the error says the
+    build in use lacks that target, so a sibling of its family stands in (gfx1101 under a build without it:
+    11.0.0). None where no sibling exists, no target is named, or AMD supports the target in a release of its
+    own."""
+    said = reported(facts, "rocm_no_binary")
+    named = _named_gfx(facts, said) if said else None
+    if named is None or named[0] in OFFICIAL_LINUX:
+        return None  # a target AMD supports (gfx1201 from ROCm 6.4): the release that has it, not a stand-in
+    override = override_for(named[1], _installed_targets(facts) - {named[0]})
+    return _override_fix(named[0], override) if override is not None else None
+
+
 def target_without_build(facts: Facts) -> str | None:
     """The gfx target a "no code object" error names where no PyTorch ROCm wheel builds it and no sibling's
     override stands in for it (RDNA1's gfx1012): no supported install runs there."""

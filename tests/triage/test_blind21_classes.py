@@ -426,3 +426,14 @@ def test_windows_long_form_of_error_127_names_its_dll() -> None:
     )
     hits = [h for h in said(line).pasted.hits if h.signature.id == "missing_library_winerror127"]
     assert hits and hits[0].values["library"] == "torch_python.dll"
+
+
+def test_a_rocm_programs_missing_target_is_its_siblings_override() -> None:
+    """ComfyUI#6656: 'HIP error: invalid device function' on a 7800 XT (gfx1101), a paste that never names torch:
+    the program's ROCm build lacks gfx1101, so gfx1100's kernels stand in (HSA_OVERRIDE_GFX_VERSION=11.0.0)."""
+    check, summary, first = cause_of(diagnosed("comfyui-6656-rocm-gfx1101-not-in-wheel.txt"))
+    assert check == "amd.gfx_target" and "gfx1101" in summary
+    assert first == "env HSA_OVERRIDE_GFX_VERSION=11.0.0 PROGRAM"
+    # a target with no sibling in any build (RDNA1's gfx1012 family has none built) keeps the no-build answer
+    _, _, first = cause_of(said("HIP error: invalid device function\nMy GPU is an RX 5500 XT (gfx1012).\n"))
+    assert "HSA_OVERRIDE_GFX_VERSION" not in first
