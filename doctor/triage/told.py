@@ -1,12 +1,13 @@
-"""What the paste tells beyond the facts the checks read: what the person already tried (a reboot, a reinstall),
-what they say happens (slow, again, across nodes, at batch size 1), what the program already printed. Each moves a
-verdict's next step so it never asks for what the paste already answers."""
+"""What the paste tells beyond the facts the checks read: what the person already tried (a reboot, a reinstall, a
+setting), what they say happens (again, across nodes, after an update, fine elsewhere), what the program already
+printed. Each moves a verdict's next step so it never asks for what the paste already answers. What the paste shows
+of the GPUs is triage.gpus_shown's, whether the job fits is triage.job_size's, and which lines are words, warnings
+or exceptions is triage.line_kinds'."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.checks.driver_installed import INSTALLED_NOT_LOADED
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
@@ -15,13 +16,10 @@ from torch_gpu_doctor.checks.driver_xid_errors import (
     PROGRAM_FAULTS,
     shared_fault_details,
 )
-from torch_gpu_doctor.checks.env import NOT_A_GPU_INDEX
 from torch_gpu_doctor.checks.nccl_communication import DEBUG as NCCL_DEBUG
 from torch_gpu_doctor.checks.nccl_communication import between_machines
 from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
-from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
 from torch_gpu_doctor.compat import load_matrix
-from torch_gpu_doctor.compat.precision import capability
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
@@ -29,35 +27,20 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.gpu_state import NOT_ONE_PROGRAM, faults_in_every_program
-from torch_gpu_doctor.fixes.hidden_gpu import (
-    asked_for_a_missing_gpu,
-    run_on_a_free_gpu,
-    run_on_the_larger_gpu,
-)
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
-    half_precision,
-    offers_a_smaller_job,
-    too_big_at_batch_one,
-    too_big_to_run,
-    too_big_to_train,
     watermark_not_reached,
 )
-from torch_gpu_doctor.fixes.target import gpu_capabilities, on_windows
+from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.asked import DRIVER_COMPAT
-from torch_gpu_doctor.triage.outcome import FIND_OUT, TOPOLOGY, TORCH_VERSION, Kind, Verdict
-from torch_gpu_doctor.triage.paste import INFORMATIONAL, PastedText
+from torch_gpu_doctor.triage.outcome import FIND_OUT, TORCH_VERSION, Kind, Verdict
+from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
-from torch_gpu_doctor.triage.topology import slow_across_sockets
 from torch_gpu_doctor.triage.where import in_container
 from torch_gpu_doctor.unavailable import Unavailable
-
-if TYPE_CHECKING:
-    from torch_gpu_doctor.triage.sizing import RunSize, TrainingSize
-
 
 # Questions to torch whose answers a paste can show (collect_env, a pip list, torch's version line)
 _TORCH_PROBES = frozenset(
@@ -310,40 +293,6 @@ def module_not_loaded(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     return dataclasses.replace(verdict, finding=finding, find_out=NOT_LOADED_FIND_OUT)
 
 
-def words_only_lines(pasted: PastedText) -> frozenset[int]:
-    """The lines where only a words signature (the person's sentence, "_in_words") was read."""
-    words = {h.line for h in pasted.hits if h.signature.id.endswith("_words")}
-    shown = {h.line for h in pasted.hits if not h.signature.id.endswith("_words")}
-    return frozenset(words - shown)
-
-
-# A logging framework's warning line ("WARNING 08-27 13:59:59 _custom_ops.py:15] ...", "WARNING:root:...",
-# "[WARN] ..."): the program went on after it. Never Python's own "UserWarning: ...", which torch uses for its
-# driver and capability warnings
-_LOGGED_WARNING = lazy(r"^\s*\[?(?:WARNING|WARN)\b[\] :]")
-# A Python exception's last line, as a traceback ends or a title quotes it ("# ValueError: Bfloat16 is only ...")
-_EXCEPTION = lazy(r"^\s*(?:#+\s*)?(?:[\w.]+\.)?\w*(?:Error|Exception)(?:\[\w+\])?: \S")
-
-
-def logged_warning_lines(pasted: PastedText) -> frozenset[int]:
-    """The lines with a known error that a logger printed as a warning."""
-    return frozenset(h.line for h in pasted.hits if _LOGGED_WARNING.match(h.text))
-
-
-def exception_lines(pasted: PastedText) -> frozenset[int]:
-    """The lines with a known error that are a Python exception's own line: what stopped the program."""
-    return frozenset(h.line for h in pasted.hits if _EXCEPTION.match(h.text))
-
-
-def only_words(verdict: Verdict, said: frozenset[int]) -> bool:
-    return bool(verdict.lines) and all(line in said for line in verdict.lines)
-
-
-def shown_by_a_program(verdict: Verdict, said: frozenset[int]) -> bool:
-    """The verdict rests on a line a program printed (not only the person's words, nor the tables alone)."""
-    return any(line not in said for line in verdict.lines)
-
-
 def rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     """A library/module mismatch the person says a reboot did not clear: find the module that loads (not asking
     again for the running module's version where the paste shows /proc/driver/nvidia/version)."""
@@ -357,88 +306,6 @@ def rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was
     finding = dataclasses.replace(finding, remediation=fix, details=details)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
-
-
-OOM = "torch.out_of_memory"
-
-
-_NO_SETTING_FITS = (
-    "A smaller batch, bf16 and gradient checkpointing shrink only the activations: the weights, gradients and "
-    "optimizer states of full training stay, and alone they outgrow this GPU."
-)
-
-
-def too_big_to_train_here(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, job: TrainingSize, titles: dict[str, str]
-) -> tuple[Verdict, ...]:
-    """Full fine-tuning of a model whose weights, gradients and AdamW states alone outgrow the GPU (blind set
-    15: a 7B model on a 12 GiB RTX 3060 was told to use bf16, which its command already set). An out-of-memory
-    verdict gets that arithmetic as its cause; a paste that only asks how much memory it needs gets it as the
-    answer. A GPU large enough (or not said, beside an error) leaves the verdicts as they are."""
-    fits = job.gpu_gib is not None and job.full_gib <= job.gpu_gib
-    oom = next((v for v in verdicts if v.finding.check_id == OOM and v.finding.status is Status.FAIL), None)
-    if fits or (oom is not None and job.gpu_gib is None):
-        return verdicts
-    failed = any(v.kind == Kind.PROBLEM and v.finding.status is Status.FAIL for v in verdicts)
-    if oom is None and (not pasted.prose.memory_asked or failed):  # an answer, not beside another failure
-        return verdicts
-    gpu = f"; this GPU has {job.gpu_gib:.1f} GiB" if job.gpu_gib is not None else ""
-    summary = (
-        f"Full fine-tuning of a {job.model} model needs about {job.full_gib:.0f} GiB of GPU memory"
-        + (f" on each of its {job.gpus} GPUs" if job.gpus > 1 else "")
-        + " even at batch size 1 with gradient checkpointing (weights, gradients and AdamW states: 16 bytes a "
-        f"parameter){gpu}."
-    )
-    fix = too_big_to_train(job.model, job.lora_gib, job.qlora_gib)
-    evidence = (Evidence("model", job.model, f"line {job.line} of the paste"),)
-    if oom is not None:
-        finding = dataclasses.replace(oom.finding, summary=summary, details=_NO_SETTING_FITS, remediation=fix)
-        # the arithmetic decides it: no process list to ask for
-        return tuple(
-            dataclasses.replace(v, finding=finding, find_out=None) if v is oom else v for v in verdicts
-        )
-    finding = Finding(OOM, Status.WARN, summary, evidence=evidence, remediation=fix)
-    return (*verdicts, Verdict(finding, titles.get(OOM, OOM), Kind.PROBLEM, (), None, (job.line,)))
-
-
-def too_big_to_run_here(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Verdict, ...]:
-    """An out-of-memory error running a model whose 16-bit weights alone fill the GPU (blind set 16: an 8B
-    model on a 16 GiB card was told to lower max_model_len, which the weights leave no room for): the
-    arithmetic is the cause, and a smaller form of the model the fix."""
-    oom = next((v for v in verdicts if v.finding.check_id == OOM and v.finding.status is Status.FAIL), None)
-    if oom is None:
-        return verdicts
-    split = f" on each of its {job.gpus} GPUs" if job.gpus > 1 else ""
-    summary = (
-        f"The {job.model} model's weights alone take about {job.weights_gib:.1f} GiB in 16-bit precision{split}, "
-        f"of this GPU's {job.gpu_gib:.1f} GiB: nothing is left for the KV cache and activations."
-    )
-    fix = too_big_to_run(job.model, job.weights_gib, job.gpu_gib, job.int4_gib)
-    details = "A smaller batch or context shrinks only the KV cache and activations, never the weights."
-    finding = dataclasses.replace(oom.finding, summary=summary, details=details, remediation=fix)
-    return tuple(
-        dataclasses.replace(v, finding=finding, find_out=None, lines=tuple(sorted({*v.lines, job.line})))
-        if v is oom
-        else v
-        for v in verdicts
-    )
-
-
-def gpus_past_the_cut(verdict: Verdict, cut: int) -> Verdict:
-    """An index past the GPUs of an nvidia-smi table cut after its row `cut` may well exist (blind set 17: "'1'
-    is not a GPU index (0-0)" read from a table cut after GPU 0): what is known is only that the program asked
-    CUDA for one it does not see."""
-    finding = verdict.finding
-    if finding.check_id != "env.cuda_visible_devices" or NOT_A_GPU_INDEX not in finding.summary:
-        return verdict
-    summary = (
-        f"The program asked CUDA for a GPU it does not see; the paste's nvidia-smi table stops after the GPU on "
-        f"line {cut}, so how many GPUs the machine has is not shown."
-    )
-    finding = dataclasses.replace(finding, summary=summary, remediation=asked_for_a_missing_gpu())
-    return dataclasses.replace(
-        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, cut}))
-    )
 
 
 def lost_again(verdict: Verdict, line: int) -> Verdict:
@@ -548,52 +415,6 @@ def no_pip_check_for_the_loader(verdict: Verdict, pasted: PastedText) -> Verdict
 
 
 CUDA_INIT = "torch.cuda_init"
-IDLE_MIB, IDLE_SHARE = 512, 0.05  # memory a desktop or an idle context holds, not a job's
-IDLE_PCT = 1  # GPU-Util at or below this, in the table pasted beside "slow": the job is not running there
-
-
-def idle_while_slow(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
-) -> tuple[Verdict, ...]:
-    """The person says the job is slow and the pasted nvidia-smi shows its largest GPU idle (GPU-Util 0%, next to
-    no memory used): the job is not running on the GPU, whatever the driver's health (blind set 19: training
-    'very slow', the TITAN V at 0% in P8 beside a display card). Only where nothing else was found."""
-    smi, slow = pasted.smi, pasted.prose.slow
-    if smi is None or slow is None or any(v.kind == Kind.PROBLEM for v in verdicts):
-        return verdicts
-    sized = [g for g in smi.gpus if g.memory_total_mib is not None and g.utilization_pct is not None]
-    if not sized:
-        return verdicts
-    largest = max(sized, key=lambda g: g.memory_total_mib or 0)
-    used, total = largest.memory_used_mib or 0, largest.memory_total_mib or 1
-    if (largest.utilization_pct or 0) > IDLE_PCT or used > max(IDLE_MIB, total * IDLE_SHARE):
-        return verdicts  # busy, or holding a job's memory (a model loaded, waiting): not idle
-    finding = Finding(
-        CUDA_INIT,
-        Status.WARN,
-        f"The job is slow (line {slow}) while nvidia-smi shows {largest.name} idle ({largest.utilization_pct}% "
-        f"busy, {largest.memory_used_mib} MiB used): the job is most likely not running on the GPU.",
-        details="The driver answers and the GPU is there; a job that ran on it would keep it busy and hold its "
-        "memory. The framework runs on the CPU (a CPU-only build, no device chosen) or another GPU, or the job "
-        "spends its time loading data.",
-        remediation=Remediation(
-            text="While the job runs, see which processes use the GPU: the job's own process must be listed "
-            "with memory on it. If it is not, check that its framework sees the GPU (torch: "
-            "torch.cuda.is_available() and the model's device; TensorFlow: tf.config.list_physical_devices('GPU')) "
-            "and install its CUDA build; if it is there but idle, the input pipeline is the bottleneck (more "
-            "DataLoader workers, data on a local disk).",
-            commands=(
-                Command(
-                    ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"),
-                    note="while the job runs: it must be listed",
-                ),
-            ),
-            target=Target.SYSTEM,
-        ),
-    )
-    lines = tuple(sorted({slow, *smi.lines}))
-    added = Verdict(finding, titles.get(CUDA_INIT, CUDA_INIT), Kind.PROBLEM, (), None, lines)
-    return (added, *verdicts)
 
 
 # a failure said of finding the GPU: "GPU not recognized by torch", "my gpu can not enable", "no GPU found";
@@ -654,109 +475,6 @@ def works_where_tested(
         tuple(sorted({failing.line, works})),
     )
     return (added, *verdicts)
-
-
-def slow_between_sockets(verdict: Verdict, pasted: PastedText) -> Verdict:
-    finding = slow_across_sockets(verdict.finding, pasted) if verdict.finding.check_id == TOPOLOGY else None
-    if finding is None or pasted.topology is None or pasted.prose.slow is None:
-        return verdict
-    lines = {*verdict.lines, pasted.prose.slow, *pasted.topology.lines}
-    return dataclasses.replace(
-        verdict, finding=finding, kind=Kind.PROBLEM, missing=(), find_out=None, lines=tuple(sorted(lines))
-    )
-
-
-def at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:
-    """Out of memory at batch size 1, said in words: no smaller batch exists. Without figures, what holds the
-    memory comes first (blind set 13: 6 GB held before the run started); with them, the model or one input."""
-    finding = verdict.finding
-    reported = facts.reported_errors
-    error = stated_most(reported) if not isinstance(reported, Unavailable) else None
-    if (
-        finding.check_id != "torch.out_of_memory"
-        or not offers_a_smaller_job(finding.remediation)
-        or error is None
-    ):
-        return verdict
-    finding = dataclasses.replace(
-        finding,
-        summary=f"{finding.summary.removesuffix('.')}, with the batch size already 1 (line {line}).",
-        remediation=too_big_at_batch_one(sized(error), half_precision(gpu_capabilities(facts))),
-    )
-    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
-
-
-def on_the_smaller_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
-    """Out of memory where the words name two different NVIDIA GPUs ("two GPUs: A6000 and GT1030"): the job most
-    likely runs on the smaller one (blind set 18: bitsandbytes saw compute capability 6.1 beside an A6000), so
-    pinning it to the larger comes before any smaller job. The larger is the newer architecture."""
-    finding = verdict.finding
-    if (
-        finding.check_id != "torch.out_of_memory"
-        or finding.status is not Status.FAIL
-        or len(pasted.prose.gpus) < 2
-    ):
-        return verdict
-    matrix = load_matrix()
-    known = [(g, matrix.gpu_by_name(g.value)) for g in pasted.prose.gpus]
-    rated = sorted(
-        ((tuple(int(p) for p in m.compute_capability.split(".")), g) for g, m in known if m is not None),
-        key=lambda r: r[0],
-    )
-    if len(rated) < 2 or rated[0][0] == rated[-1][0]:
-        return verdict  # the same generation, or a name the table lacks: nothing says which is smaller
-    smaller, larger = rated[0][1], rated[-1][1]
-    finding = dataclasses.replace(
-        finding,
-        summary=f"{finding.summary.removesuffix('.')}: most likely on the {smaller.value}, the smaller of the "
-        f"machine's GPUs (the paste names {larger.value} and {smaller.value}).",
-        remediation=run_on_the_larger_gpu(larger.value, smaller.value),
-    )
-    lines = tuple(sorted({*verdict.lines, smaller.line, larger.line}))
-    return dataclasses.replace(verdict, finding=finding, lines=lines, find_out=None)
-
-
-FULL_SHARE = 0.8  # a GPU this full of another job's memory has no room for a second one
-
-
-def on_a_full_gpu_beside_free_ones(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
-    """Out of memory where the pasted nvidia-smi shows one GPU (mostly) full and others holding nothing: another
-    job fills that GPU, and this one belongs on a free one (blind set 21: GPU 0 running a TensorFlow job at
-    15514 of 16130 MiB, GPUs 1-3 at 0 MiB, and `--device 0`)."""
-    finding, smi = verdict.finding, pasted.smi
-    if finding.check_id != OOM or finding.status is not Status.FAIL or smi is None:
-        return verdict
-    listed = [
-        g for g in smi.gpus if g.index is not None and g.memory_total_mib and g.memory_used_mib is not None
-    ]
-    full = [g for g in listed if (g.memory_used_mib or 0) >= FULL_SHARE * (g.memory_total_mib or 1)]
-    # free: no more than a desktop's share, as idle_while_slow counts it (a display holds a few hundred MiB)
-    free = [
-        g.index
-        for g in listed
-        if (g.memory_used_mib or 0) <= max(IDLE_MIB, (g.memory_total_mib or 0) * IDLE_SHARE)
-        and g.index is not None
-    ]
-    busy = full[0] if len(full) == 1 else None
-    if busy is None or busy.index is None or not free:
-        return verdict
-    reported = facts.reported_errors
-    error = stated_most(reported) if not isinstance(reported, Unavailable) else None
-    if error is not None and sized(error):
-        return verdict  # the error's own figures say whose memory fills it: torch.out_of_memory weighed them
-    finding = dataclasses.replace(
-        finding,
-        summary=f"{finding.summary.removesuffix('.')}: GPU {busy.index} is already {busy.memory_used_mib} of "
-        f"{busy.memory_total_mib} MiB full (another job), while "
-        + (
-            f"GPUs {', '.join(map(str, free))} hold nothing."
-            if len(free) > 1
-            else f"GPU {free[0]} holds nothing."
-        ),
-        remediation=run_on_a_free_gpu(busy.index, [i for i in free if i is not None]),
-    )
-    lines = tuple(sorted({*verdict.lines, *smi.lines}))
-    return dataclasses.replace(verdict, finding=finding, lines=lines, find_out=None)
 
 
 _WATERMARK_SET = lazy(r"PYTORCH_MPS_HIGH_WATERMARK_RATIO[ \t]*=[ \t]*0(?:\.0)?\b")
@@ -866,68 +584,6 @@ def pip_kept_torch(
     )
     lines = tuple(sorted({line, line_number(text, asked)}))
     added = Verdict(finding, titles.get(INSTALLED, INSTALLED), Kind.PROBLEM, (), None, lines)
-    return (added, *verdicts)
-
-
-VISIBLE = "env.cuda_visible_devices"
-MIXED = "The machine mixes GPU models"  # how mixed_gpus' answer starts: the usual cause, not one shown
-
-
-def mixed_gpus(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
-) -> tuple[Verdict, ...]:
-    """A failure said or shown on a machine that mixes GPU models of different compute capabilities, where
-    nothing else was found: a job spread over all of them runs at the oldest one's features, or fails where the
-    program needs more (blind set 20: vLLM#19045, 'vllm serve can not work on two 3090' beside two GTX 1080 Ti,
-    Pascal, under vLLM's 7.0 floor). The step runs it on the newest model's GPUs, by the indices the paste shows:
-    a report lists them in CUDA's own order, nvidia-smi in PCI bus order."""
-    failed = pasted.prose.fails is not None or any(h.signature.id not in INFORMATIONAL for h in pasted.hits)
-    if any(v.kind == Kind.PROBLEM for v in verdicts) or not failed:
-        return verdicts
-    named = [
-        (g.name, g.compute_capability, g.nvml_index)
-        for g in facts.nvidia_gpus
-        if isinstance(g.name, str) and isinstance(g.compute_capability, str) and isinstance(g.nvml_index, int)
-    ]
-    if len(named) < len(facts.nvidia_gpus) or len({cc for _, cc, _ in named}) < 2:
-        return verdicts
-    newest = max((cc for _, cc, _ in named), key=capability)
-    chosen = [(name, index) for name, cc, index in named if cc == newest]
-    counts: dict[str, int] = {}
-    for name, cc, _ in named:
-        counts[f"{name} ({cc})"] = counts.get(f"{name} ({cc})", 0) + 1
-    listed = ", ".join(f"{n}x {label}" for label, n in counts.items())
-    lowered = pasted.paste.text[:MAX_CHARS].lower()
-    data = load_torch_releases()
-    oldest = min(capability(cc) for _, cc, _ in named)
-    below = [
-        f"{data.program_names.get(program, program)} needs compute capability {major}.{minor} or newer"
-        for program, (major, minor) in data.program_floors.items()
-        if program in lowered and oldest < (major, minor)
-    ]
-    indices = ",".join(str(index) for _, index in chosen)
-    # nvidia-smi numbers the GPUs in PCI bus order, and collect_env lists them with `nvidia-smi -L`: CUDA's own
-    # default is fastest first, so the numbers hold only with CUDA_DEVICE_ORDER=PCI_BUS_ID
-    argv = ("env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", f"CUDA_VISIBLE_DEVICES={indices}", "PROGRAM")
-    finding = Finding(
-        VISIBLE,
-        Status.WARN,
-        f"{MIXED} ({listed}): a job over all of them runs at the oldest one's features or "
-        "fails where the program needs more"
-        + (f" ({'; '.join(below)})" if below else "")
-        + f"; run it on the "
-        f"{chosen[0][0]} GPUs only.",
-        details="CUDA numbers the GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; nvidia-smi, and "
-        "collect_env through it, number them in PCI bus order: the indices below are those.",
-        remediation=Remediation(
-            text=f"Make only the {chosen[0][0]} GPUs visible to the program (and set its GPU count, a "
-            "tensor-parallel size, to theirs).",
-            commands=(Command(argv, note="PROGRAM: the failing command", runs_here=False),),
-            target=Target.PYTHON_ENV,
-        ),
-    )
-    lines = tuple(sorted({pasted.prose.fails.line} if pasted.prose.fails is not None else set()))
-    added = Verdict(finding, titles.get(VISIBLE, VISIBLE), Kind.PROBLEM, (), None, lines)
     return (added, *verdicts)
 
 

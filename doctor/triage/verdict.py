@@ -34,12 +34,33 @@ from torch_gpu_doctor.triage.asked import (
     build_for_said_cuda,
 )
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
+from torch_gpu_doctor.triage.gpus_shown import (
+    MIXED,
+    gpus_past_the_cut,
+    idle_while_slow,
+    mixed_gpus,
+    on_a_full_gpu_beside_free_ones,
+    on_the_smaller_gpu,
+    slow_between_sockets,
+)
 from torch_gpu_doctor.triage.interpreter import (
     asked_with,
     in_the_apps_python,
     interpreter_shown,
     reinstalled_already,
     two_torches,
+)
+from torch_gpu_doctor.triage.job_size import (
+    at_batch_one,
+    too_big_to_run_here,
+    too_big_to_train_here,
+)
+from torch_gpu_doctor.triage.line_kinds import (
+    exception_lines,
+    logged_warning_lines,
+    only_words,
+    shown_by_a_program,
+    words_only_lines,
 )
 from torch_gpu_doctor.triage.outcome import (
     AMD_CHECKS,
@@ -65,39 +86,24 @@ from torch_gpu_doctor.triage.paste import IN_WORDS, INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.told import (
-    MIXED,
     across_machines,
     answered_probes,
-    at_batch_one,
     driver_for_the_toolkit,
-    exception_lines,
-    gpus_past_the_cut,
     hidden_by_the_program,
-    idle_while_slow,
-    logged_warning_lines,
     lost_again,
-    mixed_gpus,
     module_not_loaded,
     nccl_bootstrap,
     nccl_log_shown,
     no_pip_check_for_the_loader,
     not_asked_again,
-    on_a_full_gpu_beside_free_ones,
-    on_the_smaller_gpu,
-    only_words,
     p2p_off_not_inherited,
     pip_kept_torch,
     program_fault_below_the_programs,
     rebooted_already,
-    shown_by_a_program,
     shown_outputs_not_asked_again,
-    slow_between_sockets,
-    too_big_to_run_here,
-    too_big_to_train_here,
     updated_then_804,
     watermark_already_set,
     without_importing_torch,
-    words_only_lines,
     works_where_tested,
 )
 from torch_gpu_doctor.triage.where import (
