@@ -22,7 +22,7 @@ from torch_gpu_doctor.host import process
 from torch_gpu_doctor.host.recorded import RecordedHost
 from torch_gpu_doctor.report import Report
 from torch_gpu_doctor.tui import early
-from torch_gpu_doctor.tui.early import EarlyDiagnosis
+from torch_gpu_doctor.tui.early import REAP_S, STOP_GRACE_S, EarlyDiagnosis
 from torch_gpu_doctor.tui.session import Session
 
 pytestmark = [
@@ -73,8 +73,9 @@ def _alive(pid: int) -> bool:
 def test_the_childs_report_is_the_workers() -> None:
     session = _session()
     session.start_early()
-    assert session.early is not None
-    child = session.early.pid
+    early = session.early
+    assert early is not None
+    child = early.pid
     events: list[DiagnosisEvent] = []
     got = session.diagnose(events.append)
     assert session.early is None  # taken once: a re-run diagnoses in the worker
@@ -85,6 +86,9 @@ def test_the_childs_report_is_the_workers() -> None:
     # the findings come once, in the report: not as a burst of events the screen would draw twice
     assert not any(isinstance(e, CheckDone) for e in events)
     assert not events or isinstance(events[0], ChecksListed)  # what came before the report, in order
+    # the child is reaped by a daemon thread after its report (take() never blocks on it): wait for that thread,
+    # as the app does on quitting, before asking whether a zombie is left (a loaded machine's thread is late)
+    early.close(wait_s=STOP_GRACE_S + REAP_S + 1)
     assert not _alive(child)  # reaped, not a zombie
 
 
