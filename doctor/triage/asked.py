@@ -16,6 +16,7 @@ from torch_gpu_doctor.fixes.target import driver_system
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import WORDS, pasted_driver
@@ -28,6 +29,7 @@ NO_BUILD_NEEDED = (
 )
 
 
+MAX_ASKED_CHARS = 512 * 1024  # where a person's install command is: before the logs they paste
 # The CUDA an install command asks for: conda's `cudatoolkit=10.1` or `pytorch-cuda=12.1`, pip's `/whl/cu118`
 _ASKED_CUDA = lazy(
     r"^[^\n]*\b(?:pip3?|conda|mamba)\b[^\n]*\binstall\b[^\n]*?"
@@ -36,19 +38,26 @@ _ASKED_CUDA = lazy(
 )
 
 
-def _asked_cuda(text: str) -> tuple[str, int] | None:
-    found = _ASKED_CUDA.search(text)
+@dataclass(frozen=True)
+class AskedCuda:
+    cuda: str  # "10.1"
+    line: int  # 1-based: the install command's line
+    conda: bool  # conda's (or mamba's) command, not pip's
+
+
+def asked_cuda(text: str) -> AskedCuda | None:
+    """The CUDA the paste's first install command asks for, where it names one."""
+    found = _ASKED_CUDA.search(text, 0, MAX_ASKED_CHARS)
     if found is None:
         return None
     line = text.count("\n", 0, found.start()) + 1
-    if found["conda"]:
-        return found["conda"], line
+    conda = re.search(r"\b(?:conda|mamba)\b", found[0], re.IGNORECASE) is not None
     digits = found["pip"]
-    return f"{digits[:-1]}.{digits[-1]}", line
+    return AskedCuda(found["conda"] or f"{digits[:-1]}.{digits[-1]}", line, conda)
 
 
 def asked_cuda_got_another(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+    verdicts: tuple[Verdict, ...], asked: AskedCuda, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
     """The install command asked for one CUDA build (`conda install pytorch cudatoolkit=10.1 -c pytorch`) and the
     report shows torch built for another: the installer settled on another build. Where the driver shown cannot
@@ -62,10 +71,9 @@ def asked_cuda_got_another(
         or not packages.cuda
     ):
         return verdicts
-    asked = _asked_cuda(pasted.paste.text[:MAX_ASKED_CHARS])
-    if asked is None or version_key(asked[0])[:2] == version_key(packages.cuda)[:2]:
+    if version_key(asked.cuda)[:2] == version_key(packages.cuda)[:2]:
         return verdicts
-    cuda, line = asked
+    cuda, line = asked.cuda, asked.line
     driver = facts.driver
     runs = driver.cuda_version if not isinstance(driver, Unavailable) else None
     shown = f"torch {packages.version} is built for CUDA {packages.cuda}"
@@ -95,11 +103,10 @@ def asked_cuda_got_another(
     return (added, *verdicts)
 
 
-MAX_ASKED_CHARS = 512 * 1024  # where a person's install command is: before the logs they paste
 CPU_BUILD = "torch.cpu_build"
 
 
-def asked_cuda_got_cpu(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+def asked_cuda_got_cpu(verdict: Verdict, asked: AskedCuda, facts: Facts) -> Verdict:
     """A CPU build installed by a command that asked for a CUDA build its torch release never had
     (`conda install pytorch cudatoolkit=10.1` for pytorch 1.10, built for CUDA 10.2, 11.1 and 11.3): the installer
     fell back to the CPU build, and the fix is a CUDA the release has, in the installer the person used (blind
@@ -113,10 +120,7 @@ def asked_cuda_got_cpu(verdict: Verdict, pasted: PastedText, facts: Facts) -> Ve
         return verdict
     if packages.cuda or not packages.version:
         return verdict
-    asked = _asked_cuda(pasted.paste.text[:MAX_ASKED_CHARS])
-    if asked is None:
-        return verdict
-    cuda, line = asked
+    cuda, line = asked.cuda, asked.line
     base = packages.version.split("+")[0]
     data = load_torch_releases()
     legacy = data.legacy_release(base)
@@ -128,13 +132,8 @@ def asked_cuda_got_cpu(verdict: Verdict, pasted: PastedText, facts: Facts) -> Ve
         return verdict  # the release has that CUDA: why the installer passed it by is not in the data
     above = [c for c in cudas if version_key(c) >= version_key(cuda)]
     pick = above[0] if above else cudas[-1]
-    conda = "conda" in pasted.paste.text.split("\n")[line - 1].lower()
     build = next((b for b in builds if b.variant.cuda == pick), None)
-    said = (
-        (build.conda_install if conda else build.install).get(packages.version.split("+")[0])
-        if build
-        else None
-    )
+    said = (build.conda_install if asked.conda else build.install).get(base) if build else None
     summary = (
         f"The install asked for CUDA {cuda} (line {line} of the paste), and torch {base} has no build for it (its "
         f"CUDA builds: {', '.join(cudas)}): the installer fell back to the CPU build."
@@ -145,7 +144,11 @@ def asked_cuda_got_cpu(verdict: Verdict, pasted: PastedText, facts: Facts) -> Ve
         text=f"Ask for a CUDA build torch {base} has: CUDA {pick}, which the driver must run (nvidia-smi's 'CUDA "
         f"Version' at least {pick}), or a newer torch for the CUDA you wanted. Then check that the CUDA build, not "
         "the CPU one, was installed"
-        + (" (conda's plan and `conda list pytorch` show a cuda build string, not cpu)." if conda else "."),
+        + (
+            " (conda's plan and `conda list pytorch` show a cuda build string, not cpu)."
+            if asked.conda
+            else "."
+        ),
         commands=(
             Command(
                 tuple(said.split()), note=f"pytorch.org's command for its CUDA {pick} build", runs_here=False

@@ -18,6 +18,7 @@ from torch_gpu_doctor.fixes.hidden_gpu import (
     run_on_a_free_gpu,
     run_on_the_larger_gpu,
 )
+from torch_gpu_doctor.fixes.out_of_memory import HOLDER_QUERY
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.job_size import OOM
 from torch_gpu_doctor.triage.outcome import TOPOLOGY, Kind, Verdict
@@ -83,7 +84,7 @@ def idle_while_slow(
             "DataLoader workers, data on a local disk).",
             commands=(
                 Command(
-                    ("nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"),
+                    HOLDER_QUERY,
                     note="while the job runs: it must be listed",
                 ),
             ),

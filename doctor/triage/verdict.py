@@ -29,6 +29,7 @@ from torch_gpu_doctor.model import Finding, Status
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.asked import (
     NO_BUILD_NEEDED,
+    asked_cuda,
     asked_cuda_got_another,
     asked_cuda_got_cpu,
     build_for_said_cuda,
@@ -441,9 +442,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = mixed_gpus(verdicts, pasted, facts, titles)
     if "already satisfied" in pasted.paste.text[:MAX_CHARS]:  # pip kept the torch another index was asked for
         verdicts = pip_kept_torch(verdicts, pasted, facts, titles)
-    if "install" in pasted.paste.text[:MAX_CHARS]:  # `cudatoolkit=10.1` asked, a CUDA 9.0 build installed
-        verdicts = asked_cuda_got_another(verdicts, pasted, facts, titles)
-        verdicts = tuple(asked_cuda_got_cpu(v, pasted, facts) for v in verdicts)
+    asked = asked_cuda(pasted.paste.text) if "install" in pasted.paste.text[:MAX_CHARS] else None
+    if asked is not None:  # `cudatoolkit=10.1` asked, a CUDA 9.0 (or a CPU) build installed
+        verdicts = asked_cuda_got_another(verdicts, asked, facts, titles)
+        verdicts = tuple(asked_cuda_got_cpu(v, asked, facts) for v in verdicts)
     if pasted.prose.asks_build is not None:  # "I have CUDA 11.4, could you build one for it?"
         verdicts = build_for_said_cuda(verdicts, pasted, facts, titles)
     if (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
+from torch_gpu_doctor.triage.asked import asked_cuda
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
 from torch_gpu_doctor.triage.render import render_text
@@ -437,3 +438,16 @@ def test_a_rocm_programs_missing_target_is_its_siblings_override() -> None:
     # a target with no sibling in any build (RDNA1's gfx1012 family has none built) keeps the no-build answer
     _, _, first = cause_of(said("HIP error: invalid device function\nMy GPU is an RX 5500 XT (gfx1012).\n"))
     assert "HSA_OVERRIDE_GFX_VERSION" not in first
+
+
+@pytest.mark.parametrize(
+    ("text", "cuda", "conda"),
+    [
+        ("mamba install pytorch cudatoolkit=10.1 -c pytorch\n", "10.1", True),
+        ("pip install torch --index-url https://download.pytorch.org/whl/cu118\n", "11.8", False),
+    ],
+)
+def test_the_cuda_an_install_asks_for_and_whose_install_it_is(text: str, cuda: str, conda: bool) -> None:
+    found = asked_cuda("some words first\n" + text)
+    assert found is not None and (found.cuda, found.line, found.conda) == (cuda, 2, conda)
+    assert asked_cuda("pip install torch\n") is None
