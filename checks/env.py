@@ -417,7 +417,16 @@ def _source_checkout(path: str) -> tuple[str, str] | None:
     if len(parts) < 4 or any(p in system or p.startswith("build") for p in parts[:-1]):
         return None  # an installed package, a JIT cache (torch_extensions), a build folder's copy
     module = parts[-2]
-    return ("/".join(parts[:-2]), module) if module.isidentifier() else None
+    if not module.isidentifier():
+        return None
+    if parts[-3].lower() in _EXTENSION_FOLDERS:  # "extensions/sgutils/sgutilslib.so": each its own project
+        return "/".join(parts[:-1]), module
+    return "/".join(parts[:-2]), module
+
+
+# folders that hold several extension projects side by side, each with its own setup.py (blind set 21 #15:
+# gaussian-mesh-splatting's extensions/sgutils, gaussian-splatting's submodules/simple-knn)
+_EXTENSION_FOLDERS = frozenset({"extensions", "submodules", "third_party", "externals", "ext", "exts"})
 
 
 def _torch_build(facts: Facts) -> tuple[str, str] | None:

@@ -13,7 +13,7 @@ from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:
-    pass
+    from torch_gpu_doctor.triage.hunch import Hunch  # its module reads the paste, which imports this one
 
 
 TORCH_VERSION = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
@@ -202,6 +202,8 @@ class Triage:
     confidence: str | None  # Confidence.* of the cause
     # with no cause: the failure the paste shows that no signature knows (never "No problem found" beside it)
     unrecognised: ShownError | None = None
+    # with a failure said without its error: what the machine shown most likely hit (never the cause)
+    hunch: Hunch | None = None
 
     def exit_problem(self) -> bool:
         """Exit 1: a cause is named (a warning that leads the answer is a problem found), an error no signature

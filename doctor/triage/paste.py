@@ -230,6 +230,7 @@ INFORMATIONAL = frozenset(
         "other_nvidia_smi_header_driver_version",
         "wsl_libcuda_not_symbolic_link",
         "other_bitsandbytes_duplicate_cudart_warning",  # one library's two names: no fault of its own
+        "other_bf16_supported_false_before_ampere",  # expected before Ampere: bf16 runs there by emulation
     }
 )
 _SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")
@@ -240,6 +241,13 @@ _NOT_AN_ACCOUNT = lazy(
 )
 _ASKS_OR_PLANS = lazy(
     r"\bhow[ \t]+(?:do|can|to|should)\b|\bwould[ \t]+like\b|\bwant[ \t]+to\b|\bplan[ \t]+to\b", re.IGNORECASE
+)
+# a sentence that passes on what the person read or heard ("It is said that bfloat16 is only supported on GPUs
+# with compute capability of at least 8.0", blind set 21 #01) quotes a message; no program printed it
+_HEARSAY = lazy(
+    r"(?:^|[\s>*(\"'])(?:it[ \t]+is[ \t]+said|i(?:'ve|[ \t]+have)?[ \t]+(?:read|heard)|according[ \t]+to"
+    r"|(?:the[ \t]+)?(?:docs?|documentation|readme)[ \t]+says?|supposedly|they[ \t]+say)\b",
+    re.IGNORECASE,
 )
 WRAP_FROM = 60  # a line this long may go on in the next one: terminals and setup.py wrap at about 80 columns
 
@@ -275,8 +283,21 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
         hits.extend(found)
     # a person's words that plan, ask or deny ("now I would like to try 2 gpus", "multinode works, no errors")
     # are no account of a failure: the catalogue's entries for what a person says skip them
-    said = [h for h in hits if not (h.signature.id.endswith(IN_WORDS) and not _an_account(h))]
+    said = [
+        h for h in hits if not (h.signature.id.endswith(IN_WORDS) and not _an_account(h)) and not _hearsay(h)
+    ]
     return tuple(said), continued
+
+
+def _hearsay(hit: Hit) -> bool:
+    """The message stands in a sentence that opens with what the person read or heard: a quotation."""
+    text = hit.text
+    found = hit.signature.pattern.search(text)
+    if found is None:
+        return False
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
+    opening = text[starts[-1] if starts else 0 : found.start()]
+    return len(opening) <= 80 and _HEARSAY.match(" " + opening.lstrip()) is not None
 
 
 def _an_account(hit: Hit) -> bool:

@@ -18,6 +18,7 @@ from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Remediation, Status, escape_controls
 from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.build_env import extension_probe
+from torch_gpu_doctor.triage.hunch import Hunch
 from torch_gpu_doctor.triage.interpreter import interpreter_shown
 from torch_gpu_doctor.triage.outcome import WHOLE_MACHINE, Confidence, Kind, Triage, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
@@ -199,6 +200,7 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
                 or mentions_torch(pasted.paste.text[:MAX_CHARS]),
                 amd=about_amd(facts, pasted)
                 or _AMD_SHOWN.search(pasted.paste.text, 0, MAX_CHARS) is not None,
+                guess=result.hunch,
             )
         )
         probe = (
@@ -318,14 +320,23 @@ _STILL_FAILS = ". If something still fails, paste the error's last lines too."
 
 # a Python program in the paste: its traceback, or a command that runs python
 # an AMD GPU's stack in the paste: ROCm, HIP, its override, a gfx target, a Radeon or Instinct card
+# (not collect_env's own "ROCM used to build PyTorch: N/A" on an NVIDIA machine: blind set 21 #02 asked for rocminfo)
 _AMD_SHOWN = lazy(
-    r"\b(?:rocm|hipblas|hsa_override_gfx_version|gfx\s?\d{3,4}|radeon|instinct)\b", re.IGNORECASE
+    r"\b(?:rocm(?!\s+(?:used to build pytorch|version)\s*:\s*(?:n/a|none|could not collect)\b)"
+    r"|hipblas|hsa_override_gfx_version|gfx\s?\d{3,4}|radeon|instinct)\b",
+    re.IGNORECASE,
 )
 _PYTHON_SHOWN = lazy(r"Traceback \(most recent call last\)|\bpython[23]?(?:\.exe)?\b", re.IGNORECASE)
 
 
 def unrecognised_lines(
-    shown: ShownError, facts: Facts, *, reported: bool = False, python: bool = True, amd: bool = False
+    shown: ShownError,
+    facts: Facts,
+    *,
+    reported: bool = False,
+    python: bool = True,
+    amd: bool = False,
+    guess: Hunch | None = None,
 ) -> list[str]:
     """What triage says of a failure no signature knows: the line, what is missing, what to paste. Beside a
     collect_env report (`reported`), not that report again, nor where the paste shows no Python program and
@@ -347,6 +358,14 @@ def unrecognised_lines(
         return [
             f"The paste says it fails (line {shown.line}) but shows no error message:",
             f"  {text}",
+            *(
+                [
+                    f"  Likeliest on the machine shown (a guess: the error would settle it): {guess.text}",
+                    *([f"    $ {guess.command}"] if guess.command else []),
+                ]
+                if guess is not None
+                else []
+            ),
             "  What failed and why is in the program's own error, which is not in the paste"
             + (" (a screenshot of it cannot be read)." if shown.image else "."),
             "  Next: paste the error's last lines as text"
@@ -416,6 +435,7 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
         if cause is not None
         else extension_probe(pasted.collect_env, interpreter_shown(facts)),
         "unrecognised_error": None if result.unrecognised is None else to_json(result.unrecognised),
+        "likeliest_without_the_error": None if result.hunch is None else to_json(result.hunch),
         "whole_machine": WHOLE_MACHINE,
         "report": to_json(pasted.collect_env) if pasted.collect_env is not None else None,
         "facts": to_json(facts),

@@ -44,6 +44,7 @@ from torch_gpu_doctor.triage.gpus_shown import (
     on_the_smaller_gpu,
     slow_between_sockets,
 )
+from torch_gpu_doctor.triage.hunch import hunch
 from torch_gpu_doctor.triage.interpreter import (
     asked_with,
     in_the_apps_python,
@@ -591,12 +592,24 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     unrecognised = shown if cause is None and shown is not None and shown.line not in known_lines else None
     failing = pasted.prose.fails
     errors = [h for h in pasted.hits if h.signature.id not in INFORMATIONAL]
-    if cause is None and unrecognised is None and failing is not None and not errors:
+    if (
+        cause is None
+        and unrecognised is None
+        and failing is not None
+        and not errors
+        and not any(h.line == failing.line for h in pasted.hits)  # "is_bf16_supported() returns False"
+    ):
         # the person says it fails and shows no error: never "No problem found" and exit 0
         image = "<img" in pasted.paste.text[:MAX_CHARS] or "![" in pasted.paste.text[:MAX_CHARS]
         unrecognised = ShownError(failing.line, failing.value, said=True, image=image)
     return Triage(
-        report, verdicts, not_in, cause, _confidence(cause, facts, pasted) if cause else None, unrecognised
+        report,
+        verdicts,
+        not_in,
+        cause,
+        _confidence(cause, facts, pasted) if cause else None,
+        unrecognised,
+        hunch(facts, pasted) if unrecognised is not None and unrecognised.said else None,
     )
 
 

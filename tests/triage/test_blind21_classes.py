@@ -8,13 +8,15 @@ interpreter, and what is asked of a paste with no Python in it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.triage.asked import asked_cuda
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.prose import read_prose
-from torch_gpu_doctor.triage.render import render_text
+from torch_gpu_doctor.triage.render import render_json, render_text
 
 
 def said(text: str) -> PasteDiagnosis:
@@ -451,3 +453,57 @@ def test_the_cuda_an_install_asks_for_and_whose_install_it_is(text: str, cuda: s
     found = asked_cuda("some words first\n" + text)
     assert found is not None and (found.cuda, found.line, found.conda) == (cuda, 2, conda)
     assert asked_cuda("pip install torch\n") is None
+
+
+def test_a_serving_engine_that_fails_without_its_error_on_a_gpu_before_ampere_gets_the_dtype_guess() -> None:
+    """vllm#9791: "Can't start `vllm serve microsoft/Phi-3-small-8k-instruct`" and a collect_env of a V100, no
+    error: the guess is the model's bfloat16 or its attention kernels, tested with --dtype half; collect_env's
+    "ROCM used to build PyTorch: N/A" is no AMD machine, so rocminfo is never asked for."""
+    d = diagnosed("vllm-9791-model-kernel-needs-newer-arch-v100.txt")
+    assert d.result.cause is None and d.result.hunch is not None
+    assert "Tesla V100-PCIE-32GB (compute capability 7.0" in d.result.hunch.text
+    assert d.result.hunch.command == "vllm serve microsoft/Phi-3-small-8k-instruct --dtype half"
+    out = rendered(d)
+    assert "rocminfo" not in out
+    assert out.index("Likeliest on the machine shown") < out.index("Next: paste the error")
+    document = json.loads(render_json(d, "paste", 1))
+    assert document["likeliest_without_the_error"]["command"] == d.result.hunch.command
+    assert document["cause"] is None
+    # the same words on an Ampere card, or with no serving engine, guess nothing
+    text = PASTES.joinpath("vllm-9791-model-kernel-needs-newer-arch-v100.txt").read_text(encoding="utf-8")
+    assert said(text.replace("Tesla V100-PCIE-32GB", "NVIDIA A100-SXM4-80GB")).result.hunch is None
+    plain = text.replace("vllm serve", "python train.py").replace("vllm/", "app/").replace("vllm.", "app.")
+    assert said(plain).result.hunch is None
+
+
+def test_an_extension_beside_others_in_an_extensions_folder_is_rebuilt_from_its_own_folder() -> None:
+    """goliath#23: extensions/sgutils/sgutilslib...so was built by extensions/sgutils/setup.py, so the rebuild
+    names that folder; a package's own _C.so (segment-anything-2/sam2/_C.so) still names the checkout's root."""
+    _, _, first = cause_of(diagnosed("goliath-23-extension-torch-abi-mismatch.txt"))
+    assert first.endswith("-e /home/guoyang/GMS/gaussian-mesh-splatting/extensions/sgutils")
+    line = (
+        "ImportError: /data/levi/segment-anything-2/sam2/_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+    )
+    _, _, first = cause_of(said(line))
+    assert first.endswith("-e /data/levi/segment-anything-2")
+
+
+def test_a_message_the_person_quotes_from_hearsay_is_no_error_and_bf16_false_before_ampere_is_expected() -> (
+    None
+):
+    """pytorch#124996: "It is said that bfloat16 is only supported on GPUs with compute capability of at least
+    8.0" quotes vLLM's message, no program printed it; is_bf16_supported() False on a V100 under torch 2.2 is
+    expected (bf16 runs there by emulation): no cause, exit 0, and the entry says why."""
+    d = diagnosed("pytorch-124996-not-a-fault-bf16-emulated-on-volta.txt")
+    assert d.result.cause is None and d.result.unrecognised is None
+    assert [h.signature.id for h in d.pasted.hits] == ["other_bf16_supported_false_before_ampere"]
+    assert "line 18: torch.cuda.is_bf16_supported() said False" in rendered(d)
+    message = "bfloat16 is only supported on GPUs with compute capability of at least 8.0"
+    for quoted in (
+        f"It is said that {message}.",
+        f"I read that {message}",
+        f"According to the docs, {message}.",
+    ):
+        assert not said(quoted + "\n").pasted.hits, quoted
+    for printed in (f"ValueError: B{message[1:]}. Your Tesla V100 GPU has compute capability 7.0.", message):
+        assert [h.signature.id for h in said(printed + "\n").pasted.hits] == ["other_bfloat16_needs_cc80"]
