@@ -674,3 +674,57 @@ def p2p_off_not_inherited(verdict: Verdict, pasted: PastedText) -> Verdict:
     lines = tuple(sorted({*verdict.lines, line}))
     finding = dataclasses.replace(finding, summary=summary, details=details, remediation=remediation)
     return dataclasses.replace(verdict, finding=finding, lines=lines)
+
+
+BNB_CPU_LIBRARY = "other_bitsandbytes_cpu_library"
+# bitsandbytes 0.37-0.42's welcome banner; after it, each step of its CUDA search logs a "CUDA SETUP:" line
+_BNB_BANNER = "Welcome to bitsandbytes"
+_BNB_SEARCHED = lazy(
+    r"CUDA SETUP: (?:PyTorch settings found|CUDA runtime path found|Detected CUDA version|Highest compute"
+    r"|Required library version not found|Problem: The main issue)|libcudart\.so|cudart64",
+    re.IGNORECASE,
+)
+
+
+def bnb_saw_no_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """bitsandbytes 0.37-0.42 asks torch.cuda.is_available() right after its banner and loads its CPU library
+    when it is False, before any search for a CUDA runtime (cuda_setup/main.py): the banner, then the CPU
+    library with no "CUDA SETUP:" step between, on Linux, says torch saw no GPU (blind set 21 #07: a Studio Lab
+    CPU session). The check comes first; the upgrade helps only once torch sees the GPU."""
+    text = pasted.paste.text[:MAX_CHARS]
+    fix = verdict.finding.remediation
+    if (
+        fix is None
+        or not verdict.lines
+        or _BNB_BANNER not in text
+        or _BNB_SEARCHED.search(text) is not None
+        or "libbitsandbytes_cpu.dll" in text
+        or "\\site-packages\\" in text  # Windows: before 0.43 the CPU library whatever torch sees
+    ):
+        return verdict
+    ids = {h.signature.id for h in pasted.hits if h.line in verdict.lines}
+    if BNB_CPU_LIBRARY not in ids:
+        return verdict
+    python = fix.commands[0].argv[0] if fix.commands and "pip" in fix.commands[0].argv else "python"
+    check = Command(
+        (python, "-c", "import torch; print(torch.__version__, torch.cuda.is_available())"),
+        note="+cpu or False: torch is the problem, not bitsandbytes",
+    )
+    finding = dataclasses.replace(
+        verdict.finding,
+        summary="bitsandbytes loaded its CPU library because torch saw no CUDA GPU: this release asks "
+        "torch.cuda.is_available() first and takes the CPU library when it is False.",
+        details="Its log shows its banner, then the CPU library, with no CUDA SETUP step between: the search for "
+        "a CUDA runtime never ran, which this release skips only when torch says it has no GPU. 8-bit optimizers "
+        "and 4/8-bit quantization then have no GPU code.",
+        remediation=Remediation(
+            text="Check torch in the program's environment first. A +cpu build or False: the machine or session "
+            "has no GPU (a hosted notebook's CPU runtime: switch it to a GPU runtime) or torch is a CPU build "
+            "(install the CUDA build); bitsandbytes follows. True there: upgrade bitsandbytes "
+            "(pip install -U 'bitsandbytes>=0.43', which takes CUDA from torch).",
+            commands=(check, *fix.commands),
+            needs_network=fix.needs_network,
+            target=fix.target,
+        ),
+    )
+    return dataclasses.replace(verdict, finding=finding)

@@ -507,3 +507,21 @@ def test_a_message_the_person_quotes_from_hearsay_is_no_error_and_bf16_false_bef
         assert not said(quoted + "\n").pasted.hits, quoted
     for printed in (f"ValueError: B{message[1:]}. Your Tesla V100 GPU has compute capability 7.0.", message):
         assert [h.signature.id for h in said(printed + "\n").pasted.hits] == ["other_bfloat16_needs_cc80"]
+
+
+def test_bitsandbytes_banner_then_its_cpu_library_says_torch_saw_no_gpu() -> None:
+    """bitsandbytes#779: 0.41's banner, then libbitsandbytes_cpu.so with no CUDA SETUP step between, on a
+    Studio Lab CPU session: torch's own check comes first, the upgrade after it. A log where its CUDA search ran
+    (a CUDA runtime path found) or a Windows install keeps the upgrade first."""
+    name = "bitsandbytes-779-bnb-cpu-only-no-gpu.txt"
+    _, summary, first = cause_of(diagnosed(name))
+    assert summary.startswith("bitsandbytes loaded its CPU library because torch saw no CUDA GPU")
+    assert first.endswith("-c 'import torch; print(torch.__version__, torch.cuda.is_available())'")
+    text = PASTES.joinpath(name).read_text(encoding="utf-8")
+    searched = text.replace(
+        "bin /home", "CUDA SETUP: CUDA runtime path found: /usr/lib/libcudart.so\nbin /home"
+    )
+    _, summary, first = cause_of(said(searched))
+    assert not summary.startswith("bitsandbytes loaded its CPU library because") and "pip install" in first
+    _, summary, _ = cause_of(said(text.replace("/", "\\").replace("\\home\\", "C:\\Users\\")))
+    assert not summary.startswith("bitsandbytes loaded its CPU library because")
