@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from torch_gpu_doctor.compat.precision import capability
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.model import Command
 from torch_gpu_doctor.records import dataclass
+from torch_gpu_doctor.triage.interpreter import interpreter_shown
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import MAX_CHARS
-from torch_gpu_doctor.triage.whose import serving_engine
+from torch_gpu_doctor.triage.prose import GPU_NOT_FOUND, MAX_CHARS
+from torch_gpu_doctor.triage.whose import mentions_torch, serving_engine
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,71 @@ def _capability(text: str) -> tuple[int, int] | None:
         return None
 
 
-def hunch(facts: Facts, pasted: PastedText) -> Hunch | None:
+def hunch(facts: Facts, pasted: PastedText, failing: str) -> Hunch | None:
+    """The first of the rules below that fits the machine shown and the failure said (`failing`: its line)."""
+    return (
+        _serving_before_ampere(facts, pasted)
+        or _after_a_driver_change(facts, pasted, failing)
+        or _cpu_torch(facts, pasted, failing)
+    )
+
+
+def _after_a_driver_change(facts: Facts, pasted: PastedText, failing: str) -> Hunch | None:
+    """The GPU not used since the driver was reinstalled or updated, while nvidia-smi answers: nvidia-smi needs
+    only the nvidia module and NVML, CUDA also nvidia_uvm and user-space libraries of the loaded driver's very
+    version, which a reinstall without a reboot leaves mismatched or unloaded (blind set 22 #21: Ollama on an RTX
+    6000 Ada after a driver reinstall)."""
+    driver = facts.driver
+    if (
+        pasted.prose.updated is None
+        or not GPU_NOT_FOUND.search(failing)
+        or isinstance(driver, Unavailable)
+        or not isinstance(driver.version, str)
+    ):
+        return None
+    return Hunch(
+        f"Since the driver was reinstalled or updated, nvidia-smi answers (driver {driver.version}) but programs "
+        "get no GPU: CUDA also needs the nvidia_uvm module and the loaded driver's own user-space libraries, "
+        "which a driver change leaves unloaded or mismatched until a reboot (`lsmod | grep nvidia_uvm` shows "
+        "whether the module is loaded). Reboot, then start the program again.",
+        "sudo reboot",
+    )
+
+
+def _cpu_torch(facts: Facts, pasted: PastedText, failing: str) -> Hunch | None:
+    """A torch program that does not use the GPU, where the paste never shows torch's build: a CPU build is the
+    commonest reason (PyPI's default torch on Windows is one, and a project's requirements file that names torch
+    installs it over a CUDA build; blind set 22 #33)."""
+    packages, runtime = facts.torch_packages, facts.torch
+    if not GPU_NOT_FOUND.search(failing):
+        return None
+    if not isinstance(packages, Unavailable) and (packages.cuda or packages.hip):
+        return None  # its build is shown: the checks judged it
+    if not isinstance(runtime, Unavailable) and runtime.cuda_available is True:
+        return None  # torch itself reached the GPU
+    text = pasted.paste.text[:MAX_CHARS]
+    if not (mentions_torch(text) or pasted.packages):
+        return None  # another runtime's program (Ollama, llama.cpp): torch's build says nothing of it
+    windows = on_windows(facts)
+    python = interpreter_shown(facts) or ("python.exe" if windows else "python")
+    check = Command(
+        (
+            python,
+            "-c",
+            "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())",
+        )
+    )
+    return Hunch(
+        "The paste does not show which torch build that environment has; the commonest reason a torch program "
+        "does not use the GPU is a CPU-only build (+cpu, torch.version.cuda None): PyPI's default torch on "
+        "Windows is one, and a requirements file that names torch installs it over a CUDA build. If this prints "
+        "+cpu or None, install the CUDA build from download.pytorch.org's index for your CUDA (cu126, cu128) "
+        "with that same Python.",
+        check.display(windows),
+    )
+
+
+def _serving_before_ampere(facts: Facts, pasted: PastedText) -> Hunch | None:
     """A serving engine (vLLM, SGLang) on a GPU older than Ampere: a model whose config asks for bfloat16
     stops at start, and some models' attention kernels (flash-attention, blocksparse) need 8.0 (blind set 21 #02:
     Phi-3-small on a V100, vLLM#9791)."""

@@ -110,18 +110,38 @@ _ASKS_BUILD = lazy(
 # such pastes got "No problem found" and exit 0)
 _FAILS = lazy(
     r"\b(?:can[ \t]?not|can't|cannot|could[ \t]?not|couldn't|unable[ \t]+to|fails?[ \t]+to|failed[ \t]+to)[ \t]+"
-    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e|enable|initiali[sz]e)\b"
+    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e|enable|initiali[sz]e|use)\b"
     r"|\b(?:does[ \t]?n[o']?t|doesn't|did[ \t]?n[o']?t|didn't|do[ \t]?n[o']?t|don't|is[ \t]?n[o']?t|isn't)[ \t]+"
-    r"(?:being[ \t]+)?(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see)\b"
+    r"(?:being[ \t]+)?(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see|use|using)\b"
+    # "it wasn't using GPU", "not using the GPU", "is_available() false when running with accelerate launch"
+    r"|\b(?:was|were|is|are)(?:[ \t]+not|n't)[ \t]+using\b|\bnot[ \t]+using[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b"
+    r"|\bis_available\(\)[ \t]*(?:is[ \t]+|=[ \t]*|returns?[ \t]+)?false\b"
+    r"|\b(?:was|were|is|are)[ \t]+not[ \t]+detected\b"  # "Cuda Environment was not detected"
+    # a title's "Accelerate Config Error", "Installation error"
+    r"|\b(?:config(?:uration)?|runtime|install(?:ation)?|launch|import)[ \t]+error\b"
+    # "Unknown error in configuring multiple GPU", "accelerate Fails with 3 GPUs but Works with 2 GPUs"
+    r"|\b(?:unknown|strange|weird|an)[ \t]+error[ \t]+(?:in|when|while|during)\b|\bfails[ \t]+(?:with|on|when|under)\b"
     # "I ran into the problem", never a program's "If you run into issues, please report"
     r"|(?<!if you )(?<!if you've )\b(?:ran|run|running|came)[ \t]+(?:into|across)[ \t]+(?:(?:the|this|a|an|same|similar)[ \t]+)?"
     r"(?:problem|issue|error|bug)s?\b"
     r"|\berrors?[ \t]+(?:related|about|with|when|occur\w*)\b"
     r"|\b(?:get|got|getting|throws?|raises?|gives?|see|shows?|hit|encounter\w*|face)[ \t]+"
     r"(?:an?[ \t]+|the[ \t]+|this[ \t]+|that[ \t]+|some[ \t]+)?(?:[\w-]+[ \t]+)?errors?\b"
-    r"|报错|出错|失败|运行不了|跑不起来|无法运行"
+    r"|报错|出错|失败|运行不了|跑不起来|无法运行|(?:无法|不能|没法)(?:调用|使用)[ \t]*gpu|调用不了|用不了[ \t]*gpu"
     r"|\b(?:prints?|returns?|gives?|shows?)[ \t]+`?False\b"
     r"|\bno[ \t]+CUDA[ \t]+support\b|(?<![\w.])0[ \t]*VRAM\b",
+    re.IGNORECASE,
+)
+# a failure said of finding the GPU: "GPU not recognized by torch", "my gpu can not enable", "no GPU found", "Ollama
+# can not use Nvidia 6000 ada GPU", "it wasn't using GPU", "无法调用gpu"; never what a running job does on it
+# ("Training on the GPU fails after 3 epochs")
+GPU_NOT_FOUND = lazy(
+    r"\b(?:gpu|cuda|device|nvidia)\b[^.\n]{0,40}?(?:\bnot|n't)[ \t]+(?:be(?:ing)?[ \t]+)?(?:detected|recogni[sz]ed"
+    r"|found|available|enabled|used|enable|detect|find|use)\b"
+    r"|\b(?:no|can'?t[ \t]+(?:find|see|detect|use))[ \t]+(?:the[ \t]+)?(?:gpu|cuda)\b"
+    r"|\bcan[ \t]?not[ \t]+(?:find|see|detect|use)[ \t]+(?:the[ \t]+|my[ \t]+)?(?:\w+[ \t]+){0,3}?(?:gpus?|cuda|card)\b"
+    r"|\bn(?:o|')t[ \t]+using[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b|(?:无法|不能|没法)(?:调用|使用)[ \t]*gpu"
+    r"|\bis_available\(\)[ \t]*(?:is[ \t]+|=[ \t]*|returns?[ \t]+)?false\b",
     re.IGNORECASE,
 )
 # what a shown `print(torch.cuda.is_available())` gives, in words: "but pytorch-1.4 prints False"
@@ -267,7 +287,10 @@ _UPDATED = lazy(
     r"\bafter[ \t]+(?:an?[ \t]+|the[ \t]+|my[ \t]+|some[ \t]+)?(?:recent[ \t]+)?"
     r"(?:ubuntu|system|apt|os|driver|kernel|nvidia|security|software)[ \t]+(?:update|upgrade)s?\b"
     r"|\bran[ \t]+(?:some[ \t]+)?updates?[ \t]+(?:in|on)[ \t]+(?:ubuntu|linux|debian|the system)\b"
-    r"|\bapt(?:-get)?[ \t]+(?:dist-|full-)?upgrade\b|\bsystem[ \t]+(?:update|upgrade)[ \t]+(?:broke|yesterday)",
+    r"|\bapt(?:-get)?[ \t]+(?:dist-|full-)?upgrade\b|\bsystem[ \t]+(?:update|upgrade)[ \t]+(?:broke|yesterday)"
+    # "before I reinstall the Nvidia driver", "after updating my nvidia driver"
+    r"|\b(?:re-?install(?:ed|ing)?|updat(?:e|ed|ing)|upgrad(?:e|ed|ing))[ \t]+(?:the[ \t]+|my[ \t]+)?(?:nvidia[ \t]+)?"
+    r"(?:gpu[ \t]+)?drivers?\b",
     re.IGNORECASE,
 )
 # the job spans machines and one of them alone works: "works on 1 node", "single node is fine", "two nodes"
@@ -353,7 +376,8 @@ _NOT_THE_CPU_BUILD = lazy(
 # command typed is not what is installed) nor "torchvision 0.16" (the lookbehind and the word's end).
 _TORCH_SAID = lazy(
     r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]*\.{3,}[ \t]*|[ \t]|\(v?)"
-    r"`?v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)(?!\w|\.\w)",
+    r"`?v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*"
+    r"|[ \t]\+[ \t](?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)(?![\w.]))?)(?!\w|\.\w)",  # "PyTorch 2.8.0 + cu129" too
     re.IGNORECASE,
 )
 # a torch wheel's file name, as a URL writes it ("torch-2.6.0.dev20241016%2Brocm6.2-cp312-..."): its version and
@@ -717,7 +741,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
             if _BUILT_AGAINST.search(text, max(0, found.start() - 40), found.start()):
                 continue  # ds_report's "deepspeed wheel compiled w. ...... torch 1.9": not the one installed
             if here(found) or ":" in found[0] or "：" in found[0] or "..." in found[0]:  # a label: installed
-                torch.setdefault(found["version"].lower(), line_of(found))
+                torch.setdefault(found["version"].lower().replace(" ", "").replace("\t", ""), line_of(found))
     if "torch" in lowered and ("+cpu" in lowered or "+cu" in lowered or "+rocm" in lowered) and not torch:
         for found in _TORCH_TOLD.finditer(text):
             if here(found):
@@ -836,7 +860,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
         runs_model = Said(sized["n"] or sized["n2"], line_of(sized)) if sized is not None else None
     slow = _SLOW.search(text, 0, MAX_CHARS) if any(w in lowered for w in _SLOW_WORDS) else None
     recurs = _RECURS.search(text, 0, MAX_CHARS) if any(w in lowered for w in _RECURS_WORDS) else None
-    updated = _UPDATED.search(text, 0, MAX_CHARS) if "updat" in lowered or "upgrad" in lowered else None
+    updated = (
+        _UPDATED.search(text, 0, MAX_CHARS)
+        if "updat" in lowered or "upgrad" in lowered or "install" in lowered
+        else None
+    )
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
     fine = (
         _FINE_ELSEWHERE.search(text, 0, MAX_CHARS)

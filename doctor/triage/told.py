@@ -34,11 +34,11 @@ from torch_gpu_doctor.fixes.out_of_memory import (
 )
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target, escape_controls
 from torch_gpu_doctor.triage.asked import DRIVER_COMPAT
 from torch_gpu_doctor.triage.outcome import FIND_OUT, TORCH_VERSION, Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
+from torch_gpu_doctor.triage.prose import GPU_NOT_FOUND, MAX_CHARS, line_number
 from torch_gpu_doctor.triage.where import in_container
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -417,16 +417,6 @@ def no_pip_check_for_the_loader(verdict: Verdict, pasted: PastedText) -> Verdict
 CUDA_INIT = "torch.cuda_init"
 
 
-# a failure said of finding the GPU: "GPU not recognized by torch", "my gpu can not enable", "no GPU found";
-# never what a running job does on it ("Training on the GPU fails after 3 epochs")
-_GPU_NOT_FOUND = lazy(
-    r"\b(?:gpu|cuda|device|nvidia)\b[^.\n]{0,40}?(?:\bnot|n't)[ \t]+(?:be(?:ing)?[ \t]+)?(?:detected|recogni[sz]ed"
-    r"|found|available|enabled|used|enable|detect|find|use)\b"
-    r"|\b(?:no|can'?t[ \t]+(?:find|see|detect|use))[ \t]+(?:the[ \t]+)?(?:gpu|cuda)\b",
-    re.IGNORECASE,
-)
-
-
 def works_where_tested(
     verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
@@ -437,7 +427,7 @@ def works_where_tested(
     works, failing = pasted.prose.torch_works, pasted.prose.fails
     if works is None or failing is None or any(v.kind == Kind.PROBLEM for v in verdicts):
         return verdicts
-    if failing.line == works or not _GPU_NOT_FOUND.search(failing.value):
+    if failing.line == works or not GPU_NOT_FOUND.search(failing.value):
         return verdicts
     finding = Finding(
         CUDA_INIT,
@@ -728,3 +718,52 @@ def bnb_saw_no_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
         ),
     )
     return dataclasses.replace(verdict, finding=finding)
+
+
+# accelerate's config as `accelerate env` prints it: "        - gpu_ids: '[1,2,3,4]'"
+_GPU_IDS = lazy(r"^[ \t]*-?[ \t]*gpu_ids:[ \t]*(?P<value>[^\n]*?)[ \t]*$", re.MULTILINE)
+_READABLE_IDS = lazy(r"(?:all|\d+(?:[ \t]*,[ \t]*\d+)*|GPU-[\w-]+(?:,GPU-[\w-]+)*)?")
+
+
+def launcher_hides_the_gpus(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str]
+) -> tuple[Verdict, ...]:
+    """accelerate launch passes its config's gpu_ids to the processes it starts as CUDA_VISIBLE_DEVICES, as
+    written (accelerate/utils/launch.py, prepare_multi_gpu_env); a value CUDA cannot read ('[1,2,3,4]': brackets
+    or quotes) hides every GPU, so torch there finds none while `accelerate env` in the shell found one (blind set
+    22 #09). Only where the paste says the GPU is not found and nothing else was."""
+    failing = pasted.prose.fails
+    text = pasted.paste.text[:MAX_CHARS]
+    if failing is None or "gpu_ids" not in text or not GPU_NOT_FOUND.search(failing.value):
+        return verdicts
+    if any(v.kind == Kind.PROBLEM for v in verdicts):
+        return verdicts
+    found = _GPU_IDS.search(text)
+    if found is None or _READABLE_IDS.fullmatch(found["value"].strip("'\"")) is not None:
+        return verdicts
+    ids = ",".join(re.findall(r"\d+", found["value"])) or "0"
+    line = line_number(text, found)
+    finding = Finding(
+        CUDA_INIT,
+        Status.FAIL,
+        f"accelerate's config sets gpu_ids to {escape_controls(found['value'].strip()[:80])} (line {line} of the paste), and accelerate "
+        "launch passes it to its processes as CUDA_VISIBLE_DEVICES: CUDA cannot read that list, so they see no GPU.",
+        details="CUDA_VISIBLE_DEVICES takes GPU indices counted from 0 (or UUIDs) separated by commas; brackets or "
+        "quotes make the whole value unreadable and every GPU hidden. torch in the shell, without that "
+        "variable, still sees the GPUs.",
+        remediation=Remediation(
+            text="Give gpu_ids as plain indices counted from 0 (0,1,2,3 on a machine with four GPUs) or all: run "
+            "`accelerate config` again, or edit gpu_ids in accelerate's default_config.yaml, or pass it on the "
+            "command line, which overrides the config.",
+            commands=(
+                Command(
+                    ("accelerate", "launch", f"--gpu_ids={ids}", "SCRIPT.py"),
+                    note="SCRIPT.py and its arguments: the failing launch; the ids nvidia-smi lists, from 0",
+                    runs_here=False,
+                ),
+            ),
+            target=Target.PYTHON_ENV,
+        ),
+    )
+    added = Verdict(finding, titles.get(CUDA_INIT, CUDA_INIT), Kind.PROBLEM, (), None, (failing.line, line))
+    return (added, *verdicts)

@@ -93,6 +93,7 @@ from torch_gpu_doctor.triage.told import (
     bnb_saw_no_gpu,
     driver_for_the_toolkit,
     hidden_by_the_program,
+    launcher_hides_the_gpus,
     lost_again,
     module_not_loaded,
     nccl_bootstrap,
@@ -433,6 +434,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
+    if pasted.prose.fails is not None:  # "is_available() false when running ... with accelerate launch"
+        verdicts = launcher_hides_the_gpus(verdicts, pasted, titles)
     if pasted.prose.torch_works is not None and pasted.prose.fails is not None:  # "GPU not recognized", True
         verdicts = works_where_tested(verdicts, pasted, titles)
     if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
@@ -611,7 +614,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         cause,
         _confidence(cause, facts, pasted) if cause else None,
         unrecognised,
-        hunch(facts, pasted) if unrecognised is not None and unrecognised.said else None,
+        hunch(facts, pasted, unrecognised.text) if unrecognised is not None and unrecognised.said else None,
     )
 
 

@@ -187,6 +187,10 @@ def no_nvidia_gpu(
     return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
 
 
+_CUDA_OR_GPU = lazy(r"\b(?:cuda|gpu|nvidia)\b", re.IGNORECASE)
+_NVIDIA_NAMED = lazy(r"\b(?:nvidia|quadro|geforce|gtx|rtx|tesla|egpu)\b", re.IGNORECASE)
+
+
 def on_a_mac(
     verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
@@ -210,7 +214,15 @@ def on_a_mac(
             or (v.finding.check_id == "torch.companions" and xformers.intersection(v.lines))
         )
     ]
-    if not assumed:
+    failing = pasted.prose.fails
+    # "I get Cuda Environment was not detected" and nothing else found (blind set 22 #13: an Intel Mac)
+    about_cuda = (
+        failing is not None
+        and _NVIDIA_NAMED.search(pasted.paste.text, 0, MAX_CHARS) is None  # a Mac's NVIDIA eGPU (a Quadro)
+        and _CUDA_OR_GPU.search(failing.value) is not None
+        and not any(v.kind == Kind.PROBLEM for v in verdicts)
+    )
+    if not assumed and not about_cuda:
         return verdicts
     said = pasted.prose.macos
     finding = Finding(
@@ -224,7 +236,15 @@ def on_a_mac(
         evidence=(Evidence("said", "a Mac", f"line {said} of the paste"),) if said is not None else (),
         remediation=no_cuda_on_a_mac(bool(xformers)),
     )
-    lines = tuple(sorted({*([said] if said is not None else []), *(n for v in assumed for n in v.lines)}))
+    lines = tuple(
+        sorted(
+            {
+                *([said] if said is not None else []),
+                *([failing.line] if failing is not None and about_cuda else []),
+                *(n for v in assumed for n in v.lines),
+            }
+        )
+    )
     kept = tuple(v for v in verdicts if v not in assumed and v.finding.check_id != "gpu.present")
     return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
 

@@ -1,0 +1,133 @@
+"""Blind set 22's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was: a failure said in words (a title's "is_available() false", "can not use ... GPU", "无法调用gpu", "Fails with 3
+GPUs") is never "No problem found"; a build tag written apart ("PyTorch 2.8.0 + cu129"); what the machine shown
+makes likeliest where the error is missing (a driver just reinstalled, a torch build the paste never shows);
+accelerate's gpu_ids that CUDA cannot read; CUDA asked for on a Mac."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.triage.prose import read_prose
+from torch_gpu_doctor.triage.render import render_text
+
+
+def said(text: str) -> PasteDiagnosis:
+    return diagnose_paste(text.encode(), "paste")
+
+
+def rendered(d: PasteDiagnosis) -> str:
+    out = io.StringIO()
+    render_text(d, "paste", out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        (
+            "accelerate-3510-insufficient-info-training-not-starting.txt",
+            1,
+        ),  # "Accelerate Config Error - How to"
+        ("ollama-10483-ollama-runner-libraries-missing.txt", 7),  # "it wasn't using GPU"
+        (
+            "ollama-9143-gpu-unusable-after-driver-reinstall.txt",
+            1,
+        ),  # "Ollama can not use Nvidia 6000 ada GPU"
+        ("minimind-215-cpu-only-torch-build.txt", 17),  # "但是无法调用gpu"
+        (
+            "diffusers-4229-insufficient-info-multigpu-launch.txt",
+            3,
+        ),  # "Unknown error in configuring multiple GPU"
+        ("accelerate-3446-multigpu-fails-with-third-gpu.txt", 1),  # "accelerate Fails with 3 GPUs"
+    ],
+)
+def test_a_failure_said_in_words_is_never_no_problem_found(name: str, line: int) -> None:
+    """Blind set 22: eight pastes that say something fails got "No problem found" and exit 0."""
+    d = diagnosed(name)
+    assert d.result.exit_problem()
+    failing = d.pasted.prose.fails
+    assert failing is not None and failing.line == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I couldn't find it in the accelerate docs.",
+        "No errors so far, it works fine on 2 GPUs.",
+        "The docs say the GPU is detected automatically.",
+    ],
+)
+def test_words_that_report_no_failure_stay_unread(text: str) -> None:
+    assert read_prose(text.split("\n")).fails is None
+
+
+def test_a_build_tag_written_apart_is_the_build() -> None:
+    """ComfyUI#9929: "PyTorch 2.8.0 + cu129" on a GTX 1070: 2.8's CUDA 12.8 and 12.9 builds start at sm_70
+    (pytorch#157517), so the cause is the missing kernels, the fix the cu126 build of the same release."""
+    check, summary, _ = cause_of(diagnosed("comfyui-9929-old-gpu-arch-dropped-pascal.txt"))
+    assert check == "torch.arch_compat" and summary.startswith(
+        "torch 2.8.0+cu129 has no kernels for GeForce GTX 1070"
+    )
+    fix = diagnosed("comfyui-9929-old-gpu-arch-dropped-pascal.txt").result.cause
+    assert fix is not None and fix.finding.remediation is not None
+    assert any("torch==2.8.0+cu126" in c.display() for c in fix.finding.remediation.commands)
+    # a "+" that joins two packages is no build tag
+    assert read_prose(["PyTorch 2.8.0 + torchvision 0.23"]).torch is not None
+    assert read_prose(["PyTorch 2.8.0 + torchvision 0.23"]).torch.value == "2.8.0"  # type: ignore[union-attr]
+
+
+def test_the_gpu_not_used_since_a_driver_reinstall_guesses_the_reboot() -> None:
+    """ollama#9143: "I can use the GPUs correct before I reinstall the Nvidia driver", nvidia-smi answers: the
+    guess is the reboot (nvidia_uvm, the driver's libraries), never the cause."""
+    d = diagnosed("ollama-9143-gpu-unusable-after-driver-reinstall.txt")
+    assert d.result.cause is None and d.result.hunch is not None
+    assert d.result.hunch.command == "sudo reboot" and "nvidia_uvm" in d.result.hunch.text
+    text = PASTES.joinpath("ollama-9143-gpu-unusable-after-driver-reinstall.txt").read_text(encoding="utf-8")
+    unchanged = text.replace("before I reinstall the Nvidia driver", "yesterday")
+    assert said(unchanged).result.hunch is None
+
+
+def test_a_torch_program_without_the_gpu_and_no_build_shown_guesses_a_cpu_build() -> None:
+    """minimind#215: Windows, a requirements file, "无法调用gpu", a pip list cut before torch: the check in the
+    env's own python.exe; a paste that shows a CUDA build, or a program that is not torch's, guesses nothing."""
+    d = diagnosed("minimind-215-cpu-only-torch-build.txt")
+    assert d.result.hunch is not None and "CPU-only build" in d.result.hunch.text
+    assert d.result.hunch.command == (
+        'D:\\softwares\\Anaconda\\envs\\minimind\\python.exe -c "import torch; print(torch.__version__, '
+        'torch.version.cuda, torch.cuda.is_available())"'
+    )
+    shown = "torch 2.5.1+cu121 is installed, but my script can not use the GPU\n"
+    assert said(shown).result.hunch is None
+    assert diagnosed("ollama-10483-ollama-runner-libraries-missing.txt").result.hunch is None
+
+
+def test_accelerate_gpu_ids_cuda_cannot_read_hide_every_gpu() -> None:
+    """accelerate#3225: gpu_ids '[1,2,3,4]' in the config, is_available() false only under accelerate launch:
+    accelerate passes the value as CUDA_VISIBLE_DEVICES, brackets and all."""
+    check, summary, first = cause_of(
+        diagnosed("accelerate-3225-not-gpu-fault-launcher-gpu-ids-misconfig.txt")
+    )
+    assert check == "torch.cuda_init" and summary.startswith(
+        "accelerate's config sets gpu_ids to '[1,2,3,4]'"
+    )
+    assert first == "accelerate launch --gpu_ids=1,2,3,4 SCRIPT.py"
+    text = PASTES.joinpath("accelerate-3225-not-gpu-fault-launcher-gpu-ids-misconfig.txt").read_text(
+        encoding="utf-8"
+    )
+    for readable in ("0,1,2,3", "all", "'0,1'"):
+        d = said(text.replace("'[1,2,3,4]'", readable))
+        assert d.result.cause is None or not d.result.cause.finding.summary.startswith("accelerate's config")
+
+
+def test_cuda_asked_for_on_a_mac_is_answered_by_the_mac() -> None:
+    """LlamaFactory#6427: an Intel MacBook with a Radeon, "I get Cuda Environment was not detected": no CUDA on
+    macOS, never "found nothing it knows"; a Mac with an NVIDIA eGPU keeps its own answer."""
+    check, summary, _ = cause_of(diagnosed("llamafactory-6427-not-gpu-fault-no-cuda-on-mac.txt"))
+    assert check == "gpu.present" and summary.startswith("This is a Mac")
+    egpu = diagnosed("macos-egpu-17-egpu-tb2-macos.txt")
+    assert egpu.result.cause is None or not egpu.result.cause.finding.summary.startswith("This is a Mac")
