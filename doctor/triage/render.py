@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from torch_gpu_doctor import TOOL_NAME, __version__
 from torch_gpu_doctor.checks.support.signatures import Hit
+from torch_gpu_doctor.compat.program_reports import report_to_ask
 from torch_gpu_doctor.facts.describe import gib
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.lazy_re import lazy
@@ -201,6 +202,7 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
                 amd=about_amd(facts, pasted)
                 or _AMD_SHOWN.search(pasted.paste.text, 0, MAX_CHARS) is not None,
                 guess=result.hunch,
+                program_report=report_to_ask(pasted.paste.text[:MAX_CHARS]),
             )
         )
         probe = (
@@ -337,6 +339,7 @@ def unrecognised_lines(
     python: bool = True,
     amd: bool = False,
     guess: Hunch | None = None,
+    program_report: str | None = None,
 ) -> list[str]:
     """What triage says of a failure no signature knows: the line, what is missing, what to paste. Beside a
     collect_env report (`reported`), not that report again, nor where the paste shows no Python program and
@@ -345,7 +348,9 @@ def unrecognised_lines(
     driver = facts.driver
     driver_shown = not isinstance(driver, Unavailable) and isinstance(driver.version, str)
     ask = (
-        f"{interpreter_shown(facts) or 'python'} -m torch.utils.collect_env"
+        program_report or None
+        if program_report is not None  # the failing program's own report: `python3 -m sglang.check_env`
+        else f"{interpreter_shown(facts) or 'python'} -m torch.utils.collect_env"
         if not reported and python
         else "rocminfo"  # an AMD GPU's own listing, with its gfx target
         if amd

@@ -131,3 +131,49 @@ def test_cuda_asked_for_on_a_mac_is_answered_by_the_mac() -> None:
     assert check == "gpu.present" and summary.startswith("This is a Mac")
     egpu = diagnosed("macos-egpu-17-egpu-tb2-macos.txt")
     assert egpu.result.cause is None or not egpu.result.cause.finding.summary.startswith("This is a Mac")
+
+
+@pytest.mark.parametrize(
+    ("name", "signature", "first"),
+    [
+        # a D-state process inside nvidia_uvm, from dmesg: the driver's state, read before a reboot
+        ("returnn-1480-kernel-uvm-hang-d-state.txt", "kernel_call_trace_in_nvidia_driver", "sudo dmesg -T"),
+        # go-nvml's ERROR_LIBRARY_NOT_FOUND, written inline in a pod's log
+        ("kai-scheduler-261-k8s-nvml-library-not-found.txt", "nvml_library_not_found", "nvidia-smi"),
+        # cuDNN 9's own loader, in brackets, on Windows: the DLL's folder on PATH, not a torch reinstall
+        (
+            "whisper-webui-485-windows-cudnn-dll-not-found.txt",
+            "missing_library_cudnn_dll_not_located",
+            "where cudnn_ops64_9.dll",
+        ),
+        # docker asked for /dev/kfd on a Windows host (Docker Desktop's VM)
+        (
+            "legacy-rocm-build-1893-rocm-container-on-windows-host.txt",
+            "rocm_docker_device_missing",
+            "docker context ls",
+        ),
+    ],
+)
+def test_an_error_written_inline_or_in_a_log_is_read(name: str, signature: str, first: str) -> None:
+    """Blind set 22: each of these errors was in the paste and answered "shows no error" or "found nothing"."""
+    d = diagnosed(name)
+    assert signature in {h.signature.id for h in d.pasted.hits}
+    _, _, command = cause_of(d)
+    assert command == first
+
+
+def test_the_catalogues_new_entries_keep_to_their_own_lines() -> None:
+    """A user-space traceback, NVML's other errors and a plain missing cuDNN .so are not these entries."""
+    for text in (
+        '  File "/usr/lib/python3/site-packages/torch/cuda/__init__.py", line 293, in _lazy_init\n',
+        "Failed to initialize NVML: Driver/library version mismatch\n",
+        "Could not load library libcudnn_ops.so.9: cannot open shared object file\n",
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n',
+    ):
+        ids = {h.signature.id for h in said(text).pasted.hits}
+        assert not ids & {
+            "kernel_call_trace_in_nvidia_driver",
+            "nvml_library_not_found",
+            "missing_library_cudnn_dll_not_located",
+            "rocm_docker_device_missing",
+        }, text
