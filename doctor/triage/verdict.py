@@ -360,8 +360,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         not k.about_torch
     ):  # another program's error (CUDA samples, JAX, Taichi...); a question in words is not
         verdicts = tuple(not_torch(v, facts, pasted) for v in verdicts)
-    elif any(torch_for_the_driver(v) for v in verdicts) and pinned_stack(pasted):
-        # vLLM & co. pin their torch: a driver too old for it needs a new driver, not another torch
+    elif any(torch_for_the_driver(v) for v in verdicts) and (pinned_stack(pasted) or in_container(pasted)):
+        # vLLM & co. pin their torch, and so does a container image (blind set 22: scalellm, an lvllm image on a
+        # 570 driver): a driver too old for it needs a new driver on the host, not another torch
         verdicts = tuple(driver_not_torch(v, facts, pasted) for v in verdicts)
     engine = serving_engine(pasted)
     if engine is not None:  # no kernels under vLLM or SGLang: their release pins the torch, so it is theirs
