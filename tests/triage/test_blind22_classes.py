@@ -177,3 +177,53 @@ def test_the_catalogues_new_entries_keep_to_their_own_lines() -> None:
             "missing_library_cudnn_dll_not_located",
             "rocm_docker_device_missing",
         }, text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "scalellm-20-driver-too-old-for-container-cuda.txt",
+        "lvllmds4-46-driver-too-old-for-container-cuda.txt",
+    ],
+)
+def test_a_driver_too_old_for_a_containers_torch_is_the_hosts_driver_or_the_image(name: str) -> None:
+    """ScaleLLM#20 (docker run ... scalellm:latest on driver 520), Lvllmds4#46 (an image for CUDA 12.8.1 on a 570
+    driver): the torch is the image's, so no pip install on the host."""
+    d = diagnosed(name)
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and "update the NVIDIA driver on the host" in fix.text
+    assert not any("pip" in c.argv for c in fix.commands)
+    # the same error outside a container keeps torch's own fix (another build for the driver)
+    text = (
+        'File "/home/me/venv/lib/python3.10/site-packages/torch/cuda/__init__.py", line 293, in _lazy_init\n'
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11080).\n"
+    )
+    own = said(text).result.cause
+    assert own is not None and own.finding.remediation is not None
+    assert any("pip" in c.argv for c in own.finding.remediation.commands)
+
+
+def test_a_torch_whose_version_the_paste_never_shows_gets_the_newest_build_not_an_old_one() -> None:
+    """InvokeAI#5773: "Torch not compiled with CUDA enabled" from the app's venv, no version shown: the newest
+    CUDA build, not torch 1.13.1 "closest to" a placeholder."""
+    _, _, first = cause_of(diagnosed("invokeai-5773-cpu-only-torch-build.txt"))
+    assert "torch==1.13.1" not in first and "torch==2." in first
+
+
+def test_a_hugging_face_env_dump_never_says_a_companion_is_missing() -> None:
+    """diffusers#4229, accelerate#3446: `accelerate env` lists numpy and accelerate, never torchvision: whether it
+    is installed stays unknown, with pip list to say."""
+    for name in (
+        "diffusers-4229-insufficient-info-multigpu-launch.txt",
+        "accelerate-3446-multigpu-fails-with-third-gpu.txt",
+    ):
+        out = rendered(diagnosed(name))
+        assert "Neither torchvision nor torchaudio is installed" not in out
+        assert "torch.companions" in out.split("Unknown from this paste")[1]
+
+
+def test_a_job_that_fails_on_more_gpus_than_it_runs_on_guesses_peer_to_peer() -> None:
+    """accelerate#3446: "Fails with 3 GPUs but Works with 2 GPUs": nvidia-smi topo -m, NCCL_P2P_DISABLE=1."""
+    d = diagnosed("accelerate-3446-multigpu-fails-with-third-gpu.txt")
+    assert d.result.hunch is not None and d.result.hunch.command == "nvidia-smi topo -m"
+    assert said("# training fails with 3 GPUs\nno error shown\n").result.hunch is None  # no contrast said
