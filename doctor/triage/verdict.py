@@ -92,6 +92,7 @@ from torch_gpu_doctor.triage.told import (
     across_machines,
     answered_probes,
     bnb_saw_no_gpu,
+    context_of_a_running_process,
     driver_for_the_toolkit,
     hidden_by_the_program,
     launcher_hides_the_gpus,
@@ -384,6 +385,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(p2p_off_not_inherited(v, pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)
+    verdicts = tuple(context_of_a_running_process(v, pasted) for v in verdicts)
     verdicts = tuple(driver_of_a_vgpu_guest(v, pasted) for v in verdicts)  # a guest's driver is its host's
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)

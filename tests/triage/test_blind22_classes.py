@@ -227,3 +227,16 @@ def test_a_job_that_fails_on_more_gpus_than_it_runs_on_guesses_peer_to_peer() ->
     d = diagnosed("accelerate-3446-multigpu-fails-with-third-gpu.txt")
     assert d.result.hunch is not None and d.result.hunch.command == "nvidia-smi topo -m"
     assert said("# training fails with 3 GPUs\nno error shown\n").result.hunch is None  # no contrast said
+
+
+def test_memory_left_to_a_running_program_after_empty_cache_is_its_cuda_context() -> None:
+    """pytorch#60150: `del temp; torch.cuda.empty_cache(); time.sleep(1000)` and nvidia-smi still shows 1105M:
+    the context, no fault and no process to kill; memory still held after the program exits keeps the entry's
+    answer (a leftover process)."""
+    name = "pytorch-60150-not-gpu-fault-expected-cuda-context-memory.txt"
+    _, summary, first = cause_of(diagnosed(name))
+    assert summary.startswith("Not a fault: the GPU memory nvidia-smi still shows") and first == ""
+    text = PASTES.joinpath(name).read_text(encoding="utf-8")
+    ended = text.replace("use the code below:", "after the script exits, with the code below:")
+    _, summary, first = cause_of(said(ended))
+    assert summary.startswith("A process that outlived the program") and first.startswith("sudo fuser")
