@@ -53,6 +53,7 @@ class ShownError:
     first: int = 0  # 1-based: where its traceback starts (its "Traceback" line); 0: the line alone
     said: bool = False  # no program printed it: the person's own words say it fails (prose.fails)
     image: bool = False  # ... and the paste holds an image (the error as a screenshot)
+    title: bool = False  # an issue title standing in for a traceback cut before its exception
 
 
 def parse_shown_error(lines: list[str]) -> ShownError | None:
@@ -85,7 +86,21 @@ def parse_shown_error(lines: list[str]) -> ShownError | None:
         elif len(stripped) <= 500 and _FAILED_LINE.search(stripped) and not _said(stripped):
             failed = ShownError(index + 1, stripped)
         index += 1
+    if last_traceback is not None and last_traceback.cut and lines and lines[0].startswith("# "):
+        # a traceback cut before its exception, under an issue title that is one ("# module 'detectron2._C' has
+        # no attribute 'get_cuda_version'"): the title says what the cut traceback does not (blind set 22 #34)
+        title = lines[0][2:].strip()
+        if _is_exception(title, needs_message=True) or _TITLE_ERROR.search(title):
+            return ShownError(1, title, title=True)
     return last_traceback or alone or failed
+
+
+# an exception's own words in an issue title, without its class: "module 'x' has no attribute 'y'",
+# "No module named 'x'", "undefined symbol: ...", "cannot open shared object file"
+_TITLE_ERROR = lazy(
+    r"\bhas no attribute '|\bNo module named '|\bundefined symbol\b|cannot open shared object file"
+    r"|\bCUDA error\b|\bnot compiled with\b"
+)
 
 
 def _traceback(lines: list[str], start: int, prefix: str) -> tuple[ShownError | None, int]:

@@ -596,6 +596,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         cause is not None
         and shown is not None
         and not shown.cut  # a traceback cut before its message says less than the words
+        and not shown.title  # and so does the issue title that stands in for it
         and shown.line not in known_lines
         and cause.lines
         and all(line in _only_reports_or_words(pasted) for line in cause.lines)

@@ -240,3 +240,17 @@ def test_memory_left_to_a_running_program_after_empty_cache_is_its_cuda_context(
     ended = text.replace("use the code below:", "after the script exits, with the code below:")
     _, summary, first = cause_of(said(ended))
     assert summary.startswith("A process that outlived the program") and first.startswith("sudo fuser")
+
+
+def test_a_stale_compiled_module_named_in_the_title_over_a_cut_traceback() -> None:
+    """detectron2#104: the title "module 'detectron2._C' has no attribute 'get_cuda_version'" over a traceback cut
+    before its exception: the title is the error, a stale build of the extension, rebuilt from its checkout."""
+    d = diagnosed("detectron2-104-stale-compiled-extension.txt")
+    _, summary, first = cause_of(d)
+    assert summary.startswith("detectron2's compiled _C module was built from other sources")
+    assert first == "python -m pip install --no-build-isolation --no-deps -e ."
+    # torch's own _C is no project's stale build; an unknown title error still stands in for the cut traceback
+    assert not said("AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'\n").pasted.hits
+    cut = "# No module named 'fused_adam'\nTraceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+    shown = said(cut).result.unrecognised
+    assert shown is not None and shown.title and shown.line == 1

@@ -192,6 +192,7 @@ def test_the_json_carries_the_unrecognised_error_and_the_exit_code_is_one() -> N
         "first": 1,
         "said": False,
         "image": False,
+        "title": False,
     }
 
 
