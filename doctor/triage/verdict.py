@@ -124,6 +124,7 @@ from torch_gpu_doctor.triage.where import (
     docker_on_windows,
     driver_of_a_vgpu_guest,
     image_compat_on_wsl,
+    image_ref,
     in_a_pod,
     in_an_l4t_image,
     in_container,
@@ -375,7 +376,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         # answer to a torch without the GPU's kernels, not to what that error says to do
         own = {h.line for h in pasted.hits if h.signature.fix is not None}
         verdicts = tuple(
-            v if v.lines and own.issuperset(v.lines) else engine_not_torch(v, engine, facts) for v in verdicts
+            v
+            if v.lines and own.issuperset(v.lines)
+            else engine_not_torch(v, engine, facts, image_ref(pasted))
+            for v in verdicts
         )
     verdicts = tuple(hidden_by_the_program(answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)

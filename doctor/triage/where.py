@@ -724,6 +724,12 @@ def in_the_image(verdict: Verdict, line: int) -> Verdict:
 _IMAGE_REF = lazy(r"(?<![\w./-])(?:[\w.-]+/)+[\w.-]+:[\w][\w.-]*(?![\w/])")
 
 
+def image_ref(pasted: PastedText) -> str | None:
+    """The first container image the paste names by its reference (repository/name:tag)."""
+    found = _IMAGE_REF.search(pasted.paste.text, 0, MAX_CHARS)
+    return found[0] if found is not None else None
+
+
 NO_GPU_RUNTIME = "container_could_not_select_device_driver"
 
 

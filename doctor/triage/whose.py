@@ -211,7 +211,9 @@ def _pinned_stack_pattern() -> re.Pattern[str]:
 # ran: its command, its module, its package folder in a traceback, its log's worker, its version line, a pin
 _ENGINE = lazy(
     r"\b(?P<name>vllm|sglang)[ \t]+serve\b|-m[ \t]+(?P<name2>vllm|sglang)\b|[/\\](?P<name3>vllm|sglang)[/\\]"
-    r"|\b(?P<name4>vllm)(?:Worker|\.entrypoints)|(?P<name5>vLLM|SGLang)[ \t]+Version\b|(?<![\w-])(?P<name6>vllm|sglang)==\d",
+    r"|\b(?P<name4>vllm)(?:Worker|\.entrypoints)|(?P<name5>vLLM|SGLang)[ \t]+Version\b|(?<![\w-])(?P<name6>vllm|sglang)==\d"
+    # their images: "vllm/vllm-openai:latest", "lmsysorg/sglang:v0.5.2-cu126"
+    r"|(?<![\w-])vllm/(?P<name7>vllm)-openai\b|\blmsysorg/(?P<name8>sglang)\b",
     re.IGNORECASE,
 )
 
@@ -225,7 +227,7 @@ def serving_engine(pasted: PastedText) -> str | None:
     return next(v for v in found.groups() if v is not None).lower()
 
 
-def engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
+def engine_not_torch(verdict: Verdict, engine: str, facts: Facts, image: str | None = None) -> Verdict:
     """torch.arch_compat's fix installs another torch where the program is vLLM or SGLang: their wheels pin
     the torch they were built with, so a torch installed under them breaks their own kernels (blind set 14:
     vLLM on an RTX 5090). Their release built on a torch with kernels for the GPU is the fix."""
@@ -256,6 +258,30 @@ def engine_not_torch(verdict: Verdict, engine: str, facts: Facts) -> Verdict:
             target=Target.PYTHON_ENV,
         )
         return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+    if image is not None and not installs_torch(finding.remediation):
+        # the GPU is not named, the engine runs from its image (blind set 22 #04: vllm/vllm-openai:latest on an
+        # RTX 5090): the image's build is what lacks the kernels, and the image's own torch tells which
+        fix = Remediation(
+            text=f"The kernels that are missing are in the {image} image's build ({name}'s own kernels and the "
+            "torch it pins), not in a torch installed on the host. See whether the image's torch has this GPU's "
+            f"architecture; if not, use a newer tag of the image built for this GPU (or build {name}'s image from "
+            "source with TORCH_CUDA_ARCH_LIST set to the GPU's compute capability).",
+            commands=(
+                Command(
+                    (
+                        "docker", "run", "--rm", "--gpus", "all", "--entrypoint", "python3", image, "-c",
+                        "import torch; print(torch.__version__, torch.cuda.get_device_capability(), "
+                        "torch.cuda.get_arch_list())",
+                    ),
+                    note="the GPU's capability beside the architectures the image's torch was built for",
+                ),
+            ),
+            target=Target.SYSTEM,
+        )  # fmt: skip
+        summary = f"The {image} image's build has no kernels for this GPU's architecture ({name}'s own or its torch's)."
+        return dataclasses.replace(
+            verdict, finding=dataclasses.replace(finding, summary=summary, remediation=fix)
+        )
     if not installs_torch(finding.remediation):
         return verdict
     fix = Remediation(

@@ -254,3 +254,15 @@ def test_a_stale_compiled_module_named_in_the_title_over_a_cut_traceback() -> No
     cut = "# No module named 'fused_adam'\nTraceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
     shown = said(cut).result.unrecognised
     assert shown is not None and shown.title and shown.line == 1
+
+
+def test_no_kernel_image_from_an_engines_image_is_that_images_build() -> None:
+    """vllm#18995: `docker run ... vllm/vllm-openai:latest` and "no kernel image", the GPU not named: the image's
+    build, checked with the image's own torch, not a torch for the host."""
+    check, summary, first = cause_of(diagnosed("vllm-18995-blackwell-sm120-prebuilt-kernels-missing.txt"))
+    assert check == "torch.arch_compat" and summary.startswith("The vllm/vllm-openai:latest image's build")
+    assert first.startswith("docker run --rm --gpus all --entrypoint python3 vllm/vllm-openai:latest -c")
+    # without the engine's image the generic answer stays
+    text = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    _, summary, _ = cause_of(said("docker run --rm --gpus all myorg/app:1.0\n" + text))
+    assert "image's build" not in summary
