@@ -167,11 +167,27 @@ def driver_nvml(facts: Facts) -> Finding:
         return Finding(
             cid,
             Status.FAIL,
-            "NVML answered DriverNotLoaded inside WSL: a Linux NVIDIA driver's library was loaded instead of "
-            "the Windows driver's in /usr/lib/wsl/lib.",
-            details="WSL2 has no NVIDIA kernel module; modprobe cannot help. Remove the Linux driver packages "
-            "(see platform.wsl_linux_driver) so that /usr/lib/wsl/lib is used.",
+            "NVML answered DriverNotLoaded inside WSL: the Windows driver's libraries in /usr/lib/wsl/lib were not "
+            "reached, most often because a Linux NVIDIA driver's library was loaded in their place.",
+            details="WSL2 has no NVIDIA kernel module; modprobe cannot help. A Linux NVIDIA driver package installed "
+            "in the distribution shadows /usr/lib/wsl/lib; a distribution running as WSL 1, or (WSL 1.0 to 2.0) an "
+            "elevated and a normal WSL session open at once, fail the same way (microsoft/WSL#9099).",
             evidence=tuple(evidence),
+            remediation=Remediation(
+                text="Run WSL's own nvidia-smi, which uses the Windows driver's libraries directly. If it lists the "
+                "GPU, a Linux NVIDIA driver package in this distribution shadows them: remove that package (the "
+                "driver only; the CUDA toolkit stays) and open a new shell. If it fails too, WSL does not reach the "
+                "driver: the distribution must run as WSL 2 (`wsl -l -v` in PowerShell), WSL must be current "
+                "(`wsl --update`, then `wsl --shutdown`), and WSL must not be started elevated (as administrator) "
+                "beside a normal session.",
+                commands=(
+                    Command(("/usr/lib/wsl/lib/nvidia-smi",), note="WSL's own, inside the distribution"),
+                    Command(
+                        ("wsl.exe", "-l", "-v"), note="in PowerShell: VERSION must be 2", runs_here=False
+                    ),
+                ),
+                target=Target.SYSTEM,
+            ),
             caused_by=("platform.wsl_linux_driver",),
         )
     summary, explanation = _NVML_ERRORS.get(

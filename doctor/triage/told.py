@@ -807,3 +807,57 @@ def context_of_a_running_process(verdict: Verdict, pasted: PastedText) -> Verdic
         ),
     )
     return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+# the same WSL distribution works when started another way: "when i launch the same dist in MobaXterm ... it
+# working fine", "works in the Ubuntu app from the Start menu but not in Windows Terminal", "as admin it fails"
+_OTHER_SESSION = lazy(
+    r"\b(?:mobaxterm|windows[ \t]+terminal|vs[ \t]?code|visual[ \t]+studio[ \t]+code|distro\.exe|start[ \t]+menu"
+    r"|(?:another|other|a[ \t]+different)[ \t]+(?:terminal|shell|window|session)|as[ \t]+admin\w*|administrator"
+    r"|elevated)\b[^\n]{0,80}?\b(?:works?|working|worked|fine|ok)\b"
+    r"|\b(?:works?|working|worked|fine)\b[^\n]{0,60}?\b(?:in|from|with)[ \t]+(?:mobaxterm|windows[ \t]+terminal"
+    r"|vs[ \t]?code|the[ \t]+start[ \t]+menu|another[ \t]+(?:terminal|shell|window))\b",
+    re.IGNORECASE,
+)
+_WSL_UNREACHED = frozenset({"driver.nvml", "driver.installed", "platform.wsl_gpu", "torch.cuda_init"})
+
+
+def wsl_session(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """WSL's GPU not reached in one session while the same distribution reaches it when started another way
+    (MobaXterm, the Start menu's app, VS Code, a non-elevated terminal): the Windows driver and the distribution's
+    files are fine, which rules out both a driver update and a Linux package; WSL 1.0 to 2.0 give the GPU to
+    either elevated or normal sessions, not both at once (microsoft/WSL#9099, microsoft/wslg#918; blind set 22
+    #01)."""
+    finding = verdict.finding
+    if (
+        finding.check_id not in _WSL_UNREACHED
+        or finding.status is not Status.FAIL
+        or isinstance(facts.os, Unavailable)
+        or not facts.os.is_wsl
+    ):
+        return verdict
+    found = _OTHER_SESSION.search(pasted.paste.text, 0, MAX_CHARS)
+    if found is None:
+        return verdict
+    line = line_number(pasted.paste.text, found)
+    finding = dataclasses.replace(
+        finding,
+        summary=f"The same WSL distribution reaches the GPU when started another way (line {line} of the paste): "
+        "the Windows driver and the distribution are fine; this session is the one that cannot reach it.",
+        details="WSL 1.0 to 2.0 give the GPU to elevated (Run as administrator) WSL sessions or to normal ones, not "
+        "to both at once: whichever started first keeps it (microsoft/WSL#9099, microsoft/wslg#918). A terminal "
+        "that starts elevated, such as an administrator PowerShell, then gets no GPU while MobaXterm or the "
+        "Start menu's app does.",
+        remediation=Remediation(
+            text="Close every WSL window, shut WSL down, and start it again only from non-elevated terminals (not "
+            "'Run as administrator'); update WSL so that both kinds of session can use the GPU.",
+            commands=(
+                Command(("wsl.exe", "--shutdown"), note="in PowerShell, then open WSL without elevation"),
+                Command(("wsl.exe", "--update"), note="in PowerShell"),
+            ),
+            target=Target.SYSTEM,
+        ),
+    )
+    return dataclasses.replace(
+        verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})), find_out=None
+    )

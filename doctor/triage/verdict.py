@@ -111,6 +111,7 @@ from torch_gpu_doctor.triage.told import (
     watermark_already_set,
     without_importing_torch,
     works_where_tested,
+    wsl_session,
 )
 from torch_gpu_doctor.triage.where import (
     HOSTED_NOTEBOOK,
@@ -390,6 +391,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)
     verdicts = tuple(context_of_a_running_process(v, pasted) for v in verdicts)
+    verdicts = tuple(wsl_session(v, facts, pasted) for v in verdicts)
     verdicts = tuple(driver_of_a_vgpu_guest(v, pasted) for v in verdicts)  # a guest's driver is its host's
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)

@@ -266,3 +266,23 @@ def test_no_kernel_image_from_an_engines_image_is_that_images_build() -> None:
     text = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
     _, summary, _ = cause_of(said("docker run --rm --gpus all myorg/app:1.0\n" + text))
     assert "image's build" not in summary
+
+
+def test_wsl_that_works_when_started_another_way_is_its_session_not_its_driver() -> None:
+    """WSL#9640: nvidia-smi fails after `wsl -d Ubuntu-22.04` from PowerShell and works when MobaXterm starts the
+    same distribution: no Windows driver update, the elevated/normal session split (WSL#9099) and wsl --shutdown."""
+    check, summary, first = cause_of(diagnosed("wsl-9640-wsl2-nvidia-smi-driver-not-loaded.txt"))
+    assert summary.startswith("The same WSL distribution reaches the GPU when started another way")
+    assert first == "wsl.exe --shutdown"
+
+
+def test_wsl_driver_not_loaded_without_a_contrast_is_hedged_with_the_check_that_separates_its_causes() -> (
+    None
+):
+    """WSL#9134: nvidia-smi fails in WSL, works on Windows: a Linux package, WSL 1 or the session split; WSL's own
+    nvidia-smi first, the guess said as the usual cause, no check id in the words a person reads."""
+    d = diagnosed("wsl-9134-wsl-nvidia-smi-driver-not-loaded.txt")
+    _, summary, first = cause_of(d)
+    assert first == "/usr/lib/wsl/lib/nvidia-smi" and "most often" in summary
+    assert d.result.confidence != "stated"
+    assert "platform.wsl_linux_driver" not in rendered(d).split("What the paste shows")[0]
