@@ -286,6 +286,10 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
     said = [
         h for h in hits if not (h.signature.id.endswith(IN_WORDS) and not _an_account(h)) and not _hearsay(h)
     ]
+    # a line a program's own message matched is that message, not a person's words about it (torch's OOM
+    # translated: "CUDA 内存不足。尝试分配 108.00 MiB ..." is also "内存 ... 不足" in words)
+    printed = {h.line for h in said if not h.signature.id.endswith(IN_WORDS)}
+    said = [h for h in said if not (h.signature.id.endswith(IN_WORDS) and h.line in printed)]
     return tuple(said), continued
 
 

@@ -286,3 +286,20 @@ def test_wsl_driver_not_loaded_without_a_contrast_is_hedged_with_the_check_that_
     assert first == "/usr/lib/wsl/lib/nvidia-smi" and "most often" in summary
     assert d.result.confidence != "stated"
     assert "platform.wsl_linux_driver" not in rendered(d).split("What the paste shows")[0]
+
+
+def test_torchs_out_of_memory_message_translated_is_torchs_message() -> None:
+    """GLM-4#730: the title is torch's OOM message in Chinese (尝试分配 108.00 MiB ... 空闲内存为 34.88 MiB): read as
+    that message with its figures, said as stated, not as a person's words about memory."""
+    d = diagnosed("glm-4-730-cuda-oom.txt")
+    hits = {h.signature.id: h for h in d.pasted.hits}
+    assert "oom_said_in_words" not in hits
+    zh = hits["oom_cuda_out_of_memory_total_capacity_zh"]
+    assert (
+        zh.values["tried"] == "108.00 MiB"
+        and zh.values["free"] == "34.88 MiB"
+        and zh.values["pid"] == "1170126"
+    )
+    assert d.result.confidence == "stated"
+    # words alone about memory, on a line with no program's message, stay words
+    assert {h.signature.id for h in said("训练时显存不足，怎么办\n").pasted.hits} == {"oom_said_in_words"}
