@@ -644,19 +644,33 @@ def _rebuilt_version(pip_name: str, installed: dict[str, str]) -> tuple[str, boo
 
 
 def extension_arch_fix(
-    extension: str, capability: str | None, wheels: str | None = None, pip_build: bool = True
+    extension: str,
+    capability: str | None,
+    wheels: str | None = None,
+    pip_build: bool = True,
+    *,
+    page: tuple[str, str] | None = None,
+    torch_covers: bool = False,
+    windows: bool = False,
 ) -> Remediation:
     """'no kernel image' raised in a compiled extension (causal_conv1d_cuda, a custom op), not in torch: the
     extension's binary has no kernels for this GPU's architecture, whatever torch's arch list. `wheels`: where
     its own builds are (compat/extensions.json); `pip_build`: its source builds with pip and setuptools, where
-    TORCH_CUDA_ARCH_LIST picks the architectures (not sgl-kernel's CMake, nor FlashInfer's compiling at run time)."""
+    TORCH_CUDA_ARCH_LIST picks the architectures (not sgl-kernel's CMake, nor FlashInfer's compiling at run time).
+    `page`: the package to install and the page of its wheels built for the installed torch (mmcv-full's
+    OpenMMLab index), where known; `torch_covers`: torch's own arch list is known to have the GPU, so the probe that
+    would show it is not asked again; `windows`: the build's variable set as cmd sets it."""
     arch = f"compute capability {capability}" if capability else "this GPU's compute capability"
     flags = capability or "X.Y"
     where = f" {wheels}" if wheels else ""
+    setting = (
+        f"`set TORCH_CUDA_ARCH_LIST={flags}`, then `pip install --no-build-isolation -e .`"
+        if windows
+        else f"`TORCH_CUDA_ARCH_LIST={flags} pip install --no-build-isolation -e .`"
+    )
     build = (
         f" Or build it from source for this GPU: in a checkout of {_project(extension)}, delete its build folder, "
-        f"then `TORCH_CUDA_ARCH_LIST={flags} pip install --no-build-isolation -e .` with the CUDA toolkit of "
-        "torch's CUDA."
+        f"then {setting} with the CUDA toolkit of torch's CUDA (nvcc)."
         if pip_build
         else f" If none has kernels for {arch}, it does not support this GPU: ask its project, or run on a GPU it "
         "supports."
@@ -666,9 +680,42 @@ def extension_arch_fix(
         f"without kernels for {arch}. Install a release of it built for this GPU (newer GPUs need its newest "
         f"release).{where}{build} Reinstalling torch does not change the extension.",
         commands=(
-            Command(
-                ("python", "-c", "import torch; print(torch.__version__, torch.cuda.get_arch_list())"),
-                note="torch's own kernels cover this GPU when its arch list has it: the extension is the gap",
+            *(
+                [
+                    Command(
+                        (
+                            "python",
+                            "-m",
+                            "pip",
+                            "install",
+                            "--no-cache-dir",
+                            "--force-reinstall",
+                            "--no-deps",
+                            "--only-binary",
+                            ":all:",
+                            page[0],
+                            "-f",
+                            page[1],
+                        ),
+                        note="its wheel built for the installed torch and CUDA, from its own page",
+                    )
+                ]
+                if page is not None
+                else []
+            ),
+            *(
+                []
+                if torch_covers
+                else [
+                    Command(
+                        (
+                            "python",
+                            "-c",
+                            "import torch; print(torch.__version__, torch.cuda.get_arch_list())",
+                        ),
+                        note="torch's own kernels cover this GPU when its arch list has it: the extension is the gap",
+                    )
+                ]
             ),
         ),
         needs_network=True,

@@ -20,6 +20,7 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
+from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, on_windows
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix, no_rocm_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build, program_floor_fix
 from torch_gpu_doctor.lazy_re import lazy
@@ -115,7 +116,14 @@ def failing_extension(pasted: PastedText) -> str | None:
     if installed is not None:  # the words alone: a traceback would show where the kernel was missing
         row = load_extensions().by_pip_name(installed["package"])
         return row.module if row is not None else installed["package"]
+    if _MMCV_NAMED.search(text, 0, MAX_CHARS) is not None:
+        # an OpenMMLab project whose traceback is not shown: its CUDA ops are mmcv's (blind set 22 #24: "the mmcv
+        # and mmdet versions are set", OpenMMLab's collect_env, torch 1.8.1+cu111 with sm_86 on an RTX 3060)
+        return "mmcv"
     return "" if _EXTENSION_WORDS.search(text, 0, MAX_CHARS) is not None else None
+
+
+_MMCV_NAMED = lazy(r"(?<![\w-])mmcv(?:-full)?(?![\w-])", re.IGNORECASE)
 
 
 def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdict:
@@ -144,11 +152,22 @@ def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdi
         who = "The" + who[3:] if who.startswith("the ") else who  # the library named by its op's words
         summary = f"{who} has no kernels{summary[len(torch_said) :]}"
     row = load_extensions().by_pip_name(extension) if extension else None
+    version, variant = installed_torch(facts), installed_variant(facts)
+    minor = ".".join(version.split(".")[:2]) if version else None
+    page_url = row.wheel_page(minor, variant) if row is not None and minor and variant else None
+    # mmcv's CUDA ops for a torch 1.x come as mmcv-full (mmcv 1.x); for torch 2.x, mmcv 2.x itself
+    package = (
+        ("mmcv-full" if minor and minor.startswith("1.") else "mmcv") if row is not None and row.name == "mmcv"
+        else row.name if row is not None else ""
+    )  # fmt: skip
     fix = extension_arch_fix(
         extension or "a compiled extension",
         capability,
         row.wheels if row is not None else None,
         pip_build=row is None or not row.kernel_check,
+        page=(package, page_url) if page_url is not None and variant and variant.startswith("cu") else None,
+        torch_covers=IN_AN_EXTENSION in finding.summary,
+        windows=on_windows(facts),
     )
     finding = dataclasses.replace(finding, summary=summary, remediation=fix)
     return dataclasses.replace(verdict, finding=finding, find_out=None)

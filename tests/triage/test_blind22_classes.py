@@ -271,7 +271,7 @@ def test_no_kernel_image_from_an_engines_image_is_that_images_build() -> None:
 def test_wsl_that_works_when_started_another_way_is_its_session_not_its_driver() -> None:
     """WSL#9640: nvidia-smi fails after `wsl -d Ubuntu-22.04` from PowerShell and works when MobaXterm starts the
     same distribution: no Windows driver update, the elevated/normal session split (WSL#9099) and wsl --shutdown."""
-    check, summary, first = cause_of(diagnosed("wsl-9640-wsl2-nvidia-smi-driver-not-loaded.txt"))
+    _, summary, first = cause_of(diagnosed("wsl-9640-wsl2-nvidia-smi-driver-not-loaded.txt"))
     assert summary.startswith("The same WSL distribution reaches the GPU when started another way")
     assert first == "wsl.exe --shutdown"
 
@@ -303,3 +303,17 @@ def test_torchs_out_of_memory_message_translated_is_torchs_message() -> None:
     assert d.result.confidence == "stated"
     # words alone about memory, on a line with no program's message, stay words
     assert {h.signature.id for h in said("训练时显存不足，怎么办\n").pasted.hits} == {"oom_said_in_words"}
+
+
+def test_no_kernel_image_in_an_openmmlab_project_is_mmcvs_wheel_for_the_installed_torch() -> None:
+    """Boosting-R-CNN#10: OpenMMLab's collect_env (torch 1.8.1+cu111, whose arch list has sm_86) and "the mmcv and
+    mmdet versions": mmcv-full from OpenMMLab's page for torch 1.8 + cu111, and no probe of torch's arch list,
+    which the report shows already; the source build in cmd's words on Windows."""
+    d = diagnosed("boosting-r-cnn-10-extension-not-built-for-arch.txt")
+    _, summary, first = cause_of(d)
+    assert first == (
+        "python -m pip install --no-cache-dir --force-reinstall --no-deps --only-binary :all: mmcv-full "
+        "-f https://download.openmmlab.com/mmcv/dist/cu111/torch1.8.0/index.html"
+    )
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and len(fix.commands) == 1 and "set TORCH_CUDA_ARCH_LIST=8.6" in fix.text
