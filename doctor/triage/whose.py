@@ -151,6 +151,12 @@ def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdi
         )
         who = "The" + who[3:] if who.startswith("the ") else who  # the library named by its op's words
         summary = f"{who} has no kernels{summary[len(torch_said) :]}"
+    elif extension and summary.endswith(
+        f"{IN_AN_EXTENSION}."
+    ):  # torch has them: name the extension that lacks them
+        summary = summary.replace(
+            IN_AN_EXTENSION, f"the kernel that is missing is in {extension}, not in torch"
+        )
     row = load_extensions().by_pip_name(extension) if extension else None
     version, variant = installed_torch(facts), installed_variant(facts)
     minor = ".".join(version.split(".")[:2]) if version else None

@@ -311,6 +311,7 @@ def test_no_kernel_image_in_an_openmmlab_project_is_mmcvs_wheel_for_the_installe
     which the report shows already; the source build in cmd's words on Windows."""
     d = diagnosed("boosting-r-cnn-10-extension-not-built-for-arch.txt")
     _, summary, first = cause_of(d)
+    assert summary.endswith("the kernel that is missing is in mmcv, not in torch.")
     assert first == (
         "python -m pip install --no-cache-dir --force-reinstall --no-deps --only-binary :all: mmcv-full "
         "-f https://download.openmmlab.com/mmcv/dist/cu111/torch1.8.0/index.html"
