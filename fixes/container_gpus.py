@@ -182,10 +182,31 @@ def toolkit_on_host() -> Remediation:
     )
 
 
-def kubernetes_runtime() -> Remediation:
+def kubernetes_runtime(docker_default: bool = False) -> Remediation:
     """Pods without GPUs where the node's own `docker run --gpus` has them: the device plugin and the pods go
     through the runtime Kubernetes uses (containerd or CRI-O, not the docker CLI's), which must have NVIDIA's
-    runtime as its default (NVIDIA Container Toolkit's install guide, "Configuring containerd (for Kubernetes)")."""
+    runtime as its default (NVIDIA Container Toolkit's install guide, "Configuring containerd (for Kubernetes)").
+    `docker_default`: the node's /etc/docker/daemon.json already names nvidia its default runtime, so the node
+    runs pods through Docker (dockershim, before Kubernetes 1.24), and dockerd reads that file only when it
+    starts (k8s-device-plugin#60)."""
+    if docker_default:
+        return Remediation(
+            text="This node runs its pods through Docker (dockershim, before Kubernetes 1.24), and its "
+            '/etc/docker/daemon.json already makes "nvidia" the default runtime; dockerd reads that file only '
+            "when it starts, so restart Docker, check that its default runtime is nvidia, then delete the device "
+            "plugin's pod so that it starts again under that runtime.",
+            commands=(
+                Command(("sudo", "systemctl", "restart", "docker"), note="on each GPU node", runs_here=False),
+                Command(("docker", "info"), note="'Default Runtime: nvidia'", runs_here=False),
+                Command(
+                    ("kubectl", "-n", "kube-system", "delete", "pod", "-l", "name=nvidia-device-plugin-ds"),
+                    note="the device plugin's pods start again (the label of its DaemonSet manifest)",
+                    runs_here=False,
+                ),
+            ),
+            requires_root=True,
+            target=Target.SYSTEM,
+        )
     return Remediation(
         text="Kubernetes starts pods through its own container runtime (containerd or CRI-O), not the docker "
         "command on the node, so `docker run --gpus all` working there proves only the driver and the toolkit. "

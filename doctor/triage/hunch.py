@@ -46,6 +46,7 @@ def hunch(facts: Facts, pasted: PastedText, failing: str) -> Hunch | None:
     return (
         _serving_before_ampere(facts, pasted)
         or _more_gpus_than_work(failing)
+        or _distributed_on_windows(facts, pasted)
         or _after_a_driver_change(facts, pasted, failing)
         or _cpu_torch(facts, pasted, failing)
     )
@@ -60,6 +61,33 @@ _FAILS_ON_MORE = lazy(
 _WORKS_ON_FEWER = lazy(
     r"\bworks?\b[^\n]{0,40}?\b(?:\d{1,2}|one|two|three|single|a[ \t]+single)[ \t]+gpus?\b", re.IGNORECASE
 )
+
+
+# a launch across GPUs: LLaMA-Factory's "Initializing distributed tasks at: 127.0.0.1:..." (it runs torchrun when it
+# sees several GPUs), torchrun or the old launcher, accelerate's multi-GPU launch
+_DISTRIBUTED_LAUNCH = lazy(
+    r"Initializing distributed tasks|\btorchrun\b|torch\.distributed\.(?:run|launch)\b|--nproc[_-]per[_-]node"
+    r"|accelerate[ \t]+launch[ \t][^\n]*--multi_gpu|distributed_type:[ \t]*MULTI_GPU",
+    re.IGNORECASE,
+)
+_WINDOWS_PATH = lazy(r"(?<![\w/])[A-Za-z]:\\")
+
+
+def _distributed_on_windows(facts: Facts, pasted: PastedText) -> Hunch | None:
+    """A launch across several GPUs on Windows that fails with no error shown: torch.distributed there has no
+    NCCL (gloo only) and, from torch 2.4, no libuv for torchrun's rendezvous, whose default it became
+    (pytorch/pytorch#139990; LlamaFactory#7124, blind set 22 #14: 'llamafactory-cli train' on Windows)."""
+    text = pasted.paste.text[:MAX_CHARS]
+    if not (on_windows(facts) or _WINDOWS_PATH.search(text)) or _DISTRIBUTED_LAUNCH.search(text) is None:
+        return None
+    return Hunch(
+        "On Windows a launch across several GPUs (LLaMA-Factory starts torchrun whenever it sees more than one "
+        "GPU) most often fails in torch.distributed itself: Windows builds of torch have no NCCL, only gloo, and "
+        "from torch 2.4 no libuv for torchrun's rendezvous ('use_libuv was requested but PyTorch was built "
+        "without libuv support'). Run on one GPU, or set USE_LIBUV=0 for the rendezvous; training across GPUs "
+        "with NCCL needs Linux or WSL2.",
+        "set CUDA_VISIBLE_DEVICES=0",
+    )
 
 
 def _more_gpus_than_work(failing: str) -> Hunch | None:

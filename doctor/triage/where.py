@@ -440,7 +440,11 @@ def mismatch_in_a_container(verdict: Verdict) -> Verdict:
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
-def in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
+# a node whose Docker already names nvidia its default runtime: `"default-runtime": "nvidia"` in daemon.json
+_DOCKER_DEFAULT_NVIDIA = lazy(r"\"default-runtime\"\s*:\s*\"nvidia\"")
+
+
+def in_a_pod(verdict: Verdict, facts: Facts, text: str = "") -> Verdict:
     """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`; a pod without
     its GPUs: the runtime Kubernetes uses, not docker's (blind set 19: k8s-device-plugin#250)."""
     finding = verdict.finding
@@ -451,7 +455,9 @@ def in_a_pod(verdict: Verdict, facts: Facts) -> Verdict:
     ):
         return dataclasses.replace(  # docker's own check would prove nothing of the pods: the node's advertising does
             verdict,
-            finding=dataclasses.replace(finding, remediation=kubernetes_runtime()),
+            finding=dataclasses.replace(
+                finding, remediation=kubernetes_runtime(_DOCKER_DEFAULT_NVIDIA.search(text) is not None)
+            ),
             find_out="kubectl describe node NODE   # Capacity and Allocatable list nvidia.com/gpu",
         )
     if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:

@@ -318,3 +318,25 @@ def test_no_kernel_image_in_an_openmmlab_project_is_mmcvs_wheel_for_the_installe
     )
     fix = d.result.cause.finding.remediation if d.result.cause else None
     assert fix is not None and len(fix.commands) == 1 and "set TORCH_CUDA_ARCH_LIST=8.6" in fix.text
+
+
+def test_a_launch_across_gpus_that_fails_on_windows_guesses_torch_distributed_there() -> None:
+    """LlamaFactory#5651: "Initializing distributed tasks" (torchrun, several GPUs) under C:\\ and 报错 with no
+    error: no NCCL on Windows, no libuv from torch 2.4: one GPU first; the same on Linux guesses nothing of it."""
+    d = diagnosed("llamafactory-5651-windows-torchrun-distributed-launch-fails.txt")
+    assert d.result.hunch is not None and d.result.hunch.command == "set CUDA_VISIBLE_DEVICES=0"
+    linux = "# training fails\n(llama) user@box:~/LLaMA-Factory$ llamafactory-cli train x.yaml\nInitializing distributed tasks at: 127.0.0.1:29500\n"
+    guess = said(linux).result.hunch
+    assert guess is None or "Windows" not in guess.text
+
+
+def test_pods_without_gpus_on_a_dockershim_node_restart_docker_not_containerd() -> None:
+    """k8s-device-plugin#60: Kubernetes 1.10 with /etc/docker/daemon.json's default-runtime nvidia: Docker is the
+    pods' runtime; the containerd configuration stays the answer where daemon.json does not say so."""
+    _, _, first = cause_of(diagnosed("k8s-device-plugin-60-k8s-device-plugin-nvml-not-loaded.txt"))
+    assert first == "sudo systemctl restart docker"
+    text = PASTES.joinpath("k8s-device-plugin-60-k8s-device-plugin-nvml-not-loaded.txt").read_text(
+        encoding="utf-8"
+    )
+    _, _, first = cause_of(said(text.replace('"default-runtime": "nvidia"', '"runtimes": {}')))
+    assert first.startswith("sudo nvidia-ctk runtime configure --runtime=containerd")
