@@ -3,12 +3,22 @@ its integrated GPU (NVIDIA's build for that JetPack, never PyPI's)."""
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.support.jetson import board_line, missing_cuda_library, missing_cudss
+from torch_gpu_doctor.checks.support.jetson import (
+    board_line,
+    missing_cuda_library,
+    missing_cudss,
+    own_cuda_library_missing,
+)
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import TorchRuntime
-from torch_gpu_doctor.fixes.jetson import cudss_fix, jetson_torch_remediation, openblas_core_type_fix
+from torch_gpu_doctor.fixes.jetson import (
+    board_cuda_missing_fix,
+    cudss_fix,
+    jetson_torch_remediation,
+    openblas_core_type_fix,
+)
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Maybe, Reason, Unavailable
@@ -71,6 +81,21 @@ def platform_jetson(facts: Facts) -> Finding:
             f"for Jetson links cuDSS. {board}.",
             evidence=evidence,
             remediation=cudss_fix(jetson.l4t),
+        )
+    own = own_cuda_library_missing(facts)
+    if own is not None and _torch_failed(runtime):
+        library, cuda = own
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"torch's import cannot find {library}, a library of CUDA {cuda}, this board's own: the CUDA libraries "
+            f"are not installed or not on the loader path. {board}.",
+            details="The torch build fits this board's JetPack (its CUDA names the library so), so the libraries "
+            "are what is missing: an image without JetPack's CUDA (a third-party Ubuntu image for the board), a "
+            "CUDA installed under /usr/local/cuda-X.Y without its folder in the loader's configuration, or an "
+            "interrupted JetPack install.",
+            evidence=evidence,
+            remediation=board_cuda_missing_fix(library, cuda),
         )
     soname = missing_cuda_library(facts)
     if soname is not None and _torch_failed(runtime):

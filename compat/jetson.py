@@ -18,6 +18,7 @@ class JetsonSoc:
     name: str  # "Orin"
     capability: str  # "8.7"
     source: str
+    last_l4t: str | None = None  # the newest L4T release for this SoC, where NVIDIA's support ends ("32.7")
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,13 @@ class JetsonData:
 def parse_jetson(data: Any) -> JetsonData:
     try:
         socs = tuple(
-            JetsonSoc(str(s["soc"]), str(s["name"]), str(s["capability"]), str(s["source"]))
+            JetsonSoc(
+                str(s["soc"]),
+                str(s["name"]),
+                str(s["capability"]),
+                str(s["source"]),
+                str(s["last_l4t"]) if s.get("last_l4t") is not None else None,
+            )
             for s in data["socs"]
         )
         releases = tuple(

@@ -105,3 +105,21 @@ def cudss_fix(l4t: str | None) -> Remediation:
         needs_network=True,
         target=Target.SYSTEM,
     )
+
+
+def board_cuda_missing_fix(library: str, cuda: str) -> Remediation:
+    """The board's own CUDA library missing from the loader's path: find where its CUDA is, then put that
+    folder in the loader's configuration; an image without JetPack's CUDA needs it installed first."""
+    folder = f"/usr/local/cuda-{cuda}/lib64"
+    return Remediation(
+        text=f"Look for {library} under /usr/local/cuda-{cuda}. If it is there, add {folder} to the loader's "
+        f"configuration (a file in /etc/ld.so.conf.d holding that line, then `sudo ldconfig`) or to "
+        f"LD_LIBRARY_PATH. If it is not, this system has no CUDA {cuda}: on NVIDIA's JetPack image install its "
+        "CUDA (`sudo apt install nvidia-jetpack`); a third-party image has to bring CUDA itself, or use the image "
+        "the torch build was made for.",
+        commands=(
+            Command(("ls", folder), note=f"must list {library}"),
+            Command(("ldconfig", "-p"), note=f"{library} must be listed once that folder is configured"),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -27,17 +27,54 @@ def board_line(jetson: JetsonFacts, mid: bool = False) -> str:
     return f"{name}{gpu}{l4t}{jetpack}"
 
 
+def _board_cuda(facts: Facts) -> tuple[str, bool] | None:
+    """The CUDA of the board's JetPack and whether it is that release's own: its L4T release's, or where that is
+    not known, the last release its SoC has (a Jetson Nano runs JetPack 4.6 and CUDA 10.2 at most; its earlier
+    JetPacks had CUDA 10.0, so only the major is certain then)."""
+    release = jetson_release(facts)
+    if release is not None:
+        return release.cuda, True
+    board = facts.jetson_board
+    data = load_jetson()
+    soc = data.soc(board.soc) if board is not None else None
+    last = data.release(soc.last_l4t) if soc is not None and soc.last_l4t else None
+    return (last.cuda, False) if last is not None else None
+
+
+def _boards_own(version: str, board: tuple[str, bool]) -> bool:
+    """A library version ("10.2", "10") the board's CUDA names so: all of it where the release is known, else
+    only a bare major, which every release of the SoC shares."""
+    cuda, exact = board
+    if exact:
+        return (cuda + ".").startswith(version + ".")
+    return "." not in version and cuda.split(".")[0] == version
+
+
+def own_cuda_library_missing(facts: Facts) -> tuple[str, str] | None:
+    """A CUDA library torch's import could not open whose version is the board's own CUDA (libcufft.so.10 on a
+    Nano, whose CUDA is 10.2): not another JetPack's torch but the board's CUDA libraries missing from the loader
+    path (an image without JetPack's CUDA, such as a third-party Ubuntu 20.04 for the Nano). The library and the
+    board's CUDA."""
+    board = _board_cuda(facts)
+    if board is None:
+        return None
+    for error in reported(facts, "missing_library"):
+        library = error.values.get("library", "")
+        if _CUDA_SONAME.match(library) and _boards_own(library.split(".so.", 1)[1], board):
+            return library, board[0]
+    return None
+
+
 def missing_cuda_library(facts: Facts) -> str | None:
     """A CUDA library torch's import could not open (libcudart.so.10.2): on a Jetson, whose CUDA comes with its
     JetPack, a torch built for another JetPack's CUDA."""
-    release = jetson_release(facts)
-    board_cuda = release.cuda if release is not None else None
+    board = _board_cuda(facts)
     for error in reported(facts, "missing_library"):
         library = error.values.get("library", "")
         if not _CUDA_SONAME.match(library):
             continue
         version = library.split(".so.", 1)[1]
-        if board_cuda is not None and (board_cuda + ".").startswith(version + "."):
+        if board is not None and _boards_own(version, board):
             continue  # the board's own CUDA names it so: a broken or incomplete CUDA install, not another JetPack
         return library
     return None

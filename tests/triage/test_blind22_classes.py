@@ -340,3 +340,20 @@ def test_pods_without_gpus_on_a_dockershim_node_restart_docker_not_containerd() 
     )
     _, _, first = cause_of(said(text.replace('"default-runtime": "nvidia"', '"runtimes": {}')))
     assert first.startswith("sudo nvidia-ctk runtime configure --runtime=containerd")
+
+
+def test_a_cuda_library_of_the_boards_own_cuda_missing_is_that_cuda_not_another_jetpack() -> None:
+    """PyTorch-Jetson-Nano#9: Ubuntu 20.04 on a Nano, torch's import wants libcufft.so.10: a Nano's JetPack ends at
+    4.6 (CUDA 10.2), so the board's CUDA libraries are missing from the loader path; on an Orin (JetPack 5 and
+    6: CUDA 11.4, 12.x) the same library is another JetPack's torch."""
+    name = "pytorch-jetson-nano-9-jetson-cuda-libs-missing.txt"
+    check, summary, first = cause_of(diagnosed(name))
+    assert check == "platform.jetson" and "a library of CUDA 10.2, this board's own" in summary
+    assert first == "ls /usr/local/cuda-10.2/lib64"
+    text = PASTES.joinpath(name).read_text(encoding="utf-8")
+    _, summary, _ = cause_of(said(text.replace("Jetson Nano", "Jetson AGX Orin")))
+    assert summary.startswith("torch was built for another JetPack")
+    # a versioned soname (libcudart.so.10.2) on a Nano whose release is not known may be another JetPack's (4.2
+    # and 4.3 had CUDA 10.0): jetracer#88 keeps that answer
+    _, summary, _ = cause_of(diagnosed("jetracer-torch12-libcudart-10-2-other-jetpack.txt"))
+    assert summary.startswith("torch was built for another JetPack")
