@@ -295,7 +295,7 @@ _UPDATED = lazy(
 )
 # the job spans machines and one of them alone works: "works on 1 node", "single node is fine", "two nodes"
 _ACROSS_NODES = lazy(
-    r"\b(?:multi-?node|multiple[ \t]+(?:nodes|machines|servers)|(?:two|2|several)[ \t]+(?:nodes|machines|servers)"
+    r"\b(?:multi[- \t]?nodes?|multiple[ \t]+(?:nodes|machines|servers)|(?:two|2|several)[ \t]+(?:nodes?|machines|servers)"
     r"|across[ \t]+(?:nodes|machines)|--nnodes[= ]?[2-9]|nnodes[ \t]*=[ \t]*[2-9])",
     re.IGNORECASE,
 )

@@ -357,3 +357,17 @@ def test_a_cuda_library_of_the_boards_own_cuda_missing_is_that_cuda_not_another_
     # and 4.3 had CUDA 10.0): jetracer#88 keeps that answer
     _, summary, _ = cause_of(diagnosed("jetracer-torch12-libcudart-10-2-other-jetpack.txt"))
     assert summary.startswith("torch was built for another JetPack")
+
+
+@pytest.mark.parametrize(
+    ("text", "across"),
+    [
+        ("DDP for multi node (two node, two GPUs each) training fails with nccl", True),
+        ("training on two nodes hangs", True),
+        ("a multinode job", True),
+        ("the node_modules folder and a single node", False),
+    ],
+)
+def test_a_job_across_machines_is_read_however_it_is_spelled(text: str, across: bool) -> None:
+    """pytorch#39388: "multi node (two node, two GPUs each)": NCCL's path between the machines, not /dev/shm."""
+    assert (read_prose([text]).across_nodes is not None) is across
