@@ -683,17 +683,27 @@ def bnb_saw_no_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
     CPU session). The check comes first; the upgrade helps only once torch sees the GPU."""
     text = pasted.paste.text[:MAX_CHARS]
     fix = verdict.finding.remediation
-    if (
-        fix is None
-        or not verdict.lines
-        or _BNB_BANNER not in text
-        or _BNB_SEARCHED.search(text) is not None
-        or "libbitsandbytes_cpu.dll" in text
-        or "\\site-packages\\" in text  # Windows: before 0.43 the CPU library whatever torch sees
-    ):
-        return verdict
+    windows = "libbitsandbytes_cpu.dll" in text or "\\site-packages\\" in text
+    if fix is None or not verdict.lines or windows:
+        return verdict  # Windows: before 0.43 the CPU library whatever torch sees, the entry's own answer
     ids = {h.signature.id for h in pasted.hits if h.line in verdict.lines}
     if BNB_CPU_LIBRARY not in ids:
+        return verdict
+    if (
+        _BNB_SEARCHED.search(text) is not None
+    ):  # on Linux its own search ran and found no CUDA runtime it knows
+        return dataclasses.replace(
+            verdict,
+            finding=dataclasses.replace(
+                verdict.finding,
+                summary="bitsandbytes (before 0.43) searched for a CUDA runtime of its own, found none it was built "
+                "for, and loaded its CPU library.",
+                details="Its log shows the search: it looked for libcudart in the environment and the folders it "
+                "knows and found none its build was made for, so 8-bit optimizers and 4/8-bit quantization have no "
+                "GPU code. 0.43 and later take CUDA from torch and search for nothing.",
+            ),
+        )
+    if _BNB_BANNER not in text:
         return verdict
     python = fix.commands[0].argv[0] if fix.commands and "pip" in fix.commands[0].argv else "python"
     check = Command(

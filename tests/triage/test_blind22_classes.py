@@ -371,3 +371,14 @@ def test_a_cuda_library_of_the_boards_own_cuda_missing_is_that_cuda_not_another_
 def test_a_job_across_machines_is_read_however_it_is_spelled(text: str, across: bool) -> None:
     """pytorch#39388: "multi node (two node, two GPUs each)": NCCL's path between the machines, not /dev/shm."""
     assert (read_prose([text]).across_nodes is not None) is across
+
+
+def test_bitsandbytes_that_searched_for_cudart_on_linux_says_so_without_windows() -> None:
+    """bitsandbytes#680: its own search ("did not contain ['libcudart.so', ...]") in a Linux container found no
+    runtime: that, and the upgrade; no word of Windows builds in the headline."""
+    _, summary, first = cause_of(diagnosed("bitsandbytes-680-bitsandbytes-cpu-binary-loaded.txt"))
+    assert (
+        summary.startswith("bitsandbytes (before 0.43) searched for a CUDA runtime")
+        and "Windows" not in summary
+    )
+    assert first.endswith("-m pip install -U 'bitsandbytes>=0.43'")
