@@ -299,8 +299,7 @@ def _hearsay(hit: Hit) -> bool:
     found = hit.signature.pattern.search(text)
     if found is None:
         return False
-    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
-    opening = text[starts[-1] if starts else 0 : found.start()]
+    opening = text[_sentence_start(text, found.start()) : found.start()]
     return len(opening) <= 80 and _HEARSAY.match(" " + opening.lstrip()) is not None
 
 
@@ -311,10 +310,15 @@ def _an_account(hit: Hit) -> bool:
     found = hit.signature.pattern.search(text)
     if found is None or _ASKS_OR_PLANS.search(text):
         return found is None
-    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
     after = _SENTENCE_END.search(text, found.end())
-    sentence = text[starts[-1] if starts else 0 : after.end() if after else len(text)]
+    sentence = text[_sentence_start(text, found.start()) : after.end() if after else len(text)]
     return _NOT_AN_ACCOUNT.search(sentence) is None
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding position `at` of a line starts: after the last sentence end before it."""
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, at)]
+    return starts[-1] if starts else 0
 
 
 def _line_numbers(lines: list[str], item: ReportLine) -> list[int]:
