@@ -118,6 +118,15 @@ def _after_a_driver_change(facts: Facts, pasted: PastedText, failing: str) -> Hu
         or not isinstance(driver.version, str)
     ):
         return None
+    if on_windows(
+        facts
+    ):  # no kernel modules to load there: the restart Windows asks for after a driver install
+        return Hunch(
+            f"Since the driver was reinstalled or updated, nvidia-smi answers (driver {driver.version}) but "
+            "programs get no GPU: a driver install on Windows takes full effect after a restart, and until then "
+            "programs can still load the previous driver's files. Restart Windows, then start the program again.",
+            None,
+        )
     return Hunch(
         f"Since the driver was reinstalled or updated, nvidia-smi answers (driver {driver.version}) but programs "
         "get no GPU: CUDA also needs the nvidia_uvm module and the loaded driver's own user-space libraries, "

@@ -382,3 +382,14 @@ def test_bitsandbytes_that_searched_for_cudart_on_linux_says_so_without_windows(
         and "Windows" not in summary
     )
     assert first.endswith("-m pip install -U 'bitsandbytes>=0.43'")
+
+
+def test_the_reboot_guess_after_a_driver_change_is_a_windows_restart_on_windows() -> None:
+    """No `sudo reboot` for a Windows machine: its driver change asks for a restart of Windows."""
+    text = (
+        "# the app can not use the GPU since I reinstalled the Nvidia driver\n"
+        "C:\\Users\\me> nvidia-smi\n"
+        "| NVIDIA-SMI 572.16                 Driver Version: 572.16         CUDA Version: 12.8     |\n"
+    )
+    guess = said(text).result.hunch
+    assert guess is not None and guess.command is None and "Restart Windows" in guess.text
