@@ -8,6 +8,7 @@ first; entries marked unconfirmed are used only when nothing confirmed fits, and
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from packaging.version import InvalidVersion, Version
@@ -509,10 +510,19 @@ def _assumed_platform(facts: Facts) -> str | None:
 
 
 def oldest_build_cc(data: TorchCompat | None = None) -> tuple[int, int] | None:
-    """The oldest compute capability any build in the data has kernels for."""
+    """The oldest compute capability any build in the data has kernels for (the shipped data's, once)."""
+    return _oldest_shipped_cc() if data is None else _oldest_built(data)
+
+
+@functools.cache
+def _oldest_shipped_cc() -> tuple[int, int] | None:
+    return _oldest_built(load_torch_releases())
+
+
+def _oldest_built(data: TorchCompat) -> tuple[int, int] | None:
     built = {
         (int(sm[3:-1]), int(sm[-1]))
-        for r in (data or load_torch_releases()).releases
+        for r in data.releases
         for v in r.variants
         for arch in v.arch_list.values()
         for sm in arch
