@@ -6,13 +6,13 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
-from torch_gpu_doctor.checks.support.jetson import CUDSS
+from torch_gpu_doctor.checks.support.jetson import CUDSS, own_cuda_library_missing
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.hidden_gpu import asked_for_a_missing_gpu
-from torch_gpu_doctor.fixes.jetson import cudss_fix, jetson_torch_remediation
+from torch_gpu_doctor.fixes.jetson import board_cuda_missing_fix, cudss_fix, jetson_torch_remediation
 from torch_gpu_doctor.fixes.library_path import (
     ctranslate2_cublas_fix,
     driver_library_fix,
@@ -536,6 +536,12 @@ def _missing_library(facts: Facts, failed: list[ReportedError]) -> _Cause | None
         if facts.jetson_board is not None and library.startswith(CUDSS):
             summary = f"torch's import could not find {library}: NVIDIA's torch 2.8 for JetPack needs cuDSS"
             return _Cause(error, summary, cudss_fix(facts.jetson_board.l4t))
+        own = own_cuda_library_missing(facts) if facts.jetson_board is not None else None
+        if own is not None:  # the board's own CUDA names it so: its libraries are missing (platform.jetson)
+            summary = (
+                f"torch's import could not find {library}, a library of CUDA {own[1]}, this Jetson's own"
+            )
+            return _Cause(error, summary, board_cuda_missing_fix(*own))
         if facts.jetson_board is not None:  # its CUDA is the JetPack's: no nvidia-* wheels (platform.jetson)
             summary = f"torch's import could not find {library}: torch was built for another JetPack's CUDA"
             return _Cause(error, summary, jetson_torch_remediation(facts))

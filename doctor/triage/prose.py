@@ -140,7 +140,7 @@ GPU_NOT_FOUND = lazy(
     r"|found|available|enabled|used|enable|detect|find|use)\b"
     r"|\b(?:no|can'?t[ \t]+(?:find|see|detect|use))[ \t]+(?:the[ \t]+)?(?:gpu|cuda)\b"
     r"|\bcan[ \t]?not[ \t]+(?:find|see|detect|use)[ \t]+(?:the[ \t]+|my[ \t]+)?(?:\w+[ \t]+){0,3}?(?:gpus?|cuda|card)\b"
-    r"|\bn(?:o|')t[ \t]+using[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b|(?:无法|不能|没法)(?:调用|使用)[ \t]*gpu"
+    r"|(?:\bnot|n't)[ \t]+using[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b|(?:无法|不能|没法)(?:调用|使用)[ \t]*gpu"
     r"|\bis_available\(\)[ \t]*(?:is[ \t]+|=[ \t]*|returns?[ \t]+)?false\b",
     re.IGNORECASE,
 )

@@ -25,7 +25,7 @@ from torch_gpu_doctor.triage.outcome import WHOLE_MACHINE, Confidence, Kind, Tri
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.paste_facts import TORCH_VERSION_UNSAID
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
-from torch_gpu_doctor.triage.prose import MAX_CHARS, Said
+from torch_gpu_doctor.triage.prose import GPU_NOT_FOUND, MAX_CHARS, Said
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.where import NO_NVIDIA_GPU
 from torch_gpu_doctor.triage.whose import about_amd, mentions_torch
@@ -360,6 +360,9 @@ def unrecognised_lines(
     )
     if shown.said:
         nccl = "nccl" in shown.text.lower()
+        unused = (
+            GPU_NOT_FOUND.search(shown.text) is not None
+        )  # the GPU not used: there may be no error at all
         return [
             f"The paste says it fails (line {shown.line}) but shows no error message:",
             f"  {text}",
@@ -371,9 +374,17 @@ def unrecognised_lines(
                 if guess is not None
                 else []
             ),
-            "  What failed and why is in the program's own error, which is not in the paste"
+            (
+                "  Why it does not use the GPU is in what the program prints as it starts, which is not in the paste"
+                if unused
+                else "  What failed and why is in the program's own error, which is not in the paste"
+            )
             + (" (a screenshot of it cannot be read)." if shown.image else "."),
-            "  Next: paste the error's last lines as text"
+            (
+                "  Next: paste what the program prints as it starts (where it picks its device) as text"
+                if unused
+                else "  Next: paste the error's last lines as text"
+            )
             + (
                 ", from a run with NCCL_DEBUG=INFO in its environment (NCCL then prints its reason)"
                 if nccl

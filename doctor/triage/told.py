@@ -751,7 +751,11 @@ def launcher_hides_the_gpus(
     found = _GPU_IDS.search(text)
     if found is None or _READABLE_IDS.fullmatch(found["value"].strip("'\"")) is not None:
         return verdicts
-    ids = ",".join(re.findall(r"\d+", found["value"])) or "0"
+    numbers = [int(n) for n in re.findall(r"\d+", found["value"])]
+    # "[1,2,3,4]" for four processes counts from 1: CUDA counts from 0, so four GPUs are 0,1,2,3
+    if numbers and max(numbers) >= len(numbers):
+        numbers = list(range(len(numbers)))
+    ids = ",".join(map(str, numbers)) or "0"
     line = line_number(text, found)
     finding = Finding(
         CUDA_INIT,

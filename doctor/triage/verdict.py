@@ -140,6 +140,7 @@ from torch_gpu_doctor.triage.where import (
     on_a_vgpu_profile,
     on_wsl,
     ran_inside_a_container,
+    rocm_container_on_windows,
     rocm_on_wsl,
     seen_from_the_container,
     sigfpe_without_an_h20,
@@ -392,6 +393,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)
     verdicts = tuple(context_of_a_running_process(v, pasted) for v in verdicts)
     verdicts = tuple(wsl_session(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(rocm_container_on_windows(v, facts, pasted) for v in verdicts)
     verdicts = tuple(driver_of_a_vgpu_guest(v, pasted) for v in verdicts)  # a guest's driver is its host's
     if OPERATION_NOT_SUPPORTED in (h.signature.id for h in pasted.hits):  # a vGPU profile's series decides
         verdicts = tuple(on_a_vgpu_profile(v, pasted) for v in verdicts)

@@ -250,7 +250,18 @@ def on_a_mac(
 
 
 # What a Mac without an NVIDIA GPU cannot have: an NVIDIA driver and its log, CUDA, a Jetson's L4T
-_NOT_ON_A_MAC = NVIDIA_ONLY + tuple(LINUX_ONLY) + ("torch.nvidia_wheels", "torch.cuda_init")
+# ... nor ROCm: an AMD GPU in a Mac is driven by macOS itself and reached through MPS (blind set 22 #13)
+_NOT_ON_A_MAC = (
+    NVIDIA_ONLY
+    + tuple(LINUX_ONLY)
+    + (
+        "torch.nvidia_wheels",
+        "torch.cuda_init",
+        "amd.gfx_target",
+        "amd.rocm_stack",
+        "amd.torch_rocm",
+    )
+)
 
 
 def none_on_a_mac(verdicts: tuple[Verdict, ...], facts: Facts) -> tuple[Verdict, ...]:
@@ -1183,3 +1194,32 @@ def under_zluda(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(
         verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
     )
+
+
+ROCM_DEVICE_MISSING = "rocm_docker_device_missing"
+_WINDOWS_PROMPT = lazy(r"(?<![\w/])[A-Za-z]:\\[^\n]*>")
+
+
+def rocm_container_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """docker's missing /dev/kfd where the docker command runs on Windows (its prompt, C:\\...>): Docker Desktop's
+    Linux VM has no AMD GPU, so no ROCm container runs there at all; `docker context` is Linux's question
+    (blind set 22 #30: legacy-rocm-build#1893)."""
+    lines = {h.line for h in pasted.hits if h.signature.id == ROCM_DEVICE_MISSING}
+    if not lines.intersection(verdict.lines) or verdict.finding.remediation is None:
+        return verdict
+    if not on_windows(facts) and _WINDOWS_PROMPT.search(pasted.paste.text, 0, MAX_CHARS) is None:
+        return verdict
+    fix = Remediation(
+        text="Docker on Windows runs Linux containers in a virtual machine (Docker Desktop's WSL 2 or Hyper-V "
+        "engine) that has no AMD GPU device, so a ROCm container cannot reach the GPU from a Windows host. Run the "
+        "container on a Linux machine whose amdgpu driver provides /dev/kfd, or use ROCm inside WSL 2 itself (no "
+        "container) for the Radeon GPUs AMD supports there.",
+        target=Target.SYSTEM,
+    )
+    finding = dataclasses.replace(
+        verdict.finding,
+        summary="Docker on this Windows host has no /dev/kfd to give a ROCm container: its Linux VM has no AMD "
+        "GPU device.",
+        remediation=fix,
+    )
+    return dataclasses.replace(verdict, finding=finding)

@@ -169,7 +169,7 @@ def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdi
     fix = extension_arch_fix(
         extension or "a compiled extension",
         capability,
-        row.wheels if row is not None else None,
+        row.wheels if row is not None and page_url is None else None,  # the page's command says it
         pip_build=row is None or not row.kernel_check,
         page=(package, page_url) if page_url is not None and variant and variant.startswith("cu") else None,
         torch_covers=IN_AN_EXTENSION in finding.summary,

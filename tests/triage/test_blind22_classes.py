@@ -115,7 +115,7 @@ def test_accelerate_gpu_ids_cuda_cannot_read_hide_every_gpu() -> None:
     assert check == "torch.cuda_init" and summary.startswith(
         "accelerate's config sets gpu_ids to '[1,2,3,4]'"
     )
-    assert first == "accelerate launch --gpu_ids=1,2,3,4 SCRIPT.py"
+    assert first == "accelerate launch --gpu_ids=0,1,2,3 SCRIPT.py"  # CUDA counts from 0
     text = PASTES.joinpath("accelerate-3225-not-gpu-fault-launcher-gpu-ids-misconfig.txt").read_text(
         encoding="utf-8"
     )
@@ -146,12 +146,8 @@ def test_cuda_asked_for_on_a_mac_is_answered_by_the_mac() -> None:
             "missing_library_cudnn_dll_not_located",
             "where cudnn_ops64_9.dll",
         ),
-        # docker asked for /dev/kfd on a Windows host (Docker Desktop's VM)
-        (
-            "legacy-rocm-build-1893-rocm-container-on-windows-host.txt",
-            "rocm_docker_device_missing",
-            "docker context ls",
-        ),
+        # docker asked for /dev/kfd on a Windows host (Docker Desktop's VM): a Linux host, no command to run there
+        ("legacy-rocm-build-1893-rocm-container-on-windows-host.txt", "rocm_docker_device_missing", ""),
     ],
 )
 def test_an_error_written_inline_or_in_a_log_is_read(name: str, signature: str, first: str) -> None:
@@ -160,6 +156,19 @@ def test_an_error_written_inline_or_in_a_log_is_read(name: str, signature: str, 
     assert signature in {h.signature.id for h in d.pasted.hits}
     _, _, command = cause_of(d)
     assert command == first
+
+
+def test_dev_kfd_missing_for_docker_on_linux_asks_which_engine_docker_talks_to() -> None:
+    """The same docker error from a Linux shell: Docker Desktop's context or the host's amdgpu, `docker context ls`
+    first; from a Windows prompt (legacy-rocm-build#1893) the answer is that no ROCm container runs there."""
+    line = (
+        "docker: Error response from daemon: error gathering device information while adding custom device "
+        '"/dev/kfd": no such file or directory.\n'
+    )
+    _, summary, first = cause_of(said("user@box:~$ docker run --device=/dev/kfd rocm/pytorch\n" + line))
+    assert first == "docker context ls" and not summary.startswith("Docker on this Windows host")
+    _, summary, _ = cause_of(diagnosed("legacy-rocm-build-1893-rocm-container-on-windows-host.txt"))
+    assert summary.startswith("Docker on this Windows host has no /dev/kfd")
 
 
 def test_the_catalogues_new_entries_keep_to_their_own_lines() -> None:
@@ -393,3 +402,13 @@ def test_the_reboot_guess_after_a_driver_change_is_a_windows_restart_on_windows(
     )
     guess = said(text).result.hunch
     assert guess is not None and guess.command is None and "Restart Windows" in guess.text
+
+
+def test_a_mac_is_asked_nothing_of_rocm_and_a_gpu_not_used_is_asked_for_the_start_up_log() -> None:
+    """LlamaFactory#6427: a Mac with a Radeon has no ROCm to ask rocminfo of; ollama#10483: "it wasn't using GPU"
+    has no error to paste, but the program's start-up lines say where it chose its device."""
+    out = rendered(diagnosed("llamafactory-6427-not-gpu-fault-no-cuda-on-mac.txt"))
+    assert "rocminfo" not in out
+    out = rendered(diagnosed("ollama-10483-ollama-runner-libraries-missing.txt"))
+    assert "Next: paste what the program prints as it starts" in out
+    assert "Next: paste the error's last lines" in rendered(said("# training does not work on two 3090\n"))
