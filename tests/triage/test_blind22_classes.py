@@ -144,7 +144,7 @@ def test_cuda_asked_for_on_a_mac_is_answered_by_the_mac() -> None:
         (
             "whisper-webui-485-windows-cudnn-dll-not-found.txt",
             "missing_library_cudnn_dll_not_located",
-            "where cudnn_ops64_9.dll",
+            'where /r "C:\\Program Files\\NVIDIA" cudnn_ops64_9.dll',
         ),
         # docker asked for /dev/kfd on a Windows host (Docker Desktop's VM): a Linux host, no command to run there
         ("legacy-rocm-build-1893-rocm-container-on-windows-host.txt", "rocm_docker_device_missing", ""),
