@@ -512,7 +512,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if KUBERNETES.search(pasted.paste.text, 0, MAX_CHARS) is not None or any(
         h.signature.id.startswith("container_k8s") for h in pasted.hits
     ):  # a pod's /dev/shm is set in its spec, its GPUs come through Kubernetes' own runtime
-        verdicts = tuple(in_a_pod(v, facts, pasted.paste.text[:MAX_CHARS]) for v in verdicts)
+        verdicts = tuple(in_a_pod(v, facts, pasted.paste.text[:MAX_CHARS], pasted.hits) for v in verdicts)
     extension = failing_extension(pasted)
     if (
         extension is not None

@@ -10,7 +10,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
-from torch_gpu_doctor.checks.support.signatures import reported
+from torch_gpu_doctor.checks.support.signatures import Hit, reported
 from torch_gpu_doctor.compat.library_bugs import library_bugs
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
@@ -455,7 +455,10 @@ def mismatch_in_a_container(verdict: Verdict) -> Verdict:
 _DOCKER_DEFAULT_NVIDIA = lazy(r"\"default-runtime\"\s*:\s*\"nvidia\"")
 
 
-def in_a_pod(verdict: Verdict, facts: Facts, text: str = "") -> Verdict:
+NVML_LIBRARY_NOT_FOUND = "nvml_library_not_found"
+
+
+def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[Hit, ...] = ()) -> Verdict:
     """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`; a pod without
     its GPUs: the runtime Kubernetes uses, not docker's (blind set 19: k8s-device-plugin#250)."""
     finding = verdict.finding
@@ -470,6 +473,32 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "") -> Verdict:
                 finding, remediation=kubernetes_runtime(_DOCKER_DEFAULT_NVIDIA.search(text) is not None)
             ),
             find_out="kubectl describe node NODE   # Capacity and Allocatable list nvidia.com/gpu",
+        )
+    if finding.remediation is not None and any(
+        h.signature.id == NVML_LIBRARY_NOT_FOUND and h.line in verdict.lines for h in pasted_hits
+    ):  # NVML's library missing in a pod: the pod's runtime and GPU request, not the node's driver install
+        fix = Remediation(
+            text="A pod gets the node driver's libraries (libnvidia-ml.so.1 among them) only from NVIDIA's "
+            "container runtime, which runs the pods that request GPUs: give the pod a GPU request "
+            "(resources.limits nvidia.com/gpu) and the nvidia runtime (runtimeClassName: nvidia, or nvidia as the "
+            "node runtime's default, which the NVIDIA GPU Operator or the device plugin's setup configures). A pod "
+            "a scheduler creates (a reservation pod) needs the same in its template.",
+            commands=(
+                Command(
+                    ("kubectl", "describe", "pod", "POD"),
+                    note="POD: the failing pod; its Limits must list nvidia.com/gpu",
+                    runs_here=False,
+                ),
+                Command(
+                    ("kubectl", "describe", "node", "NODE"),
+                    note="NODE: a GPU node; its Capacity and Allocatable must list nvidia.com/gpu",
+                    runs_here=False,
+                ),
+            ),
+            target=Target.SYSTEM,
+        )
+        return dataclasses.replace(
+            verdict, finding=dataclasses.replace(finding, remediation=fix), find_out=None
         )
     if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
         return verdict

@@ -139,7 +139,12 @@ def test_cuda_asked_for_on_a_mac_is_answered_by_the_mac() -> None:
         # a D-state process inside nvidia_uvm, from dmesg: the driver's state, read before a reboot
         ("returnn-1480-kernel-uvm-hang-d-state.txt", "kernel_call_trace_in_nvidia_driver", "sudo dmesg -T"),
         # go-nvml's ERROR_LIBRARY_NOT_FOUND, written inline in a pod's log
-        ("kai-scheduler-261-k8s-nvml-library-not-found.txt", "nvml_library_not_found", "nvidia-smi"),
+        # (in a Kubernetes pod: the pod's GPU request and runtime, not the node's driver)
+        (
+            "kai-scheduler-261-k8s-nvml-library-not-found.txt",
+            "nvml_library_not_found",
+            "kubectl describe pod POD",
+        ),
         # cuDNN 9's own loader, in brackets, on Windows: the DLL's folder on PATH, not a torch reinstall
         (
             "whisper-webui-485-windows-cudnn-dll-not-found.txt",
@@ -412,3 +417,9 @@ def test_a_mac_is_asked_nothing_of_rocm_and_a_gpu_not_used_is_asked_for_the_star
     out = rendered(diagnosed("ollama-10483-ollama-runner-libraries-missing.txt"))
     assert "Next: paste what the program prints as it starts" in out
     assert "Next: paste the error's last lines" in rendered(said("# training does not work on two 3090\n"))
+
+
+def test_nvml_missing_outside_a_pod_asks_the_machine_for_its_driver() -> None:
+    """The same NVML error on a plain machine: the driver there (nvidia-smi), not a pod's runtime."""
+    _, _, first = cause_of(said("pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found\n"))
+    assert first == "nvidia-smi"
