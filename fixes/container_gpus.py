@@ -182,6 +182,14 @@ def toolkit_on_host() -> Remediation:
     )
 
 
+# whether a GPU node offers its GPUs to pods: what every Kubernetes fix here ends with
+_NODE_ADVERTISES = Command(
+    ("kubectl", "describe", "node", "NODE"),
+    note="NODE: a GPU node; its Capacity and Allocatable must list nvidia.com/gpu",
+    runs_here=False,
+)
+
+
 def kubernetes_runtime(docker_default: bool = False) -> Remediation:
     """Pods without GPUs where the node's own `docker run --gpus` has them: the device plugin and the pods go
     through the runtime Kubernetes uses (containerd or CRI-O, not the docker CLI's), which must have NVIDIA's
@@ -222,13 +230,41 @@ def kubernetes_runtime(docker_default: bool = False) -> Remediation:
                 runs_here=False,
             ),
             Command(("sudo", "systemctl", "restart", "containerd"), note="on each GPU node", runs_here=False),
-            Command(
-                ("kubectl", "describe", "node", "NODE"),
-                note="NODE: a GPU node; its Capacity and Allocatable must list nvidia.com/gpu",
-                runs_here=False,
-            ),
+            _NODE_ADVERTISES,
         ),
         requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
+def pod_without_driver_libraries() -> Remediation:
+    """NVML's library missing inside a pod (KAI-Scheduler#261 on GKE): the pod's GPU request and runtime bring
+    the node driver's libraries, not a driver install on the node."""
+    return Remediation(
+        text="A pod gets the node driver's libraries (libnvidia-ml.so.1 among them) only from NVIDIA's container "
+        "runtime, which runs the pods that request GPUs: give the pod a GPU request (resources.limits "
+        "nvidia.com/gpu) and the nvidia runtime (runtimeClassName: nvidia, or nvidia as the node runtime's "
+        "default, which the NVIDIA GPU Operator or the device plugin's setup configures). A pod a scheduler "
+        "creates (a reservation pod) needs the same in its template.",
+        commands=(
+            Command(
+                ("kubectl", "describe", "pod", "POD"),
+                note="POD: the failing pod; its Limits must list nvidia.com/gpu",
+                runs_here=False,
+            ),
+            _NODE_ADVERTISES,
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def rocm_container_on_windows_fix() -> Remediation:
+    """docker's missing /dev/kfd on a Windows host: Docker Desktop's Linux VM has no AMD GPU device at all."""
+    return Remediation(
+        text="Docker on Windows runs Linux containers in a virtual machine (Docker Desktop's WSL 2 or Hyper-V "
+        "engine) that has no AMD GPU device, so a ROCm container cannot reach the GPU from a Windows host. Run the "
+        "container on a Linux machine whose amdgpu driver provides /dev/kfd, or use ROCm inside WSL 2 itself (no "
+        "container) for the Radeon GPUs AMD supports there.",
         target=Target.SYSTEM,
     )
 

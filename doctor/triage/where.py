@@ -20,6 +20,8 @@ from torch_gpu_doctor.fixes.container_gpus import (
     kubernetes_runtime,
     kubernetes_shm,
     pass_gpus,
+    pod_without_driver_libraries,
+    rocm_container_on_windows_fix,
 )
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
@@ -477,28 +479,10 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[
     if finding.remediation is not None and any(
         h.signature.id == NVML_LIBRARY_NOT_FOUND and h.line in verdict.lines for h in pasted_hits
     ):  # NVML's library missing in a pod: the pod's runtime and GPU request, not the node's driver install
-        fix = Remediation(
-            text="A pod gets the node driver's libraries (libnvidia-ml.so.1 among them) only from NVIDIA's "
-            "container runtime, which runs the pods that request GPUs: give the pod a GPU request "
-            "(resources.limits nvidia.com/gpu) and the nvidia runtime (runtimeClassName: nvidia, or nvidia as the "
-            "node runtime's default, which the NVIDIA GPU Operator or the device plugin's setup configures). A pod "
-            "a scheduler creates (a reservation pod) needs the same in its template.",
-            commands=(
-                Command(
-                    ("kubectl", "describe", "pod", "POD"),
-                    note="POD: the failing pod; its Limits must list nvidia.com/gpu",
-                    runs_here=False,
-                ),
-                Command(
-                    ("kubectl", "describe", "node", "NODE"),
-                    note="NODE: a GPU node; its Capacity and Allocatable must list nvidia.com/gpu",
-                    runs_here=False,
-                ),
-            ),
-            target=Target.SYSTEM,
-        )
         return dataclasses.replace(
-            verdict, finding=dataclasses.replace(finding, remediation=fix), find_out=None
+            verdict,
+            finding=dataclasses.replace(finding, remediation=pod_without_driver_libraries()),
+            find_out=None,
         )
     if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
         return verdict
@@ -1238,17 +1222,10 @@ def rocm_container_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText
         return verdict
     if not on_windows(facts) and _WINDOWS_PROMPT.search(pasted.paste.text, 0, MAX_CHARS) is None:
         return verdict
-    fix = Remediation(
-        text="Docker on Windows runs Linux containers in a virtual machine (Docker Desktop's WSL 2 or Hyper-V "
-        "engine) that has no AMD GPU device, so a ROCm container cannot reach the GPU from a Windows host. Run the "
-        "container on a Linux machine whose amdgpu driver provides /dev/kfd, or use ROCm inside WSL 2 itself (no "
-        "container) for the Radeon GPUs AMD supports there.",
-        target=Target.SYSTEM,
-    )
     finding = dataclasses.replace(
         verdict.finding,
         summary="Docker on this Windows host has no /dev/kfd to give a ROCm container: its Linux VM has no AMD "
         "GPU device.",
-        remediation=fix,
+        remediation=rocm_container_on_windows_fix(),
     )
     return dataclasses.replace(verdict, finding=finding)
