@@ -414,7 +414,9 @@ def test_a_mac_is_asked_nothing_of_rocm_and_a_gpu_not_used_is_asked_for_the_star
     has no error to paste, but the program's start-up lines say where it chose its device."""
     out = rendered(diagnosed("llamafactory-6427-not-gpu-fault-no-cuda-on-mac.txt"))
     assert "rocminfo" not in out
-    out = rendered(diagnosed("ollama-10483-ollama-runner-libraries-missing.txt"))
+    out = rendered(
+        said("Just upgraded. Noticed that it wasn't using GPU, but in the logs i can see it detected GPU\n")
+    )
     assert "Next: paste what the program prints as it starts" in out
     assert "Next: paste the error's last lines" in rendered(said("# training does not work on two 3090\n"))
 
@@ -423,3 +425,30 @@ def test_nvml_missing_outside_a_pod_asks_the_machine_for_its_driver() -> None:
     """The same NVML error on a plain machine: the driver there (nvidia-smi), not a pod's runtime."""
     _, _, first = cause_of(said("pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found\n"))
     assert first == "nvidia-smi"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ollama#9842 (0.6): the maintainer quotes the log line that says no GPU runner was found
+        'time=2025-03-18T11:15:57.784+09:00 level=DEBUG source=server.go:259 msg="compatible gpu libraries" '
+        "compatible=[]",
+        # ollama#8349 (0.5): "It's using CPU because that's the only runner available"
+        "Jan 14 16:41:34 architect ollama[16241]: time=2025-01-14T16:41:34.306Z level=INFO source=routes.go:1339 "
+        'msg="Dynamic LLM libraries" runners=[cpu]',
+    ],
+)
+def test_ollama_without_its_gpu_runners_says_so_and_lists_its_library_folder(line: str) -> None:
+    """Ollama sees the GPU but its installation has no CUDA runner: the folder it loads them from is listed."""
+    _, summary, first = cause_of(said(line + "\n"))
+    assert summary.startswith("Ollama's installation has no GPU runner libraries")
+    assert first == "ls -R /usr/local/lib/ollama"
+
+
+def test_ollama_with_its_cuda_runner_or_a_words_hit_of_its_real_paste() -> None:
+    """A runner list that holds a CUDA runner is a working install; ollama#10483 quotes "compatible libraries=[ ]"
+    in words after an upgrade, and that is the cause it gets."""
+    d = said('msg="Dynamic LLM libraries" runners="[cpu cpu_avx cpu_avx2 cuda_v12 rocm_v6]"\n')
+    assert d.result.cause is None or "runner" not in d.result.cause.finding.summary
+    _, summary, _ = cause_of(diagnosed("ollama-10483-ollama-runner-libraries-missing.txt"))
+    assert summary.startswith("Ollama's installation has no GPU runner libraries")
