@@ -269,6 +269,41 @@ def rocm_container_on_windows_fix() -> Remediation:
     )
 
 
+def docker_desktop_on_linux_fix(amd: bool) -> Remediation:
+    """Docker Desktop for Linux runs its containers in a virtual machine that has no GPU device, NVIDIA's or AMD's
+    (docker/roadmap#497, docker/docs#19366): the host's own Docker Engine, reached through the `default` context,
+    is the one that can pass the GPU."""
+    needs = (
+        "/dev/kfd and /dev/dri come from the host's amdgpu driver"
+        if amd
+        else "the host's engine needs the NVIDIA Container Toolkit (`sudo nvidia-ctk runtime configure "
+        "--runtime=docker`, then `sudo systemctl restart docker`)"
+    )
+    return Remediation(
+        text="Docker Desktop for Linux runs containers in its own virtual machine, which has no GPU: switch the "
+        "docker CLI to the host's Docker Engine (the `default` context; install Docker Engine if only Docker "
+        f"Desktop is there) and start the container again; {needs}.",
+        commands=(
+            Command(("docker", "context", "use", "default"), note="desktop-linux is Docker Desktop's VM"),
+            Command(
+                ("docker", "run", "--rm", "--gpus", "all", "ubuntu", "nvidia-smi")
+                if not amd
+                else (
+                    "docker",
+                    "run",
+                    "--rm",
+                    "--device=/dev/kfd",
+                    "--device=/dev/dri",
+                    "rocm/rocm-terminal",
+                    "rocminfo",
+                ),
+                note="the check, through the host's engine",
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def kubernetes_shm() -> Remediation:
     """A pod's shared memory too small: the runtime's 64 MB default, raised by a memory-backed emptyDir."""
     return Remediation(

@@ -122,6 +122,7 @@ from torch_gpu_doctor.triage.where import (
     UNKNOWN_AT_INIT,
     builds_an_image,
     cpu_environment,
+    docker_desktop_on_linux,
     docker_on_windows,
     driver_of_a_vgpu_guest,
     image_compat_on_wsl,
@@ -420,6 +421,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
     verdicts = tuple(rocm_on_wsl(on_wsl(v, facts, pasted), facts, pasted) for v in verdicts)
     verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(docker_desktop_on_linux(v, facts, pasted) for v in verdicts)
     if "zluda" in pasted.paste.text[:MAX_CHARS].lower():  # AMD's GPU behind CUDA's names
         verdicts = tuple(under_zluda(v, pasted) for v in verdicts)
     verdicts = tuple(rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)

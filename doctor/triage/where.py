@@ -16,6 +16,7 @@ from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import (
+    docker_desktop_on_linux_fix,
     driver_libraries_in_image,
     kubernetes_runtime,
     kubernetes_shm,
@@ -761,6 +762,8 @@ def image_ref(pasted: PastedText) -> str | None:
 
 
 NO_GPU_RUNTIME = "container_could_not_select_device_driver"
+ROCM_DEVICE_MISSING = "rocm_docker_device_missing"
+_WINDOWS_PROMPT = lazy(r"(?<![\w/])[A-Za-z]:\\[^\n]*>")
 
 
 def docker_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
@@ -809,6 +812,37 @@ def docker_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, details=details, remediation=fix)
     )
+
+
+# Docker Desktop by its name, its service or its context: "I use Docker Desktop", `systemctl --user start
+# docker-desktop`, "Current context is now "desktop-linux""
+_DOCKER_DESKTOP = lazy(r"\bdocker[ \t-]desktop\b|\bdesktop-linux\b", re.IGNORECASE)
+
+
+def docker_desktop_on_linux(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """A GPU container that Docker cannot start (no GPU runtime, no /dev/kfd) where the paste names Docker Desktop
+    and the host is not Windows or a Mac: Docker Desktop for Linux runs its containers in a VM with no GPU, so the
+    toolkit or driver the plain readings ask for is not what is missing (docker/docs#19366, docker/roadmap#497;
+    blind set 22 #31: ROCm's --device=/dev/kfd fails 'only when Docker Desktop is running')."""
+    finding = verdict.finding
+    ids = {h.signature.id for h in pasted.hits if h.line in verdict.lines}
+    if finding.status is not Status.FAIL or not ids.intersection((NO_GPU_RUNTIME, ROCM_DEVICE_MISSING)):
+        return verdict
+    os_facts = facts.os
+    if on_windows(facts) or (not isinstance(os_facts, Unavailable) and os_facts.system == "Darwin"):
+        return verdict
+    text = pasted.paste.text[:MAX_CHARS]
+    if _DOCKER_DESKTOP.search(text) is None or _WINDOWS_PROMPT.search(text) is not None:
+        return verdict
+    amd = ROCM_DEVICE_MISSING in ids
+    finding = dataclasses.replace(
+        finding,
+        summary="The docker command reaches Docker Desktop's virtual machine, which has no GPU: Docker Desktop for "
+        "Linux cannot give a container the GPU.",
+        details="",
+        remediation=docker_desktop_on_linux_fix(amd),
+    )
+    return dataclasses.replace(verdict, finding=finding)
 
 
 BUSY = "other_cuda_devices_busy_or_unavailable"
@@ -1207,10 +1241,6 @@ def under_zluda(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(
         verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
     )
-
-
-ROCM_DEVICE_MISSING = "rocm_docker_device_missing"
-_WINDOWS_PROMPT = lazy(r"(?<![\w/])[A-Za-z]:\\[^\n]*>")
 
 
 def rocm_container_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:

@@ -452,3 +452,44 @@ def test_ollama_with_its_cuda_runner_or_a_words_hit_of_its_real_paste() -> None:
     assert d.result.cause is None or "runner" not in d.result.cause.finding.summary
     _, summary, _ = cause_of(diagnosed("ollama-10483-ollama-runner-libraries-missing.txt"))
     assert summary.startswith("Ollama's installation has no GPU runner libraries")
+
+
+_NO_RUNTIME = (
+    'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n'
+)
+_NO_KFD = (
+    "docker: Error response from daemon: error gathering device information while adding custom device "
+    '"/dev/kfd": no such file or directory.\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (  # docker/docs#19366: "I do indeed use Docker Desktop ... systemctl --user start docker-desktop"
+            "I start it by running `systemctl --user start docker-desktop`\n"
+            "$ docker run -it --rm --gpus all ubuntu nvidia-smi\n" + _NO_RUNTIME,
+            "docker context use default",
+        ),
+        (  # ROCm's container "specifically when Docker Desktop is running the background" (set 22 #31)
+            "This however leads to the following specifically when Docker Desktop is running the background.\n"
+            "$ docker run -it --device=/dev/kfd --device=/dev/dri rocm/pytorch:latest\n" + _NO_KFD,
+            "docker context use default",
+        ),
+        (
+            "$ docker run -it --rm --gpus all ubuntu nvidia-smi\n" + _NO_RUNTIME,
+            "sudo nvidia-ctk runtime configure",
+        ),
+        (  # Docker Desktop on Windows: its WSL 2 engine, not a context
+            "Docker Desktop 4.23 on Windows 11\nC:\\Users\\me> docker run --rm --gpus all ubuntu nvidia-smi\n"
+            + _NO_RUNTIME,
+            "wsl.exe --update",
+        ),
+    ],
+)
+def test_docker_desktop_on_linux_has_no_gpu_to_give(text: str, first: str) -> None:
+    """Docker Desktop for Linux runs containers in a VM without a GPU: the host engine's context, not the
+    toolkit; without Docker Desktop named the toolkit stands, and on Windows its WSL 2 engine."""
+    _, summary, command = cause_of(said(text))
+    assert command.startswith(first)
+    assert ("Docker Desktop's virtual machine" in summary) is (first == "docker context use default")
