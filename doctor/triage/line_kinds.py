@@ -30,6 +30,25 @@ def logged_warning_lines(pasted: PastedText) -> frozenset[int]:
     return frozenset(h.line for h in pasted.hits if _LOGGED_WARNING.match(h.text))
 
 
+# Python's warnings.warn() line ("torch/cuda/__init__.py:52: UserWarning: CUDA initialization: ..."): printed, and
+# the program went on
+_PYTHON_WARNING = lazy(r"\b\w*Warning: ")
+
+
+def warned_and_went_on(pasted: PastedText, bugs: frozenset[str]) -> frozenset[int]:
+    """The lines of warnings (a logger's, or Python's own) that come before a known bug of the program's (`bugs`:
+    catalogue ids): the program went on from them and stopped on the bug."""
+    bug_lines = [h.line for h in pasted.hits if h.signature.id in bugs]
+    if not bug_lines:
+        return frozenset()
+    first_bug = min(bug_lines)
+    return frozenset(
+        h.line
+        for h in pasted.hits
+        if h.line < first_bug and (_LOGGED_WARNING.match(h.text) or _PYTHON_WARNING.search(h.text))
+    )
+
+
 def exception_lines(pasted: PastedText) -> frozenset[int]:
     """The lines with a known error that are a Python exception's own line: what stopped the program."""
     return frozenset(h.line for h in pasted.hits if _EXCEPTION.match(h.text))

@@ -96,6 +96,11 @@ CAUSE_ORDER = (
 # paste is what failed, so a verdict made of these alone comes after it
 FAILURE_REPORTS = frozenset({"launcher_child_failed"})
 
+# Catalogue entries for a bug in the program that fails the same on the CPU as on any GPU (tensor sizes that do not
+# fit): where one follows a warning the program went on from (torch's driver warning, after which it ran on the
+# CPU), that bug stopped it, not the warning
+PROGRAM_BUGS = frozenset({"other_tensor_shapes_do_not_match"})
+
 
 # Checks a paste decides only through a known error message: without one they are left out, not "unknown"
 BY_MESSAGE_ONLY = frozenset(

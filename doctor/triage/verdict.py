@@ -62,6 +62,7 @@ from torch_gpu_doctor.triage.line_kinds import (
     logged_warning_lines,
     only_words,
     shown_by_a_program,
+    warned_and_went_on,
     words_only_lines,
 )
 from torch_gpu_doctor.triage.model import HUGGINGFACE_ENV
@@ -76,6 +77,7 @@ from torch_gpu_doctor.triage.outcome import (
     NOT_ON_A_JETSON,
     NOT_ON_WSL,
     NVIDIA_CHECKS,
+    PROGRAM_BUGS,
     TOPOLOGY,
     TORCH_VERSION,
     UNEXPLAINED_FALSE,
@@ -537,6 +539,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     printed = any(shown_by_a_program(v, said) for v in verdicts if v.kind == Kind.PROBLEM)
     warned = logged_warning_lines(pasted)
     raised = exception_lines(pasted)
+    went_on = warned_and_went_on(pasted, PROGRAM_BUGS)
     # a launcher's report that a worker failed (torchrun's ChildFailedError) says only that another error
     # came first: any other problem the paste shows is that error
     reports = {h.line for h in pasted.hits if h.signature.id in FAILURE_REPORTS}
@@ -567,6 +570,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             and only_words(v, said),  # beside what a program printed, what the person says comes after
             # a warning the program logged and went on from comes after the exception that stopped it
             fatal and bool(v.lines) and all(line in warned for line in v.lines),
+            # ... and so does one before a bug of the program's that fails the same on the CPU (blind set 23 #40:
+            # torch's "driver too old" warning, the CPU fallback, then a shape mismatch)
+            bool(v.lines) and all(line in went_on for line in v.lines),
             bool(v.lines) and all(line in reports for line in v.lines),
             unloadable and v.finding.check_id == "torch.cpu_build",
             order.index(v.finding.check_id) if v.finding.check_id in order else len(order),

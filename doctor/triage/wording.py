@@ -14,8 +14,10 @@ from torch_gpu_doctor.fixes.target import python_command
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
+from torch_gpu_doctor.triage.line_kinds import warned_and_went_on
 from torch_gpu_doctor.triage.outcome import (
     FALSE_IN_A_CONTAINER,
+    PROGRAM_BUGS,
     TORCH_BUILD_AND_REASON,
     UNEXPLAINED_FALSE,
     Kind,
@@ -152,7 +154,15 @@ def with_own_causes(
     """A known error that the check it names did not turn into a problem (a program's bug, a build tool's
     refusal, another program's CUDA error) is still what went wrong: the catalogue's own cause and fix stand
     in for that check's verdict, so a paste with an error the doctor read never says "no problem found"."""
-    problems = {v.finding.check_id for v in verdicts if v.kind == Kind.PROBLEM}
+    went_on = warned_and_went_on(pasted, PROGRAM_BUGS)
+    bugs = {h.line for h in pasted.hits if h.signature.id in PROGRAM_BUGS}
+    # a problem read only from warnings the program went on from, before a bug of its own that stopped it (torch's
+    # driver warning, then a shape mismatch on the CPU): that bug speaks for the check instead
+    problems = {
+        v.finding.check_id
+        for v in verdicts
+        if v.kind == Kind.PROBLEM and not (went_on and set(v.lines) - bugs <= went_on)
+    }
     undecided = {v.finding.check_id: v for v in verdicts if v.kind == Kind.UNKNOWN}
     own: dict[str, Verdict] = {}
     # a refinement of a signature (its id extends the other's: other_cuda_kernel_assertion_condition, the
