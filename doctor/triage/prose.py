@@ -444,7 +444,9 @@ _TORCH_WORKS = lazy(
 )
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
 _WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
-_WSL_WORDS = lazy(r"\bWSL[ \t]?2?\b|microsoft-standard-WSL", re.IGNORECASE)
+_WSL_WORDS = lazy(
+    r"\bWSL[ \t]?2?\b|microsoft-standard-WSL|\bWindows[ \t]+Subsystem[ \t]+for[ \t]+Linux\b", re.IGNORECASE
+)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
 _MACOS = lazy(
     r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b"
@@ -815,7 +817,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         named = (f for f in _WINDOWS_WORDS.finditer(text) if here(f))
         windows = next((line_of(f) for f in named), None)
     wsl = None
-    if "wsl" in lowered:
+    if "wsl" in lowered or "subsystem for linux" in lowered:
         wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
         wsl = next((line_of(f) for f in wsl_said), None)
     macos = None

@@ -154,21 +154,29 @@ def with_own_causes(
     """A known error that the check it names did not turn into a problem (a program's bug, a build tool's
     refusal, another program's CUDA error) is still what went wrong: the catalogue's own cause and fix stand
     in for that check's verdict, so a paste with an error the doctor read never says "no problem found"."""
-    went_on = warned_and_went_on(pasted, PROGRAM_BUGS)
-    bugs = {h.line for h in pasted.hits if h.signature.id in PROGRAM_BUGS}
-    # a problem read only from warnings the program went on from, before a bug of its own that stopped it (torch's
-    # driver warning, then a shape mismatch on the CPU): that bug speaks for the check instead
-    problems = {
-        v.finding.check_id
-        for v in verdicts
-        if v.kind == Kind.PROBLEM and not (went_on and set(v.lines) - bugs <= went_on)
-    }
-    undecided = {v.finding.check_id: v for v in verdicts if v.kind == Kind.UNKNOWN}
-    own: dict[str, Verdict] = {}
     # a refinement of a signature (its id extends the other's: other_cuda_kernel_assertion_condition, the
     # kernel's own `t < n_classes`) speaks for its check before the general one, wherever each stands
     ids = {h.signature.id for h in pasted.hits}
     refined = {i for i in ids if any(other.startswith(f"{i}_") for other in ids)}
+    # ... also where the general one made the check's problem (NCCL's IB failure, refined by its status 4), and
+    # so does a bug of the program's after warnings it went on from (torch's driver warning, then a shape
+    # mismatch on the CPU): the problem those lines alone made gives way
+    fixed_refinements = {
+        h.line
+        for h in pasted.hits
+        if h.signature.fix is not None and any(h.signature.id.startswith(f"{i}_") for i in refined)
+    }
+    went_on = warned_and_went_on(pasted, PROGRAM_BUGS)
+    bugs = {h.line for h in pasted.hits if h.signature.id in PROGRAM_BUGS}
+    problems = {
+        v.finding.check_id
+        for v in verdicts
+        if v.kind == Kind.PROBLEM
+        and not (went_on and set(v.lines) - bugs <= went_on)
+        and not (fixed_refinements and set(v.lines) <= fixed_refinements)
+    }
+    undecided = {v.finding.check_id: v for v in verdicts if v.kind == Kind.UNKNOWN}
+    own: dict[str, Verdict] = {}
     # a hit whose cause explains another's (CUDA_HOME a list → an extension built without CUDA) goes first
     hits = sorted(pasted.hits, key=lambda h: not ids.intersection(h.signature.explains))
     for hit in (h for h in hits if h.signature.id not in refined and h.signature.id not in INFORMATIONAL):
