@@ -142,6 +142,14 @@ XID_CATALOG: dict[int, XidMeaning] = {
         )
         for xid in range(144, 151)
     },
+    # r550 and later: the driver names the recovery the GPU now needs ("GPU recovery action changed from 0x0
+    # (None) to 0x1 (PF FLR)"; open-gpu-kernel-modules#1151), after the Xid that caused it
+    154: XidMeaning(
+        "GPU Recovery Action Changed",
+        "the driver says which recovery the GPU now needs (the action in the line: a GPU reset, a reboot), "
+        "after the Xid before it",
+        XidSeverity.INFO,
+    ),
 }
 
 

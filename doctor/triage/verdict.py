@@ -25,7 +25,7 @@ from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.fixes.torch_wheel import gpus_older_than_every_build
 from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Finding, Status
+from torch_gpu_doctor.model import Command, Finding, Status
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.triage.asked import (
     NO_BUILD_NEEDED,
@@ -348,12 +348,14 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         check: tuple(dict.fromkeys(h.line for h in pasted.hits if h.signature.check == check))
         for check in titles
     }
+    logged = frozenset(h.line for h in pasted.hits if h.signature.id == KERNEL_LOG_XID)
     verdicts = tuple(
         _verdict(
             for_paste(f, pasted, k.gpus_listed, facts),
             titles[f.check_id],
             missing_fields(f.check_id, k, facts),
             lines_of[f.check_id],
+            logged,
         )
         for f in report.findings
         if (
@@ -690,12 +692,36 @@ def _confidence(cause: Verdict, facts: Facts, pasted: PastedText) -> str:
     return Confidence.STATED
 
 
-def _verdict(finding: Finding, title: str, missing: list[str], lines: tuple[int, ...]) -> Verdict:
+def _reads_the_kernel_log(command: Command) -> bool:
+    argv = command.argv[1:] if command.argv[:1] == ("sudo",) else command.argv
+    return argv[:1] == ("dmesg",) or argv[:2] == ("journalctl", "-k")
+
+
+KERNEL_LOG_XID = (
+    "xid_nvrm_event"  # the kernel log's own line ("NVRM: Xid (PCI:...): 79, ..."), not a tool's words
+)
+
+
+def _verdict(
+    finding: Finding, title: str, missing: list[str], lines: tuple[int, ...], logged: frozenset[int]
+) -> Verdict:
     find_out = FIND_OUT.get(finding.check_id)
     if finding.summary.startswith(UNEXPLAINED_FALSE) and finding.remediation is not None:
         find_out = None  # its fix is the question to torch itself: asking it twice settles nothing more
     if finding.summary.startswith(CUSTOM_ALL_REDUCE):
         find_out = None  # vLLM's own kernel: NCCL_DEBUG=INFO would say nothing of it
+    if (
+        finding.check_id == "driver.xid_errors"
+        and logged.intersection(lines)
+        and finding.remediation is not None
+    ):
+        # the paste holds the kernel log's Xid lines: reading it again settles nothing (blind set 23: Xid 79 and
+        # 119 pasted from dmesg), the fix's recovery comes first; nvidia-smi's "GPU is lost" is not that log
+        find_out = None
+        kept = tuple(c for c in finding.remediation.commands if not _reads_the_kernel_log(c))
+        finding = dataclasses.replace(
+            finding, remediation=dataclasses.replace(finding.remediation, commands=kept)
+        )
     fix = finding.remediation
     if fix is not None and fix.commands and "--no-build-isolation" in fix.commands[0].argv:
         find_out = (
