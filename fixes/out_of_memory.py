@@ -18,6 +18,23 @@ def holder() -> Remediation:
     )
 
 
+def invisible_holder() -> Remediation:
+    """GPU memory in use while nvidia-smi lists no process: the holder is out of nvidia-smi's sight."""
+    return Remediation(
+        text="The GPU's memory is held by a process nvidia-smi cannot show: one in another container or PID "
+        "namespace, another user's, or one that never exited (a zombie or a stopped job). Find it by the GPU's "
+        "device file and stop it; if no process holds the file any more, reset the GPU (nothing may use it) or "
+        "reboot.",
+        commands=(
+            Command(
+                ("sudo", "fuser", "-v", "/dev/nvidia0"),
+                note="the processes that hold GPU 0 (nvidia1 for GPU 1, ...); on the host of a container",
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def fragmented() -> Remediation:
     return Remediation(
         text="PyTorch's allocator has enough memory reserved but in pieces too small for this allocation. Set "

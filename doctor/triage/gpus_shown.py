@@ -18,7 +18,7 @@ from torch_gpu_doctor.fixes.hidden_gpu import (
     run_on_a_free_gpu,
     run_on_the_larger_gpu,
 )
-from torch_gpu_doctor.fixes.out_of_memory import HOLDER_QUERY
+from torch_gpu_doctor.fixes.out_of_memory import HOLDER_QUERY, invisible_holder
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.job_size import OOM
 from torch_gpu_doctor.triage.outcome import TOPOLOGY, Kind, Verdict
@@ -137,6 +137,8 @@ def on_the_smaller_gpu(verdict: Verdict, pasted: PastedText) -> Verdict:
 
 
 FULL_SHARE = 0.8  # a GPU this full of another job's memory has no room for a second one
+HELD_SHARE = 0.25  # memory in use beyond a desktop's and a stray context's: a job's, if nvidia-smi lists none
+IDLE_UTIL_PCT = 5
 
 
 def on_a_full_gpu_beside_free_ones(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
@@ -174,6 +176,42 @@ def on_a_full_gpu_beside_free_ones(verdict: Verdict, pasted: PastedText, facts: 
             else f"GPU {free[0]} holds nothing."
         ),
         remediation=run_on_a_free_gpu(busy.index, [i for i in free if i is not None]),
+    )
+    lines = tuple(sorted({*verdict.lines, *smi.lines}))
+    return dataclasses.replace(verdict, finding=finding, lines=lines, find_out=None)
+
+
+def held_out_of_sight(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """Out of memory where the pasted nvidia-smi shows a GPU with much of its memory used while its Processes
+    block lists no process: the holder is out of nvidia-smi's sight (another container or PID namespace, another
+    user, a process that never exited), and no batch size gives that memory back (blind set 23: CrossE#2, a
+    P100 at 12799 of 16280 MiB, 0%, no process listed)."""
+    finding, smi = verdict.finding, pasted.smi
+    if finding.check_id != OOM or finding.status is not Status.FAIL or smi is None or smi.processes != 0:
+        return verdict
+    held = [
+        g
+        for g in smi.gpus
+        if g.memory_total_mib
+        and g.memory_used_mib is not None
+        and g.memory_used_mib >= HELD_SHARE * g.memory_total_mib
+        # idle: a GPU at work is the job itself, seen from inside its container (no process listed there)
+        and (g.utilization_pct is None or g.utilization_pct <= IDLE_UTIL_PCT)
+    ]
+    if not held:
+        return verdict
+    reported = facts.reported_errors
+    error = stated_most(reported) if not isinstance(reported, Unavailable) else None
+    if error is not None and sized(error):
+        return verdict  # the error's own figures say whose memory it is: torch.out_of_memory weighed them
+    gpu = held[0]
+    finding = dataclasses.replace(
+        finding,
+        summary=f"GPU memory is held out of nvidia-smi's sight: {gpu.memory_used_mib} of {gpu.memory_total_mib} MiB "
+        f"{'of GPU ' + str(gpu.index) + ' ' if gpu.index is not None else ''}is in use while nvidia-smi lists no "
+        "process, so the program runs out of what is left.",
+        details="",
+        remediation=invisible_holder(),
     )
     lines = tuple(sorted({*verdict.lines, *smi.lines}))
     return dataclasses.replace(verdict, finding=finding, lines=lines, find_out=None)

@@ -84,6 +84,7 @@ class SmiOutput:
     gpus: tuple[SmiGpu, ...]
     lines: tuple[int, ...]  # the line numbers read (1-based)
     cut: int | None = None  # the last GPU row, where the paste stops inside the table: more GPUs may follow
+    processes: int | None = None  # the rows of its Processes block, where the paste shows that block whole
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,38 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
         gpus.append(SmiGpu(None, q_name, None))
     if driver is None and not gpus:
         return None
-    return SmiOutput(driver, cuda, tuple(gpus), tuple(used), _cut_after(lines, gpu_rows))
+    return SmiOutput(
+        driver, cuda, tuple(gpus), tuple(used), _cut_after(lines, gpu_rows), _process_rows(lines, gpu_rows)
+    )
+
+
+# the table's Processes block: "|  GPU   GI   CI        PID   Type   Process name   GPU Memory |", a ruler of "=",
+# then a row per process ("|    0   N/A  N/A      1234      C   python   4000MiB |") or "No running processes
+# found", and a closing border "+----...+"
+_SMI_PROCESS_ROW = lazy(r"^\|\s*\d{1,3}\s+(?:N/A\s+N/A\s+|\d+\s+\d+\s+)?\d+\s+\S+\s+\S")
+
+
+def _process_rows(lines: list[str], gpu_rows: list[int]) -> int | None:
+    """The number of processes the table's Processes block lists after the GPU rows; None where the paste does
+    not show that block from its header to its closing border."""
+    start = gpu_rows[-1] if gpu_rows else None
+    if start is None:
+        return None
+    header = next((n for n in range(start, len(lines)) if "Processes:" in lines[n]), None)
+    if header is None:
+        return None
+    rows, ruled = 0, False
+    for raw in lines[header + 1 :]:
+        line = _cells(raw)
+        if line.startswith(("|=", "+=")):
+            ruled = True
+        elif "No running processes found" in line:
+            return 0
+        elif ruled and line.startswith("+-"):
+            return rows
+        elif ruled and _SMI_PROCESS_ROW.match(line):
+            rows += 1
+    return None  # cut before the block's end
 
 
 # `nvidia-smi topo -m`: a header naming the devices (GPU0 GPU1 ... NIC0 ..., then "CPU Affinity" and, since

@@ -38,6 +38,7 @@ from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.gpus_shown import (
     MIXED,
     gpus_past_the_cut,
+    held_out_of_sight,
     idle_while_slow,
     mixed_gpus,
     on_a_full_gpu_beside_free_ones,
@@ -498,6 +499,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(watermark_already_set(v, pasted) for v in verdicts)
     if pasted.smi is not None and len(pasted.smi.gpus) > 1:  # one GPU full of another job, the others free
         verdicts = tuple(on_a_full_gpu_beside_free_ones(v, pasted, facts) for v in verdicts)
+    if pasted.smi is not None and pasted.smi.processes == 0:  # memory in use, no process listed
+        verdicts = tuple(held_out_of_sight(v, pasted, facts) for v in verdicts)
     if pasted.prose.gpus:  # "two GPUs: A6000 and GT1030": out of memory on the smaller one
         verdicts = tuple(on_the_smaller_gpu(v, pasted) for v in verdicts)
     if pasted.prose.trains_model is not None:  # a model fully fine-tuned: whether any setting can fit it here
