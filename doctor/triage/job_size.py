@@ -1,9 +1,11 @@
 """Whether the job the words describe can fit on the GPU at all: a model fully fine-tuned or run in 16-bit, by
-its size, and an out-of-memory error at a batch size already 1. Each replaces advice no setting can satisfy."""
+its size, an out-of-memory error at a batch size already 1, and one raised in the program's own evaluation code,
+where autograd may still be on. Each replaces advice no setting can satisfy, or that misses the cause."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING
 
 from torch_gpu_doctor.checks.torch_out_of_memory import sized, stated_most
@@ -16,9 +18,11 @@ from torch_gpu_doctor.fixes.out_of_memory import (
     too_big_to_train,
 )
 from torch_gpu_doctor.fixes.target import gpu_capabilities
-from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
 from torch_gpu_doctor.unavailable import Unavailable
 
 if TYPE_CHECKING:
@@ -88,6 +92,48 @@ def too_big_to_run_here(verdicts: tuple[Verdict, ...], job: RunSize) -> tuple[Ve
         else v
         for v in verdicts
     )
+
+
+# a traceback frame in the program's own evaluation code: `File "train.py", line 282, in validate`
+_EVAL_FRAME = lazy(
+    r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+, in (?P<function>_?(?:validat|valid_|val_|evaluat|eval_?|test_?|infer|'
+    r"predict)\w*)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NO_AUTOGRAD = lazy(r"\bno_grad\b|\binference_mode\b|\bset_grad_enabled\(\s*False")
+_LIBRARY_FILE = lazy(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+def while_evaluating(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """Out of memory in the program's own evaluation function (validate, evaluate, test...; not a library's, whose
+    loops turn autograd off) with no word of no_grad: autograd still records the whole evaluation there, so a
+    batch that trains fits and the same batch in validation does not (blind set 23 #19: `in validate`,
+    a-PyTorch-Tutorial-to-Image-Captioning#57, solved by torch.no_grad())."""
+    finding = verdict.finding
+    if finding.check_id != OOM or not offers_a_smaller_job(finding.remediation):
+        return verdict
+    text = pasted.paste.text[:MAX_CHARS]
+    frame = next((f for f in _EVAL_FRAME.finditer(text) if _LIBRARY_FILE.search(f["file"]) is None), None)
+    if frame is None or _NO_AUTOGRAD.search(text) is not None:
+        return verdict
+    reported = facts.reported_errors
+    error = stated_most(reported) if not isinstance(reported, Unavailable) else None
+    if error is not None and sized(error):
+        return verdict  # its figures say whose memory it is
+    line = line_number(text, frame)
+    finding = dataclasses.replace(
+        finding,
+        summary=f"The program ran out of GPU memory in its own evaluation code ({frame['function']}, line {line} of "
+        "the paste), where autograd still records every operation unless it is turned off.",
+        details="",
+        remediation=Remediation(
+            text=f"Run {frame['function']}() under `with torch.no_grad():` (or torch.inference_mode()) and call "
+            "model.eval() before it: without the graph autograd keeps for a backward pass that never comes, the "
+            "batch that fits in training fits in evaluation too. A smaller evaluation batch is the other way.",
+            target=Target.PYTHON_ENV,
+        ),
+    )
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
 
 def at_batch_one(verdict: Verdict, line: int, facts: Facts) -> Verdict:

@@ -57,6 +57,7 @@ from torch_gpu_doctor.triage.job_size import (
     at_batch_one,
     too_big_to_run_here,
     too_big_to_train_here,
+    while_evaluating,
 )
 from torch_gpu_doctor.triage.line_kinds import (
     exception_lines,
@@ -493,6 +494,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(in_the_wrappers_words(v, wrapper) for v in verdicts)
     if pasted.prose.reinstalled is not None:  # "a ton of builds, same error": they went to another Python
         verdicts = tuple(reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
+    verdicts = tuple(while_evaluating(v, pasted, facts) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
     if "WATERMARK" in pasted.paste.text[:MAX_CHARS]:  # the Mac's limit, said to be lifted already
