@@ -137,6 +137,7 @@ from torch_gpu_doctor.triage.where import (
     in_container_fix,
     in_the_image,
     launch_failure_on_a_server,
+    libcuda_in_a_container,
     mismatch_in_a_container,
     no_nvidia_gpu,
     none_on_a_mac,
@@ -428,6 +429,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(rocm_on_wsl(on_wsl(v, facts, pasted), facts, pasted) for v in verdicts)
     verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
     verdicts = tuple(docker_desktop_on_linux(v, facts, pasted) for v in verdicts)
+    verdicts = tuple(libcuda_in_a_container(v, facts, pasted) for v in verdicts)
     if "zluda" in pasted.paste.text[:MAX_CHARS].lower():  # AMD's GPU behind CUDA's names
         verdicts = tuple(under_zluda(v, pasted) for v in verdicts)
     verdicts = tuple(rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)

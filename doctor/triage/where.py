@@ -20,6 +20,7 @@ from torch_gpu_doctor.fixes.container_gpus import (
     driver_libraries_in_image,
     kubernetes_runtime,
     kubernetes_shm,
+    libcuda_link_in_container,
     pass_gpus,
     pod_without_driver_libraries,
     rocm_container_on_windows_fix,
@@ -841,6 +842,37 @@ def docker_desktop_on_linux(verdict: Verdict, facts: Facts, pasted: PastedText) 
         "Linux cannot give a container the GPU.",
         details="",
         remediation=docker_desktop_on_linux_fix(amd),
+    )
+    return dataclasses.replace(verdict, finding=finding)
+
+
+# CDI, how Podman (and Docker 25+) passes GPUs: `--device nvidia.com/gpu=all`, a quadlet's
+# `AddDevice=nvidia.com/gpu=all`
+_CDI_DEVICE = lazy(r"\bnvidia\.com/gpu=(?:all|\d+|[\w-]+)")
+_LIBCUDA_UNVERSIONED = "missing_library_libcuda_unversioned"
+
+
+def libcuda_in_a_container(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """cuDNN's bare libcuda.so missing inside a container on a Linux host: not WSL's folder, which the plain
+    reading guesses, but the container toolkit's mounts, which hold libcuda.so.1 without that link (blind set 23:
+    whisper-asr-webservice#205, a Podman quadlet with AddDevice=nvidia.com/gpu=all)."""
+    finding = verdict.finding
+    lines = {h.line for h in pasted.hits if h.signature.id == _LIBCUDA_UNVERSIONED}
+    if finding.status is not Status.FAIL or not lines.intersection(verdict.lines):
+        return verdict
+    os_facts = facts.os
+    if (not isinstance(os_facts, Unavailable) and os_facts.is_wsl) or pasted.prose.wsl is not None:
+        return verdict
+    text = pasted.paste.text[:MAX_CHARS]
+    cdi = _CDI_DEVICE.search(text) is not None
+    if not cdi and not in_container(pasted):
+        return verdict
+    finding = dataclasses.replace(
+        finding,
+        summary="cuDNN could not open the bare libcuda.so inside the container: the container runtime mounted "
+        "the host driver's libcuda.so.1 without that link.",
+        details="",
+        remediation=libcuda_link_in_container(cdi),
     )
     return dataclasses.replace(verdict, finding=finding)
 
