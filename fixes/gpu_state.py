@@ -147,6 +147,17 @@ def hosted_notebook_gpu() -> Remediation:
     )
 
 
+def engine_on_a_mac(engine: str) -> Remediation:
+    """A GPU serving engine (vLLM, SGLang) on a Mac: its GPU builds are Linux's, so another machine, or a runtime
+    made for the Mac's own GPU."""
+    return Remediation(
+        text=f"Run {engine} on a Linux machine with a supported NVIDIA or AMD GPU (pip there installs its GPU "
+        "build, or use its container image); on this Mac serve the model with a runtime built for Apple's GPU "
+        "(llama.cpp, Ollama, MLX).",
+        target=Target.SYSTEM,
+    )
+
+
 def no_cuda_on_a_mac(xformers: bool) -> Remediation:
     """A Mac, where the program asks for CUDA: Apple's GPU through MPS or the CPU, or an NVIDIA machine; with
     xFormers' CUDA kernels in the way, uninstalling it first."""

@@ -370,7 +370,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = with_own_causes(verdicts, pasted, titles)
     verdicts = no_nvidia_gpu(verdicts, pasted, facts, titles)
-    verdicts = on_a_mac(verdicts, pasted, facts, titles)
+    verdicts = on_a_mac(verdicts, pasted, facts, titles, serving_engine(pasted))
     verdicts = none_on_a_mac(verdicts, facts)
     if (
         not k.about_torch

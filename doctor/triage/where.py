@@ -26,7 +26,7 @@ from torch_gpu_doctor.fixes.container_gpus import (
     rocm_container_on_windows_fix,
 )
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
-from torch_gpu_doctor.fixes.gpu_state import hosted_notebook_gpu, no_cuda_on_a_mac
+from torch_gpu_doctor.fixes.gpu_state import engine_on_a_mac, hosted_notebook_gpu, no_cuda_on_a_mac
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import wheel_of
 from torch_gpu_doctor.fixes.target import on_windows
@@ -191,12 +191,17 @@ def no_nvidia_gpu(
     return (Verdict(finding, titles.get("gpu.present", "gpu.present"), Kind.PROBLEM, (), None, lines), *kept)
 
 
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 _CUDA_OR_GPU = lazy(r"\b(?:cuda|gpu|nvidia)\b", re.IGNORECASE)
 _NVIDIA_NAMED = lazy(r"\b(?:nvidia|quadro|geforce|gtx|rtx|tesla|egpu)\b", re.IGNORECASE)
 
 
 def on_a_mac(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+    verdicts: tuple[Verdict, ...],
+    pasted: PastedText,
+    facts: Facts,
+    titles: dict[str, str],
+    engine: str | None = None,
 ) -> tuple[Verdict, ...]:
     """The paste is from a Mac (its OS line, or the person says so: "在Mac M1上面运行") and names no NVIDIA GPU:
     PyTorch's macOS builds have no CUDA and Macs of the last years have no NVIDIA GPU, so a verdict that
@@ -226,19 +231,29 @@ def on_a_mac(
         and _CUDA_OR_GPU.search(failing.value) is not None
         and not any(v.kind == Kind.PROBLEM for v in verdicts)
     )
-    if not assumed and not about_cuda:
+    if not assumed and not about_cuda and engine is None:
         return verdicts
     said = pasted.prose.macos
+    # vLLM or SGLang on a Mac (blind set 23 #33: vLLM's report on an Intel Mac, `pip install vllm` building its
+    # source): a GPU engine built for CUDA or ROCm on Linux, with no GPU build for macOS at all
+    summary = (
+        f"This is a Mac: {_ENGINE_NAMES.get(engine, engine)} serves models on NVIDIA or AMD GPUs under Linux and has "
+        "no GPU build for macOS, so it cannot use this machine's GPU."
+        if engine is not None
+        else "This is a Mac: it has no NVIDIA GPU and PyTorch's macOS builds have no CUDA, so what asks for CUDA "
+        + ("(xFormers' CUDA kernels here) " if xformers else "")
+        + "cannot run on it."
+    )
     finding = Finding(
         "gpu.present",
         Status.FAIL,
-        "This is a Mac: it has no NVIDIA GPU and PyTorch's macOS builds have no CUDA, so what asks for CUDA "
-        + ("(xFormers' CUDA kernels here) " if xformers else "")
-        + "cannot run on it.",
+        summary,
         details="No driver, CUDA toolkit or torch build changes that. Apple's GPU runs torch through its MPS "
         "backend (device 'mps'), where the program supports it.",
         evidence=(Evidence("said", "a Mac", f"line {said} of the paste"),) if said is not None else (),
-        remediation=no_cuda_on_a_mac(bool(xformers)),
+        remediation=engine_on_a_mac(_ENGINE_NAMES.get(engine, engine))
+        if engine is not None
+        else no_cuda_on_a_mac(bool(xformers)),
     )
     lines = tuple(
         sorted(
