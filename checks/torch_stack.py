@@ -65,8 +65,10 @@ def torch_companions(facts: Facts) -> Finding:
             f"A package built for another torch or CUDA is installed beside torch ({said[0].where}).",
             details=said[0].means,
             evidence=reported_evidence(said),
-            # a message with a fix of its own (xFormers without CUDA kernels) says more than a torch reinstall
+            # a message with a fix of its own (xFormers without CUDA kernels) says more than a torch reinstall;
+            # companions shown at other versions than torch's are put back beside the torch other packages pin
             remediation=catalogue_fix(said[0])
+            or _companions_for_this_torch(facts)
             or (fix_for_torch(facts) if not isinstance(packages, Unavailable) else None),
         )
     if isinstance(packages, Unavailable) or packages.version is None:
@@ -147,6 +149,50 @@ def torch_companions(facts: Facts) -> Finding:
         )
     names = ", ".join(f"{c.name} {c.version}" for c in installed)
     return Finding(cid, Status.PASS, f"{names} match torch {packages.version}.", evidence=tuple(evidence))
+
+
+def _companions_for_this_torch(facts: Facts) -> Remediation | None:
+    """The companions shown at another release than the installed torch's, reinstalled at the releases that go
+    with it, from the index of torch's own build: torch stays, as the packages built for it (xFormers, an
+    app's pins) need (blind set 23: sdnext#3531, torch 2.4.0+cu121 beside torchvision 0.20.1+cu124)."""
+    packages = facts.torch_packages
+    if isinstance(packages, Unavailable) or packages.version is None or "+" not in packages.version:
+        return None
+    release = load_torch_releases().release(packages.version)
+    tag = packages.version.split("+", 1)[1]
+    if release is None or not re.fullmatch(r"cu\d+|cpu|rocm[\d.]+", tag):
+        return None
+    expected = release.companions.for_version(_base(packages.version))
+    wanted = []
+    for comp in packages.companions:
+        want = expected.torchvision if comp.name == "torchvision" else expected.torchaudio
+        if comp.version and want and _base(comp.version) != want:
+            wanted.append(f"{comp.name}=={want}+{tag}")
+    if not wanted:
+        return None
+    index = f"https://download.pytorch.org/whl/{tag}"
+    return Remediation(
+        text=f"Keep torch {packages.version} and install the {' and '.join(w.split('==')[0] for w in wanted)} "
+        f"released with it, from torch's own index ({tag}); or move torch and every package built for it to "
+        "another release together.",
+        commands=(
+            Command(
+                (
+                    python_command(facts),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--force-reinstall",
+                    "--no-deps",
+                    *wanted,
+                    "--index-url",
+                    index,
+                ),
+                note="torch stays as it is",
+            ),
+        ),
+        target=Target.PYTHON_ENV,
+    )
 
 
 def _backend(version: str) -> str | None:

@@ -270,6 +270,9 @@ def _cut_after(lines: list[str], gpu_rows: list[int]) -> int | None:
     return None if any(a.startswith(("+-", "|=", "+=")) for a in after) else last
 
 
+# `pip show torch` (and `uv pip show`): "Name: torch" and, on the next line, "Version: 2.4.0+cu121"
+_SHOW_NAME = lazy(r"^Name:\s*(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)\s*$")
+_SHOW_VERSION = lazy(r"^Version:\s*(?P<version>[0-9][\w.+!-]*)\s*$")
 _PIP_LIST_COMMAND = lazy(r"(?:^|[$#>%]\s*)(?:python3?\s+-m\s+)?pip3?\s+list\b")
 
 
@@ -322,6 +325,15 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
         ):
             close()
             mode, found, used = "conda", [], [number]
+            continue
+        shown = _SHOW_NAME.match(line)
+        version = (
+            _SHOW_VERSION.match(_cells(lines[number]).strip()) if shown and number < len(lines) else None
+        )
+        if shown is not None and version is not None:  # pip show's block: read like a freeze line
+            if _relevant(shown["name"]):
+                freeze.append(Library("pip", distribution_name(shown["name"]), version["version"], None, raw))
+                freeze_lines.append(number)
             continue
         pinned = _FREEZE.match(line)
         if pinned is not None:
