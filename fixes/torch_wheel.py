@@ -304,7 +304,40 @@ def fix_for_torch(facts: Facts) -> Remediation:
         return Remediation(
             text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV
         )
-    return driver_remediation(facts)
+    return legacy_for_the_driver(facts, data) or driver_remediation(facts)
+
+
+def legacy_for_the_driver(facts: Facts, data: TorchCompat) -> Remediation | None:
+    """A driver too old for every current release (CUDA 10.x and before), with no installed torch to keep: the
+    newest torch of 1.4-1.12 built for a CUDA it runs, which needs no change to the machine (a cluster's driver
+    is its administrators'), beside the driver that runs current torch (blind set 23: found version 10010 on a
+    SLURM node)."""
+    driver_cuda, capabilities = driver_max_cuda(facts), gpu_capabilities(facts)
+    if driver_cuda is None or installed_torch(facts) is not None:
+        return None
+    fit = _LegacyFit(data, wheel_platform(facts), driver_cuda, capabilities)
+    for release in data.legacy:  # newest first
+        for version in reversed(release.all_versions):  # its newest patch first
+            for build in _newest_cuda_first(release):
+                words = fit.command(release, build, version)
+                if words is None:
+                    continue
+                kernels = (
+                    f" and kernels for compute capability {', '.join(sorted(set(capabilities)))}"
+                    if capabilities
+                    else ""
+                )
+                plan = plan_driver(facts)
+                needed = " ".join(t for t in (plan.summary(), *plan.end_of_life) if t)
+                return _legacy_install(
+                    facts,
+                    build,
+                    words,
+                    f"Keep the driver (CUDA ≤ {driver_cuda}) and install torch {version} ({build.variant.name}), the "
+                    f"newest torch built for a CUDA it runs{kernels}",
+                    "Current torch needs a newer driver instead" + (f": {needed}" if needed else "") + ".",
+                )
+    return None
 
 
 PREVIOUS_VERSIONS = "https://pytorch.org/get-started/previous-versions/"
