@@ -652,6 +652,7 @@ def extension_arch_fix(
     page: tuple[str, str] | None = None,
     torch_covers: bool = False,
     windows: bool = False,
+    rebuild_first: bool = False,
 ) -> Remediation:
     """'no kernel image' raised in a compiled extension (causal_conv1d_cuda, a custom op), not in torch: the
     extension's binary has no kernels for this GPU's architecture, whatever torch's arch list. `wheels`: where
@@ -659,7 +660,9 @@ def extension_arch_fix(
     TORCH_CUDA_ARCH_LIST picks the architectures (not sgl-kernel's CMake, nor FlashInfer's compiling at run time).
     `page`: the package to install and the page of its wheels built for the installed torch (mmcv-full's
     OpenMMLab index), where known; `torch_covers`: torch's own arch list is known to have the GPU, so the probe that
-    would show it is not asked again; `windows`: the build's variable set as cmd sets it."""
+    would show it is not asked again; `windows`: the build's variable set as cmd sets it; `rebuild_first`: the
+    extension's own report shows the archs it was built for (detectron2's arch flags), so its rebuild for this GPU
+    comes first and torch is not asked."""
     arch = f"compute capability {capability}" if capability else "this GPU's compute capability"
     flags = capability or "X.Y"
     where = f" {wheels}" if wheels else ""
@@ -680,6 +683,26 @@ def extension_arch_fix(
         f"without kernels for {arch}. Install a release of it built for this GPU (newer GPUs need its newest "
         f"release).{where}{build} Reinstalling torch does not change the extension.",
         commands=(
+            *(
+                [
+                    Command(
+                        (
+                            "env",
+                            f"TORCH_CUDA_ARCH_LIST={flags}",
+                            "python",
+                            "-m",
+                            "pip",
+                            "install",
+                            "--no-build-isolation",
+                            "-e",
+                            ".",
+                        ),
+                        note=f"in a checkout of {_project(extension)}, after deleting its build folder",
+                    )
+                ]
+                if rebuild_first and pip_build and capability and not windows
+                else []
+            ),
             *(
                 [
                     Command(
@@ -705,7 +728,7 @@ def extension_arch_fix(
             ),
             *(
                 []
-                if torch_covers
+                if torch_covers or rebuild_first
                 else [
                     Command(
                         (

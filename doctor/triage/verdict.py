@@ -170,6 +170,7 @@ from torch_gpu_doctor.triage.whose import (
     mmcv_said,
     not_torch,
     not_torchs_runtime,
+    own_arch_flags_shown,
     pinned_stack,
     rocm_build_on_nvidia,
     runtime_owner,
@@ -530,7 +531,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if (
         extension is not None
     ):  # the words or the call name a compiled extension as where the kernel is missing
-        verdicts = tuple(extension_not_torch(v, facts, extension) for v in verdicts)
+        flags_shown = own_arch_flags_shown(pasted)
+        verdicts = tuple(extension_not_torch(v, facts, extension, flags_shown) for v in verdicts)
     interpreter = interpreter_shown(facts)
     if interpreter is not None and not isinstance(facts.python, Unavailable):
         # the paste's own Python: each question asked of it, and each command a fix gives as plain `python`

@@ -89,12 +89,27 @@ def _kernel_check_named() -> re.Pattern[str]:
     )
 
 
+_DETECTRON2_FLAGS = lazy(r"^[ \t]*detectron2 arch flags[ \t]+\S", re.MULTILINE)
+
+
+def own_arch_flags_shown(pasted: PastedText) -> bool:
+    """The extension's own report of the archs it was built for is in the paste (detectron2's collect_env),
+    beside a kernel missing at run time ("no kernel image"; NVRTC's compiler too old for the GPU is torch's)."""
+    return _DETECTRON2_FLAGS.search(pasted.paste.text, 0, MAX_CHARS) is not None and any(
+        "no kernel image" in h.text.lower() for h in pasted.hits
+    )
+
+
 def failing_extension(pasted: PastedText) -> str | None:
     """The compiled extension a 'no kernel image' paste names as where it failed ("" when only words say it is
     a custom extension), or None."""
     if not any(h.signature.check == "torch.arch_compat" for h in pasted.hits):
         return None
     text = pasted.paste.text
+    if own_arch_flags_shown(pasted):
+        # detectron2's own report of the archs its ops were built for ("detectron2 arch flags   sm_70"): its ops
+        # are where a kernel is missing (blind set 23: detectron2#251, sm_70 only on Tesla P40s)
+        return "detectron2"
     source = _EXTENSION_SOURCE.search(text, 0, MAX_CHARS)
     in_csrc, in_frame, installed_words = _extension_patterns()
     if source is not None and source["package"] in in_csrc:  # the package, not its kernel's symbol
@@ -126,7 +141,12 @@ def failing_extension(pasted: PastedText) -> str | None:
 _MMCV_NAMED = lazy(r"(?<![\w-])mmcv(?:-full)?(?![\w-])", re.IGNORECASE)
 
 
-def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdict:
+_TORCH_HAS_NONE = lazy(r"torch(?: \S+)? has no kernels")
+
+
+def extension_not_torch(
+    verdict: Verdict, facts: Facts, extension: str, own_flags_shown: bool = False
+) -> Verdict:
     """torch.arch_compat's 'torch has no kernels' where the paste says the kernel is an extension's: the
     extension needs a build for the GPU; another torch changes nothing."""
     finding = verdict.finding
@@ -141,9 +161,13 @@ def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdi
         [soc.capability] if soc is not None else []
     )  # a Jetson's GPU is its SoC's
     capability = capabilities[0] if len(capabilities) == 1 else None
-    summary, torch_said = finding.summary, "torch has no kernels"
-    summary = summary.replace(JETSON_BUILDS_ONLY, "")  # the extension's build, not torch's, is the gap
-    if summary.startswith(torch_said):
+    summary = finding.summary.replace(
+        JETSON_BUILDS_ONLY, ""
+    )  # the extension's build, not torch's, is the gap
+    # "torch has no kernels", or with its version: "torch 1.4.0+cu100 has no kernels"
+    said = _TORCH_HAS_NONE.match(summary)
+    torch_said = said[0] if said is not None else "torch has no kernels"
+    if said is not None:
         who = (
             f"{extension} (a compiled extension, not torch)"
             if extension
@@ -174,6 +198,7 @@ def extension_not_torch(verdict: Verdict, facts: Facts, extension: str) -> Verdi
         page=(package, page_url) if page_url is not None and variant and variant.startswith("cu") else None,
         torch_covers=IN_AN_EXTENSION in finding.summary,
         windows=on_windows(facts),
+        rebuild_first=own_flags_shown,
     )
     finding = dataclasses.replace(finding, summary=summary, remediation=fix)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
