@@ -21,7 +21,6 @@ from torch_gpu_doctor.fixes.target import on_windows, python_command, target_pla
 from torch_gpu_doctor.fixes.torch_wheel import (
     driver_remediation,
     fix_for_torch,
-    legacy_for_the_driver,
     older_than_every_build,
     program_floor_fix,
     unnamed_gpu_fix,
@@ -271,7 +270,6 @@ def torch_driver_compat(facts: Facts) -> Finding:
             evidence=(Evidence("torch", said_text, "torch's CUDA initialisation"),),
             # a GPU the paste names has a compute capability: the build chosen for it, not for any GPU
             remediation=(unnamed_gpu_fix(facts) if unnamed_nvidia_gpu(facts) else _install_fix(facts))
-            or legacy_for_the_driver(facts, load_torch_releases())
             or driver_remediation(facts),
         )
     if isinstance(packages, Unavailable) or packages.cuda is None:

@@ -304,14 +304,15 @@ def fix_for_torch(facts: Facts) -> Remediation:
         return Remediation(
             text=f"gpu-doctor cannot choose a torch wheel: {'; '.join(gaps)}.", target=Target.PYTHON_ENV
         )
-    return legacy_for_the_driver(facts, data) or driver_remediation(facts)
+    return driver_remediation(facts)
 
 
 def legacy_for_the_driver(facts: Facts, data: TorchCompat) -> Remediation | None:
-    """A driver too old for every current release (CUDA 10.x and before), with no installed torch to keep: the
-    newest torch of 1.4-1.12 built for a CUDA it runs, which needs no change to the machine (a cluster's driver
-    is its administrators'), beside the driver that runs current torch (blind set 23: found version 10010 on a
-    SLURM node)."""
+    """A driver too old for every current release (CUDA 10.x and before), with no installed torch to keep, on a
+    machine whose driver the person cannot change (a cluster's is its administrators'): the newest torch of
+    1.4-1.12 built for a CUDA it runs, beside the driver that runs current torch (blind set 23: found version
+    10010 on a SLURM node). Elsewhere the driver is the fix; triage offers this where the paste shows such a
+    machine."""
     driver_cuda, capabilities = driver_max_cuda(facts), gpu_capabilities(facts)
     if driver_cuda is None or installed_torch(facts) is not None:
         return None

@@ -294,6 +294,14 @@ _UPDATED = lazy(
     re.IGNORECASE,
 )
 # the job spans machines and one of them alone works: "works on 1 node", "single node is fine", "two nodes"
+# A machine whose driver its user cannot change: a batch scheduler's words or commands, "module load", the words
+# of a cluster, or no root ("no sudo", "can't update the driver")
+_SHARED_MACHINE = lazy(
+    r"\b(?:SLURM|srun|sbatch|salloc|qsub|PBS|LSF|bsub)\b|\bmodule[ \t]+load\b|\bHPC\b"
+    r"|(?i:\b(?:(?:computing|compute|university|school|lab'?s?|shared)[ \t]+(?:cluster|server|node)s?|cluster[ \t]+node)\b"
+    r"|\b(?:no|without)[ \t]+(?:root|sudo|admin)\b|\b(?:can'?t|cannot|can[ \t]+not|unable[ \t]+to|not[ \t]+allowed[ \t]+to)"
+    r"[ \t]+(?:update|upgrade|change|install)[ \t]+the[ \t]+(?:nvidia[ \t]+)?driver)"
+)
 _ACROSS_NODES = lazy(
     r"\b(?:multi[- \t]?nodes?|multiple[ \t]+(?:nodes|machines|servers)|(?:two|2|several)[ \t]+(?:nodes?|machines|servers)"
     r"|across[ \t]+(?:nodes|machines)|--nnodes[= ]?[2-9]|nnodes[ \t]*=[ \t]*[2-9])",
@@ -583,6 +591,7 @@ class ProseFacts:
     slow: int | None = None  # the line that says the work is slow (or its bandwidth, its performance)
     updated: int | None = None  # the line that says the system or its driver was updated before it broke
     across_nodes: int | None = None  # the line that says the job spans several machines
+    shared: int | None = None  # the line that shows a shared machine whose driver is not the person's (SLURM)
     recurs: int | None = None  # the line that says the failure came back, or on another GPU too
     # the line that says the same work runs on another system of the machine (Windows, another driver or kernel),
     # or that every program fails alike: what fails is below the programs
@@ -868,6 +877,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         else None
     )
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
+    shared = _SHARED_MACHINE.search(text, 0, MAX_CHARS)
     fine = (
         _FINE_ELSEWHERE.search(text, 0, MAX_CHARS)
         if any(w in lowered for w in ("windows", "driver", "kernel", "program", "app"))
@@ -919,6 +929,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         slow=line_of(slow) if slow is not None else None,
         updated=line_of(updated) if updated is not None else None,
         across_nodes=line_of(nodes) if nodes is not None else None,
+        shared=line_of(shared) if shared is not None else None,
         recurs=line_of(recurs) if recurs is not None else None,
         fine_elsewhere=line_of(fine) if fine is not None else None,
     )

@@ -143,6 +143,7 @@ from torch_gpu_doctor.triage.where import (
     none_on_a_mac,
     on_a_hosted_notebook,
     on_a_mac,
+    on_a_shared_machine,
     on_a_vgpu_profile,
     on_wsl,
     ran_inside_a_container,
@@ -431,6 +432,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
     verdicts = tuple(docker_desktop_on_linux(v, facts, pasted) for v in verdicts)
     verdicts = tuple(libcuda_in_a_container(v, facts, pasted) for v in verdicts)
+    if pasted.prose.shared is not None:  # a cluster's node: its driver is not the person's to change
+        verdicts = tuple(on_a_shared_machine(v, facts, pasted) for v in verdicts)
     if "zluda" in pasted.paste.text[:MAX_CHARS].lower():  # AMD's GPU behind CUDA's names
         verdicts = tuple(under_zluda(v, pasted) for v in verdicts)
     verdicts = tuple(rocm_build_on_nvidia(v, facts, k.about_torch, pasted) for v in verdicts)

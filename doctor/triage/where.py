@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from torch_gpu_doctor.checks.driver_nvml import MISSED_REBOOT
 from torch_gpu_doctor.checks.support.signatures import Hit, reported
 from torch_gpu_doctor.compat.library_bugs import library_bugs
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
@@ -30,6 +31,7 @@ from torch_gpu_doctor.fixes.gpu_state import engine_on_a_mac, hosted_notebook_gp
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import wheel_of
 from torch_gpu_doctor.fixes.target import on_windows
+from torch_gpu_doctor.fixes.torch_wheel import legacy_for_the_driver
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target, printable
 from torch_gpu_doctor.triage.outcome import (
@@ -890,6 +892,34 @@ def libcuda_in_a_container(verdict: Verdict, facts: Facts, pasted: PastedText) -
         remediation=libcuda_link_in_container(cdi),
     )
     return dataclasses.replace(verdict, finding=finding)
+
+
+def on_a_shared_machine(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
+    """A driver too old for every current torch, on a machine the paste shows is shared (a SLURM job, `module
+    load`, a university cluster, no root): its driver is its administrators', so the newest torch built for a CUDA
+    that driver runs comes first, the driver upgrade second (blind set 23: found version 10010 on a SLURM node)."""
+    line = pasted.prose.shared
+    finding = verdict.finding
+    if (
+        line is None
+        or finding.check_id not in ("torch.driver_compat", "torch.cuda_init")
+        or finding.status is not Status.FAIL
+        or installs_torch(finding.remediation)
+    ):
+        return verdict
+    legacy = legacy_for_the_driver(facts, load_torch_releases())
+    if legacy is None:
+        return verdict
+    legacy = dataclasses.replace(
+        legacy,
+        text=f"On a shared machine (line {line} of the paste) the driver is its administrators'. "
+        + legacy.text,
+    )
+    return dataclasses.replace(
+        verdict,
+        finding=dataclasses.replace(finding, remediation=legacy),
+        lines=tuple(sorted({*verdict.lines, line})),
+    )
 
 
 BUSY = "other_cuda_devices_busy_or_unavailable"
