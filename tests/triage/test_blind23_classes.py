@@ -4,10 +4,13 @@ torch's driver warning that the program went on from."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from tests.triage.corpus_helpers import cause_of, diagnosed
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.triage.render import render_text
 
 
 def said(text: str) -> PasteDiagnosis:
@@ -63,3 +66,176 @@ def test_a_device_mismatch_after_the_driver_warning_keeps_the_driver_first() -> 
     )
     _, summary, _ = cause_of(d)
     assert "Tensor sizes" not in summary and "driver" in summary.lower()
+
+
+def rendered(d: PasteDiagnosis) -> str:
+    out = io.StringIO()
+    render_text(d, "paste", out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "starts", "first"),
+    [
+        (  # NCCL's bootstrap socket: the interface, not collect_env
+            "nccl-210-socket-creation-failed.txt",
+            "NCCL could not open its bootstrap socket",
+            "ip -brief address",
+        ),
+        (  # lspci's ACSCtl lines: ACS on, disabled per bridge
+            "nccl-606-acs-srcvalid-hang.txt",
+            "PCIe ACS is enabled on bridges between the GPUs",
+            "sudo setpci -s BDF ECAP_ACS+0x6.w=0000",
+        ),
+        (  # IB status 4: GPUDirect RDMA, tested with it off, not the fabric's retry count
+            "nccl-928-ib-error4-vendor81-gdr.txt",
+            "NCCL's InfiniBand transfers fail with a local protection error (status 4)",
+            "env NCCL_NET_GDR_LEVEL=LOC COMMAND",
+        ),
+        (  # Ollama's own cuInit code: 802 is Fabric Manager on an NVSwitch machine
+            "ollama-12173-cuinit-802-h100.txt",
+            "CUDA does not initialise",
+            "sudo systemctl enable --now nvidia-fabricmanager",
+        ),
+        (  # Ollama told to skip its GPU libraries by an old OLLAMA_LLM_LIBRARY value
+            "ollama-12797-llm-library-env.txt",
+            "Ollama skips its GPU libraries at the request of OLLAMA_LLM_LIBRARY=cuda",
+            "",
+        ),
+        (  # pip show's versions: torchvision put back beside the torch xFormers pins
+            "sdnext-3531-torchvision-nms-mismatch-pipshow.txt",
+            "A package built for another torch or CUDA",
+            "python -m pip install --force-reinstall --no-deps torchvision==0.19.0+cu121 --index-url "
+            "https://download.pytorch.org/whl/cu121",
+        ),
+        (  # memory in use and no process listed: held out of nvidia-smi's sight
+            "crosse-2-nvidia-smi-phantom-memory.txt",
+            "GPU memory is held out of nvidia-smi's sight: 12799 of 16280 MiB",
+            "sudo fuser -v /dev/nvidia0",
+        ),
+        (  # out of memory in the program's own validate(): autograd left on
+            "a-pytorch-tutorial-to-image-captioning-57-oom-validate.txt",
+            "The program ran out of GPU memory in its own evaluation code (validate",
+            "",
+        ),
+        (  # cuDNN's bare libcuda.so in a Podman container passed the GPU by CDI: the spec, not WSL's folder
+            "whisper-asr-webservice-205-podman-cdi-libcuda-so.txt",
+            "cuDNN could not open the bare libcuda.so inside the container",
+            "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
+        ),
+        (  # vLLM on an Intel Mac: no GPU build for macOS
+            "vllm-7430-collect-env-intel-macos.txt",
+            "This is a Mac: vLLM serves models on NVIDIA or AMD GPUs under Linux",
+            "",
+        ),
+    ],
+)
+def test_blind23_classes_on_their_real_pastes(name: str, starts: str, first: str) -> None:
+    _, summary, command = cause_of(diagnosed(name))
+    assert summary.startswith(starts), summary
+    assert command == first
+
+
+def test_a_pasted_kernel_log_is_not_asked_for_again() -> None:
+    """Xid 79 and 119 pasted from dmesg: no `dmesg` to run again, the recovery first; nvidia-smi's 'GPU is lost'
+    (no kernel log in the paste) still asks for the log."""
+    for name, first in (
+        ("open-gpu-kernel-modules-1151-xid79-rtx5080.txt", "systemctl reboot"),
+        ("open-gpu-kernel-modules-446-xid119-gsp-timeout.txt", ""),
+    ):
+        d = diagnosed(name)
+        _, _, command = cause_of(d)
+        assert command == first
+        assert "To be sure" not in rendered(d)
+    _, _, command = cause_of(diagnosed("marian-251-gpu-is-lost.txt"))
+    assert command.startswith("sudo dmesg")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a runner list with a CUDA runner: a working install
+        'msg="Dynamic LLM libraries" runners="[cpu cpu_avx cpu_avx2 cuda_v12 rocm_v6]"\n',
+        # ACS off everywhere (nccl#1405): nothing to disable
+        "ACSCtl: SrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n",
+    ],
+)
+def test_what_is_fine_stays_fine(text: str) -> None:
+    cause = said(text).result.cause
+    assert cause is None or ("runner" not in cause.finding.summary and "ACS" not in cause.finding.summary)
+
+
+def test_nvidia_smi_processes_listed_or_a_busy_gpu_is_not_out_of_sight() -> None:
+    """A process listed, or a GPU at work (the job itself, seen from inside its container), is no hidden holder."""
+    table = (
+        "RuntimeError: CUDA out of memory.\n"
+        "| NVIDIA-SMI 535.54.03              Driver Version: 535.54.03    CUDA Version: 12.2     |\n"
+        "|   0  NVIDIA A10G                    On  | 00000000:00:1E.0 Off |                    0 |\n"
+        "|  0%   33C    P0              58W / 300W |  20000MiB / 23028MiB |     {util}%      Default |\n"
+        "| Processes:                                                                            |\n"
+        "|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |\n"
+        "|=======================================================================================|\n"
+        "{rows}"
+        "+---------------------------------------------------------------------------------------+\n"
+    )
+    row = "|    0   N/A  N/A      4242      C   python                                   19990MiB |\n"
+    hidden = said(table.format(util=0, rows=""))
+    assert cause_of(hidden)[1].startswith("GPU memory is held out of nvidia-smi's sight")
+    for text in (table.format(util=0, rows=row), table.format(util=97, rows="")):
+        assert "out of nvidia-smi's sight" not in cause_of(said(text))[1]
+
+
+def test_an_evaluation_frame_in_a_library_or_under_no_grad_keeps_the_plain_answer() -> None:
+    """A library's evaluation loop turns autograd off itself; a paste that shows no_grad already has it."""
+    frames = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/transformers/trainer.py", line 3000, in evaluate\n'
+        "    output = eval_loop()\n"
+        "RuntimeError: CUDA error: out of memory\n",
+        'Traceback (most recent call last):\n  File "train.py", line 282, in validate\n'
+        "    with torch.no_grad():\nRuntimeError: CUDA error: out of memory\n",
+    )
+    for text in frames:
+        assert "evaluation code" not in cause_of(said(text))[1]
+
+
+def test_libcuda_unversioned_on_wsl_keeps_wsl_folder_even_in_a_container_word() -> None:
+    """WSL said: its /usr/lib/wsl/lib answer stands."""
+    text = (
+        "WSL2 Ubuntu 22.04, in docker\n"
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: "
+        "No such file or directory\n"
+    )
+    _, _, command = cause_of(said(text))
+    assert "/usr/lib/wsl/lib" in command
+
+
+def test_detectron2_built_for_another_arch_is_rebuilt_for_the_gpu_not_torch() -> None:
+    """detectron2#251: 'detectron2 arch flags sm_70' on Tesla P40s and a missing kernel: detectron2's build, for
+    6.1; NVRTC too old for the GPU (detectron2#2910) stays torch's CUDA."""
+    _, summary, first = cause_of(diagnosed("detectron2-251-arch-flags-sm70-on-p40.txt"))
+    assert summary.startswith("detectron2 (a compiled extension, not torch) has no kernels for Tesla P40")
+    assert first == "env TORCH_CUDA_ARCH_LIST=6.1 python -m pip install --no-build-isolation -e ."
+    _, summary, _ = cause_of(diagnosed("detectron2-2910-nvrtc-arch-unsupported.txt"))
+    assert summary.startswith("torch's run-time CUDA compiler (NVRTC) is older than this GPU")
+
+
+_TOO_OLD_10010 = (
+    "AssertionError: \nThe NVIDIA driver on your system is too old (found version 10010).\n"
+    "Please update your GPU driver by downloading and installing a new\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("words", "legacy"),
+    [
+        ("Set SLURM handle signals.\n", True),  # trixie#9's own log
+        ("I run it on our university cluster node, I have no root.\n", True),
+        ("Training on my desktop.\n", False),
+    ],
+)
+def test_a_shared_machine_keeps_its_driver_and_gets_the_torch_built_for_it(words: str, legacy: bool) -> None:
+    """The driver of a cluster's node is its administrators': the newest torch built for CUDA 10.1 first; on a
+    machine of one's own the driver stays the fix."""
+    _, _, first = cause_of(said(words + _TOO_OLD_10010))
+    assert ("torch==1.8.1+cu101" in first) is legacy
