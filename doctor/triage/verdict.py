@@ -35,6 +35,7 @@ from torch_gpu_doctor.triage.asked import (
     build_for_said_cuda,
 )
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
+from torch_gpu_doctor.triage.ggml_devices import GGML_INVALID_FUNCTION, on_a_device_the_build_lacks
 from torch_gpu_doctor.triage.gpus_shown import (
     MIXED,
     gpus_past_the_cut,
@@ -432,6 +433,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
     verdicts = tuple(docker_desktop_on_linux(v, facts, pasted) for v in verdicts)
     verdicts = tuple(libcuda_in_a_container(v, facts, pasted) for v in verdicts)
+    if any(h.signature.id == GGML_INVALID_FUNCTION for h in pasted.hits):  # llama.cpp's ROCm on one device
+        verdicts = tuple(on_a_device_the_build_lacks(v, pasted) for v in verdicts)
     if pasted.prose.shared is not None:  # a cluster's node: its driver is not the person's to change
         verdicts = tuple(on_a_shared_machine(v, facts, pasted) for v in verdicts)
     if "zluda" in pasted.paste.text[:MAX_CHARS].lower():  # AMD's GPU behind CUDA's names

@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from tests.triage.corpus_helpers import cause_of, diagnosed
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.render import render_text
 
@@ -239,3 +239,42 @@ def test_a_shared_machine_keeps_its_driver_and_gets_the_torch_built_for_it(words
     machine of one's own the driver stays the fix."""
     _, _, first = cause_of(said(words + _TOO_OLD_10010))
     assert ("torch==1.8.1+cu101" in first) is legacy
+
+
+_GGML = (
+    "ggml_cuda_init: found {n} ROCm devices:\n{devices}ROCm error: invalid device function\n"
+    "  current device: {current}, in function ggml_cuda_compute_forward at ggml-cuda.cu:2932\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "starts"),
+    [
+        (  # llama.cpp#22013: the failing device is a Ryzen's 740M beside an RX 9070
+            (PASTES / "llama.cpp-22013-rocm-igpu-invalid-device-function.txt").read_text(),
+            "env HIP_VISIBLE_DEVICES=0 COMMAND",
+            "llama.cpp put work on the integrated GPU, device 1 (AMD Radeon 740M Graphics, gfx1103)",
+        ),
+        (  # one card the build lacks: its target in the build
+            _GGML.format(
+                n=1, current=0, devices="  Device 0: AMD Radeon RX 6700 XT, gfx1031 (0x1031), VMM: no\n"
+            ),
+            "cmake -S . -B build -DGGML_HIP=ON -DGPU_TARGETS=gfx1031 -DCMAKE_BUILD_TYPE=Release",
+            "llama.cpp's ROCm build has no kernels for device 0",
+        ),
+        (  # the same under Ollama, which has no build to change
+            'time=2025 level=INFO source=routes.go msg="ollama"\n'
+            + _GGML.format(
+                n=1, current=0, devices="  Device 0: AMD Radeon RX 6700 XT, gfx1031 (0x1031), VMM: no\n"
+            ),
+            "",
+            "Ollama's ROCm libraries have no kernels for device 0",
+        ),
+    ],
+)
+def test_ggml_invalid_device_function_names_the_device_and_its_way_out(
+    text: str, first: str, starts: str
+) -> None:
+    _, summary, command = cause_of(said(text))
+    assert summary.startswith(starts), summary
+    assert command == first
