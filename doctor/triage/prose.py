@@ -187,6 +187,9 @@ _JETSON = lazy(
     r"|\bJetson[ \t]+(?P<family>AGX|NX)\b"  # "jetson NX": the Xavier NX, "Jetson AGX": the AGX Xavier
     r"|\b(?:AGX|NX)[ \t]+(?P<model2>Orin|Xavier|Thor)\b"
     r"|\bJet[Pp]ack(?:[ \t]+Version)?[ \t*:]*(?P<jetpack>\d+(?:\.\d+){0,2})"  # "**JetPack Version:** 5.1.2"
+    # `apt show nvidia-jetpack`: "Package: nvidia-jetpack", then "Version: 4.6-b199"
+    r"|\bnvidia-jetpack[ \t]*\r?\n[ \t]*Version:[ \t]*(?P<jetpack2>\d+(?:\.\d+){0,2})"
+    r"|\b(?:on|my|a|the|with)[ \t]+(?P<model3>TX2|TX1)\b"  # "I'm running on Tx2 Devboard": only Jetsons
     r"|\bJet[Pp]ack[ \t]*(?:[<>]=?|v(?=\d))[ \t]*\d"  # "Jetpack<6": a Jetson, its release not said
     r"|\bL4T(?:[ \t]+Release)?[ \t*:]*R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)"  # "**L4T Release:** R35.4.1"
     # NVIDIA's L4T container images by their tag ("nvcr.io/nvidia/l4t-pytorch:r32.4.2-pth1.5-py3"): a Jetson,
@@ -657,16 +660,20 @@ def read_prose(lines: list[str]) -> ProseFacts:
             if (found["said"] is None and found["said2"] is None) or here(found):  # a tool's label: installed
                 drivers.setdefault(next(v for v in found.groups() if v is not None), line_of(found))
     jetson: dict[str, dict[str, int]] = {"model": {}, "jetpack": {}, "l4t": {}, "image": {}}
-    if any(word in lowered for word in ("jet", "l4t", "orin", "xavier")):
+    if any(word in lowered for word in ("jet", "l4t", "orin", "xavier", "tx2", "tx1")):
         for found in _JETSON.finditer(text):
             if found["image"]:
                 jetson["image"].setdefault(found["image"], line_of(found))
-            elif found["jetpack"] or found["l4t"]:
-                kind = "jetpack" if found["jetpack"] else "l4t"
-                jetson[kind].setdefault(found[kind], line_of(found))
+            elif found["jetpack"] or found["jetpack2"] or found["l4t"]:
+                kind = "l4t" if found["l4t"] else "jetpack"
+                jetson[kind].setdefault(found[kind] or found["jetpack2"], line_of(found))
             else:
                 said = (
-                    found["model"] or found["model2"] or found["family"] or ("nano" if found["kit"] else "")
+                    found["model"]
+                    or found["model2"]
+                    or found["model3"]
+                    or found["family"]
+                    or ("nano" if found["kit"] else "")
                 )
                 model = _JETSON_MODELS.get(said.lower())
                 jetson["model"].setdefault(model or "Jetson", line_of(found))

@@ -125,6 +125,7 @@ from torch_gpu_doctor.triage.where import (
     OPERATION_NOT_SUPPORTED,
     SIGFPE,
     UNKNOWN_AT_INIT,
+    building_on_a_jetson,
     builds_an_image,
     cpu_environment,
     docker_desktop_on_linux,
@@ -433,6 +434,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
     verdicts = tuple(docker_desktop_on_linux(v, facts, pasted) for v in verdicts)
     verdicts = tuple(libcuda_in_a_container(v, facts, pasted) for v in verdicts)
+    if pasted.prose.jetson is not None:  # an image built on a Jetson before JetPack 5
+        verdicts = tuple(building_on_a_jetson(v, pasted) for v in verdicts)
     if any(h.signature.id == GGML_INVALID_FUNCTION for h in pasted.hits):  # llama.cpp's ROCm on one device
         verdicts = tuple(on_a_device_the_build_lacks(v, pasted) for v in verdicts)
     if pasted.prose.shared is not None:  # a cluster's node: its driver is not the person's to change

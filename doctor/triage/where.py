@@ -711,6 +711,48 @@ def in_an_l4t_image(verdict: Verdict, pasted: PastedText) -> Verdict:
 
 
 _NVIDIA_RUNTIME = lazy(r"--runtime[ \t=]+nvidia\b|\"default-runtime\"[ \t]*:[ \t]*\"nvidia\"")
+# an image being built: docker's own report of a failed RUN step ("The command '/bin/sh -c ...' returned a
+# non-zero code"), BuildKit's, or the build command or script named
+_DOCKER_BUILD = lazy(
+    r"The command '/bin/sh -c |\bdocker[ \t]+build\b|\bdocker_build\w*\.sh\b|\bRUN [^\n]*\bexit code:|"
+    r"failed to solve: process \"/bin/sh -c"
+)
+
+
+def building_on_a_jetson(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A CUDA library missing while an image builds on a Jetson before JetPack 5: there the host's CUDA reaches a
+    container only through NVIDIA's runtime, and `docker build` uses the default runtime, so the build's steps see
+    no CUDA until "default-runtime": "nvidia" is set in /etc/docker/daemon.json (blind set 23: jetson-containers#121,
+    libcurand.so.10 while building torchvision on a TX2 with JetPack 4.6)."""
+    finding = verdict.finding
+    missing = {h.line for h in pasted.hits if h.signature.cls == "missing_library"}
+    if finding.status is not Status.FAIL or not missing.intersection(verdict.lines):
+        return verdict
+    text = pasted.paste.text[:MAX_CHARS]
+    if pasted.prose.jetson is None or _own_cuda_release(pasted) or _DOCKER_BUILD.search(text) is None:
+        return verdict
+    if _NVIDIA_RUNTIME.search(text) is not None:
+        return verdict  # the runtime is set already: something else is missing
+    finding = dataclasses.replace(
+        finding,
+        summary="The image is built without the NVIDIA runtime: before JetPack 5 a Jetson's containers get CUDA from "
+        "the host only through it, and `docker build` uses the default runtime, so the build sees no CUDA libraries.",
+        details="",
+        remediation=Remediation(
+            text='Make NVIDIA\'s runtime Docker\'s default: add "default-runtime": "nvidia" to /etc/docker/daemon.json '
+            '(beside its "runtimes": {"nvidia": ...} entry), restart Docker, and build again.',
+            commands=(
+                Command(
+                    ("sudo", "systemctl", "restart", "docker"),
+                    note='after adding "default-runtime": "nvidia"',
+                ),
+                Command(("docker", "info"), note="'Default Runtime: nvidia' confirms it"),
+            ),
+            requires_root=True,
+            target=Target.SYSTEM,
+        ),
+    )
+    return dataclasses.replace(verdict, finding=finding, find_out=None)
 
 
 def _own_cuda_release(pasted: PastedText) -> bool:
