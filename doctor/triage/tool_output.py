@@ -589,13 +589,25 @@ _PROMPT_RUNS_PYTHON = lazy(
 )
 
 
+# `pip show`'s "Location: /home/me/proj/.venv/lib/python3.12/site-packages": the whole line is one path (a
+# Windows one may hold spaces), ending in the site-packages folder itself
+_PIP_LOCATION = lazy(
+    r"^Location:[ \t]*(?P<prefix>(?:/|[A-Za-z]:\\)[^\n]*?)[\\/](?:lib(?:64)?/python3\.\d{1,2}|[Ll]ib)[\\/]"
+    r"site-packages[ \t]*$"
+)
+
+
 def parse_interpreter_shown(lines: list[str]) -> InterpreterShown | None:
-    """The Python a traceback's or an error's site-packages path belongs to (see _SITE_PACKAGES); else the one a
-    cmd prompt in the paste runs by its path."""
+    """The Python a traceback's or an error's site-packages path belongs to (see _SITE_PACKAGES), or pip show's
+    Location; else the one a cmd prompt in the paste runs by its path."""
     first: InterpreterShown | None = None
     prompt: InterpreterShown | None = None
     for number, raw in enumerate(lines, start=1):
         if len(raw) > MAX_PATH_LINE:
+            continue
+        located = _PIP_LOCATION.match(raw.strip()) if raw.startswith("Location:") else None
+        if located is not None and _NAMES_NONE.search(located["prefix"]) is None:
+            first = first or InterpreterShown(_interpreter(located["prefix"]), number, located["prefix"])
             continue
         if prompt is None and ">" in raw and "python" in raw.lower():
             ran = _PROMPT_RUNS_PYTHON.match(raw)

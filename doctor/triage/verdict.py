@@ -118,6 +118,7 @@ from torch_gpu_doctor.triage.told import (
     works_where_tested,
     wsl_session,
 )
+from torch_gpu_doctor.triage.wanted_build import cuda_build_where_cpu_wanted
 from torch_gpu_doctor.triage.where import (
     HOSTED_NOTEBOOK,
     KUBERNETES,
@@ -376,6 +377,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = no_nvidia_gpu(verdicts, pasted, facts, titles)
     verdicts = on_a_mac(verdicts, pasted, facts, titles, serving_engine(pasted))
     verdicts = none_on_a_mac(verdicts, facts)
+    verdicts = cuda_build_where_cpu_wanted(verdicts, pasted, facts, titles)
     if (
         not k.about_torch
     ):  # another program's error (CUDA samples, JAX, Taichi...); a question in words is not

@@ -105,7 +105,8 @@ def rendered(d: PasteDiagnosis) -> str:
         (  # pip show's versions: torchvision put back beside the torch xFormers pins
             "sdnext-3531-torchvision-nms-mismatch-pipshow.txt",
             "A package built for another torch or CUDA",
-            "python -m pip install --force-reinstall --no-deps torchvision==0.19.0+cu121 --index-url "
+            '"c:\\users\\jfran\\documents\\artificial intelligence\\automatic\\venv\\Scripts\\python.exe" -m pip '
+            "install --force-reinstall --no-deps torchvision==0.19.0+cu121 --index-url "
             "https://download.pytorch.org/whl/cu121",
         ),
         (  # memory in use and no process listed: held out of nvidia-smi's sight
@@ -278,3 +279,33 @@ def test_ggml_invalid_device_function_names_the_device_and_its_way_out(
     _, summary, command = cause_of(said(text))
     assert summary.startswith(starts), summary
     assert command == first
+
+
+def test_an_image_built_on_a_jetson_before_jetpack_5_needs_the_default_runtime() -> None:
+    """jetson-containers#121: libcurand.so.10 missing in a RUN step on a TX2 with JetPack 4.6 (apt's nvidia-jetpack
+    4.6-b199): docker build runs without NVIDIA's runtime unless it is the default; JetPack 5 images bring CUDA."""
+    name = "jetson-containers-121-libcurand-docker-build.txt"
+    _, summary, first = cause_of(diagnosed(name))
+    assert summary.startswith("The image is built without the NVIDIA runtime")
+    assert first == "sudo systemctl restart docker"
+    text = (PASTES / name).read_text().replace("Version: 4.6-b199", "Version: 5.1.2-b104")
+    assert not cause_of(said(text))[1].startswith("The image is built without the NVIDIA runtime")
+
+
+def test_a_cuda_build_where_the_cpu_build_was_asked_for_is_a_problem() -> None:
+    """comfy-cli#344: `install --cpu`, and pip show's Requires lists NVIDIA's CUDA wheels: the CPU index, into the
+    venv pip show's Location names; a CPU build shown, or no CPU build asked for, is no such problem."""
+    name = "comfy-cli-344-cpu-flag-installs-cuda-torch.txt"
+    check, summary, first = cause_of(diagnosed(name))
+    assert check == "torch.nvidia_wheels" and "where the CPU-only build was asked for" in summary
+    assert first.startswith(
+        "/home/xyc/learn/learn-comfy/.venv/bin/python -m pip install --force-reinstall torch --index-url "
+        "https://download.pytorch.org/whl/cpu"
+    )
+    text = (PASTES / name).read_text()
+    for other in (
+        text.replace("nvidia-cublas-cu12, nvidia-cuda-cupti-cu12", "sympy"),  # a CPU build's requirements
+        text.replace("--cpu", "").replace("CPU-only", "").replace("whl/cpu", "whl"),  # no CPU build asked for
+    ):
+        cause = said(other).result.cause
+        assert cause is None or "where the CPU-only build was asked for" not in cause.finding.summary
