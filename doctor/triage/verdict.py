@@ -119,6 +119,7 @@ from torch_gpu_doctor.triage.told import (
     wsl_session,
 )
 from torch_gpu_doctor.triage.wanted_build import cuda_build_where_cpu_wanted
+from torch_gpu_doctor.triage.wheel_names import abi_from_the_wheel_name
 from torch_gpu_doctor.triage.where import (
     HOSTED_NOTEBOOK,
     KUBERNETES,
@@ -378,6 +379,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = on_a_mac(verdicts, pasted, facts, titles, serving_engine(pasted))
     verdicts = none_on_a_mac(verdicts, facts)
     verdicts = cuda_build_where_cpu_wanted(verdicts, pasted, facts, titles)
+    if "cxx11abi" in pasted.paste.text[:MAX_CHARS]:  # an extension's wheel name says its C++ ABI
+        verdicts = tuple(abi_from_the_wheel_name(v, facts, pasted) for v in verdicts)
     if (
         not k.about_torch
     ):  # another program's error (CUDA samples, JAX, Taichi...); a question in words is not

@@ -309,3 +309,19 @@ def test_a_cuda_build_where_the_cpu_build_was_asked_for_is_a_problem() -> None:
     ):
         cause = said(other).result.cause
         assert cause is None or "where the CPU-only build was asked for" not in cause.finding.summary
+
+
+def test_the_wheel_name_says_which_cpp_abi_the_extension_was_built_with() -> None:
+    """flash-attention#680: a cxx11abiTRUE wheel beside PyPI's torch 2.1.0 (the old ABI before 2.7): the same
+    release's cxx11abiFALSE wheel; a wheel of torch's own ABI keeps the general answer."""
+    name = "flash-attention-680-cxx11abi-wheel.txt"
+    _, summary, first = cause_of(diagnosed(name))
+    assert summary.startswith(
+        "The flash-attn wheel installed (line 4 of the paste) was built with the new C++ ABI"
+    )
+    assert first.endswith(
+        "https://github.com/Dao-AILab/flash-attention/releases/download/v2.3.4/"
+        "flash_attn-2.3.4+cu122torch2.1cxx11abiFALSE-cp39-cp39-linux_x86_64.whl"
+    )
+    same = (PASTES / name).read_text().replace("cxx11abiTRUE", "cxx11abiFALSE")
+    assert "was built with the" not in cause_of(said(same))[1]
