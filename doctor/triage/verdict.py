@@ -60,6 +60,7 @@ from torch_gpu_doctor.triage.job_size import (
     too_big_to_train_here,
     while_evaluating,
 )
+from torch_gpu_doctor.triage.labels import binary_labels_one_class
 from torch_gpu_doctor.triage.line_kinds import (
     exception_lines,
     logged_warning_lines,
@@ -379,6 +380,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = on_a_mac(verdicts, pasted, facts, titles, serving_engine(pasted))
     verdicts = none_on_a_mac(verdicts, facts)
     verdicts = cuda_build_where_cpu_wanted(verdicts, pasted, facts, titles)
+    verdicts = tuple(binary_labels_one_class(v, pasted) for v in verdicts)
     if "cxx11abi" in pasted.paste.text[:MAX_CHARS]:  # an extension's wheel name says its C++ ABI
         verdicts = tuple(abi_from_the_wheel_name(v, facts, pasted) for v in verdicts)
     if (

@@ -325,3 +325,13 @@ def test_the_wheel_name_says_which_cpp_abi_the_extension_was_built_with() -> Non
     )
     same = (PASTES / name).read_text().replace("cxx11abiTRUE", "cxx11abiFALSE")
     assert "was built with the" not in cause_of(said(same))[1]
+
+
+def test_binary_labels_against_a_one_class_loss_name_the_class_count() -> None:
+    """Pointnet2_PyTorch#89: `t < n_classes` fails and 'My labels are all either 0 or 1': one class where two
+    are needed; without the labels said, the general reading of the assertion stands."""
+    name = "pointnet2_pytorch-89-num-classes-assert.txt"
+    _, summary, _ = cause_of(diagnosed(name))
+    assert summary.startswith("The model is built for one class while the labels are 0 and 1")
+    text = (PASTES / name).read_text().replace("My labels are all either 0 or 1 for each point.", "")
+    assert not cause_of(said(text))[1].startswith("The model is built for one class")
