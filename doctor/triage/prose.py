@@ -233,7 +233,10 @@ _NO_NVIDIA = lazy(
     # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
     # running on CPU", the complaint of someone who wants the GPU)
     r"|(?P<cpu>\b(?:how[ \t]+(?:can|do|could|to)|want[ \t]+to|wish[ \t]+to|like[ \t]+to|need[ \t]+to)\b"
-    r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b)",
+    r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b"
+    # "since im running code on cpu windows 10 and disabled cuda()": the CPU on purpose
+    r"|\b(?:since|as|because)[ \t]+(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+running\b(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,30}?"
+    r"\bon[ \t]+(?:the[ \t]+|a[ \t]+)?cpu\b|\bdisabled[ \t]+(?:the[ \t]+|all[ \t]+)?\.?cuda\(?\)?)",
     re.IGNORECASE,
 )
 # A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")
@@ -683,7 +686,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
             amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
         amd = _one_chip(amd)
     no_nvidia, asks_for_cpu = None, False
-    if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡")):
+    if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡", "disabled")):
         said = _NO_NVIDIA.search(text)
         no_nvidia = Said(said[0], line_of(said)) if said is not None else None
         if (

@@ -335,3 +335,20 @@ def test_binary_labels_against_a_one_class_loss_name_the_class_count() -> None:
     assert summary.startswith("The model is built for one class while the labels are 0 and 1")
     text = "\n".join(line for line in (PASTES / name).read_text().splitlines() if "binary" not in line)
     assert not cause_of(said(text))[1].startswith("The model is built for one class")
+
+
+@pytest.mark.parametrize(
+    ("words", "on_purpose"),
+    [
+        ("since im running code on cpu windows 10 and disabled cuda()\n", True),  # open-reid#97
+        ("I disabled .cuda() everywhere\n", True),
+        ("my training is slow, it is running on CPU\n", False),  # a complaint: the GPU is wanted
+    ],
+)
+def test_the_cpu_on_purpose_is_the_programs_device_not_a_cuda_torch(words: str, on_purpose: bool) -> None:
+    """'Torch not compiled with CUDA enabled' where the person runs on the CPU on purpose: the program's device."""
+    error = 'raise AssertionError("Torch not compiled with CUDA enabled")\nAssertionError: Torch not compiled with CUDA enabled\n'
+    _, summary, _ = cause_of(said(words + error))
+    assert (
+        summary.startswith("The program asks for CUDA, and the paste asks to run it on the CPU") is on_purpose
+    )
