@@ -373,7 +373,14 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
     if user_site is not None:
         summary += f", from a per-user torch in {user_site}"
     error = next((e for e in errors if dll and dll in _said(e)), errors[0])
-    fix = windows_dll_fix(dll, user_site, python["python"] if python else None, init_failed)
+    fix = windows_dll_fix(
+        dll,
+        user_site,
+        python["python"] if python else None,
+        init_failed,
+        installed=installed_torch(facts),
+        variant=installed_variant(facts),
+    )
     return _Cause(error, summary, fix)
 
 

@@ -319,10 +319,17 @@ def page_file_fix() -> Remediation:
 
 
 def windows_dll_fix(
-    dll: str, user_site: str | None, global_python: str | None, init_failed: bool = False
+    dll: str,
+    user_site: str | None,
+    global_python: str | None,
+    init_failed: bool = False,
+    *,
+    installed: str | None = None,
+    variant: str | None = None,
 ) -> Remediation:
     """Windows could not load one of torch's DLLs or a DLL it depends on (WinError 126), or loaded it and its
-    start-up failed (`init_failed`, WinError 1114)."""
+    start-up failed (`init_failed`, WinError 1114). `installed`, `variant`: torch's version and build where known
+    (pip's own "Successfully installed torch-2.4.0+cu121"), which decide fbgemm.dll's case without asking."""
     parts = []
     commands: list[Command] = []
     if user_site is not None:
@@ -343,7 +350,24 @@ def windows_dll_fix(
             f"This torch is the global Python's ({global_python}), not a venv's: if the program has its own "
             "environment (a venv, the installer's env, a start script), start it through that."
         )
-    if dll.lower() == "fbgemm.dll":  # pytorch/pytorch#131662, a regression of the 2.4.0 Windows wheels
+    release, tag = (installed or "").partition("+")[0], variant or ""
+    if dll.lower() == "fbgemm.dll" and release == "2.4.0":  # known: no need to ask pip which torch it is
+        parts.append(
+            "torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll (LLVM's OpenMP runtime), which no Visual C++ "
+            "Redistributable installs: install torch 2.4.1 from the same index, which does not need it (or 2.3.1)."
+        )
+        index = (
+            ("--index-url", f"https://download.pytorch.org/whl/{tag}")
+            if tag.startswith(("cu", "cpu"))
+            else ()
+        )
+        commands.append(
+            Command(
+                ("python", "-m", "pip", "install", f"torch==2.4.1{'+' + tag if index else ''}", *index),
+                note="the same build of 2.4.1; torchvision 0.19.1 and torchaudio 2.4.1 go with it",
+            )
+        )
+    elif dll.lower() == "fbgemm.dll":  # pytorch/pytorch#131662, a regression of the 2.4.0 Windows wheels
         parts.append(
             "torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll (LLVM's OpenMP runtime), which no Visual C++ "
             "Redistributable installs: if `pip show torch` says 2.4.0, install torch 2.4.1 or newer from the same "

@@ -326,6 +326,14 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             close()
             mode, found, used = "conda", [], [number]
             continue
+        if line.startswith("Successfully installed ") or " Successfully installed " in line:
+            # pip's own last line: "Successfully installed numpy-1.26.4 torch-2.4.0+cu121"
+            for word in line.split("Successfully installed ", 1)[1].split():
+                name, _, release = word.strip("`").rpartition("-")
+                if name and release[:1].isdigit() and _relevant(name):
+                    freeze.append(Library("pip", distribution_name(name), release, None, raw))
+                    freeze_lines.append(number)
+            continue
         shown = _SHOW_NAME.match(line)
         version = (
             _SHOW_VERSION.match(_cells(lines[number]).strip()) if shown and number < len(lines) else None

@@ -360,3 +360,13 @@ def test_a_cut_conda_list_still_says_its_python_by_its_build_strings() -> None:
     d = diagnosed("pytorch3d-317-conda-list-pytorch-select-cpu.txt")
     fix = d.result.cause.finding.remediation if d.result.cause else None
     assert fix is not None and any("torch==1.13.1" in c.display() for c in fix.commands)
+
+
+def test_pips_own_successfully_installed_line_says_which_torch_and_decides_fbgemm() -> None:
+    """pytorch#131662: 'Successfully installed torch-2.4.0+cu121', then fbgemm.dll fails: 2.4.1 of the same build,
+    not `pip show` first; a torch other than 2.4.0 (or none said) still asks."""
+    name = "pytorch-131662-fbgemm-dll-winerror126.txt"
+    _, _, first = cause_of(diagnosed(name))
+    assert first.endswith("pip install torch==2.4.1+cu121 --index-url https://download.pytorch.org/whl/cu121")
+    other = (PASTES / name).read_text().replace("torch-2.4.0+cu121", "torch-2.3.1+cu121")
+    assert cause_of(said(other))[2].endswith("pip show torch")
