@@ -16,6 +16,7 @@ from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 
 GGML_INVALID_FUNCTION = "rocm_ggml_invalid_device_function"
+GGML_DEVICES = "llama.cpp's device list"  # the source of GPUs named by it
 
 _DEVICE = lazy(
     r"^[ \t]*Device[ \t]+(?P<index>\d{1,2}):[ \t]+(?P<name>[^,\n]+),[ \t]+(?P<gfx>gfx[0-9a-f]{3,4})\b", re.M

@@ -47,6 +47,7 @@ from torch_gpu_doctor.triage.facts import (
     wsl_of_kernel,
     wsl_without_gpu,
 )
+from torch_gpu_doctor.triage.ggml_devices import GGML_DEVICES, ggml_devices
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts
 from torch_gpu_doctor.triage.tool_output import PackageListing
@@ -72,6 +73,7 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_conda(facts, pasted)
     facts = _with_interpreter(facts, pasted)
     facts = _with_shown_environment(facts, pasted)
+    facts = _with_ggml_devices(facts, pasted)
     facts = _with_words(facts, pasted)
     facts = _with_windows_build(facts, pasted)
     facts = _with_listed_distributions(facts, pasted.packages)
@@ -321,6 +323,21 @@ def _with_shown_torch(facts: Facts, version: str, source: str, untagged: Build |
     if build is None:
         return facts
     return dataclasses.replace(facts, torch_packages=shown_packages(source, version, build))
+
+
+def _with_ggml_devices(facts: Facts, pasted: PastedText) -> Facts:
+    """The AMD GPUs llama.cpp's ROCm backend lists as it starts (triage/ggml_devices.py), where no other tool's
+    output names a GPU: a program's own list outweighs the words ("RTX 9070" written for an RX 9070)."""
+    if any(isinstance(g.name, str) for g in facts.gpus):
+        return facts
+    devices = ggml_devices(pasted.paste.text)
+    if not devices:
+        return facts
+    gpus = tuple(
+        _pasted_gpu(d.name, GGML_DEVICES, NOT_IN_PASTE, None, vendor="amd", kernel_driver=None, index=None)
+        for d in devices
+    )
+    return dataclasses.replace(facts, gpus=gpus)
 
 
 def _said_gpu(vendor: str, name: str, capability: str | None) -> Gpu:

@@ -370,3 +370,12 @@ def test_pips_own_successfully_installed_line_says_which_torch_and_decides_fbgem
     assert first.endswith("pip install torch==2.4.1+cu121 --index-url https://download.pytorch.org/whl/cu121")
     other = (PASTES / name).read_text().replace("torch-2.4.0+cu121", "torch-2.3.1+cu121")
     assert cause_of(said(other))[2].endswith("pip show torch")
+
+
+def test_ggmls_device_list_names_the_gpus_over_the_words() -> None:
+    """llama.cpp#22013 writes 'RTX 9070' for the RX 9070 its own device list names: the list's AMD GPUs stand."""
+    d = diagnosed("llama.cpp-22013-rocm-igpu-invalid-device-function.txt")
+    assert [(g.vendor, g.name) for g in d.facts.gpus] == [
+        ("amd", "AMD Radeon RX 9070"),
+        ("amd", "AMD Radeon 740M Graphics"),
+    ]
