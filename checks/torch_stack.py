@@ -13,7 +13,7 @@ from torch_gpu_doctor.compat.library_bugs import library_bugs
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.torch import CompanionPackage, Distribution
-from torch_gpu_doctor.fixes.target import python_command, target_platform
+from torch_gpu_doctor.fixes.target import pip_reinstall, python_command, target_platform
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
@@ -176,20 +176,7 @@ def _companions_for_this_torch(facts: Facts) -> Remediation | None:
         f"released with it, from torch's own index ({tag}); or move torch and every package built for it to "
         "another release together.",
         commands=(
-            Command(
-                (
-                    python_command(facts),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--force-reinstall",
-                    "--no-deps",
-                    *wanted,
-                    "--index-url",
-                    index,
-                ),
-                note="torch stays as it is",
-            ),
+            pip_reinstall(facts, "--no-deps", *wanted, "--index-url", index, note="torch stays as it is"),
         ),
         target=Target.PYTHON_ENV,
     )

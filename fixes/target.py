@@ -5,6 +5,7 @@ from __future__ import annotations
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.model import Command
 from torch_gpu_doctor.unavailable import Unavailable
 
 _LOCAL = lazy(r"\+.*$")
@@ -95,6 +96,11 @@ def python_command(facts: Facts) -> str:
     """The interpreter to put in a command: the diagnosed one, else `python` (a paste that does not say)."""
     python = facts.python
     return python.executable if not isinstance(python, Unavailable) and python.executable else "python"
+
+
+def pip_reinstall(facts: Facts, *args: str, note: str = "") -> Command:
+    """`python -m pip install --force-reinstall ARGS` with the paste's or the machine's own interpreter."""
+    return Command((python_command(facts), "-m", "pip", "install", "--force-reinstall", *args), note=note)
 
 
 def driver_max_cuda(facts: Facts) -> str | None:

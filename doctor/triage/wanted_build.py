@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.target import installed_torch, python_command
+from torch_gpu_doctor.fixes.target import installed_torch, pip_reinstall
 from torch_gpu_doctor.fixes.torch_wheel import INDEX_CPU
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
@@ -51,17 +51,11 @@ def cuda_build_where_cpu_wanted(
             "companions, torchvision and torchaudio, from the same index); then uninstall the nvidia-* wheels it "
             "leaves behind. PyPI's own torch for Linux is the CUDA build: only the CPU index gives the CPU one.",
             commands=(
-                Command(
-                    (
-                        python_command(facts),
-                        "-m",
-                        "pip",
-                        "install",
-                        "--force-reinstall",
-                        pin,
-                        "--index-url",
-                        INDEX_CPU,
-                    ),
+                pip_reinstall(
+                    facts,
+                    pin,
+                    "--index-url",
+                    INDEX_CPU,
                     note="with uv: uv pip install --reinstall torch --index-url " + INDEX_CPU,
                 ),
             ),

@@ -11,9 +11,9 @@ import dataclasses
 from packaging.version import InvalidVersion, Version
 
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.target import installed_torch, python_command
+from torch_gpu_doctor.fixes.target import installed_torch, pip_reinstall
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Remediation, Status, Target
+from torch_gpu_doctor.model import Remediation, Status, Target
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
@@ -69,16 +69,10 @@ def abi_from_the_wheel_name(verdict: Verdict, facts: Facts, pasted: PastedText) 
             f"(PyPI's torch uses the old ABI before 2.7 and the new one from 2.7 on; torch._C._GLIBCXX_USE_CXX11_ABI "
             "says which).",
             commands=(
-                Command(
-                    (
-                        python_command(facts),
-                        "-m",
-                        "pip",
-                        "install",
-                        "--force-reinstall",
-                        "--no-deps",
-                        f"{RELEASES}/v{wheel['version']}/{name}",
-                    ),
+                pip_reinstall(
+                    facts,
+                    "--no-deps",
+                    f"{RELEASES}/v{wheel['version']}/{name}",
                     note="the same release, built with torch's C++ ABI",
                 ),
             ),
