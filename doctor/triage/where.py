@@ -908,7 +908,8 @@ def docker_desktop_on_linux(verdict: Verdict, facts: Facts, pasted: PastedText) 
 # CDI, how Podman (and Docker 25+) passes GPUs: `--device nvidia.com/gpu=all`, a quadlet's
 # `AddDevice=nvidia.com/gpu=all`
 _CDI_DEVICE = lazy(r"\bnvidia\.com/gpu=(?:all|\d+|[\w-]+)")
-_LIBCUDA_UNVERSIONED = "missing_library_libcuda_unversioned"
+# the bare libcuda.so not found: cuDNN's words for it, or any program's ("OSError: libcuda.so: cannot open ...")
+_LIBCUDA_UNVERSIONED = ("missing_library_libcuda_unversioned", "missing_library_libcuda_bare")
 
 
 def libcuda_in_a_container(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
@@ -916,7 +917,7 @@ def libcuda_in_a_container(verdict: Verdict, facts: Facts, pasted: PastedText) -
     reading guesses, but the container toolkit's mounts, which hold libcuda.so.1 without that link (blind set 23:
     whisper-asr-webservice#205, a Podman quadlet with AddDevice=nvidia.com/gpu=all)."""
     finding = verdict.finding
-    lines = {h.line for h in pasted.hits if h.signature.id == _LIBCUDA_UNVERSIONED}
+    lines = {h.line for h in pasted.hits if h.signature.id in _LIBCUDA_UNVERSIONED}
     if finding.status is not Status.FAIL or not lines.intersection(verdict.lines):
         return verdict
     os_facts = facts.os
@@ -928,8 +929,8 @@ def libcuda_in_a_container(verdict: Verdict, facts: Facts, pasted: PastedText) -
         return verdict
     finding = dataclasses.replace(
         finding,
-        summary="cuDNN could not open the bare libcuda.so inside the container: the container runtime mounted "
-        "the host driver's libcuda.so.1 without that link.",
+        summary=f"{'cuDNN' if 'libcudnn' in finding.summary else 'The program'} could not open the bare libcuda.so "
+        "inside the container: the container runtime mounted the host driver's libcuda.so.1 without that link.",
         details="",
         remediation=libcuda_link_in_container(cdi),
     )

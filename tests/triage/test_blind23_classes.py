@@ -379,3 +379,15 @@ def test_ggmls_device_list_names_the_gpus_over_the_words() -> None:
         ("amd", "AMD Radeon RX 9070"),
         ("amd", "AMD Radeon 740M Graphics"),
     ]
+
+
+def test_a_programs_bare_libcuda_in_a_podman_container_is_the_cdi_spec() -> None:
+    """The bare libcuda.so any program opens (bitsandbytes' ctypes), in a container given the GPU by CDI: the
+    toolkit's spec, as for cuDNN's own message."""
+    text = (
+        "podman run --device nvidia.com/gpu=all myimage\n"
+        "OSError: libcuda.so: cannot open shared object file: No such file or directory\n"
+    )
+    _, summary, first = cause_of(said(text))
+    assert summary.startswith("The program could not open the bare libcuda.so inside the container")
+    assert first == "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
