@@ -300,14 +300,16 @@ _UPDATED = lazy(
     re.IGNORECASE,
 )
 # the job spans machines and one of them alone works: "works on 1 node", "single node is fine", "two nodes"
-# A machine whose driver its user cannot change: a batch scheduler's words or commands, "module load", the words
-# of a cluster, or no root ("no sudo", "can't update the driver")
-_SHARED_MACHINE = lazy(
-    r"\b(?:SLURM|srun|sbatch|salloc|qsub|PBS|LSF|bsub)\b|\bmodule[ \t]+load\b|\bHPC\b"
-    r"|(?i:\b(?:(?:computing|compute|university|school|lab'?s?|shared)[ \t]+(?:cluster|server|node)s?|cluster[ \t]+node)\b"
+# A machine whose driver its user cannot change: a batch scheduler's words or commands, `module load` (as written),
+# and, in the lowered text, the words of a cluster or of no root ("no sudo", "can't update the driver")
+_SCHEDULER = lazy(r"\b(?:SLURM|srun|sbatch|salloc|qsub|PBS|LSF|bsub|HPC)\b|\bmodule[ \t]+load\b")
+_SHARED_SAID = lazy(
+    r"\b(?:(?:computing|compute|university|school|lab'?s?|shared)[ \t]+(?:cluster|server|node)s?|cluster[ \t]+node)\b"
     r"|\b(?:no|without)[ \t]+(?:root|sudo|admin)\b|\b(?:can'?t|cannot|can[ \t]+not|unable[ \t]+to|not[ \t]+allowed[ \t]+to)"
-    r"[ \t]+(?:update|upgrade|change|install)[ \t]+the[ \t]+(?:nvidia[ \t]+)?driver)"
+    r"[ \t]+(?:update|upgrade|change|install)[ \t]+the[ \t]+(?:nvidia[ \t]+)?driver"
 )
+_SCHEDULER_WORDS = ("slurm", "srun", "sbatch", "salloc", "qsub", "pbs", "lsf", "bsub", "hpc", "module load")
+_SHARED_SAID_WORDS = ("cluster", "root", "sudo", "admin", "the driver", "the nvidia driver")
 _ACROSS_NODES = lazy(
     r"\b(?:multi[- \t]?nodes?|multiple[ \t]+(?:nodes|machines|servers)|(?:two|2|several)[ \t]+(?:nodes?|machines|servers)"
     r"|across[ \t]+(?:nodes|machines)|--nnodes[= ]?[2-9]|nnodes[ \t]*=[ \t]*[2-9])",
@@ -686,7 +688,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
             amd.setdefault(re.sub(r"\s+", " ", found[0]), line_of(found))
         amd = _one_chip(amd)
     no_nvidia, asks_for_cpu = None, False
-    if any(word in lowered for word in ("have", "intel", "iris", "cpu", "显卡", "disabled")):
+    if any(
+        word in lowered
+        for word in ("have", "intel", "iris", "cpu", "显卡", "disabled cuda", "disabled .cuda")
+    ):
         said = _NO_NVIDIA.search(text)
         no_nvidia = Said(said[0], line_of(said)) if said is not None else None
         if (
@@ -887,7 +892,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
         else None
     )
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
-    shared = _SHARED_MACHINE.search(text, 0, MAX_CHARS)
+    shared = (
+        _SCHEDULER.search(text, 0, MAX_CHARS) if any(w in lowered for w in _SCHEDULER_WORDS) else None
+    ) or (
+        _SHARED_SAID.search(lowered, 0, MAX_CHARS) if any(w in lowered for w in _SHARED_SAID_WORDS) else None
+    )
     fine = (
         _FINE_ELSEWHERE.search(text, 0, MAX_CHARS)
         if any(w in lowered for w in ("windows", "driver", "kernel", "program", "app"))

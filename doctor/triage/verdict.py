@@ -377,7 +377,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = with_own_causes(verdicts, pasted, titles)
     verdicts = no_nvidia_gpu(verdicts, pasted, facts, titles)
-    verdicts = on_a_mac(verdicts, pasted, facts, titles, serving_engine(pasted))
+    engine = serving_engine(pasted)  # once: its search of the whole paste is not free
+    verdicts = on_a_mac(verdicts, pasted, facts, titles, engine)
     verdicts = none_on_a_mac(verdicts, facts)
     verdicts = cuda_build_where_cpu_wanted(verdicts, pasted, facts, titles)
     verdicts = tuple(binary_labels_one_class(v, pasted) for v in verdicts)
@@ -391,7 +392,6 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         # vLLM & co. pin their torch, and so does a container image (blind set 22: scalellm, an lvllm image on a
         # 570 driver): a driver too old for it needs a new driver on the host, not another torch
         verdicts = tuple(driver_not_torch(v, facts, pasted) for v in verdicts)
-    engine = serving_engine(pasted)
     if engine is not None:  # no kernels under vLLM or SGLang: their release pins the torch, so it is theirs
         # an error with its own fix (Triton's 'too old' on a Pascal card) keeps it: the engine's floor is the
         # answer to a torch without the GPU's kernels, not to what that error says to do

@@ -35,6 +35,8 @@ def cuda_build_where_cpu_wanted(
     if any(v.kind == Kind.PROBLEM for v in verdicts):
         return verdicts
     text = pasted.paste.text[:MAX_CHARS]
+    if "cpu" not in text.lower():
+        return verdicts
     wanted, shown = _CPU_WANTED.search(text), _CUDA_SHOWN.search(text)
     if wanted is None or shown is None:
         return verdicts
