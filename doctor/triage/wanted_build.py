@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.target import installed_torch, pip_reinstall
 from torch_gpu_doctor.fixes.torch_wheel import INDEX_CPU
@@ -28,6 +29,21 @@ _CUDA_SHOWN = lazy(
 )
 
 
+def _with_companions(version: str | None) -> tuple[str, ...]:
+    """torch and its companions, all from one index: a CUDA torchvision left beside a CPU torch cannot load its
+    operators. At the installed torch's release where known (its companions from the data), else unpinned, which
+    the index resolves to one matching set."""
+    release = load_torch_releases().release(version) if version else None
+    if version is None or release is None:
+        return ("torch", "torchvision", "torchaudio")
+    companions = release.companions.for_version(version)
+    return (
+        f"torch=={version}",
+        *((f"torchvision=={companions.torchvision}",) if companions.torchvision else ()),
+        *((f"torchaudio=={companions.torchaudio}",) if companions.torchaudio else ()),
+    )
+
+
 def cuda_build_where_cpu_wanted(
     verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
@@ -41,7 +57,7 @@ def cuda_build_where_cpu_wanted(
     if wanted is None or shown is None:
         return verdicts
     version = installed_torch(facts)
-    pin = f"torch=={version}" if version else "torch"
+    pins = _with_companions(version)
     finding = Finding(
         CHECK,
         Status.FAIL,
@@ -55,10 +71,13 @@ def cuda_build_where_cpu_wanted(
             commands=(
                 pip_reinstall(
                     facts,
-                    pin,
+                    *pins,
                     "--index-url",
                     INDEX_CPU,
-                    note="with uv: uv pip install --reinstall torch --index-url " + INDEX_CPU,
+                    note="with uv: uv pip install --reinstall "
+                    + " ".join(pins)
+                    + " --index-url "
+                    + INDEX_CPU,
                 ),
             ),
             target=Target.PYTHON_ENV,

@@ -299,8 +299,8 @@ def test_a_cuda_build_where_the_cpu_build_was_asked_for_is_a_problem() -> None:
     check, summary, first = cause_of(diagnosed(name))
     assert check == "torch.nvidia_wheels" and "where the CPU-only build was asked for" in summary
     assert first.startswith(
-        "/home/xyc/learn/learn-comfy/.venv/bin/python -m pip install --force-reinstall torch --index-url "
-        "https://download.pytorch.org/whl/cpu"
+        "/home/xyc/learn/learn-comfy/.venv/bin/python -m pip install --force-reinstall torch torchvision torchaudio "
+        "--index-url https://download.pytorch.org/whl/cpu"
     )
     text = (PASTES / name).read_text()
     for other in (
@@ -391,3 +391,14 @@ def test_a_programs_bare_libcuda_in_a_podman_container_is_the_cdi_spec() -> None
     _, summary, first = cause_of(said(text))
     assert summary.startswith("The program could not open the bare libcuda.so inside the container")
     assert first == "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
+
+
+def test_the_cpu_reinstall_brings_the_companions_of_the_same_release() -> None:
+    """A CPU torch beside the CUDA build's torchvision cannot load its operators: the three from the CPU index,
+    at the installed torch's release where it is known."""
+    text = "I want the CPU-only version\nSuccessfully installed torch-2.4.0+cu121\n"
+    _, _, first = cause_of(said(text))
+    assert (
+        "torch==2.4.0 torchvision==0.19.0 torchaudio==2.4.0 --index-url https://download.pytorch.org/whl/cpu"
+        in first
+    )
