@@ -317,28 +317,23 @@ def legacy_for_the_driver(facts: Facts, data: TorchCompat) -> Remediation | None
     if driver_cuda is None or installed_torch(facts) is not None:
         return None
     fit = _LegacyFit(data, wheel_platform(facts), driver_cuda, capabilities)
-    for release in data.legacy:  # newest first
-        for version in reversed(release.all_versions):  # its newest patch first
-            for build in _newest_cuda_first(release):
-                words = fit.command(release, build, version)
-                if words is None:
-                    continue
-                kernels = (
-                    f" and kernels for compute capability {', '.join(sorted(set(capabilities)))}"
-                    if capabilities
-                    else ""
-                )
-                plan = plan_driver(facts)
-                needed = " ".join(t for t in (plan.summary(), *plan.end_of_life) if t)
-                return _legacy_install(
-                    facts,
-                    build,
-                    words,
-                    f"Keep the driver (CUDA ≤ {driver_cuda}) and install torch {version} ({build.variant.name}), the "
-                    f"newest torch built for a CUDA it runs{kernels}",
-                    "Current torch needs a newer driver instead" + (f": {needed}" if needed else "") + ".",
-                )
-    return None
+    found = fit.newest(python_minor(facts))  # wheels for the environment's Python, where the paste shows it
+    if found is None:
+        return None
+    build, version, words = found
+    kernels = (
+        f" and kernels for compute capability {', '.join(sorted(set(capabilities)))}" if capabilities else ""
+    )
+    plan = plan_driver(facts)
+    needed = " ".join(t for t in (plan.summary(), *plan.end_of_life) if t)
+    return _legacy_install(
+        facts,
+        build,
+        words,
+        f"Keep the driver (CUDA ≤ {driver_cuda}) and install torch {version} ({build.variant.name}), the newest "
+        f"torch built for a CUDA it runs{kernels}",
+        "Current torch needs a newer driver instead" + (f": {needed}" if needed else "") + ".",
+    )
 
 
 PREVIOUS_VERSIONS = "https://pytorch.org/get-started/previous-versions/"
@@ -408,23 +403,19 @@ def legacy_for_python(facts: Facts, data: TorchCompat) -> Remediation | None:
     if python is None or not capabilities:
         return None
     fit = _LegacyFit(data, wheel_platform(facts), driver_max_cuda(facts), capabilities)
-    for release in data.legacy:  # newest first
-        for version in reversed(release.all_versions):  # its newest patch first
-            if python not in release.pythons(version):
-                continue
-            for build in _newest_cuda_first(release):
-                words = fit.command(release, build, version)
-                if words is not None:
-                    return _legacy_install(
-                        facts,
-                        build,
-                        words,
-                        f"Install torch {version} ({build.variant.name}): the newest torch with wheels for Python "
-                        f"{python} and kernels for compute capability {', '.join(sorted(set(capabilities)))}",
-                        f"Current releases no longer have Python {python} wheels; a newer Python in a new "
-                        "environment is the way to current torch.",
-                    )
-    return None
+    found = fit.newest(python)
+    if found is None:
+        return None
+    build, version, words = found
+    return _legacy_install(
+        facts,
+        build,
+        words,
+        f"Install torch {version} ({build.variant.name}): the newest torch with wheels for Python {python} and "
+        f"kernels for compute capability {', '.join(sorted(set(capabilities)))}",
+        f"Current releases no longer have Python {python} wheels; a newer Python in a new environment is the way "
+        "to current torch.",
+    )
 
 
 @dataclass(frozen=True)
@@ -447,6 +438,19 @@ class _LegacyFit:
         if not all(arch_supported(arch, (), cc, self.data.device_rule) for cc in self.capabilities):
             return None
         return legacy_command(release, build, version, self.platform)
+
+    def newest(self, python: str | None) -> tuple[LegacyBuild, str, tuple[str, ...]] | None:
+        """The newest 1.4-1.12 build that fits (newest release, its newest patch, its newest CUDA), with wheels
+        for `python` where it is given: the build, its version and its command."""
+        for release in self.data.legacy:  # newest first
+            for version in reversed(release.all_versions):  # its newest patch first
+                if python is not None and python not in release.pythons(version):
+                    continue
+                for build in _newest_cuda_first(release):
+                    words = self.command(release, build, version)
+                    if words is not None:
+                        return build, version, words
+        return None
 
 
 def _newest_cuda_first(release: LegacyRelease) -> list[LegacyBuild]:
