@@ -190,6 +190,29 @@ _NODE_ADVERTISES = Command(
 )
 
 
+def _restart_docker(note: str, here: bool = True) -> Command:
+    return Command(("sudo", "systemctl", "restart", "docker"), note=note, runs_here=here)
+
+
+def _default_runtime_shown(note: str, here: bool = True) -> Command:
+    return Command(("docker", "info"), note=note, runs_here=here)
+
+
+def default_runtime_for_builds() -> Remediation:
+    """An image built on a Jetson before JetPack 5: `docker build` uses Docker's default runtime, and only
+    NVIDIA's mounts the host's CUDA into the build's steps."""
+    return Remediation(
+        text='Make NVIDIA\'s runtime Docker\'s default: add "default-runtime": "nvidia" to /etc/docker/daemon.json '
+        '(beside its "runtimes": {"nvidia": ...} entry), restart Docker, and build again.',
+        commands=(
+            _restart_docker('after adding "default-runtime": "nvidia"'),
+            _default_runtime_shown("'Default Runtime: nvidia' confirms it"),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
 def kubernetes_runtime(docker_default: bool = False) -> Remediation:
     """Pods without GPUs where the node's own `docker run --gpus` has them: the device plugin and the pods go
     through the runtime Kubernetes uses (containerd or CRI-O, not the docker CLI's), which must have NVIDIA's
@@ -204,8 +227,8 @@ def kubernetes_runtime(docker_default: bool = False) -> Remediation:
             "when it starts, so restart Docker, check that its default runtime is nvidia, then delete the device "
             "plugin's pod so that it starts again under that runtime.",
             commands=(
-                Command(("sudo", "systemctl", "restart", "docker"), note="on each GPU node", runs_here=False),
-                Command(("docker", "info"), note="'Default Runtime: nvidia'", runs_here=False),
+                _restart_docker("on each GPU node", here=False),
+                _default_runtime_shown("'Default Runtime: nvidia'", here=False),
                 Command(
                     ("kubectl", "-n", "kube-system", "delete", "pod", "-l", "name=nvidia-device-plugin-ds"),
                     note="the device plugin's pods start again (the label of its DaemonSet manifest)",

@@ -17,6 +17,7 @@ from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import (
+    default_runtime_for_builds,
     docker_desktop_on_linux_fix,
     driver_libraries_in_image,
     kubernetes_runtime,
@@ -738,19 +739,7 @@ def building_on_a_jetson(verdict: Verdict, pasted: PastedText) -> Verdict:
         summary="The image is built without the NVIDIA runtime: before JetPack 5 a Jetson's containers get CUDA from "
         "the host only through it, and `docker build` uses the default runtime, so the build sees no CUDA libraries.",
         details="",
-        remediation=Remediation(
-            text='Make NVIDIA\'s runtime Docker\'s default: add "default-runtime": "nvidia" to /etc/docker/daemon.json '
-            '(beside its "runtimes": {"nvidia": ...} entry), restart Docker, and build again.',
-            commands=(
-                Command(
-                    ("sudo", "systemctl", "restart", "docker"),
-                    note='after adding "default-runtime": "nvidia"',
-                ),
-                Command(("docker", "info"), note="'Default Runtime: nvidia' confirms it"),
-            ),
-            requires_root=True,
-            target=Target.SYSTEM,
-        ),
+        remediation=default_runtime_for_builds(),
     )
     return dataclasses.replace(verdict, finding=finding, find_out=None)
 
