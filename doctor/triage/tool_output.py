@@ -486,7 +486,9 @@ def parse_python_shown(lines: list[str], libraries: tuple[Library, ...]) -> Pyth
         if conda is not None:
             number = next((n for n, raw in enumerate(lines, start=1) if raw == lib.raw), 0)
             seen.append(PythonShown(f"{conda['major']}.{conda['minor']}", number, lib.build or ""))
-    if not seen:  # a `conda list` whose torch rows are cut: its other packages' builds carry the Python too
+    if not seen and any(lib.manager == "conda" for lib in libraries):
+        # a `conda list` whose torch rows are cut: its other packages' builds carry the Python too (never a
+        # traceback's lines, whose ".py" would send each through the row pattern)
         for number, raw in enumerate(lines, start=1):
             row = _CONDA_ROW.match(raw.strip()) if "py" in raw else None
             conda = _CONDA_PY.search(row["build"]) if row is not None else None
