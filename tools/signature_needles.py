@@ -60,23 +60,41 @@ def derive(pattern: str) -> str | None:
 
 
 def derive_any(pattern: str) -> list[str] | None:
-    """For a pattern without a needle that is one alternation ("a|b|c", or that in a group): a needle per
-    alternative, when every alternative has one; a line must contain at least one of them. Else None."""
+    """For a pattern without a needle: a needle per alternative of an alternation every match goes through,
+    when every alternative has one (or, itself an alternation, needles of its own); a line must contain at
+    least one of them. Else None.
+
+    The alternation need not be the whole pattern: what stands beside it may be a zero-width test (`\b`, `^`,
+    a lookaround), an optional part, or text too short for a needle; re's parser also moves a prefix every
+    alternative shares (`\ba|\bb`) out in front of it. A positive lookaround's alternation counts too: what
+    it looks at is on the same line."""
     if derive(pattern) is not None:
         return None
-    items: list[Any] = list(parser.parse(pattern, re.IGNORECASE).data)
-    while len(items) == 1 and items[0][0] is constants.SUBPATTERN:  # (?:a|b): the group's content
-        items = list(items[0][1][-1].data)
-    if len(items) != 1 or items[0][0] is not constants.BRANCH:
-        return None
-    needles = []
-    for branch in items[0][1][1]:
-        runs = [r.lower() for r in _runs(branch) if r.isascii()]
-        best = max(runs, key=len, default="")
-        if len(best) < MIN_NEEDLE:
-            return None
-        needles.append(best)
-    return sorted(set(needles))
+    found = _needles(parser.parse(pattern, re.IGNORECASE))
+    return sorted(set(found)) if found else None
+
+
+def _needles(items: Any) -> list[str] | None:
+    """Text of which every match of this sequence contains at least one piece, or None."""
+    runs = [r.lower() for r in _runs(items) if r.isascii()]
+    best = max(runs, key=len, default="")
+    if len(best) >= MIN_NEEDLE:
+        return [best]
+    for op, av in items:  # the parts every match goes through, in order: the first that yields needles
+        if op is constants.BRANCH:
+            each = [_needles(branch) for branch in av[1]]
+            found = None if None in each else [n for needles in each if needles for n in needles]
+        elif op is constants.SUBPATTERN:
+            found = _needles(av[-1])
+        elif op in _REPEATS and av[0] >= 1:
+            found = _needles(av[2])
+        elif op is constants.ASSERT:  # (?=...) or (?<=...): (direction, pattern)
+            found = _needles(av[1])
+        else:
+            continue
+        if found:
+            return found
+    return None
 
 
 def with_needles(document: dict[str, Any]) -> dict[str, Any]:

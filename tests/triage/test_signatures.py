@@ -160,6 +160,21 @@ def test_each_alternation_has_the_needles_derived_from_its_pattern() -> None:
     ]
     assert signature_needles.derive_any(r"(?:Xid\d+|fallen off the bus)") is None  # "xid": too short
     assert signature_needles.derive_any(r"CUDA out of memory") is None  # it has a needle of its own
+    # re's parser moves the shared "\b" out in front of the alternation: still one needle per alternative
+    assert signature_needles.derive_any(r"\binsufficient driver\b|\bdriver is insufficient\b") == [
+        "driver is insufficient",
+        "insufficient driver",
+    ]
+    # beside a zero-width test, an optional part and a positive lookahead, and nested
+    assert signature_needles.derive_any(r"^(?!.*\bnot\b)(?:\[x\] )?(?:gp (?:lost|gone away)|vanished)") == [
+        "gone away",
+        "lost",
+        "vanished",
+    ]
+    assert signature_needles.derive_any(r"^(?=.*(?:memory|vram))\w+ fu") == ["memory", "vram"]
+    # a negative lookahead's words are not in every match; an alternative without a needle spoils the lot
+    assert signature_needles.derive_any(r"^(?!.*(?:memory|vram))\w+ fu") is None
+    assert signature_needles.derive_any(r"(?:lost|x)\w") is None
     # only lines with an alternative's text are searched
     (plain,) = parse_catalogue(
         {
