@@ -23,6 +23,11 @@ class AppPython:
     portable_python: str | None  # the portable build's Python, from its folder
     where: str  # where its Python is, in one sentence
     source: str
+    # its own switch to run on the CPU alone (whatever torch build is installed), where to run it, and whence
+    cpu_run: tuple[str, ...] | None = None
+    cpu_run_windows: tuple[str, ...] | None = None  # None: cpu_run serves Windows too
+    cpu_note: str | None = None
+    cpu_source: str | None = None
 
 
 def _pattern(entry: dict[str, Any], key: str, where: str) -> re.Pattern[str] | None:
@@ -43,9 +48,34 @@ def parse_app_pythons(data: Any) -> tuple[AppPython, ...]:
             raise CompatDataError(f"{where}: portable_marker and portable_python come together, or neither")
         apps.append(
             AppPython(text(entry, "name", where), words, marker, portable, text(entry, "where", where),
-                      text(entry, "source", where))
+                      text(entry, "source", where), *_cpu_switch(entry, where))
         )  # fmt: skip
     return tuple(apps)
+
+
+def _cpu_switch(
+    entry: dict[str, Any], where: str
+) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None, str | None, str | None]:
+    """The row's CPU switch: its argument lists (the Windows one where it differs) with its note and source,
+    or none of them."""
+    if entry.get("cpu_run") is None:
+        if any(entry.get(key) is not None for key in ("cpu_run_windows", "cpu_note", "cpu_source")):
+            raise CompatDataError(f"{where}: cpu_run_windows, cpu_note and cpu_source come with a cpu_run")
+        return None, None, None, None
+    windows = None if entry.get("cpu_run_windows") is None else _argv(entry, "cpu_run_windows", where)
+    return (
+        _argv(entry, "cpu_run", where),
+        windows,
+        text(entry, "cpu_note", where),
+        text(entry, "cpu_source", where),
+    )
+
+
+def _argv(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    argv = lst(entry.get(key), f"{where}.{key}", non_empty=True)
+    if not all(isinstance(word, str) and word for word in argv):
+        raise CompatDataError(f"{where}.{key}: a list of non-empty strings")
+    return tuple(argv)
 
 
 @functools.cache

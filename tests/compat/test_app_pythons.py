@@ -19,6 +19,9 @@ def test_every_row_names_its_source_and_where_its_python_is() -> None:
     apps = load_app_pythons()
     assert len(apps) >= 5
     assert all(a.source and a.where for a in apps)
+    switches = {a.name: a.cpu_run for a in apps if a.cpu_run}
+    assert switches["Fooocus"] == ("python", "entry_with_update.py", "--always-cpu")
+    assert all(a.cpu_note and a.cpu_source for a in apps if a.cpu_run)
 
 
 @pytest.mark.parametrize(
@@ -48,6 +51,24 @@ def test_the_application_a_paste_names(text: str, name: str | None) -> None:
             "source": "s",
         },  # a marker, no Python
         {"name": "x", "words": "x", "where": "w"},  # no source
+        {"name": "x", "words": "x", "where": "w", "source": "s", "cpu_note": "n"},  # a note, no switch
+        {
+            "name": "x",
+            "words": "x",
+            "where": "w",
+            "source": "s",
+            "cpu_run": ["python", ""],
+            "cpu_note": "n",
+            "cpu_source": "s",
+        },  # an empty word
+        {
+            "name": "x",
+            "words": "x",
+            "where": "w",
+            "source": "s",
+            "cpu_run": ["python", "--cpu"],
+            "cpu_note": "n",
+        },  # a switch without its source
     ],
 )
 def test_a_malformed_row_is_refused(row: dict[str, Any]) -> None:
