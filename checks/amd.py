@@ -40,7 +40,7 @@ from torch_gpu_doctor.fixes.torch_rocm import (
     recommend_rocm,
     rocm_install_remediation,
 )
-from torch_gpu_doctor.fixes.torch_wheel import INDEX_CPU
+from torch_gpu_doctor.fixes.torch_wheel import cpu_build_command
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
@@ -317,7 +317,7 @@ def _override_fix(gfx: str, override: str) -> Remediation:
     )
 
 
-def _source_build_fix(gfx: str) -> Remediation:
+def _source_build_fix(facts: Facts, gfx: str) -> Remediation:
     """The paste names a target no PyTorch ROCm wheel builds and no wheel target shares its family with (RDNA1's
     gfx1010, Vega APUs' gfx90c): asking rocminfo for it again settles nothing, and no supported install runs
     on it. Torch built for it is the one way to the GPU (ROCm's own libraries need the target too); the CPU
@@ -335,9 +335,7 @@ def _source_build_fix(gfx: str) -> Remediation:
                 note="in a PyTorch source checkout, after python tools/amd_build/build_amd.py",
                 runs_here=False,
             ),
-            Command(
-                ("python", "-m", "pip", "install", "torch", "--index-url", INDEX_CPU), note="or the CPU build"
-            ),
+            cpu_build_command(facts, note="or the CPU build"),
         ),
         needs_network=True,
         target=Target.PYTHON_ENV,
@@ -568,7 +566,7 @@ def amd_gfx_target(facts: Facts) -> Finding:
             if named is not None and override
             else _wheel_fix(facts, named[0])
             if named is not None and named[0] in TORCH_WHEEL_TARGETS
-            else _source_build_fix(named[0])
+            else _source_build_fix(facts, named[0])
             if named is not None
             else gfx_target_fix(),
         )

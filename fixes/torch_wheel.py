@@ -234,6 +234,21 @@ def _cpu_recommendation(
     )
 
 
+def cpu_build_command(facts: Facts, data: TorchCompat | None = None, note: str = "the CPU build") -> Command:
+    """The CPU build into the diagnosed environment, replacing whatever build is there: a plain `pip install
+    torch --index-url .../cpu` over an installed CUDA torch prints "Requirement already satisfied" and changes
+    nothing (blind set 23), so the local versions (`torch==2.9.1+cpu`) and the companions are pinned, as every
+    other replacement here (recommendation.py)."""
+    data = data or load_torch_releases()
+    python = python_command(facts)
+    rec = _cpu_recommendation(
+        data, python_minor(facts), installed_torch(facts), installed_variant(facts) == "cpu"
+    )
+    if rec is None:  # no release for this Python in the data: the index's newest for it
+        return Command((python, "-m", "pip", "install", "torch", "--index-url", INDEX_CPU), note=note)
+    return Command(as_installed(rec, facts.torch_packages).pip_argv(python), note=note)
+
+
 def driver_remediation(facts: Facts) -> Remediation:
     """When no wheel can run on the installed driver, the fix is the driver, where the driver lives."""
     plan = plan_driver(facts)
@@ -586,7 +601,6 @@ def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | Non
     capabilities, oldest = gpu_capabilities(facts), oldest_build_cc(data)
     if oldest is None or not gpus_older_than_every_build(facts, data):
         return None
-    python = python_command(facts)
     names = ", ".join(sorted(set(capabilities)))
     toolkits = [t for t in (data.last_codegen_major(cc) for cc in sorted(set(capabilities))) if t is not None]
     source = (
@@ -608,11 +622,7 @@ def older_than_every_build(facts: Facts, data: TorchCompat) -> Remediation | Non
         )
         + ". No driver "
         f"changes that. Run PyTorch on the CPU build, or use a newer GPU.{source}",
-        commands=(
-            Command(
-                (python, "-m", "pip", "install", "torch", "--index-url", INDEX_CPU), note="the CPU build"
-            ),
-        ),
+        commands=(cpu_build_command(facts, data),),
         needs_network=True,
         target=Target.PYTHON_ENV,
     )
