@@ -92,6 +92,9 @@ class PackageListing:
     manager: str  # "pip" | "conda"
     packages: tuple[Library, ...]
     lines: tuple[int, ...]
+    # True: only what pip said of a few packages (`pip show torch`, "Successfully installed", "Requirement
+    # already satisfied"), never a list of what is installed: a package it does not name may well be there
+    partial: bool = False
 
 
 def _cells(line: str) -> str:
@@ -274,6 +277,12 @@ def _cut_after(lines: list[str], gpu_rows: list[int]) -> int | None:
 _SHOW_NAME = lazy(r"^Name:\s*(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)\s*$")
 _SHOW_VERSION = lazy(r"^Version:\s*(?P<version>[0-9][\w.+!-]*)\s*$")
 _PIP_LIST_COMMAND = lazy(r"(?:^|[$#>%]\s*)(?:python3?\s+-m\s+)?pip3?\s+list\b")
+# pip install's word on a package it keeps: "Requirement already satisfied: torch in ./lib/python3.8/site-packages
+# (1.12.1+rocm5.1.1)", "... torch>=2.2.0 in ./.conda/lib/python3.10/site-packages (from lmcache) (2.5.0)"
+_ALREADY_SATISFIED = lazy(
+    r"^Requirement already satisfied:\s+(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)(?:\[[^\]]*\])?\S*\s+in\s+\S.*?"
+    r"(?:\s+\(from [^)]*\))?\s+\((?P<version>[0-9][\w.+!-]*)\)\s*$"
+)
 
 
 def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
@@ -290,6 +299,8 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
 
     freeze: list[Library] = []
     freeze_lines: list[int] = []
+    said: list[Library] = []  # what pip said of single packages (see PackageListing.partial)
+    said_lines: list[int] = []
     bare: list[tuple[int, re.Match[str], str]] = []  # a run of rows that look like `pip list`'s, no header
 
     def close_bare() -> None:
@@ -331,8 +342,14 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
             for word in line.split("Successfully installed ", 1)[1].split():
                 name, _, release = word.strip("`").rpartition("-")
                 if name and release[:1].isdigit() and _relevant(name):
-                    freeze.append(Library("pip", distribution_name(name), release, None, raw))
-                    freeze_lines.append(number)
+                    said.append(Library("pip", distribution_name(name), release, None, raw))
+                    said_lines.append(number)
+            continue
+        kept = _ALREADY_SATISFIED.match(line) if line.startswith("Requirement already satisfied") else None
+        if kept is not None:
+            if _relevant(kept["name"]):
+                said.append(Library("pip", distribution_name(kept["name"]), kept["version"], None, raw))
+                said_lines.append(number)
             continue
         shown = _SHOW_NAME.match(line)
         version = (
@@ -340,8 +357,8 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
         )
         if shown is not None and version is not None:  # pip show's block: read like a freeze line
             if _relevant(shown["name"]):
-                freeze.append(Library("pip", distribution_name(shown["name"]), version["version"], None, raw))
-                freeze_lines.append(number)
+                said.append(Library("pip", distribution_name(shown["name"]), version["version"], None, raw))
+                said_lines.append(number)
             continue
         pinned = _FREEZE.match(line)
         if pinned is not None:
@@ -391,6 +408,8 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
     close_bare()
     if freeze:
         listings.append(PackageListing("pip", tuple(freeze), tuple(freeze_lines)))
+    if said:
+        listings.append(PackageListing("pip", tuple(said), tuple(said_lines), partial=True))
     return tuple(listings)
 
 

@@ -256,7 +256,7 @@ def known(pasted: PastedText, facts: Facts) -> Known:
         # a Hugging Face env dump names a few libraries (numpy, accelerate), never all: torchvision's absence
         # there says nothing (blind set 22: "Neither torchvision nor torchaudio is installed" from `accelerate env`)
         libraries=(r is not None and r.libraries is not None and r.wrapper != HUGGINGFACE_ENV)
-        or bool(pasted.packages),
+        or any(not listing.partial for listing in pasted.packages),
         errors=not isinstance(facts.reported_errors, Unavailable),
         about_torch=mentions_torch(pasted.paste.text) or pasted.words_only or lists_torchs_stack(pasted),
     )
