@@ -15,6 +15,7 @@ import re
 from torch_gpu_doctor.checks.gpu_topology import LEVEL_WORDS
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.builds import Build
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
 from torch_gpu_doctor.facts.gpus import Gpu
@@ -48,6 +49,7 @@ from torch_gpu_doctor.triage.facts import (
     wsl_without_gpu,
 )
 from torch_gpu_doctor.triage.ggml_devices import GGML_DEVICES, ggml_devices
+from torch_gpu_doctor.triage.model import Library
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts
 from torch_gpu_doctor.triage.tool_output import PackageListing
@@ -62,7 +64,7 @@ WORDS = "the paste's words"  # the source of a fact the person wrote (triage/pro
 def paste_facts(pasted: PastedText) -> Facts:
     facts = report_facts(pasted.collect_env) if pasted.collect_env is not None else _blank()
     facts = _with_smi(facts, pasted)
-    facts = _with_packages(facts, pasted.packages)
+    facts = _with_packages(facts, pasted.packages, pasted.paste.text[:MAX_CHARS])
     if pasted.kernel_log is not None:
         facts = dataclasses.replace(facts, kernel_log=pasted.kernel_log)
     facts = _with_hits(facts, pasted)
@@ -727,13 +729,15 @@ def _with_smi(facts: Facts, pasted: PastedText) -> Facts:
     return facts
 
 
-def _with_packages(facts: Facts, listings: tuple[PackageListing, ...]) -> Facts:
+def _with_packages(facts: Facts, listings: tuple[PackageListing, ...], text: str) -> Facts:
     """torch's build from a pip or conda list, when the report did not give it; the nvidia-* wheels always."""
     libraries = [lib for listing in listings for lib in listing.packages]
     if not libraries:
         return facts
     packages = facts.torch_packages
     torch = listed_torch(libraries)
+    if torch is not None and torch[1] is None and torch[0].manager == "pip":
+        torch = torch[0], _pypi_linux_build(torch[0].version, libraries, text)
     distributions = tuple(
         Distribution(lib.name, lib.version, None, ()) for lib in libraries if lib.manager == "pip"
     )
@@ -759,6 +763,28 @@ def _with_packages(facts: Facts, listings: tuple[PackageListing, ...]) -> Facts:
             facts, torch_packages=dataclasses.replace(packages, distributions=distributions)
         )
     return facts
+
+
+# pip show torch's Requires: NVIDIA's CUDA wheels, which torch requires on Linux only (its Requires-Dist markers)
+_REQUIRES_CUDA_WHEELS = lazy(r"^Requires:[^\n]*\bnvidia-[a-z-]+-cu(?P<major>1\d)\b", re.MULTILINE)
+
+
+def _pypi_linux_build(version: str, libraries: list[Library], text: str) -> Build | None:
+    """An untagged torch from pip is PyPI's own build of its release for the platform; beside NVIDIA's CUDA
+    wheels (in the same list, or in `pip show torch`'s Requires) that platform is Linux, whose PyPI build is a
+    CUDA one (torch 2.2.1 is cu121: DeepSpeed#5312's pip show beside nvcc 11.8). None where nothing says so,
+    or where the wheels' CUDA is not that build's (another index's untagged wheel)."""
+    runtime = next((lib for lib in libraries if re.fullmatch(r"nvidia-cuda-runtime-cu1\d", lib.name)), None)
+    required = _REQUIRES_CUDA_WHEELS.search(text)
+    major = runtime.name[-2:] if runtime is not None else required["major"] if required is not None else None
+    if major is None:
+        return None
+    release = load_torch_releases().release(version.split("+", maxsplit=1)[0])
+    name = release.pypi_default.get("linux_x86_64") if release is not None else None
+    variant = release.variant(name) if release is not None and name else None
+    if variant is None or variant.cuda is None or variant.cuda.split(".")[0] != major:
+        return None
+    return variant.cuda, None
 
 
 def _cc_of(implies: dict[str, str | bool]) -> str | None:

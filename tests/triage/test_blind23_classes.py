@@ -299,9 +299,9 @@ def test_a_cuda_build_where_the_cpu_build_was_asked_for_is_a_problem() -> None:
     check, summary, first = cause_of(diagnosed(name))
     assert check == "torch.nvidia_wheels" and "where the CPU-only build was asked for" in summary
     assert first.startswith(
-        "/home/xyc/learn/learn-comfy/.venv/bin/python -m pip install --force-reinstall torch torchvision torchaudio "
-        "--index-url https://download.pytorch.org/whl/cpu"
-    )
+        "/home/xyc/learn/learn-comfy/.venv/bin/python -m pip install --force-reinstall torch==2.9.1 torchvision==0.24.1 "
+        "torchaudio==2.9.1 --index-url https://download.pytorch.org/whl/cpu"
+    )  # the release pip installed (PyPI's CUDA build, beside NVIDIA's wheels), from the CPU index
     text = (PASTES / name).read_text()
     for other in (
         text.replace("nvidia-cublas-cu12, nvidia-cuda-cupti-cu12", "sympy"),  # a CPU build's requirements
