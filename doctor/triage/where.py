@@ -1165,6 +1165,11 @@ _DATACENTER_GPU = lazy(
 )
 _PORTABLE = lazy(r"\b(?:Laptop|Mobile|Max-Q)\b", re.IGNORECASE)
 _SMI_ERR = lazy(r"\bERR!")
+# words that the machine slept: only then is a lost context the driver's lost state rather than a kernel's fault
+_SLEPT = lazy(
+    r"\b(?:suspend\w*|resum(?:e|ed|ing)|hibernat\w*|sleep(?:s|ing)?|slept|standby|wak(?:e|es|ing)[ \t]+up|lid)\b",
+    re.I,
+)
 LAUNCH_FAILURE = "unknown_error_unspecified_launch_failure"
 
 
@@ -1270,9 +1275,10 @@ def unknown_error_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts
 
 
 def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
-    """CUDA's "unspecified launch failure" on a data-centre GPU or beside nvidia-smi's ERR!: the catalogue's
-    suspend-and-resume lead fits a laptop, not a server that never sleeps; the driver's Xid says whether the
-    program or the GPU failed (blind set 19: vLLM on 8x A100-SXM4 with ERR! in nvidia-smi)."""
+    """CUDA's "unspecified launch failure" on a data-centre GPU, beside nvidia-smi's ERR!, or where nothing says
+    the machine slept: the catalogue's suspend-and-resume lead fits a laptop woken up, not a server that never
+    sleeps nor a training run that failed hours in; the driver's Xid says whether the program or the GPU failed
+    (blind set 19: vLLM on 8x A100-SXM4 with ERR! in nvidia-smi; set 24: FastVideo and cryoSBI, hours in)."""
     finding = verdict.finding
     if finding.remediation is None or not any(
         h.signature.id == LAUNCH_FAILURE and h.line in verdict.lines for h in pasted.hits
@@ -1282,21 +1288,32 @@ def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Fact
         g.name for g in facts.nvidia_gpus if isinstance(g.name, str) and not _PORTABLE.search(g.name)
     )
     erred = _SMI_ERR.search(pasted.paste.text, 0, MAX_CHARS) is not None
-    if not erred and not _DATACENTER_GPU.search(names):
-        return verdict
+    server = _DATACENTER_GPU.search(names) is not None
+    if not erred and not server and _SLEPT.search(pasted.paste.text, 0, MAX_CHARS) is not None:
+        return verdict  # the person says the machine slept: the catalogue's lead is theirs
     summary = (
         "A GPU kernel failed (unspecified launch failure) and nvidia-smi shows ERR! for the GPU: the GPU itself "
         "is in an error state, and the driver's Xid line in the kernel log says why."
         if erred
         else "A GPU kernel failed (unspecified launch failure) on a data-centre GPU, which does not sleep: the "
         "driver's Xid line in the kernel log says whether the program or the GPU failed."
+        if server
+        else "A GPU kernel failed (unspecified launch failure) and the CUDA context is lost; nothing says the "
+        "machine slept, so the driver's Xid line in the kernel log says whether the program or the GPU failed."
     )
     fix = Remediation(
         text="Read the driver's Xid lines for that time (`sudo dmesg -T | grep -i xid`): 13, 31 and 43 are the "
         "program's own faults (CUDA_LAUNCH_BLOCKING=1 finds the call); 48, 63, 64, 79, 94 and 95 are the GPU's, "
         "as is nvidia-smi's ERR!: stop what runs on that GPU and reset it (`sudo nvidia-smi -r -i <index>`) or "
         "reboot, check its memory (`nvidia-smi -q -d ECC,ROW_REMAPPER`), and take it out of service if it "
-        "returns.",
+        "returns."
+        + (
+            ""
+            if erred or server
+            else " With no Xid at that time and a suspend since the driver loaded, the driver lost its state "
+            "in the sleep: stop every CUDA program and reload nvidia_uvm (`sudo rmmod nvidia_uvm`, `sudo modprobe "
+            "nvidia_uvm`) or reboot."
+        ),
         commands=(Command(("sudo", "dmesg", "--level=err,warn"), note="the driver's 'NVRM: Xid' lines"),),
         requires_root=True,
         target=Target.SYSTEM,

@@ -6,6 +6,7 @@ and several do not, a communication test that hangs, a job across machines, a la
 from __future__ import annotations
 
 from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
 from torch_gpu_doctor.unavailable import Unavailable
 
 
@@ -152,9 +153,18 @@ def test_a_launch_failure_beside_nvidia_smis_err_is_the_gpus_not_a_suspend() -> 
     assert "ERR!" in summary and first == "sudo dmesg --level=err,warn"
 
 
-def test_a_launch_failure_with_no_gpu_named_keeps_the_suspend_lead() -> None:
-    """cupy#7774: a cupy session whose second call fails, nothing named (the thread: after sleep)."""
-    _, _, first = cause_of(diagnosed("cupy-7774-launch-failure-after-sleep.txt"))
+def test_a_launch_failure_keeps_the_suspend_lead_only_where_the_paste_says_it_slept() -> None:
+    """cupy#7774: a cupy session whose second call fails. Only the thread says the laptop had slept: the paste
+    alone leads with the driver's Xid (set 24: failures hours into training are no suspend), and the fix still
+    names the reload for a machine that slept. Said in the paste, the suspend lead comes back."""
+    name = "cupy-7774-launch-failure-after-sleep.txt"
+    d = diagnosed(name)
+    _, summary, first = cause_of(d)
+    assert first == "sudo dmesg --level=err,warn" and "nothing says the machine slept" in summary
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    assert "sudo rmmod nvidia_uvm" in d.result.cause.finding.remediation.text
+    slept = "After resuming from suspend, CUDA fails in cupy:\n" + (PASTES / name).read_text()
+    _, _, first = cause_of(diagnose_paste(slept.encode(), name))
     assert first == "sudo rmmod nvidia_uvm"
 
 
