@@ -726,8 +726,64 @@ class SessionAnswers:
     lines: tuple[int, ...] = ()
 
 
+# The same answers printed by a person's own check script, one labelled line each: "torch version = 2.2.1+rocm5.7",
+# "cuda version = None", "torch.cuda.is_available()： True", "查看torch版本： 0.4.1", "torch方法查看CUDA版本： 9.2.148"
+# (RCAN#143). Only labels that name torch (or its attribute) for the version and CUDA, "available" beside CUDA
+# for is_available(): a bare "CUDA Version: 12.2" is nvidia-smi's, the driver's CUDA, not torch's.
+_LABELLED = lazy(
+    r"^\s*[-*]?\s*(?P<label>[^\n:：=]{3,40}?)\s*(?:[:：=]|\s->)\s*(?P<value>[^\s:：=][^\n]{0,40}?)\s*$"
+)
+_LABELS = (
+    (
+        "version",
+        lazy(r"^(?:print\()?torch\.__version__\)?$|^\W*(?:查看)?(?:py)?torch[ \t_]*(?:version|版本)$", re.I),
+    ),
+    (
+        "cuda",
+        lazy(
+            r"^(?:print\()?torch\.version\.cuda\)?$|^(?:torch|pytorch)\S*[ \t_]*cuda[ \t_]*(?:version|版本)$|^cuda version$",
+            re.I,
+        ),
+    ),
+    (
+        "available",
+        lazy(
+            r"^(?:print\()?torch\.cuda\.is_available\(\)\)?$|^(?:is[ \t_]+)?cuda[ \t_]+(?:is[ \t_]+)?available$",
+            re.I,
+        ),
+    ),
+)
+
+
+_COLLECT_ENV_LABELS = frozenset({"pytorch version", "is cuda available", "cuda used to build pytorch"})
+
+
+def _labelled(lines: list[str]) -> tuple[dict[str, object], list[int]]:
+    """A check script's labelled answers (see _LABELLED): the first of each, with its line numbers."""
+    found: dict[str, object] = {}
+    used: list[int] = []
+    for number, raw in enumerate(lines, start=1):
+        if len(raw) > 100 or ("torch" not in raw.lower() and "cuda" not in raw.lower()):
+            continue
+        line = _LABELLED.match(raw)
+        if line is None:
+            continue
+        label = line["label"].strip().strip("`*").strip()
+        if label.lower() in _COLLECT_ENV_LABELS:
+            continue  # a collect_env report's own row: its parser reads it
+        for what, pattern in _LABELS:
+            if what in found or pattern.search(label) is None:
+                continue
+            value = _answer(what, line["value"])
+            if value is not None:
+                found[what] = value
+                used.append(number)
+    return found, used
+
+
 def parse_session(lines: list[str]) -> SessionAnswers | None:
-    """torch's answers in a pasted interactive session; None when the paste has none."""
+    """torch's answers in a pasted interactive session (or a check script's labelled printout); None when the
+    paste has none."""
     found: dict[str, object] = {}
     used: list[int] = []
     for number, raw in enumerate(lines[:-1], start=1):
@@ -757,6 +813,14 @@ def parse_session(lines: list[str]) -> SessionAnswers | None:
         if value is not None:
             found.setdefault(what, value)
             used += [number, at]
+    labelled, labelled_lines = _labelled(lines)
+    if "cuda" in labelled and "version" not in {**found, **labelled}:
+        del labelled[
+            "cuda"
+        ]  # "cuda version = 12.1" alone may be anyone's CUDA: torch's only beside its version
+    for what, value in labelled.items():
+        found.setdefault(what, value)
+    used += labelled_lines if labelled else []
     if not found:
         return None
     return SessionAnswers(**found, lines=tuple(used))  # type: ignore[arg-type]
@@ -769,8 +833,9 @@ def _answer(what: str, text: str) -> object:
         return {"True": True, "False": False}.get(value)
     if what == "devices":
         return int(value) if value.isdigit() else None
-    if what == "cuda":
-        return "" if value == "None" else value if re.fullmatch(r"\d+\.\d+", value) else None
+    if what == "cuda":  # "11.8", or the full "9.2.148" torch 0.4 printed: its major.minor
+        full = re.fullmatch(r"(\d+\.\d+)(?:\.\d+)?", value)
+        return "" if value == "None" else full[1] if full is not None else None
     if what == "version":
         return value if re.fullmatch(r"\d+\.\d+(?:\.\d+)?\S*", value) else None
     if what == "arch_list":
