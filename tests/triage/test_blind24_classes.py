@@ -1,0 +1,95 @@
+"""Blind set 24's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was: a bf16 matrix multiply cuBLAS refuses, cuBLAS's own undefined symbols, torchaudio's CUDA mismatch, an error
+number said in words, a check script's labelled printout, pip's words on single packages, and a launch failure
+with nothing said of a suspend."""
+
+from __future__ import annotations
+
+import io
+
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.triage.render import render_text
+from torch_gpu_doctor.unavailable import Unavailable
+
+
+def said(text: str) -> PasteDiagnosis:
+    return diagnose_paste(text.encode(), "paste")
+
+
+def text_of(d: PasteDiagnosis) -> str:
+    out = io.StringIO()
+    render_text(d, "paste", out)
+    return out.getvalue()
+
+
+def test_a_bf16_matrix_multiply_cublas_refuses_is_the_gpu_without_bf16() -> None:
+    """MinerU#1508 (Tesla M40) and DeepSpeed#6723 (ds_report, then the same refusal): CUDA_R_16BF operands.
+    The program's dtype is the fix, not another cuBLAS; without bf16 operands the general entry stays."""
+    for name in (
+        "mineru-1508-m40-bf16-cublas-not-supported.txt",
+        "deepspeed-6723-ds-report-bf16-cublas-not-supported.txt",
+    ):
+        _, summary, first = cause_of(diagnosed(name))
+        assert summary.startswith("cuBLAS refused a bfloat16 matrix multiply"), name
+        assert "get_device_capability()" in first
+    _, summary, _ = cause_of(diagnosed("whisper-standalone-493-rtx5060-cublas-not-supported.txt"))
+    assert "bfloat16" not in summary
+
+
+def test_cublas_undefined_symbol_is_a_second_cublas_on_the_path() -> None:
+    """doods2#71: the pip wheel's libcublas.so.11 meets another libcublasLt.so.11 in a CUDA image."""
+    check, summary, first = cause_of(diagnosed("doods2-71-docker-cublaslt-undefined-symbol.txt"))
+    assert check == "env.library_path" and "another version was loaded" in summary
+    assert first.startswith("env -u LD_LIBRARY_PATH python")
+
+
+def test_torchaudio_built_for_another_cuda_is_a_companion_mismatch() -> None:
+    check, summary, _ = cause_of(diagnosed("autocut-106-torchaudio-cuda-117-vs-torch-118.txt"))
+    assert check == "torch.companions" and "built for another torch or CUDA" in summary
+
+
+def test_an_error_number_said_in_words_is_that_error() -> None:
+    """ComfyUI#10415: "gives an error 803" with the traceback cut: libcuda and the kernel module differ."""
+    _, summary, first = cause_of(diagnosed("comfyui-10415-linux-error-803-launch.txt"))
+    assert "803" in summary and first == "nvidia-smi"
+    assert said("The job failed with error 8031 on the queue.\n").result.cause is None
+
+
+def test_a_check_scripts_labelled_printout_is_read() -> None:
+    """RCAN#143 prints torch's answers under Chinese labels; InvokeAI#3967 as `torch version = ...`. A bare
+    "cuda version" beside no torch version is anyone's CUDA (nvidia-smi's, nvcc's), not torch's."""
+    facts = diagnosed("rcan-143-rtx3090-torch041-cudnn-exec-failed.txt").facts
+    assert facts.torch_packages.version == "0.4.1" and facts.torch_packages.cuda == "9.2"  # type: ignore[union-attr]
+    facts = diagnosed("invokeai-3967-rx6600xt-gfx1032-hsa-override-not-exported.txt").facts
+    assert facts.torch_packages.version == "2.2.1+rocm5.7"  # type: ignore[union-attr]
+    assert facts.torch.cuda_available is True  # type: ignore[union-attr]
+    alone = said("cuda version = 12.1\nit fails\n").facts.torch_packages
+    assert not hasattr(alone, "cuda") or alone.cuda is None  # type: ignore[union-attr]
+
+
+def test_pip_show_and_already_satisfied_give_torch_not_the_list() -> None:
+    """DeepSpeed#5312's `pip show torch` (2.2.1, NVIDIA's cu12 wheels in Requires: PyPI's cu121 build) and a
+    pip install's "Requirement already satisfied: torch in ... (1.12.1+rocm5.1.1)" name torch; neither is a list
+    of what is installed, so nothing is said of torchvision or the nvidia-* wheels."""
+    d = diagnosed("deepspeed-5312-pip-show-torch-cu12-vs-nvcc-118.txt")
+    assert d.facts.torch_packages.version == "2.2.1" and d.facts.torch_packages.cuda == "12.1"  # type: ignore[union-attr]
+    shown = text_of(d)
+    assert "Neither torchvision nor torchaudio" not in shown and "requires no nvidia-* wheel" not in shown
+    d = diagnosed("sd-rocm-docker-1-hip-no-binary-for-gpu.txt")
+    assert d.facts.torch_packages.version == "1.12.1+rocm5.1.1"  # type: ignore[union-attr]
+    assert any(p.kind == "pip_list" for p in d.pasted.parts)
+    # without NVIDIA's wheels beside it, an untagged torch's build is not known
+    cut = (PASTES / "deepspeed-5312-pip-show-torch-cu12-vs-nvcc-118.txt").read_text().replace("nvidia-", "x-")
+    assert isinstance(said(cut).facts.torch_packages, Unavailable)  # version alone: its build is not known
+
+
+def test_a_launch_failure_hours_into_training_reads_the_xid_first() -> None:
+    """FastVideo#1008 and cryoSBI#66: 'unspecified launch failure' hundreds of steps in, nothing about a sleep."""
+    for name in (
+        "fastvideo-1008-unspecified-launch-failure-nccl-watchdog.txt",
+        "cryosbi-66-unspecified-launch-failure-after-18h.txt",
+    ):
+        _, summary, first = cause_of(diagnosed(name))
+        assert first == "sudo dmesg --level=err,warn", name
+        assert "nothing says the machine slept" in summary
