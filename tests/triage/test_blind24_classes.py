@@ -65,7 +65,7 @@ def test_a_check_scripts_labelled_printout_is_read() -> None:
     assert facts.torch_packages.version == "2.2.1+rocm5.7"  # type: ignore[union-attr]
     assert facts.torch.cuda_available is True  # type: ignore[union-attr]
     alone = said("cuda version = 12.1\nit fails\n").facts.torch_packages
-    assert not hasattr(alone, "cuda") or alone.cuda is None  # type: ignore[union-attr]
+    assert isinstance(alone, Unavailable) or alone.cuda is None
 
 
 def test_pip_show_and_already_satisfied_give_torch_not_the_list() -> None:
