@@ -6,6 +6,7 @@ from torch_gpu_doctor.checks.support.cuda_messages import explain
 from torch_gpu_doctor.checks.support.signatures import explain as signature_of
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch, no_cuda_torch
+from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import arch_supported, cubin_runs_on, driver_runs_cuda
 from torch_gpu_doctor.facts.describe import fact, gpu_label
@@ -402,6 +403,20 @@ def torch_arch_compat(facts: Facts) -> Finding:
             evidence=reported_evidence(said),
             remediation=_install_fix(facts),
         )
+    built_before = _cuda_before_the_gpus(packages, gpus) if arch is None else []
+    if built_before:  # a release the data does not know (torch 0.4.1), built before the GPU's architecture
+        gpu, first, cuda = built_before[0]
+        return Finding(
+            cid,
+            Status.FAIL,
+            f"torch {_shown(packages)}is built with CUDA {cuda}, older than CUDA {first}, the first that compiles "
+            f"for {gpu_label(gpu)}'s architecture (compute capability {gpu.compute_capability}): it has no kernels "
+            "for it.",
+            details="Whatever else fails (cuDNN's EXECUTION_FAILED, 'no kernel image is available'), a build made "
+            "before the GPU's architecture existed cannot run on it: a torch built with a CUDA that knows it can.",
+            evidence=(Evidence("torch's CUDA", cuda, "torch.version.cuda"),),
+            remediation=_install_fix(facts),
+        )
     ancient = [g for g in gpus if tuple(int(x) for x in str(g.compute_capability).split(".")[:2]) < FLOOR_CC]
     if arch is None and len(ancient) == len(gpus):
         names = _named(ancient)
@@ -635,6 +650,35 @@ def _import_failed(python: str, windows: bool) -> Remediation:
         ),
         # a look first, not a package change: the reinstall is for after it (recommended_install stays unneeded)
         target=Target.SYSTEM,
+    )
+
+
+def _cuda_before_the_gpus(
+    packages: TorchPackages | Unavailable, gpus: list[Gpu]
+) -> list[tuple[Gpu, str, str]]:
+    """The GPUs of a major architecture that came after the CUDA torch was built with (cuda_matrix.json's
+    first_cuda_for_cc of its X.0), each with that first CUDA and torch's own. The major, not the GPU's own
+    capability: a cubin for X.0 runs on X.y, so a CUDA 9.2 build (sm_70) runs on a 7.5 RTX 2080 Ti, while
+    nothing of it runs on an 8.6 RTX 3090 (PyTorch warns on the same rule)."""
+    if isinstance(packages, Unavailable) or not packages.cuda:
+        return []
+    built = _major_minor(packages.cuda)
+    matrix = load_matrix()
+    found = []
+    for gpu in gpus:
+        first = matrix.first_cuda_for(f"{str(gpu.compute_capability).split('.')[0]}.0")
+        needed = _major_minor(first) if first else None
+        if built is not None and needed is not None and built < needed and first:
+            found.append((gpu, first, packages.cuda))
+    return found
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    parts = version.split(".")
+    return (
+        (int(parts[0]), int(parts[1]))
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit()
+        else None
     )
 
 

@@ -76,6 +76,13 @@ class CompatMatrix:
     sm_to_arch: dict[str, str]
     families: tuple[GpuFamily, ...] = ()
     reported: tuple[ReportedCuda, ...] = ()
+    # compute capability -> the first CUDA whose toolkit compiles for it ("8.6": "11.1"); first_cuda_for_cc
+    first_cuda: tuple[tuple[str, str], ...] = ()
+
+    def first_cuda_for(self, compute_capability: str) -> str | None:
+        """The first CUDA that compiles for this compute capability: a torch built with an older one cannot
+        have kernels for it. None where the table does not say."""
+        return dict(self.first_cuda).get(compute_capability)
 
     def max_cuda_for_driver(self, driver: str, system: str = "linux") -> str | None:
         """The newest CUDA toolkit whose bundled driver is at most `driver` (what nvidia-smi shows as CUDA Version)."""
@@ -271,8 +278,22 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
         if not re.fullmatch(r"\d+\.\d+", row.cuda):
             raise CompatDataError(f"{where}: CUDA {row.cuda!r} is not like '12.0'")
         reported.append(row)
+    first = data.get("first_cuda_for_cc", {})
+    if not isinstance(first, dict) or not all(
+        re.fullmatch(r"\d+\.\d+", str(k)) and isinstance(v, str) and re.fullmatch(r"\d+\.\d+", v)
+        for k, v in first.items()
+    ):
+        raise CompatDataError("cuda_matrix.json: first_cuda_for_cc maps '8.6' to a CUDA like '11.1'")
+    if first and not isinstance(data.get("first_cuda_for_cc_source"), str):
+        raise CompatDataError("cuda_matrix.json: first_cuda_for_cc needs its first_cuda_for_cc_source")
     return CompatMatrix(
-        _str(data, "data_date", "$"), tuple(toolkits), tuple(gpus), dict(sm), tuple(families), tuple(reported)
+        _str(data, "data_date", "$"),
+        tuple(toolkits),
+        tuple(gpus),
+        dict(sm),
+        tuple(families),
+        tuple(reported),
+        tuple(sorted(first.items())),
     )
 
 

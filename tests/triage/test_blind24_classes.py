@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
 from torch_gpu_doctor.triage.render import render_text
@@ -93,3 +95,37 @@ def test_a_launch_failure_hours_into_training_reads_the_xid_first() -> None:
         _, summary, first = cause_of(diagnosed(name))
         assert first == "sudo dmesg --level=err,warn", name
         assert "nothing says the machine slept" in summary
+
+
+def test_a_torch_built_before_the_gpus_architecture_has_no_kernels_for_it() -> None:
+    """RCAN#143: torch 0.4.1 (CUDA 9.2, a release the data does not know) on an RTX 3090 (8.6; its major was first
+    compiled by CUDA 11.0): no cubin of it runs there, whatever cuDNN then says. A CUDA that knows Ampere is no
+    such problem, nor a CUDA 9.2 build on a 7.5 Turing card (its sm_70 cubins run there: detectron2#55)."""
+    name = "rcan-143-rtx3090-torch041-cudnn-exec-failed.txt"
+    check, summary, first = cause_of(diagnosed(name))
+    assert check == "torch.arch_compat"
+    assert "built with CUDA 9.2, older than CUDA 11.0" in summary and "RTX 3090" in summary
+    assert "--index-url https://download.pytorch.org/whl/cu1" in first
+    newer = (PASTES / name).read_text().replace("9.2.148", "11.1.74")
+    cause = said(newer).result.cause
+    assert cause is None or "older than CUDA" not in cause.finding.summary
+    _, summary, _ = cause_of(diagnosed("detectron2-55-detectron2-env-cuda-home-none-no-nvcc.txt"))
+    assert "older than CUDA" not in summary  # torch 1.3.0+cu92 on an RTX 2080 Ti
+
+
+def test_the_first_cuda_of_each_architecture_is_sourced_data() -> None:
+    from torch_gpu_doctor.compat import CompatDataError, load_matrix, parse_matrix
+
+    matrix = load_matrix()
+    assert matrix.first_cuda_for("8.6") == "11.1" and matrix.first_cuda_for("12.0") == "12.8"
+    assert matrix.first_cuda_for("3.5") is None  # not in the table: nothing is inferred
+    import json
+
+    from torch_gpu_doctor.package_data import package_text
+
+    data = json.loads(package_text("torch_gpu_doctor.compat", "cuda_matrix.json"))
+    for bad in ({"8.6": "eleven"}, {"sm_86": "11.1"}):
+        with pytest.raises(CompatDataError):
+            parse_matrix({**data, "first_cuda_for_cc": bad})
+    with pytest.raises(CompatDataError):
+        parse_matrix({k: v for k, v in data.items() if k != "first_cuda_for_cc_source"})
