@@ -71,6 +71,10 @@ def _memlock() -> tuple[str, Remediation]:
 
 
 CURED_BY_P2P_OFF = "nccl_p2p_disable_cures_it_words"  # the person already ran it with P2P off, and it worked
+_ACS_CHECK = Command(
+    ("sudo", "lspci", "-vvv"),
+    note="'ACSCtl: SrcValid+' on a PCIe bridge above the GPUs: ACS redirects their peer traffic",
+)
 # GeForce generations without peer-to-peer over PCIe (NVIDIA turned it off for the RTX 40 series; the RTX 50
 # series has none either): nothing to repair, P2P stays off
 _NO_P2P = lazy(r"GeForce RTX [45]0\d0", re.IGNORECASE)
@@ -372,7 +376,14 @@ def nccl_communication(facts: Facts) -> Finding:
     ):
         why, fix = _wsl_cuda_call()
     elif kind == "nccl_p2p" and decisive.signature == CURED_BY_P2P_OFF:  # already confirmed: the lasting fix
-        fix = dataclasses.replace(fix, commands=fix.commands[1:])
+        fix = dataclasses.replace(
+            fix,
+            text="Running with NCCL_P2P_DISABLE=1 already confirmed it: keep it set meanwhile (slower). The lasting "
+            "fix is what stands in the way of peer traffic: PCIe ACS on a bridge between the GPUs (turn it off in "
+            "the BIOS, or per bridge with setpci), an IOMMU that is not in passthrough (boot with iommu=pt), or a "
+            "driver or platform that does not support P2P between these GPUs.",
+            commands=(_ACS_CHECK, *fix.commands[1:2]),
+        )
     fix = own or fix  # a message that names its own remedy (accelerate's RTX 40xx stop)
     return Finding(
         CID,

@@ -147,8 +147,8 @@ def test_error_803_reads_as_the_images_libcuda_in_a_container(name: str, in_cont
 @pytest.mark.parametrize(
     ("name", "first"),
     [
-        # 4 GPUs freeze until NCCL_P2P_DISABLE=1 (NVIDIA/nccl#631): the P2P path, ACS or an IOMMU
-        ("pastes/e21_nccl_freeze_4gpus_p2p_disable.txt", ("nvidia-smi", "topo", "-m")),
+        # 4 GPUs freeze until NCCL_P2P_DISABLE=1 (NVIDIA/nccl#631): the P2P path, ACS first, or an IOMMU
+        ("pastes/e21_nccl_freeze_4gpus_p2p_disable.txt", ("sudo", "lspci", "-vvv")),
         # RTX 4090s hang, "It works with NCCL_P2P_DISABLE=1": these cards have no P2P, nothing to repair
         ("pastes/e20_nccl_4090_p2p_hang.txt", ("env", "NCCL_P2P_DISABLE=1", "PROGRAM")),
     ],
@@ -291,12 +291,14 @@ def test_peer_access_not_supported_runs_with_p2p_off_first() -> None:
 def test_a_p2p_hang_beside_its_own_matrix_asks_for_the_peer_reads_not_the_matrix() -> None:
     """NVIDIA/nccl#2079: ncclAllReduce spins forever on two RTX 5880 Ada, "NCCL_P2P_DISABLE=1 ... resolves the
     deadlock completely", with `nvidia-smi topo -m`'s matrix pasted: P2P is the cause, the person already ran
-    it without P2P, and the matrix is there, so the driver's peer-read matrix comes first."""
+    it without P2P, and the matrix is there: what redirects peer traffic (ACS on a bridge) comes first, not the
+    driver's peer-read matrix, which says OK with ACS on (set 24's review)."""
     name = "pastes/nccl-2079-nccl-p2p-hang-acs-pcie.txt"
     cause = diagnose_paste((HERE / name).read_bytes(), name).result.cause
     assert cause is not None and cause.finding.check_id == "nccl.communication"
     assert cause.finding.remediation is not None
-    assert cause.finding.remediation.commands[0].argv == ("nvidia-smi", "topo", "-p2p", "r")
+    assert cause.finding.remediation.commands[0].argv == ("sudo", "lspci", "-vvv")
+    assert cause.finding.remediation.text.startswith("Running with NCCL_P2P_DISABLE=1 already confirmed it")
 
 
 @pytest.mark.parametrize(
