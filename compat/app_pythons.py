@@ -14,6 +14,31 @@ from torch_gpu_doctor.compat.json_fields import lst, obj, regex, text
 from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
+SWITCH_PURPOSES = (
+    "cpu",
+    "low_memory",
+)  # what an application's own switch is for (app_pythons.json "switches")
+
+
+@dataclass(frozen=True)
+class AppSwitch:
+    """An application's own start switch for one purpose: its command, on Windows where it differs, where to run
+    it, and where it comes from."""
+
+    run: tuple[str, ...]
+    run_windows: tuple[str, ...] | None
+    note: str
+    source: str
+
+    def argv(self, windows: bool) -> tuple[str, ...]:
+        return self.run_windows if windows and self.run_windows else self.run
+
+    def words(self, windows: bool) -> str:
+        """The switch itself: the command's words from its first option on ("--use-cpu all ...")."""
+        argv = self.argv(windows)
+        first = next((i for i, word in enumerate(argv) if word.startswith("-")), len(argv))
+        return " ".join(argv[first:])
+
 
 @dataclass(frozen=True)
 class AppPython:
@@ -23,11 +48,10 @@ class AppPython:
     portable_python: str | None  # the portable build's Python, from its folder
     where: str  # where its Python is, in one sentence
     source: str
-    # its own switch to run on the CPU alone (whatever torch build is installed), where to run it, and whence
-    cpu_run: tuple[str, ...] | None = None
-    cpu_run_windows: tuple[str, ...] | None = None  # None: cpu_run serves Windows too
-    cpu_note: str | None = None
-    cpu_source: str | None = None
+    switches: tuple[tuple[str, AppSwitch], ...] = ()  # by purpose (SWITCH_PURPOSES)
+
+    def switch(self, purpose: str) -> AppSwitch | None:
+        return dict(self.switches).get(purpose)
 
 
 def _pattern(entry: dict[str, Any], key: str, where: str) -> re.Pattern[str] | None:
@@ -48,27 +72,23 @@ def parse_app_pythons(data: Any) -> tuple[AppPython, ...]:
             raise CompatDataError(f"{where}: portable_marker and portable_python come together, or neither")
         apps.append(
             AppPython(text(entry, "name", where), words, marker, portable, text(entry, "where", where),
-                      text(entry, "source", where), *_cpu_switch(entry, where))
+                      text(entry, "source", where), _switches(entry, where))
         )  # fmt: skip
     return tuple(apps)
 
 
-def _cpu_switch(
-    entry: dict[str, Any], where: str
-) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None, str | None, str | None]:
-    """The row's CPU switch: its argument lists (the Windows one where it differs) with its note and source,
-    or none of them."""
-    if entry.get("cpu_run") is None:
-        if any(entry.get(key) is not None for key in ("cpu_run_windows", "cpu_note", "cpu_source")):
-            raise CompatDataError(f"{where}: cpu_run_windows, cpu_note and cpu_source come with a cpu_run")
-        return None, None, None, None
-    windows = None if entry.get("cpu_run_windows") is None else _argv(entry, "cpu_run_windows", where)
-    return (
-        _argv(entry, "cpu_run", where),
-        windows,
-        text(entry, "cpu_note", where),
-        text(entry, "cpu_source", where),
-    )
+def _switches(entry: dict[str, Any], where: str) -> tuple[tuple[str, AppSwitch], ...]:
+    """The row's own switches by purpose, each with its command, note and source."""
+    found = []
+    for purpose, raw in obj(entry.get("switches", {}), f"{where}.switches").items():
+        at = f"{where}.switches.{purpose}"
+        if purpose not in SWITCH_PURPOSES:
+            raise CompatDataError(f"{at}: not one of {', '.join(SWITCH_PURPOSES)}")
+        row = obj(raw, at)
+        windows = None if row.get("run_windows") is None else _argv(row, "run_windows", at)
+        switch = AppSwitch(_argv(row, "run", at), windows, text(row, "note", at), text(row, "source", at))
+        found.append((purpose, switch))
+    return tuple(found)
 
 
 def _argv(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

@@ -1,9 +1,13 @@
-"""Where the answer is to run on the CPU, an application's own CPU switch comes first (compat/app_pythons.json).
+"""An application's own start switches where they beat the generic fix (compat/app_pythons.json "switches").
 
-A GPU no current torch supports (a Fermi GT 540M under Fooocus, blind set 23), or a ROCm GPU no wheel has
-kernels for, leaves the CPU. An application with a switch of its own (Fooocus `--always-cpu`, ComfyUI `--cpu`,
-the web UI's `--use-cpu all`) runs there with whatever torch it has, at once; replacing its torch with the CPU
-build only saves the CUDA libraries' space, and goes into the application's Python, not PATH's."""
+- The CPU: a GPU no current torch supports (a Fermi GT 540M under Fooocus, blind set 23; a GT 710 under the web
+  UI), or a ROCm GPU no wheel has kernels for, leaves the CPU. An application with a switch of its own (Fooocus
+  `--always-cpu`, ComfyUI `--cpu`, the web UI's `--use-cpu all`) runs there with whatever torch it has, at once;
+  replacing its torch with the CPU build only saves the CUDA libraries' space, and goes into the application's
+  Python, not PATH's.
+- Low memory: out of GPU memory in an application with a low-VRAM mode (ComfyUI `--lowvram`, the web UI's
+  `--medvram`, Fooocus `--always-low-vram`) is answered by that mode before a training script's remedies, which
+  the person cannot apply to someone else's program (blind set 24: ComfyUI on a 6 GB card)."""
 
 from __future__ import annotations
 
@@ -14,34 +18,51 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.fixes.torch_wheel import INDEX_CPU
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command
+from torch_gpu_doctor.model import Command, Remediation
 from torch_gpu_doctor.triage import wanted_build
+from torch_gpu_doctor.triage.job_size import OOM
 from torch_gpu_doctor.triage.outcome import Verdict
 
-_WINDOWS_PATH = lazy(r"^(?:[A-Za-z]:\\|\.\\)")  # the install goes to a Windows Python (E:\...\python.exe)
+_WINDOWS_PATH = lazy(r"^(?:[A-Za-z]:\\|\.\\)")  # a command for a Windows Python (E:\...\python.exe)
 
 
-def on_the_apps_cpu(verdict: Verdict, app: AppPython, facts: Facts) -> Verdict:
-    """The application's CPU switch before a fix that installs torch's CPU build."""
+def with_the_apps_switches(verdict: Verdict, app: AppPython, facts: Facts) -> Verdict:
+    """The application's own switch first, where the verdict's fix is what that switch is for."""
     fix = verdict.finding.remediation
-    if app.cpu_run is None or fix is None or verdict.finding.check_id == wanted_build.CHECK:
-        return verdict  # (a CUDA build where the CPU one was asked for: the build itself is the problem)
-    installs = [c for c in fix.commands if INDEX_CPU in c.argv and "install" in c.argv]
-    if not installs:
-        return verdict  # the fix is not the CPU: the application's GPU is still the way
-    windows = on_windows(facts) or any(_WINDOWS_PATH.match(c.argv[0]) for c in installs)
-    argv = app.cpu_run_windows if windows and app.cpu_run_windows else app.cpu_run
-    switch = Command(argv, note=app.cpu_note or "")
-    said = (
-        f"{app.name} runs on the CPU with its own switch, whatever torch build it has: start it with "
-        f"`{' '.join(argv[-_switch_words(argv) :])}`. The CPU build of torch after it only saves the space of "
-        "CUDA's libraries. "
+    if fix is None:
+        return verdict
+    if verdict.finding.check_id == OOM:
+        return _first(verdict, fix, app, "low_memory", facts, "runs in less GPU memory with its own switch")
+    if verdict.finding.check_id == wanted_build.CHECK:
+        return verdict  # a CUDA build where the CPU one was asked for: the build itself is the problem
+    if any(INDEX_CPU in c.argv and "install" in c.argv for c in fix.commands):
+        return _first(
+            verdict,
+            fix,
+            app,
+            "cpu",
+            facts,
+            "runs on the CPU with its own switch, whatever torch build it has",
+        )
+    return verdict  # the fix is not what a switch is for: the application's GPU is still the way
+
+
+def _first(
+    verdict: Verdict, fix: Remediation, app: AppPython, purpose: str, facts: Facts, does: str
+) -> Verdict:
+    switch = app.switch(purpose)
+    if switch is None:
+        return verdict
+    windows = on_windows(facts) or any(c.argv and _WINDOWS_PATH.match(c.argv[0]) for c in fix.commands)
+    said = f"{app.name} {does}: start it with `{switch.words(windows)}`. " + _after(purpose)
+    rest = fix.text if purpose == "cpu" else fix.text[:1].lower() + fix.text[1:]
+    remediation = dataclasses.replace(
+        fix, text=said + rest, commands=(Command(switch.argv(windows), note=switch.note), *fix.commands)
     )
-    remediation = dataclasses.replace(fix, text=said + fix.text, commands=(switch, *fix.commands))
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=remediation))
 
 
-def _switch_words(argv: tuple[str, ...]) -> int:
-    """How many of the last words are the switch: from the first option on ("--use-cpu all ...")."""
-    first = next((i for i, word in enumerate(argv) if word.startswith("-")), len(argv))
-    return len(argv) - first
+def _after(purpose: str) -> str:
+    if purpose == "cpu":
+        return "The CPU build of torch after it only saves the space of CUDA's libraries. "
+    return "Beyond that, "

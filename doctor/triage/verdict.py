@@ -27,7 +27,7 @@ from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Status
 from torch_gpu_doctor.records import dataclass
-from torch_gpu_doctor.triage.app_cpu import on_the_apps_cpu
+from torch_gpu_doctor.triage.app_switches import with_the_apps_switches
 from torch_gpu_doctor.triage.asked import (
     NO_BUILD_NEEDED,
     asked_cuda,
@@ -504,7 +504,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(in_the_apps_python(v, app, pasted) for v in verdicts)
-        verdicts = tuple(on_the_apps_cpu(v, app, facts) for v in verdicts)
+        verdicts = tuple(with_the_apps_switches(v, app, facts) for v in verdicts)
     listed = {lib.name: lib.version for listing in pasted.packages for lib in listing.packages}  # normalised
     if listed:  # `flash-attn==VERSION` where the paste's pip freeze says flash-attn==2.3.0
         verdicts = tuple(versions_from_the_list(v, listed) for v in verdicts)

@@ -19,9 +19,12 @@ def test_every_row_names_its_source_and_where_its_python_is() -> None:
     apps = load_app_pythons()
     assert len(apps) >= 5
     assert all(a.source and a.where for a in apps)
-    switches = {a.name: a.cpu_run for a in apps if a.cpu_run}
-    assert switches["Fooocus"] == ("python", "entry_with_update.py", "--always-cpu")
-    assert all(a.cpu_note and a.cpu_source for a in apps if a.cpu_run)
+    cpu = {a.name: s.run for a in apps if (s := a.switch("cpu")) is not None}
+    assert cpu["Fooocus"] == ("python", "entry_with_update.py", "--always-cpu")
+    low = {a.name: s for a in apps if (s := a.switch("low_memory")) is not None}
+    assert low["Stable Diffusion web UI"].argv(windows=True) == ("webui.bat", "--medvram")
+    assert low["Stable Diffusion web UI"].words(windows=False) == "--medvram"
+    assert all(s.note and s.source for a in apps for _, s in a.switches)
 
 
 @pytest.mark.parametrize(
@@ -51,23 +54,26 @@ def test_the_application_a_paste_names(text: str, name: str | None) -> None:
             "source": "s",
         },  # a marker, no Python
         {"name": "x", "words": "x", "where": "w"},  # no source
-        {"name": "x", "words": "x", "where": "w", "source": "s", "cpu_note": "n"},  # a note, no switch
         {
             "name": "x",
             "words": "x",
             "where": "w",
             "source": "s",
-            "cpu_run": ["python", ""],
-            "cpu_note": "n",
-            "cpu_source": "s",
+            "switches": {"gpu": {"run": ["x"], "note": "n", "source": "s"}},
+        },  # no such purpose
+        {
+            "name": "x",
+            "words": "x",
+            "where": "w",
+            "source": "s",
+            "switches": {"cpu": {"run": ["python", ""], "note": "n", "source": "s"}},
         },  # an empty word
         {
             "name": "x",
             "words": "x",
             "where": "w",
             "source": "s",
-            "cpu_run": ["python", "--cpu"],
-            "cpu_note": "n",
+            "switches": {"cpu": {"run": ["python", "--cpu"], "note": "n"}},
         },  # a switch without its source
     ],
 )

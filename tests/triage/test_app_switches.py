@@ -1,13 +1,15 @@
-"""Where the answer is the CPU, an application's own CPU switch comes first (compat/app_pythons.json), and the
-CPU build itself replaces the installed torch (a plain `pip install torch --index-url .../cpu` over a CUDA torch
-is "Requirement already satisfied" and changes nothing: blind set 23 #04)."""
+"""An application's own switches (compat/app_pythons.json): where the answer is the CPU, its CPU switch comes first,
+and the CPU build itself replaces the installed torch (a plain `pip install torch --index-url .../cpu` over a CUDA
+torch is "Requirement already satisfied" and changes nothing: blind set 23 #04); out of GPU memory, its low-VRAM
+mode comes first (blind set 24 #09)."""
 
 from __future__ import annotations
 
 from tests.factories import facts, gpu, torch_packages
-from tests.triage.corpus_helpers import cause_of, diagnosed
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.fixes.torch_wheel import INDEX_CPU, cpu_build_command, older_than_every_build
+from torch_gpu_doctor.triage.pipeline import diagnose_paste
 
 
 def test_an_app_on_a_gpu_older_than_every_build_starts_on_the_cpu_first() -> None:
@@ -38,6 +40,20 @@ def test_an_app_whose_gpu_a_build_supports_gets_that_build_not_the_cpu() -> None
     d = diagnosed("comfyui-portable-5070ti-sm120-path-with-space.txt")
     _, _, first = cause_of(d)
     assert "--cpu" not in first and "/whl/cu1" in first
+
+
+def test_an_app_out_of_gpu_memory_starts_in_its_low_vram_mode_first() -> None:
+    """ComfyUI#1443: a 6 GB card full after an update; --lowvram before a training script's remedies, which
+    remain after it. The same error without an application named keeps the general fix."""
+    name = "comfyui-1443-6gb-vram-oom-after-update.txt"
+    d = diagnosed(name)
+    check, _, first = cause_of(d)
+    assert check == "torch.out_of_memory" and first == "python main.py --lowvram"
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    assert "batch size" in d.result.cause.finding.remediation.text
+    bare = (PASTES / name).read_text().replace("ComfyUI", "my app").replace("comfy", "app")
+    _, _, first = cause_of(diagnose_paste(bare.encode(), name))
+    assert "--lowvram" not in first
 
 
 def test_the_cpu_build_replaces_an_installed_cuda_torch() -> None:
