@@ -236,7 +236,12 @@ _NO_NVIDIA = lazy(
     r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b"
     # "since im running code on cpu windows 10 and disabled cuda()": the CPU on purpose
     r"|\b(?:since|as|because)[ \t]+(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+running\b(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,30}?"
-    r"\bon[ \t]+(?:the[ \t]+|a[ \t]+)?cpu\b|\bdisabled[ \t]+(?:the[ \t]+|all[ \t]+)?\.?cuda\(?\)?)",
+    r"\bon[ \t]+(?:the[ \t]+|a[ \t]+)?cpu\b|\bdisabled[ \t]+(?:the[ \t]+|all[ \t]+)?\.?cuda\(?\)?"
+    # "(I am using CPU only)", "we're on a CPU-only machine": the CPU said as the setup, not as a complaint ("I'm
+    # running on CPU only even though I have a 3090")
+    r"|\b(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+(?:using|running[ \t]+on|on)[ \t]+(?:the[ \t]+|a[ \t]+)?cpu[ \t-]+only\b"
+    r"(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite|gpu|cuda)\b)"
+    r"|\bcpu[ \t-]+only[ \t]+(?:machine|system|computer|pc|laptop|server|box)\b(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite)\b))",
     re.IGNORECASE,
 )
 # A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")
