@@ -531,7 +531,16 @@ def in_container_fix(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verd
         passed = pass_gpus(
             ContainerRuntime.DOCKER
         )  # a shell prompt says a container, as the other fixes here
-        return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=passed))
+        # the summary says what the fix does (gpu-jupyter#22: the headline blamed the driver's age)
+        summary = (  # driver.installed's own words on a container come later (told.module_not_loaded)
+            f"{FALSE_IN_A_CONTAINER} where no NVIDIA driver answers (line {no_driver.line} of the paste): it was "
+            "most likely started without the GPUs."
+            if finding.check_id == "torch.cuda_init" and "container" not in finding.summary
+            else finding.summary
+        )
+        return dataclasses.replace(
+            verdict, finding=dataclasses.replace(finding, summary=summary, remediation=passed)
+        )
     hit = next((h for h in pasted.hits if "803" in h.signature.id or "804" in h.signature.id), None)
     if finding.check_id != "torch.cuda_init" or finding.status is not Status.FAIL or hit is None:
         return verdict

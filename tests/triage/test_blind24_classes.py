@@ -129,3 +129,22 @@ def test_the_first_cuda_of_each_architecture_is_sourced_data() -> None:
             parse_matrix({**data, "first_cuda_for_cc": bad})
     with pytest.raises(CompatDataError):
         parse_matrix({k: v for k, v in data.items() if k != "first_cuda_for_cc_source"})
+
+
+def test_a_container_without_its_gpus_is_said_in_the_headline_too() -> None:
+    """gpu-jupyter#22: a test container started with --gpus sees the driver, the notebook's container has no
+    nvidia-smi: the headline and the fix both say the container was started without the GPUs."""
+    _, summary, first = cause_of(diagnosed("gpu-jupyter-22-docker-missing-gpus-flag.txt"))
+    assert summary.startswith("torch.cuda.is_available() is False inside a container where no NVIDIA driver")
+    assert first == "docker run --gpus all IMAGE"
+
+
+def test_the_cpu_said_as_the_setup_is_the_programs_device_choice() -> None:
+    """xtts2-ui#28: "(I am using CPU only)" and "Torch not compiled with CUDA enabled": the program must choose
+    the CPU; a CUDA build is not what is missing. "Running on CPU only even though I have a 3090" is the
+    complaint of someone who wants the GPU."""
+    _, summary, first = cause_of(diagnosed("xtts2-ui-28-cpu-only-user-hardcoded-cuda.txt"))
+    assert "the program, not torch, has to choose the CPU" in summary and first == ""
+    wants_gpu = "I'm running on CPU only even though I have an RTX 3090\nAssertionError: Torch not compiled with CUDA enabled\n"
+    _, summary, first = cause_of(said(wants_gpu))
+    assert "CPU-only build" in summary and "--index-url https://download.pytorch.org/whl/cu" in first
