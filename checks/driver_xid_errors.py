@@ -319,10 +319,14 @@ def _firmware(facts: Facts) -> Remediation:
 
 
 def _reset() -> Remediation:
+    """A fault on the GPU's side: restarting the programs does not clear it, a reset does (set 19's review)."""
     return Remediation(
-        text="Restart the affected programs. For memory or firmware Xids, reset the GPU when nothing runs on it "
-        "(`sudo nvidia-smi -r -i <index>`) or reboot; if the same Xid returns, run the GPU's diagnostics "
-        "(`dcgmi diag -r 2` where DCGM is installed) and contact the vendor.",
+        text="Stop what runs on that GPU and reset it, or reboot: a fault on the GPU's side stays until then, "
+        "whatever the programs do. If the same Xid returns, run the GPU's diagnostics (`dcgmi diag -r 2` where "
+        "DCGM is installed) and contact the vendor.",
+        commands=(
+            Command(("sudo", "nvidia-smi", "-r", "-i", "N"), note="N: that GPU, with nothing running on it"),
+        ),
         requires_root=True,
         target=Target.SYSTEM,
     )
