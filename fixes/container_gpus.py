@@ -213,13 +213,32 @@ def default_runtime_for_builds() -> Remediation:
     )
 
 
-def kubernetes_runtime(docker_default: bool = False) -> Remediation:
+def kubernetes_runtime(docker_default: bool = False, through_docker: bool = False) -> Remediation:
     """Pods without GPUs where the node's own `docker run --gpus` has them: the device plugin and the pods go
     through the runtime Kubernetes uses (containerd or CRI-O, not the docker CLI's), which must have NVIDIA's
     runtime as its default (NVIDIA Container Toolkit's install guide, "Configuring containerd (for Kubernetes)").
     `docker_default`: the node's /etc/docker/daemon.json already names nvidia its default runtime, so the node
     runs pods through Docker (dockershim, before Kubernetes 1.24), and dockerd reads that file only when it
-    starts (k8s-device-plugin#60)."""
+    starts (k8s-device-plugin#60). `through_docker`: a Kubernetes before 1.24 and no other runtime said: its
+    pods go through Docker, whose default runtime must be nvidia (k8s-device-plugin's README of that time)."""
+    if through_docker and not docker_default:
+        return Remediation(
+            text="Before Kubernetes 1.24 a node runs its pods through Docker (dockershim), and the device plugin "
+            'sees the GPUs only where Docker\'s default runtime is NVIDIA\'s: "default-runtime": "nvidia" in '
+            "/etc/docker/daemon.json on each GPU node, then restart Docker and the device plugin's pod; the node "
+            "then advertises nvidia.com/gpu and the Pending pod is scheduled.",
+            commands=(
+                Command(
+                    ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"),
+                    note="on each GPU node (older toolkits: edit /etc/docker/daemon.json by hand)",
+                    runs_here=False,
+                ),
+                _restart_docker("on each GPU node", here=False),
+                _NODE_ADVERTISES,
+            ),
+            requires_root=True,
+            target=Target.SYSTEM,
+        )
     if docker_default:
         return Remediation(
             text="This node runs its pods through Docker (dockershim, before Kubernetes 1.24), and its "

@@ -475,6 +475,20 @@ def mismatch_in_a_container(verdict: Verdict) -> Verdict:
 
 # a node whose Docker already names nvidia its default runtime: `"default-runtime": "nvidia"` in daemon.json
 _DOCKER_DEFAULT_NVIDIA = lazy(r"\"default-runtime\"\s*:\s*\"nvidia\"")
+# Kubernetes' version as said or printed: "kubernetes 1.18.2", "k8s v1.20", kubectl version's "Server Version: v1.21.3"
+_KUBERNETES_VERSION = lazy(
+    r"\b(?:kubernetes|k8s|kubeadm|kubelet|server[ \t]+version:?)[ \t]+(?:version[ \t]+)?v?1\.(?P<minor>\d{1,2})(?:\.\d+)?\b",
+    re.IGNORECASE,
+)
+_CONTAINERD_SAID = lazy(r"\b(?:containerd|cri-o|crio)\b", re.IGNORECASE)
+
+
+def _through_docker(text: str) -> bool:
+    """A node that runs its pods through Docker: a Kubernetes before 1.24 (dockershim), with no other runtime said."""
+    said = _KUBERNETES_VERSION.search(text, 0, MAX_CHARS)
+    return (
+        said is not None and int(said["minor"]) < 24 and _CONTAINERD_SAID.search(text, 0, MAX_CHARS) is None
+    )
 
 
 NVML_LIBRARY_NOT_FOUND = "nvml_library_not_found"
@@ -492,7 +506,10 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[
         return dataclasses.replace(  # docker's own check would prove nothing of the pods: the node's advertising does
             verdict,
             finding=dataclasses.replace(
-                finding, remediation=kubernetes_runtime(_DOCKER_DEFAULT_NVIDIA.search(text) is not None)
+                finding,
+                remediation=kubernetes_runtime(
+                    _DOCKER_DEFAULT_NVIDIA.search(text) is not None, through_docker=_through_docker(text)
+                ),
             ),
             find_out="kubectl describe node NODE   # Capacity and Allocatable list nvidia.com/gpu",
         )

@@ -346,14 +346,15 @@ def test_a_launch_across_gpus_that_fails_on_windows_guesses_torch_distributed_th
 
 def test_pods_without_gpus_on_a_dockershim_node_restart_docker_not_containerd() -> None:
     """k8s-device-plugin#60: Kubernetes 1.10 with /etc/docker/daemon.json's default-runtime nvidia: Docker is the
-    pods' runtime; the containerd configuration stays the answer where daemon.json does not say so."""
+    pods' runtime, restarted to read it; where daemon.json does not say so, a Kubernetes before 1.24 still runs
+    pods through Docker, whose default runtime is then set (set 24); containerd's is for newer ones."""
     _, _, first = cause_of(diagnosed("k8s-device-plugin-60-k8s-device-plugin-nvml-not-loaded.txt"))
     assert first == "sudo systemctl restart docker"
     text = PASTES.joinpath("k8s-device-plugin-60-k8s-device-plugin-nvml-not-loaded.txt").read_text(
         encoding="utf-8"
     )
     _, _, first = cause_of(said(text.replace('"default-runtime": "nvidia"', '"runtimes": {}')))
-    assert first.startswith("sudo nvidia-ctk runtime configure --runtime=containerd")
+    assert first == "sudo nvidia-ctk runtime configure --runtime=docker --set-as-default"
 
 
 def test_a_cuda_library_of_the_boards_own_cuda_missing_is_that_cuda_not_another_jetpack() -> None:

@@ -158,3 +158,20 @@ def test_a_program_fault_xid_is_the_programs_not_an_oom_nor_the_gpus() -> None:
     assert first == "compute-sanitizer --tool memcheck PROGRAM"
     check, _, _ = cause_of(said("Training on my 3090 goes OOM at step 200.\n"))
     assert check == "torch.out_of_memory"
+
+
+def test_a_gpu_pod_stuck_pending_is_the_node_not_advertising_gpus() -> None:
+    """k8s-device-plugin#176: `kubectl get pods` shows the GPU pod Pending on Kubernetes 1.18 (pods through
+    Docker): Docker's default runtime. A newer Kubernetes, or containerd said, gets containerd's; a Running pod
+    is no such failure."""
+    name = "k8s-device-plugin-176-gpu-pod-pending.txt"
+    check, _, first = cause_of(diagnosed(name))
+    assert check == "platform.container_gpus"
+    assert first == "sudo nvidia-ctk runtime configure --runtime=docker --set-as-default"
+    text = (PASTES / name).read_text()
+    _, _, first = cause_of(said(text.replace("kubernetes 1.18.2", "kubernetes 1.28.2")))
+    assert first == "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default"
+    running = said(
+        "$ kubectl get pods\nNAME      READY   STATUS    RESTARTS   AGE\ngpu-pod   1/1     Running   0          24h\n"
+    )
+    assert all(h.signature.id != "container_k8s_pod_pending" for h in running.pasted.hits)
