@@ -175,3 +175,13 @@ def test_a_gpu_pod_stuck_pending_is_the_node_not_advertising_gpus() -> None:
         "$ kubectl get pods\nNAME      READY   STATUS    RESTARTS   AGE\ngpu-pod   1/1     Running   0          24h\n"
     )
     assert all(h.signature.id != "container_k8s_pod_pending" for h in running.pasted.hits)
+
+
+def test_an_ib_queue_pair_timeout_is_reachability_not_memlock() -> None:
+    """NVIDIA/nccl#2013: ibv_modify_qp failed with 110 at INIT to RTR: the ports cannot reach each other as
+    paired (NCCL_CROSS_NIC=0 fixed it); other verbs failures keep the general InfiniBand answer."""
+    _, summary, first = cause_of(diagnosed("nccl-2013-ibv-modify-qp-timeout-cross-nic.txt"))
+    assert "timed out between two ports" in summary and first.startswith("env NCCL_CROSS_NIC=0")
+    other = "host:1:1 [0] NCCL WARN Call to ibv_create_qp failed with 12 Cannot allocate memory\n"
+    _, summary, _ = cause_of(said(other))
+    assert "timed out" not in summary
