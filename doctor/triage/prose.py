@@ -526,7 +526,12 @@ _REINSTALLED = lazy(
     r"(?![^.\n]{0,40}?\b(?:driver|cuda[ \t]+toolkit|nvidia)\b)[^.\n]{0,80}?"
     r"\b(?:still|same|yet[ \t]+it|no[ \t]+(?:luck|change|difference)|nothing[ \t]+changed"
     r"|(?:does|did|do)(?:n'?t|[ \t]+not)[ \t]+(?:help|work|change|fix))\b"
-    r"|重装了?[^。\n]{0,20}?(?:还是|依然|仍然|没用)",
+    r"|重装了?[^。\n]{0,20}?(?:还是|依然|仍然|没用)"
+    # a build for the GPU said to be installed already, while the paste still fails: "I already installed the
+    # nightly cu128", "已经试过...更换torch...至最新的nightly版本" (RVC#2636: sm_120 warned, get_arch_list() has it)
+    r"|\balready[ \t]+(?:re-?installed|installed|upgraded|updated|switched)\b[^.\n]{0,40}?"
+    r"\b(?:nightly|cu1[2-3]\d|(?:py)?torch[ \t]*2\.\d)"
+    r"|已经?(?:试过|尝试过?)[^。\n]{0,40}?(?:更换|重装|安装|升级)[^。\n]{0,30}?(?:py)?torch",
     re.IGNORECASE,
 )
 # The batch is already one, said in words or a command's flag: "batch size is 1", "--batch_size 1", "bs=1",

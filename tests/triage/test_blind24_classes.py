@@ -185,3 +185,15 @@ def test_an_ib_queue_pair_timeout_is_reachability_not_memlock() -> None:
     other = "host:1:1 [0] NCCL WARN Call to ibv_create_qp failed with 12 Cannot allocate memory\n"
     _, summary, _ = cause_of(said(other))
     assert "timed out" not in summary
+
+
+def test_a_build_for_the_gpu_said_to_be_installed_already_is_another_python() -> None:
+    """RVC#2636: the sm_120 warning, and "已经试过...更换torch...至最新的nightly版本" (get_arch_list() has sm_120):
+    the program runs another Python's torch, which is asked first. A driver said to be installed is not it."""
+    _, _, first = cause_of(diagnosed("rvc-2636-rtx5070ti-sm120-old-bundled-torch.txt"))
+    assert first.startswith("python -c 'import sys, torch; print(sys.executable")
+    warning = (PASTES / "rvc-2636-rtx5070ti-sm120-old-bundled-torch.txt").read_text().split("经")[0]
+    _, _, first = cause_of(said(warning + "I already installed the nightly cu128 build.\n"))
+    assert first.startswith("python -c 'import sys, torch; print(sys.executable")
+    _, _, first = cause_of(said(warning + "I already installed the 570 driver.\n"))
+    assert not first.startswith("python -c 'import sys, torch")
