@@ -61,8 +61,8 @@ def too_big(half: str = HALF) -> Remediation:
         text="The job needs more GPU memory than this GPU has: lower the batch size (keep the effective batch "
         f"with gradient accumulation), train in {half} with torch.autocast, use activation checkpointing, or "
         "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower max_model_len or "
-        "max_num_seqs; for image-generation UIs (ComfyUI, Stable Diffusion web UIs) start them with --lowvram or "
-        "--medvram, or use a smaller or quantized model.",
+        "max_num_seqs; for image-generation UIs start them in their low-memory mode (ComfyUI --lowvram, the "
+        "Stable Diffusion web UI --medvram), or use a smaller or quantized model.",
         target=Target.PYTHON_ENV,
     )
 
