@@ -804,7 +804,9 @@ def torch_cuda_init(facts: Facts) -> Finding:
         return Finding(
             cid,
             Status.PASS,
-            f"CUDA works in torch {runtime.version}: {len(runtime.devices)} device(s).",
+            # no device listed (a paste that says only is_available()): no count, never "0 device(s)"
+            f"CUDA works in torch {runtime.version}"
+            + (f": {len(runtime.devices)} device(s)." if runtime.devices else "."),
             evidence=evidence,
         )
     message = runtime.cuda_init_error or "; ".join(runtime.cuda_warnings) or "no error message"

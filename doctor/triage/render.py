@@ -306,14 +306,16 @@ _DESCRIBE_ONLY = frozenset({"torch.installed", "gpu.present", "compat.data_age"}
 
 def _ruled_out(result: Triage) -> list[str]:
     """The passing checks the paste decided, in their own words: 'torch 1.11.0+cu113 has kernels for compute
-    capability 3.7' says where a 'no kernel image' the paste does not show cannot come from."""
-    return [
+    capability 3.7' says where a 'no kernel image' the paste does not show cannot come from. Each sentence once
+    (two checks may say the same of one build: torch.cpu_build and amd.torch_rocm)."""
+    said = [
         v.finding.summary
         for v in result.verdicts
         if v.kind == Kind.FINE
         and v.finding.status is Status.PASS
         and v.finding.check_id not in _DESCRIBE_ONLY
     ]
+    return list(dict.fromkeys(said))
 
 
 _NO_ERROR = ", and no failing program's error. If something fails, paste the error's last lines too."

@@ -197,3 +197,19 @@ def test_a_build_for_the_gpu_said_to_be_installed_already_is_another_python() ->
     assert first.startswith("python -c 'import sys, torch; print(sys.executable")
     _, _, first = cause_of(said(warning + "I already installed the 570 driver.\n"))
     assert not first.startswith("python -c 'import sys, torch")
+
+
+def test_what_a_paste_rules_out_is_said_once_and_without_an_invented_count() -> None:
+    """InvokeAI#3967: is_available() True in a check script, no device list: "CUDA works", never "0 device(s)";
+    and two checks' same sentence about the ROCm build is shown once."""
+    shown = text_of(diagnosed("invokeai-3967-rx6600xt-gfx1032-hsa-override-not-exported.txt"))
+    assert "CUDA works in torch 2.2.1+rocm5.7." in shown and "0 device(s)" not in shown
+    assert shown.count("torch 2.2.1+rocm5.7 is a ROCm 5.7 build.") == 1
+
+
+def test_the_cuda_malloc_async_wording_is_not_only_a_memory_fraction() -> None:
+    """ComfyUI#1443: 'Allocation on device 0 would exceed allowed memory' is the cudaMallocAsync allocator's
+    out-of-memory (ComfyUI's default backend), not only a per-process memory fraction."""
+    d = diagnosed("comfyui-1443-6gb-vram-oom-after-update.txt")
+    assert d.result.cause is not None
+    assert "cudaMallocAsync" in d.result.cause.finding.details
