@@ -36,6 +36,7 @@ from torch_gpu_doctor.triage.asked import (
     build_for_said_cuda,
 )
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
+from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_feature
 from torch_gpu_doctor.triage.ggml_devices import GGML_INVALID_FUNCTION, on_a_device_the_build_lacks
 from torch_gpu_doctor.triage.gpus_shown import (
     MIXED,
@@ -423,6 +424,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(unknown_error_on_a_server(v, pasted, facts) for v in verdicts)
     if LAUNCH_FAILURE in (h.signature.id for h in pasted.hits):  # a server does not sleep: its Xid decides
         verdicts = tuple(launch_failure_on_a_server(v, pasted, facts) for v in verdicts)
+    if ILLEGAL_ADDRESS in (h.signature.id for h in pasted.hits):  # a server's optional kernels: off first
+        verdicts = tuple(without_the_feature(v, pasted) for v in verdicts)
     runtime = facts.torch
     if not isinstance(runtime, Unavailable) and runtime.outcome != "ok" and runtime.failed_stage == "import":
         verdicts = tuple(without_importing_torch(v) for v in verdicts)

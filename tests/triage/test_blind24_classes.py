@@ -213,3 +213,38 @@ def test_the_cuda_malloc_async_wording_is_not_only_a_memory_fraction() -> None:
     d = diagnosed("comfyui-1443-6gb-vram-oom-after-update.txt")
     assert d.result.cause is not None
     assert "cudaMallocAsync" in d.result.cause.finding.details
+
+
+def test_an_illegal_address_beside_a_servers_optional_kernels_runs_without_them_first() -> None:
+    """vllm#5376: an illegal memory access from vLLM started with --enable-prefix-caching and a forced
+    FLASH_ATTN backend: the same command without them first; the same error with no such option keeps
+    CUDA_LAUNCH_BLOCKING=1 first."""
+    name = "vllm-5376-illegal-memory-access-prefix-caching-gptq.txt"
+    d = diagnosed(name)
+    _, _, first = cause_of(d)
+    assert first == "SERVER_COMMAND"
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    assert "drop --enable-prefix-caching" in d.result.cause.finding.remediation.text
+    plain = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    _, _, first = cause_of(said(plain))
+    assert first.startswith("env CUDA_LAUNCH_BLOCKING=1")
+
+
+def test_each_kernel_feature_row_is_sourced_and_matches_its_option() -> None:
+    from torch_gpu_doctor.compat import CompatDataError
+    from torch_gpu_doctor.compat.kernel_features import (
+        features_in,
+        load_kernel_features,
+        parse_kernel_features,
+    )
+
+    assert all(f.source and f.without for f in load_kernel_features())
+    shown = "vllm serve m --enable-chunked-prefill --kv-cache-dtype fp8_e5m2 --speculative-config '{...}'"
+    assert [f.feature for f, _ in features_in(shown)] == [
+        "vLLM's chunked prefill",
+        "speculative decoding",
+        "an FP8 KV cache",
+    ]
+    assert features_in("vllm serve m --max-model-len 4096") == []
+    with pytest.raises(CompatDataError):
+        parse_kernel_features({"features": [{"feature": "x", "words": "(", "without": "w", "source": "s"}]})
