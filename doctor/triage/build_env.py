@@ -16,10 +16,13 @@ is not always said.
 
 from __future__ import annotations
 
+import re
+
 from torch_gpu_doctor.checks.support.signatures import Hit, load_catalogue
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.model import CollectEnvReport
+from torch_gpu_doctor.triage.prose import line_number
 
 MISMATCH = "other_cpp_extension_cuda_version_mismatch"
 _MAJOR_MINOR = lazy(r"^(\d{1,2})\.(\d{1,2})")
@@ -40,6 +43,61 @@ def toolkit_mismatch(report: CollectEnvReport | None, lines: list[str]) -> Hit |
     signature = next(s for s in load_catalogue() if s.id == MISMATCH)
     values = {"system_cuda": f"{nvcc[0]}.{nvcc[1]}", "torch_cuda": f"{torch_cuda[0]}.{torch_cuda[1]}"}
     return Hit(signature, shown.line, lines[shown.line - 1].strip(), values, {})
+
+
+# nvcc -V's own line: "Cuda compilation tools, release 11.8, V11.8.89"
+_NVCC_RELEASE = lazy(r"^[ \t`>]*Cuda compilation tools, release (?P<cuda>\d{1,2}\.\d)\b", re.MULTILINE)
+# torch with its CUDA tag as a list, a pin or a version printout shows it: "torch 2.1.0+cu121", "torch==2.0.1+cu117"
+_TORCH_TAGGED = lazy(
+    r"(?<![\w.-])torch(?:==|[ \t:=]+|-)v?\d+\.\d+(?:\.\d+)?\+cu(?P<tag>\d{2,3})\b", re.IGNORECASE
+)
+# `pip show torch`: its version, and NVIDIA's CUDA wheels it requires (Linux only) with their CUDA major
+_SHOWN_TORCH = lazy(
+    r"^[ \t`]*Name:[ \t]*torch[ \t]*\n[ \t]*Version:[ \t]*(?P<version>\d+\.\d+\.\d+)[ \t]*$", re.MULTILINE
+)
+_REQUIRES_CUDA = lazy(r"^[ \t]*Requires:[^\n]*\bnvidia-[a-z-]+-cu(?P<major>1\d)\b", re.MULTILINE)
+# a build of something compiled against torch with that nvcc: pip installing such a package (its sdist builds
+# there), setup.py, --no-build-isolation, torch's own extension builder
+_BUILDS = lazy(
+    r"\bpip3?[ \t]+install\b[^\n]*\b(?P<package>deepspeed|apex|flash[-_]attn|xformers|mmcv(?:-full)?|detectron2|"
+    r"pytorch3d|mamba[-_]ssm|causal[-_]conv1d|torch[-_](?:scatter|sparse|cluster)|spconv|vllm)\b"
+    r"|\bsetup\.py[ \t]+(?:install|build|develop|bdist_wheel)\b|--no-build-isolation\b|\bcpp_extension\b",
+    re.IGNORECASE,
+)
+
+
+def toolkit_beside_torch(text: str, lines: list[str]) -> Hit | None:
+    """The nvcc that `nvcc -V` shows beside a torch of another CUDA major, where the paste builds something
+    against torch (DeepSpeed#5312: `pip install deepspeed` with nvcc 11.8 and PyPI's torch 2.2.1, a CUDA 12.1
+    build): torch.utils.cpp_extension refuses that build, so that message's signature and fix stand for it, at
+    the nvcc line. None without nvcc's line, torch's CUDA, a build, or with the same major."""
+    nvcc = _NVCC_RELEASE.search(text)
+    if nvcc is None or _BUILDS.search(text) is None:
+        return None
+    torch_cuda = _shown_torch_cuda(text)
+    system, built = _major_minor(nvcc["cuda"]), _major_minor(torch_cuda)
+    if system is None or built is None or not _refused(system, built):
+        return None
+    number = line_number(text, nvcc)
+    signature = next(s for s in load_catalogue() if s.id == MISMATCH)
+    values = {"system_cuda": f"{system[0]}.{system[1]}", "torch_cuda": f"{built[0]}.{built[1]}"}
+    return Hit(signature, number, lines[number - 1].strip(), values, {})
+
+
+def _shown_torch_cuda(text: str) -> str | None:
+    """torch's CUDA as the paste shows it: a +cuXYZ tag, else `pip show torch`'s release with NVIDIA's wheels of
+    one CUDA major in its Requires: PyPI's Linux build of that release, where its CUDA is that major."""
+    tagged = _TORCH_TAGGED.search(text)
+    if tagged is not None:
+        return f"{tagged['tag'][:-1]}.{tagged['tag'][-1]}"
+    shown, required = _SHOWN_TORCH.search(text), _REQUIRES_CUDA.search(text)
+    if shown is None or required is None:
+        return None
+    release = load_torch_releases().release(shown["version"])
+    name = release.pypi_default.get("linux_x86_64") if release is not None else None
+    variant = release.variant(name) if release is not None and name else None
+    cuda = variant.cuda if variant is not None else None
+    return cuda if cuda is not None and cuda.split(".")[0] == required["major"] else None
 
 
 def _pypi_cuda(report: CollectEnvReport) -> str | None:

@@ -11,11 +11,11 @@ from torch_gpu_doctor.checks.support.signatures import Hit, match_line
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
-from torch_gpu_doctor.triage.build_env import toolkit_mismatch
+from torch_gpu_doctor.triage.build_env import toolkit_beside_torch, toolkit_mismatch
 from torch_gpu_doctor.triage.decode import Paste
 from torch_gpu_doctor.triage.model import CollectEnvReport, Part, ReportLine
 from torch_gpu_doctor.triage.parse import looks_like_collect_env, parse_report
-from torch_gpu_doctor.triage.prose import ProseFacts, read_prose
+from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts, read_prose
 from torch_gpu_doctor.triage.shown_error import ShownError, parse_shown_error
 from torch_gpu_doctor.triage.tool_output import (
     CondaShown,
@@ -139,7 +139,7 @@ def read_paste(paste: Paste) -> PastedText:
         else None
     )
     hits, continued = _error_hits(lines)
-    mismatch = toolkit_mismatch(collect_env, lines)
+    mismatch = toolkit_mismatch(collect_env, lines) or toolkit_beside_torch(paste.text[:MAX_CHARS], lines)
     hits = hits if mismatch is None else (*hits, mismatch)
     linked = parse_ldd(lines)
     built_for, built_lines = parse_built_for(lines)

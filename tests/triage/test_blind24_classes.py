@@ -248,3 +248,23 @@ def test_each_kernel_feature_row_is_sourced_and_matches_its_option() -> None:
     assert features_in("vllm serve m --max-model-len 4096") == []
     with pytest.raises(CompatDataError):
         parse_kernel_features({"features": [{"feature": "x", "words": "(", "without": "w", "source": "s"}]})
+
+
+def test_nvcc_of_another_major_than_torch_where_the_paste_builds_against_torch() -> None:
+    """DeepSpeed#5312: nvcc -V says 11.8, pip show's torch 2.2.1 requires NVIDIA's cu12 wheels (PyPI's cu121
+    build), and `pip install deepspeed` builds against it: torch's extension builder refuses another major. No
+    build in the paste, or the same major, is no such problem."""
+    name = "deepspeed-5312-pip-show-torch-cu12-vs-nvcc-118.txt"
+    _, summary, _ = cause_of(diagnosed(name))
+    assert (
+        summary
+        == "A CUDA extension is being built with CUDA 11.8's nvcc, but torch was built with CUDA 12.1."
+    )
+    text = (PASTES / name).read_text()
+    for other in (
+        text.replace("pip install deepspeed", "python train.py"),
+        text.replace("release 11.8", "release 12.4"),
+    ):
+        assert all(
+            h.signature.id != "other_cpp_extension_cuda_version_mismatch" for h in said(other).pasted.hits
+        )
