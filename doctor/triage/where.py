@@ -1192,8 +1192,9 @@ _DATACENTER_GPU = lazy(
 _PORTABLE = lazy(r"\b(?:Laptop|Mobile|Max-Q)\b", re.IGNORECASE)
 _SMI_ERR = lazy(r"\bERR!")
 # words that the machine slept: only then is a lost context the driver's lost state rather than a kernel's fault
+# (never "resuming from checkpoint", nor time.sleep() in a traceback)
 _SLEPT = lazy(
-    r"\b(?:suspend\w*|resum(?:e|ed|ing)|hibernat\w*|sleep(?:s|ing)?|slept|standby|wak(?:e|es|ing)[ \t]+up|lid)\b",
+    r"\b(?:suspend\w*|hibernat\w*|(?<![.\w])sleep(?:s|ing)?(?![ \t]*\()|slept|standby|wak(?:e|es|ing)[ \t]+up|lid)\b",
     re.I,
 )
 LAUNCH_FAILURE = "unknown_error_unspecified_launch_failure"

@@ -268,3 +268,14 @@ def test_nvcc_of_another_major_than_torch_where_the_paste_builds_against_torch()
         assert all(
             h.signature.id != "other_cpp_extension_cuda_version_mismatch" for h in said(other).pasted.hits
         )
+
+
+def test_a_training_log_that_resumes_or_sleeps_in_code_did_not_suspend() -> None:
+    """'Resuming from checkpoint' and a traceback's time.sleep() say nothing of a machine that slept."""
+    log = (
+        "Resuming from checkpoint step 1200\n"
+        '  File "train.py", line 88, in wait\n    time.sleep(5)\n'
+        "RuntimeError: CUDA error: unspecified launch failure\n"
+    )
+    _, summary, first = cause_of(said(log))
+    assert first == "sudo dmesg --level=err,warn" and "nothing says the machine slept" in summary
