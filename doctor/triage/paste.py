@@ -90,6 +90,8 @@ class PastedText:
             )
             and not self.said_torch_fails
             and self.session is None
+            # NCCL's own log: what it shows is read
+            and not any(part.kind == "nccl_log" for part in self.parts)
             and self.xformers is None
             and self.shown_error is None
             and self.prose.gpu is None  # a GPU named in words is enough to judge its architecture
@@ -159,6 +161,9 @@ def read_paste(paste: Paste) -> PastedText:
         kind = "conda_list" if listing.manager == "conda" else "pip_list"
         used.update(dict.fromkeys(listing.lines, kind))
     used.update({n: "kernel_log" for n, _ in kernel_lines})
+    used.update(
+        {n: "nccl_log" for n, line in enumerate(lines, start=1) if "NCCL " in line and _NCCL_LOG.search(line)}
+    )
     used.update({lib.line: "ldd" for lib in linked})
     session = parse_session(lines)
     used.update(dict.fromkeys(session.lines if session is not None else (), "session"))
@@ -214,6 +219,11 @@ def read_paste(paste: Paste) -> PastedText:
         shown_error,
         topology,
     )
+
+
+# NCCL's own debug lines (NCCL_DEBUG=INFO): "host:pid:tid [0] NCCL INFO NCCL version 2.25.1+cuda12.2"; its WARN lines
+# are read as errors where a signature knows them
+_NCCL_LOG = lazy(r"\[\d+\] NCCL (?:INFO|WARN|TRACE) ")
 
 
 # A command the person typed to install something ("pip install torch==2.7.0+cpu ...") says what they asked for,

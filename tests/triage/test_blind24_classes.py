@@ -279,3 +279,11 @@ def test_a_training_log_that_resumes_or_sleeps_in_code_did_not_suspend() -> None
     )
     _, summary, first = cause_of(said(log))
     assert first == "sudo dmesg --level=err,warn" and "nothing says the machine slept" in summary
+
+
+def test_an_nccl_debug_log_is_read_even_without_a_warn_line() -> None:
+    """NVIDIA/nccl#1637: NCCL_DEBUG=INFO lines only (the excerpt ends before any WARN): a log triage reads, never
+    "found nothing it knows"; the same words in a sentence are no log."""
+    d = diagnosed("nccl-1637-rtx5090-nccl-2.25-cuda12.2.txt")
+    assert [p.kind for p in d.pasted.parts] == ["nccl_log"] and not d.pasted.empty
+    assert said("Should I set NCCL INFO logging on?\n").pasted.empty
