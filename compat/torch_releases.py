@@ -282,6 +282,19 @@ class TorchCompat:
             return next((r for r in self.releases if r.minor == text), None)
         return next((r for r in self.releases if text in r.all_versions), None)
 
+    def pypi_cuda(self, version: str, platform: str = "linux_x86_64") -> str | None:
+        """The CUDA of PyPI's own build of a release on a platform (what an untagged `pip install torch==X`
+        gets: torch 2.2.1 is cu121 on Linux), also for the 1.4-1.12 releases; None: a CPU build or unknown."""
+        release = self.release(version)
+        if release is not None:
+            name = release.pypi_default.get(platform)
+            variant = release.variant(name) if name else None
+            return variant.cuda if variant is not None else None
+        legacy = self.legacy_release(version)
+        name = legacy.pypi_default.get(platform) if legacy is not None else None
+        build = legacy.build(name) if legacy is not None and name else None
+        return build.variant.cuda if build is not None else None
+
     def legacy_release(self, version: str) -> LegacyRelease | None:
         """A pre-1.13 release by exact or patch version ("1.7.1", "1.7.1+cu101")."""
         text = _LOCAL.sub("", version.strip())

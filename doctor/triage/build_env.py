@@ -55,7 +55,7 @@ _TORCH_TAGGED = lazy(
 _SHOWN_TORCH = lazy(
     r"^[ \t`]*Name:[ \t]*torch[ \t]*\n[ \t]*Version:[ \t]*(?P<version>\d+\.\d+\.\d+)[ \t]*$", re.MULTILINE
 )
-_REQUIRES_CUDA = lazy(r"^[ \t]*Requires:[^\n]*\bnvidia-[a-z-]+-cu(?P<major>1\d)\b", re.MULTILINE)
+REQUIRES_CUDA = lazy(r"^[ \t]*Requires:[^\n]*\bnvidia-[a-z-]+-cu(?P<major>1\d)\b", re.MULTILINE)
 # a build of something compiled against torch with that nvcc: pip installing such a package (its sdist builds
 # there), setup.py, --no-build-isolation, torch's own extension builder
 _BUILDS = lazy(
@@ -71,6 +71,8 @@ def toolkit_beside_torch(text: str, lines: list[str]) -> Hit | None:
     against torch (DeepSpeed#5312: `pip install deepspeed` with nvcc 11.8 and PyPI's torch 2.2.1, a CUDA 12.1
     build): torch.utils.cpp_extension refuses that build, so that message's signature and fix stand for it, at
     the nvcc line. None without nvcc's line, torch's CUDA, a build, or with the same major."""
+    if "compilation tools" not in text:  # most pastes: no nvcc, and no pattern compiled for it
+        return None
     nvcc = _NVCC_RELEASE.search(text)
     if nvcc is None or _BUILDS.search(text) is None:
         return None
@@ -90,13 +92,10 @@ def _shown_torch_cuda(text: str) -> str | None:
     tagged = _TORCH_TAGGED.search(text)
     if tagged is not None:
         return f"{tagged['tag'][:-1]}.{tagged['tag'][-1]}"
-    shown, required = _SHOWN_TORCH.search(text), _REQUIRES_CUDA.search(text)
+    shown, required = _SHOWN_TORCH.search(text), REQUIRES_CUDA.search(text)
     if shown is None or required is None:
         return None
-    release = load_torch_releases().release(shown["version"])
-    name = release.pypi_default.get("linux_x86_64") if release is not None else None
-    variant = release.variant(name) if release is not None and name else None
-    cuda = variant.cuda if variant is not None else None
+    cuda = load_torch_releases().pypi_cuda(shown["version"])
     return cuda if cuda is not None and cuda.split(".")[0] == required["major"] else None
 
 
@@ -114,16 +113,7 @@ def _pypi_cuda(report: CollectEnvReport) -> str | None:
     conda = any(word in where.lower() for word in ("conda", "forge", "mamba"))  # miniforge, mambaforge: conda
     if not version or "+" in version or not linux or conda or "site-packages" not in where:
         return None
-    data = load_torch_releases()
-    release = data.release(version)
-    if release is not None:
-        name = release.pypi_default.get("linux_x86_64")
-        variant = release.variant(name) if name else None
-        return variant.cuda if variant is not None else None
-    legacy = data.legacy_release(version)
-    name = legacy.pypi_default.get("linux_x86_64") if legacy is not None else None
-    build = legacy.build(name) if legacy is not None and name else None
-    return build.variant.cuda if build is not None else None
+    return load_torch_releases().pypi_cuda(version)
 
 
 def _major_minor(version: str | None) -> tuple[int, int] | None:

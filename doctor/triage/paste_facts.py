@@ -36,6 +36,7 @@ from torch_gpu_doctor.facts.torch import (
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.host.nvml import ERROR_CODES
 from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.triage.build_env import REQUIRES_CUDA
 from torch_gpu_doctor.triage.facts import (
     NOT_IN_REPORT,
     PYTHON,
@@ -765,26 +766,18 @@ def _with_packages(facts: Facts, listings: tuple[PackageListing, ...], text: str
     return facts
 
 
-# pip show torch's Requires: NVIDIA's CUDA wheels, which torch requires on Linux only (its Requires-Dist markers)
-_REQUIRES_CUDA_WHEELS = lazy(r"^Requires:[^\n]*\bnvidia-[a-z-]+-cu(?P<major>1\d)\b", re.MULTILINE)
-
-
 def _pypi_linux_build(version: str, libraries: list[Library], text: str) -> Build | None:
     """An untagged torch from pip is PyPI's own build of its release for the platform; beside NVIDIA's CUDA
     wheels (in the same list, or in `pip show torch`'s Requires) that platform is Linux, whose PyPI build is a
     CUDA one (torch 2.2.1 is cu121: DeepSpeed#5312's pip show beside nvcc 11.8). None where nothing says so,
     or where the wheels' CUDA is not that build's (another index's untagged wheel)."""
     runtime = next((lib for lib in libraries if re.fullmatch(r"nvidia-cuda-runtime-cu1\d", lib.name)), None)
-    required = _REQUIRES_CUDA_WHEELS.search(text)
+    required = REQUIRES_CUDA.search(text)
     major = runtime.name[-2:] if runtime is not None else required["major"] if required is not None else None
     if major is None:
         return None
-    release = load_torch_releases().release(version.split("+", maxsplit=1)[0])
-    name = release.pypi_default.get("linux_x86_64") if release is not None else None
-    variant = release.variant(name) if release is not None and name else None
-    if variant is None or variant.cuda is None or variant.cuda.split(".")[0] != major:
-        return None
-    return variant.cuda, None
+    cuda = load_torch_releases().pypi_cuda(version)
+    return (cuda, None) if cuda is not None and cuda.split(".")[0] == major else None
 
 
 def _cc_of(implies: dict[str, str | bool]) -> str | None:

@@ -576,3 +576,11 @@ def test_pci_ids_left_out_when_ambiguous(data: TorchCompat) -> None:
     assert data.gpu_by_pci_id("2520") is None  # GA106M [GeForce RTX 3060 Mobile / Max-Q]
     assert data.gpu_by_pci_id("1002:2684") is None  # another vendor
     assert len(data.pci_gpus) == 130
+
+
+def test_pypis_own_build_of_a_release_per_platform() -> None:
+    """What an untagged `pip install torch==X` gets: a CUDA build on Linux (2.2.1: cu121; 1.5.0, a legacy
+    release: cu102), the CPU build on Windows (no CUDA), nothing for a release the data does not know."""
+    data = load_torch_releases()
+    assert data.pypi_cuda("2.2.1") == "12.1" and data.pypi_cuda("1.5.0") == "10.2"
+    assert data.pypi_cuda("2.2.1", "windows") is None and data.pypi_cuda("9.9.9") is None
