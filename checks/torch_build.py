@@ -8,7 +8,12 @@ from torch_gpu_doctor.checks.support.signatures import reported, reported_eviden
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch, no_cuda_torch
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import arch_supported, cubin_runs_on, driver_runs_cuda
+from torch_gpu_doctor.compat.torch_releases import (
+    arch_supported,
+    cubin_runs_on,
+    driver_runs_cuda,
+    version_key,
+)
 from torch_gpu_doctor.facts.describe import fact, gpu_label
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
@@ -662,24 +667,14 @@ def _cuda_before_the_gpus(
     nothing of it runs on an 8.6 RTX 3090 (PyTorch warns on the same rule)."""
     if isinstance(packages, Unavailable) or not packages.cuda:
         return []
-    built = _major_minor(packages.cuda)
+    built = version_key(packages.cuda)[:2]
     matrix = load_matrix()
     found = []
     for gpu in gpus:
         first = matrix.first_cuda_for(f"{str(gpu.compute_capability).split('.')[0]}.0")
-        needed = _major_minor(first) if first else None
-        if built is not None and needed is not None and built < needed and first:
+        if first is not None and len(built) == 2 and built < version_key(first)[:2]:
             found.append((gpu, first, packages.cuda))
     return found
-
-
-def _major_minor(version: str) -> tuple[int, int] | None:
-    parts = version.split(".")
-    return (
-        (int(parts[0]), int(parts[1]))
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit()
-        else None
-    )
 
 
 def _shown(packages: TorchPackages | Unavailable) -> str:
