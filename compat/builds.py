@@ -47,6 +47,8 @@ def companion_default_cuda(name: str, version: str, platform: str | None) -> str
         for torch_version in release.all_versions:
             pair = release.companions.for_version(torch_version)
             if (pair.torchvision if name == "torchvision" else pair.torchaudio) == base:
+                if name in pair.untagged:  # one wheel for every variant: it has no build of its own
+                    return UNKNOWN_DEFAULT
                 variant = release.pypi_default.get(platform)
                 if variant is None:
                     return UNKNOWN_DEFAULT

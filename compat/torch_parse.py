@@ -40,6 +40,7 @@ from torch_gpu_doctor.package_data import package_text
 _CUDA_VARIANT = lazy(r"cu([0-9]{1,2})([0-9])", re.ASCII)
 _LIB_VERSION = lazy(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
 _PY = lazy(r"3\.([0-9]{1,2})(t?)", re.ASCII)
+_COMPANION_NAME = lazy(r"torchvision|torchaudio", re.ASCII)
 _REQ_PY = lazy(r">=3\.([0-9]{1,2})", re.ASCII)
 _OLD_PY = lazy(r"[23]\.[0-9]{1,2}", re.ASCII)  # torch 1.4 still had Python 2.7 wheels
 _ROCM_VARIANT = lazy(r"rocm[0-9]{1,2}(\.[0-9]{1,3}){1,2}", re.ASCII)
@@ -113,7 +114,9 @@ def _parse_companions(value: Any, where: str, patches: tuple[str, ...]) -> Compa
         comp_where = f"{where}.for_patches.{patch}"
         comp = obj(comp_raw, comp_where)
         for_patches[patch] = Companion(
-            text(comp, "torchvision", comp_where, _VERSION), text(comp, "torchaudio", comp_where, _VERSION)
+            text(comp, "torchvision", comp_where, _VERSION),
+            text(comp, "torchaudio", comp_where, _VERSION),
+            _untagged(comp, comp_where),
         )
     return Companions(
         torchvision=text(entry, "torchvision", where, _VERSION),
@@ -122,7 +125,14 @@ def _parse_companions(value: Any, where: str, patches: tuple[str, ...]) -> Compa
         note=opt_text(entry, "note", where),
         source=text(entry, "source", where),
         unconfirmed=opt_text(entry, "unconfirmed", where),
+        untagged=_untagged(entry, where),
     )
+
+
+def _untagged(entry: Mapping[str, Any], where: str) -> frozenset[str]:
+    """The companions whose version is one wheel for every variant (torchvision 0.29.2 is `py3-none`): no
+    local version such as `+cu130` exists for them."""
+    return frozenset(texts(entry.get("untagged", []), f"{where}.untagged", _COMPANION_NAME))
 
 
 def _parse_release(entry: Any, where: str) -> TorchRelease:

@@ -73,6 +73,7 @@ class TorchVariant:
 class Companion:
     torchvision: str
     torchaudio: str
+    untagged: frozenset[str] = frozenset()  # those published as one wheel for every variant (no +cuXXX)
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,10 @@ class Companions:
     note: str | None
     source: str
     unconfirmed: str | None
+    untagged: frozenset[str] = frozenset()
 
     def for_version(self, version: str) -> Companion:
-        return self.for_patches.get(version, Companion(self.torchvision, self.torchaudio))
+        return self.for_patches.get(version, Companion(self.torchvision, self.torchaudio, self.untagged))
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,14 @@ class Recommendation:
     confirmed: bool
     already_installed: bool = False  # the installed torch is this version and variant
     replaces: bool = False  # another build of torch is installed: pin the local version from the index
+    untagged: tuple[str, ...] = ()  # companions published as one wheel for every variant: no local version
 
     def packages(self) -> tuple[str, ...]:
         local = f"+{self.variant}" if self.replaces else ""
         pins = [f"torch=={self.torch}{local}"]
-        pins += [f"torchvision=={self.torchvision}{local}"] if self.torchvision else []
-        pins += [f"torchaudio=={self.torchaudio}{local}"] if self.torchaudio else []
+        for name, version in (("torchvision", self.torchvision), ("torchaudio", self.torchaudio)):
+            if version:
+                pins.append(f"{name}=={version}{'' if name in self.untagged else local}")
         return tuple(pins)
 
     def index(self) -> str | None:

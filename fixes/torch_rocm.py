@@ -54,6 +54,7 @@ def recommend_rocm(facts: Facts, data: TorchCompat | None = None) -> Recommendat
         torch=version,
         torchvision=companion.torchvision or None,
         torchaudio=companion.torchaudio or None,
+        untagged=tuple(sorted(companion.untagged)),
         variant=variant.name,
         index_url=variant.index_url,
         reason=reason,

@@ -61,9 +61,15 @@ def _index(root: Path, wheels: list[Path]) -> str:
     return (root / "simple").as_uri()
 
 
+def _env() -> dict[str, str]:
+    """pip on its own: no configuration file or PIP_* variable of this machine (a site-wide constraints file,
+    extra indexes, find-links) takes part, only the index and wheels a test names."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    return {**kept, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+
+
 def _pip(python: Path, *args: str) -> None:
-    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
-    subprocess.run([str(python), "-m", "pip", "--quiet", *args], check=True, timeout=300, env=env)
+    subprocess.run([str(python), "-m", "pip", "--quiet", *args], check=True, timeout=300, env=_env())
 
 
 def _installed(python: Path, name: str) -> str:
@@ -114,8 +120,40 @@ def test_the_recommended_command_swaps_the_build_and_nothing_else(venv: tuple[Pa
     assert "--force-reinstall" not in argv
     assert argv[argv.index("--index-url") + 1] == REAL_INDEX
     argv[argv.index("--index-url") + 1] = index  # the same command against the local copy of the index
-    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    subprocess.run([*argv, "--quiet"], check=True, timeout=300, env=env)
+    subprocess.run([*argv, "--quiet"], check=True, timeout=300, env=_env())
     assert _installed(python, "torch") == "2.6.0+cu124"
     assert _installed(python, "unrelated") == "1.0"
     assert other.stat().st_mtime_ns == before, "an unrelated package was reinstalled"
+
+
+def test_a_companion_with_one_wheel_for_every_variant_is_pinned_without_a_local_version(
+    venv: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    """torchvision 0.29.2 is one `py3-none` wheel (compat-errata.md §3): `torchvision==0.29.2+cpu` names
+    nothing pip can find, so the replacement of torch 2.15 pins it without the tag, as the data says."""
+    from torch_gpu_doctor.compat.torch_parse import load_torch_releases
+
+    python, wheels, _ = venv
+    release = next(r for r in load_torch_releases().releases if r.version == "2.15.0")
+    pair = release.companions.for_version("2.15.0")
+    index = _index(
+        tmp_path / "index",
+        [_wheel(wheels, "torch", "2.15.0+cpu"), _wheel(wheels, "torchvision", pair.torchvision)],
+    )
+    rec = Recommendation(
+        torch="2.15.0",
+        torchvision=pair.torchvision,
+        torchaudio=None,
+        variant="cpu",
+        index_url="https://download.pytorch.org/whl/cpu",
+        reason="test",
+        confirmed=True,
+        replaces=True,
+        untagged=tuple(sorted(pair.untagged)),
+    )
+    argv = list(rec.pip_argv(str(python)))
+    assert "torchvision==0.29.2" in argv
+    argv[argv.index("--index-url") + 1] = index
+    subprocess.run([*argv, "--quiet"], check=True, timeout=300, env=_env())
+    assert _installed(python, "torch") == "2.15.0+cpu"
+    assert _installed(python, "torchvision") == "0.29.2"
