@@ -161,10 +161,18 @@ def with_own_causes(
     # ... also where the general one made the check's problem (NCCL's IB failure, refined by its status 4), and
     # so does a bug of the program's after warnings it went on from (torch's driver warning, then a shape
     # mismatch on the CPU): the problem those lines alone made gives way
+    # (xFormers' 'built for the torch you have', refining its warning two lines above: both lines)
+    fixing = {
+        i
+        for i in refined
+        for h in pasted.hits
+        if h.signature.fix is not None and h.signature.id.startswith(f"{i}_")
+    }
     fixed_refinements = {
         h.line
         for h in pasted.hits
-        if h.signature.fix is not None and any(h.signature.id.startswith(f"{i}_") for i in refined)
+        if h.signature.id in fixing
+        or (h.signature.fix is not None and h.signature.id.startswith(tuple(f"{i}_" for i in fixing)))
     }
     went_on = warned_and_went_on(pasted, PROGRAM_BUGS)
     bugs = {h.line for h in pasted.hits if h.signature.id in PROGRAM_BUGS}

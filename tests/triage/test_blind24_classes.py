@@ -287,3 +287,27 @@ def test_an_nccl_debug_log_is_read_even_without_a_warn_line() -> None:
     d = diagnosed("nccl-1637-rtx5090-nccl-2.25-cuda12.2.txt")
     assert [p.kind for p in d.pasted.parts] == ["nccl_log"] and not d.pasted.empty
     assert said("Should I set NCCL INFO logging on?\n").pasted.empty
+
+
+def test_xformers_built_for_the_torch_you_have_is_its_load_error_not_a_mismatch() -> None:
+    """xformers#1250: 'PyTorch 2.6.0+cu118 with CUDA 1107 (you have 2.6.0+cu118)': the version check is not
+    why the kernels do not load, so XFORMERS_MORE_DETAILS=1 shows the error. Another torch, or a CPU torch, in
+    the 'you have' part stays the mismatch it is."""
+    check, summary, first = cause_of(diagnosed("xformers-1250-xformers-info-cant-load-extensions.txt"))
+    assert check == "torch.companions" and "built for the very torch installed (2.6.0+cu118)" in summary
+    assert first == "env XFORMERS_MORE_DETAILS=1 python -m xformers.info"
+    for name in (
+        "comfyui-supir-35-xformers-built-for-torch220-have-212.txt",  # 2.2.0+cu121, you have 2.1.2+cu121
+        "mistral-inference-59-xformers-you-have-cpu-torch.txt",  # you have 2.1.0+cpu
+    ):
+        _, summary, first = cause_of(diagnosed(name))
+        assert "very torch installed" not in summary and "XFORMERS_MORE_DETAILS" not in first, name
+    warning = (
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+        "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cu121)\n"
+        "    Python  3.10.11 (you have 3.10.11)\n"
+    )
+    _, summary, _ = cause_of(said(warning))
+    assert "very torch installed (2.1.2+cu121)" in summary
+    _, summary, _ = cause_of(said(warning.replace("(you have 2.1.2+cu121)", "(you have 2.1.2+cu1210)")))
+    assert "very torch installed" not in summary
