@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, is_wsl
+from torch_gpu_doctor.checks.support.driver import before_turing, driver_evidence, forward_compat, is_wsl
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
 from torch_gpu_doctor.facts.describe import gpu_inventory
 from torch_gpu_doctor.facts.driver import DriverFacts
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.distro import NVIDIA_DOWNLOADS
 from torch_gpu_doctor.fixes.driver_install import driver_install, unsupported_gpu_fix
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
@@ -81,6 +82,9 @@ def driver_installed(facts: Facts) -> Finding:
             remediation=driver_install(facts.os, plan_driver(facts)),
         )
     if isinstance(driver.version, str):
+        compat = _forward_compat_loaded(facts, driver)
+        if compat is not None:
+            return compat
         if driver.is_jetson:
             summary = f"NVIDIA L4T (Jetson) driver {driver.version} is loaded."
         else:
@@ -215,6 +219,33 @@ def driver_installed(facts: Facts) -> Finding:
         "is installed for the running kernel.",
         evidence=evidence,
         remediation=driver_install(facts.os, plan_driver(facts)),
+    )
+
+
+def _forward_compat_loaded(facts: Facts, driver: DriverFacts) -> Finding | None:
+    """The CUDA the loaded libcuda reports (nvidia-smi's 'CUDA Version', NVML, torch's driver warning) above what
+    the driver's own branch supports: a forward-compatibility libcuda (cuda-compat, a CUDA image's
+    /usr/local/cuda/compat) is loaded in place of the driver's. NVIDIA supports that only on data-centre GPUs
+    (CUDA Compatibility guide, 'Forward Compatibility'); on GeForce every CUDA program then fails with error 804
+    (blind set 25: driver 470.256.02 showing CUDA 11.8, ApolloAuto/apollo#15613). Other GPUs: a warning, with
+    the same fix (most cards people paste from are not data-centre ones)."""
+    found = forward_compat(facts)
+    if found is None:
+        return None
+    names = [g.name.lower() for g in facts.nvidia_gpus if isinstance(g.name, str)]
+    geforce = any("geforce" in name or "titan" in name for name in names)
+    where = "the GeForce GPU here cannot use one" if geforce else "it works only on data-centre GPUs"
+    return Finding(
+        "driver.installed",
+        Status.FAIL if geforce else Status.WARN,
+        f"NVIDIA driver {driver.version} is loaded, but CUDA reports {found.reported}, above the {found.own} of "
+        f"its branch: a forward-compatibility libcuda (cuda-compat) is loaded in place of the driver's, and {where}.",
+        details="CUDA forward compatibility lets a data-centre GPU run a newer CUDA on an older driver. On GeForce "
+        "and most workstation cards every CUDA program then fails with error 804 ('forward compatibility was "
+        f"attempted on non supported HW'). Driver {driver.version} itself runs programs built for CUDA ≤ "
+        f"{found.own}; CUDA {found.reported} needs driver ≥ {found.needed}.",
+        evidence=tuple(driver_evidence(driver)),
+        remediation=init_error_fix("forward_compat_804_torch", "forward_compat", facts),
     )
 
 

@@ -11,6 +11,7 @@ import re
 from typing import Any, TextIO
 
 from torch_gpu_doctor import TOOL_NAME, __version__
+from torch_gpu_doctor.checks.support.driver import forward_compat
 from torch_gpu_doctor.checks.support.signatures import Hit
 from torch_gpu_doctor.compat.program_reports import report_to_ask
 from torch_gpu_doctor.facts.describe import gib
@@ -140,6 +141,8 @@ def header_lines(facts: Facts, said_torch: Said | None = None, no_gpu_said: bool
         drv = _ABSENT
     elif isinstance(driver.version, str):
         cuda = f", supports CUDA ≤ {driver.cuda_version}" if isinstance(driver.cuda_version, str) else ""
+        if (compat := forward_compat(facts)) is not None:  # what libcuda reports is a compat copy's
+            cuda = f", supports CUDA ≤ {compat.own} (CUDA {compat.reported} shown: a forward-compatibility libcuda)"
         drv = driver.version + cuda
     elif isinstance(driver.cuda_version, str):
         drv = f"version {_ABSENT}; it supports CUDA ≤ {driver.cuda_version} (torch's warning)"

@@ -158,6 +158,12 @@ def with_own_causes(
     # kernel's own `t < n_classes`) speaks for its check before the general one, wherever each stands
     ids = {h.signature.id for h in pasted.hits}
     refined = {i for i in ids if any(other.startswith(f"{i}_") for other in ids)}
+    # so does an error whose own fix explains a general one beside it (NCCL's 'Last error: Bootstrap : no
+    # socket interface found' under its 'internal error' wrapper): the catalogue's `explains`
+    explaining = [
+        h for h in pasted.hits if h.signature.fix is not None and ids.intersection(h.signature.explains)
+    ]
+    explained = {e for h in explaining for e in h.signature.explains if e in ids}
     # ... also where the general one made the check's problem (NCCL's IB failure, refined by its status 4), and
     # so does a bug of the program's after warnings it went on from (torch's driver warning, then a shape
     # mismatch on the CPU): the problem those lines alone made gives way
@@ -171,9 +177,11 @@ def with_own_causes(
     fixed_refinements = {
         h.line
         for h in pasted.hits
-        if h.signature.id in fixing
+        if h.signature.id in fixing | explained
         or (h.signature.fix is not None and h.signature.id.startswith(tuple(f"{i}_" for i in fixing)))
     }
+    fixed_refinements |= {h.line for h in explaining}
+    refined |= explained
     went_on = warned_and_went_on(pasted, PROGRAM_BUGS)
     bugs = {h.line for h in pasted.hits if h.signature.id in PROGRAM_BUGS}
     problems = {

@@ -195,3 +195,22 @@ def test_a_python_exception_reported_as_unknown_is_not_a_lost_container() -> Non
     nvml = NvmlFacts(NvmlErrorInfo("Unknown", 999, "TypeError: bad argument"), err, err, err, err, ())
     f = driver_nvml(facts(nvml=nvml))
     assert f.remediation is None or not any("docker" in c.argv for c in f.remediation.commands)
+
+
+def test_nvml_reporting_a_cuda_above_the_drivers_branch_is_a_forward_compatibility_libcuda() -> None:
+    """On the machine too: NVML's CUDA comes from the libcuda loaded, so a cuda-compat copy (12.4 over R470)
+    shows there. A GeForce cannot use it (error 804): a failure; an unnamed or data-centre GPU: a warning.
+    The driver's own CUDA, a driver of the same branch as the minimum, and the table's own figure pass."""
+    compat = driver("470.82.01", cuda_version="12.4")
+    f = driver_installed(facts(driver=compat))
+    assert f.status is Status.FAIL and "CUDA reports 12.4, above the 11.4 of its branch" in f.summary
+    assert f.remediation is not None and "compat" in f.remediation.text
+    f = driver_installed(facts(driver=compat, gpus=(gpu(name="NVIDIA A10G", cc="8.6"),)))
+    assert f.status is Status.WARN
+    for version, cuda, source in (
+        ("550.54.15", "12.4", "nvml"),
+        ("535.43.02", "12.2", "nvml"),  # an early R535: below 12.2's 535.54.03, the same branch
+        ("470.82.01", "11.4", "compat table"),
+    ):
+        f = driver_installed(facts(driver=driver(version, cuda_version=cuda, cuda_version_source=source)))
+        assert f.status is Status.PASS, version

@@ -1,0 +1,66 @@
+"""Blind set 25's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was: NCCL's 'Last error:' line under its generic wrapper, the old THCudaCheck form of an architecture error, and
+a libcuda reporting a newer CUDA than its driver's branch (a forward-compatibility copy)."""
+
+from __future__ import annotations
+
+from tests.triage.corpus_helpers import cause_of, diagnosed
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+
+
+def said(text: str) -> PasteDiagnosis:
+    return diagnose_paste(text.encode(), "paste")
+
+
+def headline(d: PasteDiagnosis) -> str:
+    """The most likely cause's summary, "" when the paste has none."""
+    return "" if d.result.cause is None else d.result.cause.finding.summary
+
+
+def test_nccls_last_error_line_speaks_for_its_generic_wrapper() -> None:
+    """MambaTree#14: 'NCCL error in: ... internal error' then 'Last error: Bootstrap : no socket interface found'.
+    The wrapper alone still asks for NCCL_DEBUG=INFO."""
+    check, summary, first = cause_of(diagnosed("mambatree-14-nccl-no-socket-interface.txt"))
+    assert check == "nccl.communication" and summary.startswith("NCCL could not open its bootstrap socket")
+    assert first.startswith("ip -brief address")
+    wrapper = (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1201, internal error, "
+        "NCCL version 2.14.3\nncclInternalError: Internal check failed.\n"
+    )
+    _, summary, _ = cause_of(said(wrapper))
+    assert "without saying why" in summary
+    _, summary, _ = cause_of(said(wrapper + "Last error:\nBootstrap : no socket interface found\n"))
+    assert summary.startswith("NCCL could not open its bootstrap socket")
+
+
+def test_thcudacheck_error_8_is_the_architecture_error() -> None:
+    """snake#246: 'THCudaCheck FAIL file=... error=8 : invalid device function' above a cut traceback is the
+    error, not 'a traceback cut before its last line'."""
+    check, summary, _ = cause_of(diagnosed("snake-246-invalid-device-function-old-torch.txt"))
+    assert check == "torch.arch_compat" and "no kernels for this GPU's architecture" in summary
+    for number in ("8", "98"):  # 98 since CUDA 10.1
+        line = f"THCudaCheck FAIL file=x.cpp line=3 error={number} : invalid device function\n"
+        assert "architecture" in headline(said(line)), number
+    assert "architecture" not in headline(
+        said("THCudaCheck FAIL file=x.cpp line=3 error=7 : too many resources\n")
+    )  # 98 is another number: not this signature's old form
+
+
+def test_a_cuda_version_above_the_drivers_branch_is_a_forward_compatibility_libcuda() -> None:
+    """apollo#15613: nvidia-smi's header shows driver 470.256.02 with 'CUDA Version: 11.8' (470 runs 11.4): a
+    cuda-compat libcuda is loaded, error 804 on a GeForce. The driver's own CUDA, a driver newer than the
+    table, and a driver that runs the CUDA shown are left alone; a GeForce named makes it a failure."""
+    d = diagnosed("apollo-15613-error-804-rtx3060-driver470-cuda118.txt")
+    check, summary, _ = cause_of(d)
+    assert check == "driver.installed" and "CUDA reports 11.8, above the 11.4 of its branch" in summary
+    header = "| NVIDIA-SMI {v}   Driver Version: {v}   CUDA Version: {c}     |\n"
+    for version, cuda in (("470.256.02", "11.4"), ("535.104.05", "12.2"), ("999.10", "14.9")):
+        assert "forward-compatibility" not in headline(said(header.format(v=version, c=cuda))), version
+    geforce = header.format(v="470.256.02", c="11.8") + (
+        "|   0  NVIDIA GeForce RTX 3060 ...  Off  | 00000000:01:00.0  On |                  N/A |\n"
+    )
+    verdict = next(v for v in said(geforce).result.verdicts if v.finding.check_id == "driver.installed")
+    assert (
+        verdict.finding.status.value == "fail"
+        and "GeForce GPU here cannot use one" in verdict.finding.summary
+    )
