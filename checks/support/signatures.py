@@ -100,6 +100,9 @@ class Signature:
     # signatures whose failure this one's cause explains (a CUDA_HOME that is a list explains an extension
     # built without CUDA): where both are in one paste, this one is the cause, wherever each stands
     explains: tuple[str, ...] = ()
+    # a context that means something only beside another error (tokens added to a tokenizer, beside a
+    # device-side assertion): the signature whose hit this one needs in the same paste, else None
+    within: str | None = None
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -206,6 +209,9 @@ def parse_catalogue(
         explains = entry.get("explains", [])
         if not isinstance(explains, list) or not all(isinstance(e, str) for e in explains):
             raise CatalogueError(f"{where}: 'explains' must be a list of signature ids or absent")
+        within = entry.get("within")
+        if within is not None and not isinstance(within, str):
+            raise CatalogueError(f"{where}: 'within' must be a signature id or absent")
         found.append(
             Signature(
                 sid,
@@ -222,11 +228,12 @@ def parse_catalogue(
                 cause=cause,
                 fix=fix,
                 explains=tuple(explains),
+                within=within,
             )
         )
-    unknown = sorted({e for s in found for e in s.explains} - seen)
+    unknown = sorted({e for s in found for e in (*s.explains, *filter(None, [s.within]))} - seen)
     if unknown:
-        raise CatalogueError(f"{CATALOGUE}: 'explains' names no signature: {', '.join(unknown)}")
+        raise CatalogueError(f"{CATALOGUE}: 'explains' or 'within' names no signature: {', '.join(unknown)}")
     return tuple(found)
 
 

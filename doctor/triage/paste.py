@@ -300,6 +300,10 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
     # translated: "CUDA 内存不足。尝试分配 108.00 MiB ..." is also "内存 ... 不足" in words)
     printed = {h.line for h in said if not h.signature.id.endswith(IN_WORDS)}
     said = [h for h in said if not (h.signature.id.endswith(IN_WORDS) and h.line in printed)]
+    # a context entry counts only beside the error it explains (tokens added to a tokenizer: a device-side
+    # assertion's likely cause, and nothing at all in a paste without one)
+    named = {h.signature.id for h in said}
+    said = [h for h in said if h.signature.within is None or h.signature.within in named]
     return tuple(said), continued
 
 

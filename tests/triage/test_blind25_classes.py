@@ -64,3 +64,25 @@ def test_a_cuda_version_above_the_drivers_branch_is_a_forward_compatibility_libc
         verdict.finding.status.value == "fail"
         and "GeForce GPU here cannot use one" in verdict.finding.summary
     )
+
+
+def test_memory_a_zombie_or_a_leftover_keeps_is_a_process_that_outlived_the_program() -> None:
+    """mxnet#4242: 'the parent process becomes a zombie process which keeps occupying the GPU memory', with
+    only nvidia-smi's process table: the holders are found with fuser and stopped."""
+    check, summary, first = cause_of(diagnosed("mxnet-4242-zombie-process-holds-gpu-memory.txt"))
+    assert check == "torch.out_of_memory" and summary.startswith("A process that outlived the program")
+    assert first.startswith("sudo fuser -v /dev/nvidia")
+    assert "outlived" not in headline(said("The zombie apocalypse game keeps crashing on start.\n"))
+
+
+def test_a_device_side_assertion_said_in_words_and_tokens_added_to_the_tokenizer() -> None:
+    """small-text#53: 'will fail a device-side assertion' after `tokenizer.add_special_tokens(...)`: the new
+    tokens' ids are past the embedding table, resize_token_embeddings. Added tokens without an assertion say
+    nothing; an assertion without added tokens keeps the general answer."""
+    check, summary, _ = cause_of(diagnosed("small-text-53-device-side-assert-added-tokens.txt"))
+    assert check == "torch.cuda_init" and "tokens the model's embedding table has no row for" in summary
+    added = "tokenizer.add_special_tokens({'additional_special_tokens': ['[S1]']})\n"
+    assert headline(said(added + "it does not work\n")) == ""
+    assertion = "This will cause the device-side assertion to fail when using cuda.\n"
+    assert "kernel's assertion failed" in headline(said(assertion))
+    assert "embedding table" in headline(said(added + assertion))

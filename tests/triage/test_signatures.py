@@ -103,6 +103,8 @@ def test_a_malformed_entry_is_refused_with_its_id() -> None:
         ({"class": "astrology"}, "unknown class"),
         ({"implies": {"error": "bad_luck"}}, "unknown error kind"),
         ({"needle": "Out Of Memory"}, "'needle' must be lower-case"),
+        ({"within": ["x_y"]}, "'within' must be a signature id"),
+        ({"within": "no_such_signature"}, "'explains' or 'within' names no signature"),
     ):
         with pytest.raises(CatalogueError, match=says):
             parse_catalogue({"signatures": [{**good, **broken}]})
