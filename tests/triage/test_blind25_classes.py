@@ -86,3 +86,17 @@ def test_a_device_side_assertion_said_in_words_and_tokens_added_to_the_tokenizer
     assertion = "This will cause the device-side assertion to fail when using cuda.\n"
     assert "kernel's assertion failed" in headline(said(assertion))
     assert "embedding table" in headline(said(added + assertion))
+
+
+def test_onnxruntime_beside_onnxruntime_gpu_hides_the_gpu_package() -> None:
+    """onnxruntime#7748: 'onnxruntime==1.7.0' and 'onnxruntime-gpu==1.7.0' in one environment, only
+    CPUExecutionProvider: both uninstalled, the GPU package alone back. Either package alone says nothing."""
+    check, summary, first = cause_of(diagnosed("onnxruntime-7748-pip-onnxruntime-and-gpu-both.txt"))
+    assert check == "torch.companions" and summary.startswith("Both onnxruntime (the CPU package)")
+    assert first == "python -m pip uninstall -y onnxruntime onnxruntime-gpu"
+    cpu, gpu = "onnxruntime               1.16.0\n", "onnxruntime-gpu           1.16.3\n"
+    d = said(cpu + gpu)
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    assert d.result.cause.finding.remediation.commands[1].argv[-1] == "onnxruntime-gpu==1.16.3"
+    for alone in (cpu, gpu, "pip install onnxruntime-gpu\n"):
+        assert "onnxruntime" not in headline(said(alone + "torch                     2.1.0+cu121\n")), alone
