@@ -72,6 +72,8 @@ from torch_gpu_doctor.triage.line_kinds import (
     words_only_lines,
 )
 from torch_gpu_doctor.triage.model import HUGGINGFACE_ENV
+from torch_gpu_doctor.triage.no_wheel import SIGNATURE as NO_WHEEL
+from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python
 from torch_gpu_doctor.triage.outcome import (
     AMD_CHECKS,
     BY_MESSAGE_ONLY,
@@ -411,6 +413,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if "NCCL_P2P_DISABLE" in pasted.paste.text[:MAX_CHARS]:  # set already, and the P2P failure is still there
         verdicts = tuple(p2p_off_not_inherited(v, pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
+    if any(h.signature.id == NO_WHEEL for h in pasted.hits):  # pip found no torch for this Python
+        verdicts = tuple(no_wheel_for_this_python(v, pasted, facts) for v in verdicts)
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)
     verdicts = tuple(context_of_a_running_process(v, pasted) for v in verdicts)
     verdicts = tuple(wsl_session(v, facts, pasted) for v in verdicts)

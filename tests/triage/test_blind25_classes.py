@@ -100,3 +100,25 @@ def test_onnxruntime_beside_onnxruntime_gpu_hides_the_gpu_package() -> None:
     assert d.result.cause.finding.remediation.commands[1].argv[-1] == "onnxruntime-gpu==1.16.3"
     for alone in (cpu, gpu, "pip install onnxruntime-gpu\n"):
         assert "onnxruntime" not in headline(said(alone + "torch                     2.1.0+cu121\n")), alone
+
+
+def test_pip_finding_no_torch_for_this_python_names_the_python_to_use() -> None:
+    """BallonsTranslator-Pro#154: a launcher pins torch==2.7.1 and Python 3.14 runs pip: 2.7's wheels stop at 3.13.
+    A release that has the Python's wheels keeps the general answer (the platform or the index), and with no
+    version asked only a Python newer than every release is certain."""
+    check, summary, first = cause_of(diagnosed("ballonstranslator-pro-154-py314-no-torch-cu118-wheel.txt"))
+    assert check == "torch.installed"
+    assert summary.startswith(
+        "torch 2.7.1 has no wheel for Python 3.14: its wheels are for Python 3.9 to 3.13"
+    )
+    assert first == "py -3.13 -m venv venv"  # on Windows, the launcher
+    error = (
+        "ERROR: Could not find a version that satisfies the requirement torch{pin} (from versions: none)\n"
+    )
+    linux = "Python 3.7.16 (default) [GCC 9.4.0] on linux\n" + error.format(pin="==2.4.0")
+    check, summary, first = cause_of(said(linux))
+    assert "Python 3.8 to 3.12" in summary and first == "python3.8 -m venv .venv"
+    supported = "Python 3.11.9 (main) [GCC 11.4.0] on linux\n" + error.format(pin="==2.4.0")
+    assert headline(said(supported)).startswith("pip found no torch wheel for this Python and platform")
+    future = "Python 3.17.0 (main) [GCC 15.1.0] on linux\n" + error.format(pin="")
+    assert headline(said(future)).startswith("No torch release has wheels for Python 3.17 yet")
