@@ -6,11 +6,12 @@ errors" (hardware.md §3.8, §8 trap 4); meanings and severities come from check
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
-from torch_gpu_doctor.checks.support.xid_catalog import XidSeverity, xid_meaning
+from torch_gpu_doctor.checks.support.xid_catalog import NVLINK_XIDS, XidSeverity, xid_meaning
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
 from torch_gpu_doctor.facts.model import Facts
@@ -137,6 +138,17 @@ def driver_xid_errors(facts: Facts) -> Finding:
                 remediation=gpu_not_initialised(),
             )
         lost = any(e.kind == "gpu_lost" for e in faults)
+        if not lost and any(_on_nvlink(e.values.get("xid"), e.text) for e in faults):
+            numbers = ", ".join(dict.fromkeys(e.values["xid"] for e in faults if e.values.get("xid")))
+            return Finding(
+                CID,
+                Status.FAIL,
+                f"An NVLink connection of the GPU failed (Xid {numbers}, {faults[0].where}): the link "
+                "between GPUs, not the GPU's memory.",
+                details=faults[0].means,
+                evidence=reported_evidence(faults),
+                remediation=_nvlink(),
+            )
         if all(e.kind == "ecc" for e in faults):
             return Finding(
                 CID,
@@ -195,6 +207,13 @@ def driver_xid_errors(facts: Facts) -> Finding:
             evidence=evidence,
             remediation=gpu_lost()
             if 79 in groups
+            else _nvlink()
+            if any(_on_nvlink(str(e.xid), e.line) for e in log.xid_events)
+            and all(
+                _on_nvlink(str(e.xid), e.line)
+                for e in log.xid_events
+                if xid_meaning(e.xid).severity is XidSeverity.FAULT
+            )
             else _firmware(facts)
             if all(x in FIRMWARE_XIDS for x in groups if xid_meaning(x).severity is XidSeverity.FAULT)
             else _reset(),
@@ -315,6 +334,34 @@ def _firmware(facts: Facts) -> Remediation:
         "of its branch, or a newer branch); a reboot brings the GPU back meanwhile (a reset cannot, on the GPU "
         "that drives the display). If it returns on the newest driver, send `sudo nvidia-bug-report.sh`'s "
         "file to NVIDIA.",
+    )
+
+
+_LINK = lazy(r"\b(?:NVLink|link\s+\d+)\b", re.IGNORECASE)
+
+
+def _on_nvlink(xid: str | None, line: str) -> bool:
+    """An Xid of NVLink's own, or a line that names the link it happened on."""
+    return (xid is not None and xid.isdigit() and int(xid) in NVLINK_XIDS) or _LINK.search(line) is not None
+
+
+def _nvlink() -> Remediation:
+    """NVLink faults (NVIDIA's Xid catalog: NVLink errors call for the fabric's checks and, if they persist, a
+    node drained and a bug report; nccl#2241: NVLS collectives deadlock on a B200 with Xid 145/137 on link 11)."""
+    return Remediation(
+        text="Check the GPUs' NVLink links: their state (`nvidia-smi nvlink -s`: a link inactive or down) and error "
+        "counters (`nvidia-smi nvlink -e`), and on NVSwitch systems the fabric manager (`systemctl status "
+        "nvidia-fabricmanager`). Until the link is repaired, NCCL can avoid it: NCCL_NVLS_ENABLE=0 (no NVLink "
+        "SHARP) or NCCL_P2P_DISABLE=1 confirms it is the link. A link that keeps failing after a reset of the GPUs "
+        "(or a reboot) is hardware: drain the node, collect `sudo nvidia-bug-report.sh` and contact the vendor.",
+        commands=(
+            Command(("nvidia-smi", "nvlink", "-s"), note="each link's state and speed"),
+            Command(
+                ("nvidia-smi", "nvlink", "-e"), note="each link's error counters: growing ones are failing"
+            ),
+            Command(("systemctl", "status", "nvidia-fabricmanager"), note="NVSwitch systems: the fabric"),
+        ),
+        target=Target.SYSTEM,
     )
 
 

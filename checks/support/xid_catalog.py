@@ -153,6 +153,12 @@ XID_CATALOG: dict[int, XidMeaning] = {
 }
 
 
+# NVLink's own Xids (NVLINK Error; 144-150, one per unit of the link on NVSwitch systems): the link between GPUs,
+# not the GPU's memory or its firmware. A line of another number that names a link ("137, RLW_RXPIPE interrupt
+# hit on link 11", blind set 25's B200) is the same fabric (checks.driver_xid_errors reads the line too).
+NVLINK_XIDS = frozenset({74, *range(144, 151)})
+
+
 def xid_meaning(xid: int) -> XidMeaning:
     """An Xid not in the table is reported by number, as worth a look: never silently ignored."""
     return XID_CATALOG.get(

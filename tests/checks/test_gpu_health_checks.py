@@ -336,3 +336,22 @@ def test_unreadable_counters_are_unknown() -> None:
     fields: dict[str, Any] = dict.fromkeys(names, denied)
     f = gpu_memory_errors(facts(gpu_health=(health(**fields),)))
     assert f.status is Status.UNKNOWN
+
+
+def test_nvlink_xids_lead_to_the_links_not_a_gpu_reset() -> None:
+    """nccl#2241 (B200): Xid 145 on link 11 and Xid 137 'on link 11': the links' state and counters, the fabric
+    manager. A memory or firmware Xid beside them keeps its own fix."""
+    nvlink = (
+        "kernel: NVRM: Xid (PCI:0000:18:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (0x00000000)",
+        "kernel: NVRM: Xid (PCI:0000:18:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error",
+    )
+    f = driver_xid_errors(facts(kernel_log=kernel_log(nvlink)))
+    assert f.status is Status.FAIL and f.remediation is not None
+    assert f.remediation.commands[0].argv == ("nvidia-smi", "nvlink", "-s")
+    f = driver_xid_errors(facts(kernel_log=kernel_log((*nvlink, XID_79))))
+    assert f.remediation is not None and f.remediation.requires_reboot  # the GPU that fell off decides
+    gsp = (
+        "NVRM: Xid (PCI:0000:01:00): 119, pid=1234, name=python, Timeout after 6s of waiting for RPC response"
+    )
+    f = driver_xid_errors(facts(kernel_log=kernel_log((nvlink[0], gsp))))
+    assert f.remediation is not None and f.remediation.commands[0].argv[:3] != ("nvidia-smi", "nvlink", "-s")

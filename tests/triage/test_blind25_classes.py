@@ -122,3 +122,14 @@ def test_pip_finding_no_torch_for_this_python_names_the_python_to_use() -> None:
     assert headline(said(supported)).startswith("pip found no torch wheel for this Python and platform")
     future = "Python 3.17.0 (main) [GCC 15.1.0] on linux\n" + error.format(pin="")
     assert headline(said(future)).startswith("No torch release has wheels for Python 3.17 yet")
+
+
+def test_nvlink_xids_pasted_name_the_link_not_a_memory_fault() -> None:
+    """nccl#2241: pasted Xid 145 and 137 'on link 11' on a B200: the NVLink fabric's checks, not a GPU reset."""
+    check, summary, first = cause_of(diagnosed("nccl-2241-b200-xid145-137-nvlink.txt"))
+    assert check == "driver.xid_errors" and summary.startswith(
+        "An NVLink connection of the GPU failed (Xid 145, 137"
+    )
+    assert first == "nvidia-smi nvlink -s"
+    ecc = "kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python, An uncorrectable double bit error\n"
+    assert "NVLink" not in headline(said(ecc))
