@@ -133,3 +133,16 @@ def test_nvlink_xids_pasted_name_the_link_not_a_memory_fault() -> None:
     assert first == "nvidia-smi nvlink -s"
     ecc = "kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python, An uncorrectable double bit error\n"
     assert "NVLink" not in headline(said(ecc))
+
+
+def test_the_device_plugins_own_log_is_the_nodes_runtime_without_nvidias() -> None:
+    """k8s-device-plugin#478: the plugin's log cut after 'No valid resources detected, creating a null CDI
+    handler'; #655's next lines say 'Incompatible platform detected'. Either is the node's runtime
+    (containerd) without NVIDIA's as its default, not docker's."""
+    check, _, first = cause_of(diagnosed("k8s-device-plugin-478-no-valid-resources-nvml.txt"))
+    assert check == "platform.container_gpus"
+    assert first == "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default"
+    log = "E0417 07:12:59.758986       1 factory.go:115] Incompatible platform detected\n"
+    _, _, first = cause_of(said(log))
+    assert "--runtime=containerd" in first
+    assert "container" not in headline(said("Incompatible types in assignment (platform detected later)\n"))
