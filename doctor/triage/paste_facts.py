@@ -475,6 +475,19 @@ def _with_session(facts: Facts, pasted: PastedText) -> Facts:
         # an untagged version: torch.version.cuda's answer says the build
         untagged = (session.cuda or None, None) if session.cuda is not None else None
         facts = _with_shown_torch(facts, session.version, "(the paste: torch.__version__)", untagged)
+    packages = facts.torch_packages
+    if session.built is False and (isinstance(packages, Unavailable) or packages.cuda is not None):
+        # a check script's "PyTorch built with CUDA: False": the CPU build, whatever its version
+        facts = dataclasses.replace(
+            facts,
+            torch_packages=shown_packages(
+                "(the paste: PyTorch built with CUDA: False)",
+                packages.version
+                if not isinstance(packages, Unavailable) and packages.version
+                else TORCH_VERSION_UNSAID,
+                (None, None),
+            ),
+        )
     if session.available is not None or session.arch_list:
         runtime = facts.torch if not isinstance(facts.torch, Unavailable) else _runtime(facts)
         if session.available is not None and runtime.cuda_available is None:

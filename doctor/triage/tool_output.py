@@ -723,6 +723,9 @@ class SessionAnswers:
     device_name: str | None = None
     path: str | None = None
     arch_list: tuple[str, ...] | None = None
+    built: bool | None = (
+        None  # "PyTorch built with CUDA: False" (torch.backends.cuda.is_built()): the CPU build
+    )
     lines: tuple[int, ...] = ()
 
 
@@ -748,9 +751,14 @@ _LABELS = (
     (
         "available",
         lazy(
-            r"^(?:print\()?torch\.cuda\.is_available\(\)\)?$|^(?:is[ \t_]+)?cuda[ \t_]+(?:is[ \t_]+)?available$",
+            r"^(?:print\()?torch\.cuda\.is_available\(\)\)?$"
+            r"|^(?:(?:py)?torch[ \t_-]+(?:detects[ \t_]+)?)?(?:is[ \t_]+)?cuda[ \t_]+(?:is[ \t_]+)?available$",
             re.I,
         ),
+    ),
+    (  # "PyTorch built with CUDA: False" (a cluster's check script, blind set 25): the CPU build, said by torch
+        "built",
+        lazy(r"^(?:py)?torch[ \t_]+(?:was[ \t_]+|is[ \t_]+)?(?:built|compiled)[ \t_]+with[ \t_]+cuda$", re.I),
     ),
 )
 
@@ -758,10 +766,9 @@ _LABELS = (
 _COLLECT_ENV_LABELS = frozenset({"pytorch version", "is cuda available", "cuda used to build pytorch"})
 
 
-def _labelled(lines: list[str]) -> tuple[dict[str, object], list[int]]:
-    """A check script's labelled answers (see _LABELLED): the first of each, with its line numbers."""
-    found: dict[str, object] = {}
-    used: list[int] = []
+def _labelled(lines: list[str]) -> dict[str, tuple[object, int]]:
+    """A check script's labelled answers (see _LABELLED): the first of each, with its line number."""
+    found: dict[str, tuple[object, int]] = {}
     for number, raw in enumerate(lines, start=1):
         if len(raw) > 100 or ("torch" not in raw.lower() and "cuda" not in raw.lower()):
             continue
@@ -776,9 +783,8 @@ def _labelled(lines: list[str]) -> tuple[dict[str, object], list[int]]:
                 continue
             value = _answer(what, line["value"])
             if value is not None:
-                found[what] = value
-                used.append(number)
-    return found, used
+                found[what] = (value, number)
+    return found
 
 
 def parse_session(lines: list[str]) -> SessionAnswers | None:
@@ -813,14 +819,14 @@ def parse_session(lines: list[str]) -> SessionAnswers | None:
         if value is not None:
             found.setdefault(what, value)
             used += [number, at]
-    labelled, labelled_lines = _labelled(lines)
+    labelled = _labelled(lines)
     if "cuda" in labelled and "version" not in {**found, **labelled}:
         del labelled[
             "cuda"
         ]  # "cuda version = 12.1" alone may be anyone's CUDA: torch's only beside its version
-    for what, value in labelled.items():
+    for what, (value, number) in labelled.items():
         found.setdefault(what, value)
-    used += labelled_lines if labelled else []
+        used.append(number)
     if not found:
         return None
     return SessionAnswers(**found, lines=tuple(used))  # type: ignore[arg-type]
@@ -830,6 +836,8 @@ def _answer(what: str, text: str) -> object:
     """The typed answer, or None when the line is not one (a traceback, an empty line)."""
     value = text.strip().strip("'\"")
     if what == "available":
+        return {"True": True, "False": False}.get(value)
+    if what == "built":
         return {"True": True, "False": False}.get(value)
     if what == "devices":
         return int(value) if value.isdigit() else None

@@ -146,3 +146,14 @@ def test_the_device_plugins_own_log_is_the_nodes_runtime_without_nvidias() -> No
     _, _, first = cause_of(said(log))
     assert "--runtime=containerd" in first
     assert "container" not in headline(said("Incompatible types in assignment (platform detected later)\n"))
+
+
+def test_a_check_scripts_built_with_cuda_false_is_the_cpu_build() -> None:
+    """mila-docs#213: 'PyTorch built with CUDA: False' and 'PyTorch detects CUDA available: False' beside a
+    working driver: the CPU build, said by torch itself, not 'the paste does not say why'. True says nothing
+    of the build."""
+    check, summary, first = cause_of(diagnosed("mila-docs-213-torch-built-without-cuda-nvsmi-q.txt"))
+    assert check == "torch.cpu_build" and summary.startswith("torch is a CPU-only build")
+    assert "--index-url https://download.pytorch.org/whl/cu" in first
+    cuda_built = "PyTorch built with CUDA:         True\nPyTorch detects CUDA available:  False\n"
+    assert "CPU-only build:" not in headline(said(cuda_built))
