@@ -17,12 +17,14 @@ from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.modinfo import ModuleInfo
 from torch_gpu_doctor.facts.nvidia_module import module_missing
 from torch_gpu_doctor.facts.secure_boot import SecureBootFacts
-from torch_gpu_doctor.fixes.module_signing import enroll_key, sign_and_enroll
+from torch_gpu_doctor.fixes.module_signing import enroll_key, enrollment_unconfirmed, sign_and_enroll
 from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Maybe, Unavailable
 
 CID = "driver.secure_boot"
+# the catalogue's entry for a person saying the key's enrollment (MOK) was part of it: started, not confirmed
+ENROLLMENT_SAID = "secure_boot_mok_enrollment_in_words"
 TAINT = "module verification failed"  # the module loaded anyway: signatures are not enforced
 
 
@@ -114,6 +116,16 @@ def driver_secure_boot(facts: Facts) -> Finding:
         return Finding(CID, Status.SKIP, "No NVIDIA GPU here.")
     refused = reported(facts, "secure_boot_refused")
     if isinstance(sb, Unavailable) and refused:
+        if all(e.signature == ENROLLMENT_SAID for e in refused):  # started, never confirmed at boot
+            return Finding(
+                CID,
+                Status.FAIL,
+                "Secure Boot refuses the NVIDIA module until the key it was signed with is enrolled, and the "
+                f"enrollment was never confirmed at boot ({refused[0].where}).",
+                details=refused[0].means,
+                evidence=reported_evidence(refused),
+                remediation=enrollment_unconfirmed(),
+            )
         return Finding(
             CID,
             Status.FAIL,

@@ -61,6 +61,27 @@ def enroll_key(
     )
 
 
+def enrollment_unconfirmed() -> Remediation:
+    """A key enrollment started (`mokutil --import`, or a driver installer that ran it) and never confirmed: the
+    firmware trusts the key only after the next boot's MokManager screen, which a cloud VM reached over SSH never
+    shows (blind set 25: an Azure VM with Trusted Launch, MicrosoftDocs/azure-docs#111536)."""
+    return Remediation(
+        text="The key the module was signed with is trusted only once its enrollment is confirmed: reboot and choose "
+        "'Enroll MOK' in the blue MokManager screen, with the password set when it was filed. A VM shows that "
+        "screen only on its console (the hypervisor's or the cloud's serial console). Where it cannot be reached: "
+        "turn Secure Boot off in the VM's or the firmware's settings, or install the distribution's pre-signed "
+        "driver modules, which need no enrollment (Ubuntu: linux-modules-nvidia-BRANCH-$(uname -r), with "
+        "BRANCH the driver's, e.g. 535).",
+        commands=(
+            Command(("mokutil", "--list-new"), note="a key listed here still waits for that confirmation"),
+            Command(REBOOT.argv, note=ENROLL_NOTE),
+        ),
+        requires_root=True,
+        requires_reboot=True,
+        target=Target.SYSTEM,
+    )
+
+
 def sign_and_enroll(
     os_facts: OsFacts | Unavailable, certificate: str | None, version: str | None, release: str | None
 ) -> Remediation:

@@ -297,9 +297,10 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
         h for h in hits if not (h.signature.id.endswith(IN_WORDS) and not _an_account(h)) and not _hearsay(h)
     ]
     # a line a program's own message matched is that message, not a person's words about it (torch's OOM
-    # translated: "CUDA 内存不足。尝试分配 108.00 MiB ..." is also "内存 ... 不足" in words)
-    printed = {h.line for h in said if not h.signature.id.endswith(IN_WORDS)}
-    said = [h for h in said if not (h.signature.id.endswith(IN_WORDS) and h.line in printed)]
+    # translated: "CUDA 内存不足。尝试分配 108.00 MiB ..." is also "内存 ... 不足" in words), where the two overlap: a
+    # paragraph pasted as one line may quote a message and then say something else (blind set 25's MOK)
+    printed = [h for h in said if not h.signature.id.endswith(IN_WORDS)]
+    said = [h for h in said if not (h.signature.id.endswith(IN_WORDS) and _inside_a_message(h, printed))]
     # a context entry counts only beside the error it explains (tokens added to a tokenizer: a device-side
     # assertion's likely cause, and nothing at all in a paste without one)
     named = {h.signature.id for h in said}
@@ -315,6 +316,17 @@ def _hearsay(hit: Hit) -> bool:
         return False
     opening = text[_sentence_start(text, found.start()) : found.start()]
     return len(opening) <= 80 and _HEARSAY.match(" " + opening.lstrip()) is not None
+
+
+def _span(hit: Hit) -> tuple[int, int]:
+    found = hit.signature.pattern.search(hit.text)
+    return (found.start(), found.end()) if found is not None else (0, len(hit.text))
+
+
+def _inside_a_message(words: Hit, printed: list[Hit]) -> bool:
+    """A words entry's match overlaps a program's message matched on the same line."""
+    start, end = _span(words)
+    return any(p.line == words.line and _span(p)[0] < end and start < _span(p)[1] for p in printed)
 
 
 def _an_account(hit: Hit) -> bool:

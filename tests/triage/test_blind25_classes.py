@@ -157,3 +157,22 @@ def test_a_check_scripts_built_with_cuda_false_is_the_cpu_build() -> None:
     assert "--index-url https://download.pytorch.org/whl/cu" in first
     cuda_built = "PyTorch built with CUDA:         True\nPyTorch detects CUDA available:  False\n"
     assert "CPU-only build:" not in headline(said(cuda_built))
+
+
+def test_a_mok_enrollment_said_in_words_is_secure_boot_refusing_the_module() -> None:
+    """azure-docs#111536: nvidia-smi cannot reach the driver, and the person tells of the MOK enrollment screen
+    they cannot confirm on a VM: Secure Boot, the enrollment or its way round first, not a module build. A
+    question about MOK, or Secure Boot said to be off, is no account of it."""
+    check, summary, first = cause_of(diagnosed("azure-docs-111536-secure-boot-mok-nvidia-smi.txt"))
+    assert check == "driver.secure_boot" and "the enrollment was never confirmed at boot" in summary
+    assert first == "mokutil --list-new"
+    smi = (
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+        "NVIDIA driver is installed and running.\n"
+    )
+    for words in ("How do I enroll the MOK key for the driver?\n", "Secure Boot is disabled in the BIOS.\n"):
+        assert "Secure Boot" not in headline(said(smi + words)), words
+    retried = (
+        "I have also tried to re-enroll MOK keys to no avail.\n"  # done already: no account of the cause
+    )
+    assert "Secure Boot" not in headline(said(smi + retried))
