@@ -13,6 +13,7 @@ import dataclasses
 import re
 
 from torch_gpu_doctor.checks.gpu_topology import LEVEL_WORDS
+from torch_gpu_doctor.checks.support.signatures import Hit
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.builds import Build
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
@@ -833,7 +834,7 @@ def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
                 )
             )
         facts = _os_hint(facts, implies)
-        facts = _driver_hint(facts, implies, hit.text, where)
+        facts = _driver_hint(facts, implies, _quoted(hit), where)
         facts = _gpu_hint(facts, implies)
         facts = _torch_hint(facts, implies, hit.text, _paragraph_before(lines, hit.line))
         if implies.get("nouveau_loaded") is True and isinstance(facts.kernel, Unavailable):
@@ -874,6 +875,19 @@ def _os_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
     if implies.get("macos") is True:
         return dataclasses.replace(facts, os=_pasted_os("Darwin", wsl=False))
     return facts
+
+
+QUOTED_MAX = (
+    200  # a paragraph pasted as one line (blind set 25) is quoted by the message the signature matched
+)
+
+
+def _quoted(hit: Hit) -> str:
+    """The line a message was found on, or, for a long one, the message alone."""
+    if len(hit.text) <= QUOTED_MAX:
+        return hit.text
+    found = hit.signature.pattern.search(hit.text)
+    return found.group(0) if found is not None else hit.text[:QUOTED_MAX] + "…"
 
 
 def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where: str) -> Facts:

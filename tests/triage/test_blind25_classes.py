@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tests.triage.corpus_helpers import cause_of, diagnosed
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 def said(text: str) -> PasteDiagnosis:
@@ -176,3 +177,17 @@ def test_a_mok_enrollment_said_in_words_is_secure_boot_refusing_the_module() -> 
         "I have also tried to re-enroll MOK keys to no avail.\n"  # done already: no account of the cause
     )
     assert "Secure Boot" not in headline(said(smi + retried))
+
+
+def test_a_paragraph_pasted_as_one_line_is_quoted_by_its_message() -> None:
+    """azure-docs#111536 is one 1,400-character line: the driver's facts quote nvidia-smi's message, not the
+    paragraph around it; a short line is quoted whole."""
+    d = diagnosed("azure-docs-111536-secure-boot-mok-nvidia-smi.txt")
+    assert not isinstance(d.facts.driver, Unavailable) and isinstance(d.facts.driver.version, Unavailable)
+    assert d.facts.driver.version.detail == (
+        'line 1 of the paste: "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver"'
+    )
+    line = "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure.\n"
+    short = said(line).facts.driver
+    assert not isinstance(short, Unavailable) and isinstance(short.version, Unavailable)
+    assert short.version.detail.endswith('Make sure."')
