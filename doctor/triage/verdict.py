@@ -123,6 +123,7 @@ from torch_gpu_doctor.triage.told import (
     works_where_tested,
     wsl_session,
 )
+from torch_gpu_doctor.triage.under_sudo import started_with_sudo
 from torch_gpu_doctor.triage.wanted_build import cuda_build_where_cpu_wanted
 from torch_gpu_doctor.triage.wheel_names import abi_from_the_wheel_name
 from torch_gpu_doctor.triage.where import (
@@ -413,6 +414,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if "NCCL_P2P_DISABLE" in pasted.paste.text[:MAX_CHARS]:  # set already, and the P2P failure is still there
         verdicts = tuple(p2p_off_not_inherited(v, pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)
+    if "sudo" in pasted.paste.text[:MAX_CHARS]:  # a program started with sudo loses LD_LIBRARY_PATH
+        verdicts = tuple(started_with_sudo(v, pasted) for v in verdicts)
     if any(h.signature.id == NO_WHEEL for h in pasted.hits):  # pip found no torch for this Python
         verdicts = tuple(no_wheel_for_this_python(v, pasted, facts) for v in verdicts)
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)

@@ -191,3 +191,20 @@ def test_a_paragraph_pasted_as_one_line_is_quoted_by_its_message() -> None:
     short = said(line).facts.driver
     assert not isinstance(short, Unavailable) and isinstance(short.version, Unavailable)
     assert short.version.detail.endswith('Make sure."')
+
+
+def test_a_library_not_found_under_sudo_is_sudo_removing_ld_library_path() -> None:
+    """Yolov5-instance-seg-tensorrt#8: '(CUDA113+CUDNN82) han@han:...$ sudo ./trt_infer ...', then libcudnn.so.8
+    not found: the same command without sudo first. Without sudo, or sudo on another command far above, the
+    library's own answer stays."""
+    check, summary, first = cause_of(diagnosed("yolov5-seg-trt-8-sudo-libcudnn-so8.txt"))
+    assert check == "env.library_path" and summary.startswith(
+        "libcudnn.so.8 was not found for a program started with sudo"
+    )
+    assert first == "./trt_infer ../models/yolov5s-seg.onnx ../images/bus.jpg"
+    error = "./app: error while loading shared libraries: libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+    assert "sudo" not in headline(said("user@box:~$ ./app\n" + error))
+    far = "user@box:~$ sudo apt install foo\n" + "ok\n" * 6 + "user@box:~$ ./app\n" + error
+    assert "sudo" not in headline(said(far))
+    _, _, first = cause_of(said("$ sudo -E python3 infer.py --fp16\n" + error))
+    assert first == "python3 infer.py --fp16"
