@@ -981,6 +981,7 @@ def on_a_shared_machine(verdict: Verdict, facts: Facts, pasted: PastedText) -> V
 
 
 BUSY = "other_cuda_devices_busy_or_unavailable"
+TOOLKIT_WITHOUT_NVML = "container_toolkit_cannot_load_host_nvml"
 _WINDOWS_SIDE = Command(
     ("wsl.exe", "--update"),
     note="in Windows (PowerShell), then `wsl --shutdown`: WSL's kernel and GPU layer; update the Windows NVIDIA "
@@ -1010,6 +1011,28 @@ def on_wsl(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
             "began with a Windows update (an Insider build), the next build or rolling back is the fix; CUDA under "
             "WSL needs no Linux driver, and none may be installed inside it.",
             commands=(_WINDOWS_SIDE,),
+            target=Target.SYSTEM,
+        )
+    elif (
+        TOOLKIT_WITHOUT_NVML in ids
+    ):  # Docker Desktop's engine or a toolkit in WSL: the Windows driver's NVML
+        summary = (
+            "The container toolkit under WSL 2 could not load libnvidia-ml.so.1, which WSL gets from the Windows "
+            "NVIDIA driver (/usr/lib/wsl/lib): that driver, WSL or Windows itself does not provide GPU support."
+        )
+        fix = Remediation(
+            text="Under WSL 2 (and Docker Desktop's WSL 2 engine) the NVIDIA libraries come from the Windows driver, "
+            "mounted at /usr/lib/wsl/lib; no Linux driver is installed inside WSL, and `ldconfig` there changes "
+            "nothing. GPU support in WSL 2 needs Windows 11 or Windows 10 21H2 or newer (`winver` shows it), a "
+            "current NVIDIA driver for Windows and an updated WSL: update what is older, run `wsl --shutdown`, then "
+            "restart Docker Desktop.",
+            commands=(
+                _WINDOWS_SIDE,
+                Command(
+                    ("ls", "-l", "/usr/lib/wsl/lib/libnvidia-ml.so.1"),
+                    note="inside WSL: missing means the Windows side gives WSL no GPU",
+                ),
+            ),
             target=Target.SYSTEM,
         )
     elif OPERATION_NOT_SUPPORTED in ids:

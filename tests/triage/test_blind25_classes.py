@@ -208,3 +208,19 @@ def test_a_library_not_found_under_sudo_is_sudo_removing_ld_library_path() -> No
     assert "sudo" not in headline(said(far))
     _, _, first = cause_of(said("$ sudo -E python3 infer.py --fp16\n" + error))
     assert first == "python3 infer.py --fp16"
+
+
+def test_the_toolkit_without_nvml_under_wsl_is_the_windows_side() -> None:
+    """sd-webui-docker#129: nvidia-container-cli cannot load libnvidia-ml.so.1 'using WSL2 (latest Docker
+    Desktop)': the Windows driver, WSL and Windows provide it, never a Linux driver or ldconfig. On Linux the
+    host's driver stays the answer."""
+    check, summary, first = cause_of(
+        diagnosed("sd-webui-docker-129-wsl2-nvidia-container-cli-libnvidia-ml.txt")
+    )
+    assert check == "platform.container_gpus" and summary.startswith("The container toolkit under WSL 2")
+    assert first.startswith("wsl.exe --update")
+    linux = (
+        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
+        "object file: no such file or directory: unknown\n"
+    )
+    assert "WSL" not in headline(said(linux))
