@@ -224,3 +224,18 @@ def test_the_toolkit_without_nvml_under_wsl_is_the_windows_side() -> None:
         "object file: no such file or directory: unknown\n"
     )
     assert "WSL" not in headline(said(linux))
+
+
+def test_a_watchdog_timeout_placed_at_an_epochs_end_checks_the_ranks_step_first() -> None:
+    """ChatLM-mini-Chinese#47: an ALLGATHER timeout 'right after the first epoch', evaluation suspected: the
+    out-of-step check first. Hours into training with no such step said, the stalled rank's dmesg stays first."""
+    check, _, first = cause_of(diagnosed("chatlm-mini-chinese-47-nccl-watchdog-allgather-eval.txt"))
+    assert check == "nccl.communication" and first == "env TORCH_DISTRIBUTED_DEBUG=DETAIL PROGRAM"
+    timeout = (
+        "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=61, OpType=ALLREDUCE, "
+        "NumelIn=7168, NumelOut=7168, Timeout(ms)=1800000) ran for 1800086 milliseconds before timing out.\n"
+    )
+    _, _, first = cause_of(said(timeout + "It happens after the first epoch, during evaluation.\n"))
+    assert first == "env TORCH_DISTRIBUTED_DEBUG=DETAIL PROGRAM"
+    _, _, first = cause_of(said(timeout + "It ran fine for 14 hours before this.\n"))
+    assert first.startswith("sudo dmesg")
