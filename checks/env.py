@@ -23,11 +23,13 @@ from torch_gpu_doctor.fixes.library_path import (
     in_place_rebuild_fix,
     native_libcuda_fix,
     page_file_fix,
+    procedure_not_found_fix,
     program_library_fix,
     soversion_major,
     split_site_packages_fix,
     system_cuda_library_fix,
     torch_cublas_fix,
+    torch_cuda_dll,
     torch_wheel_library_fix,
     unpinned_extension,
     wheel_of,
@@ -365,6 +367,14 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
     package = _site_package(path)
     whose = f"{package}'s " if package else ""
     init_failed = any("WinError 1114" in _said(e) for e in errors)
+    if not init_failed and torch_cuda_dll(dll) and all("WinError 127" in _said(e) for e in errors):
+        # found, and a function it calls is missing: another version of a DLL it needs was loaded first
+        return _Cause(
+            next((e for e in errors if dll in _said(e)), errors[0]),
+            f"Windows found {whose}{dll}, but a function it needs is missing (WinError 127): another version of a "
+            "DLL it depends on is found first",
+            procedure_not_found_fix(dll),
+        )
     summary = (
         f"Windows loaded {whose}{dll or 'a DLL'}, but its start-up failed (WinError 1114)"
         if init_failed

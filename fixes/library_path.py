@@ -318,6 +318,25 @@ def page_file_fix() -> Remediation:
     )
 
 
+def procedure_not_found_fix(dll: str) -> Remediation:
+    """WinError 127 (ERROR_PROC_NOT_FOUND): the DLL was found and loaded, but a function it imports is not in the
+    copy of a dependency Windows found first: another version of a CUDA DLL (a CUDA Toolkit's, TensorRT's or
+    cuDNN's bin folder on PATH, a copy in System32) shadows the one beside torch's (blind set 25: torch2trt after
+    installing TensorRT, cublas64_11.dll). Not a missing file: reinstalling torch keeps the other copy first."""
+    return Remediation(
+        text=f"WinError 127 means {dll} was found but a function it calls is missing from a DLL loaded before it: "
+        "an older or newer copy of one of its CUDA dependencies (cuBLAS's cublasLt, cudart, cuDNN's) from a CUDA "
+        "Toolkit, TensorRT or cuDNN folder on PATH, or in System32. Find the other copies, take their folders off "
+        "PATH (or move them after the program's own), and open a new terminal; or make the toolkit on PATH the "
+        "same CUDA version as torch's build. Reinstalling torch alone leaves the other copy first.",
+        commands=(
+            Command(("where", dll), note="in cmd: every copy on PATH; one outside torch\\lib is the suspect"),
+            Command(("where", "cublasLt64_*.dll"), note="its own dependency's copies, the usual one"),
+        ),
+        target=Target.PYTHON_ENV,
+    )
+
+
 def windows_dll_fix(
     dll: str,
     user_site: str | None,
@@ -378,7 +397,7 @@ def windows_dll_fix(
                 ("python", "-m", "pip", "show", "torch"), note="Version: 2.4.0 is the release that needs it"
             )
         )
-    if not init_failed and user_site is None and _loads_after_c10(dll):
+    if not init_failed and user_site is None and torch_cuda_dll(dll):
         # torch loads torch\lib's DLLs in name order: c10.dll, which needs the Visual C++ runtime, came first
         # the global Python's folder (C:\...\Python311): its interpreter is the python.exe in it, never the folder
         python = str(PureWindowsPath(global_python, "python.exe")) if global_python else "python"
@@ -463,7 +482,7 @@ def extension_cuda_fix(library: str, library_cuda: str, torch_cuda: str, python:
     )
 
 
-def _loads_after_c10(dll: str) -> bool:
+def torch_cuda_dll(dll: str) -> bool:
     """One of torch's CUDA DLLs (cuDNN's, cuBLAS's, torch_cuda.dll), which torch loads after c10.dll."""
     name = dll.lower()
     return (

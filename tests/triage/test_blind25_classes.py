@@ -239,3 +239,17 @@ def test_a_watchdog_timeout_placed_at_an_epochs_end_checks_the_ranks_step_first(
     assert first == "env TORCH_DISTRIBUTED_DEBUG=DETAIL PROGRAM"
     _, _, first = cause_of(said(timeout + "It ran fine for 14 hours before this.\n"))
     assert first.startswith("sudo dmesg")
+
+
+def test_winerror_127_on_a_cuda_dll_is_another_copy_of_its_dependency_found_first() -> None:
+    """torch2trt#698: after installing TensorRT, WinError 127 loading torch's cublas64_11.dll: a function is
+    missing from another version of a DLL it needs, found first on PATH: `where`, not a reinstall. A DLL that
+    is not found (126) keeps its own answer."""
+    check, summary, first = cause_of(diagnosed("torch2trt-698-winerror127-cublas64-11-dll.txt"))
+    assert check == "env.library_path" and "a function it needs is missing (WinError 127)" in summary
+    assert first == "where cublas64_11.dll"
+    error = (
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\env\\\\lib\\\\'
+        'site-packages\\\\torch\\\\lib\\\\cublas64_11.dll" or one of its dependencies.\n'
+    )
+    assert "WinError 127" not in headline(said(error))
