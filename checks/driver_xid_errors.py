@@ -138,7 +138,15 @@ def driver_xid_errors(facts: Facts) -> Finding:
                 remediation=gpu_not_initialised(),
             )
         lost = any(e.kind == "gpu_lost" for e in faults)
-        if not lost and any(_on_nvlink(e.values.get("xid"), e.text) for e in faults):
+        judged = [  # an Xid 45 cleanup ("caused by previous Xid 145") follows the fault it names
+            e
+            for e in faults
+            if not (
+                e.values.get("xid", "").isdigit()
+                and xid_meaning(int(e.values["xid"])).severity is XidSeverity.INFO
+            )
+        ]
+        if not lost and judged and all(_on_nvlink(e.values.get("xid"), e.text) for e in judged):
             numbers = ", ".join(dict.fromkeys(e.values["xid"] for e in faults if e.values.get("xid")))
             return Finding(
                 CID,

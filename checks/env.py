@@ -374,6 +374,8 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
             f"Windows found {whose}{dll}, but a function it needs is missing (WinError 127): another version of a "
             "DLL it depends on is found first",
             procedure_not_found_fix(dll),
+            details="WinError 127 (the specified procedure could not be found) is no missing file: the DLL loaded, "
+            "and a function it imports is not in the copy of a dependency that Windows found first.",
         )
     summary = (
         f"Windows loaded {whose}{dll or 'a DLL'}, but its start-up failed (WinError 1114)"

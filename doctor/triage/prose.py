@@ -172,9 +172,11 @@ _DRIVER = lazy(
     re.IGNORECASE | re.MULTILINE,
 )
 # A Linux distribution named with its release: "on Ubuntu 22.04.5 LTS", "Pop!_OS 24.04 LTS", "- **OS:** Ubuntu
-# 24.04" (the first words of triage.facts' distribution table; never an image tag such as ubuntu22.04)
+# 24.04" (the first words of triage.facts' distribution table; never an image tag such as ubuntu22.04, nor an
+# issue template's example, "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):", blind set 25)
 _DISTRO = lazy(
-    r"(?<![\w/:.-])(?P<name>Ubuntu|Debian(?:[ \t]+GNU/Linux)?|Fedora(?:[ \t]+Linux)?|Pop!_OS|Linux[ \t]+Mint"
+    r"(?<![\w/:.-])(?<!e\.g\.,[ \t]Linux[ \t])(?<!e\.g\.[ \t]Linux[ \t])(?<!e\.g\.,[ \t])(?<!e\.g\.[ \t])"
+    r"(?P<name>Ubuntu|Debian(?:[ \t]+GNU/Linux)?|Fedora(?:[ \t]+Linux)?|Pop!_OS|Linux[ \t]+Mint"
     r"|Rocky[ \t]+Linux|AlmaLinux|CentOS(?:[ \t]+Stream|[ \t]+Linux)?|Red[ \t]+Hat[ \t]+Enterprise[ \t]+Linux"
     r"(?:[ \t]+Server)?|openSUSE[ \t]+Leap)[ \t]*(?P<version>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.])"
     r"(?:[ \t]+LTS)?",

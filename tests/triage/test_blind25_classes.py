@@ -134,6 +134,8 @@ def test_nvlink_xids_pasted_name_the_link_not_a_memory_fault() -> None:
     assert first == "nvidia-smi nvlink -s"
     ecc = "kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python, An uncorrectable double bit error\n"
     assert "NVLink" not in headline(said(ecc))
+    nvlink = "kernel: NVRM: Xid (PCI:0000:18:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (0x00000000)\n"
+    assert "NVLink" not in headline(said(nvlink + ecc))  # the memory's error beside it is the graver
 
 
 def test_the_device_plugins_own_log_is_the_nodes_runtime_without_nvidias() -> None:
@@ -253,3 +255,14 @@ def test_winerror_127_on_a_cuda_dll_is_another_copy_of_its_dependency_found_firs
         'site-packages\\\\torch\\\\lib\\\\cublas64_11.dll" or one of its dependencies.\n'
     )
     assert "WinError 127" not in headline(said(error))
+
+
+def test_an_issue_templates_example_os_is_not_the_os() -> None:
+    """onnxruntime#7748's template: 'OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Linux lab-am-vm
+    4.19.0-16-cloud-amd64 ... Debian': the example is no distribution; one named after its label is."""
+    d = diagnosed("onnxruntime-7748-pip-onnxruntime-and-gpu-both.txt")
+    assert isinstance(d.facts.os, Unavailable) or d.facts.os.distro_version != "16.04"
+    shown = said(
+        "- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Ubuntu 22.04\nCUDA out of memory.\n"
+    )
+    assert not isinstance(shown.facts.os, Unavailable) and shown.facts.os.distro_version == "22.04"
