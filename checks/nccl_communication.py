@@ -71,6 +71,8 @@ def _memlock() -> tuple[str, Remediation]:
 
 
 CURED_BY_P2P_OFF = "nccl_p2p_disable_cures_it_words"  # the person already ran it with P2P off, and it worked
+# a pasted p2pBandwidthLatencyTest whose peer-to-peer copies are slower than through the host (triage reads it)
+P2P_TEST_SLOW = "p2p_bandwidth_test_slower_with_p2p"
 _ACS_CHECK = Command(
     ("sudo", "lspci", "-vvv"),
     note="'ACSCtl: SrcValid+' on a PCIe bridge above the GPUs: ACS redirects their peer traffic",
@@ -375,6 +377,25 @@ def nccl_communication(facts: Facts) -> Finding:
         and not _other_cuda_failure(errors)
     ):
         why, fix = _wsl_cuda_call()
+    elif kind == "nccl_p2p" and decisive.signature == P2P_TEST_SLOW:  # measured: the path, not NCCL
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"Peer-to-peer copies between the GPUs are slower than copies through the host ({decisive.text}): "
+            "their P2P traffic is redirected or blocked on the way (PCIe ACS, the IOMMU).",
+            details=decisive.means,
+            evidence=reported_evidence(errors),
+            remediation=Remediation(
+                text="Look at the PCIe bridges between the GPUs: ACS that redirects peer traffic to the root complex "
+                "('ACSCtl: SrcValid+') must be off (in the BIOS, or per bridge with setpci after each boot), and an "
+                "IOMMU must be in passthrough (iommu=pt; on AMD hosts amd_iommu=off or pt on the kernel command "
+                "line). Meanwhile NCCL_P2P_DISABLE=1 makes NCCL copy through the host, at the speed the test "
+                "measured without P2P. Run the test again after the change: with P2P on it should be the faster.",
+                commands=(_ACS_CHECK, P2P_OFF),
+                requires_root=True,
+                target=Target.SYSTEM,
+            ),
+        )
     elif kind == "nccl_p2p" and decisive.signature == CURED_BY_P2P_OFF:  # already confirmed: the lasting fix
         fix = dataclasses.replace(
             fix,

@@ -21,6 +21,7 @@ from torch_gpu_doctor.triage.tool_output import (
     CondaShown,
     InterpreterShown,
     LinkedLibrary,
+    P2pTest,
     PackageListing,
     PythonShown,
     SessionAnswers,
@@ -33,6 +34,7 @@ from torch_gpu_doctor.triage.tool_output import (
     parse_interpreter_shown,
     parse_ldd,
     parse_nvidia_smi,
+    parse_p2p_test,
     parse_package_lists,
     parse_python_shown,
     parse_session,
@@ -75,6 +77,7 @@ class PastedText:
     interpreter: InterpreterShown | None = None  # the Python a site-packages path belongs to
     shown_error: ShownError | None = None  # the failure the paste shows, known to a signature or not
     topology: TopologyShown | None = None  # a pasted `nvidia-smi topo -m` with two GPUs or more
+    p2p_test: P2pTest | None = None  # a pasted p2pBandwidthLatencyTest (CUDA samples)
 
     @property
     def empty(self) -> bool:
@@ -83,6 +86,7 @@ class PastedText:
             self.collect_env is None
             and self.smi is None
             and self.topology is None
+            and self.p2p_test is None
             and not self.packages
             and not self.hits
             and (
@@ -111,6 +115,7 @@ class PastedText:
             self.collect_env is None
             and self.smi is None
             and self.topology is None
+            and self.p2p_test is None
             and not self.packages
             and not self.hits
             and self.kernel_log is None
@@ -157,6 +162,9 @@ def read_paste(paste: Paste) -> PastedText:
     topology = parse_topology(lines)
     if topology is not None:
         used.update(dict.fromkeys(topology.lines, "nvidia_smi_topo"))
+    p2p_test = parse_p2p_test(lines)
+    if p2p_test is not None:
+        used.update(dict.fromkeys(p2p_test.lines, "p2p_test"))
     for listing in packages:
         kind = "conda_list" if listing.manager == "conda" else "pip_list"
         used.update(dict.fromkeys(listing.lines, kind))
@@ -218,6 +226,7 @@ def read_paste(paste: Paste) -> PastedText:
         parse_interpreter_shown(lines),
         shown_error,
         topology,
+        p2p_test,
     )
 
 

@@ -13,6 +13,7 @@ import dataclasses
 import re
 
 from torch_gpu_doctor.checks.gpu_topology import LEVEL_WORDS
+from torch_gpu_doctor.checks.nccl_communication import P2P_TEST_SLOW
 from torch_gpu_doctor.checks.support.signatures import Hit
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.builds import Build
@@ -72,6 +73,7 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_hits(facts, pasted)
     facts = _with_session(facts, pasted)
     facts = _with_xformers_info(facts, pasted)
+    facts = _with_p2p_test(facts, pasted)
     facts = _with_runtime_lists(facts, pasted)
     facts = _with_shown_python(facts, pasted)
     facts = _with_conda(facts, pasted)
@@ -499,6 +501,36 @@ def _with_session(facts: Facts, pasted: PastedText) -> Facts:
     if session.device_name is not None and not any(isinstance(g.name, str) for g in facts.gpus):
         facts = dataclasses.replace(facts, gpus=(_named_nvidia_gpu(session.device_name),))
     return facts
+
+
+def _with_p2p_test(facts: Facts, pasted: PastedText) -> Facts:
+    """A p2pBandwidthLatencyTest: its GPUs where nothing else named them, and, where most pairs copy slower with
+    peer-to-peer than through the host, the P2P path's failure (nccl.communication's P2P fix)."""
+    test = pasted.p2p_test
+    if test is None:
+        return facts
+    if test.names and not any(isinstance(g.name, str) for g in facts.gpus):
+        facts = dataclasses.replace(
+            facts, gpus=tuple(_named_nvidia_gpu(n) for _, n in sorted(test.names.items()))
+        )
+    slow = test.slow_pairs()
+    if len(slow) * 2 < len(test.pairs):
+        return facts
+    off = sorted(test.pairs[p][0] for p in slow)[len(slow) // 2]
+    on = sorted(test.pairs[p][1] for p in slow)[len(slow) // 2]
+    error = ReportedError(
+        "nccl_p2p",
+        P2P_TEST_SLOW,
+        "p2pBandwidthLatencyTest measured the copies between the GPUs: with peer-to-peer on they are slower than "
+        "through the host's memory, so the P2P path exists but its traffic is redirected or throttled on the way "
+        "(PCIe ACS on a bridge between the GPUs, an IOMMU not in passthrough) - NCCL over P2P then crawls or hangs.",
+        f"{len(slow)} of {len(test.pairs)} pairs, the median: {on:g} GB/s with P2P, {off:g} GB/s without",
+        f"line {test.lines[0]} of the paste",
+        {"with_p2p": f"{on:g}", "without_p2p": f"{off:g}"},
+    )
+    reported = facts.reported_errors
+    before = () if isinstance(reported, Unavailable) else reported
+    return dataclasses.replace(facts, reported_errors=(*before, error))
 
 
 XFORMERS_WITHOUT_KERNELS = "companion_xformers_no_cuda_operator"  # the catalogue's entry: its means and fix

@@ -44,6 +44,7 @@ PART_NAMES = {
     "session": "a Python session",
     "xformers_info": "python -m xformers.info output",
     "nvidia_smi_topo": "nvidia-smi topo -m output",
+    "p2p_test": "p2pBandwidthLatencyTest output",
     "nccl_log": "an NCCL debug log",
     "error": "known error messages",
     "unknown_error": "an error it does not know",

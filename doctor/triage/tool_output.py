@@ -965,3 +965,65 @@ def container_shell_line(lines: list[str]) -> int | None:
             services.setdefault(logged["service"], []).append(number)
     compose = min((n[0] for n in services.values() if len(n) >= COMPOSE_LOG_LINES), default=None)
     return min((n for n in (shell, compose) if n is not None), default=None)
+
+
+# CUDA samples' p2pBandwidthLatencyTest: "Device: 0, NVIDIA RTX A6000, pciBusID: 3, ...", then bandwidth matrices,
+# each a title ("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)", "Unidirectional P2P=Enabled Bandwidth (P2P
+# Writes) Matrix (GB/s)"), a header row "   D\D     0      1 ..." and a row per device of GB/s figures.
+_P2P_DEVICE = lazy(r"^\s*Device:\s*(?P<index>\d+),\s*(?P<name>[^,\n]+?),\s*pciBusID")
+_P2P_TITLE = lazy(r"^\s*Unidirectional P2P=(?P<mode>Disabled|Enabled) Bandwidth\b")
+_P2P_HEAD = lazy(r"^\s*D\\D(?:\s+\d+)+\s*$")
+_P2P_ROW = lazy(r"^\s*(?P<row>\d+)(?P<cells>(?:\s+\d+(?:\.\d+)?)+)\s*$")
+
+
+@dataclass(frozen=True)
+class P2pTest:
+    """A pasted p2pBandwidthLatencyTest: each pair's unidirectional GB/s without and with peer-to-peer."""
+
+    names: dict[int, str]  # device index -> its name
+    pairs: dict[tuple[int, int], tuple[float, float]]  # (from, to) -> (P2P disabled, P2P enabled)
+    lines: tuple[int, ...]
+
+    def slow_pairs(self) -> list[tuple[int, int]]:
+        """The pairs whose peer-to-peer copies are less than half as fast as the copies through the host."""
+        return [pair for pair, (off, on) in self.pairs.items() if on < off / 2]
+
+
+def parse_p2p_test(lines: list[str]) -> P2pTest | None:
+    """The unidirectional matrices of a pasted p2pBandwidthLatencyTest; None without both of them."""
+    if not any("P2P=" in line for line in lines):  # most pastes: none of it
+        return None
+    names: dict[int, str] = {}
+    matrices: dict[str, dict[tuple[int, int], float]] = {}
+    used: list[int] = []
+    mode: str | None = None
+    for number, raw in enumerate(lines, start=1):
+        device = _P2P_DEVICE.match(raw)
+        if device is not None:
+            names[int(device["index"])] = device["name"].strip()
+            used.append(number)
+            continue
+        title = _P2P_TITLE.match(raw)
+        if title is not None:
+            mode = title["mode"] if title["mode"] not in matrices else None
+            if mode is not None:
+                matrices[mode] = {}
+                used.append(number)
+            continue
+        if mode is None:
+            continue
+        if _P2P_HEAD.match(raw):
+            used.append(number)
+            continue
+        row = _P2P_ROW.match(raw)
+        if row is None:
+            mode = None  # the matrix ended
+            continue
+        for column, cell in enumerate(row["cells"].split()):
+            matrices[mode][int(row["row"]), column] = float(cell)
+        used.append(number)
+    off, on = matrices.get("Disabled", {}), matrices.get("Enabled", {})
+    pairs = {pair: (off[pair], on[pair]) for pair in off if pair in on and pair[0] != pair[1]}
+    if not pairs:
+        return None
+    return P2pTest(names, pairs, tuple(used))

@@ -266,3 +266,31 @@ def test_an_issue_templates_example_os_is_not_the_os() -> None:
         "- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Ubuntu 22.04\nCUDA out of memory.\n"
     )
     assert not isinstance(shown.facts.os, Unavailable) and shown.facts.os.distro_version == "22.04"
+
+
+P2P_TEST = """Device: 0, NVIDIA RTX A6000, pciBusID: 3, pciDeviceID: 0, pciDomainID:0
+Device: 1, NVIDIA RTX A6000, pciBusID: 21, pciDeviceID: 0, pciDomainID:0
+Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)
+   D\\D     0      1
+     0 673.20  {off}
+     1  12.99 673.20
+Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)
+   D\\D     0      1
+     0 673.49  {on}
+     1  {on} 672.33
+"""
+
+
+def test_a_p2p_bandwidth_test_slower_with_p2p_is_the_path_acs_or_the_iommu_blocks() -> None:
+    """ml-engineering#1: three RTX A6000, every pair 1.6-2.6 GB/s with P2P against 13-22 GB/s without: ACS or the
+    IOMMU in the way (lspci's ACSCtl first). A test where P2P is the faster is no problem, and the GPUs it names
+    are read either way."""
+    check, summary, first = cause_of(diagnosed("ml-engineering-1-p2p-bandwidth-broken-a6000.txt"))
+    assert check == "nccl.communication" and summary.startswith(
+        "Peer-to-peer copies between the GPUs are slower"
+    )
+    assert first == "sudo lspci -vvv"
+    healthy = said(P2P_TEST.format(off="13.15", on="25.80"))
+    assert healthy.result.cause is None and healthy.pasted.p2p_test is not None
+    assert [g.name for g in healthy.facts.gpus] == ["NVIDIA RTX A6000", "NVIDIA RTX A6000"]
+    assert "Peer-to-peer" in headline(said(P2P_TEST.format(off="13.15", on="2.60")))
