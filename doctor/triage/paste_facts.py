@@ -478,19 +478,8 @@ def _with_session(facts: Facts, pasted: PastedText) -> Facts:
         # an untagged version: torch.version.cuda's answer says the build
         untagged = (session.cuda or None, None) if session.cuda is not None else None
         facts = _with_shown_torch(facts, session.version, "(the paste: torch.__version__)", untagged)
-    packages = facts.torch_packages
-    if session.built is False and (isinstance(packages, Unavailable) or packages.cuda is not None):
-        # a check script's "PyTorch built with CUDA: False": the CPU build, whatever its version
-        facts = dataclasses.replace(
-            facts,
-            torch_packages=shown_packages(
-                "(the paste: PyTorch built with CUDA: False)",
-                packages.version
-                if not isinstance(packages, Unavailable) and packages.version
-                else TORCH_VERSION_UNSAID,
-                (None, None),
-            ),
-        )
+    if session.built is False:  # a check script's "PyTorch built with CUDA: False"
+        facts = _the_cpu_build(facts, "(the paste: PyTorch built with CUDA: False)")
     if session.available is not None or session.arch_list:
         runtime = facts.torch if not isinstance(facts.torch, Unavailable) else _runtime(facts)
         if session.available is not None and runtime.cuda_available is None:
@@ -922,6 +911,22 @@ def _quoted(hit: Hit) -> str:
     return found.group(0) if found is not None else hit.text[:QUOTED_MAX] + "…"
 
 
+def _the_cpu_build(facts: Facts, source: str) -> Facts:
+    """torch as the CPU build, where the paste says so (its version and distributions kept where known)."""
+    packages = facts.torch_packages
+    if not isinstance(packages, Unavailable) and packages.cuda is None:
+        return facts  # already no CUDA build
+    cpu = shown_packages(
+        source,
+        packages.version
+        if not isinstance(packages, Unavailable) and packages.version
+        else TORCH_VERSION_UNSAID,
+        (None, None),
+        distributions=packages.distributions if not isinstance(packages, Unavailable) else (),
+    )
+    return dataclasses.replace(facts, torch_packages=cpu)
+
+
 def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where: str) -> Facts:
     driver = facts.driver
     cuda = implies.get("driver_cuda")
@@ -1020,19 +1025,8 @@ def _torch_hint(facts: Facts, implies: dict[str, str | bool], text: str, frames:
             facts = dataclasses.replace(
                 facts, torch_packages=shown_packages(f"(the paste: torch=={named})", named, build)
             )
-    packages = facts.torch_packages
-    if implies.get("torch_cuda_build") is False and (
-        isinstance(packages, Unavailable) or packages.cuda is not None
-    ):
-        cpu = shown_packages(
-            "(the paste: torch was not compiled with CUDA)",
-            packages.version
-            if not isinstance(packages, Unavailable) and packages.version
-            else TORCH_VERSION_UNSAID,
-            (None, None),
-            distributions=packages.distributions if not isinstance(packages, Unavailable) else (),
-        )
-        facts = dataclasses.replace(facts, torch_packages=cpu)
+    if implies.get("torch_cuda_build") is False:
+        facts = _the_cpu_build(facts, "(the paste: torch was not compiled with CUDA)")
     arch = implies.get("arch_list")
     runtime = facts.torch
     if (
