@@ -13,6 +13,7 @@ from torch_gpu_doctor.fixes.out_of_memory import (
     half_precision,
     holder,
     kv_cache,
+    larger_than_the_gpu,
     memory_fraction,
     one_large_input,
     too_big,
@@ -183,7 +184,7 @@ def _judge(error: ReportedError, half: str) -> tuple[str, Remediation]:
         return (
             f"one allocation of {_gib(n.tried)} is larger than the GPU's whole {_gib(n.total)} (an input or "
             "batch far too large for it)"
-        ), too_big(half)
+        ), larger_than_the_gpu(_gib(n.tried), _gib(n.total))
     if n.others is not None and n.total and n.others > 0.25 * n.total:
         return f"another process holds {_gib(n.others)} of the GPU's {_gib(n.total)}", holder()
     if n.total and n.free is not None and used_by_torch is not None:

@@ -67,6 +67,22 @@ def too_big(half: str = HALF) -> Remediation:
     )
 
 
+def larger_than_the_gpu(tried: str, total: str) -> Remediation:
+    """One allocation larger than the whole GPU: no process to stop, no cache to defragment and no smaller step of
+    a loop helps; that one tensor must shrink. Such a tensor is most often the attention scores of a very long
+    sequence in unfused (eager) attention, batch x heads x length^2 of them, or an input far beyond what the model
+    expects (blind set 25: 124.68 GiB on a 95 GiB GPU, Qwen2.5-Omni over a long video)."""
+    return Remediation(
+        text=f"A single tensor of {tried} cannot fit on a GPU of {total}, whatever else is freed: that tensor must "
+        "shrink. One this large is most often the attention scores of a very long input computed without a fused "
+        "kernel (their size grows with the square of its length): use fused attention (torch's "
+        'scaled_dot_product_attention; transformers: attn_implementation="sdpa" or "flash_attention_2"), and '
+        "shorten the input (fewer video frames, a lower image resolution, a shorter context) or process it in "
+        "chunks. Otherwise it is a batch or an input far larger than the program expects.",
+        target=Target.PYTHON_ENV,
+    )
+
+
 _LARGE_INPUT = "is a large part of this GPU: a single large input"
 
 

@@ -102,6 +102,9 @@ def test_out_of_memory_names_whose_memory_it_was(
         assert f.remediation.text.startswith("One allocation of") and "image size" in f.remediation.text
     elif "held outside" in cause:
         assert "not the program's to use" in f.remediation.text and "batch size" in f.remediation.text
+    elif "larger than the GPU's whole" in cause:  # one tensor: it must shrink
+        fix = f.remediation.text
+        assert fix.startswith("A single tensor of") and "attn_implementation" in fix
     elif first is None and "fragmented" not in cause and "was free" not in cause:
         assert "batch size" in f.remediation.text and "max_model_len" in f.remediation.text
 
