@@ -37,6 +37,7 @@ from torch_gpu_doctor.triage.asked import (
 )
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_feature
+from torch_gpu_doctor.triage.frozen_build import frozen_build, inside_a_frozen_build
 from torch_gpu_doctor.triage.ggml_devices import GGML_INVALID_FUNCTION, on_a_device_the_build_lacks
 from torch_gpu_doctor.triage.gpus_shown import (
     MIXED,
@@ -479,6 +480,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(mismatch_in_a_container(v) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
     verdicts = tuple(image_compat_on_wsl(v, facts, pasted) for v in verdicts)
+    if "torch" in pasted.paste.text[:MAX_CHARS] and frozen_build(pasted):  # torch inside an app.exe
+        verdicts = tuple(inside_a_frozen_build(v) for v in verdicts)
     image = builds_an_image(pasted)
     if image is not None:  # "installing using docker compose": a torch install goes into the image
         verdicts = tuple(in_the_image(v, image) for v in verdicts)

@@ -294,3 +294,24 @@ def test_a_p2p_bandwidth_test_slower_with_p2p_is_the_path_acs_or_the_iommu_block
     assert healthy.result.cause is None and healthy.pasted.p2p_test is not None
     assert [g.name for g in healthy.facts.gpus] == ["NVIDIA RTX A6000", "NVIDIA RTX A6000"]
     assert "Peer-to-peer" in headline(said(P2P_TEST.format(off="13.15", on="2.60")))
+
+
+def test_a_torch_frozen_into_an_executable_is_not_replaced_with_pip() -> None:
+    """ChatTTS-ui#290: app.exe of a one-click package warns from `torch\\cuda\\__init__.py:215` (no site-packages)
+    that the RTX 5070 Ti's sm_120 is not in its build: a new build of the program, or running it from source;
+    no pip command. The same warning from a site-packages torch, or without an executable, keeps the install."""
+    d = diagnosed("chattts-ui-290-rtx5070ti-sm120-bundled-torch.txt")
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    fix = d.result.cause.finding.remediation
+    assert fix.text.startswith("The program is a frozen build") and not fix.commands
+    warning = (
+        "{path}:215: UserWarning:\nNVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with "
+        "the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 "
+        "sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90 compute_37.\n{run}\n"
+    )
+    for path, run in (
+        ("C:\\app\\venv\\Lib\\site-packages\\torch\\cuda\\__init__.py", "I started app.exe"),
+        ("torch\\cuda\\__init__.py", "I started it with python main.py"),
+    ):
+        _, _, first = cause_of(said(warning.format(path=path, run=run)))
+        assert "pip install" in first, path
