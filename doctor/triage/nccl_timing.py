@@ -48,7 +48,5 @@ def at_a_step_some_ranks_take_alone(verdict: Verdict, pasted: PastedText) -> Ver
         "a rank with one batch more. Make every rank run the same collectives (evaluation on all ranks; "
         "accelerate: accelerator.wait_for_everyone() around rank-0-only work; even batches, drop_last=True). "
     )
-    remediation = dataclasses.replace(
-        fix, text=text + fix.text, commands=(DESYNC_CHECK, *(c for c in fix.commands if c != DESYNC_CHECK))
-    )
+    remediation = dataclasses.replace(fix, text=text + fix.text, commands=(DESYNC_CHECK, *fix.commands))
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=remediation))
