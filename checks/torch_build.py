@@ -800,7 +800,8 @@ def torch_cuda_init(facts: Facts) -> Finding:
             cid,
             Status.PASS,
             # no device listed (a paste that says only is_available()): no count, never "0 device(s)"
-            f"CUDA works in torch {runtime.version}"
+            "CUDA works in torch"
+            + (f" {runtime.version}" if runtime.version else "")  # a paste may show only is_available()
             + (f": {len(runtime.devices)} device(s)." if runtime.devices else "."),
             evidence=evidence,
         )
