@@ -19,6 +19,7 @@ from torch_gpu_doctor.fixes.hidden_gpu import (
     run_on_the_larger_gpu,
 )
 from torch_gpu_doctor.fixes.out_of_memory import HOLDER_QUERY, invisible_holder
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.job_size import OOM
 from torch_gpu_doctor.triage.outcome import TOPOLOGY, Kind, Verdict
@@ -279,3 +280,78 @@ def mixed_gpus(
     lines = tuple(sorted({pasted.prose.fails.line} if pasted.prose.fails is not None else set()))
     added = Verdict(finding, titles.get(VISIBLE, VISIBLE), Kind.PROBLEM, (), None, lines)
     return (added, *verdicts)
+
+
+# a vGPU profile's series letter: A (virtual applications) and B (virtual PC) profiles offer no CUDA; Q and C do
+# (NVIDIA vGPU software user guide, "NVIDIA CUDA Toolkit and OpenCL Support on NVIDIA vGPU Software")
+_NO_CUDA_SERIES = {"A": "virtual applications", "B": "virtual PC"}
+_PROFILE_SERIES = lazy(r"-\d{1,3}(?P<series>[AB])$")
+
+
+def no_cuda_on_the_gpus_shown(
+    verdicts: tuple[Verdict, ...], pasted: PastedText, titles: dict[str, str], wsl: bool
+) -> tuple[Verdict, ...]:
+    """What the pasted nvidia-smi table itself says no CUDA program can get past, whatever else is found: a GPU
+    whose compute mode is Prohibited (its Compute M. column: no process may create a CUDA context; a vGPU 'A' or
+    'B' profile always shows it, ollama#8980), and under WSL a GPU in Windows' TCC driver model, which WSL's GPU
+    paravirtualisation cannot reach (it needs WDDM or MCDM; microsoft/WSL#11865). Put first: each blocks CUDA
+    on that GPU before any library or build matters."""
+    smi = pasted.smi
+    if smi is None:
+        return verdicts
+    added: list[Verdict] = []
+    prohibited = [g for g in smi.gpus if g.compute_mode == "Prohibited"]
+    if prohibited:
+        gpu = prohibited[0]
+        index = gpu.index if gpu.index is not None else 0
+        series = _PROFILE_SERIES.search(gpu.name)
+        if series is not None:
+            kind = _NO_CUDA_SERIES[series["series"]]
+            summary = (
+                f"{gpu.name} is a vGPU '{series['series']}' profile ({kind}), which offers no CUDA: nvidia-smi "
+                "shows its compute mode as Prohibited, so every CUDA program falls back to the CPU or fails."
+            )
+            fix = Remediation(
+                text="Give the VM a vGPU profile that supports CUDA: a Q-series (RTX Virtual Workstation) or "
+                "C-series (compute) profile of the same board, with its licence, in the hypervisor's VM settings "
+                "(vSphere: edit the VM's PCI device); then restart the VM. The guest cannot change the profile.",
+                commands=(
+                    Command(("nvidia-smi", "-q"), note="'vGPU Software Licensed Product' after the change"),
+                ),
+                target=Target.SYSTEM,
+            )
+        else:
+            summary = (
+                f"GPU {index} ({gpu.name}) is in compute mode Prohibited: no program may create a CUDA context "
+                "on it, so CUDA sees no usable GPU there."
+            )
+            fix = Remediation(
+                text="Set the GPU's compute mode back to Default (an administrator or a cluster prolog set it; it "
+                "returns at reboot unless set again).",
+                commands=(Command(("sudo", "nvidia-smi", "-i", str(index), "-c", "DEFAULT")),),
+                requires_root=True,
+                target=Target.SYSTEM,
+            )
+        finding = Finding(CUDA_INIT, Status.FAIL, summary, remediation=fix)
+        added.append(Verdict(finding, titles.get(CUDA_INIT, CUDA_INIT), Kind.PROBLEM, (), None, smi.lines))
+    tcc = [g for g in smi.gpus if g.driver_model == "TCC"]
+    if wsl and tcc:
+        gpu = tcc[0]
+        index = gpu.index if gpu.index is not None else 0
+        finding = Finding(
+            CUDA_INIT,
+            Status.FAIL,
+            f"{gpu.name} runs in Windows' TCC driver model, which WSL cannot use: WSL reaches a GPU only through "
+            "the WDDM (or MCDM) driver model, so WSL has no GPU ('GPU access blocked by the operating system').",
+            remediation=Remediation(
+                text="From an elevated Windows prompt, switch the GPU to WDDM (MCDM where the board supports it, "
+                "`-dm 2`), reboot Windows, then `wsl --shutdown` and start WSL again.",
+                commands=(
+                    Command(("nvidia-smi", "-i", str(index), "-dm", "0"), note="Windows, as administrator"),
+                ),
+                requires_root=True,
+                target=Target.SYSTEM,
+            ),
+        )
+        added.append(Verdict(finding, titles.get(CUDA_INIT, CUDA_INIT), Kind.PROBLEM, (), None, smi.lines))
+    return (*added, *verdicts)

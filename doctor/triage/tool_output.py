@@ -9,6 +9,7 @@ list, `name==version` freezes, and conda's four columns with a build string.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from torch_gpu_doctor.compat.extensions import load_extensions
@@ -22,11 +23,16 @@ _SMI_HEAD = lazy(
     re.IGNORECASE,
 )
 # |   0  NVIDIA GeForce RTX 4090    Off |   00000000:01:00.0  On |                  Off |
+# Windows' table has the driver model where Linux's has persistence (microsoft/WSL#11865, ollama#8980):
+# |   0  NVIDIA L40S                  TCC   |   00000000:61:00.0 Off |                    0 |
 _SMI_GPU = lazy(
-    r"^\|\s*(?P<index>\d{1,3})\s+(?P<name>.+?)\s+(?:On|Off|N/A)\s*\|\s*(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\b"
+    r"^\|\s*(?P<index>\d{1,3})\s+(?P<name>.+?)\s+(?:On|Off|N/A|(?P<model>WDDM|TCC|MCDM))\s*\|\s*(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\b"
 )
 # | 30%   35C    P8    22W / 350W |    5MiB / 24576MiB |      0%      Default |
-_SMI_MEMORY = lazy(r"\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|(?:\s*(?P<util>\d{1,3})%)?")
+_SMI_MEMORY = lazy(
+    r"\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|(?:\s*(?P<util>\d{1,3})%)?"
+    r"(?:\s+(?P<mode>Default|Prohibited|E\. Process|E\. Thread|Exclusive_Process|Exclusive_Thread)\b)?"
+)
 _SMI_Q = lazy(r"^(?P<key>[A-Za-z][A-Za-z0-9 .()/-]{1,40}?)\s*:\s*(?P<value>.*)$")
 _Q_KEYS = {
     "driver version": "driver",
@@ -75,6 +81,8 @@ class SmiGpu:
     memory_used_mib: int | None = None
     memory_total_mib: int | None = None
     utilization_pct: int | None = None  # GPU-Util, when the table shows it
+    compute_mode: str | None = None  # "Compute M.": Default, Prohibited (no CUDA context), E. Process
+    driver_model: str | None = None  # Windows' table only: WDDM, TCC or MCDM
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,7 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
             continue
         row = _SMI_GPU.match(line)
         if row is not None:
-            gpus.append(SmiGpu(int(row["index"]), row["name"].strip(), row["bus"]))
+            gpus.append(SmiGpu(int(row["index"]), row["name"].strip(), row["bus"], driver_model=row["model"]))
             used.append(number)
             gpu_rows.append(number)
             continue
@@ -127,8 +135,12 @@ def parse_nvidia_smi(lines: list[str]) -> SmiOutput | None:
         if memory is not None and gpus and gpus[-1].memory_total_mib is None and number - 1 in used:
             last = gpus[-1]
             util = int(memory["util"]) if memory["util"] else None
-            gpus[-1] = SmiGpu(
-                last.index, last.name, last.bus_id, int(memory["used"]), int(memory["total"]), util
+            gpus[-1] = dataclasses.replace(
+                last,
+                memory_used_mib=int(memory["used"]),
+                memory_total_mib=int(memory["total"]),
+                utilization_pct=util,
+                compute_mode=memory["mode"],
             )
             used.append(number)
             continue

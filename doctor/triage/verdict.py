@@ -45,6 +45,7 @@ from torch_gpu_doctor.triage.gpus_shown import (
     held_out_of_sight,
     idle_while_slow,
     mixed_gpus,
+    no_cuda_on_the_gpus_shown,
     on_a_full_gpu_beside_free_ones,
     on_the_smaller_gpu,
     slow_between_sockets,
@@ -490,6 +491,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
+    if pasted.smi is not None:  # a GPU no CUDA program can use: compute mode Prohibited, TCC under WSL
+        wsl = pasted.prose.wsl is not None or (not isinstance(facts.os, Unavailable) and facts.os.is_wsl)
+        verdicts = no_cuda_on_the_gpus_shown(verdicts, pasted, titles, wsl)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
     if pasted.prose.fails is not None:  # "is_available() false when running ... with accelerate launch"
