@@ -1271,6 +1271,14 @@ UNKNOWN_AT_INIT = frozenset(
 # a vGPU guest said: its GRID driver's installer ("NVIDIA-Linux-x86_64-390.75-grid.run"), "nvidia grid license",
 # the word vGPU; never a bare "License:" (pip show prints one for every package)
 _VGPU_GUEST = lazy(r"-grid\b|\bnvidia[ \t-]grid\b|\bGRID[ \t]+(?:driver|licen[cs]e)|\bvGPU\b", re.IGNORECASE)
+# the person says the device node is missing: "no `/dev/nvidia-uvm` file" (dsnote#111, a Flatpak sandbox),
+# "/dev/nvidia-uvm does not exist", "ls: cannot access '/dev/nvidia-uvm': No such file or directory"
+_NO_UVM_NODE = lazy(
+    r"\b(?:no|missing|without|lacks?|cannot access)\b[^\n]{0,12}/dev/nvidia-uvm\b(?!-)"
+    r"|/dev/nvidia-uvm\b(?!-)[^\n]{0,20}(?:\bmissing\b|\bnot (?:found|exist|there|present)|does(?: not|n'?t) exist"
+    r"|No such file)",
+    re.IGNORECASE,
+)
 
 
 def unknown_error_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
@@ -1289,14 +1297,15 @@ def unknown_error_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts
     )
     text = pasted.paste.text[:MAX_CHARS]
     vgpu = _VGPU_PROFILE.search(text) is not None or _VGPU_GUEST.search(text) is not None
-    if not vgpu and not _DATACENTER_GPU.search(names):
+    said = _NO_UVM_NODE.search(text)
+    if not vgpu and not _DATACENTER_GPU.search(names) and said is None:
         return verdict
-    commands = [
-        Command(("ls", "-l", "/dev/nvidia-uvm"), note="missing: nvidia_uvm is not loaded"),
-        Command(
-            ("sudo", "nvidia-modprobe", "-u", "-c=0"), note="loads nvidia_uvm and creates its device nodes"
-        ),
-    ]
+    load = Command(
+        ("sudo", "nvidia-modprobe", "-u", "-c=0"), note="loads nvidia_uvm and creates its device nodes"
+    )
+    if said is not None:  # the paste says the node is missing: no `ls` to learn it, the fix on the host first
+        return _no_uvm_node(verdict, load, text.count("\n", 0, said.start()) + 1)
+    commands = [Command(("ls", "-l", "/dev/nvidia-uvm"), note="missing: nvidia_uvm is not loaded"), load]
     text_fix = (
         "Load nvidia_uvm and create /dev/nvidia-uvm (nvidia-modprobe -u, or modprobe nvidia_uvm), then start the "
         "program again; a container started before it existed must be restarted so it gets the node."
@@ -1322,6 +1331,24 @@ def unknown_error_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts
     return dataclasses.replace(
         verdict, finding=dataclasses.replace(finding, summary=summary, details="", remediation=fix)
     )
+
+
+def _no_uvm_node(verdict: Verdict, load: Command, line: int) -> Verdict:
+    """CUDA's unknown error where the paste says /dev/nvidia-uvm is missing: that is the cause, on any machine."""
+    fix = Remediation(
+        text="On the host (not inside a container or a Flatpak sandbox, which cannot create device nodes), load "
+        "nvidia_uvm and create /dev/nvidia-uvm, then start the program again (a container started before it "
+        "existed must be restarted). To keep it across reboots, add nvidia-uvm to /etc/modules-load.d/.",
+        commands=(load,),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+    summary = (
+        f"CUDA does not initialise (unknown error) because /dev/nvidia-uvm is missing, as the paste says (line "
+        f"{line}): the nvidia_uvm module is not loaded, or its device node was never created."
+    )
+    finding = dataclasses.replace(verdict.finding, summary=summary, details="", remediation=fix)
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
 
 def launch_failure_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
