@@ -1,0 +1,118 @@
+"""Blind set 26's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was: what Windows' nvidia-smi table says (its driver model, a compute mode that refuses CUDA), nvidia-smi that
+crashed, NVML's and CUDA's own error strings in the forms tools print them, a missing /dev/nvidia-uvm the person
+names, and an MPS allocation that failed with nothing allocated."""
+
+from __future__ import annotations
+
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
+from tests.triage.test_blind25_classes import headline, said
+from torch_gpu_doctor.triage.tool_output import parse_nvidia_smi
+
+
+def _lines(name: str) -> list[str]:
+    return (PASTES / name).read_text(encoding="utf-8").splitlines()
+
+
+def test_windows_table_rows_are_read_with_driver_model_and_compute_mode() -> None:
+    """Windows' nvidia-smi has TCC/WDDM where Linux's has persistence: its GPU rows were skipped, so no name,
+    memory or compute mode was read from any Windows table. Linux rows keep no driver model."""
+    vgpu = parse_nvidia_smi(_lines("ollama-8980-vgpu-a-profile-compute-prohibited.txt"))
+    assert vgpu is not None and len(vgpu.gpus) == 1
+    gpu = vgpu.gpus[0]
+    assert (gpu.name, gpu.driver_model, gpu.compute_mode) == ("NVIDIA RTXA6000-48A", "WDDM", "Prohibited")
+    assert gpu.memory_total_mib == 49152
+    tcc = parse_nvidia_smi(_lines("wsl-11865-l40s-tcc-gpu-access-blocked.txt"))
+    assert tcc is not None and (tcc.gpus[0].driver_model, tcc.gpus[0].compute_mode) == ("TCC", "Default")
+    linux = parse_nvidia_smi(_lines("model-angelo-60-healthy-after-slurm-gpu-allocation.txt"))
+    assert linux is not None and linux.gpus and linux.gpus[0].driver_model is None
+
+
+def test_a_prohibited_compute_mode_is_the_cause_and_a_vgpu_a_profile_names_the_profile() -> None:
+    """ollama#8980: 'RTXA6000-48A' with Compute M. 'Prohibited' was 'no problem found' (exit 0). A Default
+    compute mode (the same table format, jan#1975) adds nothing."""
+    check, summary, first = cause_of(diagnosed("ollama-8980-vgpu-a-profile-compute-prohibited.txt"))
+    assert check == "torch.cuda_init" and "vGPU 'A' profile" in summary and "Prohibited" in summary
+    assert first == "nvidia-smi -q"
+    bare = _lines("ollama-8980-vgpu-a-profile-compute-prohibited.txt")
+    table = "\n".join(bare).replace("RTXA6000-48A", "RTX A6000   ")  # the same table on bare metal
+    summary = headline(said(table))
+    assert "compute mode Prohibited" in summary and "vGPU" not in summary
+    assert "Prohibited" not in headline(diagnosed("jan-1975-app-cuda-runtime-not-found-windows.txt"))
+
+
+def test_tcc_is_the_cause_only_under_wsl() -> None:
+    """microsoft/WSL#11865: an L40S in TCC under WSL 2 was 'no problem found'; WSL needs WDDM or MCDM. The same
+    table with nothing about WSL is a Windows machine, where TCC runs CUDA."""
+    d = diagnosed("wsl-11865-l40s-tcc-gpu-access-blocked.txt")
+    check, summary, first = cause_of(d)
+    assert check == "torch.cuda_init" and "TCC driver model, which WSL cannot use" in summary
+    assert first == "nvidia-smi -i 0 -dm 0"
+    lines = _lines("wsl-11865-l40s-tcc-gpu-access-blocked.txt")
+    start = next(i for i, line in enumerate(lines) if line.startswith("+--"))
+    assert "TCC" not in headline(said("\n".join(lines[start:])))
+
+
+def test_nvidia_smi_that_crashed_is_a_problem_and_its_header_says_wsl() -> None:
+    """WSL2-Linux-Kernel#13: the header (NVIDIA-SMI 555.42.03 over Driver Version 555.85) then 'segmentation
+    fault  nvidia-smi' was 'no problem found'. The header pair is WSL's; a Linux header (equal versions) is not."""
+    d = diagnosed("wsl2-kernel-13-nvidia-smi-segfault-555.txt")
+    check, summary, first = cause_of(d)
+    assert check == "driver.nvml" and summary.startswith("nvidia-smi crashed while reading the GPUs")
+    assert first == "wsl --shutdown" and d.result.exit_problem()
+    assert any(h.signature.id == "wsl_smi_windows_driver_version" for h in d.pasted.hits)
+    linux = said("| NVIDIA-SMI 555.42.03   Driver Version: 555.42.03   CUDA Version: 12.5     |\n")
+    assert not any(h.signature.id == "wsl_smi_windows_driver_version" for h in linux.pasted.hits)
+    assert "crashed" not in headline(said("nvidia-smi shows no processes; python crashed with a segfault\n"))
+
+
+def test_nvml_and_cuda_error_strings_in_the_forms_tools_print_them() -> None:
+    """nvitop#41: NVML's own string for the mismatch; gpu-operator#1043: CUDA error 802 in the samples'
+    '(error code ...)' form; jetson-containers#1460: 'invalid runtime nvidia' in the person's words;
+    minimind#48: DeepSpeed's 'CUDA_HOME does not exist'. Each was 'an error it does not know' or exit 2."""
+    check, summary, first = cause_of(diagnosed("nvitop-41-nvml-rm-mismatch-after-apt-cuda-toolkit.txt"))
+    assert check == "driver.nvml" and summary.startswith("Driver/library version mismatch")
+    assert first.startswith("systemctl reboot")
+    check, _, first = cause_of(diagnosed("gpu-operator-1043-cuda-validator-802-system-not-initialized.txt"))
+    assert check == "torch.cuda_init" and "nvidia-fabricmanager" in first
+    jetson = diagnosed("jetson-containers-1460-jetpack62-invalid-runtime-nvidia.txt")
+    check, _, first = cause_of(jetson)
+    assert check == "platform.container_gpus" and jetson.result.exit_problem() and "nvidia-ctk" in first
+    assert "container" not in headline(said("I switched the runtime to runc and it works now\n"))
+    check, summary, _ = cause_of(diagnosed("minimind-48-deepspeed-cuda-home-missing.txt"))
+    assert check == "torch.companions" and "found no CUDA toolkit" in summary
+
+
+def test_a_missing_uvm_node_the_paste_names_is_the_cause_of_the_unknown_error() -> None:
+    """dsnote#111: cuInit 999 in a Flatpak, and 'no /dev/nvidia-uvm file' under Cause: the fix loads the module
+    on the host, with no `ls` to learn what the paste says. Without those words a desktop's 999 keeps its
+    suspend-and-resume lead."""
+    check, summary, first = cause_of(diagnosed("dsnote-111-cuinit-999-no-dev-nvidia-uvm-flatpak.txt"))
+    assert check == "torch.cuda_init" and "/dev/nvidia-uvm is missing, as the paste says" in summary
+    assert first == "sudo nvidia-modprobe -u -c=0"
+    error = (
+        "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up "
+        "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.\n"
+    )
+    assert "nvidia-uvm is missing" not in headline(said(error))
+    assert "nvidia-uvm is missing" in headline(
+        said(error + "ls: cannot access '/dev/nvidia-uvm': No such file\n")
+    )
+
+
+def test_an_mps_allocation_that_fails_with_nothing_allocated_is_no_memory_limit() -> None:
+    """runner-images#9918: 'MPS allocated: 0 bytes, other allocations: 0 bytes ... Tried to allocate 256 bytes'
+    on a hosted macOS runner was read as the watermark; a real watermark (surya#254) stays one."""
+    check, summary, _ = cause_of(diagnosed("runner-images-9918-macos-runner-mps-oom-0-bytes.txt"))
+    assert check == "torch.out_of_memory" and "gave no memory at all" in summary
+    assert "reached the unified memory" in headline(
+        diagnosed("surya-254-mps-out-of-memory-batch-too-big.txt")
+    )
+
+
+def test_cuda_works_without_a_version_names_none() -> None:
+    """model-angelo#60: `print(torch.cuda.is_available())` answering True, with no version: never 'torch None'."""
+    d = diagnosed("model-angelo-60-healthy-after-slurm-gpu-allocation.txt")
+    assert not d.result.exit_problem()
+    summaries = [v.finding.summary for v in d.result.verdicts]
+    assert "CUDA works in torch." in summaries and not any("torch None" in s for s in summaries)
