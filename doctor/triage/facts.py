@@ -301,9 +301,10 @@ def _driver(report: CollectEnvReport, system: str) -> Maybe[DriverFacts]:
 def _unanswered_driver(report: CollectEnvReport) -> Maybe[DriverFacts]:
     """The driver when the report gives no version. collect_env's "No CUDA" / "Could not collect" GPU lines say
     only that nvidia-smi printed nothing: no NVIDIA driver answers on that machine, unless torch reached one
-    anyway (Is CUDA available: True; a Jetson, whose L4T driver has no nvidia-smi), or torch did not import
-    (collect_env's GPU lines then say nothing worth reading). Not on macOS or a ROCm build, where collect_env
-    does not ask nvidia-smi."""
+    anyway (Is CUDA available: True; a Jetson, whose L4T driver has no nvidia-smi). Where torch did not import
+    (PyTorch version: N/A) they say the same: collect_env asks nvidia-smi for the GPU list and the driver
+    version without torch (get_gpu_info, get_nvidia_driver_version; blind set 26: vllm#3721, WSL with neither).
+    Not on macOS or a ROCm build, where collect_env does not ask nvidia-smi."""
     if report_is_jetson(report):
         return _driver_unsaid(
             "a Jetson (L4T): its driver comes with the L4T release, and collect_env cannot read its version",
@@ -317,12 +318,6 @@ def _unanswered_driver(report: CollectEnvReport) -> Maybe[DriverFacts]:
     if report.cuda_available:
         return _driver_unsaid(
             f"nvidia-smi listed nothing ({said}), yet torch reached a driver (Is CUDA available: True)"
-        )
-    if report.torch_missing:
-        return Unavailable(
-            Reason.NOT_RECORDED,
-            f"collect_env could not import torch (PyTorch version: N/A), so its GPU lines ({said}) say "
-            "nothing about the driver",
         )
     gone = Unavailable(Reason.NOT_FOUND, f"nvidia-smi listed nothing on that machine ({said})")
     return _driver_unsaid(gone)

@@ -116,3 +116,10 @@ def test_cuda_works_without_a_version_names_none() -> None:
     assert not d.result.exit_problem()
     summaries = [v.finding.summary for v in d.result.verdicts]
     assert "CUDA works in torch." in summaries and not any("torch None" in s for s in summaries)
+
+
+def test_collect_env_without_torch_still_shows_nvidia_smis_silence() -> None:
+    """vllm#3721: PyTorch version N/A, and 'Could not collect' for the GPUs and the driver on WSL2. collect_env
+    asks nvidia-smi for both without torch, so no driver answers in that WSL; torch's absence was the headline."""
+    check, summary, _ = cause_of(diagnosed("vllm-3721-collect-env-wsl-cpu-machine-no-gpu.txt"))
+    assert check == "platform.wsl_gpu" and "No NVIDIA driver answers" in summary
