@@ -313,10 +313,14 @@ _SCHEDULER = lazy(r"\b(?:SLURM|srun|sbatch|salloc|qsub|PBS|LSF|bsub|HPC)\b|\bmod
 _SHARED_SAID = lazy(
     r"\b(?:(?:computing|compute|university|school|lab'?s?|shared)[ \t]+(?:cluster|server|node)s?|cluster[ \t]+node)\b"
     r"|\b(?:no|without)[ \t]+(?:root|sudo|admin)\b|\b(?:can'?t|cannot|can[ \t]+not|unable[ \t]+to|not[ \t]+allowed[ \t]+to)"
-    r"[ \t]+(?:update|upgrade|change|install)[ \t]+the[ \t]+(?:nvidia[ \t]+)?driver"
+    r"[ \t]+(?:update|upgrade|change|install)[ \t]+(?:the|my|our|its)[ \t]+(?:(?:nvidia|gpu|host|server)'?s?[ \t]+)*drivers?"
+    r"|\bdriver[ \t]+(?:can'?t|cannot|can[ \t]+not)[ \t]+be[ \t]+(?:updated|upgraded|changed)"
+    # Chinese: "没办法更新机器GPU驱动" (no way to update the machine's GPU driver, Kronos#71), "无法升级驱动",
+    # "不能更新驱动", "没有root/sudo权限"
+    r"|(?:没办法|没有办法|无法|不能|没法)(?:更新|升级|更换|安装)[^\n，。,.]{0,12}驱动|没有[ \t]*(?:root|sudo|管理员)[ \t]*权限"
 )
 _SCHEDULER_WORDS = ("slurm", "srun", "sbatch", "salloc", "qsub", "pbs", "lsf", "bsub", "hpc", "module load")
-_SHARED_SAID_WORDS = ("cluster", "root", "sudo", "admin", "the driver", "the nvidia driver")
+_SHARED_SAID_WORDS = ("cluster", "root", "sudo", "admin", "driver", "驱动", "权限")
 _ACROSS_NODES = lazy(
     r"\b(?:multi[- \t]?nodes?|multiple[ \t]+(?:nodes|machines|servers)|(?:two|2|several)[ \t]+(?:nodes?|machines|servers)"
     r"|across[ \t]+(?:nodes|machines)|--nnodes[= ]?[2-9]|nnodes[ \t]*=[ \t]*[2-9])",

@@ -396,9 +396,13 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         not k.about_torch
     ):  # another program's error (CUDA samples, JAX, Taichi...); a question in words is not
         verdicts = tuple(not_torch(v, facts, pasted) for v in verdicts)
-    elif any(torch_for_the_driver(v) for v in verdicts) and (pinned_stack(pasted) or in_container(pasted)):
+    elif any(torch_for_the_driver(v) for v in verdicts) and (
+        pinned_stack(pasted) or (in_container(pasted) and pasted.prose.shared is None)
+    ):
         # vLLM & co. pin their torch, and so does a container image (blind set 22: scalellm, an lvllm image on a
-        # 570 driver): a driver too old for it needs a new driver on the host, not another torch
+        # 570 driver): a driver too old for it needs a new driver on the host, not another torch; unless the
+        # person says the host's driver cannot change (set 26: Kronos#71, "没办法更新机器GPU驱动"), where a
+        # torch for the driver's CUDA is the way left
         verdicts = tuple(driver_not_torch(v, facts, pasted) for v in verdicts)
     if engine is not None:  # no kernels under vLLM or SGLang: their release pins the torch, so it is theirs
         # an error with its own fix (Triton's 'too old' on a Pascal card) keeps it: the engine's floor is the

@@ -123,3 +123,36 @@ def test_collect_env_without_torch_still_shows_nvidia_smis_silence() -> None:
     asks nvidia-smi for both without torch, so no driver answers in that WSL; torch's absence was the headline."""
     check, summary, _ = cause_of(diagnosed("vllm-3721-collect-env-wsl-cpu-machine-no-gpu.txt"))
     assert check == "driver.installed" and "No NVIDIA driver answers inside this WSL2" in summary
+
+
+def test_a_driver_the_person_cannot_change_keeps_the_torch_for_it_in_a_container() -> None:
+    """Kronos#71: 'found version 11040' inside a container, and '没办法更新机器GPU驱动' (no way to update the
+    machine's driver): the host-driver fix of a container is the one thing ruled out, so a torch built for a CUDA
+    the driver runs comes first. Without that sentence the host's driver stays the fix."""
+    name = "kronos-71-driver-too-old-11040-container.txt"
+    check, _, first = cause_of(diagnosed(name))
+    assert check == "torch.driver_compat" and "--index-url https://download.pytorch.org/whl/cu118" in first
+    text = (PASTES / name).read_text(encoding="utf-8").replace("没办法更新机器GPU驱动。", "")
+    d = said(text)
+    assert d.result.cause is not None
+    fix = d.result.cause.finding.remediation
+    assert fix is not None and "update the NVIDIA driver on the host" in fix.text and not fix.commands
+
+
+def test_the_words_of_a_driver_that_cannot_change() -> None:
+    """What sets the shared-machine reading: no root, a driver that cannot be updated (English, Chinese);
+    never a driver that was updated, or one the person is about to update."""
+    for words in (
+        "I can't update my GPU driver on this server",
+        "the driver cannot be updated, it's a company machine",
+        "没办法更新机器GPU驱动",
+        "服务器无法升级驱动",
+        "我没有root权限",
+    ):
+        assert said(words + "\n").pasted.prose.shared is not None, words
+    for words in (
+        "I updated the driver yesterday",
+        "I will upgrade the nvidia driver tonight",
+        "驱动已经更新了",
+    ):
+        assert said(words + "\n").pasted.prose.shared is None, words
