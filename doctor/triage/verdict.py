@@ -74,6 +74,7 @@ from torch_gpu_doctor.triage.line_kinds import (
     words_only_lines,
 )
 from torch_gpu_doctor.triage.model import HUGGINGFACE_ENV
+from torch_gpu_doctor.triage.nccl_settings import with_the_settings_set
 from torch_gpu_doctor.triage.nccl_timing import at_a_step_some_ranks_take_alone
 from torch_gpu_doctor.triage.no_wheel import SIGNATURE as NO_WHEEL
 from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python
@@ -419,6 +420,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
     verdicts = tuple(nccl_bootstrap(v, pasted) for v in verdicts)
     verdicts = tuple(at_a_step_some_ranks_take_alone(v, pasted) for v in verdicts)
+    if "NCCL_" in pasted.paste.text[:MAX_CHARS]:  # NCCL settings the paste sets: the plain run first
+        verdicts = tuple(with_the_settings_set(v, pasted) for v in verdicts)
     if "NCCL_P2P_DISABLE" in pasted.paste.text[:MAX_CHARS]:  # set already, and the P2P failure is still there
         verdicts = tuple(p2p_off_not_inherited(v, pasted) for v in verdicts)
     verdicts = tuple(no_pip_check_for_the_loader(v, pasted) for v in verdicts)

@@ -156,3 +156,27 @@ def test_the_words_of_a_driver_that_cannot_change() -> None:
         "驱动已经更新了",
     ):
         assert said(words + "\n").pasted.prose.shared is None, words
+
+
+def test_nccl_settings_gathered_while_chasing_a_failure_are_dropped_first() -> None:
+    """InstructGLM#3: a watchdog timeout beside ten exported NCCL variables, two pairs contradicting each other:
+    the plain run with NCCL_DEBUG=INFO first. NCCL's debug variables and a setting or two leave the fix alone,
+    and NCCL settings beside another failure change nothing."""
+    d = diagnosed("instructglm-3-nccl-watchdog-timeout-env-overrides.txt")
+    check, _, first = cause_of(d)
+    assert check == "nccl.communication" and first.startswith("unset NCCL_IB_GID_INDEX")
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and "NCCL_P2P_DISABLE=1 beside NCCL_P2P_LEVEL" in fix.text
+    timeout = (
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=49, OpType=ALLREDUCE, "
+        "Timeout(ms)=1800000) ran for 1800005 milliseconds before timing out.\n"
+    )
+    few = "export NCCL_DEBUG=INFO\nexport NCCL_DEBUG_SUBSYS=INIT,NET\nexport NCCL_SOCKET_IFNAME=eth0\n"
+    _, _, first = cause_of(said(few + timeout))
+    assert not first.startswith("unset")
+    many = "export NCCL_IB_DISABLE=1\nexport NCCL_P2P_DISABLE=1\nexport NCCL_SOCKET_IFNAME=eth0\n"
+    _, _, first = cause_of(said(many + timeout))
+    assert first == "unset NCCL_IB_DISABLE NCCL_P2P_DISABLE NCCL_SOCKET_IFNAME"
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    _, _, first = cause_of(said(many + oom))
+    assert not first.startswith("unset")
