@@ -17,6 +17,7 @@ from torch_gpu_doctor.records import dataclass
 SWITCH_PURPOSES = (
     "cpu",
     "low_memory",
+    "reinstall_torch",
 )  # what an application's own switch is for (app_pythons.json "switches")
 
 

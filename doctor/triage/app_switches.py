@@ -7,7 +7,11 @@
   Python, not PATH's.
 - Low memory: out of GPU memory in an application with a low-VRAM mode (ComfyUI `--lowvram`, the web UI's
   `--medvram`, Fooocus `--always-low-vram`) is answered by that mode before a training script's remedies, which
-  the person cannot apply to someone else's program (blind set 24: ComfyUI on a 6 GB card)."""
+  the person cannot apply to someone else's program (blind set 24: ComfyUI on a 6 GB card).
+- A CPU build of torch in an application that installs its own CUDA build (the web UI's `--reinstall-torch`,
+  Fooocus's pinned torch 2.1.0 from cu121): that build first, into the application's Python, rather than the
+  newest torch, which the application was never tested with (blind set 26: A1111#17236, Fooocus#1202). Not for
+  a GPU newer than those pins (compute capability 10 and up): the application's build has no kernels for it."""
 
 from __future__ import annotations
 
@@ -21,20 +25,35 @@ from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation
 from torch_gpu_doctor.triage import wanted_build
 from torch_gpu_doctor.triage.job_size import OOM
-from torch_gpu_doctor.triage.outcome import Verdict
+from torch_gpu_doctor.triage.outcome import Verdict, installs_torch
 
 _WINDOWS_PATH = lazy(r"^(?:[A-Za-z]:\\|\.\\)")  # a command for a Windows Python (E:\...\python.exe)
 
 
-def with_the_apps_switches(verdict: Verdict, app: AppPython, facts: Facts) -> Verdict:
-    """The application's own switch first, where the verdict's fix is what that switch is for."""
+def with_the_apps_switches(
+    verdict: Verdict, app: AppPython, facts: Facts, batch_file: bool = False
+) -> Verdict:
+    """The application's own switch first, where the verdict's fix is what that switch is for. `batch_file`: the
+    paste names a Windows batch file (webui-user.bat, run.bat), which says Windows where nothing else does."""
     fix = verdict.finding.remediation
     if fix is None:
         return verdict
     if verdict.finding.check_id == OOM:
-        return _first(verdict, fix, app, "low_memory", facts, "runs in less GPU memory with its own switch")
+        return _first(
+            verdict, fix, app, "low_memory", facts, "runs in less GPU memory with its own switch", batch_file
+        )
     if verdict.finding.check_id == wanted_build.CHECK:
         return verdict  # a CUDA build where the CPU one was asked for: the build itself is the problem
+    if verdict.finding.check_id == CPU_BUILD and installs_torch(fix) and not _newer_than_app_pins(facts):
+        return _first(
+            verdict,
+            fix,
+            app,
+            "reinstall_torch",
+            facts,
+            "installs its own CUDA build of torch, into its own Python",
+            batch_file,
+        )
     if any(INDEX_CPU in c.argv and "install" in c.argv for c in fix.commands):
         return _first(
             verdict,
@@ -43,19 +62,34 @@ def with_the_apps_switches(verdict: Verdict, app: AppPython, facts: Facts) -> Ve
             "cpu",
             facts,
             "runs on the CPU with its own switch, whatever torch build it has",
+            batch_file,
         )
     return verdict  # the fix is not what a switch is for: the application's GPU is still the way
 
 
 def _first(
-    verdict: Verdict, fix: Remediation, app: AppPython, purpose: str, facts: Facts, does: str
+    verdict: Verdict,
+    fix: Remediation,
+    app: AppPython,
+    purpose: str,
+    facts: Facts,
+    does: str,
+    batch_file: bool,
 ) -> Verdict:
     switch = app.switch(purpose)
     if switch is None:
         return verdict
-    windows = on_windows(facts) or any(c.argv and _WINDOWS_PATH.match(c.argv[0]) for c in fix.commands)
-    said = f"{app.name} {does}: start it with `{switch.words(windows)}`. " + _after(purpose)
-    rest = fix.text if purpose == "cpu" else fix.text[:1].lower() + fix.text[1:]
+    windows = (
+        on_windows(facts)
+        or batch_file
+        or any(c.argv and _WINDOWS_PATH.match(c.argv[0]) for c in fix.commands)
+    )
+    argv = switch.argv(windows)
+    if "pip" in argv:  # the application's own install command (its pinned torch), not a start switch
+        said = f"{app.name} {does}: `{' '.join(argv)}`. " + _after(purpose)
+    else:
+        said = f"{app.name} {does}: start it with `{switch.words(windows)}`. " + _after(purpose)
+    rest = fix.text if purpose != "low_memory" else fix.text[:1].lower() + fix.text[1:]
     remediation = dataclasses.replace(
         fix, text=said + rest, commands=(Command(switch.argv(windows), note=switch.note), *fix.commands)
     )
@@ -65,4 +99,19 @@ def _first(
 def _after(purpose: str) -> str:
     if purpose == "cpu":
         return "The CPU build of torch after it only saves the space of CUDA's libraries. "
+    if purpose == "reinstall_torch":
+        return "If it still reports a CPU build, install a CUDA build into its Python yourself: "
     return "Beyond that, "
+
+
+CPU_BUILD = "torch.cpu_build"
+APP_PIN_NEWEST_CC = 9  # the applications' own torch pins (cu121) have kernels up to Hopper's 9.0
+
+
+def _newer_than_app_pins(facts: Facts) -> bool:
+    """A GPU named in the paste that the applications' pinned builds have no kernels for (Blackwell, 10.0+)."""
+    for gpu in facts.gpus:
+        cc = gpu.compute_capability
+        if isinstance(cc, str) and cc.split(".")[0].isdigit() and int(cc.split(".")[0]) > APP_PIN_NEWEST_CC:
+            return True
+    return False

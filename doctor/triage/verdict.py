@@ -212,6 +212,8 @@ WINDOWS_DLL_ERRORS = frozenset(
 )
 # an x86-64 machine (collect_env's platform, lscpu, a wheel's or a library folder's tag): never a Jetson
 _X86 = lazy(r"x86_64|\bamd64\b|win_amd64|\bx64\b", re.IGNORECASE)
+# a Windows batch file named: "webui-user.bat", "run.bat", "web-ui.bat" (a start script only Windows runs)
+_BATCH_FILE = lazy(r"(?<![\w.-])[\w-]+\.bat\b", re.IGNORECASE)
 # Anything that could be a Jetson: without one of these a paste's machine is not asked for its L4T release
 _MAYBE_A_JETSON = lazy(
     r"jetson|tegra|\bl4t\b|jetpack|aarch64|arm64|\borin\b|xavier|\bnano\b|\bagx\b", re.IGNORECASE
@@ -530,7 +532,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(in_the_apps_python(v, app, pasted) for v in verdicts)
-        verdicts = tuple(with_the_apps_switches(v, app, facts) for v in verdicts)
+        batch_file = (
+            _BATCH_FILE.search(pasted.paste.text, 0, MAX_CHARS) is not None
+        )  # "webui-user.bat": Windows
+        verdicts = tuple(with_the_apps_switches(v, app, facts, batch_file) for v in verdicts)
     listed = {lib.name: lib.version for listing in pasted.packages for lib in listing.packages}  # normalised
     if listed:  # `flash-attn==VERSION` where the paste's pip freeze says flash-attn==2.3.0
         verdicts = tuple(versions_from_the_list(v, listed) for v in verdicts)
