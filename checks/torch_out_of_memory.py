@@ -140,6 +140,8 @@ def _others(text: str, this_process: int | None, reserved: int | None) -> int | 
 # context, and up to about 1.5 GiB for a desktop at high resolution (Windows' WDDM more). Beyond it, on a small
 # card too, memory used outside the program is another program's (blind set 11: 1.55 of 6 GiB was the desktop).
 DESKTOP_AND_CONTEXT = 2 << 30
+# one request this share of the whole GPU: a job at the card's limit, not only a fragmented cache
+AT_THE_LIMIT = 0.2
 
 
 def _gib(n: int) -> str:
@@ -197,10 +199,15 @@ def _judge(error: ReportedError, half: str) -> tuple[str, Remediation]:
     if n.reserved and n.allocated is not None and n.tried:
         cached = n.reserved - n.allocated
         if cached > n.tried and cached > 0.2 * n.reserved:
+            share = (  # one request a large share of the card: the job is at its limit too
+                f"{_gib(n.tried)} of its {_gib(n.total)}"
+                if n.total and n.tried >= AT_THE_LIMIT * n.total
+                else None
+            )
             return (
                 f"{_gib(cached)} is reserved by PyTorch but unused, more than the {_gib(n.tried)} asked for: "
                 "the cache is fragmented"
-            ), fragmented()
+            ), fragmented(share)
     if n.tried and n.free is not None and n.free > max(4 * n.tried, FREE_ENOUGH):
         # the memory was there, just not in one piece the allocator could take (PyTorch's own hint)
         return (

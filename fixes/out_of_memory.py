@@ -35,11 +35,19 @@ def invisible_holder() -> Remediation:
     )
 
 
-def fragmented() -> Remediation:
+def fragmented(share: str | None = None) -> Remediation:
+    """`share`: the one request is a large share of the whole GPU ("1.70 GiB of its 6.00 GiB"), so the job is at
+    the card's limit and the allocator setting alone rarely carries it (blind set 26: MGFN#35 on a 6 GB card)."""
+    limit = (
+        f" The job is also at the card's limit (one request is {share}): lower the batch size or the input size "
+        "(clip length, resolution) and use mixed precision (torch.autocast), with the setting above as a help."
+        if share
+        else ""
+    )
     return Remediation(
         text="PyTorch's allocator has enough memory reserved but in pieces too small for this allocation. Set "
         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the environment of the program (torch ≥ 2.1; "
-        "before that, max_split_size_mb:128), and free tensors you no longer need.",
+        "before that, max_split_size_mb:128), and free tensors you no longer need." + limit,
         target=Target.PYTHON_ENV,
     )
 

@@ -194,3 +194,15 @@ def test_a_cpu_build_in_an_application_that_installs_its_own_torch_gets_that_tor
     text = (PASTES / "a1111-17236-torch-not-compiled-after-skip-cuda-test.txt").read_text(encoding="utf-8")
     _, _, first = cause_of(said(text + "\nGPU: NVIDIA GeForce RTX 5090\n"))
     assert "--reinstall-torch" not in first
+
+
+def test_a_fragmented_cache_on_a_card_at_its_limit_also_lowers_the_job() -> None:
+    """MGFN#35: 1.70 GiB asked on a 6 GiB card with 2.30 GiB cached: the allocator setting, and the batch or
+    input size with mixed precision. lerf#73's 3 GiB of 24 GiB is the cache alone."""
+    fix = diagnosed("mgfn-35-oom-6gb-gpu-reserved-unallocated.txt").result.cause
+    assert fix is not None and fix.finding.remediation is not None
+    assert "at the card's limit (one request is 1.70 GiB of its 6.00 GiB)" in fix.finding.remediation.text
+    other = diagnosed("lerf-73-oom-24gb-fragmentation.txt").result.cause
+    assert other is not None and other.finding.remediation is not None
+    assert "expandable_segments" in other.finding.remediation.text
+    assert "card's limit" not in other.finding.remediation.text
