@@ -112,6 +112,17 @@ def sign_and_enroll(
                 note="installs the signed build",
             ),
         )
+    if not rebuild and cert is not None and how.signing_builder is Builder.DKMS:
+        # the module and kernel not shown: DKMS signed what it built with its own key, which waits for enrollment
+        return Remediation(
+            text=f"DKMS signs the modules it builds with {cert}: enroll that certificate with MOK, reboot and "
+            "confirm it (a module built before the key existed needs `sudo dkms build --force nvidia/VERSION` and "
+            f"`sudo dkms install --force nvidia/VERSION` after that). {DISABLE_TEXT}",
+            commands=(_import(cert), Command(REBOOT.argv, note=ENROLL_NOTE)),
+            requires_root=True,
+            requires_reboot=True,
+            target=Target.SYSTEM,
+        )
     if not rebuild or cert is None:
         return Remediation(
             text="Secure Boot refuses unsigned modules. Sign the nvidia module with a key of your own "

@@ -174,6 +174,10 @@ _DRIVER = lazy(
 # A Linux distribution named with its release: "on Ubuntu 22.04.5 LTS", "Pop!_OS 24.04 LTS", "- **OS:** Ubuntu
 # 24.04" (the first words of triage.facts' distribution table; never an image tag such as ubuntu22.04, nor an
 # issue template's example, "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):", blind set 25)
+# Ubuntu's own kernel flavours in a kernel release (`uname -r`, `dkms status`, collect_env's platform):
+# "5.15.0-86-generic", "6.8.0-45-lowlatency"; Debian's are "-amd64", Fedora's ".fc40", Arch's "-arch1-1"
+# (blind set 26: a misspelt "Ubunutu" beside `dkms status` lines, tseliot/nvidia-graphics-drivers#62)
+_UBUNTU_KERNEL = lazy(r"(?<![\w.])\d+\.\d+\.\d+-\d+-(?:generic|lowlatency)\b")
 _DISTRO = lazy(
     r"(?<![\w/:.-])(?<!e\.g\.,[ \t]Linux[ \t])(?<!e\.g\.[ \t]Linux[ \t])(?<!e\.g\.,[ \t])(?<!e\.g\.[ \t])"
     r"(?P<name>Ubuntu|Debian(?:[ \t]+GNU/Linux)?|Fedora(?:[ \t]+Linux)?|Pop!_OS|Linux[ \t]+Mint"
@@ -841,6 +845,11 @@ def read_prose(lines: list[str]) -> ProseFacts:
             if here(found):
                 name = re.sub(r"\s+", " ", found["name"])
                 distros.setdefault(f"{name} {found['version']}", line_of(found))
+    # Ubuntu's kernel, where no name says the distribution
+    if not distros and ("-generic" in lowered or "-lowlatency" in lowered):
+        ubuntu = _UBUNTU_KERNEL.search(text, 0, MAX_CHARS)
+        if ubuntu is not None:
+            distros["Ubuntu"] = line_of(ubuntu)
     windows = None
     if "windows-" in lowered:
         said_windows = _WINDOWS_PLATFORM.search(text)

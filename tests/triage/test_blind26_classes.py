@@ -206,3 +206,16 @@ def test_a_fragmented_cache_on_a_card_at_its_limit_also_lowers_the_job() -> None
     assert other is not None and other.finding.remediation is not None
     assert "expandable_segments" in other.finding.remediation.text
     assert "card's limit" not in other.finding.remediation.text
+
+
+def test_secure_boot_on_ubuntu_enrolls_the_key_dkms_signs_with() -> None:
+    """nvidia-graphics-drivers#62: 'Key was rejected by service' beside `dkms status` lines of Ubuntu kernels
+    ('-generic'; the distribution itself misspelt): DKMS signed the modules with Ubuntu's MOK.der, so enrolling
+    it is the fix, not signing by hand. Without a distribution the paste shows, the general advice stays."""
+    _, _, first = cause_of(diagnosed("canonical-nvidia-62-secureboot-key-rejected.txt"))
+    assert first == "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der"
+    rejected = "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service\n"
+    _, _, first = cause_of(said(rejected))
+    assert "MOK.der" not in first
+    assert said("nvidia/535.113.01, 5.15.0-86-generic, x86_64: installed\n").pasted.prose.distro is not None
+    assert said("Linux box 6.1.0-18-amd64 #1 SMP Debian\n").pasted.prose.distro is None
