@@ -293,6 +293,26 @@ def module_not_loaded(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     return dataclasses.replace(verdict, finding=finding, find_out=NOT_LOADED_FIND_OUT)
 
 
+# NVRM's own mismatch lines, and the kernel log's timestamp before them ("[   12.014918] NVRM: API mismatch")
+_NVRM_MISMATCH = frozenset({"driver_library_nvrm_api_mismatch", "driver_library_nvrm_loaded_module_version"})
+_UPTIME = lazy(r"^\s*\[\s*(?P<seconds>\d{1,9})\.\d+\]")
+# a line logged this soon after the kernel started: the module loaded at boot already mismatched
+AT_BOOT_S = 120
+
+
+def booted_with_the_mismatch(pasted: PastedText) -> int | None:
+    """The line where the kernel log shows NVRM's mismatch within AT_BOOT_S of boot: the machine was restarted
+    and the module that loads at boot is the mismatched one, so another reboot changes nothing (blind set 26:
+    570.153.02 libraries over a 570.144 module twelve seconds after boot, ublue-os/bazzite#2668)."""
+    lines = pasted.paste.text[:MAX_CHARS].splitlines()
+    for hit in pasted.hits:
+        if hit.signature.id in _NVRM_MISMATCH and 0 < hit.line <= len(lines):
+            stamp = _UPTIME.match(lines[hit.line - 1])
+            if stamp is not None and int(stamp["seconds"]) < AT_BOOT_S:
+                return hit.line
+    return None
+
+
 def rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     """A library/module mismatch the person says a reboot did not clear: find the module that loads (not asking
     again for the running module's version where the paste shows /proc/driver/nvidia/version)."""
@@ -300,7 +320,8 @@ def rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     if finding.remediation != reload_after_upgrade():
         return verdict
     fix = mismatch_after_reboot()
-    if "NVRM version:" in pasted.paste.text:  # the running module's version is in the paste already
+    text = pasted.paste.text[:MAX_CHARS]
+    if "NVRM version:" in text or "this kernel module has the version" in text:  # the running module's, shown
         asked = tuple(c for c in fix.commands if c.argv != ("cat", "/proc/driver/nvidia/version"))
         fix = dataclasses.replace(fix, commands=asked)
     details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was

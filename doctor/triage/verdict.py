@@ -106,6 +106,7 @@ from torch_gpu_doctor.triage.told import (
     across_machines,
     answered_probes,
     bnb_saw_no_gpu,
+    booted_with_the_mismatch,
     context_of_a_running_process,
     driver_for_the_toolkit,
     hidden_by_the_program,
@@ -497,7 +498,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(in_the_image(v, image) for v in verdicts)
     if facts.jetson_board is not None:  # a Jetson's container takes CUDA from the host (before JetPack 5)
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
-    if pasted.prose.rebooted is not None:  # "tried rebooting, still": the next step is not another reboot
+    if pasted.prose.rebooted is not None or booted_with_the_mismatch(pasted) is not None:
+        # "tried rebooting, still", or NVRM's mismatch seconds after boot: the next step is not another reboot
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None:  # a GPU no CUDA program can use: compute mode Prohibited, TCC under WSL

@@ -219,3 +219,19 @@ def test_secure_boot_on_ubuntu_enrolls_the_key_dkms_signs_with() -> None:
     assert "MOK.der" not in first
     assert said("nvidia/535.113.01, 5.15.0-86-generic, x86_64: installed\n").pasted.prose.distro is not None
     assert said("Linux box 6.1.0-18-amd64 #1 SMP Debian\n").pasted.prose.distro is None
+
+
+def test_nvrms_mismatch_seconds_after_boot_is_no_missed_reboot() -> None:
+    """bazzite#2668: 'NVRM: API mismatch' twelve seconds after boot: the module that loads at boot is the
+    mismatched one, so the answer is the module on disk, not a reboot (its version is in the lines already).
+    The same lines hours into uptime keep the reboot."""
+    _, _, first = cause_of(diagnosed("bazzite-2668-nvrm-api-mismatch-gsp-firmware.txt"))
+    assert first == "modinfo -F version nvidia"
+    late = (
+        "[86412.014918] NVRM: API mismatch: the client has the version 570.153.02, but\n"
+        "               NVRM: this kernel module has the version 570.144.  Please\n"
+    )
+    _, _, first = cause_of(said(late))
+    assert first.startswith("systemctl reboot")
+    _, _, first = cause_of(said(late.replace("86412.", "   12.")))
+    assert first == "modinfo -F version nvidia"
