@@ -35,6 +35,7 @@ from torch_gpu_doctor.triage.asked import (
     asked_cuda_got_cpu,
     build_for_said_cuda,
 )
+from torch_gpu_doctor.triage.built_for import extension_built_for, torch_the_extension_was_built_for
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_feature
 from torch_gpu_doctor.triage.frozen_build import frozen_build, inside_a_frozen_build
@@ -531,6 +532,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         pasted.topology is not None and pasted.prose.slow is not None
     ):  # "slower than one card" beside the matrix
         verdicts = tuple(slow_between_sockets(v, pasted) for v in verdicts)
+    built = extension_built_for(pasted)
+    if built is not None:  # xFormers names the torch it was built for: the install takes that one
+        verdicts = tuple(torch_the_extension_was_built_for(v, built) for v in verdicts)
     app = app_in(pasted.paste.text[:MAX_CHARS])
     if app is not None:  # an application with its own Python (ComfyUI, a web UI): its pip, not PATH's
         verdicts = tuple(in_the_apps_python(v, app, pasted) for v in verdicts)

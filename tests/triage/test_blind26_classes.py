@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from tests.triage.test_blind25_classes import headline, said
+from torch_gpu_doctor.triage.built_for import extension_built_for
 from torch_gpu_doctor.triage.tool_output import parse_nvidia_smi
 
 
@@ -235,3 +236,16 @@ def test_nvrms_mismatch_seconds_after_boot_is_no_missed_reboot() -> None:
     assert first.startswith("systemctl reboot")
     _, _, first = cause_of(said(late.replace("86412.", "   12.")))
     assert first == "modinfo -F version nvidia"
+
+
+def test_the_torch_xformers_was_built_for_is_the_one_installed() -> None:
+    """xformers#971: a CPU torch 2.1.0 beside xFormers built for 2.1.2+cu121: the install is 2.1.2 from cu121
+    with its companions, not 2.1.0 rebuilt for CUDA. The same line naming the torch that is installed (xFormers'
+    own load failure, xformers#1250) moves nothing."""
+    d = diagnosed("xformers-971-built-for-cu121-have-cpu-torch.txt")
+    _, _, first = cause_of(d)
+    assert "torch==2.1.2 torchvision==0.16.2 torchaudio==2.1.2" in first and first.endswith("/whl/cu121")
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and "2.1.0" not in fix.text
+    same = said("xFormers was built for:\n    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cu121)\n")
+    assert extension_built_for(same.pasted) is None
