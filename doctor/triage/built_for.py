@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.lazy_re import lazy
@@ -69,7 +70,7 @@ def torch_the_extension_was_built_for(verdict: Verdict, built: tuple[str, str, i
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
 
-def _pinned(arg: str, pins: dict[str, str | None], variant: str) -> str:
+def _pinned(arg: str, pins: Mapping[str, str | None], variant: str) -> str:
     """`torch==2.1.0` -> `torch==2.1.2`; a local tag (`+cu126`) follows the new variant."""
     name, _, old = arg.partition("==")
     new = pins.get(name)
