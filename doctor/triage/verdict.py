@@ -102,6 +102,7 @@ from torch_gpu_doctor.triage.outcome import (
 )
 from torch_gpu_doctor.triage.paste import IN_WORDS, INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.rocm_override import override_left_set
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.told import (
     across_machines,
@@ -532,6 +533,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         pasted.topology is not None and pasted.prose.slow is not None
     ):  # "slower than one card" beside the matrix
         verdicts = tuple(slow_between_sockets(v, pasted) for v in verdicts)
+    if (
+        "HSA_OVERRIDE_GFX_VERSION" in pasted.paste.text[:MAX_CHARS]
+    ):  # an override left set beside the new build
+        verdicts = tuple(override_left_set(v, pasted) for v in verdicts)
     built = extension_built_for(pasted)
     if built is not None:  # xFormers names the torch it was built for: the install takes that one
         verdicts = tuple(torch_the_extension_was_built_for(v, built) for v in verdicts)

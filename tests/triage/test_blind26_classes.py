@@ -249,3 +249,15 @@ def test_the_torch_xformers_was_built_for_is_the_one_installed() -> None:
     assert fix is not None and "2.1.0" not in fix.text
     same = said("xFormers was built for:\n    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cu121)\n")
     assert extension_built_for(same.pasted) is None
+
+
+def test_an_override_the_paste_sets_is_removed_beside_a_build_with_the_gpus_own_kernels() -> None:
+    """rocm-libraries#37: gfx1150 with HSA_OVERRIDE_GFX_VERSION set: the newer ROCm torch, and the override
+    unset. The same error without the override adds no unset."""
+    d = diagnosed("rocmlibs-37-gfx1150-hsa-override-invalid-isa.txt")
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and [c.argv[0] for c in fix.commands][:2] == ["python", "unset"]
+    text = (PASTES / "rocmlibs-37-gfx1150-hsa-override-invalid-isa.txt").read_text(encoding="utf-8")
+    plain = said(text.replace("HSA_OVERRIDE_GFX_VERSION", "the override"))
+    fix = plain.result.cause.finding.remediation if plain.result.cause else None
+    assert fix is not None and not any(c.argv[0] == "unset" for c in fix.commands)
