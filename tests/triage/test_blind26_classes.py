@@ -261,3 +261,16 @@ def test_an_override_the_paste_sets_is_removed_beside_a_build_with_the_gpus_own_
     plain = said(text.replace("HSA_OVERRIDE_GFX_VERSION", "the override"))
     fix = plain.result.cause.finding.remediation if plain.result.cause else None
     assert fix is not None and not any(c.argv[0] == "unset" for c in fix.commands)
+
+
+def test_two_frameworks_pinning_different_nvidia_wheels_need_two_environments() -> None:
+    """Paddle#74894: pip's 'conflict is caused by' torch 2.5.1 and paddlepaddle-gpu 3.1.0 pinning different
+    nvidia-cuda-runtime-cu12 builds: separate environments, not an unknown error. A dependency without an exact
+    nvidia-* pin is no such conflict."""
+    check, summary, first = cause_of(
+        diagnosed("paddle-74894-pip-resolution-torch-vs-paddle-cuda-runtime-pin.txt")
+    )
+    assert check == "torch.installed" and "pin different exact builds of nvidia-cuda-runtime-cu12" in summary
+    assert first.startswith("python -m venv")
+    loose = said("The conflict is caused by:\n    torch 2.5.1 depends on nvidia-cuda-runtime-cu12>=12.4\n")
+    assert not any(h.signature.id == "pip_conflict_nvidia_wheel_pins" for h in loose.pasted.hits)
