@@ -274,3 +274,13 @@ def test_two_frameworks_pinning_different_nvidia_wheels_need_two_environments() 
     assert first.startswith("python -m venv")
     loose = said("The conflict is caused by:\n    torch 2.5.1 depends on nvidia-cuda-runtime-cu12>=12.4\n")
     assert not any(h.signature.id == "pip_conflict_nvidia_wheel_pins" for h in loose.pasted.hits)
+
+
+def test_bitsandbytes_below_its_cuda_floor_needs_a_newer_cuda_not_a_reinstall() -> None:
+    """bitsandbytes#138: 'Required library version not found: libbitsandbytes_cuda102.so' (CUDA 10.2 from a
+    system path): a CUDA 11+ runtime, not `pip install -U bitsandbytes`. A missing cuda121 library keeps the
+    general reading (a source checkout, BNB_CUDA_VERSION)."""
+    _, summary, first = cause_of(diagnosed("bitsandbytes-138-cuda102-not-supported.txt"))
+    assert "older than the CUDA 11 it needs" in summary and "LD_LIBRARY_PATH" in first
+    newer = said("CUDA SETUP: Required library version not found: libbitsandbytes_cuda121.so\n")
+    assert "older than the CUDA 11" not in headline(newer)
