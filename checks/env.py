@@ -320,6 +320,7 @@ def _said(error: ReportedError) -> str:
 # a Windows path to a DLL, as WinError 126 names it: "Error loading "C:\...\torch\lib\fbgemm.dll" or ..."
 _DLL_PATH = lazy(r"(?P<path>[A-Za-z]:\\[^\"<>|\n]*?\\(?P<dll>[\w.-]+\.dll))", re.IGNORECASE)
 _USER_SITE = lazy(r"^(?P<site>.*\\AppData\\Roaming\\Python\\Python\d+\\site-packages)\\", re.IGNORECASE)
+_IN_TORCH_LIB = lazy(r"\\site-packages\\torch\\lib\\[^\\]+$", re.IGNORECASE)  # torch's own DLL folder
 _WINDOWS_PATH = lazy(r"(?<![\w/])[A-Za-z]:\\[\w$ .-]+\\")
 # a python.org install used directly, not a venv or conda env: ...\Programs\Python\Python310\, C:\Python310\
 _GLOBAL_PYTHON = lazy(
@@ -368,12 +369,20 @@ def _windows_dll(facts: Facts, failed: list[ReportedError]) -> _Cause | None:
     whose = f"{package}'s " if package else ""
     init_failed = any("WinError 1114" in _said(e) for e in errors)
     if not init_failed and torch_cuda_dll(dll) and all("WinError 127" in _said(e) for e in errors):
-        # found, and a function it calls is missing: another version of a DLL it needs was loaded first
+        # found, and a function it calls is missing: another version of a DLL it needs was loaded first (or,
+        # for cuDNN's DLLs inside torch\lib, the set there was mixed by a copy over it)
+        mixed = _IN_TORCH_LIB.search(path) is not None and dll.lower().startswith("cudnn")
         return _Cause(
             next((e for e in errors if dll in _said(e)), errors[0]),
-            f"Windows found {whose}{dll}, but a function it needs is missing (WinError 127): another version of a "
-            "DLL it depends on is found first",
-            procedure_not_found_fix(dll),
+            f"Windows found {whose}{dll}, but a function it needs is missing (WinError 127): "
+            + (
+                "the cuDNN DLLs in torch\\lib are of mixed versions"
+                if mixed
+                else "another version of a DLL it depends on is found first"
+            ),
+            procedure_not_found_fix(
+                dll, in_torch_lib=mixed, installed=installed_torch(facts), variant=installed_variant(facts)
+            ),
             details="WinError 127 (the specified procedure could not be found) is no missing file: the DLL loaded, "
             "and a function it imports is not in the copy of a dependency that Windows found first.",
         )

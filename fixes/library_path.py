@@ -318,11 +318,55 @@ def page_file_fix() -> Remediation:
     )
 
 
-def procedure_not_found_fix(dll: str) -> Remediation:
+def procedure_not_found_fix(
+    dll: str, in_torch_lib: bool = False, installed: str | None = None, variant: str | None = None
+) -> Remediation:
     """WinError 127 (ERROR_PROC_NOT_FOUND): the DLL was found and loaded, but a function it imports is not in the
     copy of a dependency Windows found first: another version of a CUDA DLL (a CUDA Toolkit's, TensorRT's or
     cuDNN's bin folder on PATH, a copy in System32) shadows the one beside torch's (blind set 25: torch2trt after
-    installing TensorRT, cublas64_11.dll). Not a missing file: reinstalling torch keeps the other copy first."""
+    installing TensorRT, cublas64_11.dll). Not a missing file: reinstalling torch keeps the other copy first.
+
+    `in_torch_lib`: one of cuDNN's DLLs inside torch\\lib itself (the caller tells). torch ships its cuDNN there, and launchers offer
+    to copy newer cuDNN DLLs over it (kohya_ss's cuDNN step, blind set 26: kohya_ss#486), which leaves a mixed set:
+    reinstalling torch over itself puts back its own, before any PATH hunt. `installed`, `variant`: torch's."""
+    if in_torch_lib:
+        pin = f"torch=={installed}" if installed else "torch==VERSION"
+        index = (
+            f"https://download.pytorch.org/whl/{variant}"
+            if variant
+            else "https://download.pytorch.org/whl/VARIANT"
+        )
+        return Remediation(
+            text=f"{dll} is one of the cuDNN DLLs torch ships in its own torch\\lib, and a function it calls is "
+            "missing from another of them: the cuDNN DLLs there are of mixed versions, as a script that copies "
+            "newer cuDNN DLLs into torch\\lib leaves them. Reinstall the same torch over itself into that "
+            "environment, which puts back its own set; if it still fails, look for other copies on PATH "
+            "(`where " + dll + "`).",
+            commands=(
+                Command(
+                    (
+                        "python",
+                        "-m",
+                        "pip",
+                        "install",
+                        "--force-reinstall",
+                        "--no-deps",
+                        pin,
+                        "--index-url",
+                        index,
+                    ),
+                    note="with the environment's own Python"
+                    + (
+                        ""
+                        if installed and variant
+                        else "; VERSION and VARIANT from `pip show torch` (2.0.1+cu118)"
+                    ),
+                    runs_here=bool(installed and variant),
+                ),
+            ),
+            needs_network=True,
+            target=Target.PYTHON_ENV,
+        )
     return Remediation(
         text=f"WinError 127 means {dll} was found but a function it calls is missing from a DLL loaded before it: "
         "an older or newer copy of one of its CUDA dependencies (cuBLAS's cublasLt, cudart, cuDNN's) from a CUDA "

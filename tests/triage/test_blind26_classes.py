@@ -284,3 +284,16 @@ def test_bitsandbytes_below_its_cuda_floor_needs_a_newer_cuda_not_a_reinstall() 
     assert "older than the CUDA 11 it needs" in summary and "LD_LIBRARY_PATH" in first
     newer = said("CUDA SETUP: Required library version not found: libbitsandbytes_cuda121.so\n")
     assert "older than the CUDA 11" not in headline(newer)
+
+
+def test_winerror_127_on_cudnn_inside_torch_lib_reinstalls_torch_over_itself() -> None:
+    """kohya_ss#486: WinError 127 on torch\\lib\\cudnn_adv_infer64_8.dll in kohya's venv: the cuDNN set inside
+    torch\\lib is mixed (a launcher's cuDNN copy over it), so torch over itself first, with the venv's Python.
+    The same error on a CUDA DLL elsewhere (torch2trt#698, cublas64_11.dll in a TensorRT setup) keeps the hunt
+    for the other copy on PATH."""
+    check, summary, first = cause_of(diagnosed("kohya-486-winerror127-cudnn-adv-infer-dll.txt"))
+    assert check == "env.library_path" and "cuDNN DLLs in torch\\lib are of mixed versions" in summary
+    assert first.startswith("E:\\SSD\\SuperSD2.0\\kohya\\kohya_ss\\venv\\Scripts\\python.exe -m pip install")
+    assert "--force-reinstall --no-deps torch==VERSION" in first
+    _, summary, first = cause_of(diagnosed("torch2trt-698-winerror127-cublas64-11-dll.txt"))
+    assert "mixed versions" not in summary and first.startswith("where ")
