@@ -297,3 +297,19 @@ def test_winerror_127_on_cudnn_inside_torch_lib_reinstalls_torch_over_itself() -
     assert "--force-reinstall --no-deps torch==VERSION" in first
     _, summary, first = cause_of(diagnosed("torch2trt-698-winerror127-cublas64-11-dll.txt"))
     assert "mixed versions" not in summary and first.startswith("where ")
+
+
+def test_a_pad_token_added_beside_an_index_assert_is_the_added_tokens_cause() -> None:
+    """llama-cookbook#189: 'the tokenizer adds a special pad token (id=32000)' and 'device-side asserts' in
+    words, beside `srcIndex < srcSelectDimSize`: resize the embeddings or reuse eos as pad. The assert alone
+    keeps the general index reading."""
+    _, summary, _ = cause_of(diagnosed("llama-cookbook-189-pad-token-32000-index-assert.txt"))
+    assert summary.startswith("The tokenizer has tokens the model's embedding table has no row for")
+    assert_line = (
+        "../aten/src/ATen/native/cuda/Indexing.cu:1292: indexSelectLargeIndex: block: [223,0,0], thread: [96,0,0] "
+        "Assertion `srcIndex < srcSelectDimSize` failed.\n"
+    )
+    assert "embedding table has no row" not in headline(said(assert_line))
+    assert "embedding table has no row" not in headline(
+        said(assert_line + "We added a new GPU to the box.\n")
+    )
