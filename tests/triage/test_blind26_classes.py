@@ -313,3 +313,15 @@ def test_a_pad_token_added_beside_an_index_assert_is_the_added_tokens_cause() ->
     assert "embedding table has no row" not in headline(
         said(assert_line + "We added a new GPU to the box.\n")
     )
+
+
+def test_ollama_without_gpu_runners_on_an_amd_gpu_needs_a_rocm_build() -> None:
+    """ollama#3446: 'Dynamic LLM libraries [cpu_avx2 cpu cpu_avx]' beside amd_linux.go lines and
+    ROCR_VISIBLE_DEVICES: a build with ROCm, not CUDA folders. The runner line alone keeps lib/ollama's list."""
+    _, summary, first = cause_of(diagnosed("ollama-3446-amd-linux-cpu-only-runners.txt"))
+    assert "no ROCm runner" in summary and first.startswith("curl -fsSL -o install.sh")
+    runners = (
+        "time=2024-04-01T22:37:03.358-06:00 level=INFO source=payload_common.go:140 "
+        'msg="Dynamic LLM libraries [cpu_avx2 cpu cpu_avx]"\n'
+    )
+    assert "ROCm" not in headline(said(runners))
