@@ -325,3 +325,16 @@ def test_ollama_without_gpu_runners_on_an_amd_gpu_needs_a_rocm_build() -> None:
         'msg="Dynamic LLM libraries [cpu_avx2 cpu cpu_avx]"\n'
     )
     assert "ROCm" not in headline(said(runners))
+
+
+def test_a_legacy_branch_that_does_not_build_for_a_new_kernel_needs_an_lts_kernel() -> None:
+    """arch-nvidia-drivers-installation-guide#37: DKMS fails for nvidia/470.256.02 on 6.14.4-arch1-2: a kernel
+    the legacy branch builds for, not the new kernel's headers. A current branch's failure keeps the headers."""
+    _, summary, _ = cause_of(diagnosed("arch-nvidia-guide-37-470xx-dkms-fails-kernel-6.14.txt"))
+    assert summary.startswith("The legacy NVIDIA 470 driver does not build for this kernel")
+    current = (
+        "==> dkms install --no-depmod nvidia/570.153.02 -k 6.14.4-arch1-2\n"
+        "Error! Bad return status for module build on kernel: 6.14.4-arch1-2 (x86_64)\n"
+    )
+    _, summary, first = cause_of(said(current))
+    assert "legacy" not in summary and first.startswith("sudo dkms autoinstall")
