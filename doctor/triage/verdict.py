@@ -142,6 +142,7 @@ from torch_gpu_doctor.triage.where import (
     UNKNOWN_AT_INIT,
     building_on_a_jetson,
     builds_an_image,
+    container_said,
     cpu_environment,
     docker_desktop_on_linux,
     docker_on_windows,
@@ -149,6 +150,7 @@ from torch_gpu_doctor.triage.where import (
     image_compat_on_wsl,
     image_ref,
     in_a_pod,
+    in_a_running_container,
     in_an_l4t_image,
     in_container,
     in_container_fix,
@@ -498,6 +500,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     image = builds_an_image(pasted)
     if image is not None:  # "installing using docker compose": a torch install goes into the image
         verdicts = tuple(in_the_image(v, image) for v in verdicts)
+    elif (
+        running := container_said(pasted)
+    ) is not None:  # a project's image: the install lasts until recreated
+        verdicts = tuple(in_a_running_container(v, running) for v in verdicts)
     if facts.jetson_board is not None:  # a Jetson's container takes CUDA from the host (before JetPack 5)
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None or booted_with_the_mismatch(pasted) is not None:

@@ -826,6 +826,24 @@ def in_the_image(verdict: Verdict, line: int) -> Verdict:
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
 
 
+def in_a_running_container(verdict: Verdict, line: int) -> Verdict:
+    """A fix that installs another torch, where the program runs in a container the person did not build (a
+    project's published image): a pip install inside it lasts until the container is recreated, so the lasting
+    fix is the image (blind set 26: WhisperLive's GPU image with a torch that stops at sm_90 on an RTX 5060 Ti)."""
+    finding = verdict.finding
+    fix = finding.remediation
+    if verdict.kind != Kind.PROBLEM or fix is None or not installs_torch(fix):
+        return verdict
+    fix = dataclasses.replace(
+        fix,
+        text=f"The program runs in a container (line {line} of the paste): run this install inside it to try it, "
+        "but it is lost when the container is recreated; to keep it, build an image from the project's "
+        "(a Dockerfile of `FROM` that image and a `RUN` line with this pip install), or use the project's image "
+        "built for this GPU's CUDA where it publishes one. " + fix.text,
+    )
+    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
+
+
 # A container image by its reference, as `docker run` or a title names it: "vllm/vllm-openai:v0.15.1"
 _IMAGE_REF = lazy(r"(?<![\w./-])(?:[\w.-]+/)+[\w.-]+:[\w][\w.-]*(?![\w/])")
 

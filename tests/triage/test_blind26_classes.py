@@ -338,3 +338,15 @@ def test_a_legacy_branch_that_does_not_build_for_a_new_kernel_needs_an_lts_kerne
     )
     _, summary, first = cause_of(said(current))
     assert "legacy" not in summary and first.startswith("sudo dkms autoinstall")
+
+
+def test_a_torch_install_inside_a_projects_container_says_where_it_lasts() -> None:
+    """WhisperLive#396: a GPU image whose torch stops at sm_90 on an RTX 5060 Ti: the install, and that it belongs
+    in an image built from the project's. Without a container the fix has no such words."""
+    d = diagnosed("whisperlive-396-rtx5060ti-sm120-docker-torch.txt")
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and fix.text.startswith("The program runs in a container (line 3 of the paste)")
+    text = (PASTES / "whisperlive-396-rtx5060ti-sm120-docker-torch.txt").read_text(encoding="utf-8")
+    bare = said(text.replace("gpu docker container", "program").replace("docker container", "build"))
+    fix = bare.result.cause.finding.remediation if bare.result.cause else None
+    assert fix is not None and "container" not in fix.text
