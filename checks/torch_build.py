@@ -224,7 +224,8 @@ def torch_cpu_build(facts: Facts) -> Finding:
         )
     named = all(isinstance(g.compute_capability, str) for g in usable)
     gpus = (
-        f"it will not use the {len(usable)} NVIDIA GPU{'s' if len(usable) > 1 else ''} here"
+        # no count for one: a GPU named in a paste's words ("4x 2080ti") is one entry whatever the number said
+        f"it will not use the {f'{len(usable)} NVIDIA GPUs' if len(usable) > 1 else 'NVIDIA GPU'} here"
         if not unnamed_nvidia_gpu(facts)
         else "it cannot use an NVIDIA GPU, whatever the driver"
     )

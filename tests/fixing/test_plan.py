@@ -76,9 +76,7 @@ def test_cpu_torch_on_a_gpu_machine_gives_one_runnable_torch_step() -> None:
         PY, "-m", "pip", "install", "torch==2.13.0+cu126", "torchvision==0.28.0+cu126",
         "torchaudio==2.11.0+cu126", "--index-url", "https://download.pytorch.org/whl/cu126",
     )  # fmt: skip
-    assert torch.why.startswith(
-        "torch 2.13.0+cpu is a CPU-only build: it will not use the 1 NVIDIA GPU here."
-    )
+    assert torch.why.startswith("torch 2.13.0+cpu is a CPU-only build: it will not use the NVIDIA GPU here.")
     assert verify.needed and verify.runnable_argv is None
     assert verify.remediation is not None
     assert verify.remediation.commands[0].argv == ("gpu-doctor", "--smoke", "quick", "--python", PY)
