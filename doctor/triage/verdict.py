@@ -150,7 +150,6 @@ from torch_gpu_doctor.triage.where import (
     image_compat_on_wsl,
     image_ref,
     in_a_pod,
-    in_a_running_container,
     in_an_l4t_image,
     in_container,
     in_container_fix,
@@ -503,7 +502,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif (
         running := container_said(pasted)
     ) is not None:  # a project's image: the install lasts until recreated
-        verdicts = tuple(in_a_running_container(v, running) for v in verdicts)
+        verdicts = tuple(in_the_image(v, running, built=False) for v in verdicts)
     if facts.jetson_board is not None:  # a Jetson's container takes CUDA from the host (before JetPack 5)
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None or booted_with_the_mismatch(pasted) is not None:

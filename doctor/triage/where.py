@@ -800,47 +800,37 @@ def builds_an_image(pasted: PastedText) -> int | None:
     return line_number(pasted.paste.text, found) if found is not None else None
 
 
-def in_the_image(verdict: Verdict, line: int) -> Verdict:
-    """A fix that installs another torch, where the program runs from an image the person builds: the install
-    belongs in the image, since a pip install inside a running container is gone when compose recreates it
-    (blind set 18: Kokoro-FastAPI's compose image with a torch that stops at sm_90 on an RTX 5060 Ti)."""
+def in_the_image(verdict: Verdict, line: int, built: bool = True) -> Verdict:
+    """A fix that installs another torch, where the program runs from an image: a pip install inside a running
+    container is gone when it is recreated, so the lasting fix is the image. `built`: the person builds it
+    (compose, a Dockerfile; blind set 18: Kokoro-FastAPI's compose image with a torch that stops at sm_90 on an
+    RTX 5060 Ti), else it is a project's published image they run (set 26: WhisperLive's GPU image, the same)."""
     finding = verdict.finding
     fix = finding.remediation
     if verdict.kind != Kind.PROBLEM or fix is None or not installs_torch(fix):
         return verdict
-    fix = dataclasses.replace(
-        fix,
-        text=f"The program runs from an image built with docker compose or a Dockerfile (line {line} of the paste): "
-        "make this change in the image (the Dockerfile's pip install line, or the project's image or tag built "
-        "for this GPU's CUDA where it publishes one) and rebuild it; a pip install inside the running container "
-        "is lost when it is recreated. " + fix.text,
-        commands=(
-            *fix.commands,
-            Command(
-                ("docker", "compose", "build", "--no-cache"),
-                note="after the change, in the project's folder",
-                runs_here=False,
-            ),
-        ),
-    )
-    return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
-
-
-def in_a_running_container(verdict: Verdict, line: int) -> Verdict:
-    """A fix that installs another torch, where the program runs in a container the person did not build (a
-    project's published image): a pip install inside it lasts until the container is recreated, so the lasting
-    fix is the image (blind set 26: WhisperLive's GPU image with a torch that stops at sm_90 on an RTX 5060 Ti)."""
-    finding = verdict.finding
-    fix = finding.remediation
-    if verdict.kind != Kind.PROBLEM or fix is None or not installs_torch(fix):
-        return verdict
-    fix = dataclasses.replace(
-        fix,
-        text=f"The program runs in a container (line {line} of the paste): run this install inside it to try it, "
-        "but it is lost when the container is recreated; to keep it, build an image from the project's "
-        "(a Dockerfile of `FROM` that image and a `RUN` line with this pip install), or use the project's image "
-        "built for this GPU's CUDA where it publishes one. " + fix.text,
-    )
+    if built:
+        said = (
+            f"The program runs from an image built with docker compose or a Dockerfile (line {line} of the paste): "
+            "make this change in the image (the Dockerfile's pip install line, or the project's image or tag built "
+            "for this GPU's CUDA where it publishes one) and rebuild it; a pip install inside the running "
+            "container is lost when it is recreated. "
+        )
+        rebuild = Command(
+            ("docker", "compose", "build", "--no-cache"),
+            note="after the change, in the project's folder",
+            runs_here=False,
+        )
+        commands = (*fix.commands, rebuild)
+    else:
+        said = (
+            f"The program runs in a container (line {line} of the paste): run this install inside it to try it, "
+            "but it is lost when the container is recreated; to keep it, build an image from the project's "
+            "(a Dockerfile of `FROM` that image and a `RUN` line with this pip install), or use the project's "
+            "image built for this GPU's CUDA where it publishes one. "
+        )
+        commands = fix.commands
+    fix = dataclasses.replace(fix, text=said + fix.text, commands=commands)
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
 
 
