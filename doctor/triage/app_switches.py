@@ -8,7 +8,7 @@
 - Low memory: out of GPU memory in an application with a low-VRAM mode (ComfyUI `--lowvram`, the web UI's
   `--medvram`, Fooocus `--always-low-vram`) is answered by that mode before a training script's remedies, which
   the person cannot apply to someone else's program (blind set 24: ComfyUI on a 6 GB card).
-- A CPU build of torch in an application that installs its own CUDA build (the web UI's `--reinstall-torch`,
+- A CPU build of torch in an application that installs its own CUDA build (the web UI, once its torch is uninstalled,
   Fooocus's pinned torch 2.1.0 from cu121): that build first, into the application's Python, rather than the
   newest torch, which the application was never tested with (blind set 26: A1111#17236, Fooocus#1202). Not for
   a GPU newer than those pins (compute capability 10 and up): the application's build has no kernels for it."""
@@ -51,7 +51,7 @@ def with_the_apps_switches(
             app,
             "reinstall_torch",
             facts,
-            "installs its own CUDA build of torch, into its own Python",
+            "installs its own CUDA build of torch into its own Python",
             batch_file,
         )
     if any(INDEX_CPU in c.argv and "install" in c.argv for c in fix.commands):
@@ -85,7 +85,10 @@ def _first(
         or any(c.argv and _WINDOWS_PATH.match(c.argv[0]) for c in fix.commands)
     )
     argv = switch.argv(windows)
-    if "pip" in argv:  # the application's own install command (its pinned torch), not a start switch
+    if "uninstall" in argv:  # the application installs its torch where none is: take the CPU one out
+        said = f"{app.name} {does} where none is installed: remove the CPU one (`{' '.join(argv)}`), then start it again. "
+        said += _after(purpose)
+    elif "pip" in argv:  # the application's own install command (its pinned torch), not a start switch
         said = f"{app.name} {does}: `{' '.join(argv)}`. " + _after(purpose)
     else:
         said = f"{app.name} {does}: start it with `{switch.words(windows)}`. " + _after(purpose)

@@ -185,16 +185,19 @@ def test_nccl_settings_gathered_while_chasing_a_failure_are_dropped_first() -> N
 
 def test_a_cpu_build_in_an_application_that_installs_its_own_torch_gets_that_torch_back() -> None:
     """A1111#17236 ('Torch not compiled with CUDA enabled' after --skip-torch-cuda-test, web-ui.bat): the web
-    UI's --reinstall-torch, for Windows; Fooocus#1202: Fooocus's own pinned torch 2.1.0 from cu121 with its
+    UI's own torch once the CPU one is uninstalled (its venv, Windows); Fooocus#1202: Fooocus's own pinned torch 2.1.0 from cu121 with its
     embedded Python, not the newest torch. A Blackwell GPU named keeps the newest torch: those pins lack it."""
     _, summary, first = cause_of(diagnosed("a1111-17236-torch-not-compiled-after-skip-cuda-test.txt"))
-    assert "CPU-only build" in summary and first == "webui.bat --reinstall-torch"
+    assert (
+        "CPU-only build" in summary
+        and first == ".\\venv\\Scripts\\python.exe -m pip uninstall -y torch torchvision"
+    )
     _, _, first = cause_of(diagnosed("fooocus-1202-torch-not-compiled-after-force-reinstall.txt"))
     assert first.startswith(".\\python_embeded\\python.exe -m pip install --force-reinstall torch==2.1.0")
     assert first.endswith("--extra-index-url https://download.pytorch.org/whl/cu121")
     text = (PASTES / "a1111-17236-torch-not-compiled-after-skip-cuda-test.txt").read_text(encoding="utf-8")
     _, _, first = cause_of(said(text + "\nGPU: NVIDIA GeForce RTX 5090\n"))
-    assert "--reinstall-torch" not in first
+    assert "uninstall" not in first
 
 
 def test_a_fragmented_cache_on_a_card_at_its_limit_also_lowers_the_job() -> None:
