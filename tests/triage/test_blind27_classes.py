@@ -1,0 +1,38 @@
+"""Blind set 27's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was: torch 2.1's misspelt out-of-memory message, and torch's 'Unexpected error from cudaGetDeviceCount()' with or
+without its error number."""
+
+from __future__ import annotations
+
+from tests.triage.corpus_helpers import cause_of, diagnosed
+from tests.triage.test_blind25_classes import headline, said
+
+DEVICE_COUNT = (
+    "/usr/lib/python3/site-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: Unexpected error "
+    "from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have "
+    "already set an error? Error {error} (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n"
+)
+
+
+def test_torch_2_1s_misspelt_out_of_memory_message_is_read() -> None:
+    """Fooocus#1902: 'GPU 0 has a total capacty of 6.00 GiB' (torch 2.1's typo) with no exception class before
+    it was 'nothing it knows' (exit 2); it is the out-of-memory error with its figures."""
+    d = diagnosed("fooocus-1902-cuda-oom-6gb.txt")
+    check, summary, _ = cause_of(d)
+    assert check == "torch.out_of_memory" and "1.57 GiB was free" in summary and d.result.exit_problem()
+
+
+def test_cudagetdevicecounts_unexpected_error_is_read_with_or_without_its_number() -> None:
+    """docker-faster-whisper#20: 'Error 500: named symbol not found' at cudaGetDeviceCount was exit 2; so were
+    999, 34 and 3. Numbers with an entry of their own keep it (804 forward compatibility, 999 the unknown error),
+    also where the line wraps before its number (TaskMatrix#379)."""
+    check, summary, _ = cause_of(diagnosed("faster-whisper-20-wsl-docker-error-500.txt"))
+    assert check == "torch.cuda_init" and "failed with error 500 (named symbol not found)" in summary
+    assert "forward compatibility" in headline(
+        said(DEVICE_COUNT.format(error="804: forward compatibility was attempted on non supported HW"))
+    )
+    assert "Error 999: unknown error" in headline(said(DEVICE_COUNT.format(error="999: unknown error")))
+    assert "error 34 (CUDA driver is a stub library)" in headline(
+        said(DEVICE_COUNT.format(error="34: CUDA driver is a stub library"))
+    )
+    assert "Error 804" in headline(diagnosed("taskmatrix-379-err804-forward-compat.txt"))
