@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
-from torch_gpu_doctor.checks.support.signatures import reported, reported_evidence
+from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported, reported_evidence
 from torch_gpu_doctor.checks.support.xid_catalog import NVLINK_XIDS, XidSeverity, xid_meaning
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, XidEvent
@@ -84,6 +84,7 @@ def shared_fault_details(xids: list[int]) -> str:
 
 
 INIT_FAILED = "other_rm_init_adapter_failed"  # the signature of a GPU the driver found but could not start
+GFW_BOOT = "gpu_lost_gfw_boot_timeout"  # ... because the card's own firmware boot never completed
 
 
 @check(CID, "No Xid errors in the kernel log", "driver")
@@ -126,6 +127,18 @@ def driver_xid_errors(facts: Facts) -> Finding:
             remediation=_locate_bug(),
         )
     if faults and (isinstance(log, Unavailable) or not log.xid_events):
+        gfw = next((e for e in faults if e.signature == GFW_BOOT), None)
+        if all(e.signature in (INIT_FAILED, GFW_BOOT) for e in faults) and gfw is not None:
+            # the card's firmware never finished: the card, its power or its slot, before any driver question
+            return Finding(
+                CID,
+                Status.FAIL,
+                f"The GPU's own firmware never finished starting it (GFW_BOOT, {gfw.where}), so the driver could "
+                "not initialise it.",
+                details=gfw.means,
+                evidence=reported_evidence(faults),
+                remediation=catalogue_fix(gfw) or gpu_not_initialised(),
+            )
         if all(
             e.signature == INIT_FAILED for e in faults
         ):  # found, never brought up: not a GPU that fell off

@@ -36,3 +36,15 @@ def test_cudagetdevicecounts_unexpected_error_is_read_with_or_without_its_number
         said(DEVICE_COUNT.format(error="34: CUDA driver is a stub library"))
     )
     assert "Error 804" in headline(diagnosed("taskmatrix-379-err804-forward-compat.txt"))
+
+
+def test_a_gpu_whose_firmware_never_booted_is_a_problem_of_the_card() -> None:
+    """open-gpu-kernel-modules#789: 'RmInitAdapter failed' and 'failed to wait for GFW_BOOT' in the kernel log of
+    an RTX 3090 the words call only '3090': 'no problem found' (exit 0) before; the bus id in NVRM's lines says an
+    NVIDIA GPU is there. RmInitAdapter alone (a 5090 with Resizable BAR off, #862) keeps its own reading."""
+    d = diagnosed("ogkm-789-rminitadapter-gsp-gfw-boot.txt")
+    check, summary, _ = cause_of(d)
+    assert check == "driver.xid_errors" and "firmware never finished starting it (GFW_BOOT" in summary
+    assert d.result.exit_problem()
+    _, summary, _ = cause_of(diagnosed("ogkm-862-5090-no-devices-rebar.txt"))
+    assert "GFW_BOOT" not in summary
