@@ -411,6 +411,12 @@ _TORCH_SAID = lazy(
     r"|[ \t]\+[ \t](?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)(?![\w.]))?)(?!\w|\.\w)",  # "PyTorch 2.8.0 + cu129" too
     re.IGNORECASE,
 )
+# xFormers' "built for" line: "PyTorch 2.9.0+cu128 with CUDA 1208 (you have 2.10.0+cu128)": the torch named first
+# is the one xFormers was built for, the one in brackets the installed one (blind set 27: ltx-desktop#23)
+_BUILT_FOR_HAVE = lazy(
+    r"[ \t]+with[ \t]+CUDA[ \t]+\d+[ \t]+\(you[ \t]+have[ \t]+(?P<have>[12]\.\d{1,2}\.\d{1,2}(?:\+[a-z0-9]+)?)\)",
+    re.IGNORECASE,
+)
 # a torch wheel's file name, as a URL writes it ("torch-2.6.0.dev20241016%2Brocm6.2-cp312-..."): its version and
 # build tag, where nothing else says which torch was installed
 _TORCH_WHEEL = lazy(
@@ -786,6 +792,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
         for found in _TORCH_SAID.finditer(text):
             if _BUILT_AGAINST.search(text, max(0, found.start() - 40), found.start()):
                 continue  # ds_report's "deepspeed wheel compiled w. ...... torch 1.9": not the one installed
+            built_for = _BUILT_FOR_HAVE.match(text, found.end())
+            if built_for is not None:  # what xFormers was built for; the installed torch is in the brackets
+                torch.setdefault(built_for["have"].lower(), line_of(found))
+                continue
             if here(found) or ":" in found[0] or "：" in found[0] or "..." in found[0]:  # a label: installed
                 torch.setdefault(found["version"].lower().replace(" ", "").replace("\t", ""), line_of(found))
     if "torch" in lowered and ("+cpu" in lowered or "+cu" in lowered or "+rocm" in lowered) and not torch:

@@ -48,3 +48,16 @@ def test_a_gpu_whose_firmware_never_booted_is_a_problem_of_the_card() -> None:
     assert d.result.exit_problem()
     _, summary, _ = cause_of(diagnosed("ogkm-862-5090-no-devices-rebar.txt"))
     assert "GFW_BOOT" not in summary
+
+
+def test_xformers_built_for_another_torch_reads_the_installed_one_from_the_brackets() -> None:
+    """LTX-Desktop#23: 'PyTorch 2.9.0+cu128 with CUDA 1208 (you have 2.10.0+cu128)', its first line cut: the
+    torch in brackets is the installed one (it was read as 2.9.0 and 'no problem'), and the mismatch is the cause,
+    with the xFormers for the installed torch from its CUDA index. The same torch on both sides is not it."""
+    d = diagnosed("ltx-desktop-23-xformers-build-mismatch.txt")
+    assert d.facts.torch_packages.version == "2.10.0+cu128"  # type: ignore[union-attr]
+    check, summary, first = cause_of(d)
+    assert check == "torch.companions" and summary.startswith("xFormers was built for torch 2.9.0+cu128")
+    assert first == "python -m pip install -U xformers --index-url https://download.pytorch.org/whl/cu128"
+    same = said("    PyTorch 2.10.0+cu128 with CUDA 1208 (you have 2.10.0+cu128)\n")
+    assert not any(h.signature.id == "companion_xformers_built_for_another_torch" for h in same.pasted.hits)
