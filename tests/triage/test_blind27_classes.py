@@ -61,3 +61,16 @@ def test_xformers_built_for_another_torch_reads_the_installed_one_from_the_brack
     assert first == "python -m pip install -U xformers --index-url https://download.pytorch.org/whl/cu128"
     same = said("    PyTorch 2.10.0+cu128 with CUDA 1208 (you have 2.10.0+cu128)\n")
     assert not any(h.signature.id == "companion_xformers_built_for_another_torch" for h in same.pasted.hits)
+
+
+def test_nvmls_bare_return_code_18_is_the_mismatch_and_a_nix_store_library_its_cause() -> None:
+    """ollama-flake#4: 'libnvidia-ml.so.545.29.06: nvml vram init failure: 18' from a Nix store path: NVML's
+    code 18 is the library/module mismatch (it was 'an error it does not know'), and the store's own nvidia-x11
+    is why, which no reboot changes. Code 18 without a store path keeps the reboot; another code is no mismatch."""
+    check, summary, first = cause_of(diagnosed("ollama-flake-4-nvml-rm-mismatch-nixos.txt"))
+    assert check == "driver.nvml" and "from its own Nix store path" in summary
+    assert first == "cat /proc/driver/nvidia/version"
+    plain = 'msg="unable to load nvml" library=/usr/lib/libnvidia-ml.so.545.29.06 error="nvml vram init failure: 18"\n'
+    _, _, first = cause_of(said(plain))
+    assert first.startswith("systemctl reboot")
+    assert "mismatch" not in headline(said(plain.replace("failure: 18", "failure: 9")))
