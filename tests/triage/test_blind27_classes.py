@@ -74,3 +74,14 @@ def test_nvmls_bare_return_code_18_is_the_mismatch_and_a_nix_store_library_its_c
     _, _, first = cause_of(said(plain))
     assert first.startswith("systemctl reboot")
     assert "mismatch" not in headline(said(plain.replace("failure: 18", "failure: 9")))
+
+
+def test_a_traceback_cut_inside_torchs_own_raise_names_the_cpu_build() -> None:
+    """TCN#67: the last frame is torch/cuda/__init__.py's `raise AssertionError("Torch not compiled with C`, cut:
+    a CPU build (it was 'a traceback cut before its last line'). Another assertion in that frame is not it."""
+    check, _, first = cause_of(diagnosed("tcn-67-torch-not-compiled-cuda-windows.txt"))
+    assert check == "torch.cpu_build" and "--index-url https://download.pytorch.org/whl/cu" in first
+    other = '    raise AssertionError("libcudart functions unavailable. It looks like you have a broken build?")\n'
+    assert not any(
+        h.signature.id == "cpu_build_torch_not_compiled_with_cuda" for h in said(other).pasted.hits
+    )
