@@ -489,6 +489,9 @@ _MACOS = lazy(
     r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b"
     r"|(?i:\bmacbook\b|\b(?:my|a|on)\s+mac\b(?!\s+address)|\bapple\s+silicon\b|\bM[1-4]\s+(?:Pro|Max|Ultra|chip)\b"
     r"|(?<![A-Za-z0-9])mac(?:\s?mini|\s?studio)?\s?M[1-4](?![A-Za-z0-9])(?!\s*address))"  # "Mac M1", "在Mac M1上面" (a CJK letter after it)
+    # Python's banner when Apple's clang built it: "[Clang 15.0.0 (clang-1500.0.40.1)]" (Xcode's build number;
+    # LLVM's own clang has none): a Python of macOS (blind set 27: A1111#15192)
+    r"|\[Clang[ \t]\d+\.\d+\.\d+[ \t]\(clang-\d{3,4}(?:\.\d+){1,3}\)\]"
 )
 # A Linux machine's own paths: a macOS word beside them is about another machine ("on macOS it runs on MPS")
 _LINUX_PATHS = lazy(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
@@ -880,9 +883,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
         wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
         wsl = next((line_of(f) for f in wsl_said), None)
     macos = None
-    mac_words = ("/users/", "mac", "apple", "m1 ", "m2 ", "m3 ", "m4 ")
-    if any(w in lowered for w in mac_words) and not _LINUX_PATHS.search(text):
-        mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith("/") or here(f))
+    mac_words = ("/users/", "mac", "apple", "m1 ", "m2 ", "m3 ", "m4 ", "(clang-")
+    # a container's Linux paths beside "on my Mac" are Docker on that Mac, which passes no GPU (blind set 27:
+    # "spinning up this image on my Mac M1", ai-dock/comfyui#6)
+    in_docker = "docker" in lowered or "image" in lowered or "container" in lowered
+    if any(w in lowered for w in mac_words) and (in_docker or not _LINUX_PATHS.search(text)):
+        mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith(("/", "[Clang")) or here(f))
         macos = next((line_of(f) for f in mac_said), None)
     rebooted = None
     if "reboot" in lowered:

@@ -199,6 +199,9 @@ _CUDA_OR_GPU = lazy(r"\b(?:cuda|gpu|nvidia)\b", re.IGNORECASE)
 _NVIDIA_NAMED = lazy(r"\b(?:nvidia|quadro|geforce|gtx|rtx|tesla|egpu)\b", re.IGNORECASE)
 
 
+_NEEDS_AN_NVIDIA_DRIVER = frozenset({"no_driver", "driver_too_old", "forward_compat", "no_visible_gpu"})
+
+
 def on_a_mac(
     verdicts: tuple[Verdict, ...],
     pasted: PastedText,
@@ -234,7 +237,12 @@ def on_a_mac(
         and _CUDA_OR_GPU.search(failing.value) is not None
         and not any(v.kind == Kind.PROBLEM for v in verdicts)
     )
-    if not assumed and not about_cuda and engine is None:
+    # an error that needs an NVIDIA driver ("Found no NVIDIA driver", from an image run by Docker on the Mac),
+    # with nothing else found: the Mac has none to give (blind set 27: ai-dock/comfyui#6 on a Mac M1)
+    asks_nvidia = not any(v.kind == Kind.PROBLEM for v in verdicts) and any(
+        h.signature.cls in _NEEDS_AN_NVIDIA_DRIVER for h in pasted.hits
+    )
+    if not assumed and not about_cuda and not asks_nvidia and engine is None:
         return verdicts
     said = pasted.prose.macos
     # vLLM or SGLang on a Mac (blind set 23 #33: vLLM's report on an Intel Mac, `pip install vllm` building its

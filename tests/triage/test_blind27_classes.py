@@ -85,3 +85,16 @@ def test_a_traceback_cut_inside_torchs_own_raise_names_the_cpu_build() -> None:
     assert not any(
         h.signature.id == "cpu_build_torch_not_compiled_with_cuda" for h in said(other).pasted.hits
     )
+
+
+def test_a_mac_shown_by_pythons_apple_clang_banner_or_by_docker_on_it() -> None:
+    """A1111#15192: '[Clang 15.0.0 (clang-1500.0.40.1)]' is Apple's clang, so a Mac (it got a CUDA install);
+    ai-dock/comfyui#6: 'Found no NVIDIA driver' from an image 'on my Mac M1' beside the container's Linux paths
+    is Docker on a Mac, which has no NVIDIA GPU to pass. LLVM's own clang banner is no Mac."""
+    d = diagnosed("a1111-15192-torch-not-compiled-cuda-macos.txt")
+    assert d.pasted.prose.macos is not None
+    _, _, first = cause_of(d)
+    assert "mps" in first
+    _, summary, _ = cause_of(diagnosed("ai-dock-comfyui-6-mac-m1-cuda-image.txt"))
+    assert summary.startswith("This is a Mac")
+    assert said("Python 3.10.12 (main, Jun 11 2023) [Clang 16.0.6 ] on linux\n").pasted.prose.macos is None
