@@ -140,6 +140,10 @@ def _others(text: str, this_process: int | None, reserved: int | None) -> int | 
 # context, and up to about 1.5 GiB for a desktop at high resolution (Windows' WDDM more). Beyond it, on a small
 # card too, memory used outside the program is another program's (blind set 11: 1.55 of 6 GiB was the desktop).
 DESKTOP_AND_CONTEXT = 2 << 30
+# one request above this is larger than the whole memory of nearly every GPU (B200: 180 GiB; a few newer boards
+# have more): without the GPU's total in the message it is still an input far too large (blind set 27: 218.96 GiB
+# for one image, comfyui_controlnet_aux#50)
+LARGER_THAN_GPUS = 200 << 30
 # one request this share of the whole GPU: a job at the card's limit, not only a fragmented cache
 AT_THE_LIMIT = 0.2
 
@@ -187,6 +191,11 @@ def _judge(error: ReportedError, half: str) -> tuple[str, Remediation]:
             f"one allocation of {_gib(n.tried)} is larger than the GPU's whole {_gib(n.total)} (an input or "
             "batch far too large for it)"
         ), larger_than_the_gpu(_gib(n.tried), _gib(n.total))
+    if n.tried and n.total is None and n.tried > LARGER_THAN_GPUS:  # the message without the GPU's total
+        return (
+            f"one allocation of {_gib(n.tried)} is larger than nearly every GPU's whole memory (an input or batch "
+            "far too large)"
+        ), larger_than_the_gpu(_gib(n.tried), "any common size")
     if n.others is not None and n.total and n.others > 0.25 * n.total:
         return f"another process holds {_gib(n.others)} of the GPU's {_gib(n.total)}", holder()
     if n.total and n.free is not None and used_by_torch is not None:

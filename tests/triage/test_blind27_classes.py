@@ -98,3 +98,16 @@ def test_a_mac_shown_by_pythons_apple_clang_banner_or_by_docker_on_it() -> None:
     _, summary, _ = cause_of(diagnosed("ai-dock-comfyui-6-mac-m1-cuda-image.txt"))
     assert summary.startswith("This is a Mac")
     assert said("Python 3.10.12 (main, Jun 11 2023) [Clang 16.0.6 ] on linux\n").pasted.prose.macos is None
+
+
+def test_an_impossible_allocation_and_an_mps_message_beside_words_of_running_out() -> None:
+    """comfyui_controlnet_aux#50: 'Tried to allocate 218.96 GiB' with no GPU total in the message: larger than
+    nearly any GPU, so the input must shrink (it got training advice). audioldm2#20: 'ran out of memory' in words
+    above MPS's own message: the message, with the Mac's watermark, and no nvidia-smi."""
+    _, summary, _ = cause_of(diagnosed("comfy-controlnet-50-oom-huge-image-not-gpu-fault.txt"))
+    assert "218.96 GiB is larger than nearly every GPU's whole memory" in summary
+    small = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert "nearly every GPU" not in headline(said(small))
+    d = diagnosed("audioldm2-20-mps-oom.txt")
+    assert headline(d).startswith("The Mac's GPU reached the unified memory torch may use")
+    assert d.result.cause is not None and "nvidia-smi" not in (d.result.cause.find_out or "")
