@@ -111,3 +111,14 @@ def test_an_impossible_allocation_and_an_mps_message_beside_words_of_running_out
     d = diagnosed("audioldm2-20-mps-oom.txt")
     assert headline(d).startswith("The Mac's GPU reached the unified memory torch may use")
     assert d.result.cause is not None and "nvidia-smi" not in (d.result.cause.find_out or "")
+
+
+def test_two_ranks_on_one_gpu_start_from_the_count_of_visible_gpus() -> None:
+    """Megatron-LM#661, MambaIR#39: 'Duplicate GPU detected' where the framework maps each rank to a GPU itself:
+    more ranks than visible GPUs, so the count comes first (nvidia-smi -L), set_device after it."""
+    for name in ("megatron-661-nccl-duplicate-gpu.txt", "mambair-39-duplicate-gpu-launch-not-gpu-fault.txt"):
+        d = diagnosed(name)
+        _, summary, first = cause_of(d)
+        assert "more ranks than visible GPUs" in summary and first == "nvidia-smi -L", name
+        fix = d.result.cause.finding.remediation if d.result.cause else None
+        assert fix is not None and fix.text.index("nvidia-smi -L") < fix.text.index("set_device")
