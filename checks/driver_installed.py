@@ -288,7 +288,9 @@ def _load_or_install(facts: Facts) -> Remediation:
     first = (
         (
             Command(
-                ("lspci", "-nn", "-d", "10de:"), note="lists nothing: no NVIDIA GPU, the CPU build is the way"
+                ("lspci", "-nn", "-d", "10de:"),
+                note="lists nothing: no NVIDIA GPU; an AMD one (`lspci -nn -d 1002:`) takes torch's ROCm build, "
+                "none at all the CPU build",
             ),
         )
         if unnamed
