@@ -276,8 +276,35 @@ def driver_xid_errors(facts: Facts) -> Finding:
             evidence=evidence,
             remediation=_program_fault(programs),
         )
+    attention = {x for x in groups if xid_meaning(x).severity is XidSeverity.ATTENTION}
+    if attention and attention <= DRIVER_TIMEOUT_XIDS:
+        summary = (
+            f"Xid {numbers} since boot: the GPU did not switch between programs in time, most often the driver's "
+            "fault or a program that holds the GPU too long."
+        )
+        return Finding(
+            CID, Status.WARN, summary, details=details, evidence=evidence, remediation=_timeout(facts)
+        )
     summary = f"Xid {numbers} since boot: the GPU needs a reset or a closer look."
     return Finding(CID, Status.WARN, summary, details=details, evidence=evidence, remediation=_reset())
+
+
+# Xid 109 (context switch timeout): NVIDIA's Xid catalog lists a driver error and a program's first among its
+# causes, before hardware; on a desktop GeForce that also drives the display, a reset is not possible at all
+# (blind set 27: a plotter's Xid 109 on an RTX card, chia-gigahorse#74)
+DRIVER_TIMEOUT_XIDS = frozenset({109})
+
+
+def _timeout(facts: Facts) -> Remediation:
+    return driver_update(
+        facts,
+        plan_driver(facts),
+        "A context-switch timeout is most often the driver's (or a program holding the GPU too long, such as "
+        "compute on the GPU that also drives the display): install another driver release (the newest of its "
+        "branch, or a newer branch); a reboot brings the GPU back meanwhile. If it returns on the newest "
+        "driver with one program only, that program's settings (a lower load, another GPU for the display) are "
+        "next; with every program, check the GPU's power and temperature.",
+    )
 
 
 def _program_fault(programs: list[str]) -> Remediation:

@@ -122,3 +122,14 @@ def test_two_ranks_on_one_gpu_start_from_the_count_of_visible_gpus() -> None:
         assert "more ranks than visible GPUs" in summary and first == "nvidia-smi -L", name
         fix = d.result.cause.finding.remediation if d.result.cause else None
         assert fix is not None and fix.text.index("nvidia-smi -L") < fix.text.index("set_device")
+
+
+def test_a_context_switch_timeout_leads_with_the_driver_not_a_reset() -> None:
+    """chia-gigahorse#74: Xid 109 three times on a desktop RTX card: another driver release first (NVIDIA lists
+    driver and program causes first; a display GPU cannot be reset), no `nvidia-smi -r` and DCGM."""
+    d = diagnosed("chia-gigahorse-74-xid109-ctx-switch-timeout.txt")
+    check, summary, first = cause_of(d)
+    assert check == "driver.xid_errors" and "did not switch between programs in time" in summary
+    assert "nvidia-smi -r" not in first
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and "another driver release" in fix.text and "dcgmi" not in fix.text
