@@ -147,6 +147,21 @@ def hosted_notebook_gpu() -> Remediation:
     )
 
 
+def hosted_notebook_without_gpu() -> Remediation:
+    """No NVIDIA driver in a hosted notebook: its runtime was started without a GPU (a CPU machine type), and a
+    driver cannot be installed or loaded from inside it."""
+    return Remediation(
+        text="A hosted notebook gets its GPU and driver from the machine it runs on: start it on a GPU machine. In "
+        "Colab: Runtime > Change runtime type > a GPU; in Kaggle: Settings > Accelerator > a GPU; in Paperspace: "
+        "stop the notebook and start it again on a GPU machine type (a free GPU may not be available). Then "
+        "`nvidia-smi` in the notebook lists it. Installing or loading a driver from inside is not possible.",
+        commands=(
+            Command(("nvidia-smi",), note="in the notebook, after the change: the GPU must be listed"),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def engine_on_a_mac(engine: str) -> Remediation:
     """A GPU serving engine (vLLM, SGLang) on a Mac: its GPU builds are Linux's, so another machine, or a runtime
     made for the Mac's own GPU."""

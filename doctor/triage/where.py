@@ -28,7 +28,12 @@ from torch_gpu_doctor.fixes.container_gpus import (
     rocm_container_on_windows_fix,
 )
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
-from torch_gpu_doctor.fixes.gpu_state import engine_on_a_mac, hosted_notebook_gpu, no_cuda_on_a_mac
+from torch_gpu_doctor.fixes.gpu_state import (
+    engine_on_a_mac,
+    hosted_notebook_gpu,
+    hosted_notebook_without_gpu,
+    no_cuda_on_a_mac,
+)
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import wheel_of
 from torch_gpu_doctor.fixes.target import on_windows
@@ -426,17 +431,32 @@ KUBERNETES = lazy(r"\b(?:kubernetes|kubeflow|k8s|kubectl)\b", re.IGNORECASE)
 
 # A hosted notebook: Colab's /content folder in a traceback or its module, Kaggle's /kaggle folders
 # (the machine's own paths or modules, never the word "Colab": "runs fine on Colab, but on our own server")
-HOSTED_NOTEBOOK = lazy(r"File \"/content/|\bgoogle\.colab\b|File \"/kaggle/|/kaggle/working\b")
+# Colab's /content, Kaggle's /kaggle, Paperspace Gradient's /notebooks (blind set 27: ComfyUI#1865)
+HOSTED_NOTEBOOK = lazy(
+    r"File \"/content/|\bgoogle\.colab\b|File \"/kaggle/|/kaggle/working\b|File \"/notebooks/|\bPaperspace\b"
+)
 
 
 GPU_FAULTS = frozenset({"driver.xid_errors", "gpu.memory_errors"})
 
 
 def on_a_hosted_notebook(verdict: Verdict) -> Verdict:
-    """A GPU fault on Colab or Kaggle (blind set 15: reset steps for an uncorrectable ECC error on Colab): a
-    new runtime is the only fix there."""
+    """A GPU fault on Colab, Kaggle or Paperspace (blind set 15: reset steps for an uncorrectable ECC error on
+    Colab): a new runtime is the only fix there. No NVIDIA driver there is no GPU given to the runtime: its
+    machine type, not modprobe or a driver install, which the notebook cannot do (set 27: Paperspace)."""
     finding = verdict.finding
-    if finding.check_id not in GPU_FAULTS or finding.status is not Status.FAIL:
+    if finding.status is not Status.FAIL:
+        return verdict
+    if finding.check_id == "driver.installed":
+        finding = dataclasses.replace(
+            finding,
+            summary="No NVIDIA driver answers in this hosted notebook: the runtime has no GPU attached.",
+            details="A hosted notebook's runtime sees an NVIDIA GPU, and its driver, only where its machine type "
+            "has one; a CPU runtime has neither, and none can be installed from inside.",
+            remediation=hosted_notebook_without_gpu(),
+        )
+        return dataclasses.replace(verdict, finding=finding, find_out=None)
+    if finding.check_id not in GPU_FAULTS:
         return verdict
     fix = hosted_notebook_gpu()
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix), find_out=None)

@@ -133,3 +133,14 @@ def test_a_context_switch_timeout_leads_with_the_driver_not_a_reset() -> None:
     assert "nvidia-smi -r" not in first
     fix = d.result.cause.finding.remediation if d.result.cause else None
     assert fix is not None and "another driver release" in fix.text and "dcgmi" not in fix.text
+
+
+def test_no_nvidia_driver_in_a_hosted_notebook_is_a_runtime_without_a_gpu() -> None:
+    """ComfyUI#1865: 'Found no NVIDIA driver' from /notebooks/ on Paperspace: a GPU machine type, not modprobe or
+    dkms. The same error from a home folder keeps the driver's own steps."""
+    _, summary, first = cause_of(diagnosed("comfyui-1865-no-nvidia-driver-paperspace.txt"))
+    assert summary.startswith("No NVIDIA driver answers in this hosted notebook") and first == "nvidia-smi"
+    error = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU.\n"
+    here = '  File "/home/me/ComfyUI/main.py", line 72, in <module>\n' + error
+    assert "hosted notebook" not in headline(said(here))
+    assert "hosted notebook" in headline(said(here.replace("/home/me/", "/notebooks/")))
