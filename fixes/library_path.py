@@ -15,6 +15,7 @@ from pathlib import PureWindowsPath
 from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.driver_libraries import WSL_LIB_DIR
+from torch_gpu_doctor.fixes.recommendation import reinstall_argv
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.records import dataclass
@@ -331,11 +332,6 @@ def procedure_not_found_fix(
     reinstalling torch over itself puts back its own, before any PATH hunt. `installed`, `variant`: torch's."""
     if in_torch_lib:
         pin = f"torch=={installed}" if installed else "torch==VERSION"
-        index = (
-            f"https://download.pytorch.org/whl/{variant}"
-            if variant
-            else "https://download.pytorch.org/whl/VARIANT"
-        )
         return Remediation(
             text=f"{dll} is one of the cuDNN DLLs torch ships in its own torch\\lib, and a function it calls is "
             "missing from another of them: the cuDNN DLLs there are of mixed versions, as a script that copies "
@@ -344,17 +340,7 @@ def procedure_not_found_fix(
             "(`where " + dll + "`).",
             commands=(
                 Command(
-                    (
-                        "python",
-                        "-m",
-                        "pip",
-                        "install",
-                        "--force-reinstall",
-                        "--no-deps",
-                        pin,
-                        "--index-url",
-                        index,
-                    ),
+                    reinstall_argv((pin,), variant or "VARIANT", no_deps=True),
                     note="with the environment's own Python"
                     + (
                         ""

@@ -57,6 +57,23 @@ class Recommendation:
         return ("uv", "pip", "install", "--python", python, *repair, *self.packages(), *backend)
 
 
+def reinstall_argv(pins: tuple[str, ...], variant: str, *, no_deps: bool = False) -> tuple[str, ...]:
+    """`python -m pip install --force-reinstall PINS` from PyTorch's index for `variant` (cu126, cpu): the build
+    named, where pip would keep an installed one whose version already satisfies the pins."""
+    deps = ("--no-deps",) if no_deps else ()
+    return (
+        "python",
+        "-m",
+        "pip",
+        "install",
+        "--force-reinstall",
+        *deps,
+        *pins,
+        "--index-url",
+        INDEX_URL + variant,
+    )
+
+
 def as_installed(rec: Recommendation, packages: TorchPackages | Unavailable) -> Recommendation:
     """Fit the commands to what is installed: the local version pinned whenever another build may be there
     (unless torch is known to be absent), and a companion known not to be installed left out."""

@@ -7,22 +7,16 @@ for 2.1.2+cu121)."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
+from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.prose import MAX_CHARS, XFORMERS_BUILT_FOR, line_number
 
-# "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.0+cpu)"
-_BUILT_FOR = lazy(
-    r"^\s*PyTorch[ \t]+(?P<version>\d+\.\d+\.\d+)\+(?P<variant>cu\d{3})[ \t]+with[ \t]+CUDA[ \t]+\d+[ \t]+"
-    r"\(you[ \t]+have[ \t]+(?P<have>[^)\s]+)\)",
-    re.MULTILINE,
-)
-INDEX = "https://download.pytorch.org/whl/"
+_CUDA_VARIANT = lazy(r"cu\d{3}")
 
 
 def extension_built_for(pasted: PastedText) -> tuple[str, str, int] | None:
@@ -30,10 +24,15 @@ def extension_built_for(pasted: PastedText) -> tuple[str, str, int] | None:
     text = pasted.paste.text
     if "you have" not in text[:MAX_CHARS]:
         return None
-    found = _BUILT_FOR.search(text, 0, MAX_CHARS)
-    if found is None or found["have"] == f"{found['version']}+{found['variant']}":
+    found = XFORMERS_BUILT_FOR.search(
+        text, 0, MAX_CHARS
+    )  # "PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.0+cpu)"
+    variant = found["variant"] if found is not None else None
+    if found is None or variant is None or _CUDA_VARIANT.fullmatch(variant) is None:
+        return None  # a CUDA build named: the only kind a download.pytorch.org/whl/cuXXX index serves
+    if found["have"] == f"{found['version']}+{variant}":
         return None
-    return found["version"], found["variant"], text.count("\n", 0, found.start()) + 1
+    return found["version"], variant, line_number(text, found)
 
 
 def torch_the_extension_was_built_for(verdict: Verdict, built: tuple[str, str, int]) -> Verdict:
@@ -52,7 +51,7 @@ def torch_the_extension_was_built_for(verdict: Verdict, built: tuple[str, str, i
         argv = list(command.argv)
         if "install" in argv and any(a.split("==")[0] == "torch" for a in argv):
             argv = [_pinned(a, pins, variant) for a in argv]
-            argv = [f"{INDEX}{variant}" if a.startswith(INDEX) else a for a in argv]
+            argv = [f"{INDEX_URL}{variant}" if a.startswith(INDEX_URL) else a for a in argv]
             moved = moved or tuple(argv) != command.argv
         commands.append(dataclasses.replace(command, argv=tuple(argv)))
     if not moved:

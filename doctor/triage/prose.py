@@ -413,9 +413,11 @@ _TORCH_SAID = lazy(
 )
 # xFormers' "built for" line: "PyTorch 2.9.0+cu128 with CUDA 1208 (you have 2.10.0+cu128)": the torch named first
 # is the one xFormers was built for, the one in brackets the installed one (blind set 27: ltx-desktop#23)
-_BUILT_FOR_HAVE = lazy(
-    r"[ \t]+with[ \t]+CUDA[ \t]+\d+[ \t]+\(you[ \t]+have[ \t]+(?P<have>[12]\.\d{1,2}\.\d{1,2}(?:\+[a-z0-9]+)?)\)",
-    re.IGNORECASE,
+# (triage/built_for.py moves a torch install to the build it names)
+XFORMERS_BUILT_FOR = lazy(
+    r"^[ \t]*(?P<torch>PyTorch)[ \t]+(?P<version>\d+\.\d+\.\d+)(?:\+(?P<variant>[a-z0-9]+))?[ \t]+with[ \t]+CUDA"
+    r"[ \t]+\d+[ \t]+\(you[ \t]+have[ \t]+(?P<have>[12]\.\d{1,2}\.\d{1,2}(?:\+[a-z0-9]+)?)\)",
+    re.MULTILINE | re.IGNORECASE,
 )
 # a torch wheel's file name, as a URL writes it ("torch-2.6.0.dev20241016%2Brocm6.2-cp312-..."): its version and
 # build tag, where nothing else says which torch was installed
@@ -792,12 +794,18 @@ def read_prose(lines: list[str]) -> ProseFacts:
         windows_build = _one(builds)
     torch: dict[str, int] = {}
     if "torch" in lowered:
+        built_for = (
+            {b.start("torch"): b["have"] for b in XFORMERS_BUILT_FOR.finditer(text, 0, MAX_CHARS)}
+            if "you have" in lowered
+            else {}
+        )
         for found in _TORCH_SAID.finditer(text):
             if _BUILT_AGAINST.search(text, max(0, found.start() - 40), found.start()):
                 continue  # ds_report's "deepspeed wheel compiled w. ...... torch 1.9": not the one installed
-            built_for = _BUILT_FOR_HAVE.match(text, found.end())
-            if built_for is not None:  # what xFormers was built for; the installed torch is in the brackets
-                torch.setdefault(built_for["have"].lower(), line_of(found))
+            if (
+                found.start() in built_for
+            ):  # what xFormers was built for; the installed torch is in the brackets
+                torch.setdefault(built_for[found.start()].lower(), line_of(found))
                 continue
             if here(found) or ":" in found[0] or "：" in found[0] or "..." in found[0]:  # a label: installed
                 torch.setdefault(found["version"].lower().replace(" ", "").replace("\t", ""), line_of(found))

@@ -10,7 +10,7 @@ from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command
 from torch_gpu_doctor.triage.outcome import Verdict, installs_torch
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
 
 GFX_TARGET = "amd.gfx_target"
 _OVERRIDE = lazy(r"\bHSA_OVERRIDE_GFX_VERSION\b")
@@ -24,7 +24,7 @@ def override_left_set(verdict: Verdict, pasted: PastedText) -> Verdict:
     said = _OVERRIDE.search(pasted.paste.text, 0, MAX_CHARS)
     if said is None:
         return verdict
-    line = pasted.paste.text.count("\n", 0, said.start()) + 1
+    line = line_number(pasted.paste.text, said)
     unset = Command(
         ("unset", "HSA_OVERRIDE_GFX_VERSION"),
         note="in the shell (or the service's environment) that starts the program",

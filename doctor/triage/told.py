@@ -32,6 +32,7 @@ from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
     watermark_not_reached,
 )
+from torch_gpu_doctor.fixes.recommendation import reinstall_argv
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target, escape_controls
@@ -575,20 +576,7 @@ def pip_kept_torch(
         "local version and forcing the reinstall replaces the build.",
         remediation=Remediation(
             text=f"Reinstall the {variant} builds by their exact local versions, in the same environment.",
-            commands=(
-                Command(
-                    (
-                        "python",
-                        "-m",
-                        "pip",
-                        "install",
-                        "--force-reinstall",
-                        *pins,
-                        "--index-url",
-                        f"https://download.pytorch.org/whl/{variant}",
-                    )
-                ),
-            ),
+            commands=(Command(reinstall_argv(pins, variant)),),
             needs_network=True,
             target=Target.PYTHON_ENV,
         ),

@@ -1340,7 +1340,7 @@ def unknown_error_on_a_server(verdict: Verdict, pasted: PastedText, facts: Facts
         ("sudo", "nvidia-modprobe", "-u", "-c=0"), note="loads nvidia_uvm and creates its device nodes"
     )
     if said is not None:  # the paste says the node is missing: no `ls` to learn it, the fix on the host first
-        return _no_uvm_node(verdict, load, text.count("\n", 0, said.start()) + 1)
+        return _no_uvm_node(verdict, load, line_number(text, said))
     commands = [Command(("ls", "-l", "/dev/nvidia-uvm"), note="missing: nvidia_uvm is not loaded"), load]
     text_fix = (
         "Load nvidia_uvm and create /dev/nvidia-uvm (nvidia-modprobe -u, or modprobe nvidia_uvm), then start the "
