@@ -305,9 +305,12 @@ def booted_with_the_mismatch(pasted: PastedText) -> int | None:
     """The line where the kernel log shows NVRM's mismatch within AT_BOOT_S of boot: the machine was restarted
     and the module that loads at boot is the mismatched one, so another reboot changes nothing (blind set 26:
     570.153.02 libraries over a 570.144 module twelve seconds after boot, ublue-os/bazzite#2668)."""
+    hits = [h for h in pasted.hits if h.signature.id in _NVRM_MISMATCH]
+    if not hits:
+        return None  # most pastes: no split of the whole text
     lines = pasted.paste.text[:MAX_CHARS].splitlines()
-    for hit in pasted.hits:
-        if hit.signature.id in _NVRM_MISMATCH and 0 < hit.line <= len(lines):
+    for hit in hits:
+        if 0 < hit.line <= len(lines):
             stamp = _UPTIME.match(lines[hit.line - 1])
             if stamp is not None and int(stamp["seconds"]) < AT_BOOT_S:
                 return hit.line

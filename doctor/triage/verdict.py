@@ -99,6 +99,7 @@ from torch_gpu_doctor.triage.outcome import (
     Triage,
     Verdict,
     error_reported,
+    installs_torch,
 )
 from torch_gpu_doctor.triage.paste import IN_WORDS, INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
@@ -499,9 +500,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     image = builds_an_image(pasted)
     if image is not None:  # "installing using docker compose": a torch install goes into the image
         verdicts = tuple(in_the_image(v, image) for v in verdicts)
-    elif (
+    elif any(installs_torch(v.finding.remediation) for v in verdicts) and (
         running := container_said(pasted)
-    ) is not None:  # a project's image: the install lasts until recreated
+    ):  # a project's image: the install lasts until the container is recreated
         verdicts = tuple(in_the_image(v, running, built=False) for v in verdicts)
     if facts.jetson_board is not None:  # a Jetson's container takes CUDA from the host (before JetPack 5)
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
