@@ -65,6 +65,8 @@ from torch_gpu_doctor.triage.job_size import (
     too_big_to_train_here,
     while_evaluating,
 )
+from torch_gpu_doctor.triage.kernel_fault import KERNEL_FAULTS
+from torch_gpu_doctor.triage.kernel_fault import next_step as fault_next_step
 from torch_gpu_doctor.triage.labels import binary_labels_one_class
 from torch_gpu_doctor.triage.line_kinds import (
     exception_lines,
@@ -451,6 +453,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(launch_failure_on_a_server(v, pasted, facts) for v in verdicts)
     if ILLEGAL_ADDRESS in (h.signature.id for h in pasted.hits):  # a server's optional kernels: off first
         verdicts = tuple(without_the_feature(v, pasted) for v in verdicts)
+    if any(
+        h.signature.id in KERNEL_FAULTS for h in pasted.hits
+    ):  # a rerun shown, a nightly, a library's kernel
+        verdicts = tuple(fault_next_step(v, pasted, facts) for v in verdicts)
     runtime = facts.torch
     if not isinstance(runtime, Unavailable) and runtime.outcome != "ok" and runtime.failed_stage == "import":
         verdicts = tuple(without_importing_torch(v) for v in verdicts)
