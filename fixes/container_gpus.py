@@ -418,3 +418,41 @@ def driver_libraries_in_image() -> Remediation:
         ),
         target=Target.SYSTEM,
     )
+
+
+TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
+
+
+def new_containers_without_devices() -> Remediation:
+    """NVML's Unknown Error in a container started just now while the host's nvidia-smi works: the toolkit gives
+    new containers the driver's libraries but not the GPUs' device files. Its usual causes: `no-cgroups = true`
+    (a rootless setting) under Docker run as root, toolkit 1.14.0 ignoring config.toml, an old toolkit's cgroup
+    handling on a cgroup v2 host, SELinux on Fedora and RHEL (NVIDIA/nvidia-container-toolkit#115, #381;
+    ublue-os/bluefin#3883). CDI sets the devices up without the hook's cgroup handling."""
+    return Remediation(
+        text="Every new container fails alike, so the NVIDIA Container Toolkit gives containers the driver's "
+        "libraries but not the GPUs' device files: not a daemon-reload, which takes them from containers that "
+        f"already ran. Most often `no-cgroups = true` in {TOOLKIT_CONFIG}, a setting for rootless Docker or "
+        "Podman only: set it to false where Docker runs as root (toolkit 1.14.0 ignored the file: upgrade it). "
+        "Otherwise pass the GPUs by CDI, which sets the devices up without the hook's cgroup handling (an old "
+        "toolkit on a cgroup v2 host): generate the spec once, and again after each driver update. On Fedora, "
+        "RHEL and their atomic variants SELinux can block the devices too: `--security-opt label=disable` on a "
+        "test run tells whether it does.",
+        commands=(
+            Command(
+                ("grep", "-n", "no-cgroups", TOOLKIT_CONFIG),
+                note="true is for rootless containers only; false where Docker runs as root",
+            ),
+            Command(
+                ("sudo", "nvidia-ctk", "cdi", "generate", f"--output={CDI_SPEC}"),
+                note="the CDI spec of this host's GPUs and driver",
+            ),
+            Command(
+                ("docker", "run", "--rm", "--device", "nvidia.com/gpu=all", "ubuntu", "nvidia-smi"),
+                note="the GPUs by CDI (Podman; Docker with CDI turned on): it must list them",
+                runs_here=False,
+            ),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )

@@ -38,6 +38,7 @@ from torch_gpu_doctor.triage.asked import (
 from torch_gpu_doctor.triage.built_for import extension_built_for, torch_the_extension_was_built_for
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_feature
+from torch_gpu_doctor.triage.fresh_container import NVML_UNKNOWN, in_a_new_container
 from torch_gpu_doctor.triage.frozen_build import frozen_build, inside_a_frozen_build
 from torch_gpu_doctor.triage.ggml_devices import GGML_INVALID_FUNCTION, on_a_device_the_build_lacks
 from torch_gpu_doctor.triage.gpus_shown import (
@@ -497,6 +498,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(with_mmcv(v, *mmcv) for v in verdicts)
     if pasted.no_gpus_line is not None:  # their own `docker run`, with the GPUs added, in place of IMAGE
         verdicts = tuple(their_docker_run(v, pasted, pasted.no_gpus_line) for v in verdicts)
+    if any(h.signature.id == NVML_UNKNOWN for h in pasted.hits):  # a container that never worked: its setup
+        verdicts = tuple(in_a_new_container(v, pasted) for v in verdicts)
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         verdicts = tuple(mismatch_in_a_container(v) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
