@@ -233,3 +233,48 @@ def watermark_not_reached(line: int) -> Remediation:
         ),
         target=Target.PYTHON_ENV,
     )
+
+
+_LOAD_LESS = (
+    'offload parts of it to the CPU (diffusers: pipe.enable_model_cpu_offload() in place of pipe.to("cuda"), '
+    'or enable_sequential_cpu_offload() for the least memory; transformers and accelerate: device_map="auto", '
+    "with max_memory), load it quantized (8-bit or 4-bit through bitsandbytes' BitsAndBytesConfig, or a GGUF, "
+    "AWQ or GPTQ build) or in 16-bit where it loads in float32 (torch_dtype=torch.bfloat16), or use a smaller "
+    "variant of the model; otherwise a GPU with more memory."
+)
+
+
+def weights_do_not_fit(call: str, line: int) -> Remediation:
+    """Out of memory while the model's weights move onto the GPU (`pipe.to(device)`, `from_pretrained`,
+    `load_state_dict`): the weights alone do not fit, so nothing about batches or training helps (blind set 28:
+    FLUX.2-dev's whole pipeline moved to a 48 GB A6000; set 27: a 6 GB card loading a model in a web UI)."""
+    return Remediation(
+        text=f"It failed while the model's weights were moved onto the GPU (line {line}: {call}), before any "
+        "batch ran: the weights alone do not fit in this GPU's memory, so a smaller batch, a shorter input or "
+        f"training settings cannot help. Load less onto the GPU: {_LOAD_LESS} Applications have their own "
+        "switches for it (ComfyUI --lowvram, the Stable Diffusion web UI --medvram or --lowvram, "
+        "text-generation-webui's --load-in-4bit or GPU-layer setting).",
+        target=Target.PYTHON_ENV,
+    )
+
+
+def too_big_for_inference(low_memory_line: int | None) -> Remediation:
+    """Out of memory running a model (an app, a pipeline, generation), with no sign of training: what loads and
+    what one request computes must shrink; batch size and gradient settings are training's levers (blind set 28:
+    Hunyuan3D-2's shape, texture and text-to-3D models together on a 16 GB card, --low_vram_mode already on)."""
+    tried = (
+        f"Its low-memory mode is on already (line {low_memory_line}), so the models it loads together are what "
+        "does not fit: run without the optional ones (a texture, refiner or upscaler model, a second pipeline) "
+        "or "
+        if low_memory_line is not None
+        else "Start it in its low-memory mode where it has one (ComfyUI --lowvram, the Stable Diffusion web UI "
+        "--medvram or --lowvram, an app's --low_vram_mode), load only the models the task needs, or "
+    )
+    return Remediation(
+        text="The models this program runs, and what one request computes, need more memory than this GPU has: "
+        "running a model, not training it, so batch size and gradient settings are not the levers. "
+        + tried
+        + _LOAD_LESS
+        + " Ask less of each request too: fewer images at once, a lower resolution, a shorter context.",
+        target=Target.PYTHON_ENV,
+    )

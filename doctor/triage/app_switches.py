@@ -11,7 +11,9 @@
 - A CPU build of torch in an application that installs its own CUDA build (the web UI, once its torch is uninstalled,
   Fooocus's pinned torch 2.1.0 from cu121): that build first, into the application's Python, rather than the
   newest torch, which the application was never tested with (blind set 26: A1111#17236, Fooocus#1202). Not for
-  a GPU newer than those pins (compute capability 10 and up): the application's build has no kernels for it."""
+  a GPU newer than those pins (compute capability 10 and up): the application's build has no kernels for it.
+- No NVIDIA GPU at all, said in words: the application's CPU switch is how it runs (blind set 28: Fooocus with
+  "i don't have nivida gpu")."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from torch_gpu_doctor.model import Command, Remediation
 from torch_gpu_doctor.triage import wanted_build
 from torch_gpu_doctor.triage.job_size import OOM
 from torch_gpu_doctor.triage.outcome import Verdict, installs_torch
+from torch_gpu_doctor.triage.where import NO_NVIDIA_GPU
 
 _WINDOWS_PATH = lazy(r"^(?:[A-Za-z]:\\|\.\\)")  # a command for a Windows Python (E:\...\python.exe)
 
@@ -41,6 +44,16 @@ def with_the_apps_switches(
     if verdict.finding.check_id == OOM:
         return _first(
             verdict, fix, app, "low_memory", facts, "runs in less GPU memory with its own switch", batch_file
+        )
+    if _no_gpu_to_use(verdict):
+        return _first(  # no NVIDIA GPU, said: the application's CPU switch is its way to run at all
+            verdict,
+            fix,
+            app,
+            "cpu",
+            facts,
+            "runs on the CPU with its own switch, whatever torch build it has",
+            batch_file,
         )
     if verdict.finding.check_id == wanted_build.CHECK:
         return verdict  # a CUDA build where the CPU one was asked for: the build itself is the problem
@@ -67,6 +80,16 @@ def with_the_apps_switches(
     return verdict  # the fix is not what a switch is for: the application's GPU is still the way
 
 
+def _no_gpu_to_use(verdict: Verdict) -> bool:
+    """No NVIDIA GPU, said, and no other GPU named (an Intel Arc has torch's XPU build, an AMD one ROCm or
+    DirectML: the program's device, not the CPU, is the way there)."""
+    finding = verdict.finding
+    if finding.check_id != "gpu.present" or not finding.summary.startswith(NO_NVIDIA_GPU):
+        return False
+    said = " ".join(e.value for e in finding.evidence if e.label == "said").lower()
+    return "only an amd gpu" not in finding.summary and not any(w in said for w in ("intel", "iris", "arc"))
+
+
 def _first(
     verdict: Verdict,
     fix: Remediation,
@@ -87,11 +110,11 @@ def _first(
     argv = switch.argv(windows)
     if "uninstall" in argv:  # the application installs its torch where none is: take the CPU one out
         said = f"{app.name} {does} where none is installed: remove the CPU one (`{' '.join(argv)}`), then start it again. "
-        said += _after(purpose)
+        said += _after(purpose, fix)
     elif "pip" in argv:  # the application's own install command (its pinned torch), not a start switch
-        said = f"{app.name} {does}: `{' '.join(argv)}`. " + _after(purpose)
+        said = f"{app.name} {does}: `{' '.join(argv)}`. " + _after(purpose, fix)
     else:
-        said = f"{app.name} {does}: start it with `{switch.words(windows)}`. " + _after(purpose)
+        said = f"{app.name} {does}: start it with `{switch.words(windows)}`. " + _after(purpose, fix)
     rest = fix.text if purpose != "low_memory" else fix.text[:1].lower() + fix.text[1:]
     remediation = dataclasses.replace(
         fix, text=said + rest, commands=(Command(switch.argv(windows), note=switch.note), *fix.commands)
@@ -99,9 +122,14 @@ def _first(
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=remediation))
 
 
-def _after(purpose: str) -> str:
-    if purpose == "cpu":
-        return "The CPU build of torch after it only saves the space of CUDA's libraries. "
+def _after(purpose: str, fix: Remediation) -> str:
+    if purpose == "cpu":  # after a switch, the fix's own CPU build (where it installs one) is only for space
+        installs_cpu = any(INDEX_CPU in c.argv and "install" in c.argv for c in fix.commands)
+        return (
+            "The CPU build of torch after it only saves the space of CUDA's libraries. "
+            if installs_cpu
+            else ""
+        )
     if purpose == "reinstall_torch":
         return "If it still reports a CPU build, install a CUDA build into its Python yourself: "
     return "Beyond that, "

@@ -958,12 +958,20 @@ def _driver_hint(facts: Facts, implies: dict[str, str | bool], text: str, where:
     return facts
 
 
+# where an NVIDIA GPU's name starts, as torch.cuda.get_device_name() gives it
+_BRAND = lazy(r"\b(?:NVIDIA|GeForce|Tesla|Quadro|TITAN|Graphics Device)\b")
+
+
 def _gpu_hint(facts: Facts, implies: dict[str, str | bool]) -> Facts:
     name, cc = implies.get("gpu_name"), _cc_of(implies)
     if isinstance(
         name, str
     ):  # a warning quoted in the person's words: '"NVIDIA GeForce RTX 5060 Ti with ...'
         name = name.strip().strip("\"'`“”‘’").strip() or None
+    if isinstance(name, str) and (brand := _BRAND.search(name)) is not None and brand.start() > 0:
+        name = name[
+            brand.start() :
+        ]  # "Heya, get this error NVIDIA GeForce RTX 5080": the words before it cut
     if not isinstance(name, str) and cc is None:
         return facts
     listed = list(facts.gpus)

@@ -175,14 +175,15 @@ _DRIVER = lazy(
 # 24.04" (the first words of triage.facts' distribution table; never an image tag such as ubuntu22.04, nor an
 # issue template's example, "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):", blind set 25)
 # Ubuntu's own kernel flavours in a kernel release (`uname -r`, `dkms status`, collect_env's platform):
-# "5.15.0-86-generic", "6.8.0-45-lowlatency"; Debian's are "-amd64", Fedora's ".fc40", Arch's "-arch1-1"
+# "5.15.0-86-generic", "6.8.0-45-lowlatency"; Debian's are "-amd64", Fedora's ".fc40", Arch's "-arch1-1". A
+# package's version is no release: GCC's "(Ubuntu 14.2.0-4ubuntu2~24.04.1)" (blind set 28: /proc/driver/nvidia/version)
 # (blind set 26: a misspelt "Ubunutu" beside `dkms status` lines, tseliot/nvidia-graphics-drivers#62)
 _UBUNTU_KERNEL = lazy(r"(?<![\w.])\d+\.\d+\.\d+-\d+-(?:generic|lowlatency)\b")
 _DISTRO = lazy(
     r"(?<![\w/:.-])(?<!e\.g\.,[ \t]Linux[ \t])(?<!e\.g\.[ \t]Linux[ \t])(?<!e\.g\.,[ \t])(?<!e\.g\.[ \t])"
     r"(?P<name>Ubuntu|Debian(?:[ \t]+GNU/Linux)?|Fedora(?:[ \t]+Linux)?|Pop!_OS|Linux[ \t]+Mint"
     r"|Rocky[ \t]+Linux|AlmaLinux|CentOS(?:[ \t]+Stream|[ \t]+Linux)?|Red[ \t]+Hat[ \t]+Enterprise[ \t]+Linux"
-    r"(?:[ \t]+Server)?|openSUSE[ \t]+Leap)[ \t]*(?P<version>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.])"
+    r"(?:[ \t]+Server)?|openSUSE[ \t]+Leap)[ \t]*(?P<version>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-])"
     r"(?:[ \t]+LTS)?",
     re.IGNORECASE,
 )
@@ -223,16 +224,16 @@ _AMD = lazy(
 _NO_NVIDIA = lazy(
     # never what a program says of the machine ("torch says I have no GPU"), nor "no GPU memory left", "didn't
     # have GPU issues before"
-    r"(?<!says )(?<!that )(?<!thinks )\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont|did[ \t]*n[o']?t|didn'?t)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"(?<!says )(?<!that )(?<!thinks )\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont|did[ \t]*n[o']?t|didn'?t)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
     r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
-    r"|(?<!says )(?<!that )(?<!thinks )\bI[ \t]+have[ \t]+no[ \t]+(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"|(?<!says )(?<!that )(?<!thinks )\bI[ \t]+have[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
     r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
     # "my system doesn't have Nvidia GPU", "this laptop has no dedicated GPU", "there is no NVIDIA card"
     r"|(?<!says )(?<!that )\b(?:my|this|the|our)[ \t]+(?:system|machine|computer|laptop|pc|server|device|box)[ \t]+"
     r"(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no|lacks)[ \t]+(?:an?[ \t]+|any[ \t]+)?"
-    r"(?:nvidia[ \t]+|dedicated[ \t]+|discrete[ \t]+)?(?:gpus?|graphics[ \t]+cards?|cards?)\b"
+    r"(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?(?:gpus?|graphics[ \t]+cards?|cards?)\b"
     r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found))"
-    r"|(?<!says )(?<!that )\bthere[ \t]+is[ \t]+no[ \t]+(?:nvidia|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
+    r"|(?<!says )(?<!that )\bthere[ \t]+is[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
     r"(?![ \t]+(?:drivers?|installed|visible|detected|found))"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
     r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"

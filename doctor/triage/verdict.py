@@ -82,6 +82,7 @@ from torch_gpu_doctor.triage.nccl_settings import with_the_settings_set
 from torch_gpu_doctor.triage.nccl_timing import at_a_step_some_ranks_take_alone
 from torch_gpu_doctor.triage.no_wheel import SIGNATURE as NO_WHEEL
 from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python
+from torch_gpu_doctor.triage.oom_phase import by_phase as oom_by_phase
 from torch_gpu_doctor.triage.outcome import (
     AMD_CHECKS,
     BY_MESSAGE_ONLY,
@@ -572,6 +573,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(in_the_wrappers_words(v, wrapper) for v in verdicts)
     if pasted.prose.reinstalled is not None:  # "a ton of builds, same error": they went to another Python
         verdicts = tuple(reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
+    if "memory" in pasted.paste.text[:MAX_CHARS]:  # out of memory while loading weights, or running a model
+        verdicts = tuple(oom_by_phase(v, pasted) for v in verdicts)
     verdicts = tuple(while_evaluating(v, pasted, facts) for v in verdicts)
     if pasted.prose.batch_one is not None:  # "batch size is 1": no smaller batch to try
         verdicts = tuple(at_batch_one(v, pasted.prose.batch_one, facts) for v in verdicts)
