@@ -496,6 +496,10 @@ def _extension_abi(
             bare is not None and unpinned_extension(bare["module"]) is not None
         ):  # a known extension by its module
             package, extension = bare["module"], bare["module"] + bare["file"]
+        stem = file.split(".", 1)[0]
+        if package is None and stem and unpinned_extension(stem) is not None:
+            # a path cut short ("/.../flash_attn_2_cuda.so"): its file names the extension
+            package, extension = stem, file
         symbol = error.values.get("symbol", "")
         cxx11 = "__cxx11" in symbol  # std::__cxx11::basic_string: the C++ ABI differs
         # the old ABI's std::string ("Ss": ..._14SourceLocationESs) also marks a build for a torch whose pip

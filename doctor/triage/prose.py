@@ -889,7 +889,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
         windows = next((line_of(f) for f in named), None)
     wsl = None
     if "wsl" in lowered or "subsystem for linux" in lowered:
-        wsl_said = (f for f in _WSL_WORDS.finditer(text) if "microsoft-standard" in f[0].lower() or here(f))
+        wsl_said = (  # never libnvidia-container's own probe ("attempting to load dxcore to see if we are running
+            # under Windows Subsystem for Linux (WSL)", then "continuing assuming a non-WSL environment")
+            f
+            for f in _WSL_WORDS.finditer(text)
+            if ("microsoft-standard" in f[0].lower() or here(f)) and "dxcore" not in line_around(text, f)
+        )
         wsl = next((line_of(f) for f in wsl_said), None)
     macos = None
     mac_words = ("/users/", "mac", "apple", "m1 ", "m2 ", "m3 ", "m4 ", "(clang-")
