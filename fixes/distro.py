@@ -390,6 +390,15 @@ def recipe(os_facts: OsFacts | Unavailable) -> Recipe:
     return RECIPES[family(os_facts)]
 
 
+def recipe_for_files(os_facts: OsFacts | Unavailable, files: tuple[str, ...]) -> Recipe:
+    """The machine's recipe; where its family is not known, the one its files' folders say: Debian's multiarch
+    folders (/usr/lib/x86_64-linux-gnu) are dpkg's (a paste that shows a library's path and no distribution)."""
+    family_of = family(os_facts)
+    if family_of is Family.UNKNOWN and any("-linux-gnu/" in f for f in files):
+        return RECIPES[Family.DEBIAN]
+    return RECIPES[family_of]
+
+
 def major_version(os_facts: OsFacts | Unavailable) -> int | None:
     """The distribution's major version (Debian 12 -> 12), where it says one."""
     version = None if isinstance(os_facts, Unavailable) else os_facts.distro_version

@@ -8,7 +8,7 @@ the library file.
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.platform import OsFacts
-from torch_gpu_doctor.fixes.distro import filled, recipe
+from torch_gpu_doctor.fixes.distro import filled, recipe_for_files
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -21,7 +21,7 @@ _KEEP = (
 def remove_linux_driver(
     os_facts: OsFacts | Unavailable, packages: tuple[str, ...], files: tuple[str, ...]
 ) -> Remediation:
-    how = recipe(os_facts)
+    how = recipe_for_files(os_facts, files)
     commands: tuple[Command, ...]
     if packages:
         commands = (Command((*how.remove, *packages)),) if how.remove is not None else ()

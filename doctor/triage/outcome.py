@@ -42,6 +42,7 @@ FIND_OUT: dict[str, str] = {
     "driver.kernel_module_build": "dkms status",
     "platform.container_gpus": "docker run --rm --gpus all IMAGE nvidia-smi",
     "platform.wsl_gpu": "ls -l /dev/dxg /usr/lib/wsl/lib/libcuda.so.1",
+    "platform.wsl_linux_driver": "ldconfig -p | grep -E 'libcuda|libnvidia-ml'",
     "platform.jetson": "cat /etc/nv_tegra_release",
     "env.cuda_visible_devices": "nvidia-smi -L",
     "env.library_path": "python -m pip check",
@@ -68,6 +69,7 @@ CAUSE_ORDER = (
     "driver.nouveau",
     "driver.kernel_module_build",  # a module that did not build for this kernel: why none loads
     "platform.wsl_gpu",  # WSL 1 reaches no GPU at all
+    "platform.wsl_linux_driver",  # a Linux driver inside WSL shadows the Windows one: nothing after it works
     "driver.installed",
     "driver.nvml",
     "driver.xid_errors",
@@ -106,7 +108,7 @@ PROGRAM_BUGS = frozenset({"other_tensor_shapes_do_not_match"})
 BY_MESSAGE_ONLY = frozenset(
     {
         "driver.nouveau", "driver.secure_boot", "driver.kernel_module_build", "platform.container_gpus",
-        "env.cuda_visible_devices", "platform.wsl_gpu",
+        "env.cuda_visible_devices", "platform.wsl_gpu", "platform.wsl_linux_driver",
         "env.library_path", "torch.out_of_memory", "nccl.communication",
     }
 )  # fmt: skip
@@ -123,6 +125,7 @@ NVIDIA_ONLY = (
     "torch.arch_compat",
     "gpu.topology",
     "driver.xid_errors",  # the NVIDIA driver's kernel log: `dmesg | grep NVRM` says nothing of an AMD GPU
+    "platform.wsl_linux_driver",
 )
 
 
@@ -134,7 +137,7 @@ AMD_CHECKS = tuple(c for c in CAUSE_ORDER if c not in NVIDIA_ONLY)
 LINUX_ONLY = frozenset(
     {
         "driver.secure_boot", "driver.nouveau", "driver.kernel_module_build", "driver.nvml",
-        "driver.xid_errors", "platform.jetson", "platform.wsl_gpu",
+        "driver.xid_errors", "platform.jetson", "platform.wsl_gpu", "platform.wsl_linux_driver",
     }
 )  # fmt: skip
 

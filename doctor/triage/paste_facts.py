@@ -20,6 +20,7 @@ from torch_gpu_doctor.compat.builds import Build
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.bdf import normalize_bdf
 from torch_gpu_doctor.facts.driver import DriverFacts, DriverVersionReading
+from torch_gpu_doctor.facts.driver_libraries import LibraryFile
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.jetson import JetsonFacts
 from torch_gpu_doctor.facts.kernel import KernelFacts, KernelModule
@@ -82,6 +83,7 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_ggml_devices(facts, pasted)
     facts = _with_words(facts, pasted)
     facts = _with_windows_build(facts, pasted)
+    facts = _with_linux_driver_in_wsl(facts, pasted)
     facts = _with_listed_distributions(facts, pasted.packages)
     facts = _with_topology(facts, pasted)
     return _with_unnamed_gpu(facts, pasted)
@@ -195,6 +197,37 @@ def _with_said_torch(facts: Facts, version: str, line: int) -> Facts:
 
 
 WSL_GPU_MIN_BUILD = 19044  # Windows 10 21H2: the oldest Windows 10 whose WSL 2 has GPU paravirtualisation
+
+
+# a Linux driver's own copy of libcuda or libnvidia-ml, by its version ("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.
+# 535.104.05"), outside WSL's projected folder, whose copies carry no driver version
+_LINUX_DRIVER_LIBRARY = lazy(
+    r"(?<![\w/.-])(?P<path>/(?:usr/)?lib(?:64)?/(?:[\w-]+-linux-gnu/)?(?P<name>libcuda|libnvidia-ml)\.so\."
+    r"(?P<version>\d{3}\.\d{1,3}(?:\.\d{1,3})?))(?![\w.])"
+)
+
+
+def _with_linux_driver_in_wsl(facts: Facts, pasted: PastedText) -> Facts:
+    """A Linux NVIDIA driver's libraries beside WSL's projected ones in the same paste (a loader's or Ollama's
+    list of found libraries): the driver installed inside WSL that shadows the Windows one, for
+    platform.wsl_linux_driver to judge (blind set 28: ollama#1940, libnvidia-ml.so.535.104.05 beside
+    /usr/lib/wsl/lib/libnvidia-ml.so.1)."""
+    text = pasted.paste.text[:MAX_CHARS]
+    if "/usr/lib/wsl/" not in text or not isinstance(facts.wsl, Unavailable):
+        return facts
+    found = {m["path"]: m for m in _LINUX_DRIVER_LIBRARY.finditer(text)}
+    if not found:
+        return facts
+    libraries = tuple(
+        LibraryFile(f"{m['name']}.so.1", path, path, False, m["version"]) for path, m in found.items()
+    )
+    wsl = dataclasses.replace(wsl_without_gpu(2, NOT_IN_PASTE), has_dxg=True, linux_libraries=libraries)
+    os_facts = facts.os
+    if isinstance(os_facts, Unavailable):
+        os_facts = _pasted_os("Linux", wsl=True)
+    elif not os_facts.is_wsl:
+        os_facts = dataclasses.replace(os_facts, is_wsl=True)
+    return dataclasses.replace(facts, os=os_facts, wsl=wsl)
 
 
 def _with_windows_build(facts: Facts, pasted: PastedText) -> Facts:

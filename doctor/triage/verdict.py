@@ -36,6 +36,7 @@ from torch_gpu_doctor.triage.asked import (
     build_for_said_cuda,
 )
 from torch_gpu_doctor.triage.built_for import extension_built_for, torch_the_extension_was_built_for
+from torch_gpu_doctor.triage.cuda_home import CUDA_HOME_NOT_SET, torch_without_cuda
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_feature
 from torch_gpu_doctor.triage.fresh_container import NVML_UNKNOWN, in_a_new_container
@@ -573,6 +574,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(in_the_wrappers_words(v, wrapper) for v in verdicts)
     if pasted.prose.reinstalled is not None:  # "a ton of builds, same error": they went to another Python
         verdicts = tuple(reinstalled_already(v, pasted.prose.reinstalled) for v in verdicts)
+    if any(h.signature.id == CUDA_HOME_NOT_SET for h in pasted.hits):  # beside a toolkit: a CPU torch
+        verdicts = tuple(torch_without_cuda(v, pasted, facts) for v in verdicts)
     if "memory" in pasted.paste.text[:MAX_CHARS]:  # out of memory while loading weights, or running a model
         verdicts = tuple(oom_by_phase(v, pasted) for v in verdicts)
     verdicts = tuple(while_evaluating(v, pasted, facts) for v in verdicts)
