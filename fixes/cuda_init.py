@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from torch_gpu_doctor.compat import load_matrix
+from torch_gpu_doctor.compat.runtime_builds import runtime_library
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.driver_update import driver_update
@@ -287,3 +288,29 @@ def _forward_compat_fix(signature_id: str, in_container: bool = False) -> Remedi
         requires_root=True,
         target=Target.SYSTEM,
     )
+
+
+def with_older_build(fix: Remediation | None, owner: str, driver_cuda: str | None) -> Remediation | None:
+    """A driver too old for the CUDA runtime of a library with its own (compat/runtime_builds.json): that
+    library's last build for CUDA 11 first, which runs on the driver there is, beside the driver update (blind
+    set 28: whisperX's CTranslate2 4.x, built for CUDA 12, in a CUDA 11.8 image on an older host driver). A driver
+    that runs CUDA 12 already (`driver_cuda` "12.2") is behind a newer CUDA 12 only: its update is the fix."""
+    if (
+        driver_cuda is not None
+        and driver_cuda.split(".")[0].isdigit()
+        and int(driver_cuda.split(".")[0]) >= 12
+    ):
+        return fix
+    library = runtime_library(owner)
+    older = library.last_for("11") if library is not None else None
+    if fix is None or library is None or older is None:
+        return fix
+    pin = Command(
+        ("python", "-m", "pip", "install", "--force-reinstall", f"{library.name}=={older}"),
+        note=f"{library.name}'s last CUDA 11 build, which this driver runs; its newer releases are built for CUDA 12",
+    )
+    said = (
+        f"{library.shown_as} brings its own CUDA runtime, whatever torch's is: its releases after {older} are "
+        f"built for CUDA 12. Keep the driver and install its last CUDA 11 build, or update the driver. "
+    )
+    return dataclasses.replace(fix, text=said + fix.text, commands=(pin, *fix.commands))

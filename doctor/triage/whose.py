@@ -17,7 +17,7 @@ from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import parse_cc
 from torch_gpu_doctor.compat.wrappers import Wrapper
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.cuda_init import init_error_fix
+from torch_gpu_doctor.fixes.cuda_init import init_error_fix, with_older_build
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, on_windows
@@ -406,18 +406,21 @@ def not_torchs_runtime(verdict: Verdict, facts: Facts, pasted: PastedText, owner
     """A driver too old for the CUDA runtime of a library that is not torch: the driver is the fix (that
     library's CUDA is its build's, which another torch does not change), and its first line names it."""
     finding = verdict.finding
-    if finding.check_id != "torch.driver_compat" or finding.status is not Status.FAIL:
+    name, line = owner
+    if finding.status is not Status.FAIL or not (
+        finding.check_id == "torch.driver_compat"
+        or (finding.check_id == "torch.cuda_init" and (line in verdict.lines or not verdict.lines))
+    ):
         return verdict
-    if not gpus_older_than_every_build(facts):  # else the GPU's last driver is the ceiling: the finding's own
-        fix = init_error_fix("", "driver_too_old", facts, in_container=in_container(pasted))
-        finding = dataclasses.replace(finding, remediation=fix)
     driver = facts.driver
     cuda = (
         driver.cuda_version
         if not isinstance(driver, Unavailable) and isinstance(driver.cuda_version, str)
         else None
     )
-    name, line = owner
+    if not gpus_older_than_every_build(facts):  # else the GPU's last driver is the ceiling: the finding's own
+        fix = init_error_fix("", "driver_too_old", facts, in_container=in_container(pasted))
+        finding = dataclasses.replace(finding, remediation=with_older_build(fix, name, cuda))
     summary = (
         f"The NVIDIA driver is older than the CUDA runtime of {name}, which raised the error (line {line} of the "
         "paste)" + (f": the driver runs CUDA ≤ {cuda}." if cuda else ".")
