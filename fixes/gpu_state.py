@@ -191,3 +191,44 @@ def no_cuda_on_a_mac(xformers: bool) -> Remediation:
         else (),
         target=Target.PYTHON_ENV,
     )
+
+
+def pod_lost_devices() -> Remediation:
+    """NVML's Unknown Error in a Kubernetes pod that worked: the node's `systemctl daemon-reload` (package upgrades
+    run one) rewrote the pod's device cgroup under the systemd cgroup driver. The lasting fix on the node first,
+    since the controller recreates the pods anyway (blind set 28: akash-network/support#266; NVIDIA Container
+    Toolkit troubleshooting, "Containers losing access to GPUs")."""
+    return Remediation(
+        text="The pods lost /dev/nvidia* when the node's systemd reloaded (a `systemctl daemon-reload`, which "
+        "package upgrades also run) with the systemd cgroup driver. Make it last first: on each GPU node create "
+        "the /dev/char symlinks (the toolkit's udev rule keeps them; CDI, or the GPU Operator's toolkit, avoids "
+        "the problem), then delete the failing pods so their controller recreates them with the GPUs.",
+        commands=(
+            Command(
+                ("sudo", "nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all"),
+                note="on each GPU node: the /dev/char links that keep the GPUs through a daemon-reload",
+                runs_here=False,
+            ),
+            Command(
+                ("kubectl", "delete", "pod", "POD"), note="POD: each failing pod; its controller recreates it"
+            ),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
+def pod_devices_under_cpu_manager() -> Remediation:
+    """NVML's Unknown Error in pods of a node whose kubelet runs the static CPU manager: it rewrites the pods'
+    cgroups and drops the device rules the runtime added (kubernetes/kubernetes#77073). The NVIDIA device plugin
+    passes the device specs to the kubelet itself with --pass-device-specs=true, so they survive (its README)."""
+    return Remediation(
+        text="The kubelet's static CPU manager (--cpu-manager-policy=static) rewrites the pods' cgroups and drops "
+        "the device rules for /dev/nvidia* that the NVIDIA runtime added. Run the NVIDIA device plugin with "
+        "--pass-device-specs=true (PASS_DEVICE_SPECS=true in its DaemonSet), which hands the device specs to the "
+        "kubelet so they survive, or drop the static policy; then recreate the pods.",
+        commands=(
+            Command(("kubectl", "delete", "pod", "POD"), note="POD: each failing pod, after the change"),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -514,7 +514,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     elif any(installs_torch(v.finding.remediation) for v in verdicts) and (
         running := container_said(pasted)
     ):  # a project's image: the install lasts until the container is recreated
-        verdicts = tuple(in_the_image(v, running, built=False) for v in verdicts)
+        published = image_ref(pasted)
+        verdicts = tuple(in_the_image(v, running, built=False, image=published) for v in verdicts)
     if facts.jetson_board is not None:  # a Jetson's container takes CUDA from the host (before JetPack 5)
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
     if pasted.prose.rebooted is not None or booted_with_the_mismatch(pasted) is not None:

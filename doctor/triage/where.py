@@ -33,6 +33,8 @@ from torch_gpu_doctor.fixes.gpu_state import (
     hosted_notebook_gpu,
     hosted_notebook_without_gpu,
     no_cuda_on_a_mac,
+    pod_devices_under_cpu_manager,
+    pod_lost_devices,
 )
 from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
 from torch_gpu_doctor.fixes.library_path import wheel_of
@@ -522,6 +524,14 @@ def _through_docker(text: str) -> bool:
 NVML_LIBRARY_NOT_FOUND = "nvml_library_not_found"
 
 
+# nvidia-smi run on the Kubernetes node itself: a debug pod's host, or a shell there
+_ON_THE_NODE = lazy(r"\bkubectl[ \t]+debug[ \t]+node/|\bchroot[ \t]+/host\b")
+
+
+# nvidia-smi run on the Kubernetes node itself: a debug pod's host, or a shell there
+_ON_THE_NODE = lazy(r"\bkubectl[ \t]+debug[ \t]+node/|\bchroot[ \t]+/host\b")
+
+
 def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[Hit, ...] = ()) -> Verdict:
     """NCCL's /dev/shm too small, in a Kubernetes pod: the emptyDir, not `docker run --shm-size`; a pod without
     its GPUs: the runtime Kubernetes uses, not docker's (blind set 19: k8s-device-plugin#250)."""
@@ -549,6 +559,13 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[
             finding=dataclasses.replace(finding, remediation=pod_without_driver_libraries()),
             find_out=None,
         )
+    if (
+        finding.check_id == "driver.nvml"
+        and any(h.signature.id == "nvml_unknown_error" and h.line in verdict.lines for h in pasted_hits)
+        and _ON_THE_NODE.search(text) is None  # the node's own nvidia-smi failing is no pod's cgroup
+    ):  # a pod's GPUs lost to its node's cgroup rewrites: the lasting fix on the node, then the pods recreated
+        fix = pod_devices_under_cpu_manager() if "cpu-manager-policy" in text else pod_lost_devices()
+        return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
     if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
         return verdict
     if not error_reported(facts, "nccl_shm"):
@@ -828,11 +845,18 @@ def builds_an_image(pasted: PastedText) -> int | None:
     return line_number(pasted.paste.text, found) if found is not None else None
 
 
-def in_the_image(verdict: Verdict, line: int, built: bool = True) -> Verdict:
+ARCH_GAPS = frozenset({"torch.arch_compat", "amd.gfx_target"})
+_NEWEST_TAGS = frozenset({"latest", "main", "nightly", "dev"})
+
+
+def in_the_image(verdict: Verdict, line: int, built: bool = True, image: str | None = None) -> Verdict:
     """A fix that installs another torch, where the program runs from an image: a pip install inside a running
     container is gone when it is recreated, so the lasting fix is the image. `built`: the person builds it
     (compose, a Dockerfile; blind set 18: Kokoro-FastAPI's compose image with a torch that stops at sm_90 on an
-    RTX 5060 Ti), else it is a project's published image they run (set 26: WhisperLive's GPU image, the same)."""
+    RTX 5060 Ti), else it is a project's published image they run (set 26: WhisperLive's GPU image, the same).
+    A published `image` (repository:tag) with no kernels for the GPU: a newer release of that image first, since a
+    current torch pip-installed into an old one fails on its older Python or breaks the compiled code it ships
+    (sets 27 and 28: a vendor's sensorsim image on an RTX 5090D, rocm/pytorch's py3.7 image on gfx1030)."""
     finding = verdict.finding
     fix = finding.remediation
     if verdict.kind != Kind.PROBLEM or fix is None or not installs_torch(fix):
@@ -858,6 +882,21 @@ def in_the_image(verdict: Verdict, line: int, built: bool = True) -> Verdict:
             "image built for this GPU's CUDA where it publishes one. "
         )
         commands = fix.commands
+        repository, _, tag = (image or "").rpartition(":")
+        if image is not None and finding.check_id in ARCH_GAPS and tag not in _NEWEST_TAGS:
+            # a pinned release of the image: a newer one first (`:latest` is the newest already)
+            said = (
+                f"The torch that failed is the one the {image} image ships (line {line} of the paste): first run "
+                f"a newer release of that image, built for this GPU's architecture; installing a current torch "
+                "into an old image fails on its older Python or breaks the compiled code it ships. Only where "
+                "no release of it fits, build an image `FROM` it with the install below. "
+            )
+            pull = Command(
+                ("docker", "pull", f"{repository}:latest"),
+                note="its newest release; the project's tags or release notes name the one built for this GPU",
+                runs_here=False,
+            )
+            commands = (pull, *fix.commands)
     fix = dataclasses.replace(fix, text=said + fix.text, commands=commands)
     return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
 
