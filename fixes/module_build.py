@@ -61,7 +61,7 @@ DKMS_ANY = Command(
 PROBE = Command(
     ("sudo", "modprobe", "nvidia"),
     note="'Module nvidia not found': not built for this kernel; 'Key was rejected': Secure Boot; "
-    "'No such device': no NVIDIA GPU",
+    "'No such device': nouveau holds the GPU (`lsmod | grep nouveau`), or this driver does not support it",
 )
 
 
@@ -89,7 +89,8 @@ def load_or_build(os_facts: OsFacts | Unavailable, kernel_changed: bool = False)
         f"Build the module for the running kernel: install {headers}, run `sudo dkms autoinstall`, then "
         "reboot. A driver from NVIDIA's .run file or a cloud install script is built by running that installer "
         "again. If `sudo modprobe nvidia` answers 'Key was rejected by service', Secure Boot refused the module: "
-        "enrol its key (mokutil) or sign it."
+        "enrol its key (mokutil) or sign it. If it answers 'No such device', nouveau holds the GPU (blacklist it "
+        "and rebuild the initramfs) or the driver's branch no longer supports this GPU (a legacy one does)."
     )
     return Remediation(
         text=text,

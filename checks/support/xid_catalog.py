@@ -48,6 +48,12 @@ XID_CATALOG: dict[int, XidMeaning] = {
         "the GPU received a corrupted command stream (driver, PCIe or memory trouble)",
         XidSeverity.ATTENTION,
     ),
+    38: XidMeaning(  # logged at idle or by modprobe at the driver's load (open-gpu-kernel-modules#1045)
+        "Driver firmware error",
+        "the GPU's firmware reported an error to the driver: most often the driver release's (or its open or "
+        "proprietary kernel module's), not the program's; install another driver release",
+        XidSeverity.ATTENTION,
+    ),
     43: XidMeaning(
         "GPU stopped processing",
         "the driver stopped a program's work after it faulted or was killed",

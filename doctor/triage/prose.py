@@ -409,7 +409,8 @@ _NOT_THE_CPU_BUILD = lazy(
 _TORCH_SAID = lazy(
     r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]*\.{3,}[ \t]*|[ \t]|\(v?)"
     r"`?v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*"
-    r"|[ \t]\+[ \t](?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)(?![\w.]))?)(?!\w|\.\w)",  # "PyTorch 2.8.0 + cu129" too
+    r"|[ \t]\+[ \t](?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)(?![\w.]))?)"
+    r"(?:(?=(?:with|and|on|in|for)\b)|(?!\w|\.\w))",  # "PyTorch 2.8.0 + cu129" too; "pytorch 1.3.1with conda"
     re.IGNORECASE,
 )
 # xFormers' "built for" line: "PyTorch 2.9.0+cu128 with CUDA 1208 (you have 2.10.0+cu128)": the torch named first

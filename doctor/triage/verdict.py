@@ -83,6 +83,7 @@ from torch_gpu_doctor.triage.nccl_settings import with_the_settings_set
 from torch_gpu_doctor.triage.nccl_timing import at_a_step_some_ranks_take_alone
 from torch_gpu_doctor.triage.no_wheel import SIGNATURE as NO_WHEEL
 from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python
+from torch_gpu_doctor.triage.old_release import built_before_the_gpu
 from torch_gpu_doctor.triage.oom_phase import by_phase as oom_by_phase
 from torch_gpu_doctor.triage.outcome import (
     AMD_CHECKS,
@@ -398,6 +399,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = with_own_causes(verdicts, pasted, titles)
     verdicts = no_nvidia_gpu(verdicts, pasted, facts, titles)
+    if (
+        pasted.prose.torch is not None and facts.nvidia_gpus
+    ):  # "pytorch 1.3.1" beside an RTX 3080: no build fits
+        verdicts = built_before_the_gpu(verdicts, pasted, facts, titles)
     engine = serving_engine(pasted)  # once: its search of the whole paste is not free
     verdicts = on_a_mac(verdicts, pasted, facts, titles, engine)
     verdicts = none_on_a_mac(verdicts, facts)
