@@ -306,8 +306,9 @@ def with_older_build(fix: Remediation | None, owner: str, driver_cuda: str | Non
     if fix is None or library is None or older is None:
         return fix
     pin = Command(
-        ("python", "-m", "pip", "install", "--force-reinstall", f"{library.name}=={older}"),
-        note=f"{library.name}'s last CUDA 11 build, which this driver runs; its newer releases are built for CUDA 12",
+        ("python", "-m", "pip", "install", f"{library.name}=={older}"),
+        note=f"{library.name}'s last CUDA 11 build, which this driver runs; its newer releases are built for CUDA 12 "
+        "(no --force-reinstall: that would move numpy and the rest too)",
     )
     said = (
         f"{library.shown_as} brings its own CUDA runtime, whatever torch's is: its releases after {older} are "

@@ -105,6 +105,7 @@ class PastedText:
             and not self.prose.memory_asked  # the memory a model's full fine-tuning needs: an answer
             and (self.prose.cuda is None or self.prose.asks_build is None)  # a build for their CUDA: one
             and self.prose.fails is None  # a failure said in words: named, with what to paste
+            and self.prose.replaced_torch is None  # an install that replaced torch: the build to put back
         )
 
     @property

@@ -540,6 +540,15 @@ _REBOOTED = lazy(
     r"|\bstill\b[^.\n]{0,40}?\bafter[ \t]+(?:a[ \t]+)?reboot",
     re.IGNORECASE,
 )
+# another package's install replaced torch, said ("Installing lightning changes my pytorch version from cuda118 to
+# cpu", "it seems to uninstall the torch-2.11.0+cu128 and replace it") or in pip's log ("Found existing
+# installation: torch 2.0.0+cu118"); triage/replaced_torch.py answers it
+_REPLACED_TORCH = lazy(
+    r"^(?=[^\n]*\binstall)[^\n]*?(?<!without[ \t])\b(?:uninstall\w*|replac\w*|chang\w*|overwr\w*|downgrad\w*"
+    r"|swap\w*)(?:[ \t]+(?:my|the|our|its|existing|installed|gpu|cuda|previous|old|current))*[ \t]+[`'\"]?(?:py)?torch\b"
+    r"|Found existing installation: torch \d+\.\d+\.\d+\+(?:cu\d{2,3}|rocm[\d.]+)",
+    re.IGNORECASE | re.MULTILINE,
+)
 # torch was installed again, and nothing changed: "I have installed a ton of new pytorch builds and yet it doesn't
 # work", "reinstalled torch several times, same error", "重装了好几次还是" (the install went to another Python)
 _REINSTALLED = lazy(
@@ -623,6 +632,7 @@ class ProseFacts:
     runs_on_windows: int | None = None
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
     reinstalled: int | None = None  # the line that says installing torch again changed nothing
+    replaced_torch: int | None = None  # the line that says another package's install replaced torch
     batch_one: int | None = None  # the line that says the batch size is already 1
     runs_model: Said | None = (
         None  # a model run (not trained) in 16-bit, by its size in billions ("8"), and where
@@ -909,10 +919,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if "reboot" in lowered:
         tried = _REBOOTED.search(text)
         rebooted = line_of(tried) if tried is not None else None
-    reinstalled = None
+    reinstalled = replaced_torch = None
     if "install" in lowered or "重装" in lowered:
         again = _REINSTALLED.search(text, 0, MAX_CHARS)
         reinstalled = line_of(again) if again is not None else None
+        replaced = _REPLACED_TORCH.search(text, 0, MAX_CHARS) if "torch" in lowered else None
+        replaced_torch = line_of(replaced) if replaced is not None else None
     batch_one = None
     if any(word in lowered for word in ("batch", "bs", "배치", "バッチ", "批")) and not _BATCH_MORE.search(
         text
@@ -997,6 +1009,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         runs_on_windows=windows,
         rebooted=rebooted,
         reinstalled=reinstalled,
+        replaced_torch=replaced_torch,
         batch_one=batch_one,
         trains_model=trains_model,
         runs_model=runs_model,

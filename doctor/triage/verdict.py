@@ -109,6 +109,7 @@ from torch_gpu_doctor.triage.outcome import (
 )
 from torch_gpu_doctor.triage.paste import IN_WORDS, INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.replaced_torch import replaced_by_an_install
 from torch_gpu_doctor.triage.rocm_override import override_left_set
 from torch_gpu_doctor.triage.shown_error import ShownError
 from torch_gpu_doctor.triage.told import (
@@ -399,6 +400,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = with_own_causes(verdicts, pasted, titles)
     verdicts = no_nvidia_gpu(verdicts, pasted, facts, titles)
+    if pasted.prose.replaced_torch is not None:  # another package's install replaced the CUDA torch
+        verdicts = replaced_by_an_install(verdicts, pasted, facts, titles)
     if (
         pasted.prose.torch is not None and facts.nvidia_gpus
     ):  # "pytorch 1.3.1" beside an RTX 3080: no build fits

@@ -63,4 +63,4 @@ def test_a_driver_too_old_for_ctranslate2_pins_its_cuda_11_build_first() -> None
     assert cause is not None and cause.finding.remediation is not None
     assert cause.finding.summary.startswith("The NVIDIA driver is older than the CUDA runtime of CTranslate2")
     first = cause.finding.remediation.commands[0].argv
-    assert first == ("python", "-m", "pip", "install", "--force-reinstall", "ctranslate2==3.24.0")
+    assert first == ("python", "-m", "pip", "install", "ctranslate2==3.24.0")

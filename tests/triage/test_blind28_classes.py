@@ -198,3 +198,18 @@ def test_a_torch_said_in_words_older_than_the_gpus_architecture_has_no_kernels_f
         "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle)`\n"
     )
     assert "every build of it" not in headline(newer)
+
+
+def test_an_install_that_replaced_the_cuda_torch_puts_that_build_back() -> None:
+    """Lightning#18968 ('changes my pytorch version from cuda118 to cpu', the before-report's 2.0.0+cu118) and
+    WhisperJAV#334 (uninstalled torch-2.11.0+cu128); a --user install 'without overwriting the existing one' is
+    another story (pytorch#56126)."""
+    for name, build in (
+        ("lightning-18968-pip-replaced-torch.txt", "2.0.0+cu118"),
+        ("whisperjav-334-install-replaced-cuda-torch.txt", "2.11.0+cu128"),
+    ):
+        check, summary, first = cause_of(diagnosed(name))
+        assert check == "torch.installed" and f"replaced torch {build}" in summary
+        assert first.startswith(f"python -m pip install torch=={build} --index-url") and "force" not in first
+    _, summary, _ = cause_of(diagnosed("pytorch-56126-torch-c-no-attribute-user-site-copy.txt"))
+    assert "replaced torch" not in summary
