@@ -549,6 +549,14 @@ _REPLACED_TORCH = lazy(
     r"|Found existing installation: torch \d+\.\d+\.\d+\+(?:cu\d{2,3}|rocm[\d.]+)",
     re.IGNORECASE | re.MULTILINE,
 )
+# the person says the work runs on the CPU, or the GPU stays unused: "Fresh install running only on CPU radically
+# slow", "it is not using my GPU", "GPU usage is 0%" (never a wish to run there: asks_for_cpu)
+_ON_THE_CPU = lazy(
+    r"\b(?:runs?|running|ran|works?|working|only|stuck)\b[^\n.]{0,30}?\bon[ \t]+(?:the[ \t]+)?cpu\b"
+    r"|\b(?:not|isn'?t|doesn'?t|does[ \t]+not|never)[ \t]+(?:using|use|utili[sz]ing|utili[sz]e)[ \t]+(?:the[ \t]+|my[ \t]+)?gpu\b"
+    r"|\bgpu[ \t-]*(?:util\w*|usage|load)\b[^\n.]{0,20}?(?<![\d.])0[ \t]*%",
+    re.IGNORECASE,
+)
 # torch was installed again, and nothing changed: "I have installed a ton of new pytorch builds and yet it doesn't
 # work", "reinstalled torch several times, same error", "重装了好几次还是" (the install went to another Python)
 _REINSTALLED = lazy(
@@ -633,6 +641,7 @@ class ProseFacts:
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
     reinstalled: int | None = None  # the line that says installing torch again changed nothing
     replaced_torch: int | None = None  # the line that says another package's install replaced torch
+    on_the_cpu: int | None = None  # the line that says the work runs on the CPU, the GPU unused
     batch_one: int | None = None  # the line that says the batch size is already 1
     runs_model: Said | None = (
         None  # a model run (not trained) in 16-bit, by its size in billions ("8"), and where
@@ -925,6 +934,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
         reinstalled = line_of(again) if again is not None else None
         replaced = _REPLACED_TORCH.search(text, 0, MAX_CHARS) if "torch" in lowered else None
         replaced_torch = line_of(replaced) if replaced is not None else None
+    on_cpu = _ON_THE_CPU.search(text, 0, MAX_CHARS) if "cpu" in lowered or "gpu" in lowered else None
+    on_the_cpu = line_of(on_cpu) if on_cpu is not None and not asks_for_cpu else None
     batch_one = None
     if any(word in lowered for word in ("batch", "bs", "배치", "バッチ", "批")) and not _BATCH_MORE.search(
         text
@@ -1010,6 +1021,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         rebooted=rebooted,
         reinstalled=reinstalled,
         replaced_torch=replaced_torch,
+        on_the_cpu=on_the_cpu,
         batch_one=batch_one,
         trains_model=trains_model,
         runs_model=runs_model,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tests.triage.corpus_helpers import cause_of, diagnosed
 from tests.triage.test_blind25_classes import headline, said
+from torch_gpu_doctor.triage.healthy import on_the_cpu_while_healthy
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 
 
@@ -213,3 +214,17 @@ def test_an_install_that_replaced_the_cuda_torch_puts_that_build_back() -> None:
         assert first.startswith(f"python -m pip install torch=={build} --index-url") and "force" not in first
     _, summary, _ = cause_of(diagnosed("pytorch-56126-torch-c-no-attribute-user-site-copy.txt"))
     assert "replaced torch" not in summary
+
+
+def test_a_healthy_stack_beside_work_on_the_cpu_names_the_programs_choice() -> None:
+    """text-generation-webui#2924: 'Fresh install running only on CPU radically slow' beside a collect_env whose
+    CUDA works: still no problem (exit 0), with the step that shows whether the process uses the GPU. A healthy
+    report without such words gets no such step."""
+    d = diagnosed("textgen-2924-healthy-cuda-extension-not-installed.txt")
+    assert d.result.cause is None and not d.result.exit_problem()
+    assert d.pasted.prose.on_the_cpu == 3
+    found = on_the_cpu_while_healthy(d.result, d.pasted)
+    assert found is not None and found[1].commands[0].argv[0] == "nvidia-smi"
+    quiet = diagnosed("pytorch-124007-healthy-gpu-util-0.txt")
+    assert on_the_cpu_while_healthy(quiet.result, quiet.pasted) is None
+    assert said("How can I run this code on CPU? I have no GPU\n").pasted.prose.on_the_cpu is None
