@@ -173,21 +173,24 @@ def engine_on_a_mac(engine: str) -> Remediation:
     )
 
 
-def no_cuda_on_a_mac(xformers: bool) -> Remediation:
-    """A Mac, where the program asks for CUDA: Apple's GPU through MPS or the CPU, or an NVIDIA machine; with
-    xFormers' CUDA kernels in the way, uninstalling it first."""
+_CUDA_ONLY_ON_A_MAC = {
+    "xFormers": " (uninstall xFormers: its kernels need CUDA, and most programs then use torch's own attention)",
+    "bitsandbytes": " (without bitsandbytes' 8-bit and 4-bit features, whose library has no GPU code on macOS: load "
+    "the model without load_in_8bit or load_in_4bit, in 16-bit, and train with torch's own optimizers)",
+}
+
+
+def no_cuda_on_a_mac(cuda_only: str | None) -> Remediation:
+    """A Mac, where the program asks for CUDA: Apple's GPU through MPS or the CPU, or an NVIDIA machine; with a
+    CUDA-only package in the way (xFormers, bitsandbytes), without it."""
     return Remediation(
         text="Run the program on the Mac's GPU with device 'mps' or on the CPU, where the program supports it"
-        + (
-            " (uninstall xFormers: its kernels need CUDA, and most programs then use torch's own attention)"
-            if xformers
-            else ""
-        )
+        + _CUDA_ONLY_ON_A_MAC.get(cuda_only or "", "")
         + ", or on a Linux or Windows machine with an NVIDIA GPU.",
         commands=(
             Command(("python", "-m", "pip", "uninstall", "-y", "xformers"), note="its kernels need CUDA"),
         )
-        if xformers
+        if cuda_only == "xFormers"
         else (),
         target=Target.PYTHON_ENV,
     )

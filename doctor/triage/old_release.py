@@ -5,13 +5,16 @@ error). The checks cannot say it from a version without its build; every build o
 
 from __future__ import annotations
 
+import dataclasses
+
 from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import TorchCompat, version_key
 from torch_gpu_doctor.facts.gpus import Gpu
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, other_legacy_build
 from torch_gpu_doctor.model import Evidence, Finding, Status
+from torch_gpu_doctor.triage.facts import shown_packages
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.unavailable import Unavailable
@@ -78,3 +81,29 @@ def built_before_the_gpu(
     )
     verdict = Verdict(finding, titles.get(ARCH, ARCH), Kind.PROBLEM, (), None, (said.line,))
     return (verdict, *(v for v in verdicts if v.finding.check_id != ARCH))
+
+
+def same_release_build(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """No kernels for the GPU, where the words name the project's torch release (1.4 to 1.12) and another build
+    of it has them: that build first, with pytorch.org's command (blind set 29: 'torch 1.10.1' on an A100, whose
+    thread was fixed by 1.10.1+cu111; the newest torch breaks a project pinned to 1.10)."""
+    said = pasted.prose.torch
+    if (
+        said is None
+        or verdict.finding.check_id != ARCH
+        or verdict.finding.status is not Status.FAIL
+        or not isinstance(facts.torch_packages, Unavailable)
+    ):
+        return verdict
+    version = said.value.split("+")[0]
+    data = load_torch_releases()
+    if data.legacy_release(version) is None:
+        return verdict
+    # the said version as installed, its build unknown: every build of it is a candidate
+    with_version = dataclasses.replace(
+        facts, torch_packages=shown_packages(f"line {said.line} of the paste", version, (None, None))
+    )
+    fix = other_legacy_build(with_version, data)
+    if fix is None:
+        return verdict
+    return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=fix))

@@ -233,6 +233,10 @@ _NO_NVIDIA = lazy(
     r"(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no|lacks)[ \t]+(?:an?[ \t]+|any[ \t]+)?"
     r"(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?(?:gpus?|graphics[ \t]+cards?|cards?)\b"
     r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found))"
+    # "my Laptop since it doesn't have an NVIDIA graphics card" (blind set 29: a WSL laptop)
+    r"|\b(?:since|as|because)[ \t]+it[ \t]+(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no)[ \t]+"
+    r"(?:an?[ \t]+|any[ \t]+)?(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+    r"(?:gpus?|graphics[ \t]+cards?|cards?)\b"
     r"|(?<!says )(?<!that )\bthere[ \t]+is[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
     r"(?![ \t]+(?:drivers?|installed|visible|detected|found))"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
@@ -499,6 +503,7 @@ _MACOS = lazy(
 )
 # A Linux machine's own paths: a macOS word beside them is about another machine ("on macOS it runs on MPS")
 _LINUX_PATHS = lazy(r"(?<![\w.])/(?:home|usr|opt|srv|root|workspace|mnt)/")
+_MAC_SITE_PACKAGES = lazy(r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/\S*?/site-packages/")
 # Words that put a name on another machine or another time: "worked on my old RTX 3090", "under WSL2 it works,
 # but on our server...", "no access to A100s", "needs driver 525.60.13 or newer"
 _ELSEWHERE = lazy(
@@ -921,7 +926,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
     # a container's Linux paths beside "on my Mac" are Docker on that Mac, which passes no GPU (blind set 27:
     # "spinning up this image on my Mac M1", ai-dock/comfyui#6)
     in_docker = "docker" in lowered or "image" in lowered or "container" in lowered
-    if any(w in lowered for w in mac_words) and (in_docker or not _LINUX_PATHS.search(text)):
+    # a Python environment under a macOS home folder ("/Users/x/venv/lib/python3.10/site-packages/...") is a Mac
+    # whatever Linux folders a tool's report names beside it (bitsandbytes' "/usr/local CUDA PATHS")
+    mac_env = "/users/" in lowered and _MAC_SITE_PACKAGES.search(text, 0, MAX_CHARS) is not None
+    if any(w in lowered for w in mac_words) and (in_docker or mac_env or not _LINUX_PATHS.search(text)):
         mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith(("/", "[Clang")) or here(f))
         macos = next((line_of(f) for f in mac_said), None)
     rebooted = None

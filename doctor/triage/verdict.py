@@ -37,6 +37,7 @@ from torch_gpu_doctor.triage.asked import (
 )
 from torch_gpu_doctor.triage.built_for import extension_built_for, torch_the_extension_was_built_for
 from torch_gpu_doctor.triage.cuda_home import CUDA_HOME_NOT_SET, torch_without_cuda
+from torch_gpu_doctor.triage.cuda_on_amd import cuda_program_on_amd
 from torch_gpu_doctor.triage.facts import PYTHON, listed_build
 from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_feature
 from torch_gpu_doctor.triage.fresh_container import NVML_UNKNOWN, in_a_new_container
@@ -83,7 +84,7 @@ from torch_gpu_doctor.triage.nccl_settings import with_the_settings_set
 from torch_gpu_doctor.triage.nccl_timing import at_a_step_some_ranks_take_alone
 from torch_gpu_doctor.triage.no_wheel import SIGNATURE as NO_WHEEL
 from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python
-from torch_gpu_doctor.triage.old_release import built_before_the_gpu
+from torch_gpu_doctor.triage.old_release import built_before_the_gpu, same_release_build
 from torch_gpu_doctor.triage.oom_phase import by_phase as oom_by_phase
 from torch_gpu_doctor.triage.outcome import (
     AMD_CHECKS,
@@ -400,12 +401,14 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     )
     verdicts = with_own_causes(verdicts, pasted, titles)
     verdicts = no_nvidia_gpu(verdicts, pasted, facts, titles)
+    verdicts = cuda_program_on_amd(verdicts, pasted, facts, titles)  # CTranslate2's CUDA on a Radeon
     if pasted.prose.replaced_torch is not None:  # another package's install replaced the CUDA torch
         verdicts = replaced_by_an_install(verdicts, pasted, facts, titles)
     if (
         pasted.prose.torch is not None and facts.nvidia_gpus
     ):  # "pytorch 1.3.1" beside an RTX 3080: no build fits
         verdicts = built_before_the_gpu(verdicts, pasted, facts, titles)
+        verdicts = tuple(same_release_build(v, pasted, facts) for v in verdicts)
     engine = serving_engine(pasted)  # once: its search of the whole paste is not free
     verdicts = on_a_mac(verdicts, pasted, facts, titles, engine)
     verdicts = none_on_a_mac(verdicts, facts)

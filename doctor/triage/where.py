@@ -225,7 +225,11 @@ def on_a_mac(
         return verdicts
     if any(isinstance(g.name, str) for g in facts.nvidia_gpus):
         return verdicts  # an older Mac with an NVIDIA GPU: the verdicts about it stand
+    # xFormers' CUDA kernels, bitsandbytes' CUDA library: CUDA-only parts no Mac can load (blind set 29:
+    # bitsandbytes#853 from a venv under /Users)
     xformers = {h.line for h in pasted.hits if "xformers" in h.signature.id}
+    bnb = {h.line for h in pasted.hits if "bitsandbytes" in h.signature.id}
+    cuda_only = "xFormers" if xformers else "bitsandbytes" if bnb else None
     assumed = [
         v
         for v in verdicts
@@ -233,7 +237,7 @@ def on_a_mac(
         and (
             (v.finding.check_id in ASSUMES_NVIDIA and v.finding.check_id != "torch.cpu_build")
             or v.finding.check_id == "env.cuda_visible_devices"  # accelerate's "requires a GPU (not 'mps')"
-            or (v.finding.check_id == "torch.companions" and xformers.intersection(v.lines))
+            or (v.finding.check_id == "torch.companions" and (xformers | bnb).intersection(v.lines))
         )
     ]
     failing = pasted.prose.fails
@@ -259,7 +263,7 @@ def on_a_mac(
         "no GPU build for macOS, so it cannot use this machine's GPU."
         if engine is not None
         else "This is a Mac: it has no NVIDIA GPU and PyTorch's macOS builds have no CUDA, so what asks for CUDA "
-        + ("(xFormers' CUDA kernels here) " if xformers else "")
+        + (f"({cuda_only}' CUDA code here) " if cuda_only else "")  # both names end in s
         + "cannot run on it."
     )
     finding = Finding(
@@ -271,7 +275,7 @@ def on_a_mac(
         evidence=(Evidence("said", "a Mac", f"line {said} of the paste"),) if said is not None else (),
         remediation=engine_on_a_mac(_ENGINE_NAMES.get(engine, engine))
         if engine is not None
-        else no_cuda_on_a_mac(bool(xformers)),
+        else no_cuda_on_a_mac(cuda_only),
     )
     lines = tuple(
         sorted(
