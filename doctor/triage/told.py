@@ -37,7 +37,7 @@ from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target, escape_controls
 from torch_gpu_doctor.triage.asked import DRIVER_COMPAT
-from torch_gpu_doctor.triage.outcome import FIND_OUT, TORCH_VERSION, Kind, Verdict
+from torch_gpu_doctor.triage.outcome import FIND_OUT, TORCH_VERSION, UNEXPLAINED_FALSE, Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import GPU_NOT_FOUND, MAX_CHARS, line_number
 from torch_gpu_doctor.triage.where import in_container
@@ -450,10 +450,20 @@ def works_where_tested(
     bundled interpreter), or hides the GPU itself. Only where nothing else was found (blind set 21: "GPU not
     recognized by torch" from an app, True from the user's shell)."""
     works, failing = pasted.prose.torch_works, pasted.prose.fails
-    if works is None or failing is None or any(v.kind == Kind.PROBLEM for v in verdicts):
+    # the only problem found being "is_available() is False, the paste does not say why" is this same story
+    # told without the working test (blind set 29: tortoise-tts-fast#88, True printed, the app saying no CUDA)
+    found = [
+        v for v in verdicts if v.kind == Kind.PROBLEM and not v.finding.summary.startswith(UNEXPLAINED_FALSE)
+    ]
+    if works is None or failing is None or found:
         return verdicts
-    if failing.line == works or not GPU_NOT_FOUND.search(failing.value):
+    lines = pasted.paste.text.split("\n")
+    said = "\n".join(
+        lines[failing.line - 1 : failing.line + 2]
+    )  # "getting the following error" and the error
+    if failing.line == works or not GPU_NOT_FOUND.search(said):
         return verdicts
+    verdicts = tuple(v for v in verdicts if not v.finding.summary.startswith(UNEXPLAINED_FALSE))
     finding = Finding(
         CUDA_INIT,
         Status.WARN,
