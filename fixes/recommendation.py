@@ -57,21 +57,16 @@ class Recommendation:
         return ("uv", "pip", "install", "--python", python, *repair, *self.packages(), *backend)
 
 
+def install_argv(pins: tuple[str, ...], variant: str) -> tuple[str, ...]:
+    """`python -m pip install PINS` from PyTorch's index for `variant` (cu126, cpu)."""
+    return ("python", "-m", "pip", "install", *pins, "--index-url", INDEX_URL + variant)
+
+
 def reinstall_argv(pins: tuple[str, ...], variant: str, *, no_deps: bool = False) -> tuple[str, ...]:
     """`python -m pip install --force-reinstall PINS` from PyTorch's index for `variant` (cu126, cpu): the build
     named, where pip would keep an installed one whose version already satisfies the pins."""
     deps = ("--no-deps",) if no_deps else ()
-    return (
-        "python",
-        "-m",
-        "pip",
-        "install",
-        "--force-reinstall",
-        *deps,
-        *pins,
-        "--index-url",
-        INDEX_URL + variant,
-    )
+    return install_argv(("--force-reinstall", *deps, *pins), variant)
 
 
 def as_installed(rec: Recommendation, packages: TorchPackages | Unavailable) -> Recommendation:

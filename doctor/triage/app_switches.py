@@ -45,16 +45,6 @@ def with_the_apps_switches(
         return _first(
             verdict, fix, app, "low_memory", facts, "runs in less GPU memory with its own switch", batch_file
         )
-    if _no_gpu_to_use(verdict):
-        return _first(  # no NVIDIA GPU, said: the application's CPU switch is its way to run at all
-            verdict,
-            fix,
-            app,
-            "cpu",
-            facts,
-            "runs on the CPU with its own switch, whatever torch build it has",
-            batch_file,
-        )
     if verdict.finding.check_id == wanted_build.CHECK:
         return verdict  # a CUDA build where the CPU one was asked for: the build itself is the problem
     if verdict.finding.check_id == CPU_BUILD and installs_torch(fix) and not _newer_than_app_pins(facts):
@@ -67,7 +57,8 @@ def with_the_apps_switches(
             "installs its own CUDA build of torch into its own Python",
             batch_file,
         )
-    if any(INDEX_CPU in c.argv and "install" in c.argv for c in fix.commands):
+    # the CPU build as the fix, or no NVIDIA GPU said: the application's CPU switch is its way to run at all
+    if _no_gpu_to_use(verdict) or any(INDEX_CPU in c.argv and "install" in c.argv for c in fix.commands):
         return _first(
             verdict,
             fix,

@@ -9,8 +9,9 @@ import dataclasses
 import re
 
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import INDEX_URL, TorchCompat, version_key
+from torch_gpu_doctor.compat.torch_releases import TorchCompat, version_key
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.recommendation import install_argv
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command
 from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS
@@ -141,15 +142,7 @@ def next_step(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
             first += f" (torch {version}, from the {variant} index); if it still faults there, "
             commands = (
                 Command(
-                    (
-                        "python",
-                        "-m",
-                        "pip",
-                        "install",
-                        f"torch=={version}",
-                        "--index-url",
-                        INDEX_URL + variant,
-                    ),
+                    install_argv((f"torch=={version}",), variant),
                     note="the stable release; torchvision and torchaudio of the same release with it if installed",
                 ),
                 *commands,

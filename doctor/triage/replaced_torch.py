@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.recommendation import install_argv
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
@@ -63,15 +64,7 @@ def replaced_by_an_install(
         "extensions) need the same build again.",
         commands=(
             Command(
-                (
-                    "python",
-                    "-m",
-                    "pip",
-                    "install",
-                    f"torch=={version}",
-                    "--index-url",
-                    index,
-                ),
+                install_argv((f"torch=={version}",), variant),
                 note="the build that was there, with the program's own Python",
             ),
             Command(
