@@ -204,8 +204,9 @@ def pod_lost_devices() -> Remediation:
     return Remediation(
         text="The pods lost /dev/nvidia* when the node's systemd reloaded (a `systemctl daemon-reload`, which "
         "package upgrades also run) with the systemd cgroup driver. Make it last first: on each GPU node create "
-        "the /dev/char symlinks (the toolkit's udev rule keeps them; CDI, or the GPU Operator's toolkit, avoids "
-        "the problem), then delete the failing pods so their controller recreates them with the GPUs.",
+        "the /dev/char symlinks, and a udev rule that runs the same command when the driver loads so they come "
+        "back after a reboot (CDI, or the GPU Operator's toolkit, avoids the problem); then delete the failing "
+        "pods so their controller recreates them with the GPUs.",
         commands=(
             Command(
                 ("sudo", "nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all"),

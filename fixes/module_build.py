@@ -61,7 +61,8 @@ DKMS_ANY = Command(
 PROBE = Command(
     ("sudo", "modprobe", "nvidia"),
     note="'Module nvidia not found': not built for this kernel; 'Key was rejected': Secure Boot; "
-    "'No such device': nouveau holds the GPU (`lsmod | grep nouveau`), or this driver does not support it",
+    "'No such device': no NVIDIA GPU here (lspci lists none), nouveau holds it (`lsmod | grep nouveau`), or this "
+    "driver does not support it",
 )
 
 

@@ -78,7 +78,9 @@ def _no_gpu_to_use(verdict: Verdict) -> bool:
     if finding.check_id != "gpu.present" or not finding.summary.startswith(NO_NVIDIA_GPU):
         return False
     said = " ".join(e.value for e in finding.evidence if e.label == "said").lower()
-    return "only an amd gpu" not in finding.summary and not any(w in said for w in ("intel", "iris", "arc"))
+    return "only an amd gpu" not in finding.summary.lower() and not any(
+        w in said for w in ("intel", "iris", "arc")
+    )
 
 
 def _first(

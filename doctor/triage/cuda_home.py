@@ -15,6 +15,7 @@ from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
+from torch_gpu_doctor.unavailable import Unavailable
 
 CUDA_HOME_NOT_SET = "other_cuda_home_not_set"
 # nvcc's own banner ("Cuda compilation tools, release 11.4, V11.4.315"), or `which nvcc` answering with a path
@@ -43,15 +44,18 @@ def torch_without_cuda(verdict: Verdict, pasted: PastedText, facts: Facts) -> Ve
     if not any(h.signature.id == CUDA_HOME_NOT_SET and h.line in verdict.lines for h in pasted.hits):
         return verdict
     line = toolkit_shown_line(pasted)
-    if line is None:
-        return verdict
+    packages = facts.torch_packages
+    if line is None or (not isinstance(packages, Unavailable) and packages.cuda is not None):
+        return verdict  # a CUDA build shown: the build did not see the toolkit (sudo, build isolation, PATH)
     jetson = facts.jetson_board is not None or pasted.prose.jetson is not None
     install = jetson_torch_remediation(facts) if jetson else None
     text = (
         f"Line {line} shows a CUDA toolkit, and torch still leaves CUDA_HOME unset: torch's extension builder "
         "sets it only when torch itself was built with CUDA, so the torch that ran is a CPU build (on a Jetson, "
-        "most often PyPI's aarch64 wheel installed over NVIDIA's). Install a CUDA build of torch in that "
-        "Python, then build again; setting CUDA_HOME by hand does not help."
+        "most often PyPI's aarch64 wheel installed over NVIDIA's). The command below says: None after the "
+        "version is a CPU build, to replace with a CUDA build of torch in that Python before building again. A "
+        "CUDA version there means the build did not see the toolkit instead (sudo drops the environment, pip's "
+        "build isolation another torch): set CUDA_HOME=/usr/local/cuda-X.Y for it."
     )
     fix = Remediation(
         text=text + (" " + install.text if install is not None else ""),
@@ -59,8 +63,8 @@ def torch_without_cuda(verdict: Verdict, pasted: PastedText, facts: Facts) -> Ve
         target=Target.PYTHON_ENV,
     )
     summary = (
-        f"The torch that ran is a CPU build: its extension builder leaves CUDA_HOME unset although a CUDA toolkit "
-        f"is there (line {line} of the paste)."
+        f"The torch that ran is most likely a CPU build: its extension builder leaves CUDA_HOME unset although a "
+        f"CUDA toolkit is there (line {line} of the paste)."
     )
     return dataclasses.replace(
         verdict,

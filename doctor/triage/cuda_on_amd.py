@@ -33,14 +33,15 @@ def cuda_program_on_amd(
     finding = Finding(
         PRESENT,
         Status.FAIL,
-        f"{name} runs on NVIDIA's CUDA only, and this machine's GPU is {gpu}: its CUDA error (line {line} of the "
-        "paste) says no NVIDIA GPU or driver is there.",
-        details="No NVIDIA driver, CUDA toolkit or ROCm setting changes that: the program's GPU code is CUDA's.",
+        f"{name} was built for NVIDIA's CUDA here, and this machine's GPU is {gpu}: its CUDA error (line {line} of "
+        "the paste) says no NVIDIA GPU or driver is there.",
+        details="No NVIDIA driver, CUDA toolkit or HSA setting changes that: this build's GPU code is CUDA's (its "
+        "PyPI wheels are CUDA builds; a ROCm build of it, where its project publishes one, is another install).",
         evidence=(Evidence("GPU", gpu, "the paste"),),
         remediation=Remediation(
-            text="Run it on the CPU (its device option: faster-whisper's `-d cpu` or device='cpu' with "
-            "compute_type='int8'; in an application, its CPU choice), or use a program that runs on AMD GPUs "
-            "(whisper.cpp with Vulkan, for speech), or a machine with an NVIDIA GPU.",
+            text="Run it on the CPU (its device option: device='cpu' with compute_type='int8' in faster-whisper, "
+            "`-d cpu` in Faster-Whisper-XXL; in an application, its CPU choice), or use a program that runs on AMD "
+            "GPUs (whisper.cpp with Vulkan, for speech), or a machine with an NVIDIA GPU.",
             target=Target.PYTHON_ENV,
         ),
     )

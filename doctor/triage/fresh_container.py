@@ -26,8 +26,9 @@ DETAILS = (
 _RUN = lazy(r"\b(?:docker|podman|nerdctl)[ \t]+(?:container[ \t]+)?run\b")
 # words that the container, or containers on this host, worked before: a daemon-reload, hours or days of running
 _WORKED_BEFORE = lazy(
-    r"daemon-reload|\bworked\b|\bworks?[ \t]+(?:well|fine|great|until)\b|\bsuddenly\b|\brandom(?:ly)?\b|"
-    r"\bafter[ \t]+(?:a[ \t]+(?:while|few|couple)|some[ \t]+time|running)\b|\b(?:hours|days|weeks)\b|"
+    r"daemon-reload|(?<!never[ \t])(?<!n't[ \t])(?<!not[ \t])\bworked\b|\bworks?[ \t]+(?:well|fine|great|until)\b"
+    r"|\bsuddenly\b|\brandom(?:ly)?\b|\bafter[ \t]+(?:a[ \t]+(?:while|few|couple)|some[ \t]+time|running)\b"
+    r"|\b(?:for|after)[ \t]+(?:\w+[ \t]+)?(?:hours|days|weeks)\b|"
     r"\bstopped[ \t]+working\b|\bno[ \t]+longer\b|\banymore\b",
     re.IGNORECASE,
 )

@@ -52,7 +52,7 @@ _SANITIZER = Command(
 def launch_blocking_line(pasted: PastedText) -> int | None:
     """The line where the paste shows a run with CUDA_LAUNCH_BLOCKING=1, not torch's hint to make one."""
     text = pasted.paste.text[:MAX_CHARS]
-    if LAUNCH_BLOCKING not in text.replace(" ", "").replace('"', "").replace("'", ""):
+    if "CUDA_LAUNCH_BLOCKING" not in text:
         return None
     for found in _SET.finditer(text):
         if not any(hint in line_around(text, found).lower() for hint in _HINT):
@@ -120,16 +120,20 @@ def next_step(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
     blocking = launch_blocking_line(pasted)
     if blocking is not None and any(LAUNCH_BLOCKING in c.argv for c in commands):
         commands = tuple(c for c in commands if LAUNCH_BLOCKING not in c.argv)
+        rest = said.split(": each kernel then reports its own error", 1)
         said = (
             f"Line {blocking} shows the run with CUDA_LAUNCH_BLOCKING=1 already: the last frames of that run's "
-            "traceback are the operation that faults, so another such run adds nothing. Next, compute-sanitizer "
-            "names the kernel and the address it read or wrote. " + said
+            "traceback are the operation that faults (an index or size out of range, a custom kernel or extension "
+            "built for another torch), so another such run adds nothing. Next, compute-sanitizer names the kernel "
+            "and the address it read or wrote. The CUDA context is lost after the error: restart the program."
+            if len(rest) == 2
+            else f"Line {blocking} shows the run with CUDA_LAUNCH_BLOCKING=1 already. " + said
         )
         if _SANITIZER not in commands:
             commands = (_SANITIZER, *commands)
     nightly = _nightly(facts)
     packages = facts.torch_packages
-    if nightly is not None and not isinstance(packages, Unavailable):
+    if nightly is not None and not isinstance(packages, Unavailable) and packages.cuda is not None:
         stable = stable_for_nightly(nightly.group("base"), packages.cuda)
         date = nightly.group("date")
         first = (
@@ -149,7 +153,7 @@ def next_step(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
             )
         else:
             first += "; if it still faults there, "
-        said = first + said[0].lower() + said[1:]
+        said = first + (said[:1].lower() + said[1:])
     if said == fix.text and commands == fix.commands:
         return verdict
     return _with(verdict, said, commands)

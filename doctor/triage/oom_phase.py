@@ -66,9 +66,13 @@ def by_phase(verdict: Verdict, pasted: PastedText) -> Verdict:
     if call is not None:
         line = line_number(text, call)
         fix = weights_do_not_fit(f"`{call['call']}`", line)
+        details = (  # the signature's general words (fragmentation, a smaller batch) do not fit this phase
+            "The traceback runs through the move of the model's weights (nn.Module.to and its _apply, or a "
+            "loader): the allocation that failed is a weight tensor, so the model itself fills the GPU."
+        )
         return dataclasses.replace(
             verdict,
-            finding=dataclasses.replace(finding, remediation=fix),
+            finding=dataclasses.replace(finding, details=details, remediation=fix),
             lines=tuple(sorted({*verdict.lines, line})),
         )
     if _TRAINING.search(text) is not None or _RUNNING.search(text) is None:

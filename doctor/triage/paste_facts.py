@@ -55,7 +55,7 @@ from torch_gpu_doctor.triage.facts import (
 from torch_gpu_doctor.triage.ggml_devices import GGML_DEVICES, ggml_devices
 from torch_gpu_doctor.triage.model import Library
 from torch_gpu_doctor.triage.paste import PastedText
-from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts
+from torch_gpu_doctor.triage.prose import MAX_CHARS, ProseFacts, line_around
 from torch_gpu_doctor.triage.tool_output import PackageListing
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -207,6 +207,10 @@ _LINUX_DRIVER_LIBRARY = lazy(
 )
 
 
+# a library file found in WSL's projected folder ("/usr/lib/wsl/lib/libnvidia-ml.so.1"), not a glob of it
+_WSL_LIBRARY = lazy(r"/usr/lib/wsl/lib/lib[\w.-]*?\.so\.\d")
+
+
 def _with_linux_driver_in_wsl(facts: Facts, pasted: PastedText) -> Facts:
     """A Linux NVIDIA driver's libraries beside WSL's projected ones in the same paste (a loader's or Ollama's
     list of found libraries): the driver installed inside WSL that shadows the Windows one, for
@@ -215,6 +219,15 @@ def _with_linux_driver_in_wsl(facts: Facts, pasted: PastedText) -> Facts:
     text = pasted.paste.text[:MAX_CHARS]
     if "/usr/lib/wsl/" not in text or not isinstance(facts.wsl, Unavailable):
         return facts
+    os_known = facts.os
+    if (
+        not isinstance(os_known, Unavailable)
+        and not os_known.is_wsl
+        and isinstance(os_known.kernel_release, str)
+    ):
+        return facts  # a kernel release that is not WSL's: a search list naming WSL's folder says nothing
+    if not any("glob" not in line_around(text, m) for m in _WSL_LIBRARY.finditer(text)):
+        return facts  # WSL's folder only in a library search's glob ("/usr/lib/wsl/lib/libnvidia-ml.so*")
     found = {m["path"]: m for m in _LINUX_DRIVER_LIBRARY.finditer(text)}
     if not found:
         return facts

@@ -237,6 +237,7 @@ _NO_NVIDIA = lazy(
     r"|\b(?:since|as|because)[ \t]+it[ \t]+(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no)[ \t]+"
     r"(?:an?[ \t]+|any[ \t]+)?(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
     r"(?:gpus?|graphics[ \t]+cards?|cards?)\b"
+    r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found|passed))"
     r"|(?<!says )(?<!that )\bthere[ \t]+is[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
     r"(?![ \t]+(?:drivers?|installed|visible|detected|found))"
     r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
@@ -549,15 +550,19 @@ _REBOOTED = lazy(
 # cpu", "it seems to uninstall the torch-2.11.0+cu128 and replace it") or in pip's log ("Found existing
 # installation: torch 2.0.0+cu118"); triage/replaced_torch.py answers it
 _REPLACED_TORCH = lazy(
-    r"^(?=[^\n]*\binstall)[^\n]*?(?<!without[ \t])\b(?:uninstall\w*|replac\w*|chang\w*|overwr\w*|downgrad\w*"
-    r"|swap\w*)(?:[ \t]+(?:my|the|our|its|existing|installed|gpu|cuda|previous|old|current))*[ \t]+[`'\"]?(?:py)?torch\b"
-    r"|Found existing installation: torch \d+\.\d+\.\d+\+(?:cu\d{2,3}|rocm[\d.]+)",
+    r"^(?=[^\n]*\binstall)(?![ \t]*(?:should|do|does|can|could|how|why|will|would|is|are|must)\b)[^\n]*?"
+    r"(?<!without[ \t])\b(?:uninstall\w*|replac\w*|chang\w*|overwr\w*"
+    r"|downgrad\w*|swap\w*)(?:[ \t]+(?:my|the|our|its|existing|installed|gpu|cuda|previous|old|current))*[ \t]+"
+    r"[`'\"]?(?:py)?torch\b"
+    # pip's log: a GPU build uninstalled, and the torch it installed in its place untagged or +cpu
+    r"|Found existing installation: torch \d+\.\d+\.\d+\+(?:cu\d{2,3}|rocm[\d.]+)[^\0]{0,3000}?"
+    r"Successfully installed[^\n]*?\btorch-\d+\.\d+\.\d+(?:\+cpu)?(?=[ \t]|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 # the person says the work runs on the CPU, or the GPU stays unused: "Fresh install running only on CPU radically
 # slow", "it is not using my GPU", "GPU usage is 0%" (never a wish to run there: asks_for_cpu)
 _ON_THE_CPU = lazy(
-    r"\b(?:runs?|running|ran|works?|working|only|stuck)\b[^\n.]{0,30}?\bon[ \t]+(?:the[ \t]+)?cpu\b"
+    r"\b(?:runs?|running|ran|only|stuck)\b[^\n.]{0,30}?\bon[ \t]+(?:the[ \t]+)?cpu\b(?![^\n.]{0,40}\b(?:but|while|whereas)\b)"
     r"|\b(?:not|isn'?t|doesn'?t|does[ \t]+not|never)[ \t]+(?:using|use|utili[sz]ing|utili[sz]e)[ \t]+(?:the[ \t]+|my[ \t]+)?gpu\b"
     r"|\bgpu[ \t-]*(?:util\w*|usage|load)\b[^\n.]{0,20}?(?<![\d.])0[ \t]*%",
     re.IGNORECASE,

@@ -18,7 +18,12 @@ from torch_gpu_doctor.unavailable import Unavailable
 
 INSTALLED = "torch.installed"
 _TAGGED = lazy(r"\btorch[-=: \t`]{1,3}v?(?P<version>\d+\.\d+\.\d+\+(?P<variant>cu\d{2,3}|rocm[\d.]+))")
-_INSTALL = lazy(r"\bpip3?[ \t]+install[ \t]+(?:-\S+[ \t]+)*(?P<package>[A-Za-z0-9][^\s`'\"]*)")
+_INSTALL = lazy(r"\bpip3?[ \t]+install[ \t]+(?P<words>[^\n`'\"]*)")
+# pip's options that take a value: the word after them is no package
+_WITH_VALUE = frozenset(
+    {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links",
+     "-t", "--target", "--prefix", "--root", "--python", "-e", "--editable", "--src", "--cache-dir"}
+)  # fmt: skip
 
 
 def replaced_build(pasted: PastedText, facts: Facts) -> tuple[int, str, str] | None:
@@ -38,13 +43,27 @@ def replaced_build(pasted: PastedText, facts: Facts) -> tuple[int, str, str] | N
     return line, packages.version, variant
 
 
-def _package(text: str) -> str | None:
-    """The package whose install it was: the first `pip install` of something other than torch."""
+def _package(text: str) -> tuple[str | None, bool]:
+    """The package whose install it was (the first `pip install` of something other than torch, its options and
+    their values skipped), and whether the paste installs torch itself (a deliberate change of build)."""
+    torch_itself = False
     for found in _INSTALL.finditer(text):
-        package = found["package"]
-        if not package.lower().startswith(("torch", "-")):
-            return package
-    return None
+        words = found["words"].split()
+        skip = False
+        for word in words:
+            if skip:
+                skip = False
+                continue
+            if word in _WITH_VALUE:
+                skip = True
+                continue
+            if word.startswith("-") or ("://" in word and not word.startswith("git+")):
+                continue
+            if word.lower().split("=")[0].split("[")[0] in ("torch", "torchvision", "torchaudio"):
+                torch_itself = True
+                break
+            return word, torch_itself
+    return None, torch_itself
 
 
 def replaced_by_an_install(
@@ -54,7 +73,10 @@ def replaced_by_an_install(
     if found is None:
         return verdicts
     line, version, variant = found
-    package = _package(pasted.paste.text[:MAX_CHARS]) or "PACKAGE"
+    named, torch_itself = _package(pasted.paste.text[:MAX_CHARS])
+    if named is None and torch_itself:
+        return verdicts  # the person installed another torch build on purpose: no package to blame
+    package = named or "PACKAGE"
     index = INDEX_URL + variant
     fix = Remediation(
         text=f"Put the CUDA build back from its own index, then install {package} beside it without letting pip "
@@ -79,8 +101,8 @@ def replaced_by_an_install(
     finding = Finding(
         INSTALLED,
         Status.FAIL,
-        f"Installing {package if package != 'PACKAGE' else 'another package'} replaced torch {version}, a CUDA "
-        f"build, with PyPI's torch (line {line} of the paste): pip took the build the package asked for, not "
+        f"Installing {package if package != 'PACKAGE' else 'another package'} replaced torch {version}, a "
+        f"{'ROCm' if variant.startswith('rocm') else 'CUDA'} build, with PyPI's torch (line {line} of the paste): pip took the build the package asked for, not "
         "the one installed.",
         evidence=(Evidence("torch before", version, f"line {line} of the paste"),),
         remediation=fix,

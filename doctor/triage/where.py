@@ -532,8 +532,8 @@ NVML_LIBRARY_NOT_FOUND = "nvml_library_not_found"
 _ON_THE_NODE = lazy(r"\bkubectl[ \t]+debug[ \t]+node/|\bchroot[ \t]+/host\b")
 
 
-# nvidia-smi run on the Kubernetes node itself: a debug pod's host, or a shell there
-_ON_THE_NODE = lazy(r"\bkubectl[ \t]+debug[ \t]+node/|\bchroot[ \t]+/host\b")
+# the kubelet's static CPU manager: `--cpu-manager-policy=static`, or `cpuManagerPolicy: static`
+_STATIC_CPU_MANAGER = lazy(r"cpu-?manager-?policy\W{1,3}static\b", re.IGNORECASE)
 
 
 def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[Hit, ...] = ()) -> Verdict:
@@ -568,7 +568,8 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[
         and any(h.signature.id == "nvml_unknown_error" and h.line in verdict.lines for h in pasted_hits)
         and _ON_THE_NODE.search(text) is None  # the node's own nvidia-smi failing is no pod's cgroup
     ):  # a pod's GPUs lost to its node's cgroup rewrites: the lasting fix on the node, then the pods recreated
-        fix = pod_devices_under_cpu_manager() if "cpu-manager-policy" in text else pod_lost_devices()
+        static = _STATIC_CPU_MANAGER.search(text) is not None
+        fix = pod_devices_under_cpu_manager() if static else pod_lost_devices()
         return dataclasses.replace(verdict, finding=dataclasses.replace(finding, remediation=fix))
     if finding.check_id != "nccl.communication" or finding.status is not Status.FAIL:
         return verdict
