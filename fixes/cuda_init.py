@@ -307,8 +307,13 @@ def with_older_build(fix: Remediation | None, owner: str, driver_cuda: str | Non
         return fix
     pin = Command(
         ("python", "-m", "pip", "install", f"{library.name}=={older}"),
-        note=f"{library.name}'s last CUDA 11 build, which this driver runs; its newer releases are built for CUDA 12 "
-        "(no --force-reinstall: that would move numpy and the rest too)",
+        note=f"{library.name}'s last CUDA 11 build, which this driver runs (it needs CUDA 11's cuBLAS and cuDNN 8); "
+        "no --force-reinstall, which would move numpy too"
+        + (
+            "; faster-whisper's README gives this pin as its CUDA 11 workaround"
+            if library.name == "ctranslate2"
+            else ""
+        ),
     )
     said = (
         f"{library.shown_as} brings its own CUDA runtime, whatever torch's is: its releases after {older} are "

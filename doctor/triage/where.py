@@ -852,6 +852,7 @@ def builds_an_image(pasted: PastedText) -> int | None:
 
 ARCH_GAPS = frozenset({"torch.arch_compat", "amd.gfx_target"})
 _NEWEST_TAGS = frozenset({"latest", "main", "nightly", "dev"})
+_NOT_TORCH_IMAGES = ("nvidia/cuda", "/ubuntu", "/debian", "/python", "library/ubuntu")
 
 
 def in_the_image(verdict: Verdict, line: int, built: bool = True, image: str | None = None) -> Verdict:
@@ -888,7 +889,13 @@ def in_the_image(verdict: Verdict, line: int, built: bool = True, image: str | N
         )
         commands = fix.commands
         repository, _, tag = (image or "").rpartition(":")
-        if image is not None and finding.check_id in ARCH_GAPS and tag not in _NEWEST_TAGS:
+        if (
+            image is not None
+            and finding.check_id in ARCH_GAPS
+            and tag not in _NEWEST_TAGS
+            and not repository.endswith(_NOT_TORCH_IMAGES)  # a CUDA or OS base image ships no torch
+            and "." not in repository.rsplit("/", 1)[-1]  # "modules/attention/flash.py:45" is a file and line
+        ):
             # a pinned release of the image: a newer one first (`:latest` is the newest already)
             said = (
                 f"The torch that failed is the one the {image} image ships (line {line} of the paste): first run "

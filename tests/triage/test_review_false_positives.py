@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from tests.triage.corpus_helpers import PASTES
 from tests.triage.test_blind25_classes import headline, said
+from torch_gpu_doctor.model import Command, Finding, Remediation, Status
+from torch_gpu_doctor.triage.outcome import Kind, Verdict
+from torch_gpu_doctor.triage.where import in_the_image
 
 # Ollama's debug log on a bare-metal Linux host names WSL's folder in its search globs
 OLLAMA_GLOBS = (
@@ -79,4 +82,26 @@ def test_never_worked_is_no_container_that_worked_before() -> None:
     text = (PASTES / "bluefin-3883-docker-nvml-unknown-error.txt").read_text(encoding="utf-8")
     assert headline(said(text + "\nThis has never worked on this machine.\n")).startswith(
         "A container started just now"
+    )
+
+
+def test_a_cuda_base_image_or_a_file_is_not_the_torch_image_to_replace_with_a_newer_tag() -> None:
+    """nvidia/cuda ships no torch, and "modules/attention/flash.py:45" is a file and its line; a pinned torch
+    image is the one to move to a newer release."""
+    fix = Remediation(
+        text="Install torch.", commands=(Command(("python", "-m", "pip", "install", "torch==2.5.1")),)
+    )
+    verdict = Verdict(
+        Finding("torch.arch_compat", Status.FAIL, "x", remediation=fix), "t", Kind.PROBLEM, (), None
+    )
+
+    def first(image: str) -> str:
+        moved = in_the_image(verdict, 1, built=False, image=image).finding.remediation
+        assert moved is not None
+        return " ".join(moved.commands[0].argv)
+
+    assert first("nvidia/cuda:12.1.0-runtime-ubuntu22.04").startswith("python -m pip install")
+    assert first("modules/attention/flash.py:45").startswith("python -m pip install")
+    assert (
+        first("rocm/pytorch:rocm5.1.1_ubuntu20.04_py3.7_pytorch_1.10.0") == "docker pull rocm/pytorch:latest"
     )
