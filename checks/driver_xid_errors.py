@@ -277,24 +277,21 @@ def driver_xid_errors(facts: Facts) -> Finding:
             remediation=_program_fault(programs),
         )
     attention = {x for x in groups if xid_meaning(x).severity is XidSeverity.ATTENTION}
-    if attention and attention <= DRIVER_SIDE_XIDS:
+    if attention and attention <= DRIVER_TIMEOUT_XIDS:
         summary = (
             f"Xid {numbers} since boot: the GPU did not switch between programs in time, most often the driver's "
             "fault or a program that holds the GPU too long."
-            if attention <= DRIVER_TIMEOUT_XIDS
-            else f"Xid {numbers} since boot: the GPU's firmware reported errors to the driver, most often the "
-            "driver release's fault, not the GPU's or a program's."
         )
-        return Finding(
-            CID,
-            Status.WARN,
-            summary,
-            details=details,
-            evidence=evidence,
-            remediation=_timeout(facts, firmware=38 in attention),
+        fix = _timeout(facts)
+    elif attention and attention <= DRIVER_SIDE_XIDS:  # Xid 38 among them
+        summary = (
+            f"Xid {numbers} since boot: the GPU's firmware reported errors to the driver, most often the driver "
+            "release's fault, not the GPU's or a program's."
         )
-    summary = f"Xid {numbers} since boot: the GPU needs a reset or a closer look."
-    return Finding(CID, Status.WARN, summary, details=details, evidence=evidence, remediation=_reset())
+        fix = _firmware_error(facts)
+    else:
+        summary, fix = f"Xid {numbers} since boot: the GPU needs a reset or a closer look.", _reset()
+    return Finding(CID, Status.WARN, summary, details=details, evidence=evidence, remediation=fix)
 
 
 # Xid 109 (context switch timeout): NVIDIA's Xid catalog lists a driver error and a program's first among its
@@ -306,17 +303,19 @@ DRIVER_TIMEOUT_XIDS = frozenset({109})
 DRIVER_SIDE_XIDS = DRIVER_TIMEOUT_XIDS | {38}
 
 
-def _timeout(facts: Facts, firmware: bool = False) -> Remediation:
-    if firmware:  # Xid 38 among them
-        return driver_update(
-            facts,
-            plan_driver(facts),
-            "A driver firmware error (Xid 38), with or without context-switch timeouts, is most often the driver "
-            "release's: install another one (the newest of its branch, or another branch; where the open kernel "
-            "modules run, try the proprietary ones, or the reverse); a reboot brings the GPU back meanwhile. "
-            "Errors that come at idle point at power-state changes: update the mainboard's firmware and try the "
-            "kernel parameter pcie_aspm=off. If they remain on other drivers, check the GPU's power and seating.",
-        )
+def _firmware_error(facts: Facts) -> Remediation:
+    return driver_update(
+        facts,
+        plan_driver(facts),
+        "A driver firmware error (Xid 38), with or without context-switch timeouts, is most often the driver "
+        "release's: install another one (the newest of its branch, or another branch; where the open kernel "
+        "modules run, try the proprietary ones, or the reverse); a reboot brings the GPU back meanwhile. "
+        "Errors that come at idle point at power-state changes: update the mainboard's firmware and try the "
+        "kernel parameter pcie_aspm=off. If they remain on other drivers, check the GPU's power and seating.",
+    )
+
+
+def _timeout(facts: Facts) -> Remediation:
     return driver_update(
         facts,
         plan_driver(facts),

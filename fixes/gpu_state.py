@@ -103,6 +103,9 @@ def confined_process() -> Remediation:
     )
 
 
+DEV_CHAR_LINKS = ("sudo", "nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all")
+
+
 def device_access_lost(on_host: bool) -> Remediation:
     """NVML's Unknown Error: in a container the classic cause is the host's `systemctl daemon-reload`, which
     (with the systemd cgroup driver) rewrites the container's device cgroup without /dev/nvidia*: it worked for
@@ -116,7 +119,7 @@ def device_access_lost(on_host: bool) -> Remediation:
             runs_here=False,
         ),
         Command(
-            ("sudo", "nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all"),
+            DEV_CHAR_LINKS,
             note="on the host, once: the /dev/char links that keep the GPUs through a daemon-reload",
             runs_here=False,
         ),
@@ -209,7 +212,7 @@ def pod_lost_devices() -> Remediation:
         "pods so their controller recreates them with the GPUs.",
         commands=(
             Command(
-                ("sudo", "nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all"),
+                DEV_CHAR_LINKS,
                 note="on each GPU node: the /dev/char links that keep the GPUs through a daemon-reload",
                 runs_here=False,
             ),

@@ -14,11 +14,10 @@ from torch_gpu_doctor.fixes.out_of_memory import (
     weights_do_not_fit,
 )
 from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.triage.job_size import OOM
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
-
-OOM = "torch.out_of_memory"
 
 # a traceback's source line that moves or loads weights: `pipe.to(device)`, `model.cuda()`,
 # `AutoModel.from_pretrained(...)`, `model.load_state_dict(...)`; and the frames under them

@@ -14,9 +14,9 @@ from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Stat
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.told import INSTALLED
 from torch_gpu_doctor.unavailable import Unavailable
 
-INSTALLED = "torch.installed"
 _TAGGED = lazy(r"\btorch[-=: \t`]{1,3}v?(?P<version>\d+\.\d+\.\d+\+(?P<variant>cu\d{2,3}|rocm[\d.]+))")
 _INSTALL = lazy(r"\bpip3?[ \t]+install[ \t]+(?P<words>[^\n`'\"]*)")
 # pip's options that take a value: the word after them is no package
