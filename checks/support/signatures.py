@@ -278,10 +278,29 @@ def load_catalogue() -> tuple[Signature, ...]:
     return parse_catalogue(json.loads(text), compile_patterns=False)
 
 
+def _folded(text: str) -> str:
+    return text.translate(_DOTTED_I).casefold()  # as re.IGNORECASE compares: "ſ" is "s", "ı" is "i"
+
+
+def candidates(text: str, catalogue: tuple[Signature, ...] | None = None) -> tuple[Signature, ...]:
+    """The signatures whose needles are somewhere in `text`: the only ones that can match a line of it, or
+    lines of it joined with a space. A paste is searched once for each needle instead of each of its lines
+    for every needle (issue 17's budget: the catalogue has about 300 entries, a 5 KB paste about 150 lines).
+    Case folding maps each character alone, so a line's folded text is part of the whole's."""
+    folded = _folded(text)
+    return tuple(
+        s
+        for s in (catalogue if catalogue is not None else load_catalogue())
+        if (s.needle is None or s.needle in folded)
+        and (not s.needle_any or any(n in folded for n in s.needle_any))
+    )
+
+
 def match_line(line: str, number: int, catalogue: tuple[Signature, ...] | None = None) -> list[Hit]:
-    """Every signature that matches this line (stripped)."""
+    """Every signature that matches this line (stripped); `catalogue`: the signatures to try (all of them, or
+    the `candidates` of the text the line is from)."""
     text = line.strip()
-    folded = text.translate(_DOTTED_I).casefold()  # as re.IGNORECASE compares: "ſ" is "s", "ı" is "i"
+    folded = _folded(text)
     hits = []
     for signature in catalogue if catalogue is not None else load_catalogue():
         if signature.needle is not None and signature.needle not in folded:

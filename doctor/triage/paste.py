@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
-from torch_gpu_doctor.checks.support.signatures import Hit, match_line
+from torch_gpu_doctor.checks.support.signatures import Hit, candidates, match_line
 from torch_gpu_doctor.facts.kernel_log import KernelLogFacts, parse_kernel_log
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.records import dataclass
@@ -278,8 +278,10 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
     next, where a message wrapped by the terminal or the printing program goes on ("...used to compile" /
     "PyTorch (11.8)."). A joined match counts only for signatures the next line does not match alone. The
     hits, and the numbers of the lines that continued one."""
+    # the lines stripped and joined with a space hold every line and every pair joined below
+    likely = candidates(" ".join(line.strip() for line in lines))
     alone = [
-        [] if INSTALL_COMMAND.match(line) else match_line(line, number)
+        [] if INSTALL_COMMAND.match(line) else match_line(line, number, likely)
         for number, line in enumerate(lines, start=1)
     ]
     hits: list[Hit] = []
@@ -296,7 +298,7 @@ def _error_hits(lines: list[str]) -> tuple[tuple[Hit, ...], set[int]]:
             own = {h.signature.id for h in alone[i + 1]}
             found = [
                 h
-                for h in match_line(f"{line.rstrip()} {lines[i + 1].strip()}", i + 1)
+                for h in match_line(f"{line.rstrip()} {lines[i + 1].strip()}", i + 1, likely)
                 if h.signature.id not in own
             ]
             if found:

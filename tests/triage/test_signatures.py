@@ -18,6 +18,7 @@ from torch_gpu_doctor.checks.support.signatures import (
     CLASSES,
     CatalogueError,
     Signature,
+    candidates,
     load_catalogue,
     match_line,
     parse_catalogue,
@@ -207,6 +208,33 @@ def test_needles_change_no_match_on_the_whole_corpus() -> None:
         for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             fast = [h.signature.id for h in match_line(line, n, CATALOGUE)]
             assert fast == [h.signature.id for h in match_line(line, n, without)], (path.name, n)
+
+
+def test_a_paste_searched_once_for_each_needle_finds_every_hit_line_by_line_does() -> None:
+    """`candidates` (each needle looked for once in the whole paste) keeps every signature a line, or a line
+    joined with the next as _error_hits joins a wrapped message, matches: on every stored paste and report."""
+    for path in sorted((HERE / "pastes").glob("*.txt")) + sorted((HERE / "reports").glob("*.txt")):
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        likely = candidates(" ".join(line.strip() for line in lines))
+        assert len(likely) < len(CATALOGUE), path.name  # it does narrow the search
+        for n, line in enumerate(lines, 1):
+            joined = f"{line.rstrip()} {lines[n].strip()}" if n < len(lines) else line
+            for text in (line, joined):
+                every = [h.signature.id for h in match_line(text, n, CATALOGUE)]
+                assert [h.signature.id for h in match_line(text, n, likely)] == every, (path.name, n)
+
+
+def test_a_message_whose_needle_is_cut_by_a_wrap_is_still_a_candidate() -> None:
+    """The needle of torch's driver message spans the line break of a terminal's wrap; the joined text a
+    wrapped message is read from holds it, and so does the text `candidates` searches."""
+    first = "    torch._C._cuda_init()  RuntimeError: The NVIDIA driver on your system is too"
+    second = "   old (found version 11040). Please update your GPU driver"
+    every = [h.signature.id for h in match_line(f"{first} {second.strip()}", 1, CATALOGUE)]
+    assert every and not match_line(first, 1, CATALOGUE) and not match_line(second, 2, CATALOGUE)
+    likely = candidates(" ".join(line.strip() for line in (first, second)))
+    assert [h.signature.id for h in match_line(f"{first} {second.strip()}", 1, likely)] == every
+    pasted = read_paste(decode_paste(f"{'x' * 70}\n{first}\n{second}\n".encode(), "wrapped.txt"))
+    assert [h.signature.id for h in pasted.hits] == every
 
 
 def test_a_dotless_or_dotted_i_does_not_hide_a_signature() -> None:
