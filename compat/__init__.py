@@ -14,6 +14,7 @@ from typing import Any
 from packaging.version import Version
 
 from torch_gpu_doctor import pattern_cache
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.package_data import package_text
 from torch_gpu_doctor.records import dataclass
 
@@ -161,10 +162,13 @@ class CompatMatrix:
 
 
 _NOISE = {"nvidia", "tesla"}
+_NAME_SEPARATORS = lazy(r"[\s\-_/]+")
+_BRANCH = lazy(r"R\d{1,6}", re.ASCII)
+_MAJOR_MINOR = lazy(r"\d+\.\d+")
 
 
 def _name_words(name: str) -> list[str]:
-    return [w for w in re.split(r"[\s\-_/]+", name.lower()) if w and w not in _NOISE]
+    return [w for w in _NAME_SEPARATORS.split(name.lower()) if w and w not in _NOISE]
 
 
 def _version(text: str) -> Version | None:
@@ -212,7 +216,7 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
         )
         if tk.linux_min_driver is None and tk.linux_branch is None:
             raise CompatDataError(f"{where}: needs linux_min_driver or linux_branch")
-        if tk.linux_branch is not None and not re.fullmatch(r"R\d{1,6}", tk.linux_branch, re.ASCII):
+        if tk.linux_branch is not None and not _BRANCH.fullmatch(tk.linux_branch):
             raise CompatDataError(f"{where}: branch {tk.linux_branch!r} is not like 'R615'")
         for driver in (tk.linux_min_driver, tk.windows_min_driver):
             if driver is not None and _version(driver) is None:
@@ -222,7 +226,7 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
     for i, entry in enumerate(_list(data, "gpus")):
         where = f"gpus[{i}]"
         cc = _str(entry, "compute_capability", where)
-        if not re.fullmatch(r"\d+\.\d+", cc):
+        if not _MAJOR_MINOR.fullmatch(cc):
             raise CompatDataError(f"{where}: compute capability {cc!r}")
         gpus.append(
             GpuModel(
@@ -244,7 +248,7 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
     for i, entry in enumerate(_list(data, "gpu_families")):
         where = f"gpu_families[{i}]"
         cc = _str(entry, "compute_capability", where)
-        if not re.fullmatch(r"\d+\.\d+", cc):
+        if not _MAJOR_MINOR.fullmatch(cc):
             raise CompatDataError(f"{where}: compute capability {cc!r}")
         family = GpuFamily(
             _str(entry, "pattern", where),
@@ -275,12 +279,12 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
         )
         if row.system not in ("linux", "windows") or _version(row.from_driver) is None:
             raise CompatDataError(f"{where}: needs system linux or windows and a driver version")
-        if not re.fullmatch(r"\d+\.\d+", row.cuda):
+        if not _MAJOR_MINOR.fullmatch(row.cuda):
             raise CompatDataError(f"{where}: CUDA {row.cuda!r} is not like '12.0'")
         reported.append(row)
     first = data.get("first_cuda_for_cc", {})
     if not isinstance(first, dict) or not all(
-        re.fullmatch(r"\d+\.\d+", str(k)) and isinstance(v, str) and re.fullmatch(r"\d+\.\d+", v)
+        _MAJOR_MINOR.fullmatch(str(k)) and isinstance(v, str) and _MAJOR_MINOR.fullmatch(v)
         for k, v in first.items()
     ):
         raise CompatDataError("cuda_matrix.json: first_cuda_for_cc maps '8.6' to a CUDA like '11.1'")

@@ -60,7 +60,8 @@ class Extensions:
         for p in self.packages:
             if said == p.name or said in p.pip_aliases:
                 return p
-            if p.cuda_suffixed and re.fullmatch(rf"{re.escape(p.name)}-cu\d+", said):
+            suffix = said[len(p.name) + 3 :] if said.startswith(f"{p.name}-cu") else ""
+            if p.cuda_suffixed and suffix.isdecimal():  # "spconv-cu120", not "spconv-cuda"
                 return p
         return None
 

@@ -3,9 +3,11 @@ driver and kernel-module guidance, the minor-version driver minimums and the PCI
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
+from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.json_fields import cc, lst, obj, opt_text, text, texts
 from torch_gpu_doctor.compat.torch_releases import (
@@ -26,8 +28,15 @@ from torch_gpu_doctor.compat.torch_releases import (
 from torch_gpu_doctor.lazy_re import lazy
 
 _BRANCH = lazy(r"R[0-9]{3}", re.ASCII)
+_SM_TEXT = lazy(r"sm_[0-9]{2,3}", re.ASCII)
 _DRIVER = lazy(r"[0-9]{3}(\.[0-9]{1,3}){0,2}", re.ASCII)
 _PCI_ID = lazy(r"[0-9a-f]{4}", re.ASCII)
+
+
+@functools.cache
+def _code_text() -> re.Pattern[str]:
+    """A cubin's or PTX's name, as the two patterns read them (joined when first needed)."""
+    return pattern_cache.compile(f"{_SM.pattern}|{_PTX.pattern}", re.ASCII)
 
 
 def parse_device_rule(value: Any, where: str) -> DeviceRule:
@@ -44,7 +53,7 @@ def parse_device_rule(value: Any, where: str) -> DeviceRule:
     for i, item in enumerate(lst(entry.get("cubins"), f"{where}.cubins", non_empty=True)):
         cw = f"{where}.cubins[{i}]"
         raw = obj(item, cw)
-        sm = text(raw, "sm", cw, re.compile(r"sm_[0-9]{2,3}", re.ASCII))
+        sm = text(raw, "sm", cw, _SM_TEXT)
         parsed = _code(sm, _SM)
         assert parsed is not None
         code = parsed[0]
@@ -73,7 +82,7 @@ def parse_device_rule(value: Any, where: str) -> DeviceRule:
     for i, item in enumerate(lst(entry.get("examples", []), f"{where}.examples")):
         ew = f"{where}.examples[{i}]"
         raw = obj(item, ew)
-        code_text = text(raw, "code", ew, re.compile(f"{_SM.pattern}|{_PTX.pattern}", re.ASCII))
+        code_text = text(raw, "code", ew, _code_text())
         cc_text = text(raw, "cc", ew, _CC)
         runs = raw.get("runs")
         if not isinstance(runs, bool):

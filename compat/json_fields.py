@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.compat import CompatDataError
 from torch_gpu_doctor.compat.torch_releases import CC, parse_cc
 
@@ -48,7 +49,7 @@ def opt_text(
 def regex(entry: dict[str, Any], key: str, where: str) -> re.Pattern[str]:
     """A regular expression, matched case-insensitively (the words that name a program in a paste)."""
     try:
-        return re.compile(text(entry, key, where), re.IGNORECASE)
+        return pattern_cache.compile(text(entry, key, where), re.IGNORECASE)
     except re.error as error:
         raise CompatDataError(f"{where}.{key}: not a regular expression ({error})") from None
 

@@ -43,6 +43,8 @@ _PY = lazy(r"3\.([0-9]{1,2})(t?)", re.ASCII)
 _COMPANION_NAME = lazy(r"torchvision|torchaudio", re.ASCII)
 _REQ_PY = lazy(r">=3\.([0-9]{1,2})", re.ASCII)
 _OLD_PY = lazy(r"[23]\.[0-9]{1,2}", re.ASCII)  # torch 1.4 still had Python 2.7 wheels
+_DATE = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+_PLATFORM = lazy("|".join(PLATFORMS))
 _ROCM_VARIANT = lazy(r"rocm[0-9]{1,2}(\.[0-9]{1,3}){1,2}", re.ASCII)
 
 
@@ -74,9 +76,7 @@ def _parse_variant(entry: Any, where: str) -> TorchVariant:
             raise CompatDataError(f"{where}.cuda: {name} has no CUDA, must be null")
     else:
         raise CompatDataError(f"{where}.name: {name[:60]!r} is not cuXYZ, rocmX.Y or cpu")
-    platforms = texts(
-        entry.get("platforms"), f"{where}.platforms", re.compile("|".join(PLATFORMS)), non_empty=True
-    )
+    platforms = texts(entry.get("platforms"), f"{where}.platforms", _PLATFORM, non_empty=True)
     arch = _platform_map(entry.get("arch_list"), f"{where}.arch_list", platforms, _SM)
     ptx = _platform_map(entry.get("ptx"), f"{where}.ptx", platforms, _PTX)
     if cuda is None and (any(arch.values()) or any(ptx.values())):
@@ -148,7 +148,7 @@ def _parse_release(entry: Any, where: str) -> TorchRelease:
                 f"{where}.patches[{i}]: {patch!r} must be a later patch of {version}, ascending"
             )
         previous = found
-    date = text(entry, "release_date", where, re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII))
+    date = text(entry, "release_date", where, _DATE)
     try:
         datetime.date.fromisoformat(date)
     except ValueError:

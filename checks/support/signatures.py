@@ -68,6 +68,7 @@ IMPLICATIONS: dict[str, type] = {
     "error": str,
 }
 # re.IGNORECASE matches "i" with the dotless ı and the dotted İ; casefold() leaves ı and splits İ in two
+_SNAKE_CASE = lazy(r"[a-z][a-z0-9_]*")
 _DOTTED_I = str.maketrans({"\u0130": "i", "\u0131": "i"})
 _GROUP = lazy(r"^\$(?P<name>[a-z_][a-z0-9_]*)$")
 _FILL = lazy(r"\$(?P<name>[a-z_][a-z0-9_]*)")
@@ -162,7 +163,7 @@ def parse_catalogue(
             raise CatalogueError(f"{where}: not an object")
         sid = _text(entry, "id", where)
         where = f"{CATALOGUE}: {sid}"
-        if sid in seen or not re.fullmatch(r"[a-z][a-z0-9_]*", sid):
+        if sid in seen or not _SNAKE_CASE.fullmatch(sid):
             raise CatalogueError(f"{where}: the id is repeated or not snake_case")
         seen.add(sid)
         cls = _text(entry, "class", where)

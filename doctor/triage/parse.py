@@ -78,7 +78,9 @@ _WRAPPER_MARK = lazy(
     r"|(?P<huggingface>-\s*PyTorch version \(GPU\?\)\s*[:：]))"
 )
 _CUT_LABELS = tuple(  # a paste that lost its first character ("yTorch version: 1.8.0"): its first line
-    (key, label[1:]) for key, label in LABELS if re.fullmatch(r"[A-Za-z][A-Za-z ]{5,}", label)
+    (key, label[1:])
+    for key, label in LABELS  # a label of ASCII letters and spaces, at least six long, a letter first
+    if label.isascii() and label[:1].isalpha() and len(label) > 5 and label.replace(" ", "").isalpha()
 )
 
 

@@ -866,7 +866,7 @@ def _cc_of(implies: dict[str, str | bool]) -> str | None:
     if isinstance(cc, str) and re.fullmatch(r"\d{1,2}\.\d", cc):
         return cc
     sm = implies.get("gpu_sm")
-    digits = re.sub(r"\D", "", sm) if isinstance(sm, str) else ""
+    digits = "".join(c for c in sm if c.isdecimal()) if isinstance(sm, str) else ""
     return f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else None
 
 

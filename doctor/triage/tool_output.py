@@ -49,6 +49,8 @@ _BARE_PIP_ROW = lazy(
     r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*) +(?P<version>\d+(?:\.\d+)+[\w.+!-]*)(?: +(?P<where>(?:/|[A-Za-z]:\\)\S*))?$"
 )
 _BARE_LIST_ROWS = 5
+_PIP_LIST_HEADER = lazy(r"^package\s+version\b")
+_CONDA_LIST_COMMAND = lazy(r"\bconda list\b")
 _FREEZE = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<version>\S+)$")
 _CONDA_ROW = lazy(
     r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+(?P<version>\d[^\s]*)\s+(?P<build>\S+)(?:\s+(?P<channel>\S+))?\s*$"
@@ -339,12 +341,12 @@ def parse_package_lists(lines: list[str]) -> tuple[PackageListing, ...]:
                 bare.append((number, row, raw))
                 continue
             close_bare()
-        if re.match(r"^package\s+version\b", lowered) or _PIP_LIST_COMMAND.search(lowered):
+        if _PIP_LIST_HEADER.match(lowered) or _PIP_LIST_COMMAND.search(lowered):
             close()  # the header, or the command itself: "$ pip list | grep torch" prints no header
             mode, found, used = "pip", [], [number]
             continue
-        if lowered.startswith(("# packages in environment", "# name ")) or re.search(
-            r"\bconda list\b", lowered
+        if lowered.startswith(("# packages in environment", "# name ")) or _CONDA_LIST_COMMAND.search(
+            lowered
         ):
             close()
             mode, found, used = "conda", [], [number]

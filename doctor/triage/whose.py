@@ -9,6 +9,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from torch_gpu_doctor import pattern_cache
 from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import IN_AN_EXTENSION, JETSON_BUILDS_ONLY
 from torch_gpu_doctor.compat.extensions import load_extensions
@@ -68,11 +69,12 @@ def _extension_patterns() -> tuple[frozenset[str], re.Pattern[str], re.Pattern[s
     said in words ("installed the latest flash-attention via "pip install flash-attn"")."""
     table = load_extensions()
     framed = "|".join(sorted(table.names("ops_frames"), key=len, reverse=True))
-    frame = re.compile(
+    frame = pattern_cache.compile(
         rf"File \"[^\"\n]*?[/\\](?P<package>{framed})[/\\]"
-        r"(?:ops[/\\]|layers[/\\]|flash_attn_interface\.py|(?:\w+_)?ops\.py)"
+        r"(?:ops[/\\]|layers[/\\]|flash_attn_interface\.py|(?:\w+_)?ops\.py)",
+        0,
     )
-    installed = re.compile(
+    installed = pattern_cache.compile(
         r"\bpip3?[ \t]+install[ \t]+(?:-\S+[ \t]+)*[\"']?(?P<package>"
         + table.pip_pattern("ops_frames")
         + r")\b",

@@ -43,7 +43,7 @@ def test_a_pip_name_as_typed_finds_its_row(typed: str, module: str) -> None:
     assert row is not None and row.module == module
 
 
-@pytest.mark.parametrize("typed", ["flash", "spconv-cuda", "mmcv-lite", "torch"])
+@pytest.mark.parametrize("typed", ["flash", "spconv-cuda", "spconv-cu", "spconv-cu11x", "mmcv-lite", "torch"])
 def test_other_names_find_no_row(typed: str) -> None:
     assert load_extensions().by_pip_name(typed) is None
 
