@@ -39,6 +39,7 @@ from torch_gpu_doctor.fixes.torch_rocm import (
     gfx_target_fix,
     recommend_rocm,
     rocm_install_remediation,
+    rocm_release_fix,
 )
 from torch_gpu_doctor.fixes.torch_wheel import cpu_build_command
 from torch_gpu_doctor.lazy_re import lazy
@@ -383,6 +384,17 @@ def sibling_override(facts: Facts) -> Remediation | None:
         return None  # a target AMD supports (gfx1201 from ROCm 6.4): the release that has it, not a stand-in
     override = override_for(named[1], _installed_targets(facts) - {named[0]})
     return _override_fix(named[0], override) if override is not None else None
+
+
+def release_for_target(facts: Facts) -> Remediation | None:
+    """The ROCm release for the gfx target a "no code object" error names where AMD supports that target from a
+    release on (gfx1201 from 6.4): the program's ROCm libraries predate it. None for any other target."""
+    said = reported(facts, "rocm_no_binary")
+    named = _named_gfx(facts, said) if said else None
+    support = OFFICIAL_LINUX.get(named[0]) if named is not None else None
+    if support is None:
+        return None
+    return rocm_release_fix(support.target, support.family, support.since_rocm, on_windows(facts))
 
 
 def target_without_build(facts: Facts) -> str | None:

@@ -93,6 +93,34 @@ def no_rocm_target_fix(gfx: str) -> Remediation:
     )
 
 
+def rocm_release_fix(gfx: str, family: str, since: tuple[int, int], windows: bool) -> Remediation:
+    """A target AMD's ROCm supports from a release on (RDNA4's gfx1201 from 6.4), in a program whose ROCm
+    libraries (rocBLAS's Tensile kernels, a HIP SDK's) have no kernels for it: they predate that release. The
+    release that has it, not a sibling's override, and not rocminfo, which would name the target again."""
+    release = f"{since[0]}.{since[1]}"
+    where = (
+        "On Windows the program uses the HIP SDK's libraries (C:\\Program Files\\AMD\\ROCm\\<version>): install "
+        f"a HIP SDK whose rocBLAS has kernels for {gfx} (its release notes list the GPUs it supports), or the "
+        "rocBLAS build for the target that the program's own instructions name, then start the program again."
+        if windows
+        else f"Install ROCm {release} or newer (AMD's amdgpu-install for the distribution), or the program's build "
+        f"for ROCm {release} or newer, then start the program again."
+    )
+    return Remediation(
+        text=f"{gfx} ({family}) is supported by AMD's ROCm from {release} on; the ROCm libraries the program "
+        f"loaded are older and have no kernels for it. {where}",
+        commands=()
+        if windows
+        else (
+            Command(
+                ("cat", "/opt/rocm/.info/version"), note=f"the installed ROCm: {release} or newer is needed"
+            ),
+        ),
+        needs_network=True,
+        target=Target.SYSTEM,
+    )
+
+
 def gfx_target_fix() -> Remediation:
     """The target is not named, or the wheels have it: a build for it, and how to find the target."""
     return Remediation(

@@ -685,11 +685,14 @@ def not_torch(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
         )
     elif finding.check_id == "amd.gfx_target":  # a ROCm library's gap: its ROCm release, not a torch
         # an AMD paste's check module, loaded for it only (start-up time of every other triage)
-        from torch_gpu_doctor.checks.amd import sibling_override, target_without_build
+        from torch_gpu_doctor.checks.amd import release_for_target, sibling_override, target_without_build
 
         gfx = target_without_build(facts)
-        # the program's own ROCm build lacks the target: a sibling's override reaches it without a rebuild
-        fix = sibling_override(facts) if gfx is None else no_rocm_target_fix(gfx)
+        # the program's own ROCm build lacks the target: a sibling's override reaches it without a rebuild, the
+        # release AMD added it in where AMD supports it
+        fix = (
+            (sibling_override(facts) or release_for_target(facts)) if gfx is None else no_rocm_target_fix(gfx)
+        )
         finding = dataclasses.replace(finding, remediation=fix or gfx_target_fix())
     else:
         fix = finding.remediation
