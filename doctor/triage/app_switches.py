@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from torch_gpu_doctor.compat.app_pythons import AppPython
 from torch_gpu_doctor.facts.model import Facts
@@ -100,7 +101,7 @@ def _first(
         or batch_file
         or any(c.argv and _WINDOWS_PATH.match(c.argv[0]) for c in fix.commands)
     )
-    argv = switch.argv(windows)
+    argv = _in_the_python_shown(switch.argv(windows), fix)
     if "uninstall" in argv:  # the application installs its torch where none is: take the CPU one out
         said = f"{app.name} {does} where none is installed: remove the CPU one (`{' '.join(argv)}`), then start it again. "
         said += _after(purpose, fix)
@@ -110,9 +111,28 @@ def _first(
         said = f"{app.name} {does}: start it with `{switch.words(windows)}`. " + _after(purpose, fix)
     rest = fix.text if purpose != "low_memory" else fix.text[:1].lower() + fix.text[1:]
     remediation = dataclasses.replace(
-        fix, text=said + rest, commands=(Command(switch.argv(windows), note=switch.note), *fix.commands)
+        fix, text=said + rest, commands=(Command(argv, note=switch.note), *fix.commands)
     )
     return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=remediation))
+
+
+_PYTHON = lazy(r"(?:^|[/\\])python[0-9.]*(?:\.exe)?$", re.IGNORECASE)
+
+
+def _in_the_python_shown(argv: tuple[str, ...], fix: Remediation) -> tuple[str, ...]:
+    """The switch's command with the application's Python that the paste shows (the fix's own commands name it:
+    "D:\\sd\\sd-webui-aki-v4.10\\python\\python.exe", a bundle's Python where the table has the usual venv's)."""
+    if not argv or _PYTHON.search(argv[0]) is None:
+        return argv
+    shown = next(
+        (
+            c.argv[0]
+            for c in fix.commands
+            if c.argv and ("/" in c.argv[0] or "\\" in c.argv[0]) and _PYTHON.search(c.argv[0])
+        ),
+        None,
+    )
+    return (shown, *argv[1:]) if shown is not None else argv
 
 
 def _after(purpose: str, fix: Remediation) -> str:

@@ -20,7 +20,7 @@ from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Remediation, Status, escape_controls
 from torch_gpu_doctor.serialize import json_document, to_json
 from torch_gpu_doctor.triage.build_env import extension_probe
-from torch_gpu_doctor.triage.healthy import on_the_cpu_while_healthy
+from torch_gpu_doctor.triage.healthy import healthy_next_step
 from torch_gpu_doctor.triage.hunch import Hunch
 from torch_gpu_doctor.triage.interpreter import interpreter_shown
 from torch_gpu_doctor.triage.outcome import WHOLE_MACHINE, Confidence, Kind, Triage, Verdict
@@ -234,8 +234,8 @@ def render_text(diagnosis: PasteDiagnosis, source: str, out: TextIO) -> None:
         if ruled_out:  # what the paste does settle: where the failure it does not show cannot be
             out.write("  What it rules out:\n")
             out.writelines(f"    - {escape_controls(summary)}\n" for summary in ruled_out)
-        unused = on_the_cpu_while_healthy(result, pasted)
-        if unused is not None:  # "running only on CPU" beside a stack that works: the program's device
+        unused = healthy_next_step(result, pasted, facts)
+        if unused is not None:  # "running only on CPU", a GPU without its name, beside a stack that works
             fix = unused[1]
             out.write(escape_controls("\n".join(_fix_lines(fix, "  ")).replace("Fix: ", "Next: ", 1)) + "\n")
         probe = extension_probe(pasted.collect_env, interpreter_shown(facts))
@@ -463,7 +463,7 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
         if cause is not None
         else (
             unused[1].commands[0].display()
-            if (unused := on_the_cpu_while_healthy(result, pasted)) is not None
+            if (unused := healthy_next_step(result, pasted, facts)) is not None
             else extension_probe(pasted.collect_env, interpreter_shown(facts))
         ),
         "unrecognised_error": None if result.unrecognised is None else to_json(result.unrecognised),

@@ -741,6 +741,9 @@ class SessionAnswers:
         None  # "PyTorch built with CUDA: False" (torch.backends.cuda.is_built()): the CPU build
     )
     lines: tuple[int, ...] = ()
+    # every answer in the paste's order, (line, what, value): a paste may hold two sessions, one where CUDA works
+    # and one where it does not (the fields above keep the first answer of each)
+    every: tuple[tuple[int, str, object], ...] = ()
 
 
 # The same answers printed by a person's own check script, one labelled line each: "torch version = 2.2.1+rocm5.7",
@@ -780,9 +783,11 @@ _LABELS = (
 _COLLECT_ENV_LABELS = frozenset({"pytorch version", "is cuda available", "cuda used to build pytorch"})
 
 
-def _labelled(lines: list[str]) -> dict[str, tuple[object, int]]:
-    """A check script's labelled answers (see _LABELLED): the first of each, with its line number."""
+def _labelled(lines: list[str]) -> tuple[dict[str, tuple[object, int]], list[tuple[int, str, object]]]:
+    """A check script's labelled answers (see _LABELLED): the first of each, with its line number; and all of
+    them, (line, what, value)."""
     found: dict[str, tuple[object, int]] = {}
+    every: list[tuple[int, str, object]] = []
     for number, raw in enumerate(lines, start=1):
         if len(raw) > 100 or ("torch" not in raw.lower() and "cuda" not in raw.lower()):
             continue
@@ -793,12 +798,13 @@ def _labelled(lines: list[str]) -> dict[str, tuple[object, int]]:
         if label.lower() in _COLLECT_ENV_LABELS:
             continue  # a collect_env report's own row: its parser reads it
         for what, pattern in _LABELS:
-            if what in found or pattern.search(label) is None:
+            if pattern.search(label) is None:
                 continue
             value = _answer(what, line["value"])
             if value is not None:
-                found[what] = (value, number)
-    return found
+                found.setdefault(what, (value, number))
+                every.append((number, what, value))
+    return found, every
 
 
 def parse_session(lines: list[str]) -> SessionAnswers | None:
@@ -806,6 +812,7 @@ def parse_session(lines: list[str]) -> SessionAnswers | None:
     paste has none."""
     found: dict[str, object] = {}
     used: list[int] = []
+    every: list[tuple[int, str, object]] = []
     for number, raw in enumerate(lines[:-1], start=1):
         if ">>>" not in raw and "In [" not in raw:
             continue
@@ -833,7 +840,8 @@ def parse_session(lines: list[str]) -> SessionAnswers | None:
         if value is not None:
             found.setdefault(what, value)
             used += [number, at]
-    labelled = _labelled(lines)
+            every.append((at, what, value))
+    labelled, every_labelled = _labelled(lines)
     if "cuda" in labelled and "version" not in {**found, **labelled}:
         del labelled[
             "cuda"
@@ -843,7 +851,8 @@ def parse_session(lines: list[str]) -> SessionAnswers | None:
         used.append(number)
     if not found:
         return None
-    return SessionAnswers(**found, lines=tuple(used))  # type: ignore[arg-type]
+    answers = tuple(sorted({*every, *every_labelled}, key=lambda a: a[0]))
+    return SessionAnswers(**found, lines=tuple(used), every=answers)  # type: ignore[arg-type]
 
 
 def _answer(what: str, text: str) -> object:

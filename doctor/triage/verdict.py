@@ -27,6 +27,7 @@ from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Status
 from torch_gpu_doctor.records import dataclass
+from torch_gpu_doctor.triage.after_upgrade import unknown_error_after_an_upgrade
 from torch_gpu_doctor.triage.app_switches import with_the_apps_switches
 from torch_gpu_doctor.triage.asked import (
     NO_BUILD_NEEDED,
@@ -43,6 +44,7 @@ from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_fea
 from torch_gpu_doctor.triage.fresh_container import NVML_UNKNOWN, in_a_new_container
 from torch_gpu_doctor.triage.frozen_build import frozen_build, inside_a_frozen_build
 from torch_gpu_doctor.triage.ggml_devices import GGML_INVALID_FUNCTION, on_a_device_the_build_lacks
+from torch_gpu_doctor.triage.gpu_pv import blocked_in_a_vm, in_a_vm_guest
 from torch_gpu_doctor.triage.gpus_shown import (
     MIXED,
     gpus_past_the_cut,
@@ -139,6 +141,7 @@ from torch_gpu_doctor.triage.told import (
     works_where_tested,
     wsl_session,
 )
+from torch_gpu_doctor.triage.two_environments import environments, two_environments
 from torch_gpu_doctor.triage.under_sudo import started_with_sudo
 from torch_gpu_doctor.triage.wanted_build import cuda_build_where_cpu_wanted
 from torch_gpu_doctor.triage.wheel_names import abi_from_the_wheel_name
@@ -165,6 +168,7 @@ from torch_gpu_doctor.triage.where import (
     in_the_image,
     launch_failure_on_a_server,
     libcuda_in_a_container,
+    lxc_module,
     mismatch_in_a_container,
     no_nvidia_gpu,
     none_on_a_mac,
@@ -486,6 +490,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(lost_again(v, pasted.prose.recurs) for v in verdicts)
     if pasted.prose.updated is not None and not in_container(pasted):  # "after recent ubuntu update"
         verdicts = tuple(updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
+    if pasted.prose.updated is not None:  # CUDA's unknown error since an upgrade: not suspend's story
+        upgraded, inside = pasted.prose.updated, in_container(pasted)
+        verdicts = tuple(unknown_error_after_an_upgrade(v, pasted, upgraded, inside) for v in verdicts)
     verdicts = tuple(rocm_on_wsl(on_wsl(v, facts, pasted), facts, pasted) for v in verdicts)
     verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
     verdicts = tuple(docker_desktop_on_linux(v, facts, pasted) for v in verdicts)
@@ -513,8 +520,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(their_docker_run(v, pasted, pasted.no_gpus_line) for v in verdicts)
     if any(h.signature.id == NVML_UNKNOWN for h in pasted.hits):  # a container that never worked: its setup
         verdicts = tuple(in_a_new_container(v, pasted) for v in verdicts)
+    guest = in_a_vm_guest(pasted)
+    if guest is not None:  # "GPU access blocked" in a Hyper-V VM, not WSL: its kernel lacks dxgkrnl
+        verdicts = tuple(blocked_in_a_vm(v, pasted, guest) for v in verdicts)
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
-        verdicts = tuple(mismatch_in_a_container(v) for v in verdicts)
+        lxc = lxc_module(pasted)
+        verdicts = tuple(mismatch_in_a_container(v, lxc) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
     verdicts = tuple(image_compat_on_wsl(v, facts, pasted) for v in verdicts)
     if "torch" in pasted.paste.text[:MAX_CHARS] and frozen_build(pasted):  # torch inside an app.exe
@@ -542,6 +553,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = launcher_hides_the_gpus(verdicts, pasted, titles)
     if pasted.prose.torch_works is not None and pasted.prose.fails is not None:  # "GPU not recognized", True
         verdicts = works_where_tested(verdicts, pasted, titles)
+    both = pasted.session is not None and environments(pasted) is not None
+    if both:  # is_available() True in one part of the paste, False in another: the difference is the cause
+        verdicts = two_environments(verdicts, pasted, facts.jetson_board is not None, titles)
     if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
         version = facts.driver.version if not isinstance(facts.driver, Unavailable) else None
         driver_version = version if isinstance(version, str) else None
@@ -636,6 +650,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if toolkit_explains_the_driver(pasted):
         order.remove("platform.container_gpus")
         order.insert(0, "platform.container_gpus")
+    if both:  # two environments' answers: their difference comes before what either shows alone
+        order.remove("torch.cuda_init")
+        order.insert(0, "torch.cuda_init")
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
         order.remove("torch.arch_compat")
         order.insert(0, "torch.arch_compat")
@@ -708,7 +725,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(explained_false(v) for v in verdicts)
     if cause is not None and cause.finding.check_id == "platform.container_gpus":
         # "no driver" read inside a container started without the GPUs is that, not the host's missing driver
-        verdicts = tuple(seen_from_the_container(v) for v in verdicts)
+        driver_known = any("driver_cuda" in h.implies for h in pasted.hits) or (
+            not isinstance(facts.driver, Unavailable) and isinstance(facts.driver.version, str)
+        )
+        verdicts = tuple(seen_from_the_container(v, driver_known) for v in verdicts)
     not_in = tuple(s.id for s in builtin_specs() if s.id not in needs)
     shown = pasted.shown_error
     known_lines = {h.line for h in pasted.hits if h.signature.check in needs}  # read by a check that ran
@@ -799,6 +819,7 @@ def _reads_the_kernel_log(command: Command) -> bool:
     return argv[:1] == ("dmesg",) or argv[:2] == ("journalctl", "-k")
 
 
+_NAMED_GFX = lazy(r"\bgfx[0-9]{3,4}\b")
 KERNEL_LOG_XID = (
     "xid_nvrm_event"  # the kernel log's own line ("NVRM: Xid (PCI:...): 79, ..."), not a tool's words
 )
@@ -812,6 +833,10 @@ def _verdict(
         find_out = None  # its fix is the question to torch itself: asking it twice settles nothing more
     if finding.summary.startswith(CUSTOM_ALL_REDUCE):
         find_out = None  # vLLM's own kernel: NCCL_DEBUG=INFO would say nothing of it
+    if finding.check_id == "amd.gfx_target" and _NAMED_GFX.search(finding.summary):
+        find_out = (
+            None  # the paste named the target (rocBLAS's "for GPU arch : gfx1201"): rocminfo says it again
+        )
     if (
         finding.check_id == "driver.xid_errors"
         and logged.intersection(lines)

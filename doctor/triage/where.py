@@ -26,6 +26,7 @@ from torch_gpu_doctor.fixes.container_gpus import (
     pass_gpus,
     pod_without_driver_libraries,
     rocm_container_on_windows_fix,
+    user_space_for_the_module,
 )
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix
 from torch_gpu_doctor.fixes.gpu_state import (
@@ -60,8 +61,21 @@ if TYPE_CHECKING:
     pass
 
 
-def seen_from_the_container(verdict: Verdict) -> Verdict:
+def seen_from_the_container(verdict: Verdict, driver_known: bool = False) -> Verdict:
+    """A finding of a driver missing or too old, read inside a container started without the GPUs: the container
+    has no driver at all. `driver_known`: the paste shows the driver's version or its CUDA (torch's "found
+    version 12040"), which is then the host's own and stays a question of its own."""
     finding = verdict.finding
+    if finding.check_id == "torch.driver_compat" and finding.status is Status.FAIL and not driver_known:
+        # the CUDA runtime's "driver version is insufficient" where no libcuda was mounted (Triton's banner "The
+        # NVIDIA Driver was not detected" beside it, blind set 30): no driver, not an old one
+        said = (
+            "The CUDA runtime's 'driver version is insufficient' comes from the container having no NVIDIA driver "
+            "at all (the most likely cause above), not from an old one."
+        )
+        return dataclasses.replace(
+            verdict, finding=dataclasses.replace(finding, summary=said, remediation=None)
+        )
     if finding.check_id not in ("driver.installed", "torch.cuda_init") or finding.status is not Status.FAIL:
         return verdict
     if "container" in finding.summary:  # it says so already ("nvidia-smi inside the container reaches ...")
@@ -469,8 +483,14 @@ def on_a_hosted_notebook(verdict: Verdict) -> Verdict:
 
 
 _INSIDE_WORDS = lazy(
-    r"\b(?:inside|in|within)[ \t]+(?:the|a|my|our)[ \t]+(?:docker[ \t]+)?container\b|在容器[内里中]", re.I
+    r"\b(?:inside|in|within)[ \t]+(?:the|a|my|our)[ \t]+(?:docker[ \t]+|lxc[ \t]+)?container\b|在容器[内里中]"
+    # "the container is raising a mismatch error" (blind set 30): what the container's own programs print
+    r"|\b(?:the|my|our)[ \t]+(?:docker[ \t]+|lxc[ \t]+)?container[ \t]+(?:is[ \t]+|was[ \t]+)?"
+    r"(?:rais|throw|giv|show|report)(?:es|s|ing)\b",
+    re.I,
 )
+# a system container of Proxmox or LXD/LXC, whose NVIDIA user-space is installed by hand inside it
+_LXC = lazy(r"\bLXC\b|\bpct[ \t]+(?:enter|exec)\b|\bProxmox\b", re.IGNORECASE)
 
 
 # The paste puts the failure on the host, or shows the container started with its GPUs and a variable that
@@ -490,9 +510,19 @@ def ran_inside_a_container(pasted: PastedText) -> bool:
     return _INSIDE_WORDS.search(text) is not None and _HOST_SIDE.search(text) is None
 
 
-def mismatch_in_a_container(verdict: Verdict) -> Verdict:
+def lxc_module(pasted: PastedText) -> str | None:
+    """In an LXC container (Proxmox, LXD) the host kernel module's version, as NVRM's mismatch line names it
+    ("this kernel module has the version 570.148.06"), or "" where the paste says LXC without it; None
+    elsewhere."""
+    if _LXC.search(pasted.paste.text, 0, MAX_CHARS) is None:
+        return None
+    return next((h.values["driver_version"] for h in pasted.hits if "driver_version" in h.values), "")
+
+
+def mismatch_in_a_container(verdict: Verdict, lxc: str | None = None) -> Verdict:
     """NVML's driver/library mismatch where the paste shows or says a container: the image's own driver
-    libraries against the host's module (blind sets 13 and 14), not a host that missed a reboot."""
+    libraries against the host's module (blind sets 13 and 14), not a host that missed a reboot. `lxc`: the
+    host module's version in an LXC container (see lxc_module), whose user-space was installed by hand."""
     finding = verdict.finding
     if finding.remediation not in (reload_after_upgrade(), mismatch_after_reboot()):
         return verdict
@@ -501,7 +531,7 @@ def mismatch_in_a_container(verdict: Verdict) -> Verdict:
         finding,
         summary="Driver/library version mismatch inside a container: its NVIDIA libraries are another version "
         "than the host's kernel module.",
-        remediation=driver_libraries_in_image(),
+        remediation=driver_libraries_in_image() if lxc is None else user_space_for_the_module(lxc),
         details=details,
     )
     return dataclasses.replace(verdict, finding=finding, find_out=None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tests.triage.corpus_helpers import cause_of, diagnosed
 from tests.triage.test_blind25_classes import headline, said
-from torch_gpu_doctor.triage.healthy import on_the_cpu_while_healthy
+from torch_gpu_doctor.triage.healthy import healthy_next_step
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis
 
 
@@ -225,8 +225,8 @@ def test_a_healthy_stack_beside_work_on_the_cpu_names_the_programs_choice() -> N
     d = diagnosed("textgen-2924-healthy-cuda-extension-not-installed.txt")
     assert d.result.cause is None and not d.result.exit_problem()
     assert d.pasted.prose.on_the_cpu == 3
-    found = on_the_cpu_while_healthy(d.result, d.pasted)
+    found = healthy_next_step(d.result, d.pasted, d.facts)
     assert found is not None and found[1].commands[0].argv[0] == "nvidia-smi"
     quiet = diagnosed("pytorch-124007-healthy-gpu-util-0.txt")
-    assert on_the_cpu_while_healthy(quiet.result, quiet.pasted) is None
+    assert healthy_next_step(quiet.result, quiet.pasted, quiet.facts) is None
     assert said("How can I run this code on CPU? I have no GPU\n").pasted.prose.on_the_cpu is None
