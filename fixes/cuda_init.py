@@ -70,13 +70,16 @@ def init_error_fix(
     build_known = (
         packages is not None and not isinstance(packages, Unavailable) and packages.version is not None
     )
-    if cls == "no_visible_gpu" and "lightning" in signature_id and not build_known:
-        # Lightning's words mean only that torch.cuda.is_available() was False: a CPU build as often as no GPU
+    reporter = next((name for key, name in _ONLY_UNAVAILABLE.items() if key in signature_id), None)
+    if cls == "no_visible_gpu" and reporter is not None and not build_known:
+        # Lightning's and Ultralytics' words mean only that torch.cuda.is_available() was False: a CPU build as
+        # often as no GPU (blind set 30: Ultralytics' "Invalid CUDA 'device=0'" on a machine with no NVIDIA GPU)
         return Remediation(
-            text="Lightning found no GPU because torch.cuda.is_available() is False there; whether that torch is "
+            text=f"{reporter} found no GPU because torch.cuda.is_available() is False there; whether that torch is "
             "a CPU build (a +cpu version, torch.version.cuda None: install the CUDA build into that same "
-            "environment) or a CUDA build that sees no GPU (0 devices: CUDA_VISIBLE_DEVICES, the container, the "
-            "driver) is one line away, run where Lightning runs (the notebook's own kernel):",
+            "environment) or a CUDA build that sees no GPU (0 devices: no NVIDIA GPU or driver, CUDA_VISIBLE_DEVICES, "
+            f"the container) is one line away, run where {reporter} runs (a notebook: its own kernel). Without an "
+            "NVIDIA GPU, run it on the CPU (device=cpu).",
             commands=(
                 Command(
                     (
@@ -85,7 +88,7 @@ def init_error_fix(
                         "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), "
                         "torch.cuda.device_count())",
                     ),
-                    note="in the environment Lightning runs in (a notebook: a cell of it)",
+                    note=f"in the environment {reporter} runs in (a notebook: a cell of it)",
                 ),
             ),
             target=Target.PYTHON_ENV,
@@ -121,6 +124,10 @@ def init_error_fix(
             target=Target.SYSTEM,
         )
     return None
+
+
+# programs whose no-GPU message says only that torch.cuda.is_available() was False, by a word of their signature ids
+_ONLY_UNAVAILABLE = {"lightning": "Lightning", "ultralytics": "Ultralytics"}
 
 
 def _newer_driver(facts: Facts, *, in_container: bool) -> Remediation:

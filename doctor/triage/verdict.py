@@ -27,7 +27,6 @@ from torch_gpu_doctor.judge import judge
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Status
 from torch_gpu_doctor.records import dataclass
-from torch_gpu_doctor.triage.after_upgrade import unknown_error_after_an_upgrade
 from torch_gpu_doctor.triage.app_switches import with_the_apps_switches
 from torch_gpu_doctor.triage.asked import (
     NO_BUILD_NEEDED,
@@ -44,7 +43,6 @@ from torch_gpu_doctor.triage.features_on import ILLEGAL_ADDRESS, without_the_fea
 from torch_gpu_doctor.triage.fresh_container import NVML_UNKNOWN, in_a_new_container
 from torch_gpu_doctor.triage.frozen_build import frozen_build, inside_a_frozen_build
 from torch_gpu_doctor.triage.ggml_devices import GGML_INVALID_FUNCTION, on_a_device_the_build_lacks
-from torch_gpu_doctor.triage.gpu_pv import blocked_in_a_vm, in_a_vm_guest
 from torch_gpu_doctor.triage.gpus_shown import (
     MIXED,
     gpus_past_the_cut,
@@ -491,6 +489,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.prose.updated is not None and not in_container(pasted):  # "after recent ubuntu update"
         verdicts = tuple(updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
     if pasted.prose.updated is not None:  # CUDA's unknown error since an upgrade: not suspend's story
+        from torch_gpu_doctor.triage.after_upgrade import unknown_error_after_an_upgrade  # loaded for it only
+
         upgraded, inside = pasted.prose.updated, in_container(pasted)
         verdicts = tuple(unknown_error_after_an_upgrade(v, pasted, upgraded, inside) for v in verdicts)
     verdicts = tuple(rocm_on_wsl(on_wsl(v, facts, pasted), facts, pasted) for v in verdicts)
@@ -520,9 +520,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(their_docker_run(v, pasted, pasted.no_gpus_line) for v in verdicts)
     if any(h.signature.id == NVML_UNKNOWN for h in pasted.hits):  # a container that never worked: its setup
         verdicts = tuple(in_a_new_container(v, pasted) for v in verdicts)
-    guest = in_a_vm_guest(pasted)
-    if guest is not None:  # "GPU access blocked" in a Hyper-V VM, not WSL: its kernel lacks dxgkrnl
-        verdicts = tuple(blocked_in_a_vm(v, pasted, guest) for v in verdicts)
+    if any(h.signature.id == GPU_ACCESS_BLOCKED for h in pasted.hits):
+        from torch_gpu_doctor.triage.gpu_pv import blocked_in_a_vm, in_a_vm_guest  # loaded for it only
+
+        guest = in_a_vm_guest(pasted)
+        if guest is not None:  # "GPU access blocked" in a Hyper-V VM, not WSL: its kernel lacks dxgkrnl
+            verdicts = tuple(blocked_in_a_vm(v, pasted, guest) for v in verdicts)
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         lxc = lxc_module(pasted)
         verdicts = tuple(mismatch_in_a_container(v, lxc) for v in verdicts)
@@ -820,6 +823,7 @@ def _reads_the_kernel_log(command: Command) -> bool:
 
 
 _NAMED_GFX = lazy(r"\bgfx[0-9]{3,4}\b")
+GPU_ACCESS_BLOCKED = "wsl_gpu_access_blocked"  # gpu_pv.BLOCKED, named here so that gpu_pv loads only for it
 KERNEL_LOG_XID = (
     "xid_nvrm_event"  # the kernel log's own line ("NVRM: Xid (PCI:...): 79, ..."), not a tool's words
 )

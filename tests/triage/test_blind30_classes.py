@@ -10,8 +10,10 @@ from pathlib import Path
 
 from tests.triage.corpus_helpers import cause_of, diagnosed
 from torch_gpu_doctor.checks.support.signatures import match_line
+from torch_gpu_doctor.triage.gpu_pv import BLOCKED
 from torch_gpu_doctor.triage.healthy import healthy_next_step
 from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.triage.verdict import GPU_ACCESS_BLOCKED
 
 REPORTS = Path(__file__).parent / "reports"
 
@@ -109,6 +111,7 @@ def test_windows_blocking_the_gpu_is_wsls_driver_model_or_a_vms_missing_dxgkrnl(
     )
     _, summary, _ = cause_of(wsl)
     assert "TCC" in summary and "Hyper-V VM" not in summary
+    assert GPU_ACCESS_BLOCKED == BLOCKED  # the pipeline names the signature to load gpu_pv for it only
 
 
 def test_cuda_true_in_one_environment_and_false_in_another_is_their_difference() -> None:
@@ -220,3 +223,18 @@ def test_cudas_unknown_error_after_an_upgrade_looks_at_the_host_not_at_suspend()
     plain = said("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment\n")
     _, _, first = cause_of(plain)
     assert first != "nvidia-smi"
+
+
+def test_ultralytics_no_cuda_device_asks_for_the_build_before_blaming_a_hidden_gpu() -> None:
+    """comic-translate#210: Ultralytics' "Invalid CUDA 'device=0' requested" with is_available() False and 0 GPUs
+    on a machine with no NVIDIA GPU: the fix said 'although torch is a CUDA build' and re-printed the count the
+    paste shows. Like Lightning's, the message says only that CUDA is unavailable: the build comes first. With the
+    banner's '+cpu' version shown, the CPU build is the cause (comic-translate#17)."""
+    d = diagnosed("comic-translate-210-amd-gpu-cuda-device0.txt")
+    _, _, first = cause_of(d)
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    text = d.result.cause.finding.remediation.text
+    assert "although torch is a CUDA build" not in text and "device=cpu" in text
+    assert "torch.version.cuda" in first
+    check, _, _ = cause_of(diagnosed("comic-translate-17-ultralytics-torch-cpu-invalid-cuda-device.txt"))
+    assert check == "torch.cpu_build"
