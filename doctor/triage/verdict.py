@@ -141,6 +141,7 @@ from torch_gpu_doctor.triage.told import (
 )
 from torch_gpu_doctor.triage.two_environments import environments, two_environments
 from torch_gpu_doctor.triage.under_sudo import started_with_sudo
+from torch_gpu_doctor.triage.uv_project import uv_project_line, with_uv_first
 from torch_gpu_doctor.triage.wanted_build import cuda_build_where_cpu_wanted
 from torch_gpu_doctor.triage.wheel_names import abi_from_the_wheel_name
 from torch_gpu_doctor.triage.where import (
@@ -488,6 +489,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(lost_again(v, pasted.prose.recurs) for v in verdicts)
     if pasted.prose.updated is not None and not in_container(pasted):  # "after recent ubuntu update"
         verdicts = tuple(updated_then_804(v, pasted, pasted.prose.updated) for v in verdicts)
+    if uv_project_line(pasted) is not None:  # `uv sync` manages the project: uv installs into its .venv
+        verdicts = tuple(with_uv_first(v) for v in verdicts)
     if pasted.prose.updated is not None:  # CUDA's unknown error since an upgrade: not suspend's story
         from torch_gpu_doctor.triage.after_upgrade import unknown_error_after_an_upgrade  # loaded for it only
 

@@ -238,3 +238,15 @@ def test_ultralytics_no_cuda_device_asks_for_the_build_before_blaming_a_hidden_g
     assert "torch.version.cuda" in first
     check, _, _ = cause_of(diagnosed("comic-translate-17-ultralytics-torch-cpu-invalid-cuda-device.txt"))
     assert check == "torch.cpu_build"
+
+
+def test_a_project_uv_manages_gets_uvs_install_into_its_venv_and_the_lockfile_said() -> None:
+    """lerobot#4093: `uv sync` on Windows installed torch 2.11.0+cpu; `python -m pip` was first, which a uv venv
+    lacks, and the next `uv run` would have put the CPU build back. Without uv in the paste, pip stays first."""
+    d = diagnosed("lerobot-4093-uv-sync-cpu-torch-windows-rtx5080.txt")
+    _, _, first = cause_of(d)
+    assert first.startswith("uv pip install --python .venv torch==2.11.0+cu128 ")
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    assert "--no-sync" in d.result.cause.finding.remediation.text
+    _, _, first = cause_of(diagnosed("comic-translate-224-ultralytics-torch-cpu.txt"))
+    assert "-m pip install" in first
