@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from torch_gpu_doctor.checks.support.driver import is_wsl
 from torch_gpu_doctor.checks.support.signatures import catalogue_fix, reported, reported_evidence
@@ -264,6 +265,7 @@ def driver_xid_errors(facts: Facts) -> Finding:
             remediation=faults_in_every_program(facts, plan_driver(facts)),
         )
     if worst is XidSeverity.PROGRAM:
+        illegal = _illegal_instruction(log.xid_events)
         who = f" from {programs[0]}" if programs else ""
         summary = (
             f"Xid {numbers} since boot{who}: errors raised by programs on the GPU, usually their own bugs."
@@ -272,9 +274,10 @@ def driver_xid_errors(facts: Facts) -> Finding:
             CID,
             Status.WARN,
             summary,
-            details=details,
             evidence=evidence,
-            remediation=_program_fault(programs),
+            # the catalogue's usual program fault is an access out of range; an illegal instruction is not one
+            details=details.replace(" (an out-of-range access)", "") if illegal else details,
+            remediation=_program_fault(programs, illegal),
         )
     attention = {x for x in groups if xid_meaning(x).severity is XidSeverity.ATTENTION}
     if attention and attention <= DRIVER_TIMEOUT_XIDS:
@@ -327,20 +330,40 @@ def _timeout(facts: Facts) -> Remediation:
     )
 
 
-def _program_fault(programs: list[str]) -> Remediation:
+def _illegal_instruction(events: Sequence[XidEvent]) -> bool:
+    """Xid 13's "Illegal Instruction Encoding": the kernel's machine code is not valid for this GPU."""
+    return any(e.xid == 13 and "illegal instruction" in e.detail.lower() for e in events)
+
+
+def _program_fault(programs: list[str], illegal_instruction: bool = False) -> Remediation:
     """A program's own fault on the GPU (Xid 13, 31, 43): the driver already ended its context, so the program,
-    not the GPU, is what to change (blind set 23: tinygrad's NV backend; set 24: llama-server's Xid 31)."""
+    not the GPU, is what to change (blind set 23: tinygrad's NV backend; set 24: llama-server's Xid 31). The
+    cheap isolation first: the run that names the faulting kernel at its launch; compute-sanitizer, many times
+    slower, for the report (blind set 30: a 35B model at 30k context, llama.cpp#23811)."""
     name = programs[0] if programs else "the program"
+    what = (
+        "Xid 13's 'Illegal Instruction Encoding' means the kernel's machine code is not valid for this GPU: code "
+        "built for another architecture, or miscompiled (a compiler or driver bug), rather than an access out of "
+        "bounds. "
+        if illegal_instruction
+        else ""
+    )
     return Remediation(
-        text=f"The driver already ended {name}'s CUDA context: no GPU reset is needed, and the GPU is not at fault "
-        "unless every program faults on it (a fault that follows the program to another GPU is the program's). "
-        "Run it again without the option or feature most recently turned on (a new backend, speculative "
-        "decoding, a custom kernel), or on its newest release; the tool below names the kernel that read or "
-        "wrote out of bounds, for a report to its project.",
+        text=f"{what}The driver already ended {name}'s CUDA context: no GPU reset is needed, and the GPU is not at "
+        "fault unless every program faults on it (a fault that follows the program to another GPU is the "
+        "program's). Run it again on its newest release, or without the option or feature most recently turned "
+        "on (a new backend, flash attention, a quantized cache, speculative decoding, a custom kernel); with "
+        "CUDA_LAUNCH_BLOCKING=1 the error names the faulting kernel at its launch, for a report to its project "
+        "(compute-sanitizer finds the access itself, many times slower).",
         commands=(
             Command(
+                ("env", "CUDA_LAUNCH_BLOCKING=1", "PROGRAM"),
+                note="PROGRAM: the failing command line; each kernel reports its own error",
+                runs_here=False,
+            ),
+            Command(
                 ("compute-sanitizer", "--tool", "memcheck", "PROGRAM"),
-                note="PROGRAM: the failing command line; slow, from the CUDA toolkit",
+                note="for the report: slow, from the CUDA toolkit",
                 runs_here=False,
             ),
         ),

@@ -250,3 +250,19 @@ def test_a_project_uv_manages_gets_uvs_install_into_its_venv_and_the_lockfile_sa
     assert "--no-sync" in d.result.cause.finding.remediation.text
     _, _, first = cause_of(diagnosed("comic-translate-224-ultralytics-torch-cpu.txt"))
     assert "-m pip install" in first
+
+
+def test_a_programs_xid_leads_with_the_cheap_run_and_reads_an_illegal_instruction() -> None:
+    """llama.cpp#23811: Xid 13 'Illegal Instruction Encoding' from a long-context server: compute-sanitizer (many
+    times slower) was first and the text said 'out of bounds'; the launch-blocking run is first now, and the
+    subtype is said. Another program fault keeps the out-of-range reading."""
+    d = diagnosed("llama-cpp-23811-xid13-illegal-instruction.txt")
+    _, _, first = cause_of(d)
+    assert first == "env CUDA_LAUNCH_BLOCKING=1 PROGRAM"
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    assert "Illegal Instruction Encoding" in d.result.cause.finding.remediation.text
+    assert "out-of-range" not in d.result.cause.finding.details
+    plain = said("[ 99.1] NVRM: Xid (PCI:0000:01:00): 13, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): "
+                  "Out Of Range Address\n")  # fmt: skip
+    assert plain.result.cause is not None and plain.result.cause.finding.remediation is not None
+    assert "Illegal Instruction" not in plain.result.cause.finding.remediation.text
