@@ -7,11 +7,15 @@ A part is what lies between Python banners and code fences: each interactive ses
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Finding, Remediation, Status, Target
 from torch_gpu_doctor.records import dataclass
+from torch_gpu_doctor.triage.facts import shown_packages
 from torch_gpu_doctor.triage.outcome import Kind, Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
@@ -85,14 +89,44 @@ def _named(env: Environment) -> str:
     return f"torch {env.torch}{python}" if env.torch else f"the torch there{python}"
 
 
+def _same_version_build(failing: Environment, facts: Facts) -> tuple[Command, ...] | None:
+    """The CUDA build of the failing environment's own torch version, with its companions (its programs were
+    installed against that version: torchvision, ultralytics' pins), run with that environment's interpreter."""
+    if failing.torch is None:
+        return None
+    version = failing.torch.split("+")[0]
+    shown = shown_packages(f"line {failing.line} of the paste", version, (None, None))
+    fix = fix_for_torch(dataclasses.replace(facts, torch_packages=shown))
+    install = next(
+        (
+            c
+            for c in fix.commands
+            if "install" in c.argv and any(a.startswith(f"torch=={version}") for a in c.argv)
+        ),
+        None,
+    )
+    if install is None or "pip" not in install.argv[:3]:
+        return None
+    python = f"Python {failing.python}" if failing.python else "the failing program's Python"
+    return (
+        dataclasses.replace(
+            install,
+            argv=("PYTHON", *install.argv[1:]),
+            note=f"PYTHON: {python}, the one the failing program runs; the same version, with CUDA",
+            runs_here=False,
+        ),
+    )
+
+
 def two_environments(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, jetson: bool, titles: dict[str, str]
+    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
 ) -> tuple[Verdict, ...]:
     """The failing environment against the working one, put first: the difference is what to change."""
     found = environments(pasted)
     if found is None:
         return verdicts
     failing, working = found
+    jetson = facts.jetson_board is not None
     if failing.torch is not None and failing.torch == working.torch and failing.python == working.python:
         return verdicts  # the same build both times: something else changed (a setting, the GPU's state)
     why = ""
@@ -120,6 +154,13 @@ def two_environments(
                 runs_here=False,
             ),
         )
+    elif (same := _same_version_build(failing, facts)) is not None:
+        text = (
+            f"Run the program with the interpreter that works, or install the CUDA build of its own torch "
+            f"{failing.torch} into {python} with that interpreter's own pip (its other packages were installed "
+            f"for that version).{why}"
+        )
+        commands = same
     elif tag is not None and working.torch is not None:
         text = (
             f"Run the program with the interpreter that works, or install the working build (torch {working.torch}) "

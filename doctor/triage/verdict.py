@@ -561,7 +561,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = works_where_tested(verdicts, pasted, titles)
     both = pasted.session is not None and environments(pasted) is not None
     if both:  # is_available() True in one part of the paste, False in another: the difference is the cause
-        verdicts = two_environments(verdicts, pasted, facts.jetson_board is not None, titles)
+        verdicts = two_environments(verdicts, pasted, facts, titles)
     if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
         version = facts.driver.version if not isinstance(facts.driver, Unavailable) else None
         driver_version = version if isinstance(version, str) else None

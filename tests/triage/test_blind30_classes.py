@@ -117,14 +117,17 @@ def test_windows_blocking_the_gpu_is_wsls_driver_model_or_a_vms_missing_dxgkrnl(
 def test_cuda_true_in_one_environment_and_false_in_another_is_their_difference() -> None:
     """isaac_ros_common#29: PyPI's torch 1.12.0 (False) in one Jetson container, NVIDIA's 1.12.0a0+...nv22.3 (True)
     in another; the working image's L4T tag was blamed. ultralytics#12690: `yolo` runs Python 3.10.9 with torch
-    2.1.0 (its banner, False) while the person's Python 3.11.3 has 2.3.0+cu121 (True): 'no problem found' before."""
+    2.1.0 (its banner, False) while the person's Python 3.11.3 has 2.3.0+cu121 (True): 'no problem found' before;
+    the after-review asked for the failing environment's own version, not the working one's."""
     check, summary, _ = cause_of(diagnosed("isaac-ros-common-29-agx-orin-container-pypi-torch-cpu.txt"))
     assert check == "torch.cuda_init" and "torch 1.12.0 (Python 3.8.10) answers False" in summary
     assert "PyPI's torch for aarch64 has no CUDA" in summary
     d = diagnosed("ultralytics-12690-yolo-cli-other-python-cpu-torch.txt")
     check, summary, first = cause_of(d)
     assert d.result.exit_problem() and "torch 2.1.0 (Python 3.10.9) answers False" in summary
-    assert first.startswith("PYTHON -m pip install --force-reinstall torch==2.3.0+cu121 --index-url ")
+    # the failing environment's own torch as a CUDA build, with its companions: its packages were installed for it
+    assert first.startswith("PYTHON -m pip install --force-reinstall torch==2.1.0 torchvision==0.16.0 ")
+    assert first.endswith("--index-url https://download.pytorch.org/whl/cu121")
     # "Expected behaviour: CUDA available: True" is no second environment (dstack#2348)
     _, summary, _ = cause_of(diagnosed("dstack-2348-error-802-fabricmanager-mismatch.txt"))
     assert "another" not in summary
