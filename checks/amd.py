@@ -394,7 +394,7 @@ def release_for_target(facts: Facts) -> Remediation | None:
     support = OFFICIAL_LINUX.get(named[0]) if named is not None else None
     if support is None:
         return None
-    return rocm_release_fix(support.target, support.family, support.since_rocm, on_windows(facts))
+    return rocm_release_fix(support.target, support.family, support.first_release, on_windows(facts))
 
 
 def target_without_build(facts: Facts) -> str | None:

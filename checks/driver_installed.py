@@ -48,7 +48,14 @@ def driver_installed(facts: Facts) -> Finding:
             f"The installed NVIDIA driver does not support this GPU: its kernel module refused it ({refused[0].where}).",
             details=refused[0].means,
             evidence=reported_evidence(refused),
-            remediation=unsupported_gpu_fix(refused, facts.os, _version(driver))
+            remediation=unsupported_gpu_fix(
+                refused,
+                facts.os,
+                _version(driver),
+                tuple(
+                    g.compute_capability for g in facts.nvidia_gpus if isinstance(g.compute_capability, str)
+                ),
+            )
             or driver_install(facts.os, plan_driver(facts)),
         )
     blocked = reported(facts, "secure_boot_refused")

@@ -24,6 +24,11 @@ class GfxSupport:
     family: str  # "CDNA3 (Instinct MI300)"
     since_rocm: tuple[int, int]  # the oldest ROCm whose Linux support list names it (6.0: the oldest we have)
     deprecated: bool = False
+    since_release: str = ""  # that release to the patch, where its support list names one ("6.4.1")
+
+    @property
+    def first_release(self) -> str:
+        return self.since_release or ".".join(map(str, self.since_rocm))
 
 
 OFFICIAL_LINUX: dict[str, GfxSupport] = {
@@ -35,8 +40,9 @@ OFFICIAL_LINUX: dict[str, GfxSupport] = {
         GfxSupport("gfx950", "CDNA4 (Instinct MI350)", (7, 0)),
         GfxSupport("gfx1030", "RDNA2", (6, 0)),
         GfxSupport("gfx1100", "RDNA3", (6, 0)),
-        GfxSupport("gfx1200", "RDNA4", (6, 4)),
-        GfxSupport("gfx1201", "RDNA4", (6, 4)),
+        # the 6.4.1 requirements page lists the RX 9000 series (llama.cpp PR 15994 cites it)
+        GfxSupport("gfx1200", "RDNA4", (6, 4), since_release="6.4.1"),
+        GfxSupport("gfx1201", "RDNA4", (6, 4), since_release="6.4.1"),
     )
 }
 

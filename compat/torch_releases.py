@@ -26,7 +26,7 @@ _MINOR = lazy(r"([0-9]{1,3})\.([0-9]{1,3})", re.ASCII)
 _CC = lazy(r"([0-9]{1,2})\.([0-9])", re.ASCII)
 _SM = lazy(r"sm_([0-9]{1,2})([0-9])([af]?)", re.ASCII)
 _PTX = lazy(r"compute_([0-9]{1,2})([0-9])([af]?)", re.ASCII)
-_MINOR = lazy(r"([0-9]{1,3})\.([0-9]{1,3})(?![0-9])", re.ASCII)
+_MINOR_PREFIX = lazy(r"([0-9]{1,3})\.([0-9]{1,3})(?![0-9])", re.ASCII)
 _LOCAL = lazy(r"\+.*\Z", re.DOTALL)
 
 CC = tuple[int, int]
@@ -449,7 +449,7 @@ def driver_runs_cuda(driver_max_cuda: str, wheel_cuda: str, minor_version_compat
 def _minor_tuple(text: str) -> CC | None:
     if not isinstance(text, str):
         return None
-    match = _MINOR.match(text.strip())
+    match = _MINOR_PREFIX.match(text.strip())
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.fixes.distro import major_version, recipe
 from torch_gpu_doctor.fixes.driver_plan import DriverPlan
 from torch_gpu_doctor.fixes.kernel_modules import REBOOT
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -34,7 +37,10 @@ OPEN_WITHOUT_GSP = "driver_unsupported_gpu_open_module_no_gsp"
 
 
 def unsupported_gpu_fix(
-    refusals: Sequence[ReportedError], os_facts: OsFacts | Unavailable, driver_version: str | None = None
+    refusals: Sequence[ReportedError],
+    os_facts: OsFacts | Unavailable,
+    driver_version: str | None = None,
+    capabilities: tuple[str, ...] = (),
 ) -> Remediation | None:
     """The driver the kernel log names when it refuses a GPU: a legacy branch by number; the open flavour of
     the same branch for a GPU that requires it (Blackwell); or the proprietary flavour when the open module
@@ -57,29 +63,55 @@ def unsupported_gpu_fix(
             target=Target.SYSTEM,
         )
     if any(e.signature == OPEN_WITHOUT_GSP for e in refusals):
-        # a GPU without GSP is older than Turing: Maxwell, Pascal and Volta have R580 as their last branch
-        # (compat.md §1c, NVIDIA's Unix deprecation schedule), Kepler's refusal names its legacy branch (above)
-        ubuntu_like = not isinstance(os_facts, Unavailable) and (
-            os_facts.distro_id == "ubuntu" or "ubuntu" in os_facts.distro_like
-        )
-        return Remediation(
-            text="The open NVIDIA kernel module supports only GPUs with a GSP (Turing, RTX 20 / GTX 16, and "
-            "newer). Install the proprietary kernel module instead, of a branch that still supports the GPU: R580 "
-            "is the last for Maxwell, Pascal and Volta (R590 and newer drop them). Ubuntu and its derivatives: "
-            "nvidia-driver-580, not -open; Fedora/RPM Fusion and negativo17: the closed kmod package, of a 580 "
-            "release; NVIDIA's .run installer: a 580 release with -m=kernel. Then reboot.",
-            commands=(
-                (Command(("sudo", "apt", "install", "nvidia-driver-580")), REBOOT)
-                if ubuntu_like
-                else (
-                    Command(("modinfo", "-F", "license", "nvidia"), note="'Dual MIT/GPL' is the open module"),
-                )
-            ),
-            requires_root=True,
-            requires_reboot=True,
-            target=Target.SYSTEM,
-        )
+        return _closed_module(refusals, os_facts, capabilities)
     return None
+
+
+# the GPU a refusal names: "(PCI ID: 10de:1d16)"
+_PCI_ID = lazy(r"\b10de:(?P<device>[0-9a-f]{4})\b", re.IGNORECASE)
+
+
+def _closed_module(
+    refusals: Sequence[ReportedError], os_facts: OsFacts | Unavailable, capabilities: tuple[str, ...]
+) -> Remediation:
+    """A GPU without GSP (older than Turing) refused by the open module: the proprietary module of a branch that
+    still drives it. Maxwell, Pascal and Volta have R580 as their last branch, Kepler R470 (compat.md §1c,
+    NVIDIA's Unix deprecation schedule). The GPU is known from the refusal's PCI id where the table has it, or
+    from the compute capability of the GPUs the facts name; unknown, both branches are said and R580 given."""
+    gpu = None
+    for error in refusals:
+        found = _PCI_ID.search(f"{error.text} {error.context}")
+        gpu = load_torch_releases().gpu_by_pci_id(found["device"]) if found is not None else None
+        if gpu is not None:
+            break
+    kepler = (gpu.compute_capability if gpu is not None else " ".join(capabilities)).startswith("3.")
+    branch = "470" if kepler else "580"
+    which = (
+        f"the {gpu.name} ({gpu.architecture}) has R{branch} as its last branch"
+        if gpu is not None
+        else "Kepler (this GPU) has R470 as its last branch"
+        if kepler
+        else "R580 is the last for Maxwell, Pascal and Volta, R470 for Kepler"
+    )
+    ubuntu_like = not isinstance(os_facts, Unavailable) and (
+        os_facts.distro_id == "ubuntu" or "ubuntu" in os_facts.distro_like
+    )
+    return Remediation(
+        text="The open NVIDIA kernel module supports only GPUs with a GSP (Turing, RTX 20 / GTX 16, and newer). "
+        f"Install the proprietary kernel module instead, of a branch that still supports the GPU: {which} (newer "
+        f"branches drop it). Ubuntu and its derivatives: nvidia-driver-{branch}, not -open; Fedora/RPM Fusion and "
+        f"negativo17: the closed kmod package of a {branch} release; NVIDIA's .run installer: a {branch} release "
+        "with -m=kernel. Then reboot.",
+        commands=(
+            (Command(("sudo", "apt", "install", f"nvidia-driver-{branch}")), REBOOT)
+            if ubuntu_like
+            else (Command(("modinfo", "-F", "license", "nvidia"), note="'Dual MIT/GPL' is the open module"),)
+        ),
+        requires_root=True,
+        requires_reboot=True,
+        needs_network=True,
+        target=Target.SYSTEM,
+    )
 
 
 def _open_flavour(os_facts: OsFacts | Unavailable, driver_version: str | None) -> Remediation:

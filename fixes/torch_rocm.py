@@ -93,11 +93,10 @@ def no_rocm_target_fix(gfx: str) -> Remediation:
     )
 
 
-def rocm_release_fix(gfx: str, family: str, since: tuple[int, int], windows: bool) -> Remediation:
+def rocm_release_fix(gfx: str, family: str, release: str, windows: bool) -> Remediation:
     """A target AMD's ROCm supports from a release on (RDNA4's gfx1201 from 6.4), in a program whose ROCm
     libraries (rocBLAS's Tensile kernels, a HIP SDK's) have no kernels for it: they predate that release. The
     release that has it, not a sibling's override, and not rocminfo, which would name the target again."""
-    release = f"{since[0]}.{since[1]}"
     where = (
         "On Windows the program uses the HIP SDK's libraries (C:\\Program Files\\AMD\\ROCm\\<version>): install "
         f"a HIP SDK whose rocBLAS has kernels for {gfx} (its release notes list the GPUs it supports), or the "

@@ -8,13 +8,36 @@ the first thing to see."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
 
+# the system upgraded: "apt upgrade", "after a system update", "upgraded my Ubuntu" (never a driver reinstalled
+# as a remedy, "I already tried reinstalling the nvidia driver")
+_SYSTEM_UPGRADE = lazy(
+    r"\bapt(?:-get)?[ \t]+(?:dist-|full-)?upgrade\b"
+    r"|\b(?:system|ubuntu|debian|fedora|os|kernel|security|software|package)[ \t]+(?:update|upgrade)s?\b"
+    r"|\bupgraded[ \t]+(?:my[ \t]+|the[ \t]+)?(?:system|ubuntu|os|kernel|packages)\b",
+    re.IGNORECASE,
+)
+# the suspend story itself, which the catalogue's answer already tells
+_SUSPEND = lazy(r"\bsuspend|\bhibernat|\bwak(?:e|es|ing)[ \t]+(?:up[ \t]+)?from\b", re.IGNORECASE)
 UNKNOWN_ERROR = "unknown_error"  # the catalogue's class of CUDA's unknown error (999, "CUDA unknown error")
 ON_THE_HOST = "on the host: it must list the GPUs; an error here is the driver the upgrade left broken"
+
+
+def system_upgraded(pasted: PastedText) -> int | None:
+    """The line that says the system (not a driver the person reinstalled as a remedy) was upgraded before the
+    failure, where no word tells the suspend story instead; None elsewhere."""
+    text = pasted.paste.text[:MAX_CHARS]
+    said = _SYSTEM_UPGRADE.search(text)
+    if said is None or _SUSPEND.search(text) is not None:
+        return None
+    return line_number(text, said)
 
 
 def unknown_error_after_an_upgrade(

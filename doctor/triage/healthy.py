@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.driver_update import driver_update
 from torch_gpu_doctor.fixes.out_of_memory import HOLDER_QUERY
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Status, Target
@@ -44,14 +46,15 @@ def unnamed_gpu(pasted: PastedText, facts: Facts) -> tuple[int, Remediation] | N
         return None
     version = facts.driver.version if not isinstance(facts.driver, Unavailable) else None
     driver = f"driver {version}" if isinstance(version, str) else "the driver"
-    return line_number(pasted.paste.text, unnamed), Remediation(
-        text=f"CUDA works on it: the name is all that is missing. A GPU shows as 'NVIDIA Graphics Device' when "
-        f"{driver} is older than its model and has no name for its device id (a card released after that "
-        "driver). Update the NVIDIA driver to a release newer than the card (the distribution's newest driver "
-        "package, or NVIDIA's): it names the GPU and carries the fixes for it.",
-        commands=(Command(("nvidia-smi", "--query-gpu=name,pci.device_id,driver_version", "--format=csv")),),
-        target=Target.SYSTEM,
+    # the driver update itself, the distribution's way (the paste shows the name and the driver already)
+    fix = driver_update(
+        facts,
+        plan_driver(facts),
+        f"CUDA works on it: the name is all that is missing. A GPU shows as 'NVIDIA Graphics Device' when {driver} "
+        "is older than its model and has no name for its device id (a card released after that driver). Update "
+        "the NVIDIA driver to a release newer than the card: it names the GPU and carries the fixes for it.",
     )
+    return line_number(pasted.paste.text, unnamed), fix
 
 
 def on_the_cpu_while_healthy(pasted: PastedText) -> tuple[int, Remediation] | None:

@@ -252,6 +252,7 @@ INFORMATIONAL = frozenset(
         "other_bitsandbytes_duplicate_cudart_warning",  # one library's two names: no fault of its own
         "other_bf16_supported_false_before_ampere",  # expected before Ampere: bf16 runs there by emulation
         "other_ollama_inference_compute_on_a_gpu",  # Ollama's server found a GPU to run on
+        "other_numba_mapped_libcuda_paths",  # numba's heading: the paths after it say whether a stub loaded
     }
 )
 _SENTENCE_END = lazy(r"[.!?。！？](?:\s|$)")

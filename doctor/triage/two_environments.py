@@ -28,6 +28,20 @@ _BANNER_PYTHON = lazy(r"^\s*Python[ \t]+(?P<python>\d+\.\d+\.\d+)[ \t]+\(")
 # a program's own start-up line naming its Python and torch: Ultralytics' "Python-3.10.9 torch-2.1.0 CPU"
 _PROGRAM_BANNER = lazy(r"\bPython-(?P<python>\d+\.\d+\.\d+)[ \t]+torch-(?P<torch>\d+\.\d+(?:\.\d+)?[\w.+-]*)")
 _EXPECTED = lazy(r"\bexpect", re.IGNORECASE)
+# catalogue classes whose error says why CUDA failed where it did: that error, not the other environment, is why
+_EXPLAINS_FALSE = frozenset(
+    {
+        "driver_too_old", "no_driver", "container", "driver_library_mismatch", "nvml", "forward_compat",
+        "unknown_error", "no_visible_gpu", "wsl", "mig", "secure_boot", "driver_unsupported_gpu",
+    }
+)  # fmt: skip
+# catalogue classes whose error says why CUDA failed where it did: that error, not the other environment, is why
+_EXPLAINS_FALSE = frozenset(
+    {
+        "driver_too_old", "no_driver", "container", "driver_library_mismatch", "nvml", "forward_compat",
+        "unknown_error", "no_visible_gpu", "wsl", "mig", "secure_boot", "driver_unsupported_gpu",
+    }
+)  # fmt: skip
 _CUDA_TAG = lazy(r"\+cu(?P<cuda>\d{2,3})$")
 
 
@@ -77,11 +91,18 @@ def environments(pasted: PastedText) -> tuple[Environment, Environment] | None:
         return (
             None  # a True alone is no environment: an issue form's "Expected behaviour: CUDA available: True"
         )
+    if any(h.signature.cls in _EXPLAINS_FALSE for h in pasted.hits) or pasted.no_gpus_line is not None:
+        return None  # the paste says why CUDA failed there (a driver too old, a container without the GPUs)
     program = _PROGRAM_BANNER.search(pasted.paste.text, 0, MAX_CHARS)
     if program is not None and failing.torch is None and program["torch"] != working.torch:
         # the program's own banner names the environment it runs in: the failing one
         failing = Environment(False, failing.line, program["torch"], program["python"])
-    return failing, working
+    # two environments only where the paste shows them differ: two torch builds, where both are known (the same
+    # build answering both ways is a GPU that came back, a setting, another machine's driver), else two Pythons
+    if failing.torch is not None and working.torch is not None:
+        return (failing, working) if failing.torch != working.torch else None
+    pythons = failing.python is not None and working.python is not None and failing.python != working.python
+    return (failing, working) if pythons else None
 
 
 def _named(env: Environment) -> str:
@@ -119,16 +140,15 @@ def _same_version_build(failing: Environment, facts: Facts) -> tuple[Command, ..
 
 
 def two_environments(
-    verdicts: tuple[Verdict, ...], pasted: PastedText, facts: Facts, titles: dict[str, str]
+    verdicts: tuple[Verdict, ...],
+    found: tuple[Environment, Environment],
+    facts: Facts,
+    titles: dict[str, str],
 ) -> tuple[Verdict, ...]:
-    """The failing environment against the working one, put first: the difference is what to change."""
-    found = environments(pasted)
-    if found is None:
-        return verdicts
+    """The failing environment against the working one (see environments), put first: the difference is what
+    to change."""
     failing, working = found
     jetson = facts.jetson_board is not None
-    if failing.torch is not None and failing.torch == working.torch and failing.python == working.python:
-        return verdicts  # the same build both times: something else changed (a setting, the GPU's state)
     why = ""
     if failing.torch is not None and jetson and "nv" not in failing.torch and "nv" in (working.torch or ""):
         why = " PyPI's torch for aarch64 has no CUDA for a Jetson's GPU; NVIDIA's builds for JetPack (the '.nv' versions) do."

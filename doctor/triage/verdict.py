@@ -158,6 +158,7 @@ from torch_gpu_doctor.triage.where import (
     docker_desktop_on_linux,
     docker_on_windows,
     driver_of_a_vgpu_guest,
+    host_first_without_a_container,
     image_compat_on_wsl,
     image_ref,
     in_a_pod,
@@ -492,10 +493,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if uv_project_line(pasted) is not None:  # `uv sync` manages the project: uv installs into its .venv
         verdicts = tuple(with_uv_first(v) for v in verdicts)
     if pasted.prose.updated is not None:  # CUDA's unknown error since an upgrade: not suspend's story
-        from torch_gpu_doctor.triage.after_upgrade import unknown_error_after_an_upgrade  # loaded for it only
+        from torch_gpu_doctor.triage.after_upgrade import system_upgraded, unknown_error_after_an_upgrade
 
-        upgraded, inside = pasted.prose.updated, in_container(pasted)
-        verdicts = tuple(unknown_error_after_an_upgrade(v, pasted, upgraded, inside) for v in verdicts)
+        upgraded = system_upgraded(pasted)
+        if upgraded is not None:
+            inside = in_container(pasted)
+            verdicts = tuple(unknown_error_after_an_upgrade(v, pasted, upgraded, inside) for v in verdicts)
     verdicts = tuple(rocm_on_wsl(on_wsl(v, facts, pasted), facts, pasted) for v in verdicts)
     verdicts = tuple(docker_on_windows(v, facts, pasted) for v in verdicts)
     verdicts = tuple(docker_desktop_on_linux(v, facts, pasted) for v in verdicts)
@@ -523,12 +526,12 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(their_docker_run(v, pasted, pasted.no_gpus_line) for v in verdicts)
     if any(h.signature.id == NVML_UNKNOWN for h in pasted.hits):  # a container that never worked: its setup
         verdicts = tuple(in_a_new_container(v, pasted) for v in verdicts)
-    if any(h.signature.id == GPU_ACCESS_BLOCKED for h in pasted.hits):
-        from torch_gpu_doctor.triage.gpu_pv import blocked_in_a_vm, in_a_vm_guest  # loaded for it only
+    verdicts = tuple(host_first_without_a_container(v, pasted) for v in verdicts)
+    if any(h.signature.id == GPU_ACCESS_BLOCKED for h in pasted.hits):  # WSL, a container or a Hyper-V guest
+        from torch_gpu_doctor.triage.access_blocked import where_blocked  # loaded for it only
 
-        guest = in_a_vm_guest(pasted)
-        if guest is not None:  # "GPU access blocked" in a Hyper-V VM, not WSL: its kernel lacks dxgkrnl
-            verdicts = tuple(blocked_in_a_vm(v, pasted, guest) for v in verdicts)
+        wsl = pasted.prose.wsl is not None or (not isinstance(facts.os, Unavailable) and facts.os.is_wsl)
+        verdicts = tuple(where_blocked(v, pasted, wsl) for v in verdicts)
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         lxc = lxc_module(pasted)
         verdicts = tuple(mismatch_in_a_container(v, lxc) for v in verdicts)
@@ -559,9 +562,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = launcher_hides_the_gpus(verdicts, pasted, titles)
     if pasted.prose.torch_works is not None and pasted.prose.fails is not None:  # "GPU not recognized", True
         verdicts = works_where_tested(verdicts, pasted, titles)
-    both = pasted.session is not None and environments(pasted) is not None
-    if both:  # is_available() True in one part of the paste, False in another: the difference is the cause
-        verdicts = two_environments(verdicts, pasted, facts, titles)
+    envs = environments(pasted) if pasted.session is not None else None
+    both = envs is not None
+    if envs is not None:  # is_available() True in one part of the paste, False in another: their difference
+        verdicts = two_environments(verdicts, envs, facts, titles)
     if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
         version = facts.driver.version if not isinstance(facts.driver, Unavailable) else None
         driver_version = version if isinstance(version, str) else None
@@ -826,7 +830,9 @@ def _reads_the_kernel_log(command: Command) -> bool:
 
 
 _NAMED_GFX = lazy(r"\bgfx[0-9]{3,4}\b")
-GPU_ACCESS_BLOCKED = "wsl_gpu_access_blocked"  # gpu_pv.BLOCKED, named here so that gpu_pv loads only for it
+GPU_ACCESS_BLOCKED = (
+    "wsl_gpu_access_blocked"  # access_blocked.BLOCKED: named here, the module loads for it only
+)
 KERNEL_LOG_XID = (
     "xid_nvrm_event"  # the kernel log's own line ("NVRM: Xid (PCI:...): 79, ..."), not a tool's words
 )

@@ -484,11 +484,13 @@ def on_a_hosted_notebook(verdict: Verdict) -> Verdict:
 
 _INSIDE_WORDS = lazy(
     r"\b(?:inside|in|within)[ \t]+(?:the|a|my|our)[ \t]+(?:docker[ \t]+|lxc[ \t]+)?container\b|在容器[内里中]"
-    # "the container is raising a mismatch error" (blind set 30): what the container's own programs print
+    # "the container is raising a mismatch error" (blind set 30): the mismatch its own programs print, said in one
+    # sentence ("my docker container is throwing CUDA errors, so I checked the GPU" is no such account)
     r"|\b(?:the|my|our)[ \t]+(?:docker[ \t]+|lxc[ \t]+)?container[ \t]+(?:is[ \t]+|was[ \t]+)?"
-    r"(?:rais|throw|giv|show|report)(?:es|s|ing)\b",
+    r"(?:rais|throw|giv|show|report)(?:es|s|ing)\b[^.\n:]{0,30}\bmismatch",
     re.I,
 )
+NVRM_MODULE_VERSION = "driver_library_nvrm_loaded_module_version"
 # a system container of Proxmox or LXD/LXC, whose NVIDIA user-space is installed by hand inside it
 _LXC = lazy(r"\bLXC\b|\bpct[ \t]+(?:enter|exec)\b|\bProxmox\b", re.IGNORECASE)
 
@@ -516,7 +518,10 @@ def lxc_module(pasted: PastedText) -> str | None:
     elsewhere."""
     if _LXC.search(pasted.paste.text, 0, MAX_CHARS) is None:
         return None
-    return next((h.values["driver_version"] for h in pasted.hits if "driver_version" in h.values), "")
+    # NVRM's own words for the module; never NVML's "NVML library version", the container's own libraries
+    return next(
+        (h.values["driver_version"] for h in pasted.hits if h.signature.id == NVRM_MODULE_VERSION), ""
+    )
 
 
 def mismatch_in_a_container(verdict: Verdict, lxc: str | None = None) -> Verdict:
@@ -719,6 +724,29 @@ def toolkit_explains_the_driver(pasted: PastedText) -> bool:
 
 def in_container(pasted: PastedText) -> bool:
     return container_said(pasted) is not None
+
+
+# a container engine's command in the paste (never a word such as "no docker")
+_CONTAINER_COMMAND = lazy(
+    r"\b(?:docker|podman|nerdctl)[ \t]+(?:container[ \t]+)?(?:run|compose|exec|start)\b|\bdocker-compose\b|\bkubectl\b",
+    re.IGNORECASE,
+)
+
+
+def host_first_without_a_container(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """A fix that tests a container first (`docker run --rm --gpus all ubuntu nvidia-smi`, vLLM's missing
+    platform) where the paste shows no container and names none ("pip install vllm on bare metal"): the host's
+    own command that follows it comes first."""
+    fix = verdict.finding.remediation
+    test = fix.commands[0].argv if fix is not None and fix.commands else ()
+    if fix is None or len(fix.commands) < 2 or test[:2] != ("docker", "run") or test[-1] != "nvidia-smi":
+        return verdict  # a container test, not the container's own start that a fix replaces
+    # a container's prompt or an engine's command; words alone may deny one ("on bare metal, no docker")
+    shown = pasted.container_line is not None or _CONTAINER_COMMAND.search(pasted.paste.text, 0, MAX_CHARS)
+    if shown or _IN_A_CONTAINER_SAID.search(pasted.paste.text, 0, MAX_CHARS) is not None:
+        return verdict
+    remediation = dataclasses.replace(fix, commands=fix.commands[1:])
+    return dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, remediation=remediation))
 
 
 def gpu_listed_by_a_tool(facts: Facts) -> bool:
