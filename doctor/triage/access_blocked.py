@@ -14,14 +14,14 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from torch_gpu_doctor.fixes.gpu_access import cgroups_fix, dxgkrnl_fix, tcc_fix, wsl_update_fix
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Finding, Remediation, Target
+from torch_gpu_doctor.model import Finding, Remediation
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS, line_number
 
 BLOCKED = "wsl_gpu_access_blocked"
-TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
 # a Hyper-V guest with a GPU partition: the paravirtual adapter in lspci with a GPU-PV device id ("3D controller:
 # Microsoft Corporation Device 008e"; WSL's own lspci shows "Basic Render Driver"), or words naming Hyper-V's GPU
 # partitioning
@@ -92,66 +92,3 @@ def where_blocked(verdict: Verdict, pasted: PastedText, wsl: bool) -> Verdict:
 def _answered(verdict: Verdict, summary: str, fix: Remediation) -> Verdict:
     finding: Finding = dataclasses.replace(verdict.finding, summary=summary, remediation=fix)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
-
-
-def tcc_fix() -> Remediation:
-    return Remediation(
-        text="From an elevated Windows prompt, switch the GPU to the WDDM driver model (MCDM where the board supports "
-        "it, `-dm 2`), reboot Windows, then `wsl --shutdown` and start WSL again; `nvidia-smi` on Windows shows the "
-        "model (TCC, WDDM or MCDM) beside the GPU's name. Do not install a Linux NVIDIA driver inside WSL.",
-        commands=(
-            Command(
-                ("nvidia-smi", "-i", "0", "-dm", "0"),
-                note="Windows, as administrator: GPU 0 to WDDM; then reboot",
-            ),
-        ),
-        requires_root=True,
-        target=Target.SYSTEM,
-    )
-
-
-def wsl_update_fix() -> Remediation:
-    return Remediation(
-        text="Update the NVIDIA driver on Windows and WSL itself, then restart WSL (`wsl --shutdown` from Windows); "
-        "inside WSL use only the libraries in /usr/lib/wsl/lib, never a Linux NVIDIA driver package.",
-        commands=(Command(("wsl.exe", "--update"), note="from Windows", runs_here=False),),
-        needs_network=True,
-        target=Target.SYSTEM,
-    )
-
-
-def cgroups_fix() -> Remediation:
-    return Remediation(
-        text=f"In {TOOLKIT_CONFIG}, `no-cgroups = true` is the setting for rootless engines: with a rootful Docker "
-        "the container then never gets the GPUs' device cgroup. Set it to false, restart Docker and run the "
-        "container again (a rootless engine keeps true and gets the GPUs through CDI: `--device nvidia.com/gpu=all`).",
-        commands=(
-            Command(
-                (
-                    "sudo",
-                    "nvidia-ctk",
-                    "config",
-                    "--set",
-                    "nvidia-container-cli.no-cgroups=false",
-                    "--in-place",
-                ),
-                note=f"where Docker runs (in WSL: inside WSL); it edits {TOOLKIT_CONFIG}",
-                runs_here=False,
-            ),
-            Command(("sudo", "systemctl", "restart", "docker"), runs_here=False),
-        ),
-        requires_root=True,
-        target=Target.SYSTEM,
-    )
-
-
-def dxgkrnl_fix() -> Remediation:
-    return Remediation(
-        text="A Hyper-V VM reaches a GPU partition through Microsoft's dxgkrnl driver (/dev/dxg) and the Windows "
-        "driver's libraries copied from the host (C:\\Windows\\System32\\DriverStore\\FileRepository\\nv*) into "
-        "/usr/lib/wsl/lib; WSL's kernel has dxgkrnl, stock distribution kernels do not. Build and install the "
-        "dxgkrnl module for this kernel (the community DKMS packages and kernels that GPU-PV guides use), reboot "
-        "into it, then run nvidia-smi again. Do not install a Linux NVIDIA driver in the VM.",
-        commands=(Command(("ls", "-l", "/dev/dxg"), note="in the VM: it must exist once dxgkrnl is loaded"),),
-        target=Target.SYSTEM,
-    )

@@ -13,6 +13,7 @@ from torch_gpu_doctor.compat import load_matrix
 from torch_gpu_doctor.compat.precision import capability
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.fixes.gpu_access import tcc_fix
 from torch_gpu_doctor.fixes.hidden_gpu import (
     asked_for_a_missing_gpu,
     run_on_a_free_gpu,
@@ -343,15 +344,7 @@ def no_cuda_on_the_gpus_shown(
             Status.FAIL,
             f"{gpu.name} runs in Windows' TCC driver model, which WSL cannot use: WSL reaches a GPU only through "
             "the WDDM (or MCDM) driver model, so WSL has no GPU ('GPU access blocked by the operating system').",
-            remediation=Remediation(
-                text="From an elevated Windows prompt, switch the GPU to WDDM (MCDM where the board supports it, "
-                "`-dm 2`), reboot Windows, then `wsl --shutdown` and start WSL again.",
-                commands=(
-                    Command(("nvidia-smi", "-i", str(index), "-dm", "0"), note="Windows, as administrator"),
-                ),
-                requires_root=True,
-                target=Target.SYSTEM,
-            ),
+            remediation=tcc_fix(index),
         )
         added.append(Verdict(finding, titles.get(CUDA_INIT, CUDA_INIT), Kind.PROBLEM, (), None, smi.lines))
     return (*added, *verdicts)
