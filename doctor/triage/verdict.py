@@ -493,6 +493,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if uv_project_line(pasted) is not None:  # `uv sync` manages the project: uv installs into its .venv
         verdicts = tuple(with_uv_first(v) for v in verdicts)
     if pasted.prose.updated is not None:  # CUDA's unknown error since an upgrade: not suspend's story
+        # loaded for such a paste only (start-up time of every other triage)
         from torch_gpu_doctor.triage.after_upgrade import system_upgraded, unknown_error_after_an_upgrade
 
         upgraded = system_upgraded(pasted)
