@@ -155,6 +155,7 @@ from torch_gpu_doctor.triage.where import (
     builds_an_image,
     container_said,
     cpu_environment,
+    dgpu_image_on_a_jetson,
     docker_desktop_on_linux,
     docker_on_windows,
     driver_of_a_vgpu_guest,
@@ -550,6 +551,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(in_the_image(v, running, built=False, image=published) for v in verdicts)
     if facts.jetson_board is not None:  # a Jetson's container takes CUDA from the host (before JetPack 5)
         verdicts = tuple(in_an_l4t_image(v, pasted) for v in verdicts)
+        verdicts = tuple(dgpu_image_on_a_jetson(v, pasted, facts) for v in verdicts)
     if pasted.prose.rebooted is not None or booted_with_the_mismatch(pasted) is not None:
         # "tried rebooting, still", or NVRM's mismatch seconds after boot: the next step is not another reboot
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)

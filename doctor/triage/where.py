@@ -981,6 +981,45 @@ def image_ref(pasted: PastedText) -> str | None:
     return found[0] if found is not None else None
 
 
+# NVIDIA's NGC framework images for discrete GPUs ("nvcr.io/nvidia/tritonserver:23.08-py3"): never an L4T image
+# (l4t-pytorch, l4t-ml) nor a tag built for Jetson's integrated GPU ("-igpu", "jetson", an L4T release "r35.2.1")
+_NGC_FRAMEWORK = lazy(r"^nvcr\.io/nvidia/(?!l4t)(?P<name>[\w.-]+):(?P<tag>\d{2}\.\d{2}[\w.-]*)$")
+
+
+def dgpu_image_on_a_jetson(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """platform.jetson's "torch is not NVIDIA's build for its JetPack" where the paste runs an NGC image built
+    for discrete GPUs: the image, not a torch inside it, is the wrong build (blind set 30: tritonserver:23.08-py3
+    on an AGX Xavier with L4T 35.2.1, "NVIDIA Tegra driver detected" and status 35, triton-server#6373)."""
+    finding = verdict.finding
+    if (
+        facts.jetson_board is None
+        or finding.check_id != "platform.jetson"
+        or finding.status is not Status.FAIL
+    ):
+        return verdict
+    image = image_ref(pasted)
+    found = _NGC_FRAMEWORK.match(image) if image is not None else None
+    if found is None or any(w in found["tag"].lower() for w in ("igpu", "jetson", "l4t")):
+        return verdict
+    summary = (
+        f"{image} is NVIDIA's image for discrete GPUs (x86-64 and Arm servers); a Jetson's integrated GPU needs "
+        "the image's Jetson build, for its own L4T release."
+    )
+    fix = Remediation(
+        text=f"Run the Jetson build of {found['name']} instead: NGC publishes '-igpu' tags of its framework images "
+        "for Jetson and IGX with JetPack 6, and NVIDIA's Jetson containers or release packages (for Triton, its "
+        "JetPack release tarball) for older JetPack; their release notes name the JetPack each needs. Nothing "
+        "installed inside the discrete-GPU image can reach this GPU.",
+        target=Target.SYSTEM,
+    )
+    details = (
+        "Its CUDA and libraries are built for discrete GPUs and their driver: under L4T's Tegra driver its CUDA "
+        "cannot start ('NVIDIA Tegra driver detected', then status 35 or 'driver version is insufficient')."
+    )
+    changed = dataclasses.replace(finding, summary=summary, details=details, remediation=fix)
+    return dataclasses.replace(verdict, finding=changed, find_out=None)
+
+
 NO_GPU_RUNTIME = "container_could_not_select_device_driver"
 ROCM_DEVICE_MISSING = "rocm_docker_device_missing"
 _WINDOWS_PROMPT = lazy(r"(?<![\w/])[A-Za-z]:\\[^\n]*>")

@@ -372,3 +372,20 @@ def test_what_the_lxc_and_upgrade_rules_leave_alone() -> None:
     )
     _, _, first = cause_of(bare)
     assert first == "nvidia-smi"
+
+
+def test_an_ngc_image_for_discrete_gpus_on_a_jetson_is_the_wrong_image() -> None:
+    """triton-server#6373: tritonserver:23.08-py3 on an AGX Xavier (L4T 35.2.1): the image, not a torch in it, is
+    built for discrete GPUs; the answer was NVIDIA's Jetson torch wheel. An L4T image keeps its own reading."""
+    d = diagnosed("triton-server-6373-jetson-agx-x86-image.txt")
+    check, summary, first = cause_of(d)
+    assert check == "platform.jetson" and summary.startswith(
+        "nvcr.io/nvidia/tritonserver:23.08-py3 is NVIDIA's"
+    )
+    fix = d.result.cause.finding.remediation if d.result.cause is not None else None
+    assert first == "" and fix is not None and "pip" not in fix.text
+    l4t = said(
+        "On my Jetson AGX Orin (L4T R35.3.1):\n$ docker run --runtime nvidia -it nvcr.io/nvidia/l4t-pytorch:r35.2.1-pth2.0-py3\n"
+        ">>> import torch\n>>> torch.cuda.is_available()\nFalse\n"
+    )
+    assert l4t.result.cause is None or "discrete GPUs" not in l4t.result.cause.finding.summary
