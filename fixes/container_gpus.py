@@ -283,6 +283,35 @@ def kubernetes_runtime(docker_default: bool = False, through_docker: bool = Fals
     )
 
 
+def k3s_runtime() -> Remediation:
+    """K3s (and RKE2) run pods through a containerd of their own, configured from their own template, never the
+    system containerd that `nvidia-ctk runtime configure` edits: K3s adds NVIDIA's runtime to it when it finds
+    nvidia-container-runtime on the node as it starts, and pods that use it name its RuntimeClass (K3s docs,
+    "NVIDIA Container Runtime Support"; blind set 30: k8s-device-plugin#585 on K3s)."""
+    return Remediation(
+        text="K3s runs pods through its own containerd (/var/lib/rancher/k3s/agent/etc/containerd/), not the system "
+        "containerd, so configuring that one changes nothing. With the NVIDIA Container Toolkit installed on the "
+        "node, restart K3s there: it finds nvidia-container-runtime and adds an 'nvidia' runtime. Then give the "
+        "device plugin's DaemonSet and the GPU pods `runtimeClassName: nvidia` (a RuntimeClass named nvidia, "
+        "handler nvidia, must exist), restart the device plugin's pod, and the node advertises nvidia.com/gpu.",
+        commands=(
+            Command(
+                ("sudo", "systemctl", "restart", "k3s"),
+                note="on each GPU node (k3s-agent on agents; rke2-server or rke2-agent for RKE2)",
+                runs_here=False,
+            ),
+            Command(
+                ("sudo", "grep", "-n", "nvidia", "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"),
+                note="K3s's own containerd config: it must list the nvidia runtime",
+                runs_here=False,
+            ),
+            _NODE_ADVERTISES,
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
 def pod_without_driver_libraries() -> Remediation:
     """NVML's library missing inside a pod (KAI-Scheduler#261 on GKE): the pod's GPU request and runtime bring
     the node driver's libraries, not a driver install on the node."""

@@ -20,6 +20,7 @@ from torch_gpu_doctor.fixes.container_gpus import (
     default_runtime_for_builds,
     docker_desktop_on_linux_fix,
     driver_libraries_in_image,
+    k3s_runtime,
     kubernetes_runtime,
     kubernetes_shm,
     libcuda_link_in_container,
@@ -549,6 +550,7 @@ _KUBERNETES_VERSION = lazy(
     r"\b(?:kubernetes|k8s|kubeadm|kubelet|server[ \t]+version:?)[ \t]+(?:version[ \t]+)?v?1\.(?P<minor>\d{1,2})(?:\.\d+)?\b",
     re.IGNORECASE,
 )
+_K3S = lazy(r"\b(?:k3s|rke2)\b", re.IGNORECASE)  # Rancher's distributions, with a containerd of their own
 _CONTAINERD_SAID = lazy(r"\b(?:containerd|cri-o|crio)\b", re.IGNORECASE)
 
 
@@ -584,7 +586,9 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[
             verdict,
             finding=dataclasses.replace(
                 finding,
-                remediation=kubernetes_runtime(
+                remediation=k3s_runtime()
+                if _K3S.search(text) is not None  # its own containerd, never the system's
+                else kubernetes_runtime(
                     _DOCKER_DEFAULT_NVIDIA.search(text) is not None, through_docker=_through_docker(text)
                 ),
             ),

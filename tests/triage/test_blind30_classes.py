@@ -389,3 +389,14 @@ def test_an_ngc_image_for_discrete_gpus_on_a_jetson_is_the_wrong_image() -> None
         ">>> import torch\n>>> torch.cuda.is_available()\nFalse\n"
     )
     assert l4t.result.cause is None or "discrete GPUs" not in l4t.result.cause.finding.summary
+
+
+def test_k3s_pods_get_k3s_own_containerd_not_the_systems() -> None:
+    """k8s-device-plugin#585: 'Insufficient nvidia.com/gpu' on Rancher K3s: `nvidia-ctk runtime configure
+    --runtime=containerd` edits the system containerd, which K3s does not use; K3s's own picks NVIDIA's runtime up
+    at its restart, and pods name its RuntimeClass."""
+    d = diagnosed("k8s-device-plugin-585-k3s-insufficient-nvidia-gpu.txt")
+    _, _, first = cause_of(d)
+    assert first == "sudo systemctl restart k3s"
+    assert d.result.cause is not None and d.result.cause.finding.remediation is not None
+    assert "runtimeClassName: nvidia" in d.result.cause.finding.remediation.text
