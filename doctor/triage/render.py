@@ -462,7 +462,7 @@ def render_json(diagnosis: PasteDiagnosis, source: str, exit_code: int) -> str:
         "to_be_sure": cause.find_out
         if cause is not None
         else (
-            unused[1].commands[0].display()
+            next((c.display() for c in unused[1].commands), None)  # a next step in words alone has none
             if (unused := healthy_next_step(result, pasted, facts)) is not None
             else extension_probe(pasted.collect_env, interpreter_shown(facts))
         ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.triage.corpus_helpers import cause_of, diagnosed
+from tests.triage.corpus_helpers import PASTES, cause_of, diagnosed
 from torch_gpu_doctor.checks.support.signatures import load_catalogue, match_line
 from torch_gpu_doctor.triage.access_blocked import BLOCKED
 from torch_gpu_doctor.triage.healthy import healthy_next_step
@@ -400,3 +400,21 @@ def test_k3s_pods_get_k3s_own_containerd_not_the_systems() -> None:
     assert first == "sudo systemctl restart k3s"
     assert d.result.cause is not None and d.result.cause.finding.remediation is not None
     assert "runtimeClassName: nvidia" in d.result.cause.finding.remediation.text
+
+
+def test_a_next_step_in_words_alone_keeps_the_json_whole() -> None:
+    """Under WSL the unnamed GPU's driver update is Windows' (words, no command): `--json` must still write its
+    'to_be_sure' (it took the first command and raised before)."""
+    import json
+
+    from torch_gpu_doctor.triage.render import render_json
+
+    text = (PASTES / "pytorch-75198-healthy-3090ti-named-graphics-device.txt").read_text(encoding="utf-8")
+    wsl = text.replace(
+        "Linux-5.15.32-051532-generic-x86_64-with-glibc2.17",
+        "Linux-5.15.133.1-microsoft-standard-WSL2-x86_64-with-glibc2.35",
+    )
+    d = said(wsl)
+    found = healthy_next_step(d.result, d.pasted, d.facts)
+    assert found is not None and not found[1].commands and "Windows" in found[1].text
+    assert json.loads(render_json(d, "wsl.txt", 0))["to_be_sure"] is None
