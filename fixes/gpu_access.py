@@ -4,9 +4,8 @@ missing dxgkrnl. Shown for the machine the error came from; never run here."""
 
 from __future__ import annotations
 
+from torch_gpu_doctor.fixes.container_gpus import TOOLKIT_CONFIG
 from torch_gpu_doctor.model import Command, Remediation, Target
-
-TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
 
 
 def tcc_fix(index: int = 0) -> Remediation:

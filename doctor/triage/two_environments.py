@@ -87,10 +87,9 @@ def environments(pasted: PastedText) -> tuple[Environment, Environment] | None:
     if len(found) < 2:
         return None
     failing, working = found[False], found[True]
+    # a True alone is no environment: an issue form's "Expected behaviour: CUDA available: True"
     if working.torch is None and working.python is None:
-        return (
-            None  # a True alone is no environment: an issue form's "Expected behaviour: CUDA available: True"
-        )
+        return None
     if any(h.signature.cls in _EXPLAINS_FALSE for h in pasted.hits) or pasted.no_gpus_line is not None:
         return None  # the paste says why CUDA failed there (a driver too old, a container without the GPUs)
     program = _PROGRAM_BANNER.search(pasted.paste.text, 0, MAX_CHARS)
