@@ -526,10 +526,17 @@ def _with_session(facts: Facts, pasted: PastedText) -> Facts:
         facts = _with_shown_torch(facts, session.version, "(the paste: torch.__version__)", untagged)
     if session.built is False:  # a check script's "PyTorch built with CUDA: False"
         facts = _the_cpu_build(facts, "(the paste: PyTorch built with CUDA: False)")
-    if session.available is not None or session.arch_list:
+    available = session.available
+    started = pasted.no_gpus_line
+    if started is not None and any(
+        w == "available" and v is False and n > started for n, w, v in session.every
+    ):
+        # True on the host, then False inside a container started with no GPUs: the container's is the question
+        available = False
+    if available is not None or session.arch_list:
         runtime = facts.torch if not isinstance(facts.torch, Unavailable) else _runtime(facts)
-        if session.available is not None and runtime.cuda_available is None:
-            runtime = dataclasses.replace(runtime, cuda_available=session.available)
+        if available is not None and runtime.cuda_available is None:
+            runtime = dataclasses.replace(runtime, cuda_available=available)
         if session.arch_list and not runtime.arch_list:
             runtime = dataclasses.replace(runtime, arch_list=session.arch_list)
         facts = dataclasses.replace(facts, torch=runtime)

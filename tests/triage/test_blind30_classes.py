@@ -418,3 +418,19 @@ def test_a_next_step_in_words_alone_keeps_the_json_whole() -> None:
     found = healthy_next_step(d.result, d.pasted, d.facts)
     assert found is not None and not found[1].commands and "Windows" in found[1].text
     assert json.loads(render_json(d, "wsl.txt", 0))["to_be_sure"] is None
+
+
+def test_true_on_the_host_and_false_in_a_container_started_without_gpus_is_the_container() -> None:
+    """The host's Python answers True, then `docker run -it --rm pytorch/pytorch:... python` (no --gpus) answers
+    False: 'no problem found' before (the first answer, True, stood for the paste); the container without the
+    GPUs, with the person's own command and --gpus all."""
+    d = said(
+        "On the host:\nPython 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0] on linux\n>>> import torch\n"
+        ">>> torch.__version__\n'2.3.0+cu121'\n>>> torch.cuda.is_available()\nTrue\n\n"
+        "$ docker run -it --rm pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime python\n"
+        "Python 3.10.14 (main, May  6 2024, 19:42:50) [GCC 11.2.0] on linux\n>>> import torch\n"
+        ">>> torch.__version__\n'2.3.0'\n>>> torch.cuda.is_available()\nFalse\n"
+    )
+    _, summary, first = cause_of(d)
+    assert "container started without the GPUs" in summary
+    assert first == "docker run --gpus all -it --rm pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime python"
