@@ -21,6 +21,10 @@ COMPOSE_GPUS = (
 _ON_HOST = "on the host"
 
 
+# a plain container with the GPUs: where nvidia-smi lists them, the host's driver and toolkit work
+GPU_TEST = ("docker", "run", "--rm", "--gpus", "all", "ubuntu", "nvidia-smi")
+
+
 def pass_gpus(runtime: ContainerRuntime | None, add_compute: bool = False) -> Remediation:
     """Recreate the container with the GPUs (and, with `add_compute`, CUDA's libraries) passed in."""
     if runtime is ContainerRuntime.DOCKER:
@@ -361,7 +365,7 @@ def docker_desktop_on_linux_fix(amd: bool) -> Remediation:
         commands=(
             Command(("docker", "context", "use", "default"), note="desktop-linux is Docker Desktop's VM"),
             Command(
-                ("docker", "run", "--rm", "--gpus", "all", "ubuntu", "nvidia-smi")
+                GPU_TEST
                 if not amd
                 else (
                     "docker",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from torch_gpu_doctor.fixes.container_gpus import GPU_TEST
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.triage.outcome import Verdict
@@ -55,7 +56,7 @@ def unknown_error_after_an_upgrade(
     if container:
         commands.append(
             Command(
-                ("docker", "run", "--rm", "--gpus", "all", "ubuntu", "nvidia-smi"),
+                GPU_TEST,
                 note="on the host: the GPUs through the container toolkit",
                 runs_here=False,
             )

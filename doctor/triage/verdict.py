@@ -532,7 +532,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if any(h.signature.id == GPU_ACCESS_BLOCKED for h in pasted.hits):  # WSL, a container or a Hyper-V guest
         from torch_gpu_doctor.triage.access_blocked import where_blocked  # loaded for it only
 
-        wsl = pasted.prose.wsl is not None or (not isinstance(facts.os, Unavailable) and facts.os.is_wsl)
+        wsl = _wsl_shown(pasted, facts)
         verdicts = tuple(where_blocked(v, pasted, wsl) for v in verdicts)
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         lxc = lxc_module(pasted)
@@ -557,7 +557,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None:  # a GPU no CUDA program can use: compute mode Prohibited, TCC under WSL
-        wsl = pasted.prose.wsl is not None or (not isinstance(facts.os, Unavailable) and facts.os.is_wsl)
+        wsl = _wsl_shown(pasted, facts)
         verdicts = no_cuda_on_the_gpus_shown(verdicts, pasted, titles, wsl)
     if pasted.smi is not None and pasted.prose.slow is not None:  # "very slow" beside an idle GPU
         verdicts = idle_while_slow(verdicts, pasted, titles)
@@ -566,7 +566,6 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.prose.torch_works is not None and pasted.prose.fails is not None:  # "GPU not recognized", True
         verdicts = works_where_tested(verdicts, pasted, titles)
     envs = environments(pasted) if pasted.session is not None else None
-    both = envs is not None
     if envs is not None:  # is_available() True in one part of the paste, False in another: their difference
         verdicts = two_environments(verdicts, envs, facts, titles)
     if any(lib.name == "cudatoolkit" for listing in pasted.packages for lib in listing.packages):
@@ -663,7 +662,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if toolkit_explains_the_driver(pasted):
         order.remove("platform.container_gpus")
         order.insert(0, "platform.container_gpus")
-    if both:  # two environments' answers: their difference comes before what either shows alone
+    if envs is not None:  # two environments' answers: their difference comes before what either shows alone
         order.remove("torch.cuda_init")
         order.insert(0, "torch.cuda_init")
     if gpus_older_than_every_build(facts):  # no driver helps a GPU no build supports: the GPU is the cause
@@ -833,9 +832,15 @@ def _reads_the_kernel_log(command: Command) -> bool:
 
 
 _NAMED_GFX = lazy(r"\bgfx[0-9]{3,4}\b")
-GPU_ACCESS_BLOCKED = (
-    "wsl_gpu_access_blocked"  # access_blocked.BLOCKED: named here, the module loads for it only
-)
+# access_blocked.BLOCKED: named here, so that the module loads for such a paste only
+GPU_ACCESS_BLOCKED = "wsl_gpu_access_blocked"
+
+
+def _wsl_shown(pasted: PastedText, facts: Facts) -> bool:
+    """The paste says WSL, or its facts show WSL's kernel."""
+    return pasted.prose.wsl is not None or (not isinstance(facts.os, Unavailable) and facts.os.is_wsl)
+
+
 KERNEL_LOG_XID = (
     "xid_nvrm_event"  # the kernel log's own line ("NVRM: Xid (PCI:...): 79, ..."), not a tool's words
 )
@@ -850,9 +855,8 @@ def _verdict(
     if finding.summary.startswith(CUSTOM_ALL_REDUCE):
         find_out = None  # vLLM's own kernel: NCCL_DEBUG=INFO would say nothing of it
     if finding.check_id == "amd.gfx_target" and _NAMED_GFX.search(finding.summary):
-        find_out = (
-            None  # the paste named the target (rocBLAS's "for GPU arch : gfx1201"): rocminfo says it again
-        )
+        # the paste named the target (rocBLAS's "for GPU arch : gfx1201"): rocminfo would say it again
+        find_out = None
     if (
         finding.check_id == "driver.xid_errors"
         and logged.intersection(lines)
