@@ -13,9 +13,9 @@ from typing import Any
 
 from packaging.version import Version
 
-from torch_gpu_doctor import pattern_cache
+from torch_gpu_doctor import data_cache, pattern_cache
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.package_data import package_text
+from torch_gpu_doctor.package_data import package_file, package_text
 from torch_gpu_doctor.records import dataclass
 
 MATRIX_SCHEMA = "gpu-doctor cuda_matrix v1"
@@ -301,7 +301,14 @@ def parse_matrix(data: Any, prove_patterns: bool = True) -> CompatMatrix:
     )
 
 
+MATRIX = "cuda_matrix.json"
+
+
 @functools.cache
 def load_matrix() -> CompatMatrix:
-    text = package_text("torch_gpu_doctor.compat", "cuda_matrix.json")
-    return parse_matrix(json.loads(text), prove_patterns=False)
+    """The packaged matrix, parsed and validated (by this run or, through data_cache, by an earlier one)."""
+    return data_cache.cached("cuda-matrix", _shipped_matrix, (package_file(__name__, MATRIX),))
+
+
+def _shipped_matrix() -> CompatMatrix:
+    return parse_matrix(json.loads(package_text(__name__, MATRIX)), prove_patterns=False)

@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from torch_gpu_doctor.compat import CompatDataError
+from torch_gpu_doctor import data_cache
+from torch_gpu_doctor.compat import MATRIX, CompatDataError
 from torch_gpu_doctor.compat.hardware_parse import (
     parse_architectures,
     parse_device_rule,
@@ -35,7 +36,7 @@ from torch_gpu_doctor.compat.torch_releases import (
     parse_cc,
 )
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.package_data import package_text
+from torch_gpu_doctor.package_data import package_file, package_text
 
 _CUDA_VARIANT = lazy(r"cu([0-9]{1,2})([0-9])", re.ASCII)
 _LIB_VERSION = lazy(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
@@ -385,6 +386,11 @@ def parse_torch_compat(data: Any) -> TorchCompat:
 
 @functools.cache
 def load_torch_releases() -> TorchCompat:
-    """The torch sections of the packaged cuda_matrix.json, parsed and validated once."""
-    text = package_text("torch_gpu_doctor.compat", "cuda_matrix.json")
-    return parse_torch_compat(json.loads(text))
+    """The torch sections of the packaged cuda_matrix.json, parsed and validated (by this run or, through
+    data_cache, by an earlier one)."""
+    shipped = package_file("torch_gpu_doctor.compat", MATRIX)
+    return data_cache.cached("torch-releases", _shipped_torch_releases, (shipped,))
+
+
+def _shipped_torch_releases() -> TorchCompat:
+    return parse_torch_compat(json.loads(package_text("torch_gpu_doctor.compat", MATRIX)))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from torch_gpu_doctor import TOOL_NAME, pattern_cache
+from torch_gpu_doctor import TOOL_NAME, data_cache, pattern_cache
 from torch_gpu_doctor.cli_parser import SMOKE_MODES, build_parser
 from torch_gpu_doctor.commands import command_name, run_command
 from torch_gpu_doctor.exit_codes import ExitCode, UsageError, error_document
@@ -37,8 +37,9 @@ def entry() -> int:
     turned back on for the run itself. Never from `main`, which tests and other programs call in-process.
 
     The package's regular expressions come from the compiled-pattern cache file (pattern_cache), which this
-    run then completes with any it had to compile."""
+    run then completes with any it had to compile, and its parsed data files from data_cache."""
     pattern_cache.enable()
+    data_cache.enable()
     gc.disable()
     try:
         return main(start_up_over=_collect_from_here)
@@ -46,6 +47,7 @@ def entry() -> int:
         gc.enable()
         pattern_cache.save()
         pattern_cache.disable()  # a program that called entry() in-process gets plain re.compile back
+        data_cache.disable()
 
 
 def _collect_from_here() -> None:

@@ -11,8 +11,12 @@ import importlib
 from pathlib import Path
 
 
+def package_file(package: str, name: str) -> Path:
+    """The path of the file `name` in the (imported) package `package`."""
+    module = importlib.import_module(package)
+    return Path(module.__file__ or "").parent / name
+
+
 def package_text(package: str, name: str) -> str:
     """The UTF-8 text of the file `name` in the (imported) package `package`."""
-    module = importlib.import_module(package)
-    folder = Path(module.__file__ or "").parent
-    return (folder / name).read_text(encoding="utf-8")
+    return package_file(package, name).read_text(encoding="utf-8")

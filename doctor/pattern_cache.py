@@ -10,12 +10,11 @@ engine (`_sre.compile`, which validates it), skipping the parse.
   catalogues' data (error signatures, GPU families). Nothing a user pasted or a machine reported is stored.
 - Off unless `enable` was called: only `cli.entry`, the console script, does, so tests and programs that call
   `main` or import the package never read or write the file.
-- The file: `$GPU_DOCTOR_CACHE_DIR`, else `$XDG_CACHE_HOME/gpu-doctor`, else `~/.cache/gpu-doctor`;
-  `GPU_DOCTOR_NO_CACHE=1` turns it off. It is read only when it and its folder belong to this user and no one
-  else may write them (the rule `ssh` applies to its keys): `sudo -E` never loads a file another user wrote.
+- The file lives in the caches' folder and is trusted, read and written as cache_files says (a file another
+  user may write is never read; `GPU_DOCTOR_NO_CACHE=1` turns it off).
 - Anything wrong with it (missing, unreadable, another interpreter's, garbage, an entry the engine refuses)
-  costs only the speed: the pattern is compiled as `re.compile` would. Writing is best effort, atomic (a
-  temporary file renamed over the old one) and happens only when a run compiled something the file lacked.
+  costs only the speed: the pattern is compiled as `re.compile` would. Writing is best effort and happens only
+  when a run compiled something the file lacked.
 - CPython 3.11 to 3.13 only, the versions whose `re._compiler.compile` this mirrors (tests compare every
   cached pattern with `re.compile`'s, which compares their code); elsewhere `compile` is `re.compile`.
 """
@@ -27,12 +26,13 @@ import contextlib
 import marshal
 import os
 import re
-import stat
 import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from torch_gpu_doctor.cache_files import cache_folder, read_trusted, write_private
 
 FORMAT = 1  # the file's layout; a file of another layout is ignored and rewritten
 MAX_BYTES = 4 * 1024 * 1024  # a bigger file is not ours: ignored
@@ -83,16 +83,7 @@ class _Store:
             if len(merged) > MAX_ENTRIES:
                 merged = {key: merged[key] for key in self.used if key in merged}
             self.entries, self.new = merged, {}
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        try:
-            # 0600 whatever the umask: a group-writable file (umask 002) would never be trusted again
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "wb") as out:
-                out.write(marshal.dumps((FORMAT, sys.version, merged)))
-            temporary.replace(self.path)
-        finally:
-            temporary.unlink(missing_ok=True)
+        write_private(self.path, marshal.dumps((FORMAT, sys.version, merged)))
 
 
 class _Active:
@@ -103,14 +94,9 @@ class _Active:
 
 def cache_path(env: Mapping[str, str] = os.environ) -> Path | None:
     """Where this interpreter's file lives, or None when the cache is off (or cannot work here)."""
-    if not _SUPPORTED or env.get("GPU_DOCTOR_NO_CACHE", "") not in ("", "0"):
+    base = cache_folder(env) if _SUPPORTED else None
+    if base is None:
         return None
-    folder = env.get("GPU_DOCTOR_CACHE_DIR")
-    if folder:
-        base = Path(folder)
-    else:
-        home = env.get("HOME") or str(Path.home())
-        base = Path(env.get("XDG_CACHE_HOME") or Path(home) / ".cache") / "gpu-doctor"
     # named for the interpreter and the engine's code format: a file made for another one is never read
     return base / f"patterns-{sys.implementation.cache_tag}-{_sre.MAGIC}.marshal"
 
@@ -143,26 +129,16 @@ def save() -> None:
 
 
 def _read(path: Path) -> dict[tuple[str, int], Entry]:
+    data = read_trusted(path, MAX_BYTES)
     try:
-        with path.open("rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not (_trusted(info) and _trusted(path.parent.stat())) or info.st_size > MAX_BYTES:
-                return {}
-            # marshal, as Python's own byte-code cache: a file this user alone can write (checked above)
-            loaded = marshal.loads(handle.read())  # noqa: S302
-    except (OSError, EOFError, ValueError, TypeError):
+        # marshal, as Python's own byte-code cache: a file this user alone can write (read_trusted checked)
+        loaded = marshal.loads(data) if data is not None else None  # noqa: S302
+    except (EOFError, ValueError, TypeError):
         return {}
     if not (isinstance(loaded, tuple) and len(loaded) == 3 and loaded[:2] == (FORMAT, sys.version)):
         return {}
     entries = loaded[2]
     return entries if isinstance(entries, dict) else {}
-
-
-def _trusted(info: os.stat_result) -> bool:
-    """Owned by whoever runs this, and writable by no one else."""
-    geteuid = getattr(os, "geteuid", None)
-    owner_ok = geteuid is None or info.st_uid == geteuid()
-    return owner_ok and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _engine_compile(pattern: str, entry: Entry) -> re.Pattern[str]:

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from functools import cache, cached_property
 from typing import Any
 
-from torch_gpu_doctor import pattern_cache
+from torch_gpu_doctor import data_cache, pattern_cache
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Evidence, Remediation, Target
-from torch_gpu_doctor.package_data import package_text
+from torch_gpu_doctor.package_data import package_file, package_text
 from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
@@ -275,6 +275,12 @@ def _own_fix(data: Any, where: str) -> tuple[str | None, Remediation | None]:
 
 @cache
 def load_catalogue() -> tuple[Signature, ...]:
+    """The shipped catalogue, validated (by this run or, through data_cache, by an earlier one)."""
+    shipped = package_file("torch_gpu_doctor.checks.support", CATALOGUE)
+    return data_cache.cached("error-signatures", _shipped_catalogue, (shipped,))
+
+
+def _shipped_catalogue() -> tuple[Signature, ...]:
     text = package_text("torch_gpu_doctor.checks.support", CATALOGUE)
     return parse_catalogue(json.loads(text), compile_patterns=False)
 
