@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.facts.topology import (
+    LEVEL_WORDS,
     Ancestor,
     GpuLinks,
     GpuPair,
@@ -28,14 +29,6 @@ from torch_gpu_doctor.unavailable import Unavailable
 
 ID = "gpu.topology"
 SOURCE = "NVML (nvidia-smi topo -m)"
-LEVEL_WORDS = {
-    Ancestor.INTERNAL: ("BRD", "on one board"),
-    Ancestor.SINGLE: ("PIX", "through one PCIe switch"),
-    Ancestor.MULTIPLE: ("PXB", "through several PCIe switches"),
-    Ancestor.HOSTBRIDGE: ("PHB", "through the CPU's PCIe host bridge"),
-    Ancestor.NODE: ("NODE", "between PCIe host bridges of one CPU"),
-    Ancestor.SYSTEM: ("SYS", "across the link between CPU sockets"),
-}
 P2P_WORDS = {
     P2pStatus.OK: "OK",
     P2pStatus.CHIPSET_NOT_SUPPORTED: "CNS",

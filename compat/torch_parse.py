@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import functools
 import json
 import re
@@ -150,6 +149,8 @@ def _parse_release(entry: Any, where: str) -> TorchRelease:
             )
         previous = found
     date = text(entry, "release_date", where, _DATE)
+    import datetime  # only when the data is parsed: data_cache's runs never are (issue 17's budget)
+
     try:
         datetime.date.fromisoformat(date)
     except ValueError:

@@ -4,7 +4,6 @@ one, its /etc/<name>-release line, parsed by the `distro` library)."""
 from __future__ import annotations
 
 import shlex
-import tempfile
 from pathlib import Path
 
 from torch_gpu_doctor.facts.container import DOCKERENV, booted_from_image
@@ -129,6 +128,8 @@ def gather_os(host: Host) -> OsFacts:
 def _legacy_release(host: Host) -> tuple[str, dict[str, str]] | None:
     """(path, os-release keys) from the first legacy release file, read through the host (so a capture holds
     it) and parsed by distro, which takes the distribution's id from the file's name."""
+    import tempfile  # only on such a system: not part of every start (triage reads OsFacts from here)
+
     import distro  # only on such a system
 
     for path in LEGACY_RELEASE_PATHS:

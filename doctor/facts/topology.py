@@ -34,6 +34,17 @@ class Ancestor(IntEnum):
     SYSTEM = 50  # SYS: across the interconnect between CPU sockets (QPI/UPI, Infinity Fabric)
 
 
+# what `nvidia-smi topo -m` prints for each level, and the words the report says it in
+LEVEL_WORDS = {
+    Ancestor.INTERNAL: ("BRD", "on one board"),
+    Ancestor.SINGLE: ("PIX", "through one PCIe switch"),
+    Ancestor.MULTIPLE: ("PXB", "through several PCIe switches"),
+    Ancestor.HOSTBRIDGE: ("PHB", "through the CPU's PCIe host bridge"),
+    Ancestor.NODE: ("NODE", "between PCIe host bridges of one CPU"),
+    Ancestor.SYSTEM: ("SYS", "across the link between CPU sockets"),
+}
+
+
 class P2pStatus(IntEnum):
     """nvmlGpuP2PStatus_t, and the abbreviations of `nvidia-smi topo -p2p rw`."""
 

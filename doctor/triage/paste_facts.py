@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from torch_gpu_doctor.checks.gpu_topology import LEVEL_WORDS
 from torch_gpu_doctor.checks.nccl_communication import P2P_TEST_SLOW
 from torch_gpu_doctor.checks.support.signatures import Hit
 from torch_gpu_doctor.compat import load_matrix
@@ -29,7 +28,7 @@ from torch_gpu_doctor.facts.nvml import NvmlErrorInfo, NvmlFacts
 from torch_gpu_doctor.facts.platform import OsFacts
 from torch_gpu_doctor.facts.python_env import PythonFacts
 from torch_gpu_doctor.facts.reported_errors import ReportedError
-from torch_gpu_doctor.facts.topology import GpuLinks, GpuPair, NvLink, TopologyFacts
+from torch_gpu_doctor.facts.topology import LEVEL_WORDS, GpuLinks, GpuPair, NvLink, TopologyFacts
 from torch_gpu_doctor.facts.torch import (
     CompanionPackage,
     Distribution,
