@@ -26,6 +26,7 @@ import io
 import os
 import pickle
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -36,6 +37,9 @@ from torch_gpu_doctor.cache_files import cache_folder, read_trusted, write_priva
 FORMAT = 1  # the file's layout; a file of another layout is built again
 MAX_BYTES = 16 * 1024 * 1024  # a bigger file is not ours: ignored
 PACKAGE = __name__.rpartition(".")[0]  # torch_gpu_doctor
+
+# each install (a venv, an editable checkout) its own files: two installs never take turns overwriting one entry
+_INSTALL = f"{zlib.crc32(os.fsencode(Path(__file__).parent)):08x}"
 
 T = TypeVar("T")
 Stamp = tuple[str, int, int]  # (path, size, modification time in ns)
@@ -59,12 +63,12 @@ def disable() -> None:
 
 def cached(name: str, build: Callable[[], T], sources: Sequence[Path]) -> T:
     """`build()`, or the records an earlier run built from the same data files with the same code. `name`
-    names the entry's file (one per interpreter); `sources` are the data files `build` reads."""
+    names the entry's file (one per interpreter and install); `sources` are the data files `build` reads."""
     folder = _Active.folder
     if folder is None:
         return build()
-    path = folder / f"data-{name}-{sys.implementation.cache_tag}.pickle"
-    found = _load(path)
+    path = folder / f"data-{name}-{sys.implementation.cache_tag}-{_INSTALL}.pickle"
+    found = _load(path, sources)
     if found is not None:
         return found  # type: ignore[no-any-return]  # what build() returned when it was stored
     value = build()
@@ -105,8 +109,9 @@ def _store(path: Path, value: object, sources: Sequence[Path]) -> None:
     )
 
 
-def _load(path: Path) -> Any:
-    """The stored value, or None when the file is missing, untrusted, damaged or out of date."""
+def _load(path: Path, sources: Sequence[Path]) -> Any:
+    """The stored value, or None when the file is missing, untrusted, damaged, out of date or made from other
+    files than these (another install's)."""
     data = read_trusted(path, MAX_BYTES)
     if data is None:
         return None
@@ -119,6 +124,8 @@ def _load(path: Path) -> Any:
             return None
         if not all(isinstance(s, tuple) and len(s) == 3 and _stamp(str(s[0])) == s for s in stamps):
             return None  # a data file or a module changed since it was built
+        if not {str(source) for source in sources} <= {str(s[0]) for s in stamps}:
+            return None  # built from another install's files
         return _DataOnly(io.BytesIO(payload)).load()
     except Exception:  # any damage: unpickling a foreign file may raise anything; the data is built again
         return None

@@ -52,6 +52,10 @@ class _Counting:
         return self.value
 
 
+def _entry(name: str) -> str:
+    return f"data-{name}-{sys.implementation.cache_tag}-{data_cache._INSTALL}.pickle"
+
+
 def _source(tmp_path: Path, text: str = '{"a": 1}') -> Path:
     path = tmp_path / "data.json"
     path.write_text(text)
@@ -112,7 +116,7 @@ def test_a_changed_module_of_the_package_is_built_again(cache_dir: Path, tmp_pat
     source = _source(tmp_path)
     build = _Counting(VALUE)
     data_cache.cached("code", build, (source,))
-    stored = pickle.loads((cache_dir / f"data-code-{sys.implementation.cache_tag}.pickle").read_bytes())
+    stored = pickle.loads((cache_dir / _entry("code")).read_bytes())
     files = [stamp[0] for stamp in stored[2]]
     assert data_cache.__file__ in files and str(source) in files
     _, _, stamps, payload = stored
@@ -120,9 +124,7 @@ def test_a_changed_module_of_the_package_is_built_again(cache_dir: Path, tmp_pat
         (path, size, mtime - 1) if path == data_cache.__file__ else (path, size, mtime)
         for path, size, mtime in stamps
     )
-    (cache_dir / f"data-code-{sys.implementation.cache_tag}.pickle").write_bytes(
-        pickle.dumps((data_cache.FORMAT, stored[1], aged, payload))
-    )
+    (cache_dir / _entry("code")).write_bytes(pickle.dumps((data_cache.FORMAT, stored[1], aged, payload)))
     _reopen(cache_dir)
     data_cache.cached("code", build, (source,))
     assert build.calls == 2
@@ -147,7 +149,7 @@ def test_a_damaged_or_foreign_file_costs_only_speed(cache_dir: Path, tmp_path: P
     source = _source(tmp_path)
     build = _Counting(VALUE)
     data_cache.cached("damaged", build, (source,))
-    (cache_dir / f"data-damaged-{sys.implementation.cache_tag}.pickle").write_bytes(damage)
+    (cache_dir / _entry("damaged")).write_bytes(damage)
     _reopen(cache_dir)
     assert data_cache.cached("damaged", build, (source,)) == VALUE
     assert build.calls == 2
@@ -157,7 +159,7 @@ def test_a_file_that_would_run_code_is_refused_and_nothing_runs(cache_dir: Path,
     source = _source(tmp_path)
     build = _Counting(VALUE)
     data_cache.cached("evil", build, (source,))
-    path = cache_dir / f"data-evil-{sys.implementation.cache_tag}.pickle"
+    path = cache_dir / _entry("evil")
     _, version, stamps, _ = pickle.loads(path.read_bytes())
     marker = Path("/tmp/gpu-doctor-data-cache-pwned")
     marker.unlink(missing_ok=True)
@@ -173,7 +175,7 @@ def test_a_file_others_may_write_is_never_read(cache_dir: Path, tmp_path: Path) 
     source = _source(tmp_path)
     build = _Counting(VALUE)
     data_cache.cached("trust", build, (source,))
-    (cache_dir / f"data-trust-{sys.implementation.cache_tag}.pickle").chmod(0o666)
+    (cache_dir / _entry("trust")).chmod(0o666)
     _reopen(cache_dir)
     data_cache.cached("trust", build, (source,))
     assert build.calls == 2
@@ -215,8 +217,21 @@ def test_the_console_script_uses_it_and_its_files_are_private(tmp_path: Path) ->
     ]
     assert outputs[0].stdout == outputs[1].stdout and outputs[0].returncode == outputs[1].returncode == 1
     written = sorted(p.name for p in (tmp_path / "cache").glob("data-*.pickle"))
-    names = {f"data-{name}-{sys.implementation.cache_tag}.pickle": name for name in LOADERS}
+    names = {_entry(name): name for name in LOADERS}
     assert "error-signatures" in [names[w] for w in written]  # every triage reads the catalogue
     for path in (tmp_path / "cache").glob("data-*.pickle"):
         assert path.stat().st_mode & 0o077 == 0
         assert b"qzxv-host-7" not in path.read_bytes()  # package data only, nothing of the paste
+
+
+def test_another_installs_entry_is_never_served(cache_dir: Path, tmp_path: Path) -> None:
+    """Two installs of one version (a venv and an editable checkout) share the folder: an entry made from one's
+    data files is not the other's, even where the first's files are unchanged."""
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    theirs.mkdir()
+    build = _Counting(VALUE)
+    data_cache.cached("installs", build, (_source(theirs),))
+    _reopen(cache_dir)
+    data_cache.cached("installs", build, (_source(mine),))
+    assert build.calls == 2
