@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import os
+import sys
 from collections.abc import Collection
 from typing import Any, NoReturn
 
@@ -16,12 +19,43 @@ __all__ = ["SMOKE_MODES", "UsageError", "build_parser"]  # UsageError: what the 
 SMOKE_MODES = ("quick", "standard", "deep")
 
 
+@functools.cache
+def _help_width(columns_set: str | None) -> int:
+    """The width argparse's help formatter takes when given none: shutil.get_terminal_size's columns (COLUMNS,
+    else the terminal, else 80) less 2. Asked once a process (for each COLUMNS), not once a formatter: the parser
+    makes a formatter for each option it adds (about 90 at start), each asking the terminal, and importing
+    shutil for that."""
+    try:
+        columns = int(columns_set or "")
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns if columns > 0 else 80) - 2
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ):
+        super().__init__(
+            prog,
+            indent_increment,
+            max_help_position,
+            _help_width(os.environ.get("COLUMNS")) if width is None else width,
+        )
+
+
 class _Parser(argparse.ArgumentParser):
     """Errors raise UsageError; no option is matched by an abbreviation (`verify --min-d 550` is refused),
     so what the docs and scripts spell is what the parser requires."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
