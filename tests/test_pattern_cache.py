@@ -145,14 +145,19 @@ def test_a_damaged_or_foreign_file_costs_only_speed(cache_dir: Path, damage: byt
     assert pattern_cache.compile(r"(?P<n>\d+) GiB") == re.compile(r"(?P<n>\d+) GiB")
 
 
-def test_an_entry_the_engine_refuses_is_compiled_again(cache_dir: Path) -> None:
+@pytest.mark.parametrize(
+    "code",
+    [b"\xe7\x03\x00\x00" * 3, b"\x01\x02\x03", [999, 999]],
+    ids=["not-engine-code", "not-whole-words", "a-list"],
+)
+def test_an_entry_the_engine_refuses_is_compiled_again(cache_dir: Path, code: Any) -> None:
     source = r"sm_(\d+)"
     pattern_cache.compile(source)
     pattern_cache.save()
     path = _written(cache_dir)
     layout, version, entries = marshal.loads(path.read_bytes())
     final_flags, _code, groups, groupindex, indexgroup = entries[(source, 0)]
-    entries[(source, 0)] = (final_flags, [999, 999, 999], groups, groupindex, indexgroup)  # not engine code
+    entries[(source, 0)] = (final_flags, code, groups, groupindex, indexgroup)
     path.write_bytes(marshal.dumps((layout, version, entries)))
     _reopen(cache_dir)
     assert pattern_cache.compile(source) == re.compile(source)
