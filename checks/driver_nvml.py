@@ -173,21 +173,7 @@ def driver_nvml(facts: Facts) -> Finding:
             "in the distribution shadows /usr/lib/wsl/lib; a distribution running as WSL 1, or (WSL 1.0 to 2.0) an "
             "elevated and a normal WSL session open at once, fail the same way (microsoft/WSL#9099).",
             evidence=tuple(evidence),
-            remediation=Remediation(
-                text="Run WSL's own nvidia-smi, which uses the Windows driver's libraries directly. If it lists the "
-                "GPU, a Linux NVIDIA driver package in this distribution shadows them: remove that package (the "
-                "driver only; the CUDA toolkit stays) and open a new shell. If it fails too, WSL does not reach the "
-                "driver: the distribution must run as WSL 2 (`wsl -l -v` in PowerShell), WSL must be current "
-                "(`wsl --update`, then `wsl --shutdown`), and WSL must not be started elevated (as administrator) "
-                "beside a normal session.",
-                commands=(
-                    Command(("/usr/lib/wsl/lib/nvidia-smi",), note="WSL's own, inside the distribution"),
-                    Command(
-                        ("wsl.exe", "-l", "-v"), note="in PowerShell: VERSION must be 2", runs_here=False
-                    ),
-                ),
-                target=Target.SYSTEM,
-            ),
+            remediation=wsl_driver_unreached(),
             caused_by=("platform.wsl_linux_driver",),
         )
     summary, explanation = _NVML_ERRORS.get(
@@ -200,14 +186,17 @@ def driver_nvml(facts: Facts) -> Finding:
     quoted = "failed to initialize nvml: unknown error" in error.message.lower()
     if error.name == "Unknown" and (quoted or not _PYTHON_EXCEPTION.match(error.message)):
         container = facts.container
-        if is_wsl(facts):  # no device cgroup and no kernel log of the GPU here: the Windows driver's state
-            remediation = Remediation(
-                text="In WSL2 the GPU is the Windows driver's: restart WSL from Windows (`wsl --shutdown`, then "
-                "open the distribution again); if it stays, update the NVIDIA driver on Windows and WSL itself "
-                "(`wsl --update`).",
-                commands=(Command(("wsl.exe", "--shutdown"), note="from Windows", runs_here=False),),
-                target=Target.SYSTEM,
+        # no device cgroup and no kernel log of the GPU in WSL: WSL's libraries or Windows' driver
+        if is_wsl(facts):
+            said = error.message if error.message.lower().startswith("failed to initialize nvml") else ""
+            summary = "NVML inside WSL did not reach the Windows driver" + (f" ('{said}')." if said else ".")
+            explanation = (
+                "WSL2 has no NVIDIA kernel module and no device files of its own: NVML reaches the GPU through the "
+                "Windows driver's libraries in /usr/lib/wsl/lib. A Linux NVIDIA driver package installed in the "
+                "distribution puts its own nvidia-smi and libnvidia-ml in their place, and an out-of-date WSL or "
+                "Windows driver fails the same way."
             )
+            remediation = wsl_driver_unreached()
         else:  # a container first, unless this is known to be a machine of its own
             remediation = device_access_lost(
                 on_host=not isinstance(container, Unavailable) and container.runtime is None
@@ -218,6 +207,25 @@ def driver_nvml(facts: Facts) -> Finding:
         remediation = confined_process()
     return Finding(
         cid, Status.FAIL, summary, details=explanation, evidence=tuple(evidence), remediation=remediation
+    )
+
+
+def wsl_driver_unreached() -> Remediation:
+    """NVML inside WSL2 that does not reach the Windows driver: WSL's own nvidia-smi tells the two causes apart
+    (a Linux driver package's library loaded in place of /usr/lib/wsl/lib's, or WSL itself not reaching it)."""
+    return Remediation(
+        text="Run WSL's own nvidia-smi, which uses the Windows driver's libraries directly. If it lists the GPU, a "
+        "Linux NVIDIA driver package in this distribution shadows them: remove that package (the driver only; "
+        "the CUDA toolkit stays) and open a new shell. If it fails too, WSL does not reach the driver: restart "
+        "WSL from Windows (`wsl --shutdown`), make sure the distribution runs as WSL 2 (`wsl -l -v` in "
+        "PowerShell), update WSL (`wsl --update`) and the NVIDIA driver on Windows, and do not start WSL "
+        "elevated (as administrator) beside a normal session.",
+        commands=(
+            Command(("/usr/lib/wsl/lib/nvidia-smi",), note="WSL's own, inside the distribution"),
+            Command(("wsl.exe", "--shutdown"), note="from Windows, if WSL's own fails too", runs_here=False),
+            Command(("wsl.exe", "-l", "-v"), note="in PowerShell: VERSION must be 2", runs_here=False),
+        ),
+        target=Target.SYSTEM,
     )
 
 

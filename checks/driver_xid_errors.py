@@ -34,6 +34,7 @@ _PROCESS = lazy(r"\bname=([^,\s][^,]{0,63}),")
 # The faults a program's own bug raises (NVIDIA: "if it repeats with different programs, run diagnostics"); 43
 # is not among them: it follows any program that was stopped or killed
 PROGRAM_FAULTS = frozenset({13, 31})
+RECOVERY_ACTION = 154
 _RANK = {XidSeverity.INFO: 0, XidSeverity.PROGRAM: 1, XidSeverity.ATTENTION: 2, XidSeverity.FAULT: 3}
 
 
@@ -86,6 +87,21 @@ def shared_fault_details(xids: list[int]) -> str:
 
 INIT_FAILED = "other_rm_init_adapter_failed"  # the signature of a GPU the driver found but could not start
 GFW_BOOT = "gpu_lost_gfw_boot_timeout"  # ... because the card's own firmware boot never completed
+GSP_TIMEOUT = "gpu_lost_gsp_heartbeat_timeout"  # the GPU's GSP firmware stopped answering the driver
+# Xid 154's line: "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"
+_RECOVERY = lazy(
+    r"recovery action changed from 0x[0-9a-f]+ \([^)]*\) to 0x(?P<code>[0-9a-f]+)", re.IGNORECASE
+)
+
+
+def _severity(event: XidEvent) -> XidSeverity:
+    """An Xid's weight. Xid 154 names the recovery the GPU now needs: none is news, but a reset, a reboot or a
+    drain (any action but 0x0) is a GPU that no longer works until then, whatever came before it
+    (open-gpu-kernel-modules#1200: an RTX 5080 after GSP heartbeat timeouts, 'to 0x1 (GPU Reset Required)')."""
+    found = _RECOVERY.search(event.line) if event.xid == RECOVERY_ACTION else None
+    if found is not None and int(found["code"], 16) != 0:
+        return XidSeverity.FAULT
+    return xid_meaning(event.xid).severity
 
 
 @check(CID, "No Xid errors in the kernel log", "driver")
@@ -211,8 +227,12 @@ def driver_xid_errors(facts: Facts) -> Finding:
             cause = int(root.group(1))
             groups.setdefault(cause, []).append(f"{_where(event, facts)} (named by Xid {event.xid})")
             counts[cause] += 1
-    worst = max((xid_meaning(x).severity for x in groups), key=_RANK.__getitem__)
-    ordered = sorted(groups, key=lambda x: (-_RANK[xid_meaning(x).severity], x))
+    weight = {x: xid_meaning(x).severity for x in groups}
+    for event in log.xid_events:
+        if _RANK[_severity(event)] > _RANK[weight[event.xid]]:
+            weight[event.xid] = _severity(event)
+    worst = max(weight.values(), key=_RANK.__getitem__)
+    ordered = sorted(groups, key=lambda x: (-_RANK[weight[x]], x))
     details = " ".join(_summary_line(x, counts[x], groups[x]) for x in ordered)
     if log.xid_events_total > len(log.xid_events):
         details += (
@@ -220,6 +240,20 @@ def driver_xid_errors(facts: Facts) -> Finding:
         )
     evidence = tuple(Evidence(f"Xid {e.xid}", e.line, log.source) for e in log.xid_events[-SHOWN_LINES:])
     numbers = ", ".join(str(x) for x in ordered)
+    gsp = [e for e in faults if e.signature == GSP_TIMEOUT]
+    if gsp and all(
+        x in FIRMWARE_XIDS or x == RECOVERY_ACTION for x in groups if weight[x] is XidSeverity.FAULT
+    ):
+        # the firmware hung: the GPU is gone until a reset, and the Xids around it (154's reset, 119/120) say so
+        return Finding(
+            CID,
+            Status.FAIL,
+            f"The GPU's GSP firmware stopped answering the driver ({gsp[0].where}): the GPU hangs until it is "
+            "reset or the machine rebooted.",
+            details=f"{gsp[0].means} {details}",
+            evidence=(*reported_evidence(gsp), *evidence),
+            remediation=_firmware(facts),
+        )
     if worst is XidSeverity.FAULT:
         return Finding(
             CID,
@@ -237,7 +271,7 @@ def driver_xid_errors(facts: Facts) -> Finding:
                 if xid_meaning(e.xid).severity is XidSeverity.FAULT
             )
             else _firmware(facts)
-            if all(x in FIRMWARE_XIDS for x in groups if xid_meaning(x).severity is XidSeverity.FAULT)
+            if all(x in FIRMWARE_XIDS for x in groups if weight[x] is XidSeverity.FAULT)
             else _reset(),
         )
     if worst is XidSeverity.INFO:

@@ -16,6 +16,7 @@ from torch_gpu_doctor.unavailable import Unavailable
 CID = "nccl.communication"
 CUSTOM_ALL_REDUCE = "vLLM's custom all-reduce failed"  # not NCCL's: NCCL_DEBUG tells nothing of it
 UNHANDLED_CUDA = "nccl_unhandled_cuda_error"  # the catalogue's "unhandled cuda error"
+UNHANDLED_SYSTEM = "nccl_unhandled_system_error"  # ... and "unhandled system error"
 # most specific first: the first found decides
 KINDS = (
     "custom_all_reduce",  # vLLM's and sglang's own kernel, not NCCL: its own switch, never NCCL's settings
@@ -71,6 +72,7 @@ def _memlock() -> tuple[str, Remediation]:
 
 
 CURED_BY_P2P_OFF = "nccl_p2p_disable_cures_it_words"  # the person already ran it with P2P off, and it worked
+CURED_BY_IB_OFF = "nccl_ib_disable_cures_it_words"  # ... with InfiniBand off (TCP sockets), and it worked
 # a pasted p2pBandwidthLatencyTest whose peer-to-peer copies are slower than through the host (triage reads it)
 P2P_TEST_SLOW = "p2p_bandwidth_test_slower_with_p2p"
 _ACS_CHECK = Command(
@@ -367,7 +369,18 @@ def nccl_communication(facts: Facts) -> Finding:
             evidence=reported_evidence(errors),
             remediation=own,
         )
-    why, fix = _memlock() if memlock else _fix(kind)
+    # InfiniBand off already cured it, and NCCL said a system call failed: pinning memory for IB (the memlock limit)
+    cured_system_call = (
+        kind == "nccl_ib"
+        and decisive.signature == CURED_BY_IB_OFF
+        and any(e.kind == "nccl_system" or e.signature == UNHANDLED_SYSTEM for e in errors)
+    )
+    why, fix = _memlock() if memlock or cured_system_call else _fix(kind)
+    if cured_system_call:
+        why = (
+            "its InfiniBand transport fails where TCP works (NCCL_IB_DISABLE=1), with a failed system call: most "
+            "likely the locked-memory limit where the job starts is too low for InfiniBand"
+        )
     if kind == "nccl_p2p" and _geforce_without_p2p(facts):
         why, fix = _no_p2p_geforce()
     elif (

@@ -1,0 +1,125 @@
+"""Blind set 31's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was beside it: messages people cut or reword (Docker's device-driver refusal without its quotes, the container
+runtime's requirement cut at its condition, older NCCL's system-error wording), programs' own GPU errors
+(onnxruntime's CUDA provider, torch's missing MPS operator, a kernel's illegal address on Windows), the GPU's
+firmware hanging (GSP timeouts, Xid 154's reset), NVML inside WSL, and InfiniBand that TCP already ruled in."""
+
+from __future__ import annotations
+
+from tests.triage.corpus_helpers import cause_of, diagnosed
+from torch_gpu_doctor.checks.support.signatures import match_line
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+
+
+def said(text: str) -> PasteDiagnosis:
+    return diagnose_paste(text.encode(), "said.txt")
+
+
+def _ids(line: str) -> set[str]:
+    return {h.signature.id for h in match_line(line, 1)}
+
+
+def test_docker_refusing_the_gpu_is_read_with_or_without_the_drivers_quoted_name() -> None:
+    """LocalAI#4511: "could not select device driver with capabilities: [[gpu]]", the quotes dropped (exit 2:
+    'found nothing it knows')."""
+    check, _summary, first = cause_of(diagnosed("localai-4511-could-not-select-device-driver.txt"))
+    assert check == "platform.container_gpus" and first.startswith("sudo nvidia-ctk runtime configure")
+    wanted = "container_could_not_select_device_driver"
+    assert wanted in _ids(
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].'
+    )
+    assert wanted in _ids("could not select device driver with capabilities: [[gpu]]")
+    assert wanted not in _ids("could not select device driver with capabilities: [[compute]]")
+
+
+def test_a_container_requirement_cut_at_its_condition_is_still_the_host_driver() -> None:
+    """text-generation-inference#1391: 'unsatisfied condition: cu' (the line cut) was an unknown error."""
+    check, summary, first = cause_of(diagnosed("tgi-1391-nvidia-container-cli-requirement-cuda121.txt"))
+    assert check == "platform.container_gpus" and "requirement the container image declares" in summary
+    assert first == "nvidia-smi"
+    whole = "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver"
+    assert _ids(whole) & {"driver_too_old_container_cuda_requirement"}
+    assert "driver_too_old_container_requirement_cut" not in _ids(whole)  # the whole line keeps its CUDA
+
+
+def test_onnxruntimes_cuda_provider_that_does_not_load_is_its_cuda_and_cudnn() -> None:
+    """facefusion#294: LoadLibrary error 126 for onnxruntime_providers_cuda (an unknown error before)."""
+    _check, summary, first = cause_of(diagnosed("facefusion-294-onnxruntime-loadlibrary-126.txt"))
+    assert "onnxruntime-gpu could not load its CUDA provider" in summary
+    assert "get_available_providers" in first
+    linux = (
+        "Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open"
+    )
+    assert "other_onnxruntime_cuda_provider_not_loaded" in _ids(linux)
+    assert "other_onnxruntime_cuda_provider_not_loaded" not in _ids("LoadLibrary failed with error 126")
+
+
+def test_an_operator_mps_lacks_gets_torchs_own_fallback() -> None:
+    """insanely-fast-whisper#219: aten::isin not implemented for MPS (an unknown error before)."""
+    _check, summary, first = cause_of(diagnosed("insanely-fast-whisper-219-mps-isin-not-implemented.txt"))
+    assert "aten::isin.Tensor_Tensor_out" in summary and "MPS" in summary
+    assert first == "env PYTORCH_ENABLE_MPS_FALLBACK=1 PROGRAM"
+
+
+def test_an_illegal_address_where_no_kernel_log_is_read_is_still_the_programs_kernel() -> None:
+    """llama.cpp#5990: Ollama on Windows (no kernel-log check there) left the known line unexplained."""
+    check, summary, first = cause_of(diagnosed("llama-cpp-5990-ollama-gemma-illegal-memory-access.txt"))
+    assert "illegal memory access" in summary and "bug in the program" in summary
+    assert "CUDA_LAUNCH_BLOCKING=1" in first
+    # on Linux the kernel-log check still speaks for it (its Xid tells program from GPU)
+    linux = said(
+        "Traceback (most recent call last):\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "Linux-6.8.0-45-generic-x86_64-with-glibc2.35\n"
+    )
+    check, _, _ = cause_of(linux)
+    assert check == "driver.xid_errors"
+
+
+def test_gsp_firmware_that_stops_answering_is_a_failure_with_or_without_xid_lines() -> None:
+    """open-gpu-kernel-modules#1200: GSP heartbeat timeouts, then Xid 154 'GPU Reset Required', read as 'only
+    informational Xid lines' and 'No problem found' (exit 0)."""
+    d = diagnosed("open-gpu-kernel-modules-1200-rtx5080-gsp-heartbeat-xid154.txt")
+    check, summary, _first = cause_of(d)
+    assert check == "driver.xid_errors" and "GSP firmware stopped answering" in summary
+    assert d.result.cause is not None and "another driver release" in (
+        d.result.cause.finding.remediation.text if d.result.cause.finding.remediation else ""
+    )
+
+
+def test_xid_154_is_a_fault_when_it_asks_for_a_recovery_and_news_when_it_asks_for_none() -> None:
+    head = "Linux-6.8.0-45-generic-x86_64-with-glibc2.35\n"
+    reset = said(
+        head
+        + "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"
+    )
+    check, summary, _ = cause_of(reset)
+    assert check == "driver.xid_errors" and "faults" in summary
+    none = said(
+        head
+        + "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)\n"
+    )
+    assert none.result.cause is None or none.result.cause.finding.check_id != "driver.xid_errors"
+
+
+def test_nvml_failing_inside_wsl_asks_wsls_own_nvidia_smi_first() -> None:
+    """WSL#11755: 'Failed to initialize NVML: N/A' read nothing (exit 0: 'No problem found')."""
+    check, summary, first = cause_of(diagnosed("wsl-11755-nvml-na-in-wsl.txt"))
+    assert check == "driver.nvml" and "inside WSL" in summary and "N/A" in summary
+    assert first == "/usr/lib/wsl/lib/nvidia-smi"
+    # outside WSL the same words are a device-access question, not WSL's libraries
+    host = said("Linux-6.8.0-45-generic-x86_64-with-glibc2.35\nFailed to initialize NVML: N/A\n")
+    check, summary, first = cause_of(host)
+    assert check == "driver.nvml" and "WSL" not in summary and first != "/usr/lib/wsl/lib/nvidia-smi"
+
+
+def test_nccl_system_error_that_tcp_avoids_is_infinibands_locked_memory() -> None:
+    """nccl#834: NCCL 2.10's 'System call (socket, malloc, munmap, etc) failed' over IB, 'works fine through TCP
+    (NCCL_IB_DISABLE=1)': 'No problem found' before."""
+    check, summary, first = cause_of(diagnosed("nccl-834-ncclsystemerror-ib.txt"))
+    assert check == "nccl.communication" and "InfiniBand" in summary and "locked-memory" in summary
+    assert first == "prlimit --memlock"
+    # without the person's words the system error asks NCCL for its reason, not for the memlock limit
+    alone = said("ncclSystemError: System call (socket, malloc, munmap, etc) failed.\n")
+    _, summary, first = cause_of(alone)
+    assert "locked-memory" not in summary and "NCCL_DEBUG=INFO" in first
+    assert "nccl_ib_disable_cures_it_words" not in _ids("NCCL INFO NCCL_IB_DISABLE set by environment to 0.")
