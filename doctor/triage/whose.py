@@ -14,12 +14,13 @@ from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import IN_AN_EXTENSION, JETSON_BUILDS_ONLY
 from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.jetson import load_jetson
+from torch_gpu_doctor.compat.runtime_builds import runtime_library
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import parse_cc
 from torch_gpu_doctor.compat.wrappers import Wrapper
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.cuda_init import init_error_fix, with_older_build
-from torch_gpu_doctor.fixes.driver_plan import plan_driver
+from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, on_windows
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix, no_rocm_target_fix
@@ -420,15 +421,53 @@ def not_torchs_runtime(verdict: Verdict, facts: Facts, pasted: PastedText, owner
         if not isinstance(driver, Unavailable) and isinstance(driver.cuda_version, str)
         else None
     )
-    if not gpus_older_than_every_build(facts):  # else the GPU's last driver is the ceiling: the finding's own
+    # a GPU whose last driver branch runs no CUDA 12 (Kepler's R470: 11.4): no driver update can run a CUDA 12
+    # runtime, so the program's CUDA 11 build (where it has one) or the CPU is the way
+    cap = planned_driver_cuda(facts, load_torch_releases())
+    ended = plan_driver(facts).end_of_life if int(cap.split(".")[0]) < 12 else ()
+    if ended:
+        finding = dataclasses.replace(finding, remediation=_beyond_the_gpus_last_driver(name, ended))
+    elif not gpus_older_than_every_build(facts):
         fix = init_error_fix("", "driver_too_old", facts, in_container=in_container(pasted))
         finding = dataclasses.replace(finding, remediation=with_older_build(fix, name, cuda))
     summary = (
         f"The NVIDIA driver is older than the CUDA runtime of {name}, which raised the error (line {line} of the "
-        "paste)" + (f": the driver runs CUDA ≤ {cuda}." if cuda else ".")
+        "paste)"
+        + (f": the driver runs CUDA ≤ {cuda}." if cuda else ".")
+        + (" No driver for this GPU runs it: its last driver branch is older." if ended else "")
     )
     finding = dataclasses.replace(finding, summary=summary)
     return dataclasses.replace(verdict, finding=finding, find_out="nvidia-smi")
+
+
+def _beyond_the_gpus_last_driver(name: str, ended: tuple[str, ...]) -> Remediation:
+    """A program's CUDA 12 runtime on a GPU whose architecture's last driver runs no CUDA 12 (a Kepler GT 710 on
+    R470, CUDA 11.4, under CTranslate2 4.x, blind set 31): no driver update is possible, so the program's CUDA 11
+    build (where compat/runtime_builds.json knows it) or the CPU."""
+    library = runtime_library(name)
+    older = library.last_for("11") if library is not None else None
+    pin = (
+        (
+            Command(
+                ("python", "-m", "pip", "install", f"{library.name}=={older}"),
+                note=f"{library.name}'s last CUDA 11 build, which this GPU's last driver runs",
+            ),
+        )
+        if library is not None and older is not None
+        else ()
+    )
+    instead = (
+        f"install {library.name}=={older}, its last build for CUDA 11, which that driver runs"
+        if library is not None and older is not None
+        else f"use a build of {name} (or an image) made for the CUDA that driver runs"
+    )
+    return Remediation(
+        text=f"{' '.join(ended)} No newer driver exists for this GPU, so the CUDA runtime of {name} cannot run "
+        f"on it: {instead}, run it on the CPU, or use a newer GPU. nvidia-smi on the machine (the host, for a "
+        "container) shows the driver and its CUDA.",
+        commands=(*pin, Command(("nvidia-smi",), note="'CUDA Version' is the newest CUDA this driver runs")),
+        target=Target.PYTHON_ENV if pin else Target.SYSTEM,
+    )
 
 
 def torch_for_the_driver(verdict: Verdict) -> bool:

@@ -123,3 +123,31 @@ def test_nccl_system_error_that_tcp_avoids_is_infinibands_locked_memory() -> Non
     _, summary, first = cause_of(alone)
     assert "locked-memory" not in summary and "NCCL_DEBUG=INFO" in first
     assert "nccl_ib_disable_cures_it_words" not in _ids("NCCL INFO NCCL_IB_DISABLE set by environment to 0.")
+
+
+def test_nvswitch_errors_are_the_fabric_between_the_gpus() -> None:
+    """open-gpu-kernel-modules#1118: SXid lines from nvidia-nvswitch under vLLM ('says it fails, shows no error')."""
+    _check, summary, first = cause_of(diagnosed("open-gpu-kernel-modules-1118-a100-nvswitch-sxid.txt"))
+    assert "NVSwitch fabric" in summary and "SXid 24007" in summary
+    assert first == "systemctl status nvidia-fabricmanager"
+    assert "nvswitch_sxid_event" not in _ids(
+        "NVRM: Xid (PCI:0000:01:00): 79, pid=123, GPU has fallen off the bus."
+    )
+
+
+def test_a_runtime_newer_than_the_gpus_last_driver_is_no_driver_update() -> None:
+    """wyoming-whisper-gpu#12: a Kepler GT 710 (R470, CUDA 11.4) under CTranslate2's CUDA 12 runtime was told to
+    update the host driver, which no longer exists for it."""
+    d = diagnosed("wyoming-whisper-gpu-12-gt710-driver-insufficient.txt")
+    _, summary, first = cause_of(d)
+    assert "No driver for this GPU runs it" in summary
+    assert first.endswith("-m pip install ctranslate2==3.24.0")
+    fix = d.result.cause.finding.remediation if d.result.cause else None
+    assert fix is not None and "update the driver" not in fix.text and "R470" in fix.text
+    # Maxwell and Pascal's last branch (R580) runs CUDA 12 and 13: there the driver update stays the fix
+    for name in (
+        "gptsovits-1048-ctranslate2-cuda12-driver515.txt",
+        "faster-whisper-1229-unraid-docker-p40-no-gpu-passed.txt",
+    ):
+        _, summary, _ = cause_of(diagnosed(name))
+        assert "No driver for this GPU runs it" not in summary, name
