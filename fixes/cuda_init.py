@@ -27,20 +27,7 @@ def init_error_fix(
     """The next step for a CUDA init error (its signature and class), or None when another check carries it.
     With the machine's `facts`, a driver too old gets the install for where its driver lives."""
     if cls == "unknown_error":
-        return Remediation(
-            text="The driver's unified-memory module lost its state, most often after suspend and resume. Reload "
-            "it with nothing using the GPU (close the programs that do), or reboot; then restart the programs that "
-            "were running: a server (Ollama, a notebook kernel, a container) keeps its failed GPU state until it "
-            "restarts. To stop it recurring, let the driver keep video memory across suspend: the "
-            "NVreg_PreserveVideoMemoryAllocations=1 module option with the nvidia-suspend and nvidia-resume "
-            "services (NVIDIA driver README, 'Configuring Power Management Support'; ollama/ollama#2934).",
-            commands=(
-                Command(("sudo", "rmmod", "nvidia_uvm"), note="fails while a program still uses the GPU"),
-                Command(("sudo", "modprobe", "nvidia_uvm")),
-            ),
-            requires_root=True,
-            target=Target.SYSTEM,
-        )
+        return reload_uvm()
     if cls == "forward_compat" and "804" in signature_id and facts is not None and driver_max_cuda(facts):
         return _no_forward_compat(facts, in_container=in_container)
     if cls == "forward_compat":
@@ -128,6 +115,50 @@ def init_error_fix(
 
 # programs whose no-GPU message says only that torch.cuda.is_available() was False, by a word of their signature ids
 _ONLY_UNAVAILABLE = {"lightning": "Lightning", "ultralytics": "Ultralytics"}
+
+
+def reload_uvm() -> Remediation:
+    """CUDA's unknown error at initialisation: the unified-memory module's lost state, reloaded now."""
+    return Remediation(
+        text="The driver's unified-memory module lost its state, most often after suspend and resume. Reload "
+        "it with nothing using the GPU (close the programs that do), or reboot; then restart the programs that "
+        "were running: a server (Ollama, a notebook kernel, a container) keeps its failed GPU state until it "
+        "restarts. To stop it recurring, let the driver keep video memory across suspend: the "
+        "NVreg_PreserveVideoMemoryAllocations=1 module option with the nvidia-suspend and nvidia-resume "
+        "services (NVIDIA driver README, 'Configuring Power Management Support'; ollama/ollama#2934).",
+        commands=(
+            Command(("sudo", "rmmod", "nvidia_uvm"), note="fails while a program still uses the GPU"),
+            Command(("sudo", "modprobe", "nvidia_uvm")),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
+def uvm_lost_again() -> Remediation:
+    """The unknown error the person already clears by reloading nvidia_uvm or restarting, and that comes back:
+    what keeps it from recurring is the step, not the reload again (blind set 31, pytorch#159954)."""
+    return Remediation(
+        text="The reload (or a restart) clears it, so the driver's unified-memory module loses its state again: "
+        "most often at suspend and resume. Let the driver keep video memory across suspend: the "
+        "NVreg_PreserveVideoMemoryAllocations=1 option of the nvidia module with the nvidia-suspend, "
+        "nvidia-resume and nvidia-hibernate services enabled (NVIDIA driver README, 'Configuring Power "
+        "Management Support'), or keep the machine from suspending while CUDA programs run. If it comes back "
+        "without a suspend, the kernel log from that moment (`sudo dmesg | grep -i -e nvrm -e xid`) names what "
+        "broke it.",
+        commands=(
+            Command(
+                ("grep", "PreserveVideoMemoryAllocations", "/proc/driver/nvidia/params"),
+                note="1 keeps video memory across suspend; 0 (the default) loses it",
+            ),
+            Command(
+                ("systemctl", "is-enabled", "nvidia-suspend.service", "nvidia-resume.service"),
+                note="both must be enabled with that option",
+            ),
+        ),
+        requires_root=False,
+        target=Target.SYSTEM,
+    )
 
 
 def _newer_driver(facts: Facts, *, in_container: bool) -> Remediation:

@@ -66,6 +66,30 @@ def reload_after_upgrade() -> Remediation:
     )
 
 
+def mismatch_comes_back() -> Remediation:
+    """The library/module mismatch a reboot clears, and that comes back (at each first boot of a node, after
+    some days): the driver's packages change after the module loaded, and that is the step (blind set 31,
+    k8s-device-plugin#1431)."""
+    return Remediation(
+        text="A reboot clears it, so the module that loads is right and the driver's libraries change after it "
+        "loaded: something installs or upgrades the driver packages while the machine runs (unattended "
+        "upgrades, cloud-init or a node's bootstrap script, a driver container). Fix the driver version where "
+        "the machine is built (the image or node template), hold its packages (`apt-mark hold`, `dnf "
+        "versionlock`) and keep them out of unattended upgrades, or have the install reload the modules (or "
+        "reboot) before the GPU's users (kubelet and the device plugin, the desktop) start.",
+        commands=(
+            Command(
+                ("grep", "-i", "nvidia", "/var/log/apt/history.log"),
+                note="Debian and Ubuntu: when the driver packages changed (RHEL: `dnf history`)",
+            ),
+            Command(
+                ("uptime", "-s"), note="the boot: packages changed after it, not a reboot, made the mismatch"
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def mismatch_after_reboot() -> Remediation:
     """The library/module mismatch a reboot did not clear: the module that loads at boot is another version."""
     return Remediation(

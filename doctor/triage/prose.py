@@ -546,6 +546,16 @@ _REBOOTED = lazy(
     r"|\bstill\b[^.\n]{0,40}?\bafter[ \t]+(?:a[ \t]+)?reboot",
     re.IGNORECASE,
 )
+# a reboot, a restart or reloading the module clears it: "if we reboot the node the mismatch error disappears", "a
+# solution is to restart", "another fix is to reload the kernel modules" (never "rebooted, still the same")
+_RESTART_CURES = lazy(
+    r"\b(?:if|when|after|once)[ \t]+(?:we[ \t]+|i[ \t]+)?(?:reboot|restart|reload)\w*\b[^.\n]{0,80}?"
+    r"\b(?:disappears?|goes[ \t]+away|is[ \t]+gone|works?[ \t]+(?:again|fine)|fixe[sd]|solve[sd]|resolve[sd])\b"
+    r"|\b(?:reboot\w*|restart\w*|reload\w*)\b[^.\n]{0,40}?\b(?:fixes|fixed|solves|solved|resolves|resolved|cures|clears)"
+    r"[ \t]+(?:it|this|the[ \t]+(?:issue|problem|error))\b"
+    r"|\b(?:solution|fix|workaround)[ \t]+is[ \t]+to[ \t]+[`'\"]?(?:reboot|restart|reload)",
+    re.IGNORECASE,
+)
 # another package's install replaced torch, said ("Installing lightning changes my pytorch version from cuda118 to
 # cpu", "it seems to uninstall the torch-2.11.0+cu128 and replace it") or in pip's log ("Found existing
 # installation: torch 2.0.0+cu118"); triage/replaced_torch.py answers it
@@ -649,6 +659,8 @@ class ProseFacts:
     # named in words (not beside Linux or ssh)
     runs_on_windows: int | None = None
     rebooted: int | None = None  # the line that says a reboot was tried and did not help
+    # the line that says a reboot, a restart or a module reload clears it (and so it comes back)
+    restart_cures: int | None = None
     reinstalled: int | None = None  # the line that says installing torch again changed nothing
     replaced_torch: int | None = None  # the line that says another package's install replaced torch
     on_the_cpu: int | None = None  # the line that says the work runs on the CPU, the GPU unused
@@ -937,10 +949,13 @@ def read_prose(lines: list[str]) -> ProseFacts:
     if any(w in lowered for w in mac_words) and (in_docker or mac_env or not _LINUX_PATHS.search(text)):
         mac_said = (f for f in _MACOS.finditer(text) if f[0].startswith(("/", "[Clang")) or here(f))
         macos = next((line_of(f) for f in mac_said), None)
-    rebooted = None
+    rebooted = restart_cures = None
     if "reboot" in lowered:
         tried = _REBOOTED.search(text)
         rebooted = line_of(tried) if tried is not None else None
+    if rebooted is None and any(w in lowered for w in ("reboot", "restart", "reload", "modprobe")):
+        cured = _RESTART_CURES.search(text, 0, MAX_CHARS)
+        restart_cures = line_of(cured) if cured is not None else None
     reinstalled = replaced_torch = None
     if "install" in lowered or "重装" in lowered:
         again = _REINSTALLED.search(text, 0, MAX_CHARS)
@@ -1032,6 +1047,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         asks_build=line_of(asked_build) if asked_build is not None else None,
         runs_on_windows=windows,
         rebooted=rebooted,
+        restart_cures=restart_cures,
         reinstalled=reinstalled,
         replaced_torch=replaced_torch,
         on_the_cpu=on_the_cpu,

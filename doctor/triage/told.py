@@ -25,9 +25,15 @@ from torch_gpu_doctor.compat.torch_releases import version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
+from torch_gpu_doctor.fixes.cuda_init import reload_uvm, uvm_lost_again
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.gpu_state import NOT_ONE_PROGRAM, faults_in_every_program
-from torch_gpu_doctor.fixes.kernel_modules import gpu_lost_again, mismatch_after_reboot, reload_after_upgrade
+from torch_gpu_doctor.fixes.kernel_modules import (
+    gpu_lost_again,
+    mismatch_after_reboot,
+    mismatch_comes_back,
+    reload_after_upgrade,
+)
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
     watermark_not_reached,
@@ -331,6 +337,24 @@ def rebooted_already(verdict: Verdict, pasted: PastedText) -> Verdict:
     details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was
     finding = dataclasses.replace(finding, remediation=fix, details=details)
     return dataclasses.replace(verdict, finding=finding, find_out=None)
+
+
+def cured_by_a_restart(verdict: Verdict, line: int) -> Verdict:
+    """A library/module mismatch or CUDA's unknown error the person says a reboot, a restart or a module reload
+    clears: they have that step already, and it comes back; what makes it come back is the next step (blind set
+    31: a node's first boot, a laptop's nvidia_uvm)."""
+    finding = verdict.finding
+    if finding.remediation == reload_after_upgrade():
+        fix = mismatch_comes_back()
+    elif finding.remediation == reload_uvm():
+        fix = uvm_lost_again()
+    else:
+        return verdict
+    details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was, and it helped
+    finding = dataclasses.replace(finding, remediation=fix, details=details)
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
+    )
 
 
 def lost_again(verdict: Verdict, line: int) -> Verdict:

@@ -119,6 +119,7 @@ from torch_gpu_doctor.triage.told import (
     bnb_saw_no_gpu,
     booted_with_the_mismatch,
     context_of_a_running_process,
+    cured_by_a_restart,
     driver_for_the_toolkit,
     hidden_by_the_program,
     launcher_hides_the_gpus,
@@ -555,6 +556,9 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if pasted.prose.rebooted is not None or booted_with_the_mismatch(pasted) is not None:
         # "tried rebooting, still", or NVRM's mismatch seconds after boot: the next step is not another reboot
         verdicts = tuple(rebooted_already(v, pasted) for v in verdicts)
+    cured = pasted.prose.restart_cures
+    if cured is not None:  # "a reboot clears it": they have that step; what brings it back is the next
+        verdicts = tuple(cured_by_a_restart(v, cured) for v in verdicts)
     verdicts = tuple(two_torches(v, facts, pasted) for v in verdicts)
     if pasted.smi is not None:  # a GPU no CUDA program can use: compute mode Prohibited, TCC under WSL
         wsl = _wsl_shown(pasted, facts)

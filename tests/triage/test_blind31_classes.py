@@ -151,3 +151,22 @@ def test_a_runtime_newer_than_the_gpus_last_driver_is_no_driver_update() -> None
     ):
         _, summary, _ = cause_of(diagnosed(name))
         assert "No driver for this GPU runs it" not in summary, name
+
+
+def test_a_failure_a_restart_already_clears_gets_what_stops_it_coming_back() -> None:
+    """k8s-device-plugin#1431 (a node's mismatch that its reboot clears) and pytorch#159954 (CUDA's unknown error
+    that reloading nvidia_uvm clears) were told to reboot and to reload: the step they had."""
+    _, _, first = cause_of(diagnosed("k8s-device-plugin-1431-nvml-mismatch-on-boot.txt"))
+    assert first == "grep -i nvidia /var/log/apt/history.log"
+    _, _, first = cause_of(diagnosed("pytorch-159954-cuda-unknown-error-nvidia-uvm.txt"))
+    assert first == "grep PreserveVideoMemoryAllocations /proc/driver/nvidia/params"
+    mismatch = "Failed to initialize NVML: Driver/library version mismatch\n"
+    # without those words, or where the reboot did not help, the reboot and its follow-up stay
+    _, _, first = cause_of(said(mismatch))
+    assert first == "systemctl reboot"
+    _, _, first = cause_of(said(mismatch + "I rebooted and it still fails the same way.\n"))
+    assert first not in ("systemctl reboot", "grep -i nvidia /var/log/apt/history.log")
+    # a restart that cures another failure (a notebook's OOM) changes nothing here
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. If I restart the kernel it works again.\n"
+    _, _, first = cause_of(said(oom))
+    assert "PreserveVideoMemoryAllocations" not in first and "apt/history" not in first
