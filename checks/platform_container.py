@@ -14,7 +14,13 @@ from torch_gpu_doctor.facts.container import ContainerFacts, ContainerRuntime
 from torch_gpu_doctor.facts.describe import gpu_label
 from torch_gpu_doctor.facts.driver_libraries import LIBCUDA
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.container_gpus import host_driver_for_toolkit, pass_gpus, toolkit_on_host
+from torch_gpu_doctor.fixes.container_gpus import (
+    COMPOSE_WITHOUT_GPUS,
+    compose_gpus,
+    host_driver_for_toolkit,
+    pass_gpus,
+    toolkit_on_host,
+)
 from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Evidence, Finding, Status
 from torch_gpu_doctor.registry import check
@@ -110,7 +116,9 @@ def container_gpus(facts: Facts) -> Finding:
             f"The container was started without the GPUs ({started_without[0].where}).",
             details=started_without[0].means,
             evidence=reported_evidence(started_without),
-            remediation=pass_gpus(ContainerRuntime.DOCKER),
+            remediation=compose_gpus()
+            if started_without[0].signature == COMPOSE_WITHOUT_GPUS
+            else pass_gpus(ContainerRuntime.DOCKER),
         )
     if isinstance(c, Unavailable):
         status = Status.SKIP if c.reason is Reason.NOT_APPLICABLE else Status.UNKNOWN

@@ -19,6 +19,8 @@ COMPOSE_GPUS = (
     "        - driver: nvidia\n          count: all\n          capabilities: [gpu]"
 )
 _ON_HOST = "on the host"
+# a pasted Docker Compose service that requests no GPU (triage reads it from the file, not from a message)
+COMPOSE_WITHOUT_GPUS = "compose_service_without_gpus"
 
 
 # a plain container with the GPUs: where nvidia-smi lists them, the host's driver and toolkit work
@@ -102,6 +104,27 @@ def _docker(add_compute: bool) -> Remediation:
                 runs_here=False,
             ),
             Command(("sudo", "systemctl", "restart", "docker"), note=_ON_HOST, runs_here=False),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
+def compose_gpus() -> Remediation:
+    """The GPUs requested in the Docker Compose service that had none (blind set 31: docker-faster-whisper#56)."""
+    return Remediation(
+        text="Request the GPUs in the compose service, beside its image:\n"
+        + COMPOSE_GPUS
+        + "\nthen recreate it (`docker compose up -d`). This needs the NVIDIA Container Toolkit on the host: a plain "
+        "CUDA container that lists the GPU proves it works there.",
+        commands=(
+            Command(
+                GPU_TEST, note="on the host: the GPU listed means Docker can pass it in", runs_here=False
+            ),
+            Command(
+                ("docker", "compose", "up", "-d", "--force-recreate"),
+                note="after adding the GPU request to the service",
+                runs_here=False,
+            ),
         ),
         target=Target.SYSTEM,
     )

@@ -28,6 +28,7 @@ from torch_gpu_doctor.triage.tool_output import (
     SmiOutput,
     TopologyShown,
     XformersInfo,
+    compose_without_gpus_line,
     container_shell_line,
     parse_built_for,
     parse_conda_env,
@@ -78,6 +79,9 @@ class PastedText:
     shown_error: ShownError | None = None  # the failure the paste shows, known to a signature or not
     topology: TopologyShown | None = None  # a pasted `nvidia-smi topo -m` with two GPUs or more
     p2p_test: P2pTest | None = None  # a pasted p2pBandwidthLatencyTest (CUDA samples)
+    compose_no_gpus_line: int | None = (
+        None  # the `image:` of a pasted Docker Compose service that requests no GPU
+    )
 
     @property
     def empty(self) -> bool:
@@ -228,6 +232,7 @@ def read_paste(paste: Paste) -> PastedText:
         shown_error,
         topology,
         p2p_test,
+        compose_without_gpus_line(lines),
     )
 
 

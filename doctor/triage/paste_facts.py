@@ -35,6 +35,7 @@ from torch_gpu_doctor.facts.torch import (
     MappedLibrary,
     TorchRuntime,
 )
+from torch_gpu_doctor.fixes.container_gpus import COMPOSE_WITHOUT_GPUS
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.host.nvml import ERROR_CODES
 from torch_gpu_doctor.lazy_re import lazy
@@ -913,9 +914,38 @@ def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
         if implies.get("nouveau_loaded") is True and isinstance(facts.kernel, Unavailable):
             modules = (KernelModule("nouveau", True),)
             facts = dataclasses.replace(facts, kernel=KernelFacts(modules, NOT_IN_PASTE, (), NOT_IN_PASTE))
+    errors.extend(_compose_without_gpus(pasted))
     if errors:
         facts = dataclasses.replace(facts, reported_errors=tuple(errors))
     return facts
+
+
+# the failures a container started without the GPUs gives: no driver, a driver "too old" (no libcuda at all), no GPU
+_NO_DRIVER_INSIDE = frozenset({"no_driver", "driver_too_old", "no_visible_gpu"})
+
+
+def _compose_without_gpus(pasted: PastedText) -> list[ReportedError]:
+    """A Docker Compose service that requests no GPU, beside the failure that gives inside: the container got no
+    NVIDIA driver (blind set 31: the CUDA runtime's "driver version is insufficient" in a compose service with no
+    `deploy` devices). Not where the paste shows the driver's own CUDA or version (torch's "found version 11040",
+    nvidia-smi): that driver answered, so the libraries were there."""
+    line = pasted.compose_no_gpus_line
+    if line is None or pasted.smi is not None:
+        return []
+    failing = [h for h in pasted.hits if h.signature.cls in _NO_DRIVER_INSIDE]
+    if not failing or any("driver_cuda" in h.implies or "driver_version" in h.implies for h in pasted.hits):
+        return []
+    means = (
+        "The Docker Compose service shown requests no GPU (no `deploy.resources.reservations.devices` with the "
+        "nvidia driver, no `runtime: nvidia`, no `gpus:`), so its container starts with no NVIDIA driver "
+        f"libraries in it, and CUDA fails there ({failing[0].signature.means})"
+    )
+    text = pasted.paste.text.split("\n")[line - 1].strip()
+    return [
+        ReportedError(
+            "container_no_gpus", COMPOSE_WITHOUT_GPUS, means, text, f"line {line} of the paste", {}, ""
+        )
+    ]
 
 
 def _paragraph_before(lines: list[str], number: int, most: int = 40) -> str:

@@ -969,6 +969,50 @@ def run_without_gpus_line(lines: list[str]) -> int | None:
     return None
 
 
+# A Docker Compose service as pasted: its `image:` key among the service's own keys (two at least, so that one
+# YAML line of another file is not a service); a GPU request in it is any of the ways compose passes GPUs in
+_COMPOSE_IMAGE = lazy(r"^(?P<indent>[ \t]+)image:[ \t]*\S")
+_COMPOSE_KEYS = lazy(
+    r"^[ \t]+(?:container_name|environment|volumes|ports|restart|networks|command|env_file|depends_on|healthcheck):"
+)
+_COMPOSE_GPU = lazy(
+    r"driver:[ \t]*[\"']?nvidia|capabilities:|runtime:[ \t]*[\"']?nvidia|^[ \t]+gpus:|NVIDIA_VISIBLE_DEVICES"
+    r"|nvidia\.com/gpu|/dev/nvidia",
+    re.IGNORECASE,
+)
+MAX_SERVICE_LINES = 80  # lines of one service: longer is not a pasted compose service
+
+
+def compose_without_gpus_line(lines: list[str]) -> int | None:
+    """The `image:` line of the first Docker Compose service the paste shows whose definition requests no GPU
+    (no `deploy.resources.reservations.devices` with the nvidia driver, no `runtime: nvidia`, no `gpus:`, no
+    device): a container that starts with no NVIDIA driver in it, whatever the host has (blind set 31,
+    docker-faster-whisper#56)."""
+    for number, raw in enumerate(lines, start=1):
+        found = _COMPOSE_IMAGE.match(raw)
+        if found is None:
+            continue
+        depth = len(found["indent"].expandtabs())
+        start = number - 1
+        while start > 0 and number - start < MAX_SERVICE_LINES:  # up to the service's name (less indented)
+            above = lines[start - 1]
+            if above.strip() and len(above.expandtabs()) - len(above.expandtabs().lstrip()) < depth:
+                break
+            start -= 1
+        end = number
+        while end < len(lines) and end - number < MAX_SERVICE_LINES:  # down to the next less indented line
+            below = lines[end]
+            if below.strip() and len(below.expandtabs()) - len(below.expandtabs().lstrip()) < depth:
+                break
+            end += 1
+        service = lines[start:end]
+        if sum(1 for line in service if _COMPOSE_KEYS.match(line)) < 2:
+            continue
+        if not any(_COMPOSE_GPU.search(line) for line in service):
+            return number
+    return None
+
+
 _CONTINUED = ("\\", "`", "^")
 MAX_CONTINUED = 60  # lines of one command: a longer run of continuations is not one person's command
 

@@ -170,3 +170,32 @@ def test_a_failure_a_restart_already_clears_gets_what_stops_it_coming_back() -> 
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. If I restart the kernel it works again.\n"
     _, _, first = cause_of(said(oom))
     assert "PreserveVideoMemoryAllocations" not in first and "apt/history" not in first
+
+
+SERVICE = (
+    "services:\n  whisper:\n    image: lscr.io/linuxserver/faster-whisper:gpu\n    container_name: whisper\n"
+    "    environment:\n      - TZ=Europe/London\n    ports:\n      - 10300:10300\n"
+)
+INSUFFICIENT = (
+    "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n"
+)
+
+
+def test_a_compose_service_that_requests_no_gpu_is_the_cause_of_a_driver_missing_inside() -> None:
+    """docker-faster-whisper#56: the CUDA runtime's 'driver insufficient' in a compose service without `deploy`
+    devices was blamed on the host driver's age, with a CTranslate2 pin."""
+    check, summary, first = cause_of(diagnosed("docker-faster-whisper-56-no-gpu-in-compose.txt"))
+    assert check == "platform.container_gpus" and "started without the GPUs" in summary
+    assert first == "docker run --rm --gpus all ubuntu nvidia-smi"
+    check, _, _ = cause_of(said(SERVICE + INSUFFICIENT))
+    assert check == "platform.container_gpus"
+    requested = SERVICE + "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+    requested += "            - driver: nvidia\n              capabilities: [gpu]\n"
+    for text in (
+        requested + INSUFFICIENT,  # the GPUs are requested: the driver's age is the question again
+        SERVICE.replace("    runtime", "") + "    runtime: nvidia\n" + INSUFFICIENT,
+        "image: ubuntu:22.04\n" + INSUFFICIENT,  # one YAML line is no service
+        SERVICE + "torch.cuda.is_available() returns False, is that expected?\n",  # no failure of a driver
+    ):
+        check, _, _ = cause_of(said(text))
+        assert check != "platform.container_gpus", text
