@@ -665,6 +665,59 @@ _P2P_OFF_SET = lazy(
 _RAY = lazy(r"\bray\b|\bruntime_env\b", re.IGNORECASE)
 
 
+# Slurm binding one GPU to each task (its cgroup and CUDA_VISIBLE_DEVICES then hold that GPU alone)
+_ONE_GPU_PER_TASK = lazy(
+    r"--gpus-per-task[= ]\S|--gpu-bind[= ](?:single|closest|map_gpu)\b|--gres-flags[= ]enforce-binding"
+)
+# NCCL's peer-to-peer or shared-memory transport, where a peer GPU is opened by its ordinal
+_NCCL_PEER_PATH = lazy(r"\btransport/(?:p2p|shm)\.cc\b|\bncclBroadcast|\bNCCL\b", re.IGNORECASE)
+
+
+def one_gpu_per_task(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """'invalid device ordinal' from NCCL in a Slurm job that binds one GPU to each task (`--gpus-per-task=1`):
+    each rank sees only its own GPU, and NCCL's peer-to-peer path between ranks on one node opens the other's by
+    its ordinal, which that rank cannot see. Not a wrong index in the program (blind set 31, nccl#1948)."""
+    finding = verdict.finding
+    if finding.check_id != "env.cuda_visible_devices" or finding.status is not Status.FAIL:
+        return verdict
+    text = pasted.paste.text[:MAX_CHARS]
+    bound = _ONE_GPU_PER_TASK.search(text)
+    if bound is None or _NCCL_PEER_PATH.search(text) is None:
+        return verdict
+    fix = Remediation(
+        text="The job binds one GPU to each task, so each rank sees only its own GPU, and NCCL's peer-to-peer "
+        "path between the ranks on a node cannot open the other rank's GPU. Let every task see the node's GPUs "
+        "(`--gpus-per-node=N` with `--gpu-bind=none`, or no per-task binding) and pick each rank's GPU by its "
+        "local rank (SLURM_LOCALID) in the program. NCCL_P2P_DISABLE=1 is the stopgap: it copies through the "
+        "host instead, slower.",
+        commands=(
+            Command(
+                ("srun", "--gpus-per-node=N", "--gpu-bind=none", "PROGRAM"),
+                note="N: the GPUs of a node; PROGRAM then uses cuda:$SLURM_LOCALID",
+                runs_here=False,
+            ),
+            Command(
+                ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
+                note="the stopgap, through the host",
+                runs_here=False,
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+    line = line_number(pasted.paste.text, bound)
+    summary = (
+        f"Slurm binds one GPU to each task (line {line} of the paste), so NCCL's peer-to-peer path cannot open "
+        "another rank's GPU: 'invalid device ordinal'."
+    )
+    details = (
+        "CUDA numbers the GPUs a process may see from 0: with one GPU bound to each task every rank sees one "
+        "device, and a peer GPU's ordinal on the node is 'invalid' in the rank that opens it. The program's own "
+        "index is not the question."
+    )
+    finding = dataclasses.replace(finding, summary=summary, details=details, remediation=fix)
+    return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
+
+
 def p2p_off_not_inherited(verdict: Verdict, pasted: PastedText) -> Verdict:
     """NCCL's peer-to-peer failure where the paste already sets NCCL_P2P_DISABLE=1: the setting did not reach the
     processes that run NCCL, so telling them to set it again is no answer (blind set 20: EasyR1#579, the variable

@@ -129,6 +129,7 @@ from torch_gpu_doctor.triage.told import (
     nccl_log_shown,
     no_pip_check_for_the_loader,
     not_asked_again,
+    one_gpu_per_task,
     p2p_off_not_inherited,
     pip_kept_torch,
     program_fault_below_the_programs,
@@ -447,7 +448,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(hidden_by_the_program(answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
-    verdicts = tuple(nccl_bootstrap(v, pasted) for v in verdicts)
+    verdicts = tuple(one_gpu_per_task(nccl_bootstrap(v, pasted), pasted) for v in verdicts)
     verdicts = tuple(at_a_step_some_ranks_take_alone(v, pasted) for v in verdicts)
     if "NCCL_" in pasted.paste.text[:MAX_CHARS]:  # NCCL settings the paste sets: the plain run first
         verdicts = tuple(with_the_settings_set(v, pasted) for v in verdicts)

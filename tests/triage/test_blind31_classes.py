@@ -199,3 +199,18 @@ def test_a_compose_service_that_requests_no_gpu_is_the_cause_of_a_driver_missing
     ):
         check, _, _ = cause_of(said(text))
         assert check != "platform.container_gpus", text
+
+
+def test_invalid_device_ordinal_from_nccl_under_one_gpu_per_task_is_slurms_binding() -> None:
+    """nccl#1948: `srun --gpus-per-task=1` and NCCL's 'invalid device ordinal' in transport/p2p.cc were told to
+    compare the program's GPU index with the GPUs that exist."""
+    check, summary, first = cause_of(diagnosed("nccl-1948-invalid-device-ordinal-slurm.txt"))
+    assert check == "env.cuda_visible_devices" and "binds one GPU to each task" in summary
+    assert first == "srun --gpus-per-node=N --gpu-bind=none PROGRAM"
+    ordinal = "RuntimeError: CUDA error: invalid device ordinal\n"
+    for text in (
+        ordinal,
+        "srun --gpus-per-task=1 python train.py\n" + ordinal,
+    ):  # no NCCL: the program's index
+        _, summary, _ = cause_of(said(text))
+        assert "binds one GPU" not in summary, text
