@@ -105,8 +105,9 @@ def cache_path(env: Mapping[str, str] = os.environ) -> Path | None:
     base = cache_folder(env) if _SUPPORTED else None
     if base is None:
         return None
-    # named for the interpreter and the engine's code format: a file made for another one is never read
-    return base / f"patterns-{sys.implementation.cache_tag}-{_sre.MAGIC}.marshal"
+    # named for the interpreter, the engine's code format and the file's layout: a file made for another one is
+    # never read, and installs of two layouts (an upgrade beside an older venv) never take turns rewriting one
+    return base / f"patterns-{sys.implementation.cache_tag}-{_sre.MAGIC}-{FORMAT}.marshal"
 
 
 def enable(env: Mapping[str, str] = os.environ) -> None:

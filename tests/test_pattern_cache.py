@@ -118,7 +118,9 @@ def test_bytes_patterns_are_compiled_by_re_and_never_stored(cache_dir: Path) -> 
 
 
 def _written(folder: Path) -> Path:
-    (path,) = folder.glob("patterns-*")  # the folder is shared with data_cache's files
+    (path,) = folder.glob(
+        f"patterns-*-{pattern_cache.FORMAT}.marshal"
+    )  # the folder is shared with data_cache's files
     return path
 
 
@@ -230,3 +232,19 @@ def test_the_file_is_private_whatever_the_umask(cache_dir: Path, monkeypatch: py
 
     monkeypatch.setattr(pattern_cache, "_generate", no_parse)
     assert pattern_cache.compile(r"umask(\d)").match("umask2") is not None
+
+
+def test_an_older_layouts_file_is_neither_read_nor_rewritten(cache_dir: Path) -> None:
+    """An older install beside this one (a venv not upgraded) writes layout 1 under the name it always used: the
+    two never take turns rewriting one file, which made each of them compile every pattern on every run."""
+    import _sre  # type: ignore[import-not-found]  # the engine's magic is in both names
+
+    older = cache_dir / f"patterns-{sys.implementation.cache_tag}-{_sre.MAGIC}.marshal"
+    cache_dir.mkdir(mode=0o700, parents=True)
+    written = marshal.dumps((1, sys.version, {(r"older\d", 0): (0, [1, 2], 0, {}, ())}))
+    older.write_bytes(written)
+    older.chmod(0o600)
+    pattern_cache.compile(r"newer\d")
+    pattern_cache.save()
+    assert older.read_bytes() == written
+    assert _written(cache_dir).name.endswith(f"-{pattern_cache.FORMAT}.marshal")
