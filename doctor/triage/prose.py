@@ -160,8 +160,9 @@ _DRIVER = lazy(
     r"|Driver Version[ \t]*[:：][ \t]*(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
     r"|NVIDIA-Linux-(?:x86_64|aarch64)-(?P<run>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)"  # its .run installer's name
     # "driver 535.54", "- **Driver**: 580.82.09", "**CUDA driver:** 580.105.08": markdown's emphasis around
-    # the label or its colon
-    r"|\bdriver(?:[ \t]+version)?(?:\*\*|__)?(?:[ \t]*[:=])?(?:\*\*|__)?[ \t]*"
+    # the label or its colon,
+    # or around the value ("- Driver: **595.71.05** (open kernel modules)")
+    r"|\bdriver(?:[ \t]+version)?(?:\*\*|__)?(?:[ \t]*[:=])?(?:\*\*|__)?[ \t]*(?:\*\*|__|`)?"
     r"(?P<said>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\b"
     # an issue template's heading, its answer on a line below ("### NVIDIA Open GPU Kernel Modules Version")
     r"|^\#{2,4}[ \t]+[^\n]*\b(?:Kernel Modules?|Driver) Version[ \t]*\n(?:[ \t]*\n)*[ \t]*"

@@ -247,7 +247,8 @@ def test_a_project_uv_manages_gets_uvs_install_into_its_venv_and_the_lockfile_sa
     lacks, and the next `uv run` would have put the CPU build back. Without uv in the paste, pip stays first."""
     d = diagnosed("lerobot-4093-uv-sync-cpu-torch-windows-rtx5080.txt")
     _, _, first = cause_of(d)
-    assert first.startswith("uv pip install --python .venv torch==2.11.0+cu128 ")
+    # the driver in backticks ("- NVIDIA driver: `580.88`", read since blind set 31) runs CUDA 13.0 on Windows
+    assert first.startswith("uv pip install --python .venv torch==2.11.0+cu130 ")
     assert d.result.cause is not None and d.result.cause.finding.remediation is not None
     assert "--no-sync" in d.result.cause.finding.remediation.text
     _, _, first = cause_of(diagnosed("comic-translate-224-ultralytics-torch-cpu.txt"))

@@ -214,3 +214,15 @@ def test_invalid_device_ordinal_from_nccl_under_one_gpu_per_task_is_slurms_bindi
     ):  # no NCCL: the program's index
         _, summary, _ = cause_of(said(text))
         assert "binds one GPU" not in summary, text
+
+
+def test_a_driver_version_in_markdown_emphasis_or_code_is_read() -> None:
+    """open-gpu-kernel-modules#1200 ('- Driver: **595.71.05** (open kernel modules)') and lerobot#4093 ('- NVIDIA
+    driver: `580.88`') showed 'NVIDIA driver: not in the paste'."""
+    for text, version in (
+        ("- Driver: **595.71.05** (open kernel modules), Ubuntu\n", "595.71.05"),
+        ("- NVIDIA driver: `580.88`\n", "580.88"),
+        ("- **Driver**: 580.82.09\n", "580.82.09"),
+    ):
+        shown = said(text).pasted.prose.driver
+        assert shown is not None and shown.value == version, text
