@@ -15,8 +15,9 @@ from torch_gpu_doctor.fixes.gpu_state import (
     driver_hung,
 )
 from torch_gpu_doctor.fixes.kernel_modules import gpu_lost, load_nvidia_module, reload_after_upgrade
+from torch_gpu_doctor.fixes.wsl_driver import wsl_driver_unreached
 from torch_gpu_doctor.lazy_re import lazy
-from torch_gpu_doctor.model import Command, Evidence, Finding, Remediation, Status, Target
+from torch_gpu_doctor.model import Evidence, Finding, Remediation, Status, Target
 from torch_gpu_doctor.registry import check
 from torch_gpu_doctor.unavailable import Reason, Unavailable
 
@@ -207,25 +208,6 @@ def driver_nvml(facts: Facts) -> Finding:
         remediation = confined_process()
     return Finding(
         cid, Status.FAIL, summary, details=explanation, evidence=tuple(evidence), remediation=remediation
-    )
-
-
-def wsl_driver_unreached() -> Remediation:
-    """NVML inside WSL2 that does not reach the Windows driver: WSL's own nvidia-smi tells the two causes apart
-    (a Linux driver package's library loaded in place of /usr/lib/wsl/lib's, or WSL itself not reaching it)."""
-    return Remediation(
-        text="Run WSL's own nvidia-smi, which uses the Windows driver's libraries directly. If it lists the GPU, a "
-        "Linux NVIDIA driver package in this distribution shadows them: remove that package (the driver only; "
-        "the CUDA toolkit stays) and open a new shell. If it fails too, WSL does not reach the driver: restart "
-        "WSL from Windows (`wsl --shutdown`), make sure the distribution runs as WSL 2 (`wsl -l -v` in "
-        "PowerShell), update WSL (`wsl --update`) and the NVIDIA driver on Windows, and do not start WSL "
-        "elevated (as administrator) beside a normal session.",
-        commands=(
-            Command(("/usr/lib/wsl/lib/nvidia-smi",), note="WSL's own, inside the distribution"),
-            Command(("wsl.exe", "--shutdown"), note="from Windows, if WSL's own fails too", runs_here=False),
-            Command(("wsl.exe", "-l", "-v"), note="in PowerShell: VERSION must be 2", runs_here=False),
-        ),
-        target=Target.SYSTEM,
     )
 
 

@@ -26,8 +26,13 @@ def cache_folder(env: Mapping[str, str] = os.environ) -> Path | None:
     folder = env.get("GPU_DOCTOR_CACHE_DIR")
     if folder:
         return Path(folder)
-    home = env.get("HOME") or str(Path.home())
-    return Path(env.get("XDG_CACHE_HOME") or Path(home) / ".cache") / "gpu-doctor"
+    home = env.get("HOME")
+    if not home and not env.get("XDG_CACHE_HOME"):
+        try:
+            home = str(Path.home())
+        except RuntimeError:  # no HOME and no passwd entry for this user (a bare container's UID): no cache
+            return None
+    return Path(env.get("XDG_CACHE_HOME") or Path(home or "") / ".cache") / "gpu-doctor"
 
 
 def trusted(info: os.stat_result) -> bool:

@@ -328,6 +328,13 @@ def _forward_compat_fix(signature_id: str, in_container: bool = False) -> Remedi
     )
 
 
+def last_cuda11_build(owner: str) -> str | None:
+    """The last release built for CUDA 11 of a library with a CUDA runtime of its own (compat/runtime_builds.json:
+    CTranslate2 3.24.0), or None where the data knows none."""
+    library = runtime_library(owner)
+    return library.last_for("11") if library is not None else None
+
+
 def with_older_build(fix: Remediation | None, owner: str, driver_cuda: str | None) -> Remediation | None:
     """A driver too old for the CUDA runtime of a library with its own (compat/runtime_builds.json): that
     library's last build for CUDA 11 first, which runs on the driver there is, beside the driver update (blind
@@ -340,7 +347,7 @@ def with_older_build(fix: Remediation | None, owner: str, driver_cuda: str | Non
     ):
         return fix
     library = runtime_library(owner)
-    older = library.last_for("11") if library is not None else None
+    older = last_cuda11_build(owner)
     if fix is None or library is None or older is None:
         return fix
     pin = Command(

@@ -90,3 +90,27 @@ def run_on_the_larger_gpu(larger: str, smaller: str) -> Remediation:
         ),
         target=Target.PYTHON_ENV,
     )
+
+
+def one_gpu_per_task_fix() -> Remediation:
+    """A Slurm job that binds one GPU to each task, where NCCL's peer-to-peer path opens another rank's GPU."""
+    return Remediation(
+        text="The job binds one GPU to each task, so each rank sees only its own GPU, and NCCL's peer-to-peer "
+        "path between the ranks on a node cannot open the other rank's GPU. Let every task see the node's GPUs "
+        "(`--gpus-per-node=N` with `--gpu-bind=none`, or no per-task binding) and pick each rank's GPU by its "
+        "local rank (SLURM_LOCALID) in the program. NCCL_P2P_DISABLE=1 is the stopgap: it copies through the "
+        "host instead, slower.",
+        commands=(
+            Command(
+                ("srun", "--gpus-per-node=N", "--gpu-bind=none", "PROGRAM"),
+                note="N: the GPUs of a node; PROGRAM then uses cuda:$SLURM_LOCALID",
+                runs_here=False,
+            ),
+            Command(
+                ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
+                note="the stopgap, through the host",
+                runs_here=False,
+            ),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -39,3 +39,22 @@ def remove_linux_driver(
         destructive=True,
         target=Target.SYSTEM,
     )
+
+
+def wsl_driver_unreached() -> Remediation:
+    """NVML inside WSL2 that does not reach the Windows driver: WSL's own nvidia-smi tells the two causes apart
+    (a Linux driver package's library loaded in place of /usr/lib/wsl/lib's, or WSL itself not reaching it)."""
+    return Remediation(
+        text="Run WSL's own nvidia-smi, which uses the Windows driver's libraries directly. If it lists the GPU, a "
+        "Linux NVIDIA driver package in this distribution shadows them: remove that package (the driver only; "
+        "the CUDA toolkit stays) and open a new shell. If it fails too, WSL does not reach the driver: restart "
+        "WSL from Windows (`wsl --shutdown`), make sure the distribution runs as WSL 2 (`wsl -l -v` in "
+        "PowerShell), update WSL (`wsl --update`) and the NVIDIA driver on Windows, and do not start WSL "
+        "elevated (as administrator) beside a normal session.",
+        commands=(
+            Command(("/usr/lib/wsl/lib/nvidia-smi",), note="WSL's own, inside the distribution"),
+            Command(("wsl.exe", "--shutdown"), note="from Windows, if WSL's own fails too", runs_here=False),
+            Command(("wsl.exe", "-l", "-v"), note="in PowerShell: VERSION must be 2", runs_here=False),
+        ),
+        target=Target.SYSTEM,
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from torch_gpu_doctor import data_cache
+from torch_gpu_doctor import cache_files, data_cache
 from torch_gpu_doctor.checks.support import signatures
 from torch_gpu_doctor.compat import _shipped_matrix, torch_parse
 from torch_gpu_doctor.model import Command, Remediation, Target
@@ -235,3 +235,14 @@ def test_another_installs_entry_is_never_served(cache_dir: Path, tmp_path: Path)
     _reopen(cache_dir)
     data_cache.cached("installs", build, (_source(mine),))
     assert build.calls == 2
+
+
+def test_no_home_and_no_passwd_entry_turns_the_caches_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare container's UID with no HOME: Path.home() raises; the command must start, without a cache."""
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert cache_files.cache_folder({}) is None
+    assert cache_files.cache_folder({"XDG_CACHE_HOME": "/x"}) == Path("/x/gpu-doctor")

@@ -557,6 +557,7 @@ _RESTART_CURES = lazy(
     r"|\b(?:solution|fix|workaround)[ \t]+is[ \t]+to[ \t]+[`'\"]?(?:reboot|restart|reload)",
     re.IGNORECASE,
 )
+_DENIED = lazy(r"\b(?:not|never|still|no[ \t]+longer|neither|nor)\b|n't\b|n’t\b", re.IGNORECASE)
 # another package's install replaced torch, said ("Installing lightning changes my pytorch version from cuda118 to
 # cpu", "it seems to uninstall the torch-2.11.0+cu128 and replace it") or in pip's log ("Found existing
 # installation: torch 2.0.0+cu118"); triage/replaced_torch.py answers it
@@ -955,7 +956,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
         tried = _REBOOTED.search(text)
         rebooted = line_of(tried) if tried is not None else None
     if rebooted is None and any(w in lowered for w in ("reboot", "restart", "reload", "modprobe")):
-        cured = _RESTART_CURES.search(text, 0, MAX_CHARS)
+        # never a sentence that denies it ("rebooting has not fixed the issue", "even after reloading, not solved")
+        cured = next(
+            (f for f in _RESTART_CURES.finditer(text, 0, MAX_CHARS) if not _DENIED.search(f[0])), None
+        )
         restart_cures = line_of(cured) if cured is not None else None
     reinstalled = replaced_torch = None
     if "install" in lowered or "重装" in lowered:

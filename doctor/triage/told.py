@@ -28,6 +28,7 @@ from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.cuda_init import reload_uvm, uvm_lost_again
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.gpu_state import NOT_ONE_PROGRAM, faults_in_every_program
+from torch_gpu_doctor.fixes.hidden_gpu import one_gpu_per_task_fix
 from torch_gpu_doctor.fixes.kernel_modules import (
     gpu_lost_again,
     mismatch_after_reboot,
@@ -666,15 +667,16 @@ _RAY = lazy(r"\bray\b|\bruntime_env\b", re.IGNORECASE)
 
 
 # Slurm binding one GPU to each task (its cgroup and CUDA_VISIBLE_DEVICES then hold that GPU alone)
-_ONE_GPU_PER_TASK = lazy(
-    r"--gpus-per-task[= ]\S|--gpu-bind[= ](?:single|closest|map_gpu)\b|--gres-flags[= ]enforce-binding"
-)
-# NCCL's peer-to-peer or shared-memory transport, where a peer GPU is opened by its ordinal
-_NCCL_PEER_PATH = lazy(r"\btransport/(?:p2p|shm)\.cc\b|\bncclBroadcast|\bNCCL\b", re.IGNORECASE)
+_ONE_GPU_PER_TASK = lazy(r"--gpus-per-task[= ]\S|--gpu-bind[= ](?:single|closest|map_gpu)\b")
+# NCCL's own failure, in its peer-to-peer or shared-memory transport ("transport/p2p.cc:275 NCCL WARN Cuda failure
+# 101 'invalid device ordinal'"): not the program's torch.cuda.set_device
+_NCCL_TRANSPORT = lazy(r"\btransport/(?:p2p|shm)\.cc\b|\bNCCL WARN\b")
+ORDINAL = "no_visible_gpu_invalid_device_ordinal"
+NEAR = 3  # lines either side of the ordinal's that hold NCCL's own words for it
 
 
 def one_gpu_per_task(verdict: Verdict, pasted: PastedText) -> Verdict:
-    """'invalid device ordinal' from NCCL in a Slurm job that binds one GPU to each task (`--gpus-per-task=1`):
+    """NCCL's own 'invalid device ordinal' in a Slurm job that binds one GPU to each task (`--gpus-per-task=1`):
     each rank sees only its own GPU, and NCCL's peer-to-peer path between ranks on one node opens the other's by
     its ordinal, which that rank cannot see. Not a wrong index in the program (blind set 31, nccl#1948)."""
     finding = verdict.finding
@@ -682,28 +684,14 @@ def one_gpu_per_task(verdict: Verdict, pasted: PastedText) -> Verdict:
         return verdict
     text = pasted.paste.text[:MAX_CHARS]
     bound = _ONE_GPU_PER_TASK.search(text)
-    if bound is None or _NCCL_PEER_PATH.search(text) is None:
-        return verdict
-    fix = Remediation(
-        text="The job binds one GPU to each task, so each rank sees only its own GPU, and NCCL's peer-to-peer "
-        "path between the ranks on a node cannot open the other rank's GPU. Let every task see the node's GPUs "
-        "(`--gpus-per-node=N` with `--gpu-bind=none`, or no per-task binding) and pick each rank's GPU by its "
-        "local rank (SLURM_LOCALID) in the program. NCCL_P2P_DISABLE=1 is the stopgap: it copies through the "
-        "host instead, slower.",
-        commands=(
-            Command(
-                ("srun", "--gpus-per-node=N", "--gpu-bind=none", "PROGRAM"),
-                note="N: the GPUs of a node; PROGRAM then uses cuda:$SLURM_LOCALID",
-                runs_here=False,
-            ),
-            Command(
-                ("env", "NCCL_P2P_DISABLE=1", "PROGRAM"),
-                note="the stopgap, through the host",
-                runs_here=False,
-            ),
-        ),
-        target=Target.SYSTEM,
+    lines = pasted.paste.text.split("\n")
+    nccls = any(
+        _NCCL_TRANSPORT.search("\n".join(lines[max(0, h.line - 1 - NEAR) : h.line + NEAR]))
+        for h in pasted.hits
+        if h.signature.id == ORDINAL
     )
+    if bound is None or not nccls:
+        return verdict
     line = line_number(pasted.paste.text, bound)
     summary = (
         f"Slurm binds one GPU to each task (line {line} of the paste), so NCCL's peer-to-peer path cannot open "
@@ -714,7 +702,9 @@ def one_gpu_per_task(verdict: Verdict, pasted: PastedText) -> Verdict:
         "device, and a peer GPU's ordinal on the node is 'invalid' in the rank that opens it. The program's own "
         "index is not the question."
     )
-    finding = dataclasses.replace(finding, summary=summary, details=details, remediation=fix)
+    finding = dataclasses.replace(
+        finding, summary=summary, details=details, remediation=one_gpu_per_task_fix()
+    )
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
 

@@ -980,6 +980,7 @@ _COMPOSE_GPU = lazy(
     r"|nvidia\.com/gpu|/dev/nvidia",
     re.IGNORECASE,
 )
+_COMPOSE_INHERITS = lazy(r"^[ \t]*(?:<<:|extends:)")
 MAX_SERVICE_LINES = 80  # lines of one service: longer is not a pasted compose service
 
 
@@ -1008,6 +1009,8 @@ def compose_without_gpus_line(lines: list[str]) -> int | None:
         service = lines[start:end]
         if sum(1 for line in service if _COMPOSE_KEYS.match(line)) < 2:
             continue
+        if any(_COMPOSE_INHERITS.match(line) for line in service):
+            return None  # keys from an anchor or another file (`<<: *gpu`, `extends:`): what it requests is unseen
         if not any(_COMPOSE_GPU.search(line) for line in service):
             return number
     return None

@@ -16,10 +16,10 @@ from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.jetson import load_jetson
 from torch_gpu_doctor.compat.runtime_builds import runtime_library
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
-from torch_gpu_doctor.compat.torch_releases import parse_cc
+from torch_gpu_doctor.compat.torch_releases import parse_cc, version_key
 from torch_gpu_doctor.compat.wrappers import Wrapper
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.cuda_init import init_error_fix, with_older_build
+from torch_gpu_doctor.fixes.cuda_init import init_error_fix, last_cuda11_build, with_older_build
 from torch_gpu_doctor.fixes.driver_plan import plan_driver, planned_driver_cuda
 from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, on_windows
@@ -424,7 +424,10 @@ def not_torchs_runtime(verdict: Verdict, facts: Facts, pasted: PastedText, owner
     # a GPU whose last driver branch runs no CUDA 12 (Kepler's R470: 11.4): no driver update can run a CUDA 12
     # runtime, so the program's CUDA 11 build (where it has one) or the CPU is the way
     cap = planned_driver_cuda(facts, load_torch_releases())
-    ended = plan_driver(facts).end_of_life if int(cap.split(".")[0]) < 12 else ()
+    # ... once the driver is at that cap: a driver below it (R418 on a Kepler) gets the update to the last branch
+    # first, which the CUDA 11 build needs too (R450 or newer)
+    at_the_cap = cuda is None or version_key(cuda) >= version_key(cap)
+    ended = plan_driver(facts).end_of_life if int(cap.split(".")[0]) < 12 and at_the_cap else ()
     if ended:
         finding = dataclasses.replace(finding, remediation=_beyond_the_gpus_last_driver(name, ended))
     elif not gpus_older_than_every_build(facts):
@@ -445,7 +448,7 @@ def _beyond_the_gpus_last_driver(name: str, ended: tuple[str, ...]) -> Remediati
     R470, CUDA 11.4, under CTranslate2 4.x, blind set 31): no driver update is possible, so the program's CUDA 11
     build (where compat/runtime_builds.json knows it) or the CPU."""
     library = runtime_library(name)
-    older = library.last_for("11") if library is not None else None
+    older = last_cuda11_build(name)
     pin = (
         (
             Command(

@@ -123,6 +123,11 @@ def test_nccl_system_error_that_tcp_avoids_is_infinibands_locked_memory() -> Non
     _, summary, first = cause_of(alone)
     assert "locked-memory" not in summary and "NCCL_DEBUG=INFO" in first
     assert "nccl_ib_disable_cures_it_words" not in _ids("NCCL INFO NCCL_IB_DISABLE set by environment to 0.")
+    for denied in (
+        "It still doesn't work with NCCL_IB_DISABLE=1",
+        "Setting NCCL_IB_DISABLE=1 does not work either",
+    ):
+        assert "nccl_ib_disable_cures_it_words" not in _ids(denied), denied
 
 
 def test_nvswitch_errors_are_the_fabric_between_the_gpus() -> None:
@@ -144,6 +149,15 @@ def test_a_runtime_newer_than_the_gpus_last_driver_is_no_driver_update() -> None
     assert first.endswith("-m pip install ctranslate2==3.24.0")
     fix = d.result.cause.finding.remediation if d.result.cause else None
     assert fix is not None and "update the driver" not in fix.text and "R470" in fix.text
+    # a Kepler still below its last branch (R418: CUDA 10.1) gets that branch first: the CUDA 11 build needs R450+
+    older = said(
+        "NVIDIA-SMI 418.226.00   Driver Version: 418.226.00   CUDA Version: 10.1\n"
+        "|   0  GeForce GT 710      Off  | 00000000:01:00.0 N/A |                  N/A |\n"
+        '  File "/app/lib/python3.10/site-packages/faster_whisper/transcribe.py", line 130, in __init__\n'
+        "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n"
+    )
+    _, summary, _ = cause_of(older)
+    assert "No driver for this GPU runs it" not in summary
     # Maxwell and Pascal's last branch (R580) runs CUDA 12 and 13: there the driver update stays the fix
     for name in (
         "gptsovits-1048-ctranslate2-cuda12-driver515.txt",
@@ -166,6 +180,9 @@ def test_a_failure_a_restart_already_clears_gets_what_stops_it_coming_back() -> 
     assert first == "systemctl reboot"
     _, _, first = cause_of(said(mismatch + "I rebooted and it still fails the same way.\n"))
     assert first not in ("systemctl reboot", "grep -i nvidia /var/log/apt/history.log")
+    for denied in ("Rebooting has not fixed the issue.", "After reboot the issue is not resolved."):
+        _, _, first = cause_of(said(mismatch + denied + "\n"))
+        assert first != "grep -i nvidia /var/log/apt/history.log", denied
     # a restart that cures another failure (a notebook's OOM) changes nothing here
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. If I restart the kernel it works again.\n"
     _, _, first = cause_of(said(oom))
@@ -195,6 +212,7 @@ def test_a_compose_service_that_requests_no_gpu_is_the_cause_of_a_driver_missing
         requested + INSUFFICIENT,  # the GPUs are requested: the driver's age is the question again
         SERVICE.replace("    runtime", "") + "    runtime: nvidia\n" + INSUFFICIENT,
         "image: ubuntu:22.04\n" + INSUFFICIENT,  # one YAML line is no service
+        SERVICE + "    <<: *gpu\n" + INSUFFICIENT,  # an anchor's keys, maybe its deploy devices: unseen
         SERVICE + "torch.cuda.is_available() returns False, is that expected?\n",  # no failure of a driver
     ):
         check, _, _ = cause_of(said(text))
@@ -226,3 +244,9 @@ def test_a_driver_version_in_markdown_emphasis_or_code_is_read() -> None:
     ):
         shown = said(text).pasted.prose.driver
         assert shown is not None and shown.value == version, text
+
+
+def test_a_requirement_line_that_names_another_condition_is_not_called_cut() -> None:
+    assert "driver_too_old_container_requirement_cut" not in _ids(
+        "nvidia-container-cli: requirement error: unsatisfied condition: brand = tesla"
+    )
