@@ -90,6 +90,27 @@ def mismatch_comes_back() -> Remediation:
     )
 
 
+def stray_nvml() -> Remediation:
+    """NVML's library/module mismatch where CUDA itself works: the module and libcuda agree, and only the
+    libnvidia-ml that nvidia-smi loads is another version (blind set 31, statcan/aaw#1581: a notebook server)."""
+    return Remediation(
+        text="CUDA works, so the kernel module and the libcuda programs load are the same version: only the NVML "
+        "library nvidia-smi loads (libnvidia-ml.so.1) is another one, and a reboot changes nothing. Inside a "
+        "container or a notebook server, the image carries its own (an nvidia-utils or libnvidia-ml package): "
+        "remove it from the image so the NVIDIA runtime mounts the host's. On a machine of its own, a leftover "
+        "libnvidia-ml from another driver install (a .run installer beside the distribution's packages, a conda "
+        "package) shows in the loader's list.",
+        commands=(
+            Command(("cat", "/proc/driver/nvidia/version"), note="the kernel module's version"),
+            Command(
+                ("ldconfig", "-p"),
+                note="where libnvidia-ml.so.1 comes from: its file's version must be the module's",
+            ),
+        ),
+        target=Target.SYSTEM,
+    )
+
+
 def mismatch_after_reboot() -> Remediation:
     """The library/module mismatch a reboot did not clear: the module that loads at boot is another version."""
     return Remediation(

@@ -34,6 +34,7 @@ from torch_gpu_doctor.fixes.kernel_modules import (
     mismatch_after_reboot,
     mismatch_comes_back,
     reload_after_upgrade,
+    stray_nvml,
 )
 from torch_gpu_doctor.fixes.module_build import load_or_build
 from torch_gpu_doctor.fixes.out_of_memory import (
@@ -353,6 +354,51 @@ def cured_by_a_restart(verdict: Verdict, line: int) -> Verdict:
         return verdict
     details = finding.details.removesuffix(MISSED_REBOOT)  # "...and was not rebooted": it was, and it helped
     finding = dataclasses.replace(finding, remediation=fix, details=details)
+    return dataclasses.replace(
+        verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
+    )
+
+
+# the words say GPU work runs and only nvidia-smi fails ("GPU training works correctly but the tool nvidia-smi fails
+# to run"), in either order
+_CUDA_WORKS_SMI_FAILS = lazy(
+    r"\b(?:training|inference|torch|pytorch|cuda|gpu|models?)\b[^.\n]{0,80}?\b(?:works?|working|runs?|running)\b"
+    r"[^\n]{0,80}?\bbut\b[^.\n]{0,60}?\bnvidia-smi\b"
+    r"|\bnvidia-smi\b[^.\n]{0,60}?\b(?:fails?|errors?)\b[^\n]{0,80}?\bbut\b[^.\n]{0,60}?"
+    r"\b(?:training|inference|torch|pytorch|cuda|gpu)\b[^.\n]{0,40}?\b(?:works?|working|runs?|fine)\b",
+    re.IGNORECASE,
+)
+_NOT = lazy(r"\b(?:not|never|neither)\b|n't\b", re.IGNORECASE)
+
+
+def cuda_works_nvml_mismatched(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """NVML's driver/library mismatch where the words say CUDA work runs: the kernel module and libcuda agree
+    (a missed reboot would stop CUDA too), so only the libnvidia-ml nvidia-smi loads is another version."""
+    finding = verdict.finding
+    if finding.remediation not in (reload_after_upgrade(), mismatch_after_reboot()):
+        return verdict
+    said = next(
+        (
+            f
+            for f in _CUDA_WORKS_SMI_FAILS.finditer(pasted.paste.text, 0, MAX_CHARS)
+            if not _NOT.search(
+                f[0].split("but", 1)[0]
+            )  # "training does not work, but nvidia-smi ..." is no case
+        ),
+        None,
+    )
+    if said is None:
+        return verdict
+    line = line_number(pasted.paste.text, said)
+    finding = dataclasses.replace(
+        finding,
+        summary="Driver/library version mismatch in nvidia-smi's NVML only: CUDA works (line "
+        f"{line} of the paste), so the module and libcuda agree.",
+        details="The NVML library nvidia-smi loads and the loaded kernel module come from different driver "
+        "versions; CUDA, which works, loads a libcuda of the module's own version, so the driver was not updated "
+        "under a running module (that would stop CUDA too).",
+        remediation=stray_nvml(),
+    )
     return dataclasses.replace(
         verdict, finding=finding, find_out=None, lines=tuple(sorted({*verdict.lines, line}))
     )

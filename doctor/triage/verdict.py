@@ -119,6 +119,7 @@ from torch_gpu_doctor.triage.told import (
     bnb_saw_no_gpu,
     booted_with_the_mismatch,
     context_of_a_running_process,
+    cuda_works_nvml_mismatched,
     cured_by_a_restart,
     driver_for_the_toolkit,
     hidden_by_the_program,
@@ -539,6 +540,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         lxc = lxc_module(pasted)
         verdicts = tuple(mismatch_in_a_container(v, lxc) for v in verdicts)
+    verdicts = tuple(cuda_works_nvml_mismatched(v, pasted) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
     verdicts = tuple(image_compat_on_wsl(v, facts, pasted) for v in verdicts)
     if "torch" in pasted.paste.text[:MAX_CHARS] and frozen_build(pasted):  # torch inside an app.exe

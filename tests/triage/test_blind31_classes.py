@@ -250,3 +250,21 @@ def test_a_requirement_line_that_names_another_condition_is_not_called_cut() -> 
     assert "driver_too_old_container_requirement_cut" not in _ids(
         "nvidia-container-cli: requirement error: unsatisfied condition: brand = tesla"
     )
+
+
+def test_a_mismatch_only_nvidia_smi_shows_while_cuda_works_is_a_stray_nvml() -> None:
+    """statcan/aaw#1581: 'GPU training ... works correctly but the tool nvidia-smi fails' with NVML's mismatch was
+    told to reboot, which a module and libcuda that agree do not need."""
+    check, summary, first = cause_of(diagnosed("statcan-aaw-1581-nvml-mismatch-notebook.txt"))
+    assert check == "driver.nvml" and "NVML only" in summary
+    assert first == "cat /proc/driver/nvidia/version"
+    mismatch = "Failed to initialize NVML: Driver/library version mismatch\n"
+    for words in (
+        "",  # nothing said: the missed reboot stays
+        "Training does not work either, but nvidia-smi shows this:\n",  # denied
+        "nvidia-smi fails and torch fails too.\n",  # no 'but ... works'
+    ):
+        _, summary, first = cause_of(said(words + mismatch))
+        assert "NVML only" not in summary and first != "cat /proc/driver/nvidia/version", words
+    _, summary, _ = cause_of(said("Torch training runs fine, but nvidia-smi fails with\n" + mismatch))
+    assert "NVML only" in summary
