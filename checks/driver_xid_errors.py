@@ -229,8 +229,9 @@ def driver_xid_errors(facts: Facts) -> Finding:
             counts[cause] += 1
     weight = {x: xid_meaning(x).severity for x in groups}
     for event in log.xid_events:
-        if _RANK[_severity(event)] > _RANK[weight[event.xid]]:
-            weight[event.xid] = _severity(event)
+        severity = _severity(event)
+        if _RANK[severity] > _RANK[weight[event.xid]]:
+            weight[event.xid] = severity
     worst = max(weight.values(), key=_RANK.__getitem__)
     ordered = sorted(groups, key=lambda x: (-_RANK[weight[x]], x))
     details = " ".join(_summary_line(x, counts[x], groups[x]) for x in ordered)

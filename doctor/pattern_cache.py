@@ -44,12 +44,12 @@ MAX_ENTRIES = 2048  # past this, a write keeps only what this run used (old pack
 # engine's 32-bit words as bytes: a file of ~1,000 patterns as lists of ints took 15 ms to load (an int object
 # for each word), as bytes about 1 ms; only the ~250 patterns a run uses become lists
 Entry = tuple[int, bytes, int, dict[str, int], tuple[str | None, ...]]
-_WORD = "I"  # array's typecode for the engine's SRE_CODE (uint32), where it is 4 bytes (checked at use)
+_WORD = "I"  # array's typecode for the engine's SRE_CODE (uint32), where it is 4 bytes (_SUPPORTED checks)
 
 _SUPPORTED = (
     sys.implementation.name == "cpython"
     and (3, 11) <= sys.version_info[:2] <= (3, 13)
-    and _sre.CODESIZE == array.array("I").itemsize == 4
+    and _sre.CODESIZE == array.array(_WORD).itemsize == 4
 )
 
 

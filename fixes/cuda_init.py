@@ -16,6 +16,7 @@ from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.driver_update import driver_update
 from torch_gpu_doctor.fixes.target import driver_max_cuda, driver_system
 from torch_gpu_doctor.model import Command, Remediation, Target
+from torch_gpu_doctor.records import dataclass
 from torch_gpu_doctor.unavailable import Unavailable
 
 FABRIC_MANAGER = "nvidia-fabricmanager"
@@ -328,11 +329,27 @@ def _forward_compat_fix(signature_id: str, in_container: bool = False) -> Remedi
     )
 
 
-def last_cuda11_build(owner: str) -> str | None:
-    """The last release built for CUDA 11 of a library with a CUDA runtime of its own (compat/runtime_builds.json:
-    CTranslate2 3.24.0), or None where the data knows none."""
+@dataclass(frozen=True)
+class Cuda11Build:
+    """A library's last release built for CUDA 11 and the pip command that installs it."""
+
+    shown_as: str  # "CTranslate2 (faster-whisper's engine)"
+    version: str  # "3.24.0"
+    pin: Command
+
+
+def last_cuda11_build(owner: str, note: str) -> Cuda11Build | None:
+    """The last CUDA 11 release of a library with a CUDA runtime of its own (compat/runtime_builds.json:
+    CTranslate2 3.24.0), with its install command (`note` says why it runs there); None where the data knows
+    none."""
     library = runtime_library(owner)
-    return library.last_for("11") if library is not None else None
+    older = library.last_for("11") if library is not None else None
+    if library is None or older is None:
+        return None
+    pin = Command(
+        ("python", "-m", "pip", "install", f"{library.name}=={older}"), note=f"{library.name}'s {note}"
+    )
+    return Cuda11Build(library.shown_as, older, pin)
 
 
 def with_older_build(fix: Remediation | None, owner: str, driver_cuda: str | None) -> Remediation | None:
@@ -347,21 +364,20 @@ def with_older_build(fix: Remediation | None, owner: str, driver_cuda: str | Non
     ):
         return fix
     library = runtime_library(owner)
-    older = last_cuda11_build(owner)
-    if fix is None or library is None or older is None:
-        return fix
-    pin = Command(
-        ("python", "-m", "pip", "install", f"{library.name}=={older}"),
-        note=f"{library.name}'s last CUDA 11 build, which this driver runs (it needs CUDA 11's cuBLAS and cuDNN 8); "
-        "no --force-reinstall, which would move numpy too"
+    older = last_cuda11_build(
+        owner,
+        "last CUDA 11 build, which this driver runs (it needs CUDA 11's cuBLAS and cuDNN 8); no --force-reinstall, "
+        "which would move numpy too"
         + (
             "; faster-whisper's README gives this pin as its CUDA 11 workaround"
-            if library.name == "ctranslate2"
+            if library is not None and library.name == "ctranslate2"
             else ""
         ),
     )
+    if fix is None or older is None:
+        return fix
     said = (
-        f"{library.shown_as} brings its own CUDA runtime, whatever torch's is: its releases after {older} are "
+        f"{older.shown_as} brings its own CUDA runtime, whatever torch's is: its releases after {older.version} are "
         f"built for CUDA 12. Keep the driver and install its last CUDA 11 build, or update the driver. "
     )
-    return dataclasses.replace(fix, text=said + fix.text, commands=(pin, *fix.commands))
+    return dataclasses.replace(fix, text=said + fix.text, commands=(older.pin, *fix.commands))

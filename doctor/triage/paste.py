@@ -79,9 +79,8 @@ class PastedText:
     shown_error: ShownError | None = None  # the failure the paste shows, known to a signature or not
     topology: TopologyShown | None = None  # a pasted `nvidia-smi topo -m` with two GPUs or more
     p2p_test: P2pTest | None = None  # a pasted p2pBandwidthLatencyTest (CUDA samples)
-    compose_no_gpus_line: int | None = (
-        None  # the `image:` of a pasted Docker Compose service that requests no GPU
-    )
+    # the `image:` line of a pasted Docker Compose service that requests no GPU
+    compose_no_gpus_line: int | None = None
 
     @property
     def empty(self) -> bool:

@@ -914,7 +914,7 @@ def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
         if implies.get("nouveau_loaded") is True and isinstance(facts.kernel, Unavailable):
             modules = (KernelModule("nouveau", True),)
             facts = dataclasses.replace(facts, kernel=KernelFacts(modules, NOT_IN_PASTE, (), NOT_IN_PASTE))
-    errors.extend(_compose_without_gpus(pasted))
+    errors.extend(_compose_without_gpus(pasted, lines))
     if errors:
         facts = dataclasses.replace(facts, reported_errors=tuple(errors))
     return facts
@@ -924,7 +924,7 @@ def _with_hits(facts: Facts, pasted: PastedText) -> Facts:
 _NO_DRIVER_INSIDE = frozenset({"no_driver", "driver_too_old", "no_visible_gpu"})
 
 
-def _compose_without_gpus(pasted: PastedText) -> list[ReportedError]:
+def _compose_without_gpus(pasted: PastedText, lines: list[str]) -> list[ReportedError]:
     """A Docker Compose service that requests no GPU, beside the failure that gives inside: the container got no
     NVIDIA driver (blind set 31: the CUDA runtime's "driver version is insufficient" in a compose service with no
     `deploy` devices). Not where the paste shows the driver's own CUDA or version (torch's "found version 11040",
@@ -940,7 +940,7 @@ def _compose_without_gpus(pasted: PastedText) -> list[ReportedError]:
         "nvidia driver, no `runtime: nvidia`, no `gpus:`), so its container starts with no NVIDIA driver "
         f"libraries in it, and CUDA fails there ({failing[0].signature.means})"
     )
-    text = pasted.paste.text.split("\n")[line - 1].strip()
+    text = lines[line - 1].strip()
     return [
         ReportedError(
             "container_no_gpus", COMPOSE_WITHOUT_GPUS, means, text, f"line {line} of the paste", {}, ""

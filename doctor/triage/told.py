@@ -369,6 +369,7 @@ _CUDA_WORKS_SMI_FAILS = lazy(
     re.IGNORECASE,
 )
 _NOT = lazy(r"\b(?:not|never|neither)\b|n't\b", re.IGNORECASE)
+_BUT = lazy(r"\bbut\b", re.IGNORECASE)
 
 
 def cuda_works_nvml_mismatched(verdict: Verdict, pasted: PastedText) -> Verdict:
@@ -381,9 +382,7 @@ def cuda_works_nvml_mismatched(verdict: Verdict, pasted: PastedText) -> Verdict:
         (
             f
             for f in _CUDA_WORKS_SMI_FAILS.finditer(pasted.paste.text, 0, MAX_CHARS)
-            if not _NOT.search(
-                f[0].split("but", 1)[0]
-            )  # "training does not work, but nvidia-smi ..." is no case
+            if not _NOT.search(_BUT.split(f[0], 1)[0])  # "training does not work, but nvidia-smi ..."
         ),
         None,
     )
@@ -728,15 +727,15 @@ def one_gpu_per_task(verdict: Verdict, pasted: PastedText) -> Verdict:
     finding = verdict.finding
     if finding.check_id != "env.cuda_visible_devices" or finding.status is not Status.FAIL:
         return verdict
-    text = pasted.paste.text[:MAX_CHARS]
-    bound = _ONE_GPU_PER_TASK.search(text)
+    bound = _ONE_GPU_PER_TASK.search(pasted.paste.text, 0, MAX_CHARS)
+    if bound is None:
+        return verdict
     lines = pasted.paste.text.split("\n")
-    nccls = any(
+    if not any(
         _NCCL_TRANSPORT.search("\n".join(lines[max(0, h.line - 1 - NEAR) : h.line + NEAR]))
         for h in pasted.hits
         if h.signature.id == ORDINAL
-    )
-    if bound is None or not nccls:
+    ):
         return verdict
     line = line_number(pasted.paste.text, bound)
     summary = (

@@ -540,7 +540,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if ran_inside_a_container(pasted):  # its own shell, not the toolkit relaying the host's NVML
         lxc = lxc_module(pasted)
         verdicts = tuple(mismatch_in_a_container(v, lxc) for v in verdicts)
-    verdicts = tuple(cuda_works_nvml_mismatched(v, pasted) for v in verdicts)
+    if (
+        "nvidia-smi" in pasted.paste.text[:MAX_CHARS]
+    ):  # "... works, but nvidia-smi fails": NVML's library alone
+        verdicts = tuple(cuda_works_nvml_mismatched(v, pasted) for v in verdicts)
     verdicts = tuple(module_not_loaded(v, facts, pasted) for v in verdicts)
     verdicts = tuple(image_compat_on_wsl(v, facts, pasted) for v in verdicts)
     if "torch" in pasted.paste.text[:MAX_CHARS] and frozen_build(pasted):  # torch inside an app.exe

@@ -14,7 +14,6 @@ from torch_gpu_doctor.checks.support.torch_state import built_for_one_torch
 from torch_gpu_doctor.checks.torch_build import IN_AN_EXTENSION, JETSON_BUILDS_ONLY
 from torch_gpu_doctor.compat.extensions import load_extensions
 from torch_gpu_doctor.compat.jetson import load_jetson
-from torch_gpu_doctor.compat.runtime_builds import runtime_library
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import parse_cc, version_key
 from torch_gpu_doctor.compat.wrappers import Wrapper
@@ -447,23 +446,13 @@ def _beyond_the_gpus_last_driver(name: str, ended: tuple[str, ...]) -> Remediati
     """A program's CUDA 12 runtime on a GPU whose architecture's last driver runs no CUDA 12 (a Kepler GT 710 on
     R470, CUDA 11.4, under CTranslate2 4.x, blind set 31): no driver update is possible, so the program's CUDA 11
     build (where compat/runtime_builds.json knows it) or the CPU."""
-    library = runtime_library(name)
-    older = last_cuda11_build(name)
-    pin = (
-        (
-            Command(
-                ("python", "-m", "pip", "install", f"{library.name}=={older}"),
-                note=f"{library.name}'s last CUDA 11 build, which this GPU's last driver runs",
-            ),
-        )
-        if library is not None and older is not None
-        else ()
-    )
+    older = last_cuda11_build(name, "last CUDA 11 build, which this GPU's last driver runs")
     instead = (
-        f"install {library.name}=={older}, its last build for CUDA 11, which that driver runs"
-        if library is not None and older is not None
+        f"install {older.pin.argv[-1]}, its last build for CUDA 11, which that driver runs"
+        if older is not None
         else f"use a build of {name} (or an image) made for the CUDA that driver runs"
     )
+    pin = (older.pin,) if older is not None else ()
     return Remediation(
         text=f"{' '.join(ended)} No newer driver exists for this GPU, so the CUDA runtime of {name} cannot run "
         f"on it: {instead}, run it on the CPU, or use a newer GPU. nvidia-smi on the machine (the host, for a "
