@@ -95,8 +95,10 @@ def test_the_last_stop_waits_for_a_child_being_started(monkeypatch: pytest.Monke
 
     def slow_popen(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
         proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
-        forked.set()
-        go_on.wait(10)  # the thread is held between the fork and its registration
+        # only the test's own spawn is held: a thread an earlier test left running passes straight through
+        if args and args[0] == ("sleep", "30.5"):
+            forked.set()
+            go_on.wait(10)  # the thread is held between the fork and its registration
         return proc  # type: ignore[no-any-return]
 
     monkeypatch.setattr(subprocess, "Popen", slow_popen)
@@ -108,7 +110,11 @@ def test_the_last_stop_waits_for_a_child_being_started(monkeypatch: pytest.Monke
     try:
         starter.start()
         assert forked.wait(10)
-        pid = [p for p in os.listdir("/proc") if p.isdigit() and _our_sleep(int(p))]
+        for _ in range(100):  # Popen has returned, so the child has run exec; /proc shows it at once, or soon
+            pid = [p for p in os.listdir("/proc") if p.isdigit() and _our_sleep(int(p))]
+            if pid:
+                break
+            time.sleep(0.02)
         assert len(pid) == 1
         threading.Timer(0.3, go_on.set).start()
         process.stop_all_children(grace_s=0.5, final=True)
