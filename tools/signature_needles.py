@@ -31,6 +31,7 @@ else:  # pragma: no cover - 3.10
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "checks" / "support" / "error_signatures.json"
 MIN_NEEDLE = 4
+MIN_SHORT_NEEDLE = 3  # a needle per alternative, where none has MIN_NEEDLE characters
 _REPEATS = (constants.MAX_REPEAT, constants.MIN_REPEAT, getattr(constants, "POSSESSIVE_REPEAT", None))
 
 
@@ -70,26 +71,38 @@ def derive_any(pattern: str) -> list[str] | None:
     it looks at is on the same line."""
     if derive(pattern) is not None:
         return None
-    found = _needles(parser.parse(pattern, re.IGNORECASE))
+    tree = parser.parse(pattern, re.IGNORECASE)
+    found = _needles(tree, short=True)
     return sorted(set(found)) if found else None
 
 
-def _needles(items: Any) -> list[str] | None:
-    """Text of which every match of this sequence contains at least one piece, or None."""
+def _needles(items: Any, short: bool) -> list[str] | None:
+    """Text of which every match of this sequence contains at least one piece, or None. `short`: where no
+    alternation has long enough needles, also shorter ones ("oom", "gpu") and two or more characters that
+    have no case ("显存"): a few lines of a paste hold one, where without needles every line is searched."""
+    if short:  # each part as selective as it can be: the long needles where it has them
+        strict = _needles(items, short=False)
+        if strict:
+            return strict
     runs = [r.lower() for r in _runs(items) if r.isascii()]
     best = max(runs, key=len, default="")
     if len(best) >= MIN_NEEDLE:
         return [best]
+    if short:
+        uncased = [r for r in _runs(items) if not r.isascii() and r.casefold() == r == r.upper()]
+        best = max([r for r in runs if len(r) >= MIN_SHORT_NEEDLE] + uncased, key=len, default="")
+        if len(best) >= 2:
+            return [best]
     for op, av in items:  # the parts every match goes through, in order: the first that yields needles
         if op is constants.BRANCH:
-            each = [_needles(branch) for branch in av[1]]
+            each = [_needles(branch, short) for branch in av[1]]
             found = None if None in each else [n for needles in each if needles for n in needles]
         elif op is constants.SUBPATTERN:
-            found = _needles(av[-1])
+            found = _needles(av[-1], short)
         elif op in _REPEATS and av[0] >= 1:
-            found = _needles(av[2])
+            found = _needles(av[2], short)
         elif op is constants.ASSERT:  # (?=...) or (?<=...): (direction, pattern)
-            found = _needles(av[1])
+            found = _needles(av[1], short)
         else:
             continue
         if found:
