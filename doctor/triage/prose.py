@@ -15,7 +15,7 @@ import itertools
 import re
 
 from torch_gpu_doctor.compat.rocm_gfx import BARE_XT, gfx_of_product
-from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.lazy_re import OnLines, lazy
 from torch_gpu_doctor.records import dataclass
 
 # NVIDIA's consumer lines, as people write them: "RTX 4090", "rtx4090", "GTX 1050 Ti", "5060ti", "3080 Super".
@@ -83,12 +83,15 @@ def _starts_a_name(text: str, at: int, also: str = "") -> bool:
 # CUDA version is 12.1"), a driver's ("the drivers for that is cuda 11.4", "driver supports CUDA 11.4") or an
 # issue template's answer ("* CUDA/cuDNN version: 11.4"); never a build's ("compatible with CUDA 11.3", "torch
 # built with CUDA 12.1": no owner before it)
-_CUDA_OWNED = lazy(
-    r"(?:\b(?:i|i'm|i've|we|we're|my|our)\b|\b(?:pc|machine|system|server|computer|laptop)\b|\bdrivers?\b)"
-    r"[^\n.;?!]{0,40}?\b(?:using|use|have|has|had|installed|running|run|got|is|supports?|for)\b[^\n.;?!]{0,16}?"
-    r"\bcuda[ \t_-]?(?:version[ \t]*|toolkit[ \t]*)?(?:is[ \t]+|[:=][ \t]*)?v?(?P<cuda>1[0-3]\.\d)\b(?!\.\d{3})"
-    r"|^[ \t*#-]*cuda(?:[ \t]*/[ \t]*cudnn)?[ \t]+version[^\n:：]{0,20}[:：][ \t]*v?(?P<template>1[0-3]\.\d)\b",
-    re.IGNORECASE | re.MULTILINE,
+_CUDA_OWNED = OnLines(
+    lazy(
+        r"(?:\b(?:i|i'm|i've|we|we're|my|our)\b|\b(?:pc|machine|system|server|computer|laptop)\b|\bdrivers?\b)"
+        r"[^\n.;?!]{0,40}?\b(?:using|use|have|has|had|installed|running|run|got|is|supports?|for)\b[^\n.;?!]{0,16}?"
+        r"\bcuda[ \t_-]?(?:version[ \t]*|toolkit[ \t]*)?(?:is[ \t]+|[:=][ \t]*)?v?(?P<cuda>1[0-3]\.\d)\b(?!\.\d{3})"
+        r"|^[ \t*#-]*cuda(?:[ \t]*/[ \t]*cudnn)?[ \t]+version[^\n:：]{0,20}[:：][ \t]*v?(?P<template>1[0-3]\.\d)\b",
+        re.IGNORECASE | re.MULTILINE,
+    ),
+    ("cuda", "version"),
 )
 # Asking for, or missing, a build for that CUDA ("Could you build one with this version?", "which you do not
 # provide install doc on this version cuda", "is CUDA 11.4 supported?", "which torch version should I install")
@@ -108,29 +111,59 @@ _ASKS_BUILD = lazy(
 # The person says the thing fails, with no error shown: "vllm serve can not work on two 3090", "It turned out
 # to errors related to NCCL", "the web UI shows no CUDA support and 0 VRAM", "单机多卡运行报错" (blind set 20: seven
 # such pastes got "No problem found" and exit 0)
-_FAILS = lazy(
-    r"\b(?:can[ \t]?not|can't|cannot|could[ \t]?not|couldn't|unable[ \t]+to|fails?[ \t]+to|failed[ \t]+to)[ \t]+"
-    r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e|enable|initiali[sz]e|use)\b"
-    r"|\b(?:does[ \t]?n[o']?t|doesn't|did[ \t]?n[o']?t|didn't|do[ \t]?n[o']?t|don't|is[ \t]?n[o']?t|isn't)[ \t]+"
-    r"(?:being[ \t]+)?(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see|use|using)\b"
-    # "it wasn't using GPU", "not using the GPU", "is_available() false when running with accelerate launch"
-    r"|\b(?:was|were|is|are)(?:[ \t]+not|n't)[ \t]+using\b|\bnot[ \t]+using[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b"
-    r"|\bis_available\(\)[ \t]*(?:is[ \t]+|=[ \t]*|returns?[ \t]+)?false\b"
-    r"|\b(?:was|were|is|are)[ \t]+not[ \t]+detected\b"  # "Cuda Environment was not detected"
-    # a title's "Accelerate Config Error", "Installation error"
-    r"|\b(?:config(?:uration)?|runtime|install(?:ation)?|launch|import)[ \t]+error\b"
-    # "Unknown error in configuring multiple GPU", "accelerate Fails with 3 GPUs but Works with 2 GPUs"
-    r"|\b(?:unknown|strange|weird|an)[ \t]+error[ \t]+(?:in|when|while|during)\b|\bfails[ \t]+(?:with|on|when|under)\b"
-    # "I ran into the problem", never a program's "If you run into issues, please report"
-    r"|(?<!if you )(?<!if you've )\b(?:ran|run|running|came)[ \t]+(?:into|across)[ \t]+(?:(?:the|this|a|an|same|similar)[ \t]+)?"
-    r"(?:problem|issue|error|bug)s?\b"
-    r"|\berrors?[ \t]+(?:related|about|with|when|occur\w*)\b"
-    r"|\b(?:get|got|getting|throws?|raises?|gives?|see|shows?|hit|encounter\w*|face)[ \t]+"
-    r"(?:an?[ \t]+|the[ \t]+|this[ \t]+|that[ \t]+|some[ \t]+)?(?:[\w-]+[ \t]+)?errors?\b"
-    r"|报错|出错|失败|运行不了|跑不起来|无法运行|(?:无法|不能|没法)(?:调用|使用)[ \t]*gpu|调用不了|用不了[ \t]*gpu"
-    r"|\b(?:prints?|returns?|gives?|shows?)[ \t]+`?False\b"
-    r"|\bno[ \t]+CUDA[ \t]+support\b|(?<![\w.])0[ \t]*VRAM\b",
-    re.IGNORECASE,
+_FAILS = OnLines(
+    lazy(
+        r"\b(?:can[ \t]?not|can't|cannot|could[ \t]?not|couldn't|unable[ \t]+to|fails?[ \t]+to|failed[ \t]+to)[ \t]+"
+        r"(?:\w+[ \t]+)?(?:work|run|start|load|launch|train|detect|recogni[sz]e|enable|initiali[sz]e|use)\b"
+        r"|\b(?:does[ \t]?n[o']?t|doesn't|did[ \t]?n[o']?t|didn't|do[ \t]?n[o']?t|don't|is[ \t]?n[o']?t|isn't)[ \t]+"
+        r"(?:being[ \t]+)?(?:work(?:ing)?|run(?:ning)?|detect(?:ed)?|recogni[sz]ed?|available|see|use|using)\b"
+        # "it wasn't using GPU", "not using the GPU", "is_available() false when running with accelerate launch"
+        r"|\b(?:was|were|is|are)(?:[ \t]+not|n't)[ \t]+using\b|\bnot[ \t]+using[ \t]+(?:the[ \t]+|my[ \t]+)?(?:gpu|cuda)\b"
+        r"|\bis_available\(\)[ \t]*(?:is[ \t]+|=[ \t]*|returns?[ \t]+)?false\b"
+        r"|\b(?:was|were|is|are)[ \t]+not[ \t]+detected\b"  # "Cuda Environment was not detected"
+        # a title's "Accelerate Config Error", "Installation error"
+        r"|\b(?:config(?:uration)?|runtime|install(?:ation)?|launch|import)[ \t]+error\b"
+        # "Unknown error in configuring multiple GPU", "accelerate Fails with 3 GPUs but Works with 2 GPUs"
+        r"|\b(?:unknown|strange|weird|an)[ \t]+error[ \t]+(?:in|when|while|during)\b|\bfails[ \t]+(?:with|on|when|under)\b"
+        # "I ran into the problem", never a program's "If you run into issues, please report"
+        r"|(?<!if you )(?<!if you've )\b(?:ran|run|running|came)[ \t]+(?:into|across)[ \t]+(?:(?:the|this|a|an|same|similar)[ \t]+)?"
+        r"(?:problem|issue|error|bug)s?\b"
+        r"|\berrors?[ \t]+(?:related|about|with|when|occur\w*)\b"
+        r"|\b(?:get|got|getting|throws?|raises?|gives?|see|shows?|hit|encounter\w*|face)[ \t]+"
+        r"(?:an?[ \t]+|the[ \t]+|this[ \t]+|that[ \t]+|some[ \t]+)?(?:[\w-]+[ \t]+)?errors?\b"
+        r"|报错|出错|失败|运行不了|跑不起来|无法运行|(?:无法|不能|没法)(?:调用|使用)[ \t]*gpu|调用不了|用不了[ \t]*gpu"
+        r"|\b(?:prints?|returns?|gives?|shows?)[ \t]+`?False\b"
+        r"|\bno[ \t]+CUDA[ \t]+support\b|(?<![\w.])0[ \t]*VRAM\b",
+        re.IGNORECASE,
+    ),
+    (
+        "across",
+        "available",
+        "can",
+        "could",
+        "detect",
+        "error",
+        "fail",
+        "false",
+        "gpu",
+        "into",
+        "recogni",
+        "run",
+        "see",
+        "support",
+        "unable",
+        "use",
+        "using",
+        "vram",
+        "work",
+        "出错",
+        "失败",
+        "报错",
+        "无法运行",
+        "调用不了",
+        "跑不起来",
+        "运行不了",
+    ),
 )
 # a failure said of finding the GPU: "GPU not recognized by torch", "my gpu can not enable", "no GPU found", "Ollama
 # can not use Nvidia 6000 ada GPU", "it wasn't using GPU", "无法调用gpu"; never what a running job does on it
@@ -222,40 +255,43 @@ _AMD = lazy(
 # The person says the machine has no NVIDIA GPU: "I don't have any NVIDIA adapter", an integrated Intel GPU,
 # Iris Xe, Arc, "我使用的是cpu". Never an error's own words ("No CUDA GPUs are available"), never "I don't have
 # another GPU to test with", never "works when I'm running on CPU".
-_NO_NVIDIA = lazy(
-    # never what a program says of the machine ("torch says I have no GPU"), nor "no GPU memory left", "didn't
-    # have GPU issues before"
-    r"(?<!says )(?<!that )(?<!thinks )\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont|did[ \t]*n[o']?t|didn'?t)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
-    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
-    r"|(?<!says )(?<!that )(?<!thinks )\bI[ \t]+have[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
-    r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
-    # "my system doesn't have Nvidia GPU", "this laptop has no dedicated GPU", "there is no NVIDIA card"
-    r"|(?<!says )(?<!that )\b(?:my|this|the|our)[ \t]+(?:system|machine|computer|laptop|pc|server|device|box)[ \t]+"
-    r"(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no|lacks)[ \t]+(?:an?[ \t]+|any[ \t]+)?"
-    r"(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?(?:gpus?|graphics[ \t]+cards?|cards?)\b"
-    r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found))"
-    # "my Laptop since it doesn't have an NVIDIA graphics card" (blind set 29: a WSL laptop)
-    r"|\b(?:since|as|because)[ \t]+it[ \t]+(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no)[ \t]+"
-    r"(?:an?[ \t]+|any[ \t]+)?(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
-    r"(?:gpus?|graphics[ \t]+cards?|cards?)\b"
-    r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found|passed))"
-    r"|(?<!says )(?<!that )\bthere[ \t]+is[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
-    r"(?![ \t]+(?:drivers?|installed|visible|detected|found))"
-    r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
-    r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"
-    # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
-    # running on CPU", the complaint of someone who wants the GPU)
-    r"|(?P<cpu>\b(?:how[ \t]+(?:can|do|could|to)|want[ \t]+to|wish[ \t]+to|like[ \t]+to|need[ \t]+to)\b"
-    r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b"
-    # "since im running code on cpu windows 10 and disabled cuda()": the CPU on purpose
-    r"|\b(?:since|as|because)[ \t]+(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+running\b(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,30}?"
-    r"\bon[ \t]+(?:the[ \t]+|a[ \t]+)?cpu\b|\bdisabled[ \t]+(?:the[ \t]+|all[ \t]+)?\.?cuda\(?\)?"
-    # "(I am using CPU only)", "we're on a CPU-only machine": the CPU said as the setup, not as a complaint ("I'm
-    # running on CPU only even though I have a 3090")
-    r"|\b(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+(?:using|running[ \t]+on|on)[ \t]+(?:the[ \t]+|a[ \t]+)?cpu[ \t-]+only\b"
-    r"(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite|gpu|cuda)\b)"
-    r"|\bcpu[ \t-]+only[ \t]+(?:machine|system|computer|pc|laptop|server|box)\b(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite)\b))",
-    re.IGNORECASE,
+_NO_NVIDIA = OnLines(
+    lazy(
+        # never what a program says of the machine ("torch says I have no GPU"), nor "no GPU memory left", "didn't
+        # have GPU issues before"
+        r"(?<!says )(?<!that )(?<!thinks )\bI[ \t]+(?:do[ \t]*n[o']?t|don'?t|dont|did[ \t]*n[o']?t|didn'?t)[ \t]+have[ \t]+(?:an?[ \t]+|any[ \t]+)?(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+        r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
+        r"|(?<!says )(?<!that )(?<!thinks )\bI[ \t]+have[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+        r"(?:gpus?|graphics[ \t]+cards?|adapters?|cards?)\b(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support))"
+        # "my system doesn't have Nvidia GPU", "this laptop has no dedicated GPU", "there is no NVIDIA card"
+        r"|(?<!says )(?<!that )\b(?:my|this|the|our)[ \t]+(?:system|machine|computer|laptop|pc|server|device|box)[ \t]+"
+        r"(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no|lacks)[ \t]+(?:an?[ \t]+|any[ \t]+)?"
+        r"(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?(?:gpus?|graphics[ \t]+cards?|cards?)\b"
+        r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found))"
+        # "my Laptop since it doesn't have an NVIDIA graphics card" (blind set 29: a WSL laptop)
+        r"|\b(?:since|as|because)[ \t]+it[ \t]+(?:does[ \t]*n[o']?t[ \t]+have|doesn'?t[ \t]+have|has[ \t]+no)[ \t]+"
+        r"(?:an?[ \t]+|any[ \t]+)?(?:n(?:vidia|ivida|vida|videa|vdia)[ \t]+|dedicated[ \t]+|discrete[ \t]+)?"
+        r"(?:gpus?|graphics[ \t]+cards?|cards?)\b"
+        r"(?![ \t]+(?:issues?|problems?|errors?|memory|acceleration|support|drivers?|installed|visible|detected|found|passed))"
+        r"|(?<!says )(?<!that )\bthere[ \t]+is[ \t]+no[ \t]+(?:n(?:vidia|ivida|vida|videa|vdia)|dedicated|discrete)[ \t]+(?:gpu|graphics[ \t]+card|card)\b"
+        r"(?![ \t]+(?:drivers?|installed|visible|detected|found))"
+        r"|\b(?:integrated|only(?:[ \t]+an?)?)[ \t]+intel[ \t]+(?:gpu|iris|uhd|hd[ \t]+graphics|arc)\b|\biris[ \t]+xe\b|\bintel[ \t]+arc\b"
+        r"|使用的?是[ \t]*cpu|用的是[ \t]*cpu|没有(?:独立|nvidia[ \t]*)?显卡"
+        # or the person asks for the CPU: "How can i run this code on CPU", "I want to train on the cpu" (not "it is
+        # running on CPU", the complaint of someone who wants the GPU)
+        r"|(?P<cpu>\b(?:how[ \t]+(?:can|do|could|to)|want[ \t]+to|wish[ \t]+to|like[ \t]+to|need[ \t]+to)\b"
+        r"(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,40}?\bon[ \t]+(?:the[ \t]+|my[ \t]+)?cpu\b"
+        # "since im running code on cpu windows 10 and disabled cuda()": the CPU on purpose
+        r"|\b(?:since|as|because)[ \t]+(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+running\b(?:(?!gpu|cuda|\bnot\b)[^.\n?]){0,30}?"
+        r"\bon[ \t]+(?:the[ \t]+|a[ \t]+)?cpu\b|\bdisabled[ \t]+(?:the[ \t]+|all[ \t]+)?\.?cuda\(?\)?"
+        # "(I am using CPU only)", "we're on a CPU-only machine": the CPU said as the setup, not as a complaint ("I'm
+        # running on CPU only even though I have a 3090")
+        r"|\b(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+(?:using|running[ \t]+on|on)[ \t]+(?:the[ \t]+|a[ \t]+)?cpu[ \t-]+only\b"
+        r"(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite|gpu|cuda)\b)"
+        r"|\bcpu[ \t-]+only[ \t]+(?:machine|system|computer|pc|laptop|server|box)\b(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite)\b))",
+        re.IGNORECASE,
+    ),
+    ("cpu", "disabled", "does", "has", "have", "intel", "iris", "lacks", "only", "running", "there", "没有"),
 )
 # A laptop's second GPU, said so ("NVIDIA GPU" alone is not: torch's own error says "you have an NVIDIA GPU")
 _DUAL = lazy(r"geforce|quadro|\b[rg]tx[ \t]?\d|dedicated[ \t]+gpu|discrete[ \t]+gpu|\bdgpu\b|optimus")
@@ -317,21 +353,23 @@ _UPDATED = lazy(
     r"(?:gpu[ \t]+)?drivers?\b",
     re.IGNORECASE,
 )
-# the job spans machines and one of them alone works: "works on 1 node", "single node is fine", "two nodes"
 # A machine whose driver its user cannot change: a batch scheduler's words or commands, `module load` (as written),
 # and, in the lowered text, the words of a cluster or of no root ("no sudo", "can't update the driver")
 _SCHEDULER = lazy(r"\b(?:SLURM|srun|sbatch|salloc|qsub|PBS|LSF|bsub|HPC)\b|\bmodule[ \t]+load\b")
-_SHARED_SAID = lazy(
-    r"\b(?:(?:computing|compute|university|school|lab'?s?|shared)[ \t]+(?:cluster|server|node)s?|cluster[ \t]+node)\b"
-    r"|\b(?:no|without)[ \t]+(?:root|sudo|admin)\b|\b(?:can'?t|cannot|can[ \t]+not|unable[ \t]+to|not[ \t]+allowed[ \t]+to)"
-    r"[ \t]+(?:update|upgrade|change|install)[ \t]+(?:the|my|our|its)[ \t]+(?:(?:nvidia|gpu|host|server)'?s?[ \t]+)*drivers?"
-    r"|\bdriver[ \t]+(?:can'?t|cannot|can[ \t]+not)[ \t]+be[ \t]+(?:updated|upgraded|changed)"
-    # Chinese: "没办法更新机器GPU驱动" (no way to update the machine's GPU driver, Kronos#71), "无法升级驱动",
-    # "不能更新驱动", "没有root/sudo权限"
-    r"|(?:没办法|没有办法|无法|不能|没法)(?:更新|升级|更换|安装)[^\n，。,.]{0,12}驱动|没有[ \t]*(?:root|sudo|管理员)[ \t]*权限"
+_SHARED_SAID = OnLines(
+    lazy(
+        r"\b(?:(?:computing|compute|university|school|lab'?s?|shared)[ \t]+(?:cluster|server|node)s?|cluster[ \t]+node)\b"
+        r"|\b(?:no|without)[ \t]+(?:root|sudo|admin)\b|\b(?:can'?t|cannot|can[ \t]+not|unable[ \t]+to|not[ \t]+allowed[ \t]+to)"
+        r"[ \t]+(?:update|upgrade|change|install)[ \t]+(?:the|my|our|its)[ \t]+(?:(?:nvidia|gpu|host|server)'?s?[ \t]+)*drivers?"
+        r"|\bdriver[ \t]+(?:can'?t|cannot|can[ \t]+not)[ \t]+be[ \t]+(?:updated|upgraded|changed)"
+        # Chinese: "没办法更新机器GPU驱动" (no way to update the machine's GPU driver, Kronos#71), "无法升级驱动",
+        # "不能更新驱动", "没有root/sudo权限"
+        r"|(?:没办法|没有办法|无法|不能|没法)(?:更新|升级|更换|安装)[^\n，。,.]{0,12}驱动|没有[ \t]*(?:root|sudo|管理员)[ \t]*权限"
+    ),
+    ("admin", "cluster", "driver", "node", "root", "server", "sudo", "没有", "驱动"),
 )
 _SCHEDULER_WORDS = ("slurm", "srun", "sbatch", "salloc", "qsub", "pbs", "lsf", "bsub", "hpc", "module load")
-_SHARED_SAID_WORDS = ("cluster", "root", "sudo", "admin", "driver", "驱动", "权限")
+# the job spans machines and one of them alone works: "works on 1 node", "single node is fine", "two nodes"
 _ACROSS_NODES = lazy(
     r"\b(?:multi[- \t]?nodes?|multiple[ \t]+(?:nodes|machines|servers)|(?:two|2|several)[ \t]+(?:nodes?|machines|servers)"
     r"|across[ \t]+(?:nodes|machines)|--nnodes[= ]?[2-9]|nnodes[ \t]*=[ \t]*[2-9])",
@@ -528,12 +566,15 @@ _FINE = (
 )
 # ... always as a contrast: the work said to run fine there ("It does not work on Windows either", "running
 # with driver 550" are no such thing); every program failing alike, never "other programs work fine"
-_FINE_ELSEWHERE = lazy(
-    rf"\b(?:works?|working|worked|runs?|running|ran)[ \t]+{_FINE}\b[^.\n]{{0,25}}?\b{_ELSEWHERE_SYSTEM}"
-    rf"|\b(?:works?|working|worked|runs?|running|ran)[ \t]+{_ELSEWHERE_SYSTEM}[^.\n]{{0,25}}?\b{_FINE}"
-    r"|\b(?:every|all|any|several|multiple|different)[ \t]+(?:cuda[ \t]+|gpu[ \t]+)?(?:programs?|applications?"
-    r"|apps)\b[^.\n]{0,40}?\b(?:crash\w*|fail\w*|errors?|freez\w*|hang\w*)\b",
-    re.IGNORECASE,
+_FINE_ELSEWHERE = OnLines(
+    lazy(
+        rf"\b(?:works?|working|worked|runs?|running|ran)[ \t]+{_FINE}\b[^.\n]{{0,25}}?\b{_ELSEWHERE_SYSTEM}"
+        rf"|\b(?:works?|working|worked|runs?|running|ran)[ \t]+{_ELSEWHERE_SYSTEM}[^.\n]{{0,25}}?\b{_FINE}"
+        r"|\b(?:every|all|any|several|multiple|different)[ \t]+(?:cuda[ \t]+|gpu[ \t]+)?(?:programs?|applications?"
+        r"|apps)\b[^.\n]{0,40}?\b(?:crash\w*|fail\w*|errors?|freez\w*|hang\w*)\b",
+        re.IGNORECASE,
+    ),
+    ("application", "apps", "program", "ran", "run", "work"),
 )
 
 
@@ -768,7 +809,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         word in lowered
         for word in ("have", "intel", "iris", "cpu", "显卡", "disabled cuda", "disabled .cuda")
     ):
-        said = _NO_NVIDIA.search(text)
+        said = _NO_NVIDIA.search(text, lowered)
         no_nvidia = Said(said[0], line_of(said)) if said is not None else None
         if (
             said is not None
@@ -876,7 +917,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         else {}
     )
     said_failing: Said | None = None
-    for found in _FAILS.finditer(text, 0, MAX_CHARS):
+    for found in _FAILS.finditer(text, lowered):
         line = kept[line_of(found) - 1]
         if not _NO_FAILURE.search(line):
             said_failing = Said(line.strip(), line_of(found))
@@ -884,7 +925,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
     cudas: dict[str, int] = {}
     asked_build = None
     if "cuda" in lowered:
-        for found in _CUDA_OWNED.finditer(text, 0, MAX_CHARS):  # what it is used for is asked below
+        for found in _CUDA_OWNED.finditer(text, lowered):  # what it is used for is asked below
             cudas.setdefault(found["cuda"] or found["template"], line_of(found))
         asked_build = _ASKS_BUILD.search(text, 0, MAX_CHARS) if cudas else None
     torch_works = None
@@ -1006,11 +1047,9 @@ def read_prose(lines: list[str]) -> ProseFacts:
     nodes = _ACROSS_NODES.search(text, 0, MAX_CHARS) if "node" in lowered or "machine" in lowered else None
     shared = (
         _SCHEDULER.search(text, 0, MAX_CHARS) if any(w in lowered for w in _SCHEDULER_WORDS) else None
-    ) or (
-        _SHARED_SAID.search(lowered, 0, MAX_CHARS) if any(w in lowered for w in _SHARED_SAID_WORDS) else None
-    )
+    ) or (_SHARED_SAID.search(lowered, lowered))
     fine = (
-        _FINE_ELSEWHERE.search(text, 0, MAX_CHARS)
+        _FINE_ELSEWHERE.search(text, lowered)
         if any(w in lowered for w in ("windows", "driver", "kernel", "program", "app"))
         else None
     )

@@ -24,7 +24,7 @@ from torch_gpu_doctor.fixes.library_path import extension_arch_fix
 from torch_gpu_doctor.fixes.target import installed_torch, installed_variant, on_windows
 from torch_gpu_doctor.fixes.torch_rocm import gfx_target_fix, no_rocm_target_fix
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch, gpus_older_than_every_build, program_floor_fix
-from torch_gpu_doctor.lazy_re import lazy
+from torch_gpu_doctor.lazy_re import OnLines, lazy
 from torch_gpu_doctor.model import Command, Remediation, Status, Target
 from torch_gpu_doctor.triage.model import distribution_name
 from torch_gpu_doctor.triage.outcome import TORCH_VERSION, Kind, Verdict, installs_torch
@@ -261,18 +261,21 @@ def _pinned_stack_pattern() -> re.Pattern[str]:
 # The serving engines that install the torch their compiled kernels were built against: a paste that runs one
 # (its name in a command, a path or words: "vLLM Version: Latest (from PyPI)")
 # ran: its command, its module, its package folder in a traceback, its log's worker, its version line, a pin
-_ENGINE = lazy(
-    r"\b(?P<name>vllm|sglang)[ \t]+serve\b|-m[ \t]+(?P<name2>vllm|sglang)\b|[/\\](?P<name3>vllm|sglang)[/\\]"
-    r"|\b(?P<name4>vllm)(?:Worker|\.entrypoints)|(?P<name5>vLLM|SGLang)[ \t]+Version\b|(?<![\w-])(?P<name6>vllm|sglang)==\d"
-    # their images: "vllm/vllm-openai:latest", "lmsysorg/sglang:v0.5.2-cu126"
-    r"|(?<![\w-])vllm/(?P<name7>vllm)-openai\b|\blmsysorg/(?P<name8>sglang)\b",
-    re.IGNORECASE,
+_ENGINE = OnLines(
+    lazy(
+        r"\b(?P<name>vllm|sglang)[ \t]+serve\b|-m[ \t]+(?P<name2>vllm|sglang)\b|[/\\](?P<name3>vllm|sglang)[/\\]"
+        r"|\b(?P<name4>vllm)(?:Worker|\.entrypoints)|(?P<name5>vLLM|SGLang)[ \t]+Version\b|(?<![\w-])(?P<name6>vllm|sglang)==\d"
+        # their images: "vllm/vllm-openai:latest", "lmsysorg/sglang:v0.5.2-cu126"
+        r"|(?<![\w-])vllm/(?P<name7>vllm)-openai\b|\blmsysorg/(?P<name8>sglang)\b",
+        re.IGNORECASE,
+    ),
+    ("-openai", "lmsysorg/", "serve", "sglang", "version", "vllm"),
 )
 
 
 def serving_engine(pasted: PastedText) -> str | None:
     """The serving engine the paste shows running (never one only mentioned: "HF Trainer (not vLLM)")."""
-    found = _ENGINE.search(pasted.paste.text, 0, MAX_CHARS)
+    found = _ENGINE.search(pasted.paste.text, endpos=MAX_CHARS)
     if found is None:
         listed = {lib.name for listing in pasted.packages for lib in listing.packages}
         return next((name for name in ("vllm", "sglang") if name in listed), None)
