@@ -146,8 +146,7 @@ class CompatMatrix:
         words = _name_words(name)
         best: GpuModel | None = None
         best_len = 0
-        for gpu in self.gpus:
-            key = _name_words(gpu.name)
+        for key, gpu in self._gpu_words:
             if key and words[: len(key)] == key and len(key) > best_len:
                 best, best_len = gpu, len(key)
         if best is not None:
@@ -156,6 +155,11 @@ class CompatMatrix:
         if family is None:
             return None
         return GpuModel(name.strip(), family.compute_capability, family.architecture, family.source)
+
+    @cached_property
+    def _gpu_words(self) -> tuple[tuple[list[str], GpuModel], ...]:
+        """Each table entry's name words, worked out once: a paste's GPUs are looked up by name several times."""
+        return tuple((_name_words(gpu.name), gpu) for gpu in self.gpus)
 
     def architecture(self, compute_capability: str) -> str | None:
         return self.sm_to_arch.get(compute_capability)

@@ -509,6 +509,10 @@ def parse_python_shown(lines: list[str], libraries: tuple[Library, ...]) -> Pyth
     disagree (a path of another interpreter); a banner's full version when it agrees."""
     seen: list[PythonShown] = []
     for number, raw in enumerate(lines, start=1):
+        if (
+            "cp3" not in raw and "python" not in raw.lower()
+        ):  # what each pattern needs: most lines have neither
+            continue
         for pattern in _PYTHON_SHOWN:
             for match in pattern.finditer(raw):
                 found = match.groupdict()
