@@ -18,6 +18,7 @@ from torch_gpu_doctor.fixes.container_gpus import (
     COMPOSE_WITHOUT_GPUS,
     compose_gpus,
     host_driver_for_toolkit,
+    l4t_driver_for_toolkit,
     pass_gpus,
     toolkit_on_host,
 )
@@ -97,7 +98,9 @@ def container_gpus(facts: Facts) -> Finding:
             if unknown_runtime
             else means,
             evidence=reported_evidence([*no_host_driver, *unknown_runtime]),
-            remediation=host_driver_for_toolkit(reregister=bool(unknown_runtime)),
+            remediation=l4t_driver_for_toolkit()
+            if facts.jetson_board is not None and not unknown_runtime
+            else host_driver_for_toolkit(reregister=bool(unknown_runtime)),
         )
     if refused:
         return Finding(

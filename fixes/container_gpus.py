@@ -189,6 +189,33 @@ def host_driver_for_toolkit(*, reregister: bool = False) -> Remediation:
     )
 
 
+def l4t_driver_for_toolkit() -> Remediation:
+    """On a Jetson the toolkit loads the L4T driver's libcuda.so.1, which the host's loader cache lacks: a
+    minimal root file system without nvidia-l4t-core's /etc/ld.so.conf.d/nvidia-tegra.conf (there is no
+    nvidia-smi to check first on a Jetson; NVIDIA/nvidia-container-toolkit#231)."""
+    return Remediation(
+        text="On a Jetson the NVIDIA Container Toolkit loads the L4T driver's libcuda.so.1 from "
+        "/usr/lib/aarch64-linux-gnu/tegra, which must be in the host's loader cache: the nvidia-l4t-core package "
+        "lists that folder in /etc/ld.so.conf.d/nvidia-tegra.conf. A root file system built without it (a "
+        "minimal rootfs), or with that file removed, leaves the toolkit unable to load the driver. Reinstall "
+        "nvidia-l4t-core (or list the folder in a file under /etc/ld.so.conf.d), run ldconfig, and check that "
+        "libcuda.so.1 is in the cache; then start the container again.",
+        commands=(
+            Command(
+                ("sudo", "apt", "install", "--reinstall", "nvidia-l4t-core"), note=_ON_HOST, runs_here=False
+            ),
+            Command(("sudo", "ldconfig"), note=_ON_HOST, runs_here=False),
+            Command(
+                ("ldconfig", "-p"),
+                note=_ON_HOST + ": libcuda.so.1 must be listed, from /usr/lib/aarch64-linux-gnu/tegra",
+                runs_here=False,
+            ),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
 def toolkit_on_host() -> Remediation:
     """The host's container engine cannot hand out GPUs: the NVIDIA Container Toolkit is missing or not set up."""
     return Remediation(
