@@ -184,8 +184,11 @@ def _judge(error: ReportedError, half: str) -> tuple[str, Remediation]:
             f"fraction it set), and {_gib(n.allocated or 0)} allocated plus {_gib(n.tried or 0)} asked for exceed it"
         ), memory_fraction()
     # what the program holds: all its memory (torch >= 2.1), else PyTorch's reservation, else (the allocator's
-    # limit report) what PyTorch allocated, a lower bound
-    used_by_torch = next((x for x in (n.process, n.reserved, n.allocated) if x is not None), None)
+    # limit report) what PyTorch allocated, a lower bound. Never less than PyTorch's own figures: where torch
+    # cannot ask the driver (Windows, WSL) it prints "this process has 0 bytes memory in use" beside 23 GiB
+    # "allocated by PyTorch" (blind set 32: a full card read as another program's)
+    stated = [x for x in (n.process, n.reserved, n.allocated) if x is not None]
+    used_by_torch = max(stated) if stated else None
     if n.tried and n.total and n.tried > n.total:  # no process to stop, no cache to defragment helps
         return (
             f"one allocation of {_gib(n.tried)} is larger than the GPU's whole {_gib(n.total)} (an input or "

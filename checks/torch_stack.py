@@ -154,7 +154,10 @@ def torch_companions(facts: Facts) -> Finding:
 def _companions_for_this_torch(facts: Facts) -> Remediation | None:
     """The companions shown at another release than the installed torch's, reinstalled at the releases that go
     with it, from the index of torch's own build: torch stays, as the packages built for it (xFormers, an
-    app's pins) need (blind set 23: sdnext#3531, torch 2.4.0+cu121 beside torchvision 0.20.1+cu124)."""
+    app's pins) need (blind set 23: sdnext#3531, torch 2.4.0+cu121 beside torchvision 0.20.1+cu124). Called
+    where a mismatch was reported: a companion at torch's release but without torch's build tag is another
+    build of it (PyPI's, which is the CPU one on Windows: blind set 32, ComfyUI#10517, torchvision 0.24.0 beside
+    torch 2.9.0+cu130, "torchvision::nms does not exist"), reinstalled from torch's index too."""
     packages = facts.torch_packages
     if isinstance(packages, Unavailable) or packages.version is None or "+" not in packages.version:
         return None
@@ -164,10 +167,14 @@ def _companions_for_this_torch(facts: Facts) -> Remediation | None:
         return None
     expected = release.companions.for_version(_base(packages.version))
     wanted = []
-    for comp in packages.companions:
-        want = expected.torchvision if comp.name == "torchvision" else expected.torchaudio
-        if comp.version and want and _base(comp.version) != want:
-            wanted.append(f"{comp.name}=={want}+{tag}")
+    # the companions torch's own listing shows, else those a listing beside a torch said in words shows
+    shown = [(c.name, c.version) for c in packages.companions] or [
+        (d.name, d.version) for d in packages.distributions if d.name in ("torchvision", "torchaudio")
+    ]
+    for name, version in shown:
+        want = expected.torchvision if name == "torchvision" else expected.torchaudio
+        if version and want and (_base(version) != want or version.partition("+")[2] != tag):
+            wanted.append(f"{name}=={want}+{tag}")
     if not wanted:
         return None
     index = f"https://download.pytorch.org/whl/{tag}"

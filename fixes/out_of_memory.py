@@ -70,7 +70,8 @@ def too_big(half: str = HALF) -> Remediation:
         f"with gradient accumulation), train in {half} with torch.autocast, use activation checkpointing, or "
         "shard the model over several GPUs (FSDP). For inference servers such as vLLM, lower max_model_len or "
         "max_num_seqs; for image-generation UIs start them in their low-memory mode (ComfyUI --lowvram, the "
-        "Stable Diffusion web UI --medvram), or use a smaller or quantized model.",
+        "Stable Diffusion web UI --medvram); a diffusers pipeline keeps only the running model on the GPU with "
+        "pipe.enable_model_cpu_offload(); or use a smaller or quantized model.",
         target=Target.PYTHON_ENV,
     )
 

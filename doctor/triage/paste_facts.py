@@ -83,6 +83,7 @@ def paste_facts(pasted: PastedText) -> Facts:
     facts = _with_ggml_devices(facts, pasted)
     facts = _with_words(facts, pasted)
     facts = _with_windows_build(facts, pasted)
+    facts = _with_wsl1_said(facts, pasted)
     facts = _with_linux_driver_in_wsl(facts, pasted)
     facts = _with_listed_distributions(facts, pasted.packages)
     facts = _with_topology(facts, pasted)
@@ -241,6 +242,26 @@ def _with_linux_driver_in_wsl(facts: Facts, pasted: PastedText) -> Facts:
     elif not os_facts.is_wsl:
         os_facts = dataclasses.replace(os_facts, is_wsl=True)
     return dataclasses.replace(facts, os=os_facts, wsl=wsl)
+
+
+def _with_wsl1_said(facts: Facts, pasted: PastedText) -> Facts:
+    """WSL 1, said in words ("I'm using wsl 1 on windows 10"): it has no GPU support at all, whatever the
+    Windows driver (blind set 32: text-generation-webui#458 was told to update the driver). A kernel release
+    the paste shows decides instead."""
+    said = pasted.prose.wsl1
+    os_facts = facts.os
+    if said is None or not isinstance(facts.wsl, Unavailable):
+        return facts
+    if "microsoft-standard" in pasted.paste.text[:MAX_CHARS].lower():  # a WSL 2 kernel's release shown
+        return facts
+    if not isinstance(os_facts, Unavailable) and isinstance(os_facts.kernel_release, str):
+        return facts
+    os_facts = _pasted_os("Linux", wsl=True) if isinstance(os_facts, Unavailable) else os_facts
+    if not os_facts.is_wsl:
+        os_facts = dataclasses.replace(os_facts, is_wsl=True)
+    return dataclasses.replace(
+        facts, os=dataclasses.replace(os_facts, has_dxg=False), wsl=wsl_without_gpu(1, NOT_IN_PASTE)
+    )
 
 
 def _with_windows_build(facts: Facts, pasted: PastedText) -> Facts:

@@ -532,6 +532,13 @@ _WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
 _WSL_WORDS = lazy(
     r"\bWSL[ \t]?2?\b|microsoft-standard-WSL|\bWindows[ \t]+Subsystem[ \t]+for[ \t]+Linux\b", re.IGNORECASE
 )
+# WSL 1 said: never an issue template's choice ("Are you using WSL 1 or WSL 2?", "WSL version 1/2", an unticked
+# "- [ ] WSL 1", "on WSL 2 and/or WSL 1") nor WSL's own release ("WSL version: 1.2.5")
+_WSL1_SAID = lazy(
+    r"^(?![ \t]*[-*][ \t]*\[[ \t]\])[^\n]*?(?:(?<!or )\bWSL[ \t]?1|\bWSL[ \t]+version[ \t]*:?[ \t]*1)\b(?![.,/]\d)"
+    r"(?![ \t]*(?:/|or\b|and\b|vs\b))",
+    re.IGNORECASE | re.MULTILINE,
+)
 # A macOS home folder (`/Users/name/`, not `C:/Users/name/`), or the system named
 _MACOS = lazy(
     r"(?<![A-Za-z]:)(?<![\w.])/Users/[^/\s]+/|\bmacOS\b|\bMac\s?OS\s?X\b"
@@ -677,6 +684,7 @@ class ProseFacts:
     asks_build: int | None = None  # the line that asks for (or misses) a torch build for a CUDA version
     fails: Said | None = None  # the first line that says the thing fails, in words (its text): no error shown
     wsl: int | None = None  # the line that says WSL
+    wsl1: int | None = None  # the line that says it is WSL 1 (no GPU at all)
     macos: int | None = None  # the line with a macOS path or name
     jetson: Said | None = None  # the Jetson's model as written ("Jetson orin agx"), or "Jetson"
     jetpack: Said | None = None  # its JetPack version ("6.2")
@@ -981,6 +989,12 @@ def read_prose(lines: list[str]) -> ProseFacts:
             if ("microsoft-standard" in f[0].lower() or here(f)) and "dxcore" not in line_around(text, f)
         )
         wsl = next((line_of(f) for f in wsl_said), None)
+    wsl1 = None
+    if (
+        wsl is not None
+    ):  # "I'm using wsl 1 on windows 10", "WSL version 1"; never WSL's own release ("WSL 1.2.5")
+        said1 = (f for f in _WSL1_SAID.finditer(text) if here(f))
+        wsl1 = next((line_of(f) for f in said1), None)
     macos = None
     mac_words = ("/users/", "mac", "apple", "m1 ", "m2 ", "m3 ", "m4 ", "(clang-")
     # a container's Linux paths beside "on my Mac" are Docker on that Mac, which passes no GPU (blind set 27:
@@ -1066,6 +1080,7 @@ def read_prose(lines: list[str]) -> ProseFacts:
         gpus=tuple(Said(name, line) for name, line in gpus.items()) if len(gpus) > 1 else (),
         driver=_one(drivers),
         wsl=wsl,
+        wsl1=wsl1,
         macos=macos,
         jetson=_one(jetson["model"])
         or (Said("Jetson", min(jetson["jetpack"].values())) if jetson["jetpack"] else None)

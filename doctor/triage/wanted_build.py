@@ -23,6 +23,13 @@ _CPU_WANTED = lazy(
     r"(?<![\w-])--cpu\b|\bcpu[- ]only\b|\bCPU[ \t]+(?:version|build|wheel)s?\b|download\.pytorch\.org/whl/cpu\b",
     re.IGNORECASE,
 )
+# the CUDA build chosen over the CPU one, said between the two: "requirements.txt are configured for the cpu only
+# versions of torch, so I installed torch==2.9.0+cu130" (blind set 32: ComfyUI#10517 was told to go back to the CPU)
+_CHOSE_CUDA = lazy(
+    r"\b(?:so|instead|therefore|then)\b[ \t,]*(?:i|we)[ \t]+(?:(?:have|had)[ \t]+)?"
+    r"(?:installed|install|used|use|picked|chose|switched|went)\b",
+    re.IGNORECASE,
+)
 # a CUDA build shown: `pip show torch`'s Requires with NVIDIA's CUDA wheels, or a +cu tag on torch
 _CUDA_SHOWN = lazy(
     r"^Requires:[^\n]*\bnvidia-[a-z-]+-cu1\d\b|\btorch[ =:-]+\d+\.\d+(?:\.\d+)?\+cu\d{2,3}\b", re.M
@@ -55,6 +62,9 @@ def cuda_build_where_cpu_wanted(
         return verdicts
     wanted, shown = _CPU_WANTED.search(text), _CUDA_SHOWN.search(text)
     if wanted is None or shown is None:
+        return verdicts
+    between = text[wanted.end() : shown.start()]
+    if "\n" not in between and _CHOSE_CUDA.search(between):  # the person moved from the CPU build on purpose
         return verdicts
     version = installed_torch(facts)
     pins = _with_companions(version)

@@ -17,6 +17,7 @@ from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.container_gpus import (
+    GPU_TEST,
     default_runtime_for_builds,
     docker_desktop_on_linux_fix,
     driver_libraries_in_image,
@@ -594,8 +595,14 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[
             ),
             find_out="kubectl describe node NODE   # Capacity and Allocatable list nvidia.com/gpu",
         )
-    if finding.remediation is not None and any(
-        h.signature.id == NVML_LIBRARY_NOT_FOUND and h.line in verdict.lines for h in pasted_hits
+    docker_test = (
+        finding.remediation is not None
+        and bool(finding.remediation.commands)
+        and finding.remediation.commands[0].argv == GPU_TEST
+    )  # a plain Docker container's GPUs prove nothing of a pod's (blind set 32: vLLM pods found no platform)
+    if docker_test or (
+        finding.remediation is not None
+        and any(h.signature.id == NVML_LIBRARY_NOT_FOUND and h.line in verdict.lines for h in pasted_hits)
     ):  # NVML's library missing in a pod: the pod's runtime and GPU request, not the node's driver install
         return dataclasses.replace(
             verdict,

@@ -1,12 +1,16 @@
 """Blind set 32's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
 was beside it: CUDA error 999 as programs that load the driver themselves print it (ollama, numba), torch's own
 "Can't initialize NVML" warning, nvidia-smi's "No devices were found" told in a sentence, the container toolkit
-that cannot load a Jetson's libcuda, and pip finding torch in the user's own site-packages."""
+that cannot load a Jetson's libcuda, pip finding torch in the user's own site-packages, an OOM whose process figure is zero, WSL 1 said in words, a
+Docker test where the GPUs are a pod's, a torchvision of another build beside a CUDA torch chosen on purpose, and
+a multi-GPU hang told in words."""
 
 from __future__ import annotations
 
 from tests.triage.corpus_helpers import cause_of, diagnosed
 from torch_gpu_doctor.checks.support.signatures import match_line
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+from torch_gpu_doctor.unavailable import Unavailable
 
 
 def _ids(line: str) -> set[str]:
@@ -90,3 +94,82 @@ def test_torch_in_the_users_own_site_packages_shadows_the_environments() -> None
     assert wanted not in _ids(
         "Requirement already satisfied: numpy in /home/me/.local/lib/python3.10/site-packages"
     )
+
+
+def said(text: str) -> PasteDiagnosis:
+    return diagnose_paste(text.encode(), "said.txt")
+
+
+def _wsl_version(d: PasteDiagnosis) -> int | None:
+    wsl = d.facts.wsl
+    version = None if isinstance(wsl, Unavailable) else wsl.version
+    return version if isinstance(version, int) else None
+
+
+def test_an_oom_whose_process_figure_is_zero_is_still_this_programs_memory() -> None:
+    """regional-prompting-flux#13: 'this process has 0 bytes memory in use' beside 23.03 GiB allocated by
+    PyTorch (torch cannot ask the driver on Windows) was read as another program holding the card."""
+    check, summary, first = cause_of(diagnosed("regional-prompting-flux-13-oom-24gb.txt"))
+    assert check == "torch.out_of_memory" and "it holds 23.05 GiB of the GPU's 23.43 GiB" in summary
+    assert "outside this program" not in summary and "nvidia-smi" not in (first or "")
+    # where the process figure is real and small beside a full card, another program still holds it
+    other = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+        "23.43 GiB of which 4.06 MiB is free. Including non-PyTorch memory, this process has 1.20 GiB memory in "
+        "use. Of the allocated memory 0.80 GiB is allocated by PyTorch, and 15.67 MiB is reserved by PyTorch but "
+        "unallocated.\n"
+    )
+    _check, summary, _first = cause_of(said(other))
+    assert "used outside this program" in summary
+
+
+def test_wsl_1_said_in_words_is_wsl_1_and_an_issue_templates_choice_is_not() -> None:
+    """text-generation-webui#458: "I'm using wsl 1 on windows 10" was answered as a WSL 2 distribution."""
+    check, summary, first = cause_of(diagnosed("textgen-458-wsl1-found-no-nvidia-driver.txt"))
+    assert check == "platform.wsl_gpu" and summary.startswith("This is WSL 1")
+    assert first == "wsl.exe --set-version DISTRO 2"
+    error = "RuntimeError: Found no NVIDIA driver on your system.\n"
+    for template in (
+        "### Are you using WSL 1 or WSL 2?\n- [ ] WSL 1\n- [x] WSL 2\n",
+        "Whether the issue is on WSL 2 and/or WSL 1: yes\n",
+        "WSL version: 1.2.5.0\n",
+        " - WSL version 1/2: [WSL2]\n",
+    ):
+        assert _wsl_version(said("I run it in WSL.\n" + template + error)) != 1, template
+    assert _wsl_version(said("I run it in WSL.\n- [x] WSL 1\n" + error)) == 1
+
+
+def test_a_docker_gpu_test_is_not_the_first_step_for_a_pod() -> None:
+    """llm-d-deployer#273: vLLM pods found no platform; the first step was `docker run --gpus all`."""
+    _check, _summary, first = cause_of(diagnosed("llm-d-deployer-273-vllm-pod-no-nvidia-runtimeclass.txt"))
+    assert first == "kubectl describe pod POD"
+    line = "WARNING 06-01 10:00:00 [__init__.py:39] No platform detected, vLLM is running on UnspecifiedPlatform\n"
+    assert cause_of(said(line))[2] == "nvidia-smi"  # no pod shown: where vLLM runs
+    assert cause_of(said("$ kubectl logs vllm-0\n" + line))[2] == "kubectl describe pod POD"
+
+
+def test_a_torchvision_of_another_build_beside_a_chosen_cuda_torch_is_reinstalled_from_torchs_index() -> None:
+    """ComfyUI#10517: torch 2.9.0+cu130 installed on purpose over a CPU-only requirements file, PyPI's
+    torchvision 0.24.0 beside it, 'torchvision::nms does not exist': the answer was to go back to the CPU torch."""
+    check, _summary, first = cause_of(diagnosed("comfyui-10517-cpu-torchvision-with-cu130-torch.txt"))
+    assert check == "torch.companions"
+    assert first == (
+        "python -m pip install --force-reinstall --no-deps torchvision==0.24.0+cu130 torchaudio==2.9.0+cu130 "
+        "--index-url https://download.pytorch.org/whl/cu130"
+    )
+    assert "other_torchvision_operator_missing" in _ids("RuntimeError: torchvision::nms does not exist")
+    # the CPU build still asked for, and a CUDA one delivered: the CPU build is the answer
+    wished = said("I asked for the cpu only version, but got torch==2.9.0+cu130 with nvidia-cublas-cu12\n")
+    assert cause_of(wished)[0] == "torch.nvidia_wheels"
+
+
+def test_a_hang_with_several_gpus_where_one_runs_normally_is_the_gpus_talking() -> None:
+    """pytorch#73206: 'get stuck at the first iteration ... The code can run normally on a single GPU' (exit 0,
+    'no problem found', before)."""
+    check, _summary, first = cause_of(diagnosed("pytorch-73206-ddp-hang-8x-a40.txt"))
+    assert check == "nccl.communication" and first.startswith("env NCCL_P2P_DISABLE=1")
+    wanted = "nccl_multi_gpu_only_in_words"
+    assert wanted in _ids("DDP gets stuck at the first iteration. The code can run normally on a single GPU.")
+    assert wanted in _ids("It runs fine on one GPU but hangs after the first batch")
+    assert wanted not in _ids("It runs fine on a single GPU, and that is all I need.")
+    assert wanted not in _ids("The download hangs.")
