@@ -9,6 +9,7 @@ Podman: CDI, `--device nvidia.com/gpu=all` (needs a CDI spec: `nvidia-ctk cdi ge
 from __future__ import annotations
 
 from torch_gpu_doctor.facts.container import ContainerRuntime
+from torch_gpu_doctor.facts.wsl import WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.model import Command, Remediation, Target
 
 CDI_SPEC = "/etc/cdi/nvidia.yaml"
@@ -212,6 +213,52 @@ def l4t_driver_for_toolkit() -> Remediation:
             ),
         ),
         requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
+def docker_desktop_on_windows_fix(windows_build: int | None = None) -> Remediation:
+    """GPU containers on a Windows host: Docker Desktop's WSL 2 engine and the Windows NVIDIA driver, never a
+    toolkit or a Linux driver on Windows (blind set 20: nvidia-docker#1352). A Windows 10 build older than 21H2
+    (19044) gives WSL 2 no GPU at all: Windows itself is updated first (blind set 32: docker/for-win#13835,
+    build 19042, where the toolkit in Docker Desktop's VM found no libnvidia-ml.so.1)."""
+    old = windows_build is not None and windows_build < WSL_GPU_MIN_BUILD
+    first = (
+        f"Windows build {windows_build} is older than Windows 10 21H2 (build {WSL_GPU_MIN_BUILD}), the first whose "
+        "WSL 2 gives Linux the GPU: no driver or Docker setting can change that. Update Windows (Windows Update, to "
+        "21H2 or newer, or Windows 11), then update WSL. "
+        if old
+        else ""
+    )
+    return Remediation(
+        text=first
+        + "On Windows, Docker Desktop gives containers the GPU only through its WSL 2 engine (Settings > "
+        "General > 'Use the WSL 2 based engine'), with a current NVIDIA driver for Windows, which brings CUDA into "
+        "WSL 2; no NVIDIA Container Toolkit and no Linux driver are installed on Windows. Hyper-V's engine "
+        "(Windows containers, or Linux ones without WSL 2) has no GPU support.",
+        commands=(
+            Command(
+                ("wsl.exe", "--update"),
+                note="in PowerShell"
+                + (", after Windows Update brings build 19044 or newer" if old else "")
+                + ": WSL 2 with GPU support, then Docker Desktop's WSL 2 engine",
+                runs_here=False,
+            ),
+            Command(
+                (
+                    "docker",
+                    "run",
+                    "--rm",
+                    "--gpus",
+                    "all",
+                    "nvcr.io/nvidia/k8s/cuda-sample:nbody",
+                    "nbody",
+                    "-gpu",
+                    "-benchmark",
+                ),
+                note="Docker's own GPU check for Docker Desktop",
+            ),
+        ),
         target=Target.SYSTEM,
     )
 

@@ -90,6 +90,51 @@ def mismatch_comes_back() -> Remediation:
     )
 
 
+def operator_beside_a_node_driver() -> Remediation:
+    """The library/module mismatch where the NVIDIA GPU Operator installs the driver (its driver container): a
+    driver installed on the node itself as well gives the pods' nvidia-container-cli libraries of another version
+    than the module the Operator loaded (blind set 32: gpu-operator#898, its validator pod, told to reboot)."""
+    return Remediation(
+        text="The GPU Operator runs the driver in a container on the node (driver.enabled: true) and loads that "
+        "driver's kernel module; a driver also installed on the node itself (its packages, a .run install, or "
+        "libraries left from one) is another version, and the container toolkit the pods start with meets its "
+        "libraries. Keep one driver: remove the node's own driver packages and reboot the node, so that the "
+        "Operator's driver container loads its module alone; or keep the node's driver and set driver.enabled "
+        "to false in the Operator's values. Where the node has no driver of its own, the Operator's driver was "
+        "upgraded while its old module stayed loaded: drain the node and reboot it.",
+        commands=(
+            Command(
+                ("cat", "/proc/driver/nvidia/version"),
+                note="on the node: the module that runs",
+                runs_here=False,
+            ),
+            Command(
+                ("dpkg", "-l"),
+                note="on the node: nvidia-driver-* or libnvidia-* packages are a driver of the node's own (RHEL: "
+                "rpm -qa)",
+                runs_here=False,
+            ),
+            Command(
+                (
+                    "helm",
+                    "upgrade",
+                    "gpu-operator",
+                    "nvidia/gpu-operator",
+                    "-n",
+                    "gpu-operator",
+                    "--reuse-values",
+                    "--set",
+                    "driver.enabled=false",
+                ),
+                note="only to keep the node's own driver instead (release and namespace as installed)",
+                runs_here=False,
+            ),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
 def stray_nvml() -> Remediation:
     """NVML's library/module mismatch where CUDA itself works: the module and libcuda agree, and only the
     libnvidia-ml that nvidia-smi loads is another version (blind set 31, statcan/aaw#1581: a notebook server)."""

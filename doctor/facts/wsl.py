@@ -64,6 +64,9 @@ class WslFacts:
     dkms_nvidia: bool  # /var/lib/dkms/nvidia: a Linux kernel module was built (or tried) here
 
 
+WSL_GPU_MIN_BUILD = 19044  # Windows 10 21H2: the oldest Windows 10 whose WSL 2 has GPU paravirtualisation
+
+
 def wsl_version(release: str, has_dxg: bool) -> Maybe[int]:
     """WSL 2 kernels say `microsoft-standard` (`5.15.167.4-microsoft-standard-WSL2`); WSL 1 `4.4.0-19041-Microsoft`."""
     if has_dxg or "microsoft-standard" in release.lower() or "wsl2" in release.lower():

@@ -35,6 +35,7 @@ from torch_gpu_doctor.facts.torch import (
     MappedLibrary,
     TorchRuntime,
 )
+from torch_gpu_doctor.facts.wsl import WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.fixes.container_gpus import COMPOSE_WITHOUT_GPUS
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.host.nvml import ERROR_CODES
@@ -195,9 +196,6 @@ def _with_said_torch(facts: Facts, version: str, line: int) -> Facts:
     An untagged one says no build: people drop the tag of the wheel they installed from PyTorch's index
     ("PyTorch: 2.7.1" for a cu128 build), so it is not taken as PyPI's default (render.py shows it)."""
     return _with_shown_torch(facts, version, f"(line {line} of the paste: torch {version})")
-
-
-WSL_GPU_MIN_BUILD = 19044  # Windows 10 21H2: the oldest Windows 10 whose WSL 2 has GPU paravirtualisation
 
 
 # a Linux driver's own copy of libcuda or libnvidia-ml, by its version ("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.

@@ -528,7 +528,12 @@ _TORCH_WORKS = lazy(
     r"[ \t\"'`>]*true[ \t\"'`]*$"
 )
 # Windows' version with its build: "Microsoft Windows [Version 10.0.19042.1052]", "OS: Windows 10 (10.0.19041)"
-_WINDOWS_BUILD = lazy(r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b")
+_WINDOWS_BUILD = lazy(
+    r"\b10\.0\.(?P<build>1\d{4}|2\d{4})(?:\.\d+)?\b"
+    # "Windows 10 19042.928", "Windows 10 build 19045"
+    r"|\bWindows[ \t]?1[01][ \t,]+(?:(?:OS[ \t]+)?build[ \t]+)?(?P<build2>1\d{4}|2\d{4})(?:\.\d+)?\b",
+    re.IGNORECASE,
+)
 _WSL_WORDS = lazy(
     r"\bWSL[ \t]?2?\b|microsoft-standard-WSL|\bWindows[ \t]+Subsystem[ \t]+for[ \t]+Linux\b", re.IGNORECASE
 )
@@ -883,8 +888,8 @@ def read_prose(lines: list[str]) -> ProseFacts:
                 )  # said, never asked ("how can I tell whether...?")
                 break
     windows_build = None
-    if "10.0." in text and "windows" in lowered:
-        builds = {f["build"]: line_of(f) for f in _WINDOWS_BUILD.finditer(text)}
+    if "windows" in lowered:
+        builds = {f["build"] or f["build2"]: line_of(f) for f in _WINDOWS_BUILD.finditer(text)}
         windows_build = _one(builds)
     torch: dict[str, int] = {}
     if "torch" in lowered:

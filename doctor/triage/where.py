@@ -16,10 +16,12 @@ from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.wsl import WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.fixes.container_gpus import (
     GPU_TEST,
     default_runtime_for_builds,
     docker_desktop_on_linux_fix,
+    docker_desktop_on_windows_fix,
     driver_libraries_in_image,
     k3s_runtime,
     kubernetes_runtime,
@@ -39,7 +41,11 @@ from torch_gpu_doctor.fixes.gpu_state import (
     pod_devices_under_cpu_manager,
     pod_lost_devices,
 )
-from torch_gpu_doctor.fixes.kernel_modules import mismatch_after_reboot, reload_after_upgrade
+from torch_gpu_doctor.fixes.kernel_modules import (
+    mismatch_after_reboot,
+    operator_beside_a_node_driver,
+    reload_after_upgrade,
+)
 from torch_gpu_doctor.fixes.library_path import wheel_of
 from torch_gpu_doctor.fixes.target import on_windows
 from torch_gpu_doctor.fixes.torch_wheel import legacy_for_the_driver
@@ -566,6 +572,11 @@ def _through_docker(text: str) -> bool:
 NVML_LIBRARY_NOT_FOUND = "nvml_library_not_found"
 
 
+# the NVIDIA GPU Operator, which installs the driver on the node from a container: its name, its pods, its values
+_GPU_OPERATOR = lazy(
+    r"\bgpu[- ]operator\b|\bnvidia-operator-validator\b|\bnvidia-driver-daemonset\b|\bClusterPolicy\b",
+    re.IGNORECASE,
+)
 # nvidia-smi run on the Kubernetes node itself: a debug pod's host, or a shell there
 _ON_THE_NODE = lazy(r"\bkubectl[ \t]+debug[ \t]+node/|\bchroot[ \t]+/host\b")
 
@@ -608,6 +619,23 @@ def in_a_pod(verdict: Verdict, facts: Facts, text: str = "", pasted_hits: tuple[
             verdict,
             finding=dataclasses.replace(finding, remediation=pod_without_driver_libraries()),
             find_out=None,
+        )
+    if (
+        finding.check_id == "driver.nvml"
+        and any(h.signature.cls == "driver_library_mismatch" for h in pasted_hits)
+        and _GPU_OPERATOR.search(text) is not None
+    ):  # the Operator's driver container beside a driver of the node's own: one of them goes, a reboot is no fix
+        mismatch = next(h for h in pasted_hits if h.signature.cls == "driver_library_mismatch")
+        return dataclasses.replace(
+            verdict,
+            finding=dataclasses.replace(
+                finding,
+                summary="Driver/library version mismatch under the NVIDIA GPU Operator (line "
+                f"{mismatch.line} of the paste): the driver its container loaded and a driver installed on the "
+                "node itself are different versions.",
+                details="",
+                remediation=operator_beside_a_node_driver(),
+            ),
         )
     if (
         finding.check_id == "driver.nvml"
@@ -1032,55 +1060,46 @@ def dgpu_image_on_a_jetson(verdict: Verdict, pasted: PastedText, facts: Facts) -
 
 
 NO_GPU_RUNTIME = "container_could_not_select_device_driver"
+HOST_NVML_MISSING = "container_toolkit_cannot_load_host_nvml"
 ROCM_DEVICE_MISSING = "rocm_docker_device_missing"
 _WINDOWS_PROMPT = lazy(r"(?<![\w/])[A-Za-z]:\\[^\n]*>")
 
 
 def docker_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Verdict:
-    """Docker's missing GPU runtime where the host is Windows (Docker Desktop): there is no NVIDIA Container
-    Toolkit to install or systemctl to run on Windows; GPU containers need Docker Desktop's WSL 2 engine and the
-    Windows NVIDIA driver (blind set 20: nvidia-docker#1352, `--gpus all` on Windows 10 with driver 451.67)."""
+    """Docker's missing GPU runtime, or the toolkit in Docker Desktop's VM without the driver's NVML library,
+    where the host is Windows (Docker Desktop): there is no NVIDIA Container Toolkit to install or systemctl to
+    run on Windows; GPU containers need Docker Desktop's WSL 2 engine and the Windows NVIDIA driver, on a Windows
+    whose WSL 2 has GPU support (blind set 20: nvidia-docker#1352, `--gpus all` on Windows 10 with driver 451.67;
+    blind set 32: docker/for-win#13835, Windows 10 19042, was told `nvidia-smi` and `ldconfig` on the host)."""
     finding = verdict.finding
     if (
         finding.check_id != "platform.container_gpus"
         or finding.status is not Status.FAIL
         or not on_windows(facts)
-        or not any(h.signature.id == NO_GPU_RUNTIME for h in pasted.hits)
+        or not any(h.signature.id in (NO_GPU_RUNTIME, HOST_NVML_MISSING) for h in pasted.hits)
     ):  # with the runtime there, the container was started without the GPUs (facepoke#12): its own fix stands
         return verdict
-    fix = Remediation(
-        text="On Windows, Docker Desktop gives containers the GPU only through its WSL 2 engine (Settings > General "
-        "> 'Use the WSL 2 based engine'), with a current NVIDIA driver for Windows, which brings CUDA into WSL 2; "
-        "no NVIDIA Container Toolkit and no Linux driver are installed on Windows. Hyper-V's engine (Windows "
-        "containers, or Linux ones without WSL 2) has no GPU support.",
-        commands=(
-            Command(
-                ("wsl.exe", "--update"),
-                note="in PowerShell: WSL 2 with GPU support, then Docker Desktop's WSL 2 engine",
-                runs_here=False,
-            ),
-            Command(
-                (
-                    "docker",
-                    "run",
-                    "--rm",
-                    "--gpus",
-                    "all",
-                    "nvcr.io/nvidia/k8s/cuda-sample:nbody",
-                    "nbody",
-                    "-gpu",
-                    "-benchmark",
-                ),
-                note="Docker's own GPU check for Docker Desktop",
-            ),
-        ),
-        target=Target.SYSTEM,
-    )
+    said = pasted.prose.windows_build
+    build = int(said.value) if said is not None else None
+    fix = docker_desktop_on_windows_fix(build)
     details = (
         "Docker on Windows registers no NVIDIA runtime: its Linux containers reach the GPU through WSL 2."
     )
+    summary = finding.summary
+    nvml = next((h for h in pasted.hits if h.signature.id == HOST_NVML_MISSING), None)
+    if (
+        nvml is not None
+    ):  # the toolkit ran in Docker Desktop's VM: no host driver to install or ldconfig to run
+        summary = (
+            f"Docker Desktop's WSL 2 machine has no NVIDIA driver library (line {nvml.line} of the paste): "
+            + (
+                f"Windows build {build} is older than 21H2 ({WSL_GPU_MIN_BUILD}), the first whose WSL 2 reaches the GPU."
+                if build is not None and build < WSL_GPU_MIN_BUILD
+                else "WSL 2 does not reach the Windows NVIDIA driver."
+            )
+        )
     return dataclasses.replace(
-        verdict, finding=dataclasses.replace(finding, details=details, remediation=fix)
+        verdict, finding=dataclasses.replace(finding, summary=summary, details=details, remediation=fix)
     )
 
 

@@ -9,6 +9,7 @@ from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import INDEX_URL, version_key
 from torch_gpu_doctor.facts.container import ContainerRuntime
 from torch_gpu_doctor.facts.model import Facts
+from torch_gpu_doctor.facts.wsl import WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.fixes.container_gpus import pass_gpus
 from torch_gpu_doctor.fixes.target import python_command
 from torch_gpu_doctor.fixes.torch_wheel import fix_for_torch
@@ -25,7 +26,6 @@ from torch_gpu_doctor.triage.outcome import (
     installs_torch,
 )
 from torch_gpu_doctor.triage.paste import INFORMATIONAL, PastedText
-from torch_gpu_doctor.triage.paste_facts import WSL_GPU_MIN_BUILD
 from torch_gpu_doctor.triage.prose import MAX_CHARS
 from torch_gpu_doctor.triage.where import GPUS_PASSED, container_said, gpu_listed_by_a_tool
 from torch_gpu_doctor.unavailable import Unavailable

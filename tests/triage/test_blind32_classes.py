@@ -173,3 +173,32 @@ def test_a_hang_with_several_gpus_where_one_runs_normally_is_the_gpus_talking() 
     assert wanted in _ids("It runs fine on one GPU but hangs after the first batch")
     assert wanted not in _ids("It runs fine on a single GPU, and that is all I need.")
     assert wanted not in _ids("The download hangs.")
+
+
+def test_docker_desktop_on_a_windows_too_old_for_wsl_gpus_is_updated_first() -> None:
+    """docker/for-win#13835: the toolkit in Docker Desktop's VM found no libnvidia-ml.so.1 on Windows 10 build
+    19042; the answer was `nvidia-smi` and `sudo ldconfig` on a Linux host."""
+    check, summary, first = cause_of(
+        diagnosed("docker-for-win-13835-docker-desktop-libnvidia-ml-missing.txt")
+    )
+    assert check == "platform.container_gpus" and "Windows build 19042 is older than 21H2" in summary
+    assert first == "wsl.exe --update"
+    toolkit = (
+        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
+        "object file: no such file or directory: unknown.\n"
+    )
+    # a current Windows: the WSL 2 engine and the driver, no Windows update
+    _check, summary, first = cause_of(said("Docker Desktop on Windows 11, build 22631.\n" + toolkit))
+    assert "WSL 2 does not reach the Windows NVIDIA driver" in summary and first == "wsl.exe --update"
+    # a Linux host keeps the host driver's steps
+    assert cause_of(said("Ubuntu 22.04 server\n" + toolkit))[2] == "nvidia-smi"
+
+
+def test_a_driver_mismatch_under_the_gpu_operator_is_two_drivers_not_a_missed_reboot() -> None:
+    """gpu-operator#898: the validator pod's 'nvml error: driver/library version mismatch' with the Operator's
+    driver container enabled; the answer was a reboot after an upgrade."""
+    check, summary, first = cause_of(diagnosed("gpu-operator-898-k3s-validator-nvml-mismatch.txt"))
+    assert check == "driver.nvml" and "under the NVIDIA GPU Operator" in summary
+    assert first == "cat /proc/driver/nvidia/version"
+    mismatch = "Failed to initialize NVML: Driver/library version mismatch\n"
+    assert cause_of(said(mismatch))[2] == "systemctl reboot"  # no Operator: the upgrade without a reboot
