@@ -21,12 +21,14 @@ standard decorator ran with (no init, repr, eq or frozen); the class's own are i
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import inspect
 import reprlib
+import types
 from collections.abc import Callable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # the checkers see the standard decorator: frozen fields, generated signatures
     from dataclasses import dataclass as dataclass  # noqa: PLC0414 - the explicit re-export mypy --strict wants
@@ -192,6 +194,69 @@ def _standard_only(cls: type, other: dict[str, Any]) -> bool:
     return any(isinstance(v, dataclasses.Field) and v.kw_only is True for v in cls.__dict__.values())
 
 
+# What the standard decorator's field processing leaves on a class it was asked for nothing else: its params
+# object (the same flags for every record; built once, so that its fields are this Python's own), and the marker
+# of a real field. Without the marker (a Python whose dataclasses differ) every class takes the standard path.
+_FIELD = getattr(dataclasses, "_FIELD", None)
+
+
+class _Prototype:
+    pass
+
+
+_PARAMS = vars(_standard(_Prototype, init=False, repr=False, eq=False, frozen=False))["__dataclass_params__"]
+
+
+def _plain_fields(cls: type) -> bool:
+    """The standard decorator's field processing (init, repr and eq off), done here where the class is plain:
+    every annotation a string that is no ClassVar (the standard one tests each string against typing's and
+    dataclasses' names, 10-14 ms of `gpu-doctor triage`'s start-up for its 131 records). False, and nothing
+    done, where the class is not plain: the standard processing then runs. tests/test_records.py compares
+    the fields both give for every record of the package."""
+    annotations = inspect.get_annotations(cls)
+    if _FIELD is None or not all(isinstance(t, str) and "ClassVar" not in t for t in annotations.values()):
+        return False
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for base in cls.__mro__[-1:0:-1]:
+        inherited = getattr(base, "__dataclass_fields__", None)
+        if inherited is not None:
+            fields.update((f.name, f) for f in inherited.values())
+    own: list[dataclasses.Field[Any]] = []
+    for name, annotation in annotations.items():
+        default = getattr(cls, name, _MISSING)
+        if isinstance(default, dataclasses.Field):
+            made = default
+        else:
+            if isinstance(default, types.MemberDescriptorType):  # a slot: no default
+                default = _MISSING
+            made = cast("dataclasses.Field[Any]", dataclasses.field(default=cast("Any", default)))
+        made.name, made.type = name, annotation
+        setattr(made, "_field_type", _FIELD)  # noqa: B010 - the standard processing's own attribute
+        if made.kw_only is _MISSING:  # field() leaves it unset
+            made.kw_only = False
+        if made.default.__class__.__hash__ is None:  # the standard decorator's test of a mutable default
+            raise ValueError(
+                f"mutable default {type(made.default)} for field {name} is not allowed: use default_factory"
+            )
+        own.append(made)
+    for made in own:
+        fields[made.name] = made
+        if isinstance(getattr(cls, made.name, None), dataclasses.Field):
+            if made.default is _MISSING:
+                delattr(cls, made.name)
+            else:
+                setattr(cls, made.name, made.default)
+    for name, value in cls.__dict__.items():
+        if isinstance(value, dataclasses.Field) and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    setattr(cls, "__dataclass_fields__", fields)  # noqa: B010 - the attribute dataclasses.fields() reads
+    setattr(cls, "__dataclass_params__", _PARAMS)  # noqa: B010
+    if "__match_args__" not in cls.__dict__:
+        setattr(cls, "__match_args__", tuple(f.name for f in fields.values() if f.init and not f.kw_only))  # noqa: B010
+    abc.update_abstractmethods(cls)
+    return True
+
+
 def _make(cls: type, *, init: bool, repr: bool, eq: bool, frozen: bool, other: dict[str, Any]) -> type:
     if _standard_only(cls, other):
         return _standard(cls, init=init, repr=repr, eq=eq, frozen=frozen, **other)
@@ -206,7 +271,8 @@ def _make(cls: type, *, init: bool, repr: bool, eq: bool, frozen: bool, other: d
     own = dict(cls.__dict__)
     if not own.get("__doc__"):
         cls.__doc__ = "-"  # the standard decorator would build one from inspect.signature; ours is set below
-    _standard(cls, init=False, repr=False, eq=False, frozen=False)
+    if not _plain_fields(cls):
+        _standard(cls, init=False, repr=False, eq=False, frozen=False)
     spec = _Spec(cls, frozen)
     setattr(cls, _SPEC, spec)
     if not own.get("__doc__"):

@@ -273,3 +273,67 @@ def test_frozen_and_non_frozen_do_not_mix_in_one_hierarchy_as_the_standard_refus
             decorate(frozen=True)(type("FirmOnLoose", (Loose,), {"__annotations__": {"c": "int"}, "c": 0}))
         with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
             decorate(type("LooseOnFirm", (Firm,), {"__annotations__": {"c": "int"}, "c": 0}))
+
+
+_FIELDS_OF_EVERY_RECORD = """
+import dataclasses, importlib, json, re, sys
+from torch_gpu_doctor import records
+def show(value):  # a repr without the address an object has in this one process
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
+if sys.argv[1] == "standard":
+    records._plain_fields = lambda cls: False  # every class through dataclasses' own processing
+out = {}
+for name in sys.argv[2:]:
+    module = importlib.import_module(name)
+    for value in vars(module).values():
+        if isinstance(value, type) and "__record_spec__" in value.__dict__ and value.__module__ == name:
+            out[f"{name}.{value.__qualname__}"] = {
+                "fields": [
+                    [f.name, str(f.type), show(f.default), show(f.default_factory), f.init, f.repr, f.compare,
+                     f.hash, f.kw_only, dict(f.metadata), str(f._field_type)]
+                    for f in dataclasses.fields(value)
+                ],
+                "match_args": list(value.__match_args__),
+                "attributes": {f.name: show(value.__dict__.get(f.name, "ABSENT")) for f in dataclasses.fields(value)},
+                "params": repr(value.__dataclass_params__),
+            }
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_every_record_of_the_package_gets_the_fields_the_standard_processing_gives() -> None:
+    """records._plain_fields stands in for dataclasses' field processing on plain classes: for each record of
+    the package, its fields (every attribute), match_args, class attributes and params are the standard ones."""
+    import subprocess
+    import sys
+
+    from tests.test_architecture import modules
+
+    names = [n for n in modules() if ".tui" not in n and not n.endswith("__main__")]
+
+    def fields(how: str) -> dict[str, Any]:
+        run = subprocess.run(
+            [sys.executable, "-c", _FIELDS_OF_EVERY_RECORD, how, *names],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        import json
+
+        found: dict[str, Any] = json.loads(run.stdout)
+        return found
+
+    fast, standard = fields("fast"), fields("standard")
+    assert len(fast) > 150
+    assert fast == standard
+    # and most of them took the fast path (the standard one makes a params object per class)
+    import importlib
+
+    plain = [
+        value
+        for name in names
+        for value in vars(importlib.import_module(name)).values()
+        if isinstance(value, type) and getattr(value, "__dataclass_params__", None) is records._PARAMS
+    ]
+    assert len(set(plain)) > 150
