@@ -10,12 +10,16 @@ import dataclasses
 from torch_gpu_doctor.compat.torch_parse import load_torch_releases
 from torch_gpu_doctor.compat.torch_releases import TorchCompat, version_key
 from torch_gpu_doctor.facts.model import Facts
-from torch_gpu_doctor.fixes.target import on_windows, python_minor
+from torch_gpu_doctor.fixes.target import on_windows, python_command, python_minor
+from torch_gpu_doctor.lazy_re import lazy
 from torch_gpu_doctor.model import Command, Remediation, Target
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
+from torch_gpu_doctor.triage.prose import MAX_CHARS
 
 SIGNATURE = "pip_no_matching_torch_version"
+# the PyTorch index pip searched: an install command's --index-url, pip's "Looking in indexes:"
+_INDEX = lazy(r"download\.pytorch\.org/whl/(?P<variant>cu\d{2,3}|rocm\d[\d.]*)(?![\w.])")
 
 
 def no_wheel_for_this_python(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
@@ -95,3 +99,54 @@ def _for_any(data: TorchCompat, python: str) -> tuple[str, str, str] | None:
     )
     text = f"Install the program into an environment with Python {newest[-1]} or older."
     return summary, text, newest[-1]
+
+
+def no_wheel_on_an_old_index(verdict: Verdict, pasted: PastedText, facts: Facts) -> Verdict:
+    """pip found no torch on the index of a CUDA PyTorch no longer builds for: its last release's wheels are for
+    old Pythons only, so a current Python finds nothing there (blind set 32: RVC's cu117 index, whose torch stops
+    at 2.0.1 for Python 3.8 to 3.11, was answered with a Python version check). A current index is the fix."""
+    hit = next((h for h in pasted.hits if h.signature.id == SIGNATURE and h.line in verdict.lines), None)
+    index = _INDEX.search(pasted.paste.text, 0, MAX_CHARS) if hit is not None else None
+    if (
+        index is None or hit is None or hit.values.get("wanted")
+    ):  # a release asked for: its own Pythons decide
+        return verdict
+    data = load_torch_releases()
+    with_it = [r for r in data.releases if r.variant(index["variant"]) is not None]  # newest first
+    if not with_it or with_it[0] is data.releases[0]:
+        return verdict  # a current index: the Python or the platform is why
+    last = with_it[0]
+    pythons = _pythons(data, last.latest) or ()
+    python = python_minor(facts)
+    if python is not None and python in pythons:
+        return verdict
+    span = f" (wheels for Python {pythons[0]} to {pythons[-1]})" if pythons else ""
+    summary = (
+        f"The {index['variant']} index pip searched holds torch only up to {last.latest}{span}: PyTorch no longer "
+        "builds for that CUDA, so a newer Python finds no torch there."
+    )
+    current = sorted(
+        (v for v in data.releases[0].variants if v.cuda is not None), key=lambda v: version_key(v.cuda or "")
+    )
+    if not current:
+        return verdict
+    oldest = current[0]
+    blackwell = next((v for v in current if any("sm_120" in a for a in v.arch_list.values())), None)
+    fix = Remediation(
+        text=f"Install from the index of a CUDA PyTorch builds for today: torch {data.releases[0].latest} is built "
+        f"for {', '.join(v.name for v in current)}. The oldest of them ({oldest.name}) runs on the most drivers"
+        + (
+            f"; an RTX 50 series (compute capability 12.0) needs {blackwell.name} or newer"
+            if blackwell is not None and blackwell is not oldest
+            else ""
+        )
+        + f". Keeping {index['variant']} means an older Python and torch {last.latest}.",
+        commands=(
+            Command((python_command(facts), "-m", "pip", "install", "torch", "torchvision", "torchaudio",
+                     "--index-url", oldest.index_url),
+                    note="with the program's Python; nvidia-smi there shows the newest CUDA its driver runs"),
+        ),
+        target=Target.PYTHON_ENV,
+    )  # fmt: skip
+    finding = dataclasses.replace(verdict.finding, summary=summary, remediation=fix)
+    return dataclasses.replace(verdict, finding=finding)

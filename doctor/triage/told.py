@@ -753,6 +753,79 @@ def one_gpu_per_task(verdict: Verdict, pasted: PastedText) -> Verdict:
     return dataclasses.replace(verdict, finding=finding, lines=tuple(sorted({*verdict.lines, line})))
 
 
+# the person says how many GPUs the machine has: "I only have 1 GPU", "on a single GPU machine", "my one 4090"
+_GPUS_SAID = lazy(
+    r"\b(?:i|we)[ \t]+(?:only[ \t]+)?ha(?:ve|s)[ \t]+(?:only[ \t]+)?(?P<n>1|one|a[ \t]+single|a|2|two|4|four|8|eight)"
+    r"[ \t]+(?:\w+[ \t]+)?gpus?\b"
+    r"|\b(?:on[ \t]+)?(?:a[ \t]+)?(?P<n2>single|one|1)[ \t-]*gpu[ \t]+(?:machine|server|box|node|computer|pc)\b",
+    re.IGNORECASE,
+)
+_COUNTS = {
+    "1": 1,
+    "one": 1,
+    "a single": 1,
+    "a": 1,
+    "single": 1,
+    "2": 2,
+    "two": 2,
+    "4": 4,
+    "four": 4,
+    "8": 8,
+    "eight": 8,
+}
+DUPLICATE_GPU = "nccl_duplicate_gpu_ranks"
+# the launcher in the paste, for the command that starts one process per GPU
+_ACCELERATE = lazy(
+    r"\baccelerate[ \t]+(?:launch|config)\b|--num_processes\b|\bnum_processes:"
+    r"|\bDistributed environment: (?:MULTI_GPU|DistributedType\.)",  # accelerate's state, as scripts log it
+    re.IGNORECASE,
+)
+_TORCHRUN = lazy(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b|--nproc[_-]per[_-]node\b")
+
+
+def gpus_said_for_duplicate_ranks(verdict: Verdict, pasted: PastedText) -> Verdict:
+    """NCCL's 'Duplicate GPU detected' where the person says how many GPUs there are: the count to compare is
+    known, so the first step starts that many processes with the paste's launcher, not `nvidia-smi -L` (blind
+    set 32: ViewDiff#24, accelerate starting 4 processes on a machine with one GPU)."""
+    finding = verdict.finding
+    if not any(h.signature.id == DUPLICATE_GPU and h.line in verdict.lines for h in pasted.hits):
+        return verdict
+    text = pasted.paste.text[:MAX_CHARS]
+    said = _GPUS_SAID.search(text)
+    if said is None:
+        return verdict
+    count = _COUNTS[" ".join((said["n"] or said["n2"]).lower().split())]
+    launcher = (
+        ("accelerate", "launch", "--num_processes", str(count), "SCRIPT")
+        if _ACCELERATE.search(text)
+        else ("torchrun", f"--nproc_per_node={count}", "SCRIPT")
+        if _TORCHRUN.search(text)
+        else None
+    )
+    plural = "GPU" if count == 1 else "GPUs"
+    line = line_number(text, said)
+    summary = (
+        f"More processes were started than the machine has GPUs: it has {count} {plural} (line {line} of the "
+        "paste), so two ranks share one."
+    )
+    fix = Remediation(
+        text=f"Start {count} process{'' if count == 1 else 'es'}, one per GPU: the launcher's process count (its "
+        "--num_processes or --nproc_per_node, or num_processes in accelerate's config file, which `accelerate "
+        f"config` rewrites; a training script's own GPU list) must be {count}. "
+        + ("With one GPU no process group is needed at all: running the script with plain python works too."
+           if count == 1 else ""),
+        commands=(Command(launcher, note="SCRIPT: the training script and its arguments", runs_here=False),)
+        if launcher
+        else (),
+        target=Target.PYTHON_ENV,
+    )  # fmt: skip
+    return dataclasses.replace(
+        verdict,
+        finding=dataclasses.replace(finding, summary=summary, remediation=fix),
+        lines=tuple(sorted({*verdict.lines, line})),
+    )
+
+
 def p2p_off_not_inherited(verdict: Verdict, pasted: PastedText) -> Verdict:
     """NCCL's peer-to-peer failure where the paste already sets NCCL_P2P_DISABLE=1: the setting did not reach the
     processes that run NCCL, so telling them to set it again is no answer (blind set 20: EasyR1#579, the variable

@@ -83,7 +83,7 @@ from torch_gpu_doctor.triage.model import HUGGINGFACE_ENV
 from torch_gpu_doctor.triage.nccl_settings import with_the_settings_set
 from torch_gpu_doctor.triage.nccl_timing import at_a_step_some_ranks_take_alone
 from torch_gpu_doctor.triage.no_wheel import SIGNATURE as NO_WHEEL
-from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python
+from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python, no_wheel_on_an_old_index
 from torch_gpu_doctor.triage.old_release import built_before_the_gpu, same_release_build
 from torch_gpu_doctor.triage.oom_phase import by_phase as oom_by_phase
 from torch_gpu_doctor.triage.outcome import (
@@ -122,6 +122,7 @@ from torch_gpu_doctor.triage.told import (
     cuda_works_nvml_mismatched,
     cured_by_a_restart,
     driver_for_the_toolkit,
+    gpus_said_for_duplicate_ranks,
     hidden_by_the_program,
     launcher_hides_the_gpus,
     lost_again,
@@ -449,7 +450,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = tuple(hidden_by_the_program(answered_probes(v, facts), pasted) for v in verdicts)
     verdicts = tuple(cpu_environment(not_asked_again(v, pasted, facts), pasted, facts) for v in verdicts)
     verdicts = tuple(shown_outputs_not_asked_again(nccl_log_shown(v, pasted), pasted) for v in verdicts)
-    verdicts = tuple(one_gpu_per_task(nccl_bootstrap(v, pasted), pasted) for v in verdicts)
+    verdicts = tuple(
+        gpus_said_for_duplicate_ranks(one_gpu_per_task(nccl_bootstrap(v, pasted), pasted), pasted)
+        for v in verdicts
+    )
     verdicts = tuple(at_a_step_some_ranks_take_alone(v, pasted) for v in verdicts)
     if "NCCL_" in pasted.paste.text[:MAX_CHARS]:  # NCCL settings the paste sets: the plain run first
         verdicts = tuple(with_the_settings_set(v, pasted) for v in verdicts)
@@ -459,7 +463,10 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     if "sudo" in pasted.paste.text[:MAX_CHARS]:  # a program started with sudo loses LD_LIBRARY_PATH
         verdicts = tuple(started_with_sudo(v, pasted) for v in verdicts)
     if any(h.signature.id == NO_WHEEL for h in pasted.hits):  # pip found no torch for this Python
-        verdicts = tuple(no_wheel_for_this_python(v, pasted, facts) for v in verdicts)
+        verdicts = tuple(
+            no_wheel_on_an_old_index(no_wheel_for_this_python(v, pasted, facts), pasted, facts)
+            for v in verdicts
+        )
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)
     verdicts = tuple(context_of_a_running_process(v, pasted) for v in verdicts)
     verdicts = tuple(wsl_session(v, facts, pasted) for v in verdicts)

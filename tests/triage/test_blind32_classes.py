@@ -202,3 +202,54 @@ def test_a_driver_mismatch_under_the_gpu_operator_is_two_drivers_not_a_missed_re
     assert first == "cat /proc/driver/nvidia/version"
     mismatch = "Failed to initialize NVML: Driver/library version mismatch\n"
     assert cause_of(said(mismatch))[2] == "systemctl reboot"  # no Operator: the upgrade without a reboot
+
+
+def test_duplicate_gpu_ranks_where_the_person_says_the_gpu_count_start_that_many() -> None:
+    """ViewDiff#24: accelerate started 4 ranks, "I only have 1 GPU"; the first step was `nvidia-smi -L`."""
+    check, summary, first = cause_of(diagnosed("viewdiff-24-nccl-duplicate-gpu-4procs-1gpu.txt"))
+    assert check == "nccl.communication" and "it has 1 GPU" in summary
+    assert first == "accelerate launch --num_processes 1 SCRIPT"
+    error = "ncclInvalidUsage: Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000\n"
+    two = said("We have two GPUs and run torchrun --nproc_per_node=4 train.py\n" + error)
+    assert cause_of(two)[2] == "torchrun --nproc_per_node=2 SCRIPT"
+    # the count not said: compare it first
+    assert cause_of(said("torchrun --nproc_per_node=4 train.py\n" + error))[2] == "nvidia-smi -L"
+
+
+def test_no_torch_on_an_index_pytorch_no_longer_builds_for_is_the_index() -> None:
+    """RVC#2790: 'from versions: none' on the cu117 index (its torch stops at 2.0.1, for Python 3.8 to 3.11);
+    the first step only printed the Python version."""
+    _check, summary, first = cause_of(diagnosed("rvc-2790-cu117-index-no-matching-distribution.txt"))
+    assert "The cu117 index pip searched holds torch only up to 2.0.1" in summary
+    assert first is not None and first.startswith(
+        "python -m pip install torch torchvision torchaudio --index-url"
+    )
+    assert "/whl/cu117" not in first
+    none = "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+    current = said("Looking in indexes: https://download.pytorch.org/whl/cu130\n" + none)
+    assert "holds torch only up to" not in cause_of(current)[1]  # a current index: the Python or platform
+
+
+def test_jax_built_for_a_newer_cuda_is_jaxs_own_libraries() -> None:
+    """kohya-colab#94: JAX's 'Found CUDA version 12010, but JAX was built against version 12020' (an error it
+    did not know, and nvidia-smi, before)."""
+    _check, summary, first = cause_of(diagnosed("kohya-colab-94-jax-built-for-newer-cuda.txt"))
+    assert (
+        "JAX was built against a newer CUDA" in summary and first == "python -m pip install -U 'jax[cuda12]'"
+    )
+    wanted = "other_jax_built_for_newer_cuda"
+    assert wanted in _ids("Found cuDNN version 8600, but JAX was built against version 8904, which is newer.")
+    assert wanted not in _ids("Found CUDA version 12020, JAX was built against 12010")  # no complaint
+
+
+def test_a_gpu_the_kernels_compute_driver_does_not_support_is_no_permission_problem() -> None:
+    """ROCm#2232: dmesg's 'PITCAIRN not supported in kfd' beside HSA's out-of-resources, with the user already
+    in the render group; the answer was to add the user to it."""
+    _check, summary, first = cause_of(diagnosed("rocm-2232-pitcairn-not-supported-in-kfd.txt"))
+    assert "PITCAIRN not supported in kfd" in summary and not first
+    assert "rocm_gpu_not_supported_in_kfd" in _ids(
+        "[    3.548555] kfd kfd: amdgpu: TAHITI  not supported in kfd"
+    )
+    # without the kernel's word, out of resources is still the groups
+    _check, _summary, first = cause_of(said("hipErrorNoDevice\nHSA_STATUS_ERROR_OUT_OF_RESOURCES\n"))
+    assert first == "sudo usermod -aG render,video USER"
