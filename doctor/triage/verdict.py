@@ -110,6 +110,8 @@ from torch_gpu_doctor.triage.outcome import (
 )
 from torch_gpu_doctor.triage.paste import IN_WORDS, INFORMATIONAL, PastedText
 from torch_gpu_doctor.triage.prose import MAX_CHARS
+from torch_gpu_doctor.triage.ptx import SIGNATURE as PTX_TOO_NEW
+from torch_gpu_doctor.triage.ptx import ptx_newer_than_the_driver
 from torch_gpu_doctor.triage.replaced_torch import replaced_by_an_install
 from torch_gpu_doctor.triage.rocm_override import override_left_set
 from torch_gpu_doctor.triage.shown_error import ShownError
@@ -467,6 +469,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             no_wheel_on_an_old_index(no_wheel_for_this_python(v, pasted, facts), pasted, facts)
             for v in verdicts
         )
+    if any(h.signature.id == PTX_TOO_NEW for h in pasted.hits):  # error 222: the program's PTX, not torch
+        verdicts = tuple(ptx_newer_than_the_driver(v, pasted, facts) for v in verdicts)
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)
     verdicts = tuple(context_of_a_running_process(v, pasted) for v in verdicts)
     verdicts = tuple(wsl_session(v, facts, pasted) for v in verdicts)

@@ -253,3 +253,14 @@ def test_a_gpu_the_kernels_compute_driver_does_not_support_is_no_permission_prob
     # without the kernel's word, out of resources is still the groups
     _check, _summary, first = cause_of(said("hipErrorNoDevice\nHSA_STATUS_ERROR_OUT_OF_RESOURCES\n"))
     assert first == "sudo usermod -aG render,video USER"
+
+
+def test_ptx_newer_than_the_driver_is_a_driver_update_not_another_torch() -> None:
+    """GeneFacePlusPlus#192: error 222 from an extension built by CUDA 11.7 under an older driver; the answer
+    installed a torch that needs driver 525."""
+    check, summary, first = cause_of(diagnosed("genefacepp-192-ptx-unsupported-toolchain-driver-510.txt"))
+    assert check == "torch.driver_compat" and "built the program's GPU code" in summary
+    assert first is not None and "pip install" not in first and "torch" not in first
+    # torch's own too-old driver keeps torch's answer (a build for the driver, or the driver)
+    old = said("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n")
+    assert "built the program's GPU code" not in cause_of(old)[1]
