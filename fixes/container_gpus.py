@@ -190,25 +190,29 @@ def host_driver_for_toolkit(*, reregister: bool = False) -> Remediation:
     )
 
 
-def l4t_driver_for_toolkit() -> Remediation:
-    """On a Jetson the toolkit loads the L4T driver's libcuda.so.1, which the host's loader cache lacks: a
-    minimal root file system without nvidia-l4t-core's /etc/ld.so.conf.d/nvidia-tegra.conf (there is no
-    nvidia-smi to check first on a Jetson; NVIDIA/nvidia-container-toolkit#231)."""
+def l4t_driver_for_toolkit(toolkit: bool = True) -> Remediation:
+    """On a Jetson the toolkit (or, `toolkit` False, a program on the board itself) loads the L4T driver's
+    libcuda.so.1, which the loader cache lacks: a minimal root file system without nvidia-l4t-core's
+    /etc/ld.so.conf.d/nvidia-tegra.conf (there is no nvidia-smi to check first on a Jetson;
+    NVIDIA/nvidia-container-toolkit#231)."""
+    who = "the NVIDIA Container Toolkit loads" if toolkit else "programs load"
+    then = "start the container again" if toolkit else "start the program again"
+    where = _ON_HOST if toolkit else "on the Jetson"
     return Remediation(
-        text="On a Jetson the NVIDIA Container Toolkit loads the L4T driver's libcuda.so.1 from "
-        "/usr/lib/aarch64-linux-gnu/tegra, which must be in the host's loader cache: the nvidia-l4t-core package "
+        text=f"On a Jetson {who} the L4T driver's libcuda.so.1 from "
+        "/usr/lib/aarch64-linux-gnu/tegra, which must be in the loader cache: the nvidia-l4t-core package "
         "lists that folder in /etc/ld.so.conf.d/nvidia-tegra.conf. A root file system built without it (a "
-        "minimal rootfs), or with that file removed, leaves the toolkit unable to load the driver. Reinstall "
+        "minimal rootfs), or with that file removed, leaves the driver's library unfound. Reinstall "
         "nvidia-l4t-core (or list the folder in a file under /etc/ld.so.conf.d), run ldconfig, and check that "
-        "libcuda.so.1 is in the cache; then start the container again.",
+        f"libcuda.so.1 is in the cache; then {then}.",
         commands=(
             Command(
-                ("sudo", "apt", "install", "--reinstall", "nvidia-l4t-core"), note=_ON_HOST, runs_here=False
+                ("sudo", "apt", "install", "--reinstall", "nvidia-l4t-core"), note=where, runs_here=False
             ),
-            Command(("sudo", "ldconfig"), note=_ON_HOST, runs_here=False),
+            Command(("sudo", "ldconfig"), note=where, runs_here=False),
             Command(
                 ("ldconfig", "-p"),
-                note=_ON_HOST + ": libcuda.so.1 must be listed, from /usr/lib/aarch64-linux-gnu/tegra",
+                note=where + ": libcuda.so.1 must be listed, from /usr/lib/aarch64-linux-gnu/tegra",
                 runs_here=False,
             ),
         ),
@@ -311,6 +315,28 @@ def default_runtime_for_builds() -> Remediation:
         '(beside its "runtimes": {"nvidia": ...} entry), restart Docker, and build again.',
         commands=(
             _restart_docker('after adding "default-runtime": "nvidia"'),
+            _default_runtime_shown("'Default Runtime: nvidia' confirms it"),
+        ),
+        requires_root=True,
+        target=Target.SYSTEM,
+    )
+
+
+def jetson_runtime() -> Remediation:
+    """A container on a Jetson without L4T's CUDA libraries: only NVIDIA's runtime mounts them (libcuda.so.1,
+    libnvdla_compiler.so, CUDA itself on JetPack 4), and docker compose, a `docker run` without `--runtime nvidia`
+    or a build step start containers with runc (blind set 32: jetson-containers#196, compose on an Orin)."""
+    return Remediation(
+        text="On a Jetson the NVIDIA runtime mounts the driver's libraries (libcuda.so.1 and the L4T ones) into "
+        "a container; a container started without it has none. Start it with the NVIDIA runtime: `docker run "
+        "--runtime nvidia`, `runtime: nvidia` in each docker compose service, or, for everything including "
+        'compose and builds, "default-runtime": "nvidia" in /etc/docker/daemon.json (then restart Docker).',
+        commands=(
+            Command(
+                ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"),
+                note="NVIDIA's runtime as Docker's default (older toolkits: edit /etc/docker/daemon.json)",
+            ),
+            _restart_docker("then recreate the containers"),
             _default_runtime_shown("'Default Runtime: nvidia' confirms it"),
         ),
         requires_root=True,

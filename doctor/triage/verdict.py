@@ -62,6 +62,7 @@ from torch_gpu_doctor.triage.interpreter import (
     reinstalled_already,
     two_torches,
 )
+from torch_gpu_doctor.triage.jetson_container import jetson_container_without_runtime
 from torch_gpu_doctor.triage.job_size import (
     at_batch_one,
     too_big_to_run_here,
@@ -424,6 +425,7 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
     verdicts = on_a_mac(verdicts, pasted, facts, titles, engine)
     verdicts = none_on_a_mac(verdicts, facts)
     verdicts = cuda_build_where_cpu_wanted(verdicts, pasted, facts, titles)
+    verdicts = jetson_container_without_runtime(verdicts, pasted, facts, titles)
     verdicts = tuple(binary_labels_one_class(v, pasted) for v in verdicts)
     if "cxx11abi" in pasted.paste.text[:MAX_CHARS]:  # an extension's wheel name says its C++ ABI
         verdicts = tuple(abi_from_the_wheel_name(v, facts, pasted) for v in verdicts)

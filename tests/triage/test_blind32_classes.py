@@ -264,3 +264,22 @@ def test_ptx_newer_than_the_driver_is_a_driver_update_not_another_torch() -> Non
     # torch's own too-old driver keeps torch's answer (a build for the driver, or the driver)
     old = said("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n")
     assert "built the program's GPU code" not in cause_of(old)[1]
+
+
+def test_a_jetson_container_without_libcuda_was_started_without_nvidias_runtime() -> None:
+    """jetson-containers#196: docker compose on an Orin, 'libcuda.so.1: cannot open shared object file' (exit 0,
+    'no problem found', before: a Jetson has no driver module for a check to fail)."""
+    d = diagnosed("jetson-containers-196-compose-libcuda-missing-orin.txt")
+    check, summary, first = cause_of(d)
+    assert d.result.exit_problem() and check == "platform.container_gpus"
+    assert "on a Jetson only NVIDIA's runtime" in summary and first.startswith(
+        "sudo nvidia-ctk runtime configure"
+    )
+    error = (
+        "error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file\n"
+    )
+    # not a Jetson: the driver's own answer stands
+    assert "on a Jetson" not in cause_of(said("docker compose up\n" + error))[1]
+    # a Jetson with no container in view: the board's loader cache
+    check, summary, first = cause_of(said("Jetson Orin AGX, JetPack 5.1\n" + error))
+    assert "loader cache" in summary and first == "sudo apt install --reinstall nvidia-l4t-core"
