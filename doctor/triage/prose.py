@@ -39,7 +39,7 @@ _CONSUMER = lazy(
 # where they cannot be a hex digit pair, a paper size or a row of a table.
 _DATACENTER = lazy(
     r"(?P<name>gb10|gb[23]00|gh200|b[12]00|h[12]00|h800|h20|a100|a800|l40s|l40|v100s?|p100|k80"
-    r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?ada)?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
+    r"|rtx[ \t]?(?:pro[ \t])?[456]000(?:[ \t]?(?:ada|pro))?|rtx[ \t]?a\d{4}|titan[ \t](?:rtx|v|xp))(?![\w-])"
     r"|(?<![\w-])(?P<ampere>a[2-6][05]00)(?![\w-])"  # Ampere's workstation cards without their RTX: "A6000"
     r"|(?:nvidia|tesla)[ \t](?P<short>t4|l4|a2|a10g?|a16|a30|a40|p4|p40|m40|m60|k40|k80)\b"
     r"|(?<=[1-9][x×])(?P<counted>t4|l4|a10g?|a16|a30|a40|p40)\b"  # counted, the x against the name: "a 2xT4 machine", "4xA10G"
@@ -219,6 +219,12 @@ _DISTRO = lazy(
     r"|Rocky[ \t]+Linux|AlmaLinux|CentOS(?:[ \t]+Stream|[ \t]+Linux)?|Red[ \t]+Hat[ \t]+Enterprise[ \t]+Linux"
     r"(?:[ \t]+Server)?|openSUSE[ \t]+Leap)[ \t]*(?P<version>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-])"
     r"(?:[ \t]+LTS)?",
+    re.IGNORECASE,
+)
+# Ubuntu by a cloud image's name: "Ubuntu-2404-lts-amd64", "ubuntu-2204-lts", "ubuntu-minimal-2404-lts"
+_UBUNTU_IMAGE = lazy(
+    r"(?<![\w/:.-])ubuntu(?:-minimal|-accelerator|-pro)?[-_](?P<yy>1[4-9]|2\d)(?P<mm>04|10)"
+    r"(?:[-_](?:lts|amd64|arm64|noble|jammy|focal|v\d+)\b|(?![\w.-]))",
     re.IGNORECASE,
 )
 # A Jetson by its name or its software: "Jetson orin agx", "AGX Orin", "Jetpack 6.2", "L4T R35.3.1"
@@ -965,6 +971,10 @@ def read_prose(lines: list[str]) -> ProseFacts:
             if here(found):
                 name = re.sub(r"\s+", " ", found["name"])
                 distros.setdefault(f"{name} {found['version']}", line_of(found))
+    if not distros and "ubuntu" in lowered:
+        image = next((f for f in _UBUNTU_IMAGE.finditer(text, 0, MAX_CHARS) if here(f)), None)
+        if image is not None:
+            distros[f"Ubuntu {image['yy']}.{image['mm']}"] = line_of(image)
     # Ubuntu's kernel, where no name says the distribution
     if not distros and ("-generic" in lowered or "-lowlatency" in lowered):
         ubuntu = _UBUNTU_KERNEL.search(text, 0, MAX_CHARS)
@@ -1192,6 +1202,9 @@ def _datacenter_name(found: re.Match[str]) -> str:
     if found["ampere"]:
         return f"RTX {found['ampere'].upper()}"
     name = re.sub(r"\s+", " ", found["name"] or found["short"] or found["counted"]).upper()
+    pro = re.fullmatch(r"RTX ?([456]000) ?PRO", name)  # "RTX 6000 Pro", as people say the RTX PRO 6000
+    if pro is not None:
+        return f"RTX PRO {pro[1]}"
     return name.replace("ADA", "Ada").replace("XP", "Xp").replace("RTXA", "RTX A")
 
 

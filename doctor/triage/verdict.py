@@ -83,6 +83,8 @@ from torch_gpu_doctor.triage.line_kinds import (
 from torch_gpu_doctor.triage.model import HUGGINGFACE_ENV
 from torch_gpu_doctor.triage.nccl_settings import with_the_settings_set
 from torch_gpu_doctor.triage.nccl_timing import at_a_step_some_ranks_take_alone
+from torch_gpu_doctor.triage.no_devices import SIGNATURE as NO_DEVICES
+from torch_gpu_doctor.triage.no_devices import no_devices_on_an_open_only_gpu
 from torch_gpu_doctor.triage.no_wheel import SIGNATURE as NO_WHEEL
 from torch_gpu_doctor.triage.no_wheel import no_wheel_for_this_python, no_wheel_on_an_old_index
 from torch_gpu_doctor.triage.old_release import built_before_the_gpu, same_release_build
@@ -471,6 +473,8 @@ def triage(pasted: PastedText, facts: Facts) -> Triage:
             no_wheel_on_an_old_index(no_wheel_for_this_python(v, pasted, facts), pasted, facts)
             for v in verdicts
         )
+    if any(h.signature.id == NO_DEVICES for h in pasted.hits):  # nvidia-smi's "No devices were found"
+        verdicts = tuple(no_devices_on_an_open_only_gpu(v, pasted, facts) for v in verdicts)
     if any(h.signature.id == PTX_TOO_NEW for h in pasted.hits):  # error 222: the program's PTX, not torch
         verdicts = tuple(ptx_newer_than_the_driver(v, pasted, facts) for v in verdicts)
     verdicts = tuple(bnb_saw_no_gpu(v, pasted) for v in verdicts)

@@ -48,8 +48,8 @@ def test_torchs_cant_initialize_nvml_warning_is_nvml_unreached_and_in_wsl_the_ws
 
 def test_no_devices_found_told_in_a_sentence_is_read() -> None:
     """compute-gpu-installation#50: "run `nvidia-smi`, should say ´No devices were found´" (exit 0 before)."""
-    check, _summary, first = cause_of(diagnosed("compute-gpu-installation-50-rtx6000pro-no-devices.txt"))
-    assert check == "torch.cuda_init" and first == "sudo dmesg"
+    d = diagnosed("compute-gpu-installation-50-rtx6000pro-no-devices.txt")
+    assert d.result.exit_problem() and cause_of(d)[0] == "torch.cuda_init"
     wanted = "no_visible_gpu_nvidia_smi_no_devices"
     assert wanted in _ids("No devices were found")
     assert wanted in _ids("then nvidia-smi says No devices were found")
@@ -283,3 +283,15 @@ def test_a_jetson_container_without_libcuda_was_started_without_nvidias_runtime(
     # a Jetson with no container in view: the board's loader cache
     check, summary, first = cause_of(said("Jetson Orin AGX, JetPack 5.1\n" + error))
     assert "loader cache" in summary and first == "sudo apt install --reinstall nvidia-l4t-core"
+
+
+def test_no_devices_on_a_gpu_only_the_open_modules_drive_is_the_open_driver() -> None:
+    """compute-gpu-installation#50: 'No devices were found' on an "RTX 6000 Pro" (the RTX PRO 6000, Blackwell,
+    read as an RTX 6000 before) under Ubuntu-2404-lts-amd64; the first step read the kernel log."""
+    _check, summary, first = cause_of(diagnosed("compute-gpu-installation-50-rtx6000pro-no-devices.txt"))
+    assert "RTX PRO 6000 is driven only by NVIDIA's open kernel modules" in summary
+    assert first == "sudo ubuntu-drivers install"
+    smi = "$ nvidia-smi\nNo devices were found\n"
+    # an older GPU keeps the kernel log first, and so does a GPU passed through by hand (its memory window)
+    assert cause_of(said("Ubuntu 22.04, RTX 3090\n" + smi))[2] == "sudo dmesg"
+    assert cause_of(said("Ubuntu 22.04 in a Proxmox VM, RTX 5090 passed through\n" + smi))[2] == "sudo dmesg"
