@@ -299,6 +299,14 @@ _NODE_ADVERTISES = Command(
 )
 
 
+def _nvidia_default_runtime(note: str, here: bool = True) -> Command:
+    return Command(
+        ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"),
+        note=note,
+        runs_here=here,
+    )
+
+
 def _restart_docker(note: str, here: bool = True) -> Command:
     return Command(("sudo", "systemctl", "restart", "docker"), note=note, runs_here=here)
 
@@ -332,9 +340,8 @@ def jetson_runtime() -> Remediation:
         "--runtime nvidia`, `runtime: nvidia` in each docker compose service, or, for everything including "
         'compose and builds, "default-runtime": "nvidia" in /etc/docker/daemon.json (then restart Docker).',
         commands=(
-            Command(
-                ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"),
-                note="NVIDIA's runtime as Docker's default (older toolkits: edit /etc/docker/daemon.json)",
+            _nvidia_default_runtime(
+                "NVIDIA's runtime as Docker's default (older toolkits: edit /etc/docker/daemon.json)"
             ),
             _restart_docker("then recreate the containers"),
             _default_runtime_shown("'Default Runtime: nvidia' confirms it"),
@@ -359,10 +366,8 @@ def kubernetes_runtime(docker_default: bool = False, through_docker: bool = Fals
             "/etc/docker/daemon.json on each GPU node, then restart Docker and the device plugin's pod; the node "
             "then advertises nvidia.com/gpu and the Pending pod is scheduled.",
             commands=(
-                Command(
-                    ("sudo", "nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"),
-                    note="on each GPU node (older toolkits: edit /etc/docker/daemon.json by hand)",
-                    runs_here=False,
+                _nvidia_default_runtime(
+                    "on each GPU node (older toolkits: edit /etc/docker/daemon.json by hand)", here=False
                 ),
                 _restart_docker("on each GPU node", here=False),
                 _NODE_ADVERTISES,
