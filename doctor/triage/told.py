@@ -755,8 +755,8 @@ def one_gpu_per_task(verdict: Verdict, pasted: PastedText) -> Verdict:
 
 # the person says how many GPUs the machine has: "I only have 1 GPU", "on a single GPU machine", "my one 4090"
 _GPUS_SAID = lazy(
-    r"\b(?:i|we)[ \t]+(?:only[ \t]+)?ha(?:ve|s)[ \t]+(?:only[ \t]+)?(?P<n>1|one|a[ \t]+single|a|2|two|4|four|8|eight)"
-    r"[ \t]+(?:\w+[ \t]+)?gpus?\b"
+    r"\b(?:i|we)[ \t]+(?:only[ \t]+)?ha(?:ve|s)[ \t]+(?:only[ \t]+)?(?:(?P<n>1|one|a[ \t]+single|2|two|4|four|8|eight)"
+    r"[ \t]+(?:\w+[ \t]+)?gpus?\b|(?P<a>a)[ \t]+(?!(?:few|couple|bunch|lot|number|pair)\b)(?:\w+[ \t]+)?gpu\b)"
     r"|\b(?:on[ \t]+)?(?:a[ \t]+)?(?P<n2>single|one|1)[ \t-]*gpu[ \t]+(?:machine|server|box|node|computer|pc)\b",
     re.IGNORECASE,
 )
@@ -794,7 +794,7 @@ def gpus_said_for_duplicate_ranks(verdict: Verdict, pasted: PastedText) -> Verdi
     said = _GPUS_SAID.search(text)
     if said is None:
         return verdict
-    count = _COUNTS[" ".join((said["n"] or said["n2"]).lower().split())]
+    count = _COUNTS[" ".join((said["n"] or said["a"] or said["n2"]).lower().split())]
     launcher = (
         ("accelerate", "launch", "--num_processes", str(count), "SCRIPT")
         if _ACCELERATE.search(text)

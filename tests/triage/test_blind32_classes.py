@@ -214,6 +214,10 @@ def test_duplicate_gpu_ranks_where_the_person_says_the_gpu_count_start_that_many
     assert cause_of(two)[2] == "torchrun --nproc_per_node=2 SCRIPT"
     # the count not said: compare it first
     assert cause_of(said("torchrun --nproc_per_node=4 train.py\n" + error))[2] == "nvidia-smi -L"
+    assert (
+        cause_of(said("We have a few GPUs; torchrun --nproc_per_node=4 train.py\n" + error))[2]
+        == "nvidia-smi -L"
+    )
 
 
 def test_no_torch_on_an_index_pytorch_no_longer_builds_for_is_the_index() -> None:
