@@ -294,7 +294,9 @@ _NO_NVIDIA = OnLines(
         # running on CPU only even though I have a 3090")
         r"|\b(?:i'?m|i[ \t]+am|we'?re|we[ \t]+are)[ \t]+(?:using|running[ \t]+on|on)[ \t]+(?:the[ \t]+|a[ \t]+)?cpu[ \t-]+only\b"
         r"(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite|gpu|cuda)\b)"
-        r"|\bcpu[ \t-]+only[ \t]+(?:machine|system|computer|pc|laptop|server|box)\b(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite)\b))",
+        # (never torch's own "If you are running on a CPU-only machine, please use torch.load with map_location")
+        r"|(?<!running on a )\bcpu[ \t-]+only[ \t]+(?:machine|system|computer|pc|laptop|server|box)\b"
+        r"(?![^\n]{0,50}\b(?:but|though|although|even|instead|despite)\b))",
         re.IGNORECASE,
     ),
     ("cpu", "disabled", "does", "has", "have", "intel", "iris", "lacks", "only", "running", "there", "没有"),

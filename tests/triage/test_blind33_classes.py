@@ -1,0 +1,31 @@
+"""Blind set 33's classes, each on its real paste (tests/triage/pastes, MANIFEST.json), with what must stay as it
+was beside it: torch.load's GPU checkpoint where CUDA is unavailable, whose own advice for "a CPU-only machine"
+is torch's words and never the person's wish to run on the CPU."""
+
+from __future__ import annotations
+
+from tests.triage.corpus_helpers import cause_of, diagnosed
+from torch_gpu_doctor.checks.support.signatures import match_line
+from torch_gpu_doctor.triage.pipeline import PasteDiagnosis, diagnose_paste
+
+
+def said(text: str) -> PasteDiagnosis:
+    return diagnose_paste(text.encode(), "said.txt")
+
+
+def _ids(line: str) -> set[str]:
+    return {h.signature.id for h in match_line(line, 1)}
+
+
+def test_torch_loads_gpu_checkpoint_without_cuda_is_cuda_unavailable_not_a_cpu_wish() -> None:
+    """TTS-WebUI#192: 'Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is
+    False. If you are running on a CPU-only machine, ...' was answered as a person asking to run on the CPU."""
+    _check, summary, first = cause_of(diagnosed("TTS-WebUI-192-deserialize-cuda-unavailable.txt"))
+    assert summary.startswith("torch.cuda.is_available() is False") and "the paste asks" not in summary
+    assert first is not None and first.startswith("python -c 'import torch; print(torch.__version__")
+    assert "no_visible_gpu_deserialize_on_cuda" in _ids(
+        "RuntimeError: Attempting to deserialize object on CUDA device 2 but torch.cuda.is_available() is False."
+    )
+    # the person's own CPU-only machine is still the CPU wish
+    wish = said("I'm on a CPU-only machine.\nAssertionError: Torch not compiled with CUDA enabled\n")
+    assert "the paste asks to run it on the CPU" in cause_of(wish)[1]
