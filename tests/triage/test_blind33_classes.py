@@ -29,3 +29,18 @@ def test_torch_loads_gpu_checkpoint_without_cuda_is_cuda_unavailable_not_a_cpu_w
     # the person's own CPU-only machine is still the CPU wish
     wish = said("I'm on a CPU-only machine.\nAssertionError: Torch not compiled with CUDA enabled\n")
     assert "the paste asks to run it on the CPU" in cause_of(wish)[1]
+
+
+def test_nvml_failures_said_by_other_programs_are_read() -> None:
+    """WhisperJAV#200 ('NVML detection failed: Driver Not Loaded', an installer's words) and gpustat#134
+    (pynvml's 'libnvidia-ml.so.1: cannot open shared object file') read as 'no error message' and 'a cut
+    traceback'."""
+    check, summary, _first = cause_of(diagnosed("WhisperJAV-200-nvml-driver-not-loaded-optimus.txt"))
+    assert check == "driver.installed" and "No NVIDIA driver answers" in summary
+    check, summary, first = cause_of(diagnosed("gpustat-134-libnvidia-ml-not-found-linuxbrew.txt"))
+    assert "libnvidia-ml.so.1" in summary and first == "nvidia-smi"
+    assert "nvml_driver_not_loaded_said" in _ids("pynvml.NVMLError_DriverNotLoaded: NVML Driver Not Loaded")
+    assert "nvml_driver_not_loaded_said" not in _ids("Driver Not Loaded")  # NVML not named: not its answer
+    # the container toolkit's own words keep their signature
+    toolkit = "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file"
+    assert "nvml_library_not_found" not in _ids(toolkit)
