@@ -314,6 +314,7 @@ _TORCH_FAILS = lazy(
     r"|is_available\(\)[ \t]*\n[^\n]{0,40}?(?<![a-z])false\b"  # "torch.cuda.is_available()" / "i get false"
     r"|is_available\(\)[^\n]{0,24}(?:\n[^\n]{0,80}){0,3}?\n[ \t`>*]*false\b"
     r"|\bcuda[ \t]+(?:device[ \t]+)?(?:is[ \t]+)?not[ \t]+avai?l|\bno[ \t]+cuda[ \t]+(?:is[ \t]+)?avai?lable"
+    r"|\bcuda[ \t]+(?:is[ \t]+|was[ \t]+|stays[ \t]+|remains[ \t]+)?unavailable\b"  # "torch shows 2.8.0+cpu and CUDA unavailable"
     # "No CUDA Environment found", "no cuda device detected": never "CUDA toolkit not found" (nvcc, a build)
     r"|\bno[ \t]+cuda[ \t]+(?:environment|devices?|gpus?)[ \t]+(?:was[ \t]+|were[ \t]+)?(?:found|detected)\b"
     # "I'm not able to train on GPU", "can't use the GPU", "unable to run it on cuda"
@@ -459,7 +460,11 @@ _NOT_THE_CPU_BUILD = lazy(
 # "pyTorch version (v1.10.1)", "- **PyTorch:** 2.9.1+cu130", "Torch: 2.0.1+cu118". Never `torch==X` (an install
 # command typed is not what is installed) nor "torchvision 0.16" (the lookbehind and the word's end).
 _TORCH_SAID = lazy(
-    r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]*\.{3,}[ \t]*|[ \t]|\(v?)"
+    r"(?<![\w./=-])(?:py)?torch(?![\w.-])(?:[ \t]+version)?[ \t]*\**[ \t]*(?:[:：][ \t]*\**[ \t]*|is[ \t]+|[ \t]*\.{3,}[ \t]*|[ \t]|\(v?"
+    # "torch shows 2.8.0+cpu": a verb only before a whole version or a tagged one (never "torch reports 2.5 GB")
+    r"|[ \t]+(?:still[ \t]+|always[ \t]+)?(?:shows?|says|reports|prints|returns)[ \t]+"
+    r"(?=`?v?[12]\.\d{1,2}(?:\.\d{1,2}|\+[a-z]))"
+    r")"
     r"`?v?(?P<version>[12]\.\d{1,2}(?:\.\d{1,2})?(?:(?:a|b|rc|\.dev)\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*"
     r"|[ \t]\+[ \t](?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)(?![\w.]))?)"
     r"(?:(?=(?:with|and|on|in|for)\b)|(?!\w|\.\w))",  # "PyTorch 2.8.0 + cu129" too; "pytorch 1.3.1with conda"

@@ -44,3 +44,14 @@ def test_nvml_failures_said_by_other_programs_are_read() -> None:
     # the container toolkit's own words keep their signature
     toolkit = "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file"
     assert "nvml_library_not_found" not in _ids(toolkit)
+
+
+def test_torch_and_cuda_said_in_words_are_read() -> None:
+    """VoxCPM#60: "every time torch shows 2.8.0+cpu and CUDA unavailable" was 'no problem found', exit 0."""
+    d = diagnosed("VoxCPM-60-torch-cpu-reinstalled-by-deps.txt")
+    _check, summary, first = cause_of(d)
+    assert d.result.exit_problem() and summary.startswith("torch 2.8.0+cpu is a CPU-only build")
+    assert first is not None and "torch==2.8.0+cu" in first
+    # a verb reads a version only when it is one: never a memory figure
+    assert said("torch reports 2.5 GB allocated, and CUDA unavailable\n").pasted.prose.torch is None
+    assert said("Still torch shows 2.8.0+cpu\n").pasted.prose.torch is not None
