@@ -11,7 +11,7 @@ import dataclasses
 from torch_gpu_doctor.facts.model import Facts
 from torch_gpu_doctor.fixes.driver_plan import plan_driver
 from torch_gpu_doctor.fixes.driver_update import driver_update
-from torch_gpu_doctor.model import Status
+from torch_gpu_doctor.model import Status, Target
 from torch_gpu_doctor.triage.outcome import Verdict
 from torch_gpu_doctor.triage.paste import PastedText
 
@@ -26,7 +26,7 @@ def ptx_newer_than_the_driver(verdict: Verdict, pasted: PastedText, facts: Facts
         return verdict
     hit = next((h for h in pasted.hits if h.signature.id == SIGNATURE and h.line in verdict.lines), None)
     fix = finding.remediation
-    if hit is None or fix is None or not any("torch" in " ".join(c.argv) for c in fix.commands):
+    if hit is None or fix is None or fix.target is not Target.PYTHON_ENV:
         return verdict  # the driver's own update already (a container's host, WSL's Windows driver)
     summary = (
         f"The driver is older than the CUDA that built the program's GPU code (line {hit.line} of the paste: "

@@ -1090,6 +1090,10 @@ def docker_on_windows(verdict: Verdict, facts: Facts, pasted: PastedText) -> Ver
     if (
         nvml is not None
     ):  # the toolkit ran in Docker Desktop's VM: no host driver to install or ldconfig to run
+        details = (  # the runtime is there (its nvidia-container-cli ran): what WSL 2 projects is not
+            "Docker Desktop's toolkit loads the driver's libraries from what WSL 2 projects from the Windows "
+            "driver (/usr/lib/wsl/lib); nothing there means WSL 2 does not reach the GPU."
+        )
         summary = (
             f"Docker Desktop's WSL 2 machine has no NVIDIA driver library (line {nvml.line} of the paste): "
             + (
